@@ -7,6 +7,7 @@
 //! and every non-constant value knows its users, so [`Function::replace_all_uses`] is
 //! one call.
 
+pub mod analysis;
 pub mod builder;
 pub mod entities;
 pub mod function;

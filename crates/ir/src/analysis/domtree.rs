@@ -1,0 +1,220 @@
+//! Dominator tree by the iterative algorithm of Cooper, Harvey and Kennedy, "A Simple,
+//! Fast Dominance Algorithm" (2001): immediate dominators refined over reverse
+//! post-order until a fixed point, intersecting along the current tree by RPO number.
+//! Only blocks reachable from the entry are in the tree.
+
+use super::cfg::ControlFlowGraph;
+use crate::entities::Block;
+use crate::function::Function;
+use cranelift_entity::packed_option::PackedOption;
+use cranelift_entity::SecondaryMap;
+
+/// Immediate dominators, tree children, and RPO numbers for O(1) order queries.
+#[derive(Clone, Debug, Default)]
+pub struct DominatorTree {
+    idom: SecondaryMap<Block, PackedOption<Block>>,
+    /// RPO index + 1 (0 means unreachable).
+    rpo_num: SecondaryMap<Block, u32>,
+    children: SecondaryMap<Block, Vec<Block>>,
+    /// Pre-order and post-order numbers of the dominator tree, for O(1) `dominates`.
+    pre: SecondaryMap<Block, u32>,
+    post: SecondaryMap<Block, u32>,
+    rpo: Vec<Block>,
+}
+
+impl DominatorTree {
+    /// Computes the dominator tree of `func` from its CFG.
+    pub fn compute(func: &Function, cfg: &ControlFlowGraph) -> Self {
+        let rpo = cfg.rpo().to_vec();
+        let mut dt = DominatorTree {
+            rpo: rpo.clone(),
+            ..Default::default()
+        };
+        for (i, &b) in rpo.iter().enumerate() {
+            dt.rpo_num[b] = i as u32 + 1;
+        }
+        let Some(&entry) = rpo.first() else {
+            return dt;
+        };
+        let _ = func;
+        dt.idom[entry] = entry.into();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &b in &rpo[1..] {
+                let mut new_idom: Option<Block> = None;
+                for &p in cfg.preds(b) {
+                    if dt.rpo_num[p] == 0 || dt.idom[p].is_none() {
+                        continue; // unreachable or not yet processed
+                    }
+                    new_idom = Some(match new_idom {
+                        None => p,
+                        Some(cur) => dt.intersect(p, cur),
+                    });
+                }
+                if let Some(n) = new_idom {
+                    if dt.idom[b].expand() != Some(n) {
+                        dt.idom[b] = n.into();
+                        changed = true;
+                    }
+                }
+            }
+        }
+        dt.idom[entry] = None.into();
+        for &b in &rpo[1..] {
+            if let Some(d) = dt.idom[b].expand() {
+                dt.children[d].push(b);
+            }
+        }
+        dt.number_tree(entry);
+        dt
+    }
+
+    fn intersect(&self, mut a: Block, mut b: Block) -> Block {
+        while a != b {
+            while self.rpo_num[a] > self.rpo_num[b] {
+                a = self.idom[a].expand().expect("processed");
+            }
+            while self.rpo_num[b] > self.rpo_num[a] {
+                b = self.idom[b].expand().expect("processed");
+            }
+        }
+        a
+    }
+
+    fn number_tree(&mut self, entry: Block) {
+        let mut counter = 0u32;
+        let mut stack = vec![(entry, false)];
+        while let Some((b, done)) = stack.pop() {
+            if done {
+                self.post[b] = counter;
+                counter += 1;
+                continue;
+            }
+            self.pre[b] = counter;
+            counter += 1;
+            stack.push((b, true));
+            for &c in self.children[b].iter().rev() {
+                stack.push((c, false));
+            }
+        }
+    }
+
+    /// Whether `b` is reachable from the entry.
+    pub fn is_reachable(&self, b: Block) -> bool {
+        self.rpo_num[b] != 0
+    }
+
+    /// The immediate dominator of `b` (`None` for the entry and unreachable blocks).
+    pub fn idom(&self, b: Block) -> Option<Block> {
+        self.idom[b].expand()
+    }
+
+    /// Children of `b` in the dominator tree, in RPO order.
+    pub fn children(&self, b: Block) -> &[Block] {
+        &self.children[b]
+    }
+
+    /// Whether `a` dominates `b` (reflexive). False when either is unreachable.
+    pub fn dominates(&self, a: Block, b: Block) -> bool {
+        if !self.is_reachable(a) || !self.is_reachable(b) {
+            return false;
+        }
+        self.pre[a] <= self.pre[b] && self.post[b] <= self.post[a]
+    }
+
+    /// Whether `a` strictly dominates `b`.
+    pub fn strictly_dominates(&self, a: Block, b: Block) -> bool {
+        a != b && self.dominates(a, b)
+    }
+
+    /// Reachable blocks in reverse post-order.
+    pub fn rpo(&self) -> &[Block] {
+        &self.rpo
+    }
+
+    /// Blocks in a pre-order walk of the dominator tree (each block after its idom).
+    pub fn preorder(&self) -> Vec<Block> {
+        let mut out = Vec::with_capacity(self.rpo.len());
+        let Some(&entry) = self.rpo.first() else {
+            return out;
+        };
+        let mut stack = vec![entry];
+        while let Some(b) = stack.pop() {
+            out.push(b);
+            for &c in self.children[b].iter().rev() {
+                stack.push(c);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::builder::FuncBuilder;
+    use crate::function::Signature;
+    use crate::types::Type;
+
+    /// Builds a function whose CFG has the given edges over `n` blocks (block 0 is
+    /// the entry); a block with two successors branches on a constant.
+    fn cfg_func(n: usize, edges: &[(usize, usize)]) -> (Function, Vec<Block>) {
+        let mut f = Function::new(
+            "t",
+            Signature {
+                params: vec![],
+                ret: Type::Void,
+                variadic: false,
+            },
+        );
+        let blocks: Vec<Block> = (0..n).map(|_| f.append_new_block()).collect();
+        let c = f.iconst(1);
+        let mut b = FuncBuilder::new(&mut f);
+        for (i, &blk) in blocks.iter().enumerate() {
+            b.switch_to_block(blk);
+            let succ: Vec<usize> = edges.iter().filter(|e| e.0 == i).map(|e| e.1).collect();
+            match succ.as_slice() {
+                [] => {
+                    b.ret(None);
+                }
+                [s] => {
+                    b.jump(blocks[*s], vec![]);
+                }
+                [s, t] => {
+                    b.br(c, blocks[*s], vec![], blocks[*t], vec![]);
+                }
+                _ => panic!("at most two successors"),
+            }
+        }
+        (f, blocks)
+    }
+
+    #[test]
+    fn diamond_and_loop() {
+        // 0 -> 1 -> {2, 3} -> 4 -> 1 (loop back), 4 -> 5
+        let (f, b) = cfg_func(6, &[(0, 1), (1, 2), (1, 3), (2, 4), (3, 4), (4, 1), (4, 5)]);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        assert_eq!(dt.idom(b[0]), None);
+        assert_eq!(dt.idom(b[1]), Some(b[0]));
+        assert_eq!(dt.idom(b[2]), Some(b[1]));
+        assert_eq!(dt.idom(b[3]), Some(b[1]));
+        assert_eq!(dt.idom(b[4]), Some(b[1]));
+        assert_eq!(dt.idom(b[5]), Some(b[4]));
+        assert!(dt.dominates(b[1], b[5]));
+        assert!(!dt.dominates(b[2], b[4]));
+        assert!(dt.strictly_dominates(b[0], b[3]));
+    }
+
+    #[test]
+    fn unreachable_blocks_are_outside_the_tree() {
+        let (f, b) = cfg_func(3, &[(0, 1), (2, 1)]);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        assert!(!dt.is_reachable(b[2]));
+        assert_eq!(dt.idom(b[1]), Some(b[0]));
+        assert!(!dt.dominates(b[2], b[1]));
+        assert_eq!(dt.rpo(), &[b[0], b[1]]);
+    }
+}
