@@ -1,1 +1,115 @@
-fn main() {}
+//! The `sysyc` command line. Accepts the contest's own orders
+//! (`sysyc -S -o out.s in.sy [-O1]`) and the developer flags for running and printing
+//! each stage on its own (`--check`, `--emit`, `--interpret`, `--passes`, ...).
+
+use clap::{Parser, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use sysyc::{Driver, Emit, SsaMode};
+
+/// An optimizing compiler from SysY to RV64GC assembly.
+#[derive(Parser, Debug)]
+#[command(name = "sysyc", version, about)]
+struct Cli {
+    /// Input: a SysY source (`.sy`) or a textual IR file (`.ir`).
+    input: PathBuf,
+    /// Produce assembly (the default output; accepted for the contest's command line).
+    #[arg(short = 'S')]
+    assembly: bool,
+    /// Output file; `-` or none writes to stdout.
+    #[arg(short = 'o')]
+    output: Option<PathBuf>,
+    /// Optimisation level: -O0, -O1 or -O2.
+    #[arg(short = 'O', default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
+    opt_level: u8,
+    /// What to write instead of assembly.
+    #[arg(long, value_enum)]
+    emit: Option<EmitArg>,
+    /// Stop after semantic analysis (exit 0 when the program is valid).
+    #[arg(long)]
+    check: bool,
+    /// Run the program in the IR interpreter with this process's stdin/stdout.
+    #[arg(long)]
+    interpret: bool,
+    /// How to build SSA: on the fly while lowering (Braun et al.) or from memory form
+    /// by mem2reg (Cytron et al.).
+    #[arg(long, value_enum, default_value_t = SsaArg::Braun)]
+    ssa: SsaArg,
+    /// Run exactly these passes (comma separated) instead of the -O pipeline.
+    #[arg(long, value_delimiter = ',')]
+    passes: Option<Vec<String>>,
+    /// Print the IR after every pass (to stderr).
+    #[arg(long)]
+    print_after_all: bool,
+    /// Print the IR after the named passes (to stderr).
+    #[arg(long, value_delimiter = ',')]
+    print_after: Vec<String>,
+    /// Run the IR verifier after every pass (always on in debug builds).
+    #[arg(long)]
+    verify_each: bool,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+enum EmitArg {
+    Ast,
+    Ir,
+    Asm,
+}
+
+#[derive(Copy, Clone, Debug, ValueEnum)]
+enum SsaArg {
+    Braun,
+    Memory,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    // Deeply nested programs and big functions recurse in places; give the compiler a
+    // generous stack of its own rather than relying on the main thread's.
+    let worker = std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(move || run(cli))
+        .expect("spawn compiler thread");
+    match worker.join() {
+        Ok(code) => code,
+        Err(_) => ExitCode::from(101),
+    }
+}
+
+fn run(cli: Cli) -> ExitCode {
+    let emit = if cli.check {
+        Emit::Check
+    } else if cli.interpret {
+        Emit::Interpret
+    } else {
+        match cli.emit {
+            Some(EmitArg::Ast) => Emit::Ast,
+            Some(EmitArg::Ir) => Emit::Ir,
+            Some(EmitArg::Asm) | None => Emit::Asm,
+        }
+    };
+    let driver = Driver {
+        input: cli.input,
+        output: cli.output.filter(|p| p.as_os_str() != "-"),
+        opt_level: cli.opt_level,
+        emit,
+        ssa: match cli.ssa {
+            SsaArg::Braun => SsaMode::Braun,
+            SsaArg::Memory => SsaMode::Memory,
+        },
+        passes: cli.passes,
+        print_after_all: cli.print_after_all,
+        print_after: cli.print_after,
+        verify_each: cli.verify_each || cfg!(debug_assertions),
+    };
+    match driver.run() {
+        Ok(code) => ExitCode::from(code),
+        Err(msg) => {
+            eprint!("{msg}");
+            if !msg.ends_with('\n') {
+                eprintln!();
+            }
+            ExitCode::from(1)
+        }
+    }
+}

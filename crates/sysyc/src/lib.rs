@@ -1,0 +1,180 @@
+//! The sysyc driver: reads a `.sy` or `.ir` file and runs the pipeline
+//!
+//! ```text
+//! front (check) -> lower (Braun SSA, or memory form + mem2reg) -> opt (passes)
+//!     -> riscv (assembly) | ir text | interpreter
+//! ```
+//!
+//! stopping where the command line asks. Output files are written whole or not at
+//! all: the text goes to a temporary file beside the target, renamed into place.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// What the driver produces.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Emit {
+    /// Only check the program (front end); no output.
+    Check,
+    /// The typed AST.
+    Ast,
+    /// Textual IR after optimisation.
+    Ir,
+    /// RV64GC assembly.
+    Asm,
+    /// Run the optimised IR in the interpreter.
+    Interpret,
+}
+
+/// How SSA form is built.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum SsaMode {
+    /// On the fly during lowering (Braun et al. 2013).
+    Braun,
+    /// Lower scalars to alloc/load/store, then mem2reg (Cytron et al. 1991).
+    Memory,
+}
+
+/// One compiler invocation.
+#[derive(Clone, Debug)]
+pub struct Driver {
+    pub input: PathBuf,
+    /// `None` writes to stdout.
+    pub output: Option<PathBuf>,
+    pub opt_level: u8,
+    pub emit: Emit,
+    pub ssa: SsaMode,
+    /// Explicit pass list overriding the -O pipeline.
+    pub passes: Option<Vec<String>>,
+    pub print_after_all: bool,
+    pub print_after: Vec<String>,
+    pub verify_each: bool,
+}
+
+impl Driver {
+    /// Runs the invocation. `Ok(status)` is the process exit status (the program's
+    /// own for `--interpret`); `Err` carries a rendered error message.
+    pub fn run(&self) -> Result<u8, String> {
+        let name = self.input.display().to_string();
+        let bytes = std::fs::read(&self.input).map_err(|e| format!("error: cannot read {name}: {e}"))?;
+        let src = String::from_utf8(bytes).map_err(|e| {
+            format!("{name}: error: the file is not valid UTF-8 (byte {})", e.utf8_error().valid_up_to())
+        })?;
+
+        let mut module = if self.input.extension().is_some_and(|e| e == "ir") {
+            let m = ir::text::parse_module(&src).map_err(|e| format!("{name}:{e}"))?;
+            ir::verifier::verify_module(&m).map_err(|e| format!("{name}: invalid IR:\n{e}"))?;
+            m
+        } else {
+            let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+            match self.emit {
+                Emit::Check => return Ok(0),
+                Emit::Ast => {
+                    self.write_output(front::dump(&program).as_bytes())?;
+                    return Ok(0);
+                }
+                _ => {}
+            }
+            self.lower(&program)?
+        };
+
+        self.optimize(&mut module)?;
+
+        match self.emit {
+            Emit::Check | Emit::Ast => Ok(0),
+            Emit::Ir => {
+                self.write_output(ir::text::print_module(&module).as_bytes())?;
+                Ok(0)
+            }
+            Emit::Asm => {
+                let opts = riscv::Options {
+                    opt_level: self.opt_level,
+                };
+                let asm = riscv::emit_module(&module, &opts).map_err(|e| format!("{name}: error: {e}"))?;
+                self.write_output(asm.as_bytes())?;
+                Ok(0)
+            }
+            Emit::Interpret => {
+                let stdin = std::io::stdin();
+                let stdout = std::io::stdout();
+                let stderr = std::io::stderr();
+                let code = interp::run_with_io(
+                    &module,
+                    &mut stdin.lock(),
+                    &mut stdout.lock(),
+                    &mut stderr.lock(),
+                    &interp::RunOptions::default(),
+                )
+                .map_err(|e| format!("{name}: runtime error: {e}"))?;
+                Ok(code as u8)
+            }
+        }
+    }
+
+    fn lower(&self, program: &front::tast::Program) -> Result<ir::Module, String> {
+        let mut module = lower::lower_program(program, self.ssa == SsaMode::Memory);
+        self.verify(&module, "lowering")?;
+        if self.ssa == SsaMode::Memory {
+            for (_, f) in module.funcs.iter_mut() {
+                if !f.is_declaration() {
+                    opt::mem2reg(f);
+                }
+            }
+            self.verify(&module, "mem2reg")?;
+        }
+        Ok(module)
+    }
+
+    fn optimize(&self, module: &mut ir::Module) -> Result<(), String> {
+        let names: Vec<String> = match &self.passes {
+            Some(p) => p.clone(),
+            None => opt::pipeline(self.opt_level).iter().map(|s| s.to_string()).collect(),
+        };
+        let mut err = std::io::stderr();
+        let mut opts = opt::PassOptions {
+            verify_each: self.verify_each,
+            print_after_all: if self.print_after_all { Some(&mut err) } else { None },
+            print_after: self.print_after.clone(),
+        };
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        opt::run_passes(module, &names, &mut opts)
+    }
+
+    fn verify(&self, module: &ir::Module, after: &str) -> Result<(), String> {
+        if !self.verify_each {
+            return Ok(());
+        }
+        ir::verifier::verify_module(module).map_err(|e| {
+            format!(
+                "internal error: invalid IR after {after}:\n{e}\n{}",
+                ir::text::print_module(module)
+            )
+        })
+    }
+
+    fn write_output(&self, bytes: &[u8]) -> Result<(), String> {
+        match &self.output {
+            None => {
+                let mut out = std::io::stdout().lock();
+                out.write_all(bytes)
+                    .and_then(|_| out.flush())
+                    .map_err(|e| format!("error: cannot write output: {e}"))
+            }
+            Some(path) => write_atomically(path, bytes)
+                .map_err(|e| format!("error: cannot write {}: {e}", path.display())),
+        }
+    }
+}
+
+/// Writes `bytes` to a temporary file next to `path`, then renames it over `path`, so
+/// a failure never leaves a partial file behind.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let file_name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
+    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
