@@ -1,6 +1,44 @@
 //! The SysY2022 front end: lexing, parsing, semantic analysis and diagnostics.
 //!
-//! The output is the typed AST in [`tast`], consumed by the lowering to SSA IR.
+//! [`check`] runs the whole front end on one file and returns the typed AST ([`tast`]),
+//! which the lowering to SSA IR consumes, or the [`Diagnostics`] to show the user.
+//! [`dump`] prints a typed AST readably (the driver's `--emit ast`).
+//!
+//! Pipeline: [`lexer`] (logos) -> [`parser`] (recursive descent, precedence climbing)
+//! -> [`ast`] -> [`sema`] (names, types, constants, initialisers) -> [`tast`].
+//! Deeply nested input is rejected beyond [`parser::MAX_DEPTH`] levels; up to that the
+//! front end recurses, so call it on a thread with a large stack (e.g. 256 MB).
 
+pub mod ast;
+pub mod diag;
+mod dump;
+pub mod lexer;
+pub mod number;
+pub mod parser;
+pub mod sema;
 pub mod span;
 pub mod tast;
+
+pub use diag::{Diagnostic, Diagnostics};
+pub use dump::dump;
+
+/// Checks one SysY source file: the typed program, or every error found.
+///
+/// `file_name` is only used for messages (it is part of none; render with
+/// [`Diagnostics::render`]). Never panics, whatever the input.
+pub fn check(file_name: &str, source: &str) -> Result<tast::Program, Diagnostics> {
+    let _ = file_name;
+    let mut diags = Diagnostics::default();
+    let lexed = lexer::lex(source, &mut diags);
+    let unit = parser::parse(source, &lexed, &mut diags);
+    drop(lexed);
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let program = sema::analyze(&unit, source, &mut diags);
+    if diags.is_empty() {
+        Ok(program)
+    } else {
+        Err(diags)
+    }
+}

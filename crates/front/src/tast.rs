@@ -385,7 +385,8 @@ pub enum ExprKind {
     /// Conversion of a float operand to int, truncating toward zero.
     FloatToInt(Box<Expr>),
     /// A call. Arguments are converted to the parameter types (scalars) or are `Ptr`s of
-    /// the parameter's element type and inner dims. For the variadic `putf`, the first
+    /// the parameter's element type and inner dims (an array of any shape passed to a
+    /// `T[]` parameter is given the parameter's type `Ptr { T, [] }`: same address). For the variadic `putf`, the first
     /// argument is a `StrLit` and the rest are `Int`/`Float` as written (the C default
     /// promotion of floats to double is the lowering's job).
     Call {

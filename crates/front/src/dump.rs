@@ -1,0 +1,278 @@
+//! A readable, deterministic text dump of the typed AST (the driver's `--emit ast`).
+//!
+//! Globals print as `global g<N> name: <type> = <init>`, functions as a header, their
+//! locals (`l<N>`) and their body, one statement per line, indented by nesting.
+//! Expressions are prefix forms with the operand type as suffix (`(add.i a b)`,
+//! `(lt.f x y)`), conversions as `(i2f e)` / `(f2i e)`, variables as `name@l3` (local)
+//! or `name@g0` (global); a pointer-typed (array) expression is wrapped as
+//! `(ptr <type> e)`.
+
+use std::fmt::Write;
+
+use crate::sema::type_name;
+use crate::tast::*;
+
+/// Dumps a checked program.
+pub fn dump(p: &Program) -> String {
+    let mut d = Dumper {
+        p,
+        f: None,
+        out: String::new(),
+    };
+    for (i, g) in p.globals.iter().enumerate() {
+        d.global(i, g);
+    }
+    for (i, f) in p.funcs.iter().enumerate() {
+        if !f.is_runtime {
+            d.func(i, f);
+        }
+    }
+    d.out
+}
+
+struct Dumper<'p> {
+    p: &'p Program,
+    f: Option<&'p Function>,
+    out: String,
+}
+
+fn scalar(t: ScalarTy) -> &'static str {
+    match t {
+        ScalarTy::Int => "int",
+        ScalarTy::Float => "float",
+    }
+}
+
+fn konst(v: ConstVal) -> String {
+    match v {
+        ConstVal::Int(i) => i.to_string(),
+        ConstVal::Float(f) => format!("{f:?}f"),
+    }
+}
+
+fn shape_str(ty: ScalarTy, shape: &Shape) -> String {
+    let mut s = scalar(ty).to_string();
+    match shape {
+        Shape::Scalar => {}
+        Shape::Array(d) => d.iter().for_each(|x| write!(s, "[{x}]").unwrap_or(())),
+        Shape::Pointer(d) => {
+            s.push_str("[]");
+            d.iter().for_each(|x| write!(s, "[{x}]").unwrap_or(()));
+        }
+    }
+    s
+}
+
+impl<'p> Dumper<'p> {
+    fn line(&mut self, indent: usize, text: &str) {
+        for _ in 0..indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(text);
+        self.out.push('\n');
+    }
+
+    fn global(&mut self, i: usize, g: &GlobalVar) {
+        let shape = if g.dims.is_empty() {
+            Shape::Scalar
+        } else {
+            Shape::Array(g.dims.clone())
+        };
+        let init = match &g.init {
+            GlobalInit::Scalar(v) => konst(*v),
+            GlobalInit::Array(elems) => {
+                let items: Vec<String> = elems
+                    .iter()
+                    .map(|(i, v)| format!("{i}: {}", konst(*v)))
+                    .collect();
+                format!("{{{}}}", items.join(", "))
+            }
+        };
+        let c = if g.is_const { "const " } else { "" };
+        let text = format!(
+            "global g{i} {}: {c}{} = {init}",
+            g.name,
+            shape_str(g.ty, &shape)
+        );
+        self.line(0, &text);
+    }
+
+    fn func(&mut self, i: usize, f: &'p Function) {
+        self.f = Some(f);
+        let params: Vec<String> = f.params.iter().map(|&l| format!("l{}", l.0)).collect();
+        let ret = match f.ret {
+            RetTy::Int => "int",
+            RetTy::Float => "float",
+            RetTy::Void => "void",
+        };
+        let text = format!("fn f{i} {}({}) -> {ret}", f.name, params.join(", "));
+        self.line(0, &text);
+        for (j, l) in f.locals.iter().enumerate() {
+            let kind = if l.is_param {
+                "param"
+            } else if l.is_const {
+                "const"
+            } else {
+                "local"
+            };
+            let text = format!("{kind} l{j} {}: {}", l.name, shape_str(l.ty, &l.shape));
+            self.line(1, &text);
+        }
+        if let Some(body) = &f.body {
+            for s in body {
+                self.stmt(1, s);
+            }
+        }
+    }
+
+    fn stmt(&mut self, ind: usize, s: &Stmt) {
+        match s {
+            Stmt::Assign { lhs, rhs } => {
+                let mut t = self.var(lhs.base);
+                for ix in &lhs.indices {
+                    t.push('[');
+                    t.push_str(&self.expr(ix));
+                    t.push(']');
+                }
+                let text = format!("{t} = {}", self.expr(rhs));
+                self.line(ind, &text);
+            }
+            Stmt::Expr(e) => {
+                let text = self.expr(e);
+                self.line(ind, &text);
+            }
+            Stmt::Block(b) => {
+                self.line(ind, "{");
+                for s in b {
+                    self.stmt(ind + 1, s);
+                }
+                self.line(ind, "}");
+            }
+            Stmt::If { cond, then, els } => {
+                let text = format!("if {}", self.expr(cond));
+                self.line(ind, &text);
+                self.stmt(ind + 1, then);
+                if let Some(e) = els {
+                    self.line(ind, "else");
+                    self.stmt(ind + 1, e);
+                }
+            }
+            Stmt::While { cond, body } => {
+                let text = format!("while {}", self.expr(cond));
+                self.line(ind, &text);
+                self.stmt(ind + 1, body);
+            }
+            Stmt::Break => self.line(ind, "break"),
+            Stmt::Continue => self.line(ind, "continue"),
+            Stmt::Return(None) => self.line(ind, "return"),
+            Stmt::Return(Some(e)) => {
+                let text = format!("return {}", self.expr(e));
+                self.line(ind, &text);
+            }
+            Stmt::Decl { local, init } => {
+                let name = self.var(Var::Local(*local));
+                let text = match init {
+                    Init::None => format!("decl {name}"),
+                    Init::Scalar(e) => format!("decl {name} = {}", self.expr(e)),
+                    Init::Array(elems) => {
+                        let items: Vec<String> = elems
+                            .iter()
+                            .map(|(i, e)| format!("{i}: {}", self.expr(e)))
+                            .collect();
+                        format!("decl {name} = {{{}}}", items.join(", "))
+                    }
+                };
+                self.line(ind, &text);
+            }
+        }
+    }
+
+    fn var(&self, v: Var) -> String {
+        match v {
+            Var::Local(l) => {
+                let name = self
+                    .f
+                    .and_then(|f| f.locals.get(l.index()))
+                    .map_or("?", |x| x.name.as_str());
+                format!("{name}@l{}", l.0)
+            }
+            Var::Global(g) => {
+                let name = self
+                    .p
+                    .globals
+                    .get(g.index())
+                    .map_or("?", |x| x.name.as_str());
+                format!("{name}@g{}", g.0)
+            }
+        }
+    }
+
+    fn expr(&self, e: &Expr) -> String {
+        let suffix = |t: &Type| if *t == Type::Float { "f" } else { "i" };
+        let s = match &e.kind {
+            ExprKind::IntLit(v) => v.to_string(),
+            ExprKind::FloatLit(v) => format!("{v:?}f"),
+            ExprKind::StrLit(b) => format!("\"{}\"", b.escape_ascii()),
+            ExprKind::Var(v) => self.var(*v),
+            ExprKind::Index { base, indices } => {
+                let mut s = self.var(*base);
+                for ix in indices {
+                    s.push('[');
+                    s.push_str(&self.expr(ix));
+                    s.push(']');
+                }
+                s
+            }
+            ExprKind::Unary(op, a) => {
+                let name = match op {
+                    UnOp::Neg => "neg",
+                    UnOp::Not => "not",
+                };
+                format!("({name}.{} {})", suffix(&a.ty), self.expr(a))
+            }
+            ExprKind::Binary(op, a, b) => {
+                let name = match op {
+                    BinOp::Add => "add",
+                    BinOp::Sub => "sub",
+                    BinOp::Mul => "mul",
+                    BinOp::Div => "div",
+                    BinOp::Rem => "rem",
+                    BinOp::Lt => "lt",
+                    BinOp::Le => "le",
+                    BinOp::Gt => "gt",
+                    BinOp::Ge => "ge",
+                    BinOp::Eq => "eq",
+                    BinOp::Ne => "ne",
+                };
+                format!(
+                    "({name}.{} {} {})",
+                    suffix(&a.ty),
+                    self.expr(a),
+                    self.expr(b)
+                )
+            }
+            ExprKind::And(a, b) => format!("(and {} {})", self.expr(a), self.expr(b)),
+            ExprKind::Or(a, b) => format!("(or {} {})", self.expr(a), self.expr(b)),
+            ExprKind::IntToFloat(a) => format!("(i2f {})", self.expr(a)),
+            ExprKind::FloatToInt(a) => format!("(f2i {})", self.expr(a)),
+            ExprKind::Call { func, args } => {
+                let name = self
+                    .p
+                    .funcs
+                    .get(func.index())
+                    .map_or("?", |f| f.name.as_str());
+                let mut s = format!("(call {name}@f{}", func.0);
+                for a in args {
+                    s.push(' ');
+                    s.push_str(&self.expr(a));
+                }
+                s.push(')');
+                s
+            }
+        };
+        match &e.ty {
+            Type::Ptr { .. } => format!("(ptr {} {s})", type_name(&e.ty)),
+            _ => s,
+        }
+    }
+}
