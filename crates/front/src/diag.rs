@@ -25,8 +25,8 @@ pub const MAX_ERRORS: usize = 100;
 pub struct Diagnostic {
     /// The message, without the `error:` prefix.
     pub message: String,
-    /// The primary location.
-    pub span: Span,
+    /// The primary location; `None` for errors about the file as a whole.
+    pub span: Option<Span>,
 }
 
 impl Diagnostic {
@@ -34,7 +34,15 @@ impl Diagnostic {
     pub fn error(message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic {
             message: message.into(),
-            span,
+            span: Some(span),
+        }
+    }
+
+    /// An error about the whole file (rendered without a source line).
+    pub fn file_error(message: impl Into<String>) -> Diagnostic {
+        Diagnostic {
+            message: message.into(),
+            span: None,
         }
     }
 }
@@ -105,10 +113,10 @@ impl Diagnostics {
         let config = term::Config::default();
         let mut buf = NoColor::new(Vec::new());
         for d in &self.errors {
-            let r = clamp(d.span, source);
-            let cs = CsDiagnostic::error()
-                .with_message(&d.message)
-                .with_labels(vec![Label::primary((), r)]);
+            let mut cs = CsDiagnostic::error().with_message(&d.message);
+            if let Some(sp) = d.span {
+                cs = cs.with_labels(vec![Label::primary((), clamp(sp, source))]);
+            }
             // Writing into a Vec cannot fail; an error would only lose this message.
             let _ = term::emit(&mut buf, &config, &file, &cs);
         }
@@ -136,7 +144,11 @@ fn render_one(
     d: &Diagnostic,
     out: &mut String,
 ) {
-    let r = clamp(d.span, source);
+    let Some(span) = d.span else {
+        out.push_str(&format!("{file_name}: error: {}\n", d.message));
+        return;
+    };
+    let r = clamp(span, source);
     let (line_idx, line_range) = match file
         .line_index((), r.start)
         .and_then(|l| Ok((l, file.line_range((), l)?)))
@@ -183,6 +195,9 @@ mod tests {
             "t.sy:2:9: error: use of undeclared identifier `x`\n\treturn x;\n\t       ^\n"
         );
         assert!(d.render_rich("t.sy", src).contains("t.sy:2:9"));
+        let mut d = Diagnostics::default();
+        d.push(Diagnostic::file_error("no `main` function defined"));
+        assert_eq!(d.render("t.sy", src), "t.sy: error: no `main` function defined\n");
     }
 
     #[test]

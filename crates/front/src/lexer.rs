@@ -277,15 +277,15 @@ pub fn lex(source: &str, diags: &mut Diagnostics) -> Lexed {
         if matches!(tok, Tok::IntLit(_) | Tok::FloatLit(_)) {
             if let Some(c) = source[r.end..].chars().next() {
                 if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
-                    diags.push(Diagnostic::error(
-                        format!("invalid suffix on numeric literal `{text}`"),
-                        span,
-                    ));
                     // Swallow the suffix so that only one error is reported.
                     let rest = &source[r.end..];
                     let n = rest
                         .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
                         .unwrap_or(rest.len());
+                    diags.push(Diagnostic::error(
+                        format!("invalid suffix `{}` on numeric literal", &rest[..n]),
+                        Span::new(r.start, r.end + n),
+                    ));
                     lx.bump(n);
                     continue;
                 }

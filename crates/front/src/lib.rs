@@ -30,6 +30,10 @@ pub fn check(file_name: &str, source: &str) -> Result<tast::Program, Diagnostics
     let _ = file_name;
     let mut diags = Diagnostics::default();
     let lexed = lexer::lex(source, &mut diags);
+    if !diags.is_empty() {
+        // Parsing around malformed tokens would mostly report consequences of them.
+        return Err(diags);
+    }
     let unit = parser::parse(source, &lexed, &mut diags);
     drop(lexed);
     if !diags.is_empty() {

@@ -107,8 +107,11 @@ impl<'a> Parser<'a> {
         if self.at(t) {
             return Ok(self.bump());
         }
-        if t == Tok::Semi {
+        if t == Tok::Semi || self.at(Tok::Eof) {
             let sp = self.prev_end();
+            if t != Tok::Semi {
+                return self.error(format!("expected {}, found end of file", t.describe()), sp);
+            }
             return self.error("expected `;`", sp);
         }
         let found = self.peek();
@@ -650,11 +653,14 @@ impl<'a> Parser<'a> {
                     self.expect(Tok::RBracket)?;
                 }
                 let span = name.span.to(self.prev_span());
-                ExprKind::LVal(LVal {
-                    name,
-                    indices,
+                return Ok(Expr {
+                    kind: ExprKind::LVal(LVal {
+                        name,
+                        indices,
+                        span,
+                    }),
                     span,
-                })
+                });
             }
             _ => {
                 return self.error(

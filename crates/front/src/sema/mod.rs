@@ -21,7 +21,7 @@ mod stmt;
 use std::rc::Rc;
 
 use crate::ast;
-use crate::diag::Diagnostics;
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::span::Span;
 use crate::tast::*;
 use scope::{Scopes, Symbol};
@@ -226,9 +226,8 @@ impl<'a> Sema<'a> {
                 }
             }
             _ => {
-                let end = self.src.len();
                 self.diags
-                    .error("no `main` function defined", Span::new(end, end));
+                    .push(Diagnostic::file_error("no `main` function defined"));
             }
         }
     }
