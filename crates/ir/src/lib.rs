@@ -14,6 +14,7 @@ pub mod function;
 pub mod inst;
 pub mod layout;
 pub mod module;
+pub mod text;
 pub mod types;
 
 pub use builder::FuncBuilder;
@@ -24,4 +25,5 @@ pub use function::{BlockData, Function, InstData, Signature, ValueData, ValueDef
 pub use inst::{BinOp, BlockCall, CmpOp, InstKind, UnOp};
 pub use layout::Layout;
 pub use module::{GlobalData, GlobalInit, Module};
+pub use text::{parse_module, print_function, print_module, ParseError};
 pub use types::Type;
