@@ -197,7 +197,10 @@ mod tests {
         assert!(d.render_rich("t.sy", src).contains("t.sy:2:9"));
         let mut d = Diagnostics::default();
         d.push(Diagnostic::file_error("no `main` function defined"));
-        assert_eq!(d.render("t.sy", src), "t.sy: error: no `main` function defined\n");
+        assert_eq!(
+            d.render("t.sy", src),
+            "t.sy: error: no `main` function defined\n"
+        );
     }
 
     #[test]

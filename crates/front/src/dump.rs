@@ -30,6 +30,9 @@ pub fn dump(p: &Program) -> String {
     d.out
 }
 
+/// Deepest indentation written as spaces.
+const MAX_INDENT: usize = 40;
+
 struct Dumper<'p> {
     p: &'p Program,
     f: Option<&'p Function>,
@@ -64,9 +67,14 @@ fn shape_str(ty: ScalarTy, shape: &Shape) -> String {
 }
 
 impl<'p> Dumper<'p> {
+    /// Writes one line indented by nesting level (levels beyond [`MAX_INDENT`] are
+    /// written as a `[level]` prefix, so that output stays linear in the tree size).
     fn line(&mut self, indent: usize, text: &str) {
-        for _ in 0..indent {
+        for _ in 0..indent.min(MAX_INDENT) {
             self.out.push_str("  ");
+        }
+        if indent > MAX_INDENT {
+            let _ = write!(self.out, "[{indent}] ");
         }
         self.out.push_str(text);
         self.out.push('\n');
@@ -188,13 +196,19 @@ impl<'p> Dumper<'p> {
     }
 
     fn var(&self, v: Var) -> String {
+        let mut s = String::new();
+        self.var_into(v, &mut s);
+        s
+    }
+
+    fn var_into(&self, v: Var, s: &mut String) {
         match v {
             Var::Local(l) => {
                 let name = self
                     .f
                     .and_then(|f| f.locals.get(l.index()))
                     .map_or("?", |x| x.name.as_str());
-                format!("{name}@l{}", l.0)
+                let _ = write!(s, "{name}@l{}", l.0);
             }
             Var::Global(g) => {
                 let name = self
@@ -202,33 +216,51 @@ impl<'p> Dumper<'p> {
                     .globals
                     .get(g.index())
                     .map_or("?", |x| x.name.as_str());
-                format!("{name}@g{}", g.0)
+                let _ = write!(s, "{name}@g{}", g.0);
             }
         }
     }
 
     fn expr(&self, e: &Expr) -> String {
+        let mut s = String::new();
+        self.expr_into(e, &mut s);
+        s
+    }
+
+    /// Appends the expression to `s` (one buffer: linear in the size of the tree).
+    fn expr_into(&self, e: &Expr, s: &mut String) {
         let suffix = |t: &Type| if *t == Type::Float { "f" } else { "i" };
-        let s = match &e.kind {
-            ExprKind::IntLit(v) => v.to_string(),
-            ExprKind::FloatLit(v) => format!("{v:?}f"),
-            ExprKind::StrLit(b) => format!("\"{}\"", b.escape_ascii()),
-            ExprKind::Var(v) => self.var(*v),
+        let is_ptr = matches!(e.ty, Type::Ptr { .. });
+        if is_ptr {
+            let _ = write!(s, "(ptr {} ", type_name(&e.ty));
+        }
+        match &e.kind {
+            ExprKind::IntLit(v) => {
+                let _ = write!(s, "{v}");
+            }
+            ExprKind::FloatLit(v) => {
+                let _ = write!(s, "{v:?}f");
+            }
+            ExprKind::StrLit(b) => {
+                let _ = write!(s, "\"{}\"", b.escape_ascii());
+            }
+            ExprKind::Var(v) => self.var_into(*v, s),
             ExprKind::Index { base, indices } => {
-                let mut s = self.var(*base);
+                self.var_into(*base, s);
                 for ix in indices {
                     s.push('[');
-                    s.push_str(&self.expr(ix));
+                    self.expr_into(ix, s);
                     s.push(']');
                 }
-                s
             }
             ExprKind::Unary(op, a) => {
                 let name = match op {
                     UnOp::Neg => "neg",
                     UnOp::Not => "not",
                 };
-                format!("({name}.{} {})", suffix(&a.ty), self.expr(a))
+                let _ = write!(s, "({name}.{} ", suffix(&a.ty));
+                self.expr_into(a, s);
+                s.push(')');
             }
             ExprKind::Binary(op, a, b) => {
                 let name = match op {
@@ -244,35 +276,48 @@ impl<'p> Dumper<'p> {
                     BinOp::Eq => "eq",
                     BinOp::Ne => "ne",
                 };
-                format!(
-                    "({name}.{} {} {})",
-                    suffix(&a.ty),
-                    self.expr(a),
-                    self.expr(b)
-                )
+                let _ = write!(s, "({name}.{} ", suffix(&a.ty));
+                self.expr_into(a, s);
+                s.push(' ');
+                self.expr_into(b, s);
+                s.push(')');
             }
-            ExprKind::And(a, b) => format!("(and {} {})", self.expr(a), self.expr(b)),
-            ExprKind::Or(a, b) => format!("(or {} {})", self.expr(a), self.expr(b)),
-            ExprKind::IntToFloat(a) => format!("(i2f {})", self.expr(a)),
-            ExprKind::FloatToInt(a) => format!("(f2i {})", self.expr(a)),
+            ExprKind::And(a, b) | ExprKind::Or(a, b) => {
+                s.push_str(if matches!(e.kind, ExprKind::And(..)) {
+                    "(and "
+                } else {
+                    "(or "
+                });
+                self.expr_into(a, s);
+                s.push(' ');
+                self.expr_into(b, s);
+                s.push(')');
+            }
+            ExprKind::IntToFloat(a) | ExprKind::FloatToInt(a) => {
+                s.push_str(if matches!(e.kind, ExprKind::IntToFloat(_)) {
+                    "(i2f "
+                } else {
+                    "(f2i "
+                });
+                self.expr_into(a, s);
+                s.push(')');
+            }
             ExprKind::Call { func, args } => {
                 let name = self
                     .p
                     .funcs
                     .get(func.index())
                     .map_or("?", |f| f.name.as_str());
-                let mut s = format!("(call {name}@f{}", func.0);
+                let _ = write!(s, "(call {name}@f{}", func.0);
                 for a in args {
                     s.push(' ');
-                    s.push_str(&self.expr(a));
+                    self.expr_into(a, s);
                 }
                 s.push(')');
-                s
             }
-        };
-        match &e.ty {
-            Type::Ptr { .. } => format!("(ptr {} {s})", type_name(&e.ty)),
-            _ => s,
+        }
+        if is_ptr {
+            s.push(')');
         }
     }
 }
