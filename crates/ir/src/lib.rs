@@ -16,6 +16,7 @@ pub mod layout;
 pub mod module;
 pub mod text;
 pub mod types;
+pub mod verifier;
 
 pub use builder::FuncBuilder;
 /// Re-exported so users can build side tables keyed by entities.
@@ -27,3 +28,4 @@ pub use layout::Layout;
 pub use module::{GlobalData, GlobalInit, Module};
 pub use text::{parse_module, print_function, print_module, ParseError};
 pub use types::Type;
+pub use verifier::{verify_function, verify_module, VerifierError, VerifierErrors};

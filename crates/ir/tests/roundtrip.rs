@@ -30,6 +30,9 @@ fn corpus_round_trips_to_canonical_text() {
         let name = path.display();
         let src = fs::read_to_string(&path).expect("readable test file");
         let m = ir::parse_module(&src).unwrap_or_else(|e| panic!("{name}:{e}"));
+        if let Err(e) = ir::verifier::verify_module(&m) {
+            panic!("{name}: invalid IR:\n{e}");
+        }
         let printed = ir::print_module(&m);
         let again = ir::parse_module(&printed)
             .unwrap_or_else(|e| panic!("{name}: canonical text does not parse: {e}\n{printed}"));

@@ -30,17 +30,25 @@ impl Names {
     pub fn new(f: &Function) -> Names {
         let mut names = Names::default();
         let mut nv = 0u32;
+        // Entities out of range (a corrupt function) stay unnumbered rather than panic.
+        let valid = |v: Value| v.index() < f.num_values();
         for (nb, b) in f.layout.blocks().enumerate() {
+            if b.index() >= f.num_blocks() {
+                continue;
+            }
             names.blocks[b] = nb as u32 + 1;
             for &p in f.block_params(b) {
-                if names.values[p] == 0 {
+                if valid(p) && names.values[p] == 0 {
                     nv += 1;
                     names.values[p] = nv;
                 }
             }
             for i in f.layout.block_insts(b) {
+                if i.index() >= f.num_insts() {
+                    break;
+                }
                 if let Some(r) = f.inst_result(i) {
-                    if names.values[r] == 0 {
+                    if valid(r) && names.values[r] == 0 {
                         nv += 1;
                         names.values[r] = nv;
                     }
@@ -233,6 +241,10 @@ pub fn print_function(m: &Module, f: &Function) -> String {
         out.push_str(&print_block_header(f, &names, b));
         out.push('\n');
         for i in f.layout.block_insts(b) {
+            if i.index() >= f.num_insts() {
+                out.push_str("  <bad instruction>\n");
+                break;
+            }
             out.push_str("  ");
             out.push_str(&print_inst(m, f, &names, i));
             out.push('\n');
@@ -245,6 +257,10 @@ pub fn print_function(m: &Module, f: &Function) -> String {
 /// A block's label line: `bbN:` or `bbN(%a: ty, ...):`.
 pub fn print_block_header(f: &Function, names: &Names, b: Block) -> String {
     let mut s = names.block(b);
+    if b.index() >= f.num_blocks() {
+        s.push(':');
+        return s;
+    }
     let params = f.block_params(b);
     if !params.is_empty() {
         s.push('(');
@@ -252,7 +268,11 @@ pub fn print_block_header(f: &Function, names: &Names, b: Block) -> String {
             if i > 0 {
                 s.push_str(", ");
             }
-            let _ = write!(s, "{}: {}", names.value(p), f.value_type(p));
+            if p.index() < f.num_values() {
+                let _ = write!(s, "{}: {}", names.value(p), f.value_type(p));
+            } else {
+                let _ = write!(s, "<bad {p}>");
+            }
         }
         s.push(')');
     }
