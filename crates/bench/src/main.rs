@@ -1,0 +1,209 @@
+//! `bench`: dynamic instruction counts of sysyc's output against `gcc -O2`.
+//!
+//! `bench [OPTIONS]` compiles every case of a suite (default: the official
+//! `performance` suite) with sysyc and the reference compilers, runs them under
+//! qemu with an instruction-counting plugin, judges the output and prints a
+//! per-case table with the geometric mean of the sysyc/gcc ratios.
+//! `bench compare A.json B.json` compares two `--json` reports.
+//! See crates/bench/README.md.
+
+mod compare;
+mod compile;
+mod csource;
+mod pipeline;
+mod plugin;
+mod report;
+mod results;
+mod runner;
+mod stats;
+mod svg;
+mod symbols;
+
+use std::fs;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use harness::runtime::unique_temp_dir;
+use harness::{cases, default_cache_dir, suite_root, Harness};
+
+use crate::pipeline::Context;
+use crate::results::{Report, Summary};
+
+#[derive(Parser)]
+#[command(
+    name = "bench",
+    about = "Benchmark sysyc against gcc -O2 by dynamic instruction counts"
+)]
+#[command(args_conflicts_with_subcommands = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    run: RunArgs,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Compare two --json reports: per-case change and geomean change (B vs A).
+    Compare {
+        /// The baseline report.
+        a: PathBuf,
+        /// The new report.
+        b: PathBuf,
+    },
+    /// Print a .sy file as the C the reference compilers see (prelude included).
+    #[command(name = "to-c")]
+    ToC {
+        /// The SysY source.
+        sy: PathBuf,
+    },
+}
+
+#[derive(Args)]
+struct RunArgs {
+    /// Suite directory with NAME.sy / NAME.in / NAME.out [default: <repo>/../shared/sysy2022/performance]
+    #[arg(long)]
+    suite: Option<PathBuf>,
+    /// The sysyc binary [default: $CARGO_TARGET_DIR or <repo>/target, then release/sysyc]
+    #[arg(long)]
+    sysyc: Option<PathBuf>,
+    /// sysyc optimisation level (-O LEVEL)
+    #[arg(short = 'O', long = "opt", default_value_t = 2)]
+    opt: u32,
+    /// Also measure clang-14 -O2
+    #[arg(long)]
+    clang: bool,
+    /// Only cases whose name contains this string
+    #[arg(long)]
+    filter: Option<String>,
+    /// Write the results as JSON
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Write an SVG bar chart of the per-case ratios
+    #[arg(long)]
+    svg: Option<PathBuf>,
+    /// Worker threads
+    #[arg(short = 'j', long, default_value_t = 2)]
+    jobs: usize,
+    /// Timeout per compile and per run, in seconds
+    #[arg(long, default_value_t = 300)]
+    timeout: u64,
+    /// Scratch directory for assembly, executables and counts [default: a fresh temporary one]
+    #[arg(long)]
+    work_dir: Option<PathBuf>,
+    /// Keep the scratch directory
+    #[arg(long)]
+    keep: bool,
+    /// No progress bar
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Some(Command::Compare { a, b }) => compare_cmd(&a, &b),
+        Some(Command::ToC { sy }) => compile::to_c(&sy).map(|c| print!("{c}")),
+        None => bench_cmd(&cli.run),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn compare_cmd(a: &std::path::Path, b: &std::path::Path) -> Result<(), String> {
+    let (old, new) = (Report::load(a)?, Report::load(b)?);
+    print!("{}", compare::render(&old, &new));
+    Ok(())
+}
+
+fn default_sysyc() -> PathBuf {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    target.join("release").join("sysyc")
+}
+
+fn bench_cmd(args: &RunArgs) -> Result<(), String> {
+    let suite = match &args.suite {
+        Some(s) => s.clone(),
+        None => suite_root()
+            .ok_or("no suite found: pass --suite DIR or set SYSY_SUITE")?
+            .join("performance"),
+    };
+    let sysyc = args.sysyc.clone().unwrap_or_else(default_sysyc);
+    if !sysyc.is_file() {
+        return Err(format!(
+            "sysyc not found at {} (use --sysyc PATH)",
+            sysyc.display()
+        ));
+    }
+    let sysyc = fs::canonicalize(&sysyc).map_err(|e| e.to_string())?;
+    let mut selected = cases(&suite);
+    if let Some(f) = &args.filter {
+        selected.retain(|c| c.name.contains(f.as_str()));
+    }
+    if selected.is_empty() {
+        return Err(format!("no cases in {}", suite.display()));
+    }
+
+    let harness = Harness::new()?;
+    let cache = default_cache_dir();
+    let plugin = plugin::build_plugin(&cache)?;
+    let clang = if args.clang {
+        Some(compile::find_clang().ok_or("--clang given but clang-14 is not on PATH")?)
+    } else {
+        None
+    };
+    let work = match &args.work_dir {
+        Some(d) => {
+            fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+            d.clone()
+        }
+        None => {
+            fs::create_dir_all(&cache).map_err(|e| e.to_string())?;
+            unique_temp_dir(&cache).map_err(|e| e.to_string())?
+        }
+    };
+    let prelude = work.join("sysy_prelude.h");
+    fs::write(&prelude, compile::PRELUDE).map_err(|e| e.to_string())?;
+
+    let ctx = Context {
+        nm: symbols::nm_for(&harness.toolchain.cc),
+        harness: &harness,
+        plugin,
+        sysyc: sysyc.clone(),
+        opt_level: args.opt,
+        clang,
+        prelude,
+        work: work.clone(),
+        timeout: Duration::from_secs(args.timeout),
+    };
+    let results = runner::run_all(&ctx, &selected, args.jobs, args.quiet);
+    let report = Report {
+        suite: suite.display().to_string(),
+        sysyc: sysyc.display().to_string(),
+        opt_level: args.opt,
+        summary: Summary::of(&results),
+        cases: results,
+    };
+    print!("{}", report::render(&report));
+    if let Some(path) = &args.json {
+        report.save(path)?;
+    }
+    if let Some(path) = &args.svg {
+        fs::write(path, svg::render(&report)).map_err(|e| format!("{}: {e}", path.display()))?;
+    }
+    if args.keep || args.work_dir.is_some() {
+        eprintln!("work files kept in {}", work.display());
+    } else {
+        let _ = fs::remove_dir_all(&work);
+    }
+    Ok(())
+}

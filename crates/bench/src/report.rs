@@ -1,0 +1,144 @@
+//! The text report: a per-case table, failure details and the summary lines.
+
+use std::fmt::Write;
+
+use crate::results::{Build, CaseResult, Report};
+
+/// Formats a count compactly: `987`, `12.3K`, `4.56M`, `1.23G`.
+pub fn fmt_count(n: u64) -> String {
+    let x = n as f64;
+    match n {
+        0..=9_999 => n.to_string(),
+        10_000..=999_999 => format!("{:.1}K", x / 1e3),
+        1_000_000..=999_999_999 => format!("{:.2}M", x / 1e6),
+        _ => format!("{:.2}G", x / 1e9),
+    }
+}
+
+fn fmt_ratio(r: Option<f64>) -> String {
+    r.map_or_else(|| "-".to_string(), |r| format!("{r:.3}"))
+}
+
+fn insns(b: &Build) -> String {
+    b.counts
+        .map_or_else(|| "-".to_string(), |c| fmt_count(c.insns))
+}
+
+/// Renders the whole text report.
+pub fn render(report: &Report) -> String {
+    let with_clang = report.cases.iter().any(|c| c.clang.is_some());
+    let width = report
+        .cases
+        .iter()
+        .map(|c| c.name.len())
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut out = String::new();
+    let _ = write!(
+        out,
+        "{:<width$} {:>9} {:>9} {:>7} {:>7}",
+        "case", "sysyc", "gcc", "ratio", "cycles"
+    );
+    if with_clang {
+        let _ = write!(out, " {:>9} {:>7}", "clang", "cl/gcc");
+    }
+    let _ = writeln!(out, " {:>9} {:>8} {:>7}", "status", "comp ms", "MiB");
+    for c in &report.cases {
+        row(&mut out, c, width);
+    }
+    failures(&mut out, &report.cases);
+    summary(&mut out, report);
+    out
+}
+
+fn row(out: &mut String, c: &CaseResult, width: usize) {
+    let _ = write!(
+        out,
+        "{:<width$} {:>9} {:>9} {:>7} {:>7}",
+        c.name,
+        insns(&c.sysyc),
+        insns(&c.gcc),
+        fmt_ratio(c.insn_ratio()),
+        fmt_ratio(c.cycle_ratio())
+    );
+    let mut status = format!("{}/{}", c.sysyc.status.label(), c.gcc.status.label());
+    if let Some(cl) = &c.clang {
+        let _ = write!(out, " {:>9} {:>7}", insns(cl), fmt_ratio(c.clang_ratio()));
+        status.push('/');
+        status.push_str(cl.status.label());
+    }
+    let (ms, mib) = c.compile.map_or(("-".into(), "-".into()), |s| {
+        (
+            format!("{:.0}", s.seconds * 1e3),
+            format!("{:.1}", s.max_rss_kb as f64 / 1024.0),
+        )
+    });
+    let _ = writeln!(out, " {status:>9} {ms:>8} {mib:>7}");
+}
+
+fn failures(out: &mut String, cases: &[CaseResult]) {
+    let mut header = false;
+    for c in cases {
+        let builds = [
+            ("sysyc", Some(&c.sysyc)),
+            ("gcc", Some(&c.gcc)),
+            ("clang", c.clang.as_ref()),
+        ];
+        for (tag, b) in builds {
+            let Some(b) = b else { continue };
+            let Some(detail) = &b.detail else { continue };
+            if !header {
+                let _ = writeln!(out, "\nfailures:");
+                header = true;
+            }
+            let first = detail.lines().next().unwrap_or("");
+            let _ = writeln!(out, "  {} [{tag}] {}: {first}", c.name, b.status.label());
+        }
+    }
+}
+
+fn summary(out: &mut String, report: &Report) {
+    let s = &report.summary;
+    let _ = writeln!(
+        out,
+        "\n{} cases: sysyc passed {}, gcc passed {}, compared {}",
+        s.cases, s.sysyc_passed, s.gcc_passed, s.compared
+    );
+    let _ = writeln!(
+        out,
+        "geomean sysyc/gcc: instructions {}, cycle estimate {}  (lower is better; 1.0 = gcc -O2)",
+        fmt_ratio(s.geomean_insns),
+        fmt_ratio(s.geomean_cycles)
+    );
+    if s.geomean_clang.is_some() {
+        let _ = writeln!(
+            out,
+            "geomean clang/gcc: instructions {}",
+            fmt_ratio(s.geomean_clang)
+        );
+    }
+    if let (Some(med), Some(max)) = (s.compile_seconds_median, s.compile_seconds_max) {
+        let _ = writeln!(
+            out,
+            "sysyc compile time: median {:.1} ms, max {:.1} ms; peak memory: median {:.1} MiB, max {:.1} MiB",
+            med * 1e3,
+            max * 1e3,
+            s.max_rss_kb_median.unwrap_or(0.0) / 1024.0,
+            s.max_rss_kb_max.unwrap_or(0.0) / 1024.0
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compact_counts() {
+        assert_eq!(fmt_count(987), "987");
+        assert_eq!(fmt_count(12_345), "12.3K");
+        assert_eq!(fmt_count(4_560_000), "4.56M");
+        assert_eq!(fmt_count(1_230_000_000), "1.23G");
+    }
+}

@@ -1,0 +1,128 @@
+//! End-to-end test of the bench: runs the `bench` binary on the tiny programs in
+//! `tests/data` with `standin-sysyc.sh` (gcc -S -O0) playing sysyc, twice, and
+//! checks the JSON report (counts > 0, both builds pass, identical counts across
+//! runs), the SVG and `bench compare`. Skipped when the toolchain is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+fn manifest_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bench() -> Command {
+    let bin = env!("CARGO_BIN_EXE_bench");
+    let mut cmd = Command::new(bin);
+    cmd.env("SYSY_BENCH_BIN", bin);
+    cmd
+}
+
+fn toolchain_present() -> bool {
+    match harness::Harness::global() {
+        Ok(_) => true,
+        Err(e) => {
+            eprintln!("skipping bench end-to-end test: {e}");
+            false
+        }
+    }
+}
+
+fn run_bench(json: &Path, svg: &Path) -> String {
+    let dir = manifest_dir();
+    let out = bench()
+        .arg("--suite")
+        .arg(dir.join("tests/data"))
+        .arg("--sysyc")
+        .arg(dir.join("tests/standin-sysyc.sh"))
+        .arg("--quiet")
+        .arg("--json")
+        .arg(json)
+        .arg("--svg")
+        .arg(svg)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "bench failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// `(name, sysyc counts, gcc counts)` for every case of a report.
+fn counts(report: &Value) -> Vec<(String, Value, Value)> {
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            assert_eq!(c["sysyc"]["status"], "ok", "{c}");
+            assert_eq!(c["gcc"]["status"], "ok", "{c}");
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["sysyc"]["counts"].clone(),
+                c["gcc"]["counts"].clone(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn bench_runs_end_to_end_and_is_deterministic() {
+    if !toolchain_present() {
+        return;
+    }
+    let tmp = harness::runtime::unique_temp_dir(&std::env::temp_dir()).unwrap();
+    let (j1, j2, svg) = (tmp.join("a.json"), tmp.join("b.json"), tmp.join("r.svg"));
+    let table = run_bench(&j1, &svg);
+    run_bench(&j2, &svg);
+    assert!(table.contains("geomean sysyc/gcc"), "{table}");
+
+    let r1: Value = serde_json::from_str(&std::fs::read_to_string(&j1).unwrap()).unwrap();
+    let r2: Value = serde_json::from_str(&std::fs::read_to_string(&j2).unwrap()).unwrap();
+    let (c1, c2) = (counts(&r1), counts(&r2));
+    let names: Vec<&str> = c1.iter().map(|c| c.0.as_str()).collect();
+    assert_eq!(names, ["floats", "loops", "recursion"]);
+    for (name, sysyc, gcc) in &c1 {
+        for k in ["insns", "cycles", "loads", "branches"] {
+            assert!(sysyc[k].as_u64().unwrap() > 0, "{name} sysyc {k}");
+            assert!(gcc[k].as_u64().unwrap() > 0, "{name} gcc {k}");
+        }
+        assert!(sysyc["fp"].as_u64().unwrap() > 0 || name != "floats");
+    }
+    assert_eq!(c1, c2, "two runs gave different counts");
+
+    // Timed cases count only their region; `floats` has none (whole run).
+    let pairs = |name: &str| {
+        c1.iter().find(|c| c.0 == name).unwrap().2["pairs"]
+            .as_u64()
+            .unwrap()
+    };
+    assert_eq!(pairs("loops"), 1);
+    assert_eq!(pairs("floats"), 0);
+    assert!(r1["summary"]["geomean_insns"].as_f64().unwrap() > 0.0);
+    assert_eq!(r1["summary"]["compared"], 3);
+
+    let chart = std::fs::read_to_string(&svg).unwrap();
+    assert!(chart.starts_with("<svg") && chart.trim_end().ends_with("</svg>"));
+    assert_eq!(chart.matches("<rect x=").count(), 3);
+
+    let cmp = bench().arg("compare").arg(&j1).arg(&j2).output().unwrap();
+    let cmp_text = String::from_utf8_lossy(&cmp.stdout);
+    assert!(cmp.status.success());
+    assert!(cmp_text.contains("+0.00%"), "{cmp_text}");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+#[test]
+fn to_c_keeps_line_numbers() {
+    let sy = manifest_dir().join("tests/data/recursion.sy");
+    let out = bench().arg("to-c").arg(&sy).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("enum { N = (int)(20) };"), "{text}");
+    assert!(text.contains("#line 1"), "{text}");
+}

@@ -1,0 +1,106 @@
+//! Exactness test of the counting plugin: a hand-written assembly loop with a
+//! known instruction mix runs K1 and K2 times inside a starttime/stoptime pair;
+//! the difference of the counts must be exactly (K2 - K1) times the per-iteration
+//! mix, class by class and in the cycle estimate. Skipped without the toolchain.
+
+#[allow(dead_code)]
+#[path = "../src/plugin.rs"]
+mod plugin;
+#[allow(dead_code)]
+#[path = "../src/symbols.rs"]
+mod symbols;
+
+use std::fs;
+use std::path::Path;
+
+use harness::{Harness, RunOptions};
+use plugin::{build_plugin, qemu_args, Counts};
+
+/// One iteration: 8 instructions, four of them compressed (c.lwsp, c.swsp,
+/// c.addi, c.bnez). Cost: 3 + 3 + 20 + 4 + 20 + 1 + 1 + 1 = 53 cycles.
+const LOOP_ASM: &str = r#"
+    .text
+    .globl main
+main:
+    addi sp, sp, -16
+    sd ra, 8(sp)
+    sw zero, 0(sp)
+    li a0, 1
+    call _sysy_starttime
+    li a5, ITERATIONS
+    li a3, 7
+    fcvt.s.w ft0, a3
+1:
+    lw a4, 0(sp)
+    mul a2, a3, a5
+    divw a2, a2, a3
+    fmul.s ft1, ft0, ft0
+    fdiv.s ft1, ft1, ft0
+    sw a4, 0(sp)
+    addi a5, a5, -1
+    bnez a5, 1b
+    li a0, 2
+    call _sysy_stoptime
+    ld ra, 8(sp)
+    addi sp, sp, 16
+    li a0, 0
+    ret
+"#;
+
+fn measure(h: &Harness, so: &Path, dir: &Path, iterations: u64) -> Counts {
+    let asm = dir.join(format!("loop{iterations}.s"));
+    fs::write(
+        &asm,
+        LOOP_ASM.replace("ITERATIONS", &iterations.to_string()),
+    )
+    .unwrap();
+    let exe = dir.join(format!("loop{iterations}"));
+    h.link(&asm, &exe).unwrap();
+    let nm = symbols::nm_for(&h.toolchain.cc);
+    let markers = symbols::timer_markers(&nm, &exe).unwrap();
+    assert!(markers.is_some());
+    let out = dir.join(format!("loop{iterations}.counts"));
+    let opts = RunOptions {
+        qemu_args: qemu_args(so, &out, markers),
+        ..RunOptions::default()
+    };
+    let r = h.run_with(&exe, None, &opts).unwrap();
+    r.judge(b"0\n").unwrap();
+    Counts::read(&out).unwrap()
+}
+
+#[test]
+fn counts_are_exact_per_class() {
+    let h = match Harness::global() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("skipping plugin test: {e}");
+            return;
+        }
+    };
+    let dir = harness::runtime::unique_temp_dir(&std::env::temp_dir()).unwrap();
+    let so = build_plugin(&harness::default_cache_dir()).unwrap();
+    let (k1, k2) = (100, 2000); // both fit `li` in one addi
+    let a = measure(h, &so, &dir, k1);
+    let b = measure(h, &so, &dir, k2);
+    let again = measure(h, &so, &dir, k1);
+    fs::remove_dir_all(&dir).unwrap();
+
+    assert_eq!(a, again, "counts are not deterministic");
+    assert_eq!((a.pairs, b.pairs), (1, 1));
+    let k = k2 - k1;
+    let diff = |f: fn(&Counts) -> u64| f(&b) - f(&a);
+    assert_eq!(diff(|c| c.insns), 8 * k);
+    assert_eq!(diff(|c| c.loads), k);
+    assert_eq!(diff(|c| c.stores), k);
+    assert_eq!(diff(|c| c.mul), k);
+    assert_eq!(diff(|c| c.div), k);
+    assert_eq!(diff(|c| c.fp), k);
+    assert_eq!(diff(|c| c.fdiv), k);
+    assert_eq!(diff(|c| c.alu), k);
+    assert_eq!(diff(|c| c.branches), k);
+    assert_eq!(diff(|c| c.jumps), 0);
+    assert_eq!(diff(|c| c.cycles), 53 * k);
+    // The region is small apart from the loop: only the timer call's overhead.
+    assert!(a.insns >= 8 * k1 && a.insns < 8 * k1 + 2000, "{a:?}");
+}
