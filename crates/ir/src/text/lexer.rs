@@ -88,7 +88,8 @@ pub fn tokenize(src: &str) -> Result<Vec<Token>, ParseError> {
     let mut out = Vec::new();
     loop {
         let t = lx.next_token()?;
-        lx.semi_is_separator = lx.depth > 0 && matches!(t.tok, Tok::Ident(_));
+        lx.semi_is_separator = lx.depth > 0
+            && matches!(&t.tok, Tok::Ident(s) if crate::types::Type::from_name(s).is_some());
         let eof = t.tok == Tok::Eof;
         out.push(t);
         if eof {
@@ -103,7 +104,7 @@ struct Lexer {
     pos: Pos,
     /// Nesting depth of square brackets.
     depth: u32,
-    /// Whether the previous token was an identifier inside square brackets, so that a
+    /// Whether the previous token was a type name inside square brackets, so that a
     /// `;` now is the separator of `[ty; n]` rather than a comment.
     semi_is_separator: bool,
 }

@@ -10,7 +10,9 @@ pub mod parser;
 pub mod printer;
 
 pub use parser::parse_module;
-pub use printer::{format_f32, print_function, print_inst, print_module, Names};
+pub use printer::{
+    format_f32, print_block_header, print_function, print_global, print_inst, print_module, Names,
+};
 
 use std::fmt;
 
