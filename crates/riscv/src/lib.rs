@@ -1,1 +1,150 @@
-//! riscv
+//! The RV64GC back end: IR module to GNU assembler text for
+//! `riscv64-linux-gnu-gcc -march=rv64gc -mabi=lp64d`.
+//!
+//! Pipeline per function, one file per stage:
+//!
+//! ```text
+//! isel (+ out_of_ssa)  IR -> machine IR over virtual registers; block arguments
+//!                      become sequentialised parallel copies on (split) edges
+//! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
+//! frame                layout, prologue/epilogue, frame slots -> sp offsets
+//! peephole             self-moves, jump threading, fall-through
+//! emit                 text, with branch relaxation
+//! ```
+//!
+//! Globals are emitted by `globals`. The calling convention lives in `abi`.
+
+pub mod abi;
+pub mod emit;
+pub mod frame;
+pub mod globals;
+pub mod isel;
+pub mod liveness;
+pub mod loops;
+pub mod mir;
+pub mod out_of_ssa;
+pub mod peephole;
+pub mod regalloc;
+
+use ir::{EntityRef, Module};
+use std::fmt;
+
+/// Back-end options.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Optimisation level (0 and 1 currently share one pipeline).
+    pub opt_level: u8,
+}
+
+/// An error the back end reports instead of panicking: IR it cannot translate, or an
+/// internal inconsistency.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BackendError {
+    pub message: String,
+}
+
+impl BackendError {
+    pub fn new(message: impl Into<String>) -> Self {
+        BackendError {
+            message: message.into(),
+        }
+    }
+}
+
+impl fmt::Display for BackendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for BackendError {}
+
+/// Names that the assembler would read as registers.
+fn is_register_name(s: &str) -> bool {
+    const ABI: [&str; 7] = ["zero", "ra", "sp", "gp", "tp", "fp", "pc"];
+    if ABI.contains(&s) {
+        return true;
+    }
+    let numbered = |prefix: &str, max: u32| {
+        s.strip_prefix(prefix)
+            .and_then(|n| n.parse::<u32>().ok().filter(|_| !n.starts_with('+')))
+            .is_some_and(|n| n <= max)
+    };
+    numbered("x", 31)
+        || numbered("f", 31)
+        || numbered("a", 7)
+        || numbered("s", 11)
+        || numbered("t", 6)
+        || numbered("fa", 7)
+        || numbered("fs", 11)
+        || numbered("ft", 11)
+}
+
+/// The assembly symbol of every function of `m`, by `FuncId` index: declared
+/// (runtime) functions and `main` keep their names; a defined function whose name the
+/// assembler would take for a register gets an `f.` prefix.
+pub fn function_symbols(m: &Module) -> Vec<String> {
+    m.funcs
+        .iter()
+        .map(|(_, f)| {
+            if !f.is_declaration() && f.name != "main" && is_register_name(&f.name) {
+                format!("f.{}", f.name)
+            } else {
+                f.name.clone()
+            }
+        })
+        .collect()
+}
+
+/// Machine code of one defined function after every back-end stage, ready to print.
+pub fn compile_function(
+    m: &Module,
+    fid: ir::FuncId,
+    names: &[String],
+    _opts: &Options,
+) -> Result<mir::MFunction, BackendError> {
+    let mut mf = isel::select_function(m, fid, names)?;
+    regalloc::allocate(&mut mf)?;
+    let fr = frame::lay_out(&mf);
+    frame::lower_frame(&mut mf, &fr)?;
+    peephole::run(&mut mf);
+    Ok(mf)
+}
+
+/// Translates a whole module to assembly text.
+pub fn emit_module(m: &Module, opts: &Options) -> Result<String, BackendError> {
+    let names = function_symbols(m);
+    let global_names: Vec<String> = m
+        .globals
+        .iter()
+        .map(|(_, g)| globals::global_symbol(&g.name))
+        .collect();
+    let global = |g: u32| global_names[g as usize].clone();
+    let mut out = String::new();
+    out.push_str("\t.option nopic\n");
+    out.push_str(&globals::emit_globals(m));
+    for (fid, f) in m.funcs.iter() {
+        if f.is_declaration() {
+            continue;
+        }
+        let mf = compile_function(m, fid, &names, opts)
+            .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
+        out.push_str(&emit::emit_function(&mf, fid.index(), &global));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn register_like_names() {
+        for n in ["a0", "t6", "s11", "fs3", "x31", "zero", "ft11"] {
+            assert!(is_register_name(n), "{n}");
+        }
+        for n in ["a8", "main", "s12", "foo", "t", "f", "x32", "ab"] {
+            assert!(!is_register_name(n), "{n}");
+        }
+    }
+}

@@ -1,0 +1,201 @@
+//! The lp64d calling convention (RISC-V ELF psABI, "Integer and hard-float calling
+//! convention"), restricted to what SysY needs: scalars of at most 64 bits.
+//!
+//! Integer and pointer arguments take `a0..a7`; float arguments take `fa0..fa7`, then
+//! any free `a` register (as raw bits), then the stack. Variadic arguments always use
+//! integer registers or the stack, floats promoted to double. Stack arguments occupy
+//! 8-byte slots from the caller's `sp` upwards. Results come back in `a0`/`fa0`.
+
+use crate::mir::{Reg, RegClass};
+
+/// Where one argument travels.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum ArgLoc {
+    /// In an integer register (an int, a pointer, or a float's bits when `fa` is full).
+    IntReg(Reg),
+    /// In a float register.
+    FloatReg(Reg),
+    /// In stack slot `k` (at `sp + 8k` of the caller).
+    Stack(u32),
+}
+
+/// The type of an argument as the ABI sees it.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum ArgKind {
+    /// A 32- or 64-bit integer or pointer.
+    Int,
+    /// A single float passed as a named (fixed) argument.
+    Float,
+    /// A float passed through `...`: promoted to double, integer registers only.
+    VariadicDouble,
+}
+
+/// Argument registers `a0..a7`.
+pub fn int_arg_reg(i: usize) -> Reg {
+    Reg::x(10 + i as u32)
+}
+
+/// Argument registers `fa0..fa7`.
+pub fn float_arg_reg(i: usize) -> Reg {
+    Reg::f(10 + i as u32)
+}
+
+/// Assigns a location to each argument, in order. Returns the locations and the
+/// number of stack slots used.
+pub fn classify_args(kinds: &[ArgKind]) -> (Vec<ArgLoc>, u32) {
+    let mut next_int = 0usize;
+    let mut next_float = 0usize;
+    let mut next_stack = 0u32;
+    let mut locs = Vec::with_capacity(kinds.len());
+    for &k in kinds {
+        let loc = match k {
+            ArgKind::Float if next_float < 8 => {
+                next_float += 1;
+                ArgLoc::FloatReg(float_arg_reg(next_float - 1))
+            }
+            _ if next_int < 8 => {
+                next_int += 1;
+                ArgLoc::IntReg(int_arg_reg(next_int - 1))
+            }
+            _ => {
+                next_stack += 1;
+                ArgLoc::Stack(next_stack - 1)
+            }
+        };
+        locs.push(loc);
+    }
+    (locs, next_stack)
+}
+
+/// Registers the allocator may use, in preference order: caller-saved first (free to
+/// use in any function), then callee-saved (saved once in the prologue). The scratch
+/// registers `t5`, `t6`, `ft10`, `ft11` are reserved for spill code.
+pub fn allocatable(class: RegClass) -> &'static [Reg] {
+    const INT: [Reg; 25] = [
+        // t0-t4
+        Reg::x(5),
+        Reg::x(6),
+        Reg::x(7),
+        Reg::x(28),
+        Reg::x(29),
+        // a7..a0: argument registers last among caller-saved, a0 last of all
+        Reg::x(17),
+        Reg::x(16),
+        Reg::x(15),
+        Reg::x(14),
+        Reg::x(13),
+        Reg::x(12),
+        Reg::x(11),
+        Reg::x(10),
+        // s0-s11
+        Reg::x(8),
+        Reg::x(9),
+        Reg::x(18),
+        Reg::x(19),
+        Reg::x(20),
+        Reg::x(21),
+        Reg::x(22),
+        Reg::x(23),
+        Reg::x(24),
+        Reg::x(25),
+        Reg::x(26),
+        Reg::x(27),
+    ];
+    const FLOAT: [Reg; 30] = [
+        // ft0-ft9
+        Reg::f(0),
+        Reg::f(1),
+        Reg::f(2),
+        Reg::f(3),
+        Reg::f(4),
+        Reg::f(5),
+        Reg::f(6),
+        Reg::f(7),
+        Reg::f(28),
+        Reg::f(29),
+        // fa7..fa0
+        Reg::f(17),
+        Reg::f(16),
+        Reg::f(15),
+        Reg::f(14),
+        Reg::f(13),
+        Reg::f(12),
+        Reg::f(11),
+        Reg::f(10),
+        // fs0-fs11
+        Reg::f(8),
+        Reg::f(9),
+        Reg::f(18),
+        Reg::f(19),
+        Reg::f(20),
+        Reg::f(21),
+        Reg::f(22),
+        Reg::f(23),
+        Reg::f(24),
+        Reg::f(25),
+        Reg::f(26),
+        Reg::f(27),
+    ];
+    match class {
+        RegClass::Int => &INT,
+        RegClass::Float => &FLOAT,
+    }
+}
+
+/// Whether the callee must preserve `r` (s0-s11, fs0-fs11).
+pub fn is_callee_saved(r: Reg) -> bool {
+    matches!(r.0, 8 | 9 | 18..=27) || matches!(r.0.wrapping_sub(32), 8 | 9 | 18..=27)
+}
+
+/// Whether the register allocator tracks `r` (allocatable physical registers).
+pub fn is_allocatable(r: Reg) -> bool {
+    r.is_virtual() || {
+        let class = r.phys_class();
+        allocatable(class).contains(&r)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_overflow_into_int_registers_then_stack() {
+        let mut kinds = vec![ArgKind::Float; 10];
+        kinds.push(ArgKind::Int);
+        let (locs, stack) = classify_args(&kinds);
+        assert_eq!(locs[7], ArgLoc::FloatReg(Reg::f(17)));
+        assert_eq!(locs[8], ArgLoc::IntReg(Reg::x(10)));
+        assert_eq!(locs[9], ArgLoc::IntReg(Reg::x(11)));
+        assert_eq!(locs[10], ArgLoc::IntReg(Reg::x(12)));
+        assert_eq!(stack, 0);
+    }
+
+    #[test]
+    fn ints_beyond_eight_go_to_stack() {
+        let kinds = vec![ArgKind::Int; 11];
+        let (locs, stack) = classify_args(&kinds);
+        assert_eq!(locs[8], ArgLoc::Stack(0));
+        assert_eq!(locs[10], ArgLoc::Stack(2));
+        assert_eq!(stack, 3);
+    }
+
+    #[test]
+    fn variadic_doubles_use_int_registers() {
+        let kinds = [ArgKind::Int, ArgKind::VariadicDouble, ArgKind::Float];
+        let (locs, _) = classify_args(&kinds);
+        assert_eq!(locs[1], ArgLoc::IntReg(Reg::x(11)));
+        assert_eq!(locs[2], ArgLoc::FloatReg(Reg::f(10)));
+    }
+
+    #[test]
+    fn callee_saved_sets() {
+        assert!(is_callee_saved(Reg::x(8)));
+        assert!(is_callee_saved(Reg::x(27)));
+        assert!(!is_callee_saved(Reg::x(10)));
+        assert!(is_callee_saved(Reg::f(8)));
+        assert!(!is_callee_saved(Reg::f(10)));
+        assert!(!is_allocatable(Reg::x(30)));
+        assert!(is_allocatable(Reg::x(5)));
+    }
+}

@@ -1,0 +1,300 @@
+//! Stack frame layout, prologue and epilogue, and resolution of frame slots to
+//! `sp`-relative addresses, once register allocation has fixed the spill slots and the
+//! callee-saved registers in use.
+//!
+//! The frame grows down from the caller's `sp` and stays 16-byte aligned:
+//!
+//! ```text
+//!  caller's sp + 8k   incoming stack argument k
+//!  caller's sp        ---------------------------------------------
+//!                     local arrays (`alloc`), smallest nearest to sp
+//!                     spill slots (8 bytes each)
+//!                     saved ra, s0-s11, fs0-fs11 (only those used)
+//!  sp                 outgoing stack arguments (the largest call's)
+//! ```
+//!
+//! Small objects sit near `sp` so most offsets fit a 12-bit immediate; larger offsets
+//! (frames can be megabytes) are built in a temporary: the destination itself for
+//! integer loads and address computations, otherwise a scratch register (`t5`/`t6`)
+//! the instruction does not mention, or `t0` in the prologue and epilogue (where it
+//! holds nothing).
+
+use crate::abi;
+use crate::mir::*;
+use crate::BackendError;
+
+/// Where everything lives in a function's frame.
+#[derive(Clone, Debug)]
+pub struct Frame {
+    /// Bytes subtracted from `sp` in the prologue (a multiple of 16).
+    pub size: i64,
+    /// Offset from `sp` of each slot.
+    pub slot_off: Vec<i64>,
+    /// Saved registers and their offsets from `sp`.
+    pub saves: Vec<(Reg, i64)>,
+}
+
+fn align(x: i64, a: i64) -> i64 {
+    (x + a - 1) / a * a
+}
+
+/// Computes the frame layout of an allocated function.
+pub fn lay_out(mf: &MFunction) -> Frame {
+    let mut used = [false; NUM_PREGS as usize];
+    for &b in &mf.layout {
+        for inst in &mf.blocks[b.index()].insts {
+            let mut i = inst.clone();
+            i.map_regs(|r, _| {
+                if r.is_phys() {
+                    used[r.0 as usize] = true;
+                }
+            });
+        }
+    }
+    let mut saves_regs: Vec<Reg> = Vec::new();
+    if mf.has_calls() {
+        saves_regs.push(RA);
+    }
+    saves_regs.extend(
+        (0..NUM_PREGS)
+            .map(Reg)
+            .filter(|&r| used[r.0 as usize] && abi::is_callee_saved(r)),
+    );
+    let mut off = align(mf.outgoing_size as i64, 8);
+    let mut saves = Vec::new();
+    for r in saves_regs {
+        saves.push((r, off));
+        off += 8;
+    }
+    let mut slot_off = vec![0i64; mf.slots.len()];
+    for (i, k) in mf.slots.iter().enumerate() {
+        if *k == SlotKind::Spill {
+            slot_off[i] = off;
+            off += 8;
+        }
+    }
+    let mut locals: Vec<(usize, u64, u64)> = mf
+        .slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, k)| match *k {
+            SlotKind::Local { size, align } => Some((i, size, align)),
+            _ => None,
+        })
+        .collect();
+    locals.sort_by_key(|&(i, size, _)| (size, i));
+    for (i, size, a) in locals {
+        off = align(off, a as i64);
+        slot_off[i] = off;
+        off += size as i64;
+    }
+    let size = align(off, 16);
+    for (i, k) in mf.slots.iter().enumerate() {
+        if let SlotKind::Incoming(n) = *k {
+            slot_off[i] = size + 8 * n as i64;
+        }
+    }
+    Frame {
+        size,
+        slot_off,
+        saves,
+    }
+}
+
+/// A scratch register that `inst` does not mention.
+fn free_scratch(inst: &MInst) -> Result<Reg, BackendError> {
+    let mut mentioned = Vec::new();
+    let mut i = inst.clone();
+    i.map_regs(|r, _| mentioned.push(*r));
+    [T5, T6]
+        .into_iter()
+        .find(|r| !mentioned.contains(r))
+        .ok_or_else(|| BackendError::new("internal: no scratch register for a large frame offset"))
+}
+
+/// `tmp = sp + off` for an offset beyond 12 bits.
+fn sp_plus(tmp: Reg, off: i64, out: &mut Vec<MInst>) {
+    out.push(MInst::Li { rd: tmp, imm: off });
+    out.push(MInst::Alu {
+        op: AluOp::Add,
+        rd: tmp,
+        rs1: SP,
+        rs2: tmp,
+    });
+}
+
+fn save_op(r: Reg) -> MemOp {
+    if r.phys_class() == RegClass::Int {
+        MemOp::D
+    } else {
+        MemOp::FD
+    }
+}
+
+/// An `sp`-relative access at any offset, using `tmp` (which the access itself does
+/// not need) for large offsets.
+fn sp_access(load: bool, op: MemOp, r: Reg, off: i64, tmp: Reg, out: &mut Vec<MInst>) {
+    let addr = if fits_imm12(off) {
+        Addr {
+            base: Base::Reg(SP),
+            off,
+        }
+    } else {
+        sp_plus(tmp, off, out);
+        Addr {
+            base: Base::Reg(tmp),
+            off: 0,
+        }
+    };
+    out.push(if load {
+        MInst::Load { op, rd: r, addr }
+    } else {
+        MInst::Store { op, src: r, addr }
+    });
+}
+
+fn adjust_sp(delta: i64, out: &mut Vec<MInst>) {
+    if delta == 0 {
+        return;
+    }
+    if fits_imm12(delta) {
+        out.push(MInst::AluImm {
+            op: AluImmOp::Addi,
+            rd: SP,
+            rs1: SP,
+            imm: delta as i32,
+        });
+    } else {
+        out.push(MInst::Li { rd: T0, imm: delta });
+        out.push(MInst::Alu {
+            op: AluOp::Add,
+            rd: SP,
+            rs1: SP,
+            rs2: T0,
+        });
+    }
+}
+
+fn epilogue(fr: &Frame, out: &mut Vec<MInst>) {
+    for &(r, off) in &fr.saves {
+        sp_access(true, save_op(r), r, off, T0, out);
+    }
+    adjust_sp(fr.size, out);
+}
+
+/// Inserts prologue and epilogues and resolves every frame slot reference.
+pub fn lower_frame(mf: &mut MFunction, fr: &Frame) -> Result<(), BackendError> {
+    let entry = mf.layout[0];
+    let layout = mf.layout.clone();
+    for b in layout {
+        let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+        let mut out = Vec::with_capacity(insts.len() + 8);
+        if b == entry {
+            adjust_sp(-fr.size, &mut out);
+            for &(r, off) in &fr.saves {
+                sp_access(false, save_op(r), r, off, T0, &mut out);
+            }
+        }
+        for inst in insts {
+            match inst {
+                MInst::Ret { .. } | MInst::TailCall { .. } => {
+                    epilogue(fr, &mut out);
+                    out.push(inst);
+                }
+                MInst::FrameAddr { rd, slot, off } => {
+                    let total = fr.slot_off[slot.0 as usize] + off;
+                    if fits_imm12(total) {
+                        out.push(MInst::AluImm {
+                            op: AluImmOp::Addi,
+                            rd,
+                            rs1: SP,
+                            imm: total as i32,
+                        });
+                    } else {
+                        sp_plus(rd, total, &mut out);
+                    }
+                }
+                MInst::Load {
+                    op,
+                    rd,
+                    addr:
+                        Addr {
+                            base: Base::Slot(s),
+                            off,
+                        },
+                } => {
+                    let total = fr.slot_off[s.0 as usize] + off;
+                    let tmp = if op.class() == RegClass::Int {
+                        rd
+                    } else {
+                        free_scratch(&inst)?
+                    };
+                    sp_access(true, op, rd, total, tmp, &mut out);
+                }
+                MInst::Store {
+                    op,
+                    src,
+                    addr:
+                        Addr {
+                            base: Base::Slot(s),
+                            off,
+                        },
+                } => {
+                    let total = fr.slot_off[s.0 as usize] + off;
+                    let tmp = free_scratch(&inst)?;
+                    sp_access(false, op, src, total, tmp, &mut out);
+                }
+                other => out.push(other),
+            }
+        }
+        mf.blocks[b.index()].insts = out;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_objects_near_sp_and_alignment() {
+        let mut mf = MFunction::new("t".into(), false);
+        let b = mf.new_block();
+        mf.layout.push(b);
+        let big = mf.new_slot(SlotKind::Local {
+            size: 4 << 20,
+            align: 16,
+        });
+        let small = mf.new_slot(SlotKind::Local { size: 4, align: 8 });
+        let spill = mf.new_slot(SlotKind::Spill);
+        let inc = mf.new_slot(SlotKind::Incoming(2));
+        mf.outgoing_size = 24;
+        mf.blocks[0].insts = vec![
+            MInst::Call {
+                callee: "f".into(),
+                args: vec![],
+            },
+            MInst::Mv {
+                rd: Reg::x(8),
+                rs: A0,
+            },
+            MInst::Ret { value: None },
+        ];
+        let fr = lay_out(&mf);
+        assert_eq!(fr.saves, vec![(RA, 24), (Reg::x(8), 32)]);
+        assert_eq!(fr.slot_off[spill.0 as usize], 40);
+        assert_eq!(fr.slot_off[small.0 as usize], 48);
+        assert_eq!(fr.slot_off[big.0 as usize], 64);
+        assert_eq!(fr.size % 16, 0);
+        assert_eq!(fr.slot_off[inc.0 as usize], fr.size + 16);
+        lower_frame(&mut mf, &fr).unwrap();
+        // Large frame: sp adjusted through t0.
+        assert_eq!(
+            mf.blocks[0].insts[0],
+            MInst::Li {
+                rd: T0,
+                imm: -fr.size
+            }
+        );
+    }
+}

@@ -1,0 +1,180 @@
+//! Loop nesting depth of machine blocks, for spill weights.
+//!
+//! Dominators by the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple,
+//! Fast Dominance Algorithm", 2001) over the machine CFG; an edge `u -> h` with `h`
+//! dominating `u` is a back edge, and its natural loop is `h` plus every block that
+//! reaches `u` without passing through `h` (Aho, Sethi, Ullman, section 10.4). Loops
+//! sharing a header are merged; a block's depth is the number of loops containing it.
+
+use crate::mir::{MBlock, MFunction};
+
+/// Loop depth of every block (indexed by block number; 0 outside loops and for
+/// unreachable blocks).
+pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
+    let n = mf.blocks.len();
+    let mut depth = vec![0u32; n];
+    let Some(&entry) = mf.layout.first() else {
+        return depth;
+    };
+    let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
+    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for (b, ss) in succs.iter().enumerate() {
+        for s in ss {
+            preds[s.index()].push(b);
+        }
+    }
+    // Reverse post-order by iterative DFS.
+    let mut post = Vec::with_capacity(n);
+    let mut visited = vec![false; n];
+    let mut stack = vec![(entry.index(), 0usize)];
+    visited[entry.index()] = true;
+    while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+        if let Some(s) = succs[b].get(*i) {
+            *i += 1;
+            if !visited[s.index()] {
+                visited[s.index()] = true;
+                stack.push((s.index(), 0));
+            }
+        } else {
+            post.push(b);
+            stack.pop();
+        }
+    }
+    let rpo: Vec<usize> = post.into_iter().rev().collect();
+    let mut rpo_num = vec![usize::MAX; n];
+    for (i, &b) in rpo.iter().enumerate() {
+        rpo_num[b] = i;
+    }
+    let mut idom = vec![usize::MAX; n];
+    idom[entry.index()] = entry.index();
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in &rpo[1..] {
+            let mut new = usize::MAX;
+            for &p in &preds[b] {
+                if idom[p] == usize::MAX {
+                    continue;
+                }
+                new = if new == usize::MAX {
+                    p
+                } else {
+                    intersect(&idom, &rpo_num, p, new)
+                };
+            }
+            if new != usize::MAX && idom[b] != new {
+                idom[b] = new;
+                changed = true;
+            }
+        }
+    }
+    let dominates = |a: usize, mut b: usize| -> bool {
+        loop {
+            if a == b {
+                return true;
+            }
+            let d = idom[b];
+            if d == b || d == usize::MAX {
+                return false;
+            }
+            b = d;
+        }
+    };
+    // Natural loops, merged per header.
+    let mut in_loop: Vec<Vec<bool>> = Vec::new();
+    let mut header_index = vec![usize::MAX; n];
+    for &u in &rpo {
+        for s in &succs[u] {
+            let h = s.index();
+            if rpo_num[h] == usize::MAX || !dominates(h, u) {
+                continue;
+            }
+            if header_index[h] == usize::MAX {
+                header_index[h] = in_loop.len();
+                let mut body = vec![false; n];
+                body[h] = true;
+                in_loop.push(body);
+            }
+            let body = &mut in_loop[header_index[h]];
+            let mut work = vec![u];
+            while let Some(x) = work.pop() {
+                if body[x] {
+                    continue;
+                }
+                body[x] = true;
+                work.extend(
+                    preds[x]
+                        .iter()
+                        .copied()
+                        .filter(|&p| rpo_num[p] != usize::MAX),
+                );
+            }
+        }
+    }
+    for body in &in_loop {
+        for (b, &inside) in body.iter().enumerate() {
+            if inside {
+                depth[b] += 1;
+            }
+        }
+    }
+    depth
+}
+
+fn intersect(idom: &[usize], rpo_num: &[usize], mut a: usize, mut b: usize) -> usize {
+    while a != b {
+        while rpo_num[a] > rpo_num[b] {
+            a = idom[a];
+        }
+        while rpo_num[b] > rpo_num[a] {
+            b = idom[b];
+        }
+    }
+    a
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{Cond, MInst, ZERO};
+
+    fn func(edges: &[&[u32]]) -> MFunction {
+        let mut mf = MFunction::new("t".into(), false);
+        for _ in edges {
+            let b = mf.new_block();
+            mf.layout.push(b);
+        }
+        for (i, ss) in edges.iter().enumerate() {
+            let insts = &mut mf.blocks[i].insts;
+            match ss {
+                [] => insts.push(MInst::Ret { value: None }),
+                [a] => insts.push(MInst::Jump { target: MBlock(*a) }),
+                [a, b] => {
+                    insts.push(MInst::Branch {
+                        cond: Cond::Ne,
+                        rs1: ZERO,
+                        rs2: ZERO,
+                        target: MBlock(*a),
+                    });
+                    insts.push(MInst::Jump { target: MBlock(*b) });
+                }
+                _ => unreachable!(),
+            }
+        }
+        mf
+    }
+
+    #[test]
+    fn nested_loops() {
+        // 0 -> 1 (outer header) -> 2 (inner header) -> 3 -> 2 | 4 -> 1 | 5
+        let mf = func(&[&[1], &[2, 5], &[3, 4], &[2], &[1], &[]]);
+        assert_eq!(loop_depths(&mf), vec![0, 1, 2, 2, 1, 0]);
+    }
+
+    #[test]
+    fn two_latches_one_loop() {
+        // 0 -> 1 -> 2 | 3; 2 -> 1; 3 -> 1 | 4
+        let mf = func(&[&[1], &[2, 3], &[1], &[1, 4], &[]]);
+        assert_eq!(loop_depths(&mf), vec![0, 1, 1, 1, 0]);
+    }
+}

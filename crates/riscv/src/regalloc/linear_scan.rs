@@ -1,0 +1,236 @@
+//! Linear scan register allocation over live intervals with holes.
+//!
+//! Intervals are visited in order of their start (Poletto and Sarkar, "Linear Scan
+//! Register Allocation", TOPLAS 1999). Instead of the active list, each physical
+//! register keeps the set of ranges already given to it (fixed intervals of argument
+//! registers and call clobbers included), so an interval fits a register exactly when
+//! it overlaps none of those ranges: intervals may use each other's holes, as in
+//! Traub, Holloway and Smith's second-chance binpacking. Preference goes to the
+//! register of a copy's other side (move hints), then caller-saved registers, then
+//! callee-saved ones. When no register is free, the interval may evict the cheapest
+//! set of conflicting intervals of one register if their total spill cost is lower
+//! than its own; evicted intervals get a second chance at any register still free,
+//! or are spilled whole. The spill cost of an interval is the number of its uses and
+//! definitions, each weighted by 10^(loop depth), halved when it can be recomputed.
+
+use crate::abi;
+use crate::liveness::{Interval, Intervals};
+use crate::mir::{MFunction, MInst, Reg, RegClass, NUM_PREGS};
+use std::collections::BTreeMap;
+
+/// Owner of a range in a register's occupancy: a virtual register index, or
+/// [`FIXED`] for a physical register's own interval.
+const FIXED: u32 = u32::MAX;
+
+/// The result of allocation.
+pub struct Allocation {
+    /// Physical register of each virtual register, unless spilled or unused.
+    pub assignment: Vec<Option<Reg>>,
+    /// Whether each virtual register lives in memory (or is recomputed) instead.
+    pub spilled: Vec<bool>,
+}
+
+struct State<'a> {
+    iv: &'a Intervals,
+    /// Per physical register: start -> (end, owner).
+    occ: Vec<BTreeMap<u32, (u32, u32)>>,
+    assignment: Vec<Option<Reg>>,
+    spilled: Vec<bool>,
+    cost: Vec<f64>,
+    callee_used: Vec<bool>,
+}
+
+impl State<'_> {
+    fn interval(&self, v: usize) -> &Interval {
+        &self.iv.regs[NUM_PREGS as usize + v]
+    }
+
+    fn is_free(&self, r: Reg, iv: &Interval) -> bool {
+        let occ = &self.occ[r.0 as usize];
+        iv.ranges
+            .iter()
+            .all(|&(a, b)| match occ.range(..b).next_back() {
+                Some((_, &(e, _))) => e <= a,
+                None => true,
+            })
+    }
+
+    /// Owners of the ranges of `r` overlapping `iv` (deduplicated), or `None` if a
+    /// fixed interval is among them.
+    fn conflicts(&self, r: Reg, iv: &Interval) -> Option<Vec<u32>> {
+        let occ = &self.occ[r.0 as usize];
+        let mut owners = Vec::new();
+        for &(a, b) in &iv.ranges {
+            for (_, &(e, o)) in occ.range(..b).rev() {
+                if e <= a {
+                    break;
+                }
+                if o == FIXED {
+                    return None;
+                }
+                if !owners.contains(&o) {
+                    owners.push(o);
+                }
+            }
+        }
+        Some(owners)
+    }
+
+    fn assign(&mut self, v: usize, r: Reg) {
+        let ranges = self.iv.regs[NUM_PREGS as usize + v].ranges.clone();
+        let occ = &mut self.occ[r.0 as usize];
+        for (a, b) in ranges {
+            occ.insert(a, (b, v as u32));
+        }
+        self.assignment[v] = Some(r);
+        if abi::is_callee_saved(r) {
+            self.callee_used[r.0 as usize] = true;
+        }
+    }
+
+    fn unassign(&mut self, v: usize) {
+        if let Some(r) = self.assignment[v].take() {
+            let occ = &mut self.occ[r.0 as usize];
+            for &(a, _) in &self.iv.regs[NUM_PREGS as usize + v].ranges {
+                occ.remove(&a);
+            }
+        }
+    }
+
+    /// Candidate registers in preference order: caller-saved, then callee-saved
+    /// already in use (no extra save), then fresh callee-saved.
+    fn candidates(&self, class: RegClass) -> Vec<Reg> {
+        let all = abi::allocatable(class);
+        let mut v: Vec<Reg> = all
+            .iter()
+            .copied()
+            .filter(|&r| !abi::is_callee_saved(r))
+            .collect();
+        v.extend(
+            all.iter()
+                .copied()
+                .filter(|&r| abi::is_callee_saved(r) && self.callee_used[r.0 as usize]),
+        );
+        v.extend(
+            all.iter()
+                .copied()
+                .filter(|&r| abi::is_callee_saved(r) && !self.callee_used[r.0 as usize]),
+        );
+        v
+    }
+
+    fn try_free(&mut self, v: usize, class: RegClass, hints: &[Reg]) -> bool {
+        let iv = self.interval(v).clone();
+        for &h in hints {
+            let r = if h.is_phys() {
+                Some(h)
+            } else {
+                self.assignment[h.vindex()]
+            };
+            if let Some(r) = r {
+                if abi::allocatable(class).contains(&r) && self.is_free(r, &iv) {
+                    self.assign(v, r);
+                    return true;
+                }
+            }
+        }
+        for r in self.candidates(class) {
+            if self.is_free(r, &iv) {
+                self.assign(v, r);
+                return true;
+            }
+        }
+        false
+    }
+}
+
+/// Allocates registers for every virtual register of `mf`.
+pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation {
+    let nv = mf.num_vregs();
+    // Spill costs and move hints.
+    let mut cost = vec![0f64; nv];
+    let mut hints: Vec<Vec<Reg>> = vec![Vec::new(); nv];
+    for &b in &mf.layout {
+        let w = 10f64.powi(depths[b.index()].min(8) as i32);
+        for inst in &mf.blocks[b.index()].insts {
+            let mut count = |r: Reg| {
+                if r.is_virtual() {
+                    cost[r.vindex()] += w;
+                }
+            };
+            inst.for_each_use(&mut count);
+            if !inst.is_call() {
+                inst.for_each_def(&mut count);
+            }
+            if let MInst::Mv { rd, rs } = *inst {
+                if rd.is_virtual() {
+                    hints[rd.vindex()].push(rs);
+                }
+                if rs.is_virtual() {
+                    hints[rs.vindex()].push(rd);
+                }
+            }
+        }
+    }
+    for (v, c) in cost.iter_mut().enumerate() {
+        if mf.vreg_remat[v].is_some() {
+            *c *= 0.5;
+        }
+    }
+    let mut st = State {
+        iv,
+        occ: vec![BTreeMap::new(); NUM_PREGS as usize],
+        assignment: vec![None; nv],
+        spilled: vec![false; nv],
+        cost,
+        callee_used: vec![false; NUM_PREGS as usize],
+    };
+    for p in 0..NUM_PREGS {
+        let r = Reg(p);
+        if !abi::is_allocatable(r) {
+            continue;
+        }
+        for &(a, b) in &iv.regs[p as usize].ranges {
+            st.occ[p as usize].insert(a, (b, FIXED));
+        }
+    }
+    let mut order: Vec<usize> = (0..nv).filter(|&v| !st.interval(v).is_empty()).collect();
+    order.sort_by_key(|&v| (st.interval(v).start(), v));
+    for v in order {
+        let class = mf.vreg_class[v];
+        if st.try_free(v, class, &hints[v]) {
+            continue;
+        }
+        // Evict the cheapest conflicting set of one register, if cheaper than `v`.
+        let cur = st.interval(v).clone();
+        let mut best: Option<(f64, Reg, Vec<u32>)> = None;
+        for r in st.candidates(class) {
+            let Some(owners) = st.conflicts(r, &cur) else {
+                continue;
+            };
+            let c: f64 = owners.iter().map(|&o| st.cost[o as usize]).sum();
+            if best.as_ref().is_none_or(|b| c < b.0) {
+                best = Some((c, r, owners));
+            }
+        }
+        match best {
+            Some((c, r, owners)) if c < st.cost[v] => {
+                for &o in &owners {
+                    st.unassign(o as usize);
+                }
+                st.assign(v, r);
+                for &o in &owners {
+                    let o = o as usize;
+                    if !st.try_free(o, mf.vreg_class[o], &hints[o]) {
+                        st.spilled[o] = true;
+                    }
+                }
+            }
+            _ => st.spilled[v] = true,
+        }
+    }
+    Allocation {
+        assignment: st.assignment,
+        spilled: st.spilled,
+    }
+}

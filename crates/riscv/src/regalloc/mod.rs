@@ -1,0 +1,19 @@
+//! Register allocation: liveness, live intervals, linear scan, then rewriting the
+//! code with physical registers and spill code.
+
+pub mod linear_scan;
+pub mod spill;
+
+use crate::liveness::{build_intervals, compute_liveness};
+use crate::loops::loop_depths;
+use crate::mir::MFunction;
+use crate::BackendError;
+
+/// Replaces every virtual register of `mf` by a physical register or spill code.
+pub fn allocate(mf: &mut MFunction) -> Result<(), BackendError> {
+    let depths = loop_depths(mf);
+    let live = compute_liveness(mf);
+    let intervals = build_intervals(mf, &live);
+    let alloc = linear_scan::linear_scan(mf, &intervals, &depths);
+    spill::rewrite(mf, &alloc)
+}

@@ -1,0 +1,167 @@
+//! Rewriting machine code after allocation: virtual registers become their physical
+//! registers, and every spilled virtual register is reloaded (or recomputed, when it
+//! has a rematerialisation recipe) into a reserved scratch register right before each
+//! instruction that reads it, and stored right after each instruction that writes it
+//! ("spill everywhere"). Scratch registers (`t5`, `t6`, `ft10`, `ft11`) are never live
+//! across instructions. Float reloads are emitted before integer ones, so that a
+//! float reload whose slot offset needs an integer temporary (see `frame.rs`) finds
+//! one free.
+
+use super::linear_scan::Allocation;
+use crate::mir::*;
+use crate::BackendError;
+
+/// Applies `alloc` to `mf`.
+pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<(), BackendError> {
+    let nv = mf.num_vregs();
+    let mut slot: Vec<Option<Slot>> = Vec::with_capacity(nv);
+    for v in 0..nv {
+        let needs = alloc.spilled[v] && mf.vreg_remat[v].is_none();
+        slot.push(needs.then(|| mf.new_slot(SlotKind::Spill)));
+    }
+    let phys = |r: Reg| -> Result<Reg, BackendError> {
+        if r.is_phys() {
+            return Ok(r);
+        }
+        alloc.assignment[r.vindex()]
+            .ok_or_else(|| BackendError::new(format!("internal: {r} has no register")))
+    };
+    let spilled = |r: Reg| r.is_virtual() && alloc.spilled[r.vindex()];
+    let layout = mf.layout.clone();
+    for b in layout {
+        let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+        let mut out = Vec::with_capacity(insts.len());
+        for mut inst in insts {
+            // The defining instruction of a rematerialised value disappears.
+            let mut def_remat = false;
+            inst.for_each_def(|d| {
+                if spilled(d) && mf.vreg_remat[d.vindex()].is_some() {
+                    def_remat = true;
+                }
+            });
+            if def_remat {
+                continue;
+            }
+            if let MInst::Mv { rd, rs } = inst {
+                if spilled(rs) && !spilled(rd) {
+                    reload(mf, &slot, rs, phys(rd)?, &mut out)?;
+                    continue;
+                }
+                if spilled(rd) && !spilled(rs) {
+                    let s = slot[rd.vindex()].expect("spilled move target has a slot");
+                    out.push(store(mf.class_of(rd), phys(rs)?, s));
+                    continue;
+                }
+            }
+            // Scratch registers for this instruction.
+            let mut int_pool = vec![T5, T6].into_iter();
+            let mut float_pool = vec![FT10, FT11].into_iter();
+            let mut use_map: Vec<(Reg, Reg)> = Vec::new();
+            let mut spilled_uses: Vec<Reg> = Vec::new();
+            inst.for_each_use(|u| {
+                if spilled(u) && !spilled_uses.contains(&u) {
+                    spilled_uses.push(u);
+                }
+            });
+            // Floats first (see the module comment).
+            spilled_uses.sort_by_key(|&u| mf.class_of(u) == RegClass::Int);
+            for u in spilled_uses {
+                let class = mf.class_of(u);
+                let scratch = match class {
+                    RegClass::Int => int_pool.next(),
+                    RegClass::Float => float_pool.next(),
+                }
+                .ok_or_else(|| BackendError::new("internal: out of scratch registers"))?;
+                reload(mf, &slot, u, scratch, &mut out)?;
+                use_map.push((u, scratch));
+            }
+            let mut def_stores: Vec<(Reg, Slot, RegClass)> = Vec::new();
+            let mut err = None;
+            inst.map_regs(|r, is_def| {
+                if r.is_phys() {
+                    return;
+                }
+                if is_def {
+                    if spilled(*r) {
+                        let class = mf.class_of(*r);
+                        let scratch = if class == RegClass::Int { T5 } else { FT10 };
+                        let s = slot[r.vindex()].expect("spilled def has a slot");
+                        def_stores.push((scratch, s, class));
+                        *r = scratch;
+                    } else {
+                        match phys(*r) {
+                            Ok(p) => *r = p,
+                            Err(e) => err = Some(e),
+                        }
+                    }
+                } else if let Some(&(_, s)) = use_map.iter().find(|(v, _)| v == r) {
+                    *r = s;
+                } else {
+                    match phys(*r) {
+                        Ok(p) => *r = p,
+                        Err(e) => err = Some(e),
+                    }
+                }
+            });
+            if let Some(e) = err {
+                return Err(e);
+            }
+            out.push(inst);
+            for (scratch, s, class) in def_stores {
+                out.push(store(class, scratch, s));
+            }
+        }
+        mf.blocks[b.index()].insts = out;
+    }
+    Ok(())
+}
+
+fn store(class: RegClass, src: Reg, s: Slot) -> MInst {
+    MInst::Store {
+        op: if class == RegClass::Int {
+            MemOp::D
+        } else {
+            MemOp::FS
+        },
+        src,
+        addr: Addr {
+            base: Base::Slot(s),
+            off: 0,
+        },
+    }
+}
+
+/// Loads or recomputes spilled `v` into `dst`.
+fn reload(
+    mf: &MFunction,
+    slot: &[Option<Slot>],
+    v: Reg,
+    dst: Reg,
+    out: &mut Vec<MInst>,
+) -> Result<(), BackendError> {
+    if let Some(recipe) = &mf.vreg_remat[v.vindex()] {
+        let mut i = recipe.clone();
+        i.map_regs(|r, is_def| {
+            if is_def {
+                *r = dst;
+            }
+        });
+        out.push(i);
+        return Ok(());
+    }
+    let s =
+        slot[v.vindex()].ok_or_else(|| BackendError::new(format!("internal: {v} has no slot")))?;
+    out.push(MInst::Load {
+        op: if mf.class_of(v) == RegClass::Int {
+            MemOp::D
+        } else {
+            MemOp::FS
+        },
+        rd: dst,
+        addr: Addr {
+            base: Base::Slot(s),
+            off: 0,
+        },
+    });
+    Ok(())
+}
