@@ -1,1 +1,16 @@
-//! opt
+//! The middle end of sysyc: analyses over the SSA IR, SSA construction from memory form
+//! (mem2reg, after Cytron et al. 1991), and the optimisation passes with the pass
+//! manager that runs them by name.
+//!
+//! - [`analysis`]: dominance frontiers, post-dominators, control dependence, loops,
+//!   function side effects (the CFG and dominator tree are [`ir::analysis`]'s).
+//! - [`ssa`]: [`mem2reg`] and trivial block-parameter removal.
+//! - [`passes`]: one file per pass.
+//! - [`pipeline`]: the pass registry, [`run_passes`] and the `-O` pipelines.
+
+pub mod analysis;
+pub mod passes;
+pub mod pipeline;
+pub mod ssa;
+
+pub use ssa::cytron::{count_block_params, mem2reg};

@@ -1,0 +1,321 @@
+//! Natural loops and the loop nesting forest.
+//!
+//! A back edge is an edge `t -> h` whose target dominates its source; the natural loop
+//! of header `h` is `h` plus every block that reaches one of its back-edge sources
+//! (latches) without passing through `h` (Aho, Lam, Sethi, Ullman, "Compilers", 9.6;
+//! all back edges to one header form one loop, as the seed write-up does). Loops are
+//! discovered innermost first by visiting headers in post-order of the dominator tree;
+//! the reverse walk from the latches skips over already discovered inner loops through
+//! their headers, which also links each inner loop to its parent (the method of LLVM's
+//! `LoopInfo`). Cycles that are not natural loops (irreducible control flow, entered
+//! at more than one block) are not loops here.
+
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, Function, SecondaryMap};
+
+/// One natural loop.
+#[derive(Clone, Debug)]
+pub struct Loop {
+    /// The block that dominates the loop and is the target of its back edges.
+    pub header: Block,
+    /// Sources of back edges to the header, in RPO order.
+    pub latches: Vec<Block>,
+    /// All blocks of the loop, inner loops' included, in RPO order (header first).
+    pub blocks: Vec<Block>,
+    /// The innermost enclosing loop.
+    pub parent: Option<LoopId>,
+    /// Loops immediately nested in this one.
+    pub children: Vec<LoopId>,
+    /// 1 for an outermost loop.
+    pub depth: u32,
+}
+
+/// Index of a loop in a [`LoopForest`].
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
+pub struct LoopId(pub u32);
+
+/// All natural loops of a function and the innermost loop of every block.
+#[derive(Clone, Debug, Default)]
+pub struct LoopForest {
+    loops: Vec<Loop>,
+    innermost: SecondaryMap<Block, Option<LoopId>>,
+}
+
+impl LoopForest {
+    /// Finds the natural loops of `func`.
+    pub fn compute(func: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Self {
+        let _ = func;
+        let mut lf = LoopForest::default();
+        let mut rpo_num: SecondaryMap<Block, usize> = SecondaryMap::new();
+        for (i, &b) in cfg.rpo().iter().enumerate() {
+            rpo_num[b] = i;
+        }
+        for h in dom_postorder(dt) {
+            let latches: Vec<Block> = cfg
+                .unique_preds(h)
+                .into_iter()
+                .filter(|&p| dt.dominates(h, p))
+                .collect();
+            if latches.is_empty() {
+                continue;
+            }
+            let id = LoopId(lf.loops.len() as u32);
+            lf.loops.push(Loop {
+                header: h,
+                latches: latches.clone(),
+                blocks: Vec::new(),
+                parent: None,
+                children: Vec::new(),
+                depth: 0,
+            });
+            lf.innermost[h] = Some(id);
+            let mut work = latches;
+            while let Some(b) = work.pop() {
+                match lf.innermost[b] {
+                    None => {
+                        lf.innermost[b] = Some(id);
+                        work.extend(cfg.preds(b).iter().filter(|&&p| dt.is_reachable(p)));
+                    }
+                    Some(inner) => {
+                        // Part of a loop found earlier: continue from the header of its
+                        // outermost enclosing loop so far, which becomes our child.
+                        let mut top = inner;
+                        while let Some(p) = lf.loops[top.0 as usize].parent {
+                            top = p;
+                        }
+                        if top == id {
+                            continue;
+                        }
+                        lf.loops[top.0 as usize].parent = Some(id);
+                        let sub_header = lf.loops[top.0 as usize].header;
+                        work.extend(
+                            cfg.preds(sub_header)
+                                .iter()
+                                .filter(|&&p| dt.is_reachable(p) && !dt.dominates(sub_header, p)),
+                        );
+                    }
+                }
+            }
+        }
+        // Children, depths (parents were created after their children) and block lists.
+        for i in (0..lf.loops.len()).rev() {
+            let depth = match lf.loops[i].parent {
+                Some(p) => {
+                    lf.loops[p.0 as usize].children.push(LoopId(i as u32));
+                    lf.loops[p.0 as usize].depth + 1
+                }
+                None => 1,
+            };
+            lf.loops[i].depth = depth;
+        }
+        for l in &mut lf.loops {
+            l.children.sort_by_key(|c| c.0);
+            l.latches.sort_by_key(|&b| rpo_num[b]);
+        }
+        for &b in cfg.rpo() {
+            let mut cur = lf.innermost[b];
+            while let Some(l) = cur {
+                lf.loops[l.0 as usize].blocks.push(b);
+                cur = lf.loops[l.0 as usize].parent;
+            }
+        }
+        lf
+    }
+
+    /// All loops, innermost first (each loop's id is smaller than its parent's).
+    pub fn loops(&self) -> impl Iterator<Item = (LoopId, &Loop)> {
+        self.loops
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (LoopId(i as u32), l))
+    }
+
+    /// Number of loops.
+    pub fn len(&self) -> usize {
+        self.loops.len()
+    }
+
+    /// Whether the function has no loops.
+    pub fn is_empty(&self) -> bool {
+        self.loops.is_empty()
+    }
+
+    /// The loop with id `l`.
+    pub fn get(&self, l: LoopId) -> &Loop {
+        &self.loops[l.0 as usize]
+    }
+
+    /// The innermost loop containing `b`.
+    pub fn innermost(&self, b: Block) -> Option<LoopId> {
+        self.innermost[b]
+    }
+
+    /// Loop nesting depth of `b`: 0 outside loops.
+    pub fn depth(&self, b: Block) -> u32 {
+        self.innermost[b].map_or(0, |l| self.get(l).depth)
+    }
+
+    /// Whether `b` is the header of a loop.
+    pub fn is_header(&self, b: Block) -> bool {
+        self.innermost[b].is_some_and(|l| self.get(l).header == b)
+    }
+
+    /// Whether loop `l` contains block `b` (directly or in a nested loop).
+    pub fn contains(&self, l: LoopId, b: Block) -> bool {
+        let mut cur = self.innermost[b];
+        while let Some(c) = cur {
+            if c == l {
+                return true;
+            }
+            cur = self.get(c).parent;
+        }
+        false
+    }
+
+    /// The preheader of `l`: the unique predecessor of the header from outside the
+    /// loop, provided its only successor is the header (so code placed at its end runs
+    /// exactly once before each entry into the loop). `None` when there is no such block.
+    pub fn preheader(&self, l: LoopId, cfg: &ControlFlowGraph) -> Option<Block> {
+        let header = self.get(l).header;
+        let mut outside = cfg
+            .unique_preds(header)
+            .into_iter()
+            .filter(|&p| !self.contains(l, p));
+        let p = outside.next()?;
+        if outside.next().is_some() {
+            return None;
+        }
+        (cfg.succs(p).iter().all(|&s| s == header)).then_some(p)
+    }
+
+    /// Blocks outside `l` that are successors of blocks in `l`, in RPO of discovery.
+    pub fn exits(&self, l: LoopId, cfg: &ControlFlowGraph) -> Vec<Block> {
+        let mut out = Vec::new();
+        for &b in &self.get(l).blocks {
+            for &s in cfg.succs(b) {
+                if !self.contains(l, s) && !out.contains(&s) {
+                    out.push(s);
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Post-order of the dominator tree (children before parents), iteratively.
+fn dom_postorder(dt: &DominatorTree) -> Vec<Block> {
+    let mut out = Vec::with_capacity(dt.rpo().len());
+    let Some(&entry) = dt.rpo().first() else {
+        return out;
+    };
+    let mut stack = vec![(entry, false)];
+    while let Some((b, done)) = stack.pop() {
+        if done {
+            out.push(b);
+            continue;
+        }
+        stack.push((b, true));
+        for &c in dt.children(b).iter().rev() {
+            stack.push((c, false));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testcfg::{cfg_func, idx, CYTRON_FIG5};
+
+    fn forest(n: usize, edges: &[(usize, usize)]) -> (LoopForest, ControlFlowGraph, Vec<Block>) {
+        let (f, b) = cfg_func(n, edges);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        (LoopForest::compute(&f, &cfg, &dt), cfg, b)
+    }
+
+    #[test]
+    fn cytron_figure_5_has_two_nested_loops() {
+        let (lf, cfg, b) = forest(14, CYTRON_FIG5);
+        assert_eq!(lf.len(), 2);
+        let inner = lf.innermost(b[10]).unwrap();
+        let outer = lf.innermost(b[3]).unwrap();
+        assert_eq!(lf.get(inner).header, b[9]);
+        assert_eq!(lf.get(inner).latches, vec![b[11]]);
+        assert_eq!(idx(&b, &lf.get(inner).blocks), vec![9, 10, 11]);
+        assert_eq!(lf.get(outer).header, b[2]);
+        assert_eq!(lf.get(outer).latches, vec![b[12]]);
+        assert_eq!(
+            idx(&b, &lf.get(outer).blocks),
+            vec![2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]
+        );
+        assert_eq!(lf.get(inner).parent, Some(outer));
+        assert_eq!(lf.get(outer).children, vec![inner]);
+        let depths: Vec<u32> = b.iter().map(|&x| lf.depth(x)).collect();
+        assert_eq!(depths, vec![0, 0, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 1, 0]);
+        assert!(lf.is_header(b[9]) && lf.is_header(b[2]) && !lf.is_header(b[11]));
+        assert_eq!(lf.preheader(outer, &cfg), Some(b[1]));
+        assert_eq!(lf.preheader(inner, &cfg), Some(b[8]));
+        assert_eq!(lf.exits(inner, &cfg), vec![b[12]]);
+        assert_eq!(lf.exits(outer, &cfg), vec![b[13]]);
+    }
+
+    #[test]
+    fn while_loop_with_two_latches_is_one_loop() {
+        // The seed's `while (i < 3) { if (i < 1) { ...; continue; } else { ... } }`:
+        // header 1 -> {2, 5}; 2 -> {3, 4}; 3 -> 1 (continue); 4 -> 1; 5 returns.
+        let (lf, cfg, b) = forest(6, &[(0, 1), (1, 2), (1, 5), (2, 3), (2, 4), (3, 1), (4, 1)]);
+        assert_eq!(lf.len(), 1);
+        let (l, lp) = lf.loops().next().unwrap();
+        assert_eq!(lp.header, b[1]);
+        assert_eq!(idx(&b, &lp.latches), vec![3, 4]);
+        assert_eq!(idx(&b, &lp.blocks), vec![1, 2, 3, 4]);
+        assert_eq!(lp.depth, 1);
+        assert_eq!(lf.preheader(l, &cfg), Some(b[0]));
+    }
+
+    #[test]
+    fn no_preheader_when_the_entering_block_branches() {
+        // 0 -> {1, 2}; loop 1 -> 1 (self loop), 1 -> 2.
+        let (lf, cfg, b) = forest(3, &[(0, 1), (0, 2), (1, 1), (1, 2)]);
+        let (l, lp) = lf.loops().next().unwrap();
+        assert_eq!(lp.blocks, vec![b[1]]);
+        assert_eq!(lp.latches, vec![b[1]]);
+        assert_eq!(lf.preheader(l, &cfg), None);
+    }
+
+    #[test]
+    fn irreducible_cycle_is_not_a_loop() {
+        // 0 -> {1, 2}; 1 <-> 2: neither dominates the other.
+        let (lf, _, b) = forest(4, &[(0, 1), (0, 2), (1, 2), (2, 1), (1, 3)]);
+        assert!(lf.is_empty());
+        assert_eq!(lf.depth(b[1]), 0);
+    }
+
+    #[test]
+    fn triply_nested_loops() {
+        // 0 -> 1 -> 2 -> 3 -> 3 | 4; 4 -> 2 | 5; 5 -> 1 | 6.
+        let (lf, _, b) = forest(
+            7,
+            &[
+                (0, 1),
+                (1, 2),
+                (2, 3),
+                (3, 3),
+                (3, 4),
+                (4, 2),
+                (4, 5),
+                (5, 1),
+                (5, 6),
+            ],
+        );
+        assert_eq!(lf.len(), 3);
+        let depths: Vec<u32> = b.iter().map(|&x| lf.depth(x)).collect();
+        assert_eq!(depths, vec![0, 1, 2, 3, 2, 1, 0]);
+        let l3 = lf.innermost(b[3]).unwrap();
+        let l2 = lf.get(l3).parent.unwrap();
+        let l1 = lf.get(l2).parent.unwrap();
+        assert_eq!(lf.get(l1).parent, None);
+        assert!(lf.contains(l1, b[3]) && !lf.contains(l3, b[4]));
+    }
+}

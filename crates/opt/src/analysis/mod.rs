@@ -1,0 +1,17 @@
+//! Analyses over the IR that the passes share. The CFG and the dominator tree live in
+//! [`ir::analysis`] (the verifier needs them); everything built on top of them is here.
+
+pub mod control_dep;
+pub mod frontiers;
+pub mod loops;
+pub mod postdom;
+pub mod purity;
+
+pub use control_dep::ControlDependence;
+pub use frontiers::{iterated_frontier, DominanceFrontiers};
+pub use loops::{Loop, LoopForest, LoopId};
+pub use postdom::PostDominatorTree;
+pub use purity::{pointer_base, Effects, PointerBase, Purity};
+
+#[cfg(test)]
+pub(crate) mod testcfg;

@@ -1,0 +1,330 @@
+//! Side-effect summaries of functions: whether a function reads or writes global
+//! memory, reads or writes memory through its pointer arguments, or does I/O (calls a
+//! declared, external function such as the runtime library's `putint`).
+//!
+//! A local `alloc` is private to one call, so accesses to it are no effect at all. A
+//! call contributes its callee's summary, except that the callee's accesses through
+//! pointer arguments become accesses to whatever the caller passed (nothing, for a
+//! local array). Summaries start empty (optimistically pure) and grow monotonically to
+//! a fixed point over the call graph, so recursion needs no special case: a cycle of
+//! functions that do nothing but call each other stays pure. External declarations
+//! are assumed to do everything. This follows the seed write-up's rules for pure
+//! functions (external functions impure, recursion does not make a function impure),
+//! made precise per kind of memory.
+
+use ir::{FuncId, Function, InstKind, Module, SecondaryMap, Value, ValueDef};
+
+/// What calling a function may do.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+pub struct Effects {
+    /// Loads from globals (or from pointers of unknown origin).
+    pub reads_global: bool,
+    /// Stores to globals (or to pointers of unknown origin).
+    pub writes_global: bool,
+    /// Loads through pointer parameters.
+    pub reads_args: bool,
+    /// Stores through pointer parameters.
+    pub writes_args: bool,
+    /// Calls an external function: input/output, timing, anything.
+    pub io: bool,
+}
+
+impl Effects {
+    /// Everything: the summary of an external declaration.
+    pub const ALL: Effects = Effects {
+        reads_global: true,
+        writes_global: true,
+        reads_args: true,
+        writes_args: true,
+        io: true,
+    };
+
+    /// No memory access and no I/O: the result depends only on the arguments' values.
+    pub fn is_pure(self) -> bool {
+        self == Effects::default()
+    }
+
+    /// Whether a call could change state the caller (or the outside world) observes.
+    /// A call without side effects whose result is unused can be deleted.
+    pub fn has_side_effects(self) -> bool {
+        self.writes_global || self.writes_args || self.io
+    }
+
+    /// Whether the result may depend on memory contents.
+    pub fn reads_memory(self) -> bool {
+        self.reads_global || self.reads_args
+    }
+
+    fn union(self, o: Effects) -> Effects {
+        Effects {
+            reads_global: self.reads_global || o.reads_global,
+            writes_global: self.writes_global || o.writes_global,
+            reads_args: self.reads_args || o.reads_args,
+            writes_args: self.writes_args || o.writes_args,
+            io: self.io || o.io,
+        }
+    }
+}
+
+/// Where a pointer points, found by following `gep` bases.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum PointerBase {
+    /// Into a local `alloc` (the value given).
+    Local(Value),
+    /// Into a global.
+    Global,
+    /// Into memory passed in through a parameter of the function.
+    Param,
+    /// Anything (a loaded pointer, a block parameter merging pointers).
+    Unknown,
+}
+
+/// Follows `gep` bases from `p` to the allocation it points into.
+pub fn pointer_base(f: &Function, mut p: Value) -> PointerBase {
+    loop {
+        match f.value_def(p) {
+            ValueDef::Global(_) => return PointerBase::Global,
+            ValueDef::Param(b, _) if b == f.entry_block() => return PointerBase::Param,
+            ValueDef::Inst(i) => match f.kind(i) {
+                InstKind::Alloc { .. } => return PointerBase::Local(p),
+                InstKind::Gep { base, .. } => p = *base,
+                _ => return PointerBase::Unknown,
+            },
+            _ => return PointerBase::Unknown,
+        }
+    }
+}
+
+/// Effect summaries of all functions of a module.
+#[derive(Clone, Debug, Default)]
+pub struct Purity {
+    effects: SecondaryMap<FuncId, Effects>,
+}
+
+impl Purity {
+    /// Computes the summaries to a fixed point.
+    pub fn compute(m: &Module) -> Purity {
+        let mut p = Purity::default();
+        for (id, f) in m.funcs.iter() {
+            if f.is_declaration() {
+                p.effects[id] = Effects::ALL;
+            }
+        }
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (id, f) in m.funcs.iter() {
+                if f.is_declaration() {
+                    continue;
+                }
+                let e = p.local_effects(f);
+                if e != p.effects[id] {
+                    p.effects[id] = e;
+                    changed = true;
+                }
+            }
+        }
+        p
+    }
+
+    /// The summary of function `f`.
+    pub fn effects(&self, f: FuncId) -> Effects {
+        self.effects[f]
+    }
+
+    /// The effects of one body, given the current summaries of its callees.
+    fn local_effects(&self, f: &Function) -> Effects {
+        let mut e = Effects::default();
+        let access = |e: &mut Effects, ptr: Value, write: bool| match pointer_base(f, ptr) {
+            PointerBase::Local(_) => {}
+            PointerBase::Global => {
+                if write {
+                    e.writes_global = true
+                } else {
+                    e.reads_global = true
+                }
+            }
+            PointerBase::Param => {
+                if write {
+                    e.writes_args = true
+                } else {
+                    e.reads_args = true
+                }
+            }
+            PointerBase::Unknown => {
+                if write {
+                    e.writes_global = true;
+                    e.writes_args = true;
+                } else {
+                    e.reads_global = true;
+                    e.reads_args = true;
+                }
+            }
+        };
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                match f.kind(i) {
+                    InstKind::Load { ptr, .. } => access(&mut e, *ptr, false),
+                    InstKind::Store { ptr, .. } => access(&mut e, *ptr, true),
+                    InstKind::Call { callee, args } => {
+                        let c = self.effects[*callee];
+                        e = e.union(Effects {
+                            reads_global: c.reads_global,
+                            writes_global: c.writes_global,
+                            io: c.io,
+                            ..Effects::default()
+                        });
+                        if c.reads_args || c.writes_args {
+                            for &a in args {
+                                if f.value_type(a) == ir::Type::Ptr {
+                                    if c.reads_args {
+                                        access(&mut e, a, false);
+                                    }
+                                    if c.writes_args {
+                                        access(&mut e, a, true);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn purity(src: &str) -> (Module, Purity) {
+        let m = ir::parse_module(src).expect("test IR parses");
+        let p = Purity::compute(&m);
+        (m, p)
+    }
+
+    fn fx(m: &Module, p: &Purity, name: &str) -> Effects {
+        p.effects(m.func_by_name(name).unwrap())
+    }
+
+    #[test]
+    fn classifies_memory_and_io() {
+        let (m, p) = purity(
+            r#"
+global @g: i32 = 0
+declare @putint(i32) -> void
+
+func @pure(i32) -> i32 {
+bb0(%0: i32):
+  %1 = alloc [i32; 4]
+  %2 = gep %1, 1, 4
+  store %0, %2
+  %3 = load i32, %2
+  %4 = mul %3, %0
+  ret %4
+}
+
+func @reads_g() -> i32 {
+bb0:
+  %0 = load i32, @g
+  ret %0
+}
+
+func @writes_arg(ptr) -> void {
+bb0(%0: ptr):
+  %1 = gep %0, 3, 4
+  store 1, %1
+  ret
+}
+
+func @prints(i32) -> void {
+bb0(%0: i32):
+  call @putint(%0)
+  ret
+}
+
+func @fills_local() -> i32 {
+bb0:
+  %0 = alloc [i32; 8]
+  call @writes_arg(%0)
+  %1 = load i32, %0
+  ret %1
+}
+
+func @fills_global() -> void {
+bb0:
+  call @writes_arg(@g)
+  ret
+}
+"#,
+        );
+        assert!(fx(&m, &p, "pure").is_pure());
+        let r = fx(&m, &p, "reads_g");
+        assert!(r.reads_global && !r.has_side_effects());
+        let w = fx(&m, &p, "writes_arg");
+        assert!(w.writes_args && !w.writes_global && w.has_side_effects());
+        assert!(fx(&m, &p, "prints").io);
+        assert!(
+            fx(&m, &p, "fills_local").is_pure(),
+            "writes only its own array"
+        );
+        let g = fx(&m, &p, "fills_global");
+        assert!(g.writes_global && !g.writes_args);
+        assert_eq!(fx(&m, &p, "putint"), Effects::ALL);
+    }
+
+    #[test]
+    fn recursion_reaches_a_fixed_point() {
+        let (m, p) = purity(
+            r#"
+global @g: i32 = 0
+
+func @fib(i32) -> i32 {
+bb0(%0: i32):
+  %1 = slt %0, 2
+  br %1, bb1, bb2
+bb1:
+  ret %0
+bb2:
+  %2 = sub %0, 1
+  %3 = call @fib(%2)
+  %4 = sub %0, 2
+  %5 = call @fib(%4)
+  %6 = add %3, %5
+  ret %6
+}
+
+func @even(i32) -> i32 {
+bb0(%0: i32):
+  %1 = eq %0, 0
+  br %1, bb1, bb2
+bb1:
+  ret 1
+bb2:
+  %2 = sub %0, 1
+  %3 = call @odd(%2)
+  ret %3
+}
+
+func @odd(i32) -> i32 {
+bb0(%0: i32):
+  %1 = eq %0, 0
+  br %1, bb1, bb2
+bb1:
+  store 1, @g
+  ret 0
+bb2:
+  %2 = sub %0, 1
+  %3 = call @even(%2)
+  ret %3
+}
+"#,
+        );
+        assert!(fx(&m, &p, "fib").is_pure());
+        // even calls odd, which writes @g: both have the side effect.
+        assert!(fx(&m, &p, "even").writes_global);
+        assert!(fx(&m, &p, "odd").writes_global);
+    }
+}

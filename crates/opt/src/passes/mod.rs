@@ -1,0 +1,1 @@
+//! The optimisation passes, one per file.

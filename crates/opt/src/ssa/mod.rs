@@ -1,0 +1,10 @@
+//! SSA construction from memory form. Lowering's Braun et al. builder lives in the
+//! `lower` crate (it needs the AST); here is the other classic: Cytron et al.'s
+//! mem2reg over `alloc`/`load`/`store`, plus the removal of trivial block parameters
+//! both constructions share.
+
+pub mod cytron;
+pub mod trivial;
+
+pub use cytron::{count_block_params, mem2reg};
+pub use trivial::remove_trivial_params;
