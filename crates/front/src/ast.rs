@@ -5,13 +5,18 @@
 
 pub use crate::span::Span;
 
-/// An identifier occurrence.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// An identifier occurrence; its name is the source text at its span.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Ident {
-    /// The name.
-    pub name: String,
     /// Where it occurs.
     pub span: Span,
+}
+
+impl Ident {
+    /// The identifier's name, given the source text the tree was parsed from.
+    pub fn text<'s>(&self, source: &'s str) -> &'s str {
+        source.get(self.span.range()).unwrap_or("")
+    }
 }
 
 /// A basic type: `int` or `float`.

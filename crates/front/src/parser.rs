@@ -130,10 +130,7 @@ impl<'a> Parser<'a> {
             );
         }
         self.bump();
-        Ok(Ident {
-            name: self.src[t.span.range()].to_string(),
-            span: t.span,
-        })
+        Ok(Ident { span: t.span })
     }
 
     /// Enters one nesting level.
@@ -311,8 +308,10 @@ impl<'a> Parser<'a> {
         } else {
             if is_const {
                 let sp = name.span;
-                self.diags
-                    .error(format!("constant `{}` must be initialised", name.name), sp);
+                self.diags.error(
+                    format!("constant `{}` must be initialised", name.text(self.src)),
+                    sp,
+                );
             }
             None
         };

@@ -55,7 +55,7 @@ impl<'a> Sema<'a> {
             .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
         if total.is_none_or(|t| t > MAX_ARRAY_ELEMS) {
             self.diags.error(
-                format!("array `{}` is too large", def.name.name),
+                format!("array `{}` is too large", self.text(&def.name)),
                 def.name.span,
             );
             ok = Err(Reported);
@@ -77,7 +77,7 @@ impl<'a> Sema<'a> {
             (false, ast::InitVal::Expr(e)) => self.err(
                 format!(
                     "array `{}` must be initialised with a brace-enclosed list",
-                    def.name.name
+                    self.text(&def.name)
                 ),
                 e.span,
             ),
@@ -87,14 +87,19 @@ impl<'a> Sema<'a> {
         }
     }
 
-    /// Checks one initialiser value, converted to `ty`; when `need_const`, it must fold
-    /// to a literal.
-    fn init_value(&mut self, e: &'a ast::Expr, ty: ScalarTy, need_const: Option<&str>) -> R<Expr> {
+    /// Checks one initialiser value, converted to `ty`; when `need_const` is
+    /// `Some((kind, name))`, it must fold to a literal (the message names "kind `name`").
+    fn init_value(
+        &mut self,
+        e: &'a ast::Expr,
+        ty: ScalarTy,
+        need_const: Option<(&str, &str)>,
+    ) -> R<Expr> {
         let v = self.value_as(e, ty)?;
-        if let Some(what) = need_const {
+        if let Some((kind, name)) = need_const {
             if fold::as_const(&v).is_none() {
                 return self.err(
-                    format!("initialiser of {what} is not a compile-time constant"),
+                    format!("initialiser of {kind} `{name}` is not a compile-time constant"),
                     e.span,
                 );
             }
@@ -107,7 +112,7 @@ impl<'a> Sema<'a> {
         &mut self,
         placed: Vec<(u32, &'a ast::Expr)>,
         ty: ScalarTy,
-        need_const: Option<&str>,
+        need_const: Option<(&str, &str)>,
     ) -> R<Vec<(u32, Expr)>> {
         let mut out = Vec::with_capacity(placed.len());
         let mut ok = Ok(());
@@ -126,7 +131,7 @@ impl<'a> Sema<'a> {
         let ty = scalar(d.ty);
         for def in &d.defs {
             let (dims, _) = self.dims(def);
-            let name = def.name.name.as_str();
+            let name = self.text(&def.name);
             let redefined = self.scopes.lookup_innermost(name).is_some();
             if redefined {
                 self.diags
@@ -150,22 +155,18 @@ impl<'a> Sema<'a> {
             if !redefined {
                 self.scopes.insert(name, Symbol::Global(id));
             }
-            let what = if d.is_const {
-                format!("constant `{name}`")
-            } else {
-                format!("global `{name}`")
-            };
+            let what = (if d.is_const { "constant" } else { "global" }, name);
             let Ok(placed) = self.place(def, &dims) else {
                 continue;
             };
             let init = match placed {
                 Placed::None => continue,
                 Placed::Scalar(None) => GlobalInit::Scalar(zero(ty)),
-                Placed::Scalar(Some(e)) => match self.init_value(e, ty, Some(&what)) {
+                Placed::Scalar(Some(e)) => match self.init_value(e, ty, Some(what)) {
                     Ok(v) => GlobalInit::Scalar(fold::as_const(&v).unwrap_or(zero(ty))),
                     Err(Reported) => continue,
                 },
-                Placed::Array(p) => match self.init_values(p, ty, Some(&what)) {
+                Placed::Array(p) => match self.init_values(p, ty, Some(what)) {
                     Ok(vals) => GlobalInit::Array(
                         vals.iter()
                             .filter_map(|(i, v)| Some((*i, fold::as_const(v)?)))
@@ -190,7 +191,7 @@ impl<'a> Sema<'a> {
         let ty = scalar(d.ty);
         for def in &d.defs {
             let (dims, _) = self.dims(def);
-            let name = def.name.name.as_str();
+            let name = self.text(&def.name);
             let redefined = self.scopes.lookup_innermost(name).is_some();
             if redefined {
                 self.diags
@@ -213,8 +214,7 @@ impl<'a> Sema<'a> {
             if !redefined {
                 self.scopes.insert(name, Symbol::Local(id));
             }
-            let what = format!("constant `{name}`");
-            let need_const = d.is_const.then_some(what.as_str());
+            let need_const = d.is_const.then_some(("constant", name));
             let Ok(placed) = self.place(def, &dims) else {
                 continue;
             };
@@ -279,7 +279,7 @@ impl<'a> Sema<'a> {
                 _ => scalar(p.ty).into(),
             })
             .collect();
-        let name = f.name.name.as_str();
+        let name = self.text(&f.name);
         let id = FuncId(self.funcs.len() as u32);
         if self.scopes.lookup_innermost(name).is_some() {
             self.diags
@@ -308,7 +308,7 @@ impl<'a> Sema<'a> {
         for (p, shape) in f.params.iter().zip(shapes) {
             let pid = LocalId(self.locals.len() as u32);
             self.locals.push(LocalVar {
-                name: p.name.name.clone(),
+                name: self.text(&p.name).to_string(),
                 ty: scalar(p.ty),
                 shape,
                 is_const: false,
@@ -316,13 +316,13 @@ impl<'a> Sema<'a> {
                 span: p.name.span,
             });
             self.local_consts.push(None);
-            if self.scopes.lookup_innermost(&p.name.name).is_some() {
+            if self.scopes.lookup_innermost(self.text(&p.name)).is_some() {
                 self.diags.error(
-                    format!("redefinition of parameter `{}`", p.name.name),
+                    format!("redefinition of parameter `{}`", self.text(&p.name)),
                     p.name.span,
                 );
             } else {
-                self.scopes.insert(&p.name.name, Symbol::Local(pid));
+                self.scopes.insert(self.text(&p.name), Symbol::Local(pid));
             }
             params.push(pid);
         }

@@ -80,15 +80,15 @@ impl<'a> Sema<'a> {
 
     /// Resolves a name used as a variable.
     pub fn resolve_var(&mut self, name: &ast::Ident) -> R<VarInfo> {
-        match self.scopes.lookup(&name.name) {
+        match self.scopes.lookup(self.text(name)) {
             None => self.err(
-                format!("use of undeclared identifier `{}`", name.name),
+                format!("use of undeclared identifier `{}`", self.text(name)),
                 name.span,
             ),
             Some(sym) => match self.var_info(sym) {
                 Some(info) => Ok(info),
                 None => self.err(
-                    format!("`{}` is a function, not a variable", name.name),
+                    format!("`{}` is a function, not a variable", self.text(name)),
                     name.span,
                 ),
             },
@@ -102,14 +102,17 @@ impl<'a> Sema<'a> {
             let sp = lv.indices[rank].span;
             return if rank == 0 {
                 self.err(
-                    format!("subscripted value `{}` is not an array", lv.name.name),
+                    format!(
+                        "subscripted value `{}` is not an array",
+                        self.text(&lv.name)
+                    ),
                     sp,
                 )
             } else {
                 self.err(
                     format!(
                         "too many subscripts for `{}` (it has {rank} dimension{})",
-                        lv.name.name,
+                        self.text(&lv.name),
                         if rank == 1 { "" } else { "s" }
                     ),
                     sp,
@@ -263,11 +266,14 @@ impl<'a> Sema<'a> {
 
     /// Checks a call `name(args)`.
     fn call(&mut self, name: &'a ast::Ident, args: &'a [ast::Expr], span: Span) -> R<Expr> {
-        let id = match self.scopes.lookup(&name.name) {
+        let id = match self.scopes.lookup(self.text(name)) {
             Some(Symbol::Func(id)) => id,
             Some(sym @ (Symbol::StartTime | Symbol::StopTime)) => {
                 if !args.is_empty() {
-                    return self.err(format!("`{}` takes no arguments", name.name), args[0].span);
+                    return self.err(
+                        format!("`{}` takes no arguments", self.text(name)),
+                        args[0].span,
+                    );
                 }
                 let target = if sym == Symbol::StartTime {
                     "_sysy_starttime"
@@ -290,9 +296,9 @@ impl<'a> Sema<'a> {
                     let _ = self.expr(a);
                 }
                 let msg = if other.is_some() {
-                    format!("called object `{}` is not a function", name.name)
+                    format!("called object `{}` is not a function", self.text(name))
                 } else {
-                    format!("call to undeclared function `{}`", name.name)
+                    format!("call to undeclared function `{}`", self.text(name))
                 };
                 return self.err(msg, name.span);
             }
@@ -310,7 +316,7 @@ impl<'a> Sema<'a> {
             self.diags.error(
                 format!(
                     "too {which} arguments to function `{}` (expected {}, found {})",
-                    name.name,
+                    self.text(name),
                     params.len(),
                     args.len()
                 ),
@@ -330,7 +336,7 @@ impl<'a> Sema<'a> {
                         self.err(
                             format!(
                                 "the first argument of `{}` must be a string literal",
-                                name.name
+                                self.text(name)
                             ),
                             a.span,
                         )
@@ -353,7 +359,7 @@ impl<'a> Sema<'a> {
                         format!(
                             "incompatible type for argument {} of `{}`: expected `{}`, found `{}`",
                             i + 1,
-                            name.name,
+                            self.text(name),
                             type_name(pt),
                             type_name(&e.ty)
                         ),

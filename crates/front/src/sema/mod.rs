@@ -155,6 +155,11 @@ impl<'a> Sema<'a> {
         self.scopes.push(); // the global scope
     }
 
+    /// The name of an identifier (borrowed from the source).
+    pub fn text(&self, id: &ast::Ident) -> &'a str {
+        id.text(self.src)
+    }
+
     /// Reports an error and returns the marker.
     pub fn err<T>(&mut self, msg: impl Into<String>, span: Span) -> R<T> {
         self.diags.error(msg, span);

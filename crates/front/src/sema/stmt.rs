@@ -37,7 +37,16 @@ impl<'a> Sema<'a> {
                 Stmt::Assign { lhs: l?, rhs: r? }
             }
             ast::Stmt::Expr(None, _) => return Ok(None),
-            ast::Stmt::Expr(Some(e), _) => Stmt::Expr(self.expr(e)?),
+            ast::Stmt::Expr(Some(e), _) => {
+                let v = self.expr(e)?;
+                if v.ty == Type::Str {
+                    return self.err(
+                        "a string literal can only be the first argument of `putf`",
+                        e.span,
+                    );
+                }
+                Stmt::Expr(v)
+            }
             ast::Stmt::Block(b) => {
                 self.scopes.push();
                 let body = self.block_items(&b.items);
@@ -114,13 +123,13 @@ impl<'a> Sema<'a> {
         let indices = self.lval_indices(&info, lv)?;
         if info.is_const {
             return self.err(
-                format!("cannot assign to constant `{}`", lv.name.name),
+                format!("cannot assign to constant `{}`", self.text(&lv.name)),
                 lv.span,
             );
         }
         if indices.len() < info.shape.rank() {
             return self.err(
-                format!("cannot assign to array `{}`", lv.name.name),
+                format!("cannot assign to array `{}`", self.text(&lv.name)),
                 lv.span,
             );
         }
