@@ -262,37 +262,7 @@ impl<'p> Dumper<'p> {
                 self.expr_into(a, s);
                 s.push(')');
             }
-            ExprKind::Binary(op, a, b) => {
-                let name = match op {
-                    BinOp::Add => "add",
-                    BinOp::Sub => "sub",
-                    BinOp::Mul => "mul",
-                    BinOp::Div => "div",
-                    BinOp::Rem => "rem",
-                    BinOp::Lt => "lt",
-                    BinOp::Le => "le",
-                    BinOp::Gt => "gt",
-                    BinOp::Ge => "ge",
-                    BinOp::Eq => "eq",
-                    BinOp::Ne => "ne",
-                };
-                let _ = write!(s, "({name}.{} ", suffix(&a.ty));
-                self.expr_into(a, s);
-                s.push(' ');
-                self.expr_into(b, s);
-                s.push(')');
-            }
-            ExprKind::And(a, b) | ExprKind::Or(a, b) => {
-                s.push_str(if matches!(e.kind, ExprKind::And(..)) {
-                    "(and "
-                } else {
-                    "(or "
-                });
-                self.expr_into(a, s);
-                s.push(' ');
-                self.expr_into(b, s);
-                s.push(')');
-            }
+            ExprKind::Binary(..) | ExprKind::And(..) | ExprKind::Or(..) => self.chain_into(e, s),
             ExprKind::IntToFloat(a) | ExprKind::FloatToInt(a) => {
                 s.push_str(if matches!(e.kind, ExprKind::IntToFloat(_)) {
                     "(i2f "
@@ -317,6 +287,54 @@ impl<'p> Dumper<'p> {
             }
         }
         if is_ptr {
+            s.push(')');
+        }
+    }
+
+    /// Appends a binary / logical expression, walking its left spine iteratively (long
+    /// left-deep chains must not need deep recursion).
+    fn chain_into(&self, top: &Expr, s: &mut String) {
+        let mut spine: Vec<&Expr> = Vec::new();
+        let mut leaf = top;
+        loop {
+            match &leaf.kind {
+                ExprKind::Binary(_, a, _) | ExprKind::And(a, _) | ExprKind::Or(a, _) => {
+                    spine.push(leaf);
+                    leaf = a;
+                }
+                _ => break,
+            }
+        }
+        for node in &spine {
+            match &node.kind {
+                ExprKind::Binary(op, a, _) => {
+                    let name = match op {
+                        BinOp::Add => "add",
+                        BinOp::Sub => "sub",
+                        BinOp::Mul => "mul",
+                        BinOp::Div => "div",
+                        BinOp::Rem => "rem",
+                        BinOp::Lt => "lt",
+                        BinOp::Le => "le",
+                        BinOp::Gt => "gt",
+                        BinOp::Ge => "ge",
+                        BinOp::Eq => "eq",
+                        BinOp::Ne => "ne",
+                    };
+                    let t = if a.ty == Type::Float { "f" } else { "i" };
+                    let _ = write!(s, "({name}.{t} ");
+                }
+                ExprKind::And(..) => s.push_str("(and "),
+                _ => s.push_str("(or "),
+            }
+        }
+        self.expr_into(leaf, s);
+        for node in spine.iter().rev() {
+            if let ExprKind::Binary(_, _, b) | ExprKind::And(_, b) | ExprKind::Or(_, b) = &node.kind
+            {
+                s.push(' ');
+                self.expr_into(b, s);
+            }
             s.push(')');
         }
     }

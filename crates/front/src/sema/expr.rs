@@ -29,7 +29,7 @@ impl<'a> Sema<'a> {
                     ast::UnOp::Not => fold::unary(UnOp::Not, v, span),
                 })
             }
-            ast::ExprKind::Binary(op, l, r) => self.binary(*op, l, r, span),
+            ast::ExprKind::Binary(..) => self.binary_chain(e),
         }
     }
 
@@ -215,16 +215,29 @@ impl<'a> Sema<'a> {
         }
     }
 
-    fn binary(
-        &mut self,
-        op: ast::BinOp,
-        l: &'a ast::Expr,
-        r: &'a ast::Expr,
-        span: Span,
-    ) -> R<Expr> {
-        let lv = self.value(l);
-        let rv = self.value(r);
-        let (lv, rv) = (lv?, rv?);
+    /// Checks a binary expression. The left spine (`((a + b) - c) * d`: long in
+    /// generated code) is walked iteratively, so that stack depth only grows with
+    /// right operands and parentheses.
+    fn binary_chain(&mut self, top: &'a ast::Expr) -> R<Expr> {
+        let mut spine: Vec<(ast::BinOp, &'a ast::Expr, Span)> = Vec::new();
+        let mut leaf = top;
+        while let ast::ExprKind::Binary(op, l, r) = &leaf.kind {
+            spine.push((*op, r, leaf.span));
+            leaf = l;
+        }
+        let mut acc = self.value(leaf);
+        for &(op, r, span) in spine.iter().rev() {
+            let rv = self.value(r);
+            acc = match (acc, rv) {
+                (Ok(lv), Ok(rv)) => self.binary(op, lv, rv, span),
+                _ => Err(Reported),
+            };
+        }
+        acc
+    }
+
+    /// Combines two checked operands with a binary operator.
+    fn binary(&mut self, op: ast::BinOp, lv: Expr, rv: Expr, span: Span) -> R<Expr> {
         let op = match op {
             ast::BinOp::And => return Ok(fold::logic(true, lv, rv, span)),
             ast::BinOp::Or => return Ok(fold::logic(false, lv, rv, span)),
