@@ -296,14 +296,10 @@ impl<'p> Dumper<'p> {
     fn chain_into(&self, top: &Expr, s: &mut String) {
         let mut spine: Vec<&Expr> = Vec::new();
         let mut leaf = top;
-        loop {
-            match &leaf.kind {
-                ExprKind::Binary(_, a, _) | ExprKind::And(a, _) | ExprKind::Or(a, _) => {
-                    spine.push(leaf);
-                    leaf = a;
-                }
-                _ => break,
-            }
+        while let ExprKind::Binary(_, a, _) | ExprKind::And(a, _) | ExprKind::Or(a, _) = &leaf.kind
+        {
+            spine.push(leaf);
+            leaf = a;
         }
         for node in &spine {
             match &node.kind {
