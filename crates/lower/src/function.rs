@@ -49,6 +49,10 @@ struct FnLower<'a, 'p> {
     ssa: SsaBuilder,
     storage: Vec<Storage>,
     block: Block,
+    /// Set after `return`/`break`/`continue`: the current block is unreachable, so
+    /// branches out of it are not emitted (they would give live blocks phantom
+    /// predecessors and needless parameters).
+    dead: bool,
     loops: Vec<LoopTargets>,
 }
 
@@ -76,6 +80,7 @@ pub(crate) fn lower_function<'p>(
         ssa: SsaBuilder::new(),
         storage: Vec::with_capacity(tf.locals.len()),
         block: entry,
+        dead: false,
         loops: Vec::new(),
     };
     lw.ssa.seal_block(&mut lw.f, entry);
@@ -153,7 +158,7 @@ impl<'a, 'p> FnLower<'a, 'p> {
     }
 
     fn is_terminated(&self) -> bool {
-        self.f.terminator(self.block).is_some()
+        self.dead || self.f.terminator(self.block).is_some()
     }
 
     fn new_block(&mut self) -> Block {
@@ -162,6 +167,7 @@ impl<'a, 'p> FnLower<'a, 'p> {
 
     fn switch_to(&mut self, b: Block) {
         self.block = b;
+        self.dead = false;
     }
 
     fn seal(&mut self, b: Block) {
@@ -174,9 +180,13 @@ impl<'a, 'p> FnLower<'a, 'p> {
         let b = self.new_block();
         self.seal(b);
         self.switch_to(b);
+        self.dead = true;
     }
 
     fn jump(&mut self, to: Block, args: Vec<Value>) {
+        if self.dead {
+            return;
+        }
         let from = self.block;
         self.append(
             InstKind::Jump {
@@ -188,6 +198,9 @@ impl<'a, 'p> FnLower<'a, 'p> {
     }
 
     fn br(&mut self, cond: Value, t: Block, targs: Vec<Value>, e: Block, eargs: Vec<Value>) {
+        if self.dead {
+            return;
+        }
         let from = self.block;
         self.append(
             InstKind::Br {

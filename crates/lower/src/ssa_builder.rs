@@ -113,12 +113,14 @@ impl SsaBuilder {
                 self.current_def.insert((var, b), p);
                 break p;
             }
-            if npreds == 1 {
+            // A single-predecessor chain longer than the function has blocks is a
+            // cycle: only possible in unreachable code, where any value will do.
+            if npreds == 1 && chain.len() <= func.num_blocks() {
                 chain.push(b);
                 b = self.blocks[&b].preds[0];
                 continue;
             }
-            if npreds == 0 {
+            if npreds <= 1 {
                 // Read before any write (undefined in SysY): use zero.
                 let ty = self.var_types[var.0 as usize];
                 let z = func.zero(ty);
