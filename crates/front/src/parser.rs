@@ -151,7 +151,6 @@ impl<'a> Parser<'a> {
     /// Skips to a plausible statement start after an error inside a block: past the next
     /// `;` at this brace level, or up to (not past) the `}` closing the block.
     fn sync_stmt(&mut self) {
-        let start = self.pos;
         let mut braces = 0u32;
         loop {
             match self.peek().tok {
@@ -163,9 +162,7 @@ impl<'a> Parser<'a> {
                 Tok::LBrace => braces += 1,
                 Tok::RBrace => {
                     if braces == 0 {
-                        if self.pos == start {
-                            // Never loop without progress: the caller sees the `}`.
-                        }
+                        // Left for the enclosing block (which then ends).
                         return;
                     }
                     braces -= 1;
@@ -508,17 +505,13 @@ impl<'a> Parser<'a> {
             }
             _ => {
                 let e = self.expr()?;
-                if self.at(Tok::Assign) {
-                    let eq = self.bump().span;
+                if self.eat(Tok::Assign) {
                     let rhs = self.expr()?;
                     self.expect(Tok::Semi)?;
                     let span = e.span.to(self.prev_span());
                     match e.kind {
                         ExprKind::LVal(lhs) => Ok(Stmt::Assign { lhs, rhs, span }),
-                        _ => {
-                            let _ = eq;
-                            self.error("expression is not assignable", e.span)
-                        }
+                        _ => self.error("expression is not assignable", e.span),
                     }
                 } else {
                     self.expect(Tok::Semi)?;

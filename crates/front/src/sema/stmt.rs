@@ -1,6 +1,6 @@
 //! Statement checking.
 
-use super::{Reported, Sema, R};
+use super::{Sema, R};
 use crate::ast;
 use crate::tast::*;
 
@@ -133,7 +133,6 @@ impl<'a> Sema<'a> {
                 lv.span,
             );
         }
-        let _ = Reported;
         Ok(LVal {
             base: info.var,
             indices,
