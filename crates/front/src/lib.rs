@@ -9,7 +9,7 @@
 //!
 //! Stack use: long left-deep operator chains (`a + b + ... + z`) are walked iteratively,
 //! so ordinary programs need little stack (every contest-suite file checks in 1.5 MB of
-//! stack in a debug build, 256 KB-ish in release). Nesting (parentheses, blocks, `if`
+//! stack in a debug build, 512 KB in release). Nesting (parentheses, blocks, `if`
 //! chains, ...) recurses and is rejected beyond [`parser::MAX_DEPTH`] levels; to accept
 //! everything up to that limit, call [`check`] on a thread with a large stack (the
 //! driver uses 256 MB).
@@ -29,8 +29,8 @@ pub use dump::dump;
 
 /// Checks one SysY source file: the typed program, or every error found.
 ///
-/// `file_name` is only used for messages (it is part of none; render with
-/// [`Diagnostics::render`]). Never panics, whatever the input.
+/// `file_name` is not needed by the analysis (diagnostics hold byte spans); pass the
+/// same name to [`Diagnostics::render`]. Never panics, whatever the input.
 pub fn check(file_name: &str, source: &str) -> Result<tast::Program, Diagnostics> {
     let _ = file_name;
     let mut diags = Diagnostics::default();
