@@ -5,12 +5,16 @@
 //! - [`analysis`]: dominance frontiers, post-dominators, control dependence, loops,
 //!   function side effects (the CFG and dominator tree are [`ir::analysis`]'s).
 //! - [`ssa`]: [`mem2reg`] and trivial block-parameter removal.
+//! - [`fold`]: constant folding with the target's exact semantics.
 //! - [`passes`]: one file per pass.
 //! - [`pipeline`]: the pass registry, [`run_passes`] and the `-O` pipelines.
 
 pub mod analysis;
+pub mod cfg_edit;
+pub mod fold;
 pub mod passes;
 pub mod pipeline;
 pub mod ssa;
 
+pub use pipeline::{lookup, pass_names, pipeline, run_passes, Pass, PassOptions};
 pub use ssa::cytron::{count_block_params, mem2reg};

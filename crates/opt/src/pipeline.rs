@@ -1,1 +1,212 @@
-//! The pass manager (being written).
+//! The pass manager: passes registered by name, run in any order (`--passes a,b,c`, as
+//! LLVM's `opt`), with optional verification and IR dumps after each; and the `-O`
+//! pipelines as plain lists of names.
+//!
+//! Every pass works on the whole module (some need it: DCE asks which callees have
+//! side effects), reports whether it changed anything, and computes the analyses it
+//! needs itself: they are cheap next to the passes, and nothing can go stale.
+
+use crate::passes;
+use ir::Module;
+use std::io::Write;
+
+/// An optimisation pass.
+pub trait Pass: Sync {
+    /// The name it is registered and selected by (`--passes`, `--print-after`).
+    fn name(&self) -> &'static str;
+    /// One line on what it does.
+    fn description(&self) -> &'static str;
+    /// Runs the pass over `m`; returns whether anything changed.
+    fn run(&self, m: &mut Module) -> bool;
+}
+
+/// Every pass, by name.
+static REGISTRY: &[&dyn Pass] = &[
+    &passes::mem2reg::Mem2Reg,
+    &passes::dce::Dce,
+    &passes::sccp::Sccp,
+    &passes::simplifycfg::SimplifyCfg,
+    &passes::instcombine::InstCombine,
+    &passes::memforward::MemForward,
+];
+
+/// The pass registered as `name`.
+pub fn lookup(name: &str) -> Option<&'static dyn Pass> {
+    REGISTRY.iter().copied().find(|p| p.name() == name)
+}
+
+/// Names and descriptions of all passes, in registration order.
+pub fn pass_names() -> Vec<(&'static str, &'static str)> {
+    REGISTRY
+        .iter()
+        .map(|p| (p.name(), p.description()))
+        .collect()
+}
+
+/// The passes run at `-O<opt_level>`, in order. `-O0` runs none (SSA construction
+/// happens before, in lowering or by mem2reg); `-O1` cleans up; `-O2` (and above)
+/// iterates the scalar passes so each exposes work for the next.
+pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
+    match opt_level {
+        0 => vec![],
+        1 => vec![
+            "mem2reg",
+            "simplifycfg",
+            "instcombine",
+            "sccp",
+            "dce",
+            "simplifycfg",
+        ],
+        _ => vec![
+            "mem2reg",
+            "simplifycfg",
+            "instcombine",
+            "sccp",
+            "dce",
+            "simplifycfg",
+            "memforward",
+            "instcombine",
+            "sccp",
+            "dce",
+            "simplifycfg",
+        ],
+    }
+}
+
+/// How [`run_passes`] reports and checks.
+#[derive(Default)]
+pub struct PassOptions<'a> {
+    /// Run the IR verifier after every pass; the first failure stops the run with an
+    /// error naming the pass.
+    pub verify_each: bool,
+    /// Where IR dumps go; when set, the module is printed after every pass.
+    pub print_after_all: Option<&'a mut dyn Write>,
+    /// Names of passes after which to print the module (to the `print_after_all` sink
+    /// when it is set, otherwise to standard error).
+    pub print_after: Vec<String>,
+}
+
+/// Runs the passes `names` in order over `m`. Fails on an unknown pass name (before
+/// running anything), when verification fails after a pass, or when a dump cannot be
+/// written.
+pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Result<(), String> {
+    let passes: Vec<&dyn Pass> = names
+        .iter()
+        .map(|&n| {
+            lookup(n).ok_or_else(|| {
+                let known: Vec<&str> = REGISTRY.iter().map(|p| p.name()).collect();
+                format!("unknown pass '{n}' (known passes: {})", known.join(", "))
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    for p in passes {
+        p.run(m);
+        if opts.verify_each {
+            ir::verify_module(m).map_err(|e| {
+                format!(
+                    "invalid IR after pass '{}':\n{e}\n{}",
+                    p.name(),
+                    ir::print_module(m)
+                )
+            })?;
+        }
+        let wanted = opts.print_after.iter().any(|n| n == p.name());
+        if opts.print_after_all.is_some() || wanted {
+            let text = format!("; IR after {}\n{}", p.name(), ir::print_module(m));
+            let res = match opts.print_after_all.as_mut() {
+                Some(w) => w.write_all(text.as_bytes()),
+                None => std::io::stderr().write_all(text.as_bytes()),
+            };
+            res.map_err(|e| format!("cannot write IR dump: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PROGRAM: &str = r#"
+func @main() -> i32 {
+bb0:
+  %0 = alloc i32
+  store 2, %0
+  %1 = load i32, %0
+  %2 = add %1, 3
+  ret %2
+}
+"#;
+
+    #[test]
+    fn unknown_pass_is_an_error_and_nothing_runs() {
+        let mut m = ir::parse_module(PROGRAM).unwrap();
+        let before = ir::print_module(&m);
+        let err = run_passes(
+            &mut m,
+            &["mem2reg", "nosuchpass"],
+            &mut PassOptions::default(),
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("nosuchpass") && err.contains("mem2reg"),
+            "{err}"
+        );
+        assert_eq!(ir::print_module(&m), before);
+    }
+
+    #[test]
+    fn pipelines_name_registered_passes() {
+        for level in 0..=3 {
+            for name in pipeline(level) {
+                assert!(lookup(name).is_some(), "-O{level}: {name}");
+            }
+        }
+        assert!(pipeline(0).is_empty());
+        assert!(pipeline(2).len() > pipeline(1).len());
+        let names: Vec<&str> = pass_names().iter().map(|p| p.0).collect();
+        let mut sorted = names.clone();
+        sorted.sort();
+        sorted.dedup();
+        assert_eq!(sorted.len(), names.len(), "names are unique");
+    }
+
+    #[test]
+    fn prints_after_the_requested_passes() {
+        let mut m = ir::parse_module(PROGRAM).unwrap();
+        let mut sink: Vec<u8> = Vec::new();
+        let mut opts = PassOptions {
+            verify_each: true,
+            print_after_all: Some(&mut sink),
+            print_after: vec![],
+        };
+        run_passes(&mut m, &["mem2reg", "instcombine"], &mut opts).unwrap();
+        let text = String::from_utf8(sink).unwrap();
+        let first = text.find("; IR after mem2reg").expect("dump after mem2reg");
+        let second = text
+            .find("; IR after instcombine")
+            .expect("dump after instcombine");
+        assert!(first < second);
+        assert!(text[first..second].contains("add 2, 3"));
+        assert!(text[second..].contains("ret 5"));
+    }
+
+    #[test]
+    fn o2_pipeline_keeps_behaviour_and_verifies() {
+        let mut m = ir::parse_module(PROGRAM).unwrap();
+        let names = pipeline(2);
+        run_passes(
+            &mut m,
+            &names,
+            &mut PassOptions {
+                verify_each: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            ir::print_module(&m).trim(),
+            "func @main() -> i32 {\nbb0:\n  ret 5\n}"
+        );
+    }
+}

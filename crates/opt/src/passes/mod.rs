@@ -1,1 +1,27 @@
-//! The optimisation passes, one per file.
+//! The optimisation passes, one per file. Each file documents what the pass does, the
+//! algorithm and its source, and has tests of what it must and must not do. Each
+//! exposes a function over one function (`run(&mut Function, ...) -> bool`) and a unit
+//! struct implementing [`Pass`](crate::Pass) for the registry.
+
+pub mod dce;
+pub mod instcombine;
+pub mod mem2reg;
+pub mod memforward;
+pub mod sccp;
+pub mod simplifycfg;
+
+#[cfg(test)]
+pub(crate) mod testutil;
+
+use ir::{Function, Module};
+
+/// Runs `pass` over every defined function of `m`; whether any changed.
+pub(crate) fn each_function(m: &mut Module, mut pass: impl FnMut(&mut Function) -> bool) -> bool {
+    let mut changed = false;
+    for f in m.funcs.values_mut() {
+        if !f.is_declaration() {
+            changed |= pass(f);
+        }
+    }
+    changed
+}

@@ -1,0 +1,518 @@
+//! Instruction combining: local algebraic simplification, one instruction at a time,
+//! driven by a worklist (an instruction is revisited when an operand's definition
+//! changes), in the manner of LLVM's InstCombine; the rules are the identities of the
+//! seed write-up's "指令合并" section plus canonicalisations that expose them.
+//!
+//! Rules (integers wrap, so every rule holds for all `i32` values):
+//! - constant operands fold ([`crate::fold`]; never a division by zero);
+//! - commutative operations and comparisons put a constant operand on the right;
+//! - `x+0`, `x-0`, `x*1`, `x/1`, `x|0`, `x^0`, `x&-1`, shifts by 0 → `x`;
+//!   `x*0`, `x&0`, `x%1`, `x%-1` → 0; `x|-1` → -1;
+//! - `x-c` → `x+(-c)`; `x*-1` and `x/-1` → `0-x`; `x*2^k` → `x<<k`; shift amounts are
+//!   reduced modulo 32;
+//! - `(x op c1) op c2` → `x op (c1 op c2)` for `+ * & | ^`; `(x<<c1)<<c2` and `>>`
+//!   likewise;
+//! - `x-x`, `x^x` → 0; `x&x`, `x|x` → `x`; `x+x` → `x<<1`; `0-(0-x)` → `x`;
+//!   `a+(0-x)` → `a-x`;
+//! - `x==x`, `x<=x`, `x>=x` → 1; `x!=x`, `x<x`, `x>x` → 0; for floats only `x<x`,
+//!   `x>x` → 0 (with NaN the others are not constant);
+//! - `(a cmp b) != 0` and `(a cmp b) == 1` → `a cmp b`; `(a cmp b) == 0` and
+//!   `(a cmp b) != 1` → the inverse comparison (integer comparisons only);
+//! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included).
+//!
+//! Deliberately **not** done, because they are wrong for some inputs: float `x+0.0`
+//! (`-0.0+0.0 = +0.0`), float `x*0.0` (NaN, infinities, `-0.0`), float `x-x` (NaN,
+//! infinities), float `x*1.0` and `x+(-0.0)` (a NaN operand would lose its sign and
+//! payload, which RISC-V arithmetic canonicalises), `x/x` and `x%x` (x may be 0),
+//! `0/x` (x may be 0).
+//!
+//! Arithmetic made dead by a rewrite is removed (not divisions, which might trap; DCE
+//! decides about those).
+
+use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
+use crate::pipeline::Pass;
+use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, SecondaryMap, UnOp, Value};
+
+/// The instcombine pass.
+pub struct InstCombine;
+
+impl Pass for InstCombine {
+    fn name(&self) -> &'static str {
+        "instcombine"
+    }
+    fn description(&self) -> &'static str {
+        "algebraic simplification and canonicalisation of instructions"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, run)
+    }
+}
+
+/// What a rule decided for an instruction.
+enum Action {
+    /// Its result equals this value.
+    Value(Value),
+    /// Its result is this constant.
+    Const(Const),
+    /// It should compute the same result this way instead.
+    Kind(InstKind),
+}
+
+/// Runs instcombine over `f`.
+pub fn run(f: &mut Function) -> bool {
+    let mut work: Vec<Inst> = Vec::new();
+    let mut queued: SecondaryMap<Inst, bool> = SecondaryMap::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            work.push(i);
+            queued[i] = true;
+        }
+    }
+    work.reverse(); // pop in layout order
+    let mut changed = false;
+    let push = |work: &mut Vec<Inst>, queued: &mut SecondaryMap<Inst, bool>, i: Inst| {
+        if !queued[i] {
+            queued[i] = true;
+            work.push(i);
+        }
+    };
+    let mut steps = 0usize;
+    while let Some(i) = work.pop() {
+        queued[i] = false;
+        if !f.layout.is_inst_inserted(i) {
+            continue;
+        }
+        steps += 1;
+        if steps > 100 * f.num_insts() + 1000 {
+            break; // a safety net against rules undoing each other; never expected
+        }
+        let Some(r) = f.inst_result(i) else { continue };
+        if !f.has_users(r) {
+            // Nothing to simplify for; delete it if that is safe.
+            if is_removable(f, f.kind(i)) {
+                for a in f.kind(i).args() {
+                    if let Some(d) = f.def_inst(a) {
+                        push(&mut work, &mut queued, d);
+                    }
+                }
+                f.remove_inst(i);
+                changed = true;
+            }
+            continue;
+        }
+        let Some(action) = simplify(f, i) else {
+            continue;
+        };
+        changed = true;
+        match action {
+            Action::Value(_) | Action::Const(_) => {
+                let v = match action {
+                    Action::Value(v) => v,
+                    Action::Const(c) => c.value(f),
+                    Action::Kind(_) => unreachable!(),
+                };
+                for &u in f.users(r) {
+                    push(&mut work, &mut queued, u);
+                }
+                f.replace_all_uses(r, v);
+                push(&mut work, &mut queued, i); // now unused: removed when popped
+            }
+            Action::Kind(k) => {
+                // Old operands may lose their last use.
+                for a in f.kind(i).args() {
+                    if let Some(d) = f.def_inst(a) {
+                        push(&mut work, &mut queued, d);
+                    }
+                }
+                f.replace_kind(i, k);
+                for &u in f.users(r) {
+                    push(&mut work, &mut queued, u);
+                }
+                push(&mut work, &mut queued, i);
+            }
+        }
+    }
+    changed
+}
+
+/// Arithmetic that can be deleted when unused (not divisions that might trap).
+fn is_removable(f: &Function, k: &InstKind) -> bool {
+    match k {
+        InstKind::Binary { op, args } => {
+            !op.can_trap() || f.as_iconst(args[1]).is_some_and(|c| c != 0)
+        }
+        InstKind::Cmp { .. } | InstKind::Unary { .. } => true,
+        _ => false,
+    }
+}
+
+fn simplify(f: &mut Function, i: Inst) -> Option<Action> {
+    match *f.kind(i) {
+        InstKind::Binary { op, args: [a, b] } => simplify_binary(f, op, a, b),
+        InstKind::Cmp { op, args: [a, b] } => simplify_cmp(f, op, a, b),
+        InstKind::Unary { op, arg } => simplify_unary(f, op, arg),
+        _ => None,
+    }
+}
+
+fn bin(op: BinOp, a: Value, b: Value) -> Option<Action> {
+    Some(Action::Kind(InstKind::Binary { op, args: [a, b] }))
+}
+
+/// `Some((op, x, c))` when `v` is computed as `x op c` with a constant `c`.
+fn with_const(f: &Function, v: Value) -> Option<(BinOp, Value, i32)> {
+    match *f.kind(f.def_inst(v)?) {
+        InstKind::Binary { op, args: [x, c] } => Some((op, x, f.as_iconst(c)?)),
+        _ => None,
+    }
+}
+
+/// `Some(x)` when `v` is `0 - x`.
+fn negation_of(f: &Function, v: Value) -> Option<Value> {
+    match *f.kind(f.def_inst(v)?) {
+        InstKind::Binary {
+            op: BinOp::Sub,
+            args: [z, x],
+        } if f.as_iconst(z) == Some(0) => Some(x),
+        _ => None,
+    }
+}
+
+fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
+    let (ca, cb) = (Const::of(f, a), Const::of(f, b));
+    if let (Some(x), Some(y)) = (ca, cb) {
+        return fold_binary(op, x, y).map(Action::Const);
+    }
+    if op.is_commutative() && ca.is_some() {
+        return bin(op, b, a);
+    }
+    if op.is_float() {
+        return None;
+    }
+    let zero = Action::Const(Const::I(0));
+    if let Some(c) = f.as_iconst(b) {
+        let same = Some(Action::Value(a));
+        match (op, c) {
+            (BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor, 0) => return same,
+            (BinOp::Mul | BinOp::SDiv, 1) | (BinOp::And, -1) => return same,
+            (BinOp::Shl | BinOp::LShr | BinOp::AShr, c) if c & 31 == 0 => return same,
+            (BinOp::Mul | BinOp::And, 0) => return Some(zero),
+            (BinOp::SRem, 1 | -1) => return Some(zero),
+            (BinOp::Or, -1) => return Some(Action::Const(Const::I(-1))),
+            (BinOp::Sub, c) => return bin(BinOp::Add, a, f.iconst(c.wrapping_neg())),
+            (BinOp::Mul | BinOp::SDiv, -1) => return bin(BinOp::Sub, f.iconst(0), a),
+            (BinOp::Mul, c) if (c as u32).is_power_of_two() => {
+                return bin(BinOp::Shl, a, f.iconst(c.trailing_zeros() as i32))
+            }
+            (BinOp::Shl | BinOp::LShr | BinOp::AShr, c) if !(0..32).contains(&c) => {
+                return bin(op, a, f.iconst(c & 31))
+            }
+            _ => {}
+        }
+        // Reassociate constants: (x op c1) op c2.
+        if let Some((op1, x, c1)) = with_const(f, a) {
+            if op1 == op
+                && matches!(
+                    op,
+                    BinOp::Add | BinOp::Mul | BinOp::And | BinOp::Or | BinOp::Xor
+                )
+            {
+                let Some(Const::I(c)) = fold_binary(op, Const::I(c1), Const::I(c)) else {
+                    return None;
+                };
+                return bin(op, x, f.iconst(c));
+            }
+            if op1 == op && matches!(op, BinOp::Shl | BinOp::LShr | BinOp::AShr) {
+                let total = (c1 & 31) + (c & 31);
+                return match (op, total < 32) {
+                    (_, true) => bin(op, x, f.iconst(total)),
+                    (BinOp::AShr, false) => bin(op, x, f.iconst(31)),
+                    _ => Some(zero),
+                };
+            }
+        }
+    }
+    if a == b {
+        match op {
+            BinOp::Sub | BinOp::Xor => return Some(zero),
+            BinOp::And | BinOp::Or => return Some(Action::Value(a)),
+            BinOp::Add => return bin(BinOp::Shl, a, f.iconst(1)),
+            _ => {}
+        }
+    }
+    match op {
+        BinOp::Sub if f.as_iconst(a) == Some(0) => negation_of(f, b).map(Action::Value),
+        BinOp::Add => {
+            if let Some(x) = negation_of(f, b) {
+                bin(BinOp::Sub, a, x)
+            } else {
+                negation_of(f, a).and_then(|x| bin(BinOp::Sub, b, x))
+            }
+        }
+        _ => None,
+    }
+}
+
+fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Action> {
+    let (ca, cb) = (Const::of(f, a), Const::of(f, b));
+    if let (Some(x), Some(y)) = (ca, cb) {
+        return fold_cmp(op, x, y).map(Action::Const);
+    }
+    if ca.is_some() {
+        return Some(Action::Kind(InstKind::Cmp {
+            op: op.swapped(),
+            args: [b, a],
+        }));
+    }
+    if a == b {
+        let r = match op {
+            CmpOp::Eq | CmpOp::Sle | CmpOp::Sge => 1,
+            CmpOp::Ne | CmpOp::Slt | CmpOp::Sgt | CmpOp::FLt | CmpOp::FGt => 0,
+            _ => return None,
+        };
+        return Some(Action::Const(Const::I(r)));
+    }
+    // Comparisons of a comparison's 0/1 result with 0 or 1.
+    let c = f.as_iconst(b)?;
+    let InstKind::Cmp {
+        op: inner,
+        args: [x, y],
+    } = *f.kind(f.def_inst(a)?)
+    else {
+        return None;
+    };
+    match (op, c) {
+        (CmpOp::Ne, 0) | (CmpOp::Eq, 1) => Some(Action::Value(a)),
+        (CmpOp::Eq, 0) | (CmpOp::Ne, 1) => Some(Action::Kind(InstKind::Cmp {
+            op: inner.inverse()?,
+            args: [x, y],
+        })),
+        _ => None,
+    }
+}
+
+fn simplify_unary(f: &Function, op: UnOp, a: Value) -> Option<Action> {
+    if let Some(c) = Const::of(f, a) {
+        return fold_unary(op, c).map(Action::Const);
+    }
+    if op == UnOp::FNeg {
+        if let InstKind::Unary {
+            op: UnOp::FNeg,
+            arg,
+        } = *f.kind(f.def_inst(a)?)
+        {
+            return Some(Action::Value(arg));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    /// Wraps instructions (over parameters %0: i32, %1: i32, %2: f32) into a function
+    /// that returns the last one's value, `%r`.
+    fn func(body: &str, ret_ty: &str) -> String {
+        format!("func @f(i32, i32, f32) -> {ret_ty} {{\nbb0(%0: i32, %1: i32, %2: f32):\n{body}  ret %r\n}}\n")
+    }
+
+    #[track_caller]
+    fn combines(body: &str, expected_body: &str) {
+        check(
+            &["instcombine"],
+            &func(body, "i32"),
+            &func_out(expected_body, "i32"),
+        );
+    }
+
+    #[track_caller]
+    fn combines_f(body: &str, expected_body: &str) {
+        check(
+            &["instcombine"],
+            &func(body, "f32"),
+            &func_out(expected_body, "f32"),
+        );
+    }
+
+    /// Expected output: `expected_body` is the printed body without the final `ret`
+    /// line, followed by `ret X` given as the last line.
+    fn func_out(body: &str, ret_ty: &str) -> String {
+        format!(
+            "func @f(i32, i32, f32) -> {ret_ty} {{\nbb0(%0: i32, %1: i32, %2: f32):\n{body}}}\n"
+        )
+    }
+
+    #[test]
+    fn identities() {
+        combines("  %a = add %0, 0\n  %b = mul %a, 1\n  %c = sub %b, 0\n  %d = sdiv %c, 1\n  %e = or %d, 0\n  %f = xor %e, 0\n  %g = and %f, -1\n  %r = shl %g, 32\n", "  ret %0\n");
+        combines("  %r = mul %0, 0\n", "  ret 0\n");
+        combines("  %r = and %0, 0\n", "  ret 0\n");
+        combines("  %r = srem %0, -1\n", "  ret 0\n");
+        combines("  %r = or %0, -1\n", "  ret -1\n");
+        combines("  %r = sub %0, %0\n", "  ret 0\n");
+        combines("  %r = xor %0, %0\n", "  ret 0\n");
+        combines("  %r = and %0, %0\n", "  ret %0\n");
+    }
+
+    #[test]
+    fn canonical_forms() {
+        combines("  %r = add 5, %0\n", "  %3 = add %0, 5\n  ret %3\n");
+        combines("  %r = sub %0, 5\n", "  %3 = add %0, -5\n  ret %3\n");
+        combines(
+            "  %r = sub %0, -2147483648\n",
+            "  %3 = add %0, -2147483648\n  ret %3\n",
+        );
+        combines("  %r = mul %0, 8\n", "  %3 = shl %0, 3\n  ret %3\n");
+        combines("  %r = mul %0, -1\n", "  %3 = sub 0, %0\n  ret %3\n");
+        combines("  %r = sdiv %0, -1\n", "  %3 = sub 0, %0\n  ret %3\n");
+        combines("  %r = add %0, %0\n", "  %3 = shl %0, 1\n  ret %3\n");
+        combines("  %r = ashr %0, 33\n", "  %3 = ashr %0, 1\n  ret %3\n");
+        combines("  %r = slt 3, %0\n", "  %3 = sgt %0, 3\n  ret %3\n");
+        // Not a power of two: stays a multiplication.
+        combines("  %r = mul %0, 6\n", "  %3 = mul %0, 6\n  ret %3\n");
+    }
+
+    #[test]
+    fn reassociation_of_constants() {
+        combines(
+            "  %a = add %0, 3\n  %r = add %a, 4\n",
+            "  %3 = add %0, 7\n  ret %3\n",
+        );
+        combines("  %a = sub %0, 3\n  %r = add %a, 3\n", "  ret %0\n");
+        combines(
+            "  %a = mul %0, 3\n  %r = mul %a, 5\n",
+            "  %3 = mul %0, 15\n  ret %3\n",
+        );
+        combines(
+            "  %a = add %0, 2147483647\n  %r = add %a, 1\n",
+            "  %3 = add %0, -2147483648\n  ret %3\n",
+        );
+        combines("  %a = shl %0, 20\n  %r = shl %a, 12\n", "  ret 0\n");
+        combines(
+            "  %a = ashr %0, 20\n  %r = ashr %a, 20\n",
+            "  %3 = ashr %0, 31\n  ret %3\n",
+        );
+        // The inner add is still used: both stay, the outer one reassociated.
+        combines(
+            "  %a = add %0, 3\n  %b = add %a, 4\n  %r = mul %a, %b\n",
+            "  %3 = add %0, 3\n  %4 = add %0, 7\n  %5 = mul %3, %4\n  ret %5\n",
+        );
+    }
+
+    #[test]
+    fn negations() {
+        combines("  %a = sub 0, %0\n  %r = sub 0, %a\n", "  ret %0\n");
+        combines(
+            "  %a = sub 0, %0\n  %r = add %1, %a\n",
+            "  %3 = sub %1, %0\n  ret %3\n",
+        );
+        combines_f("  %a = fneg %2\n  %r = fneg %a\n", "  ret %2\n");
+    }
+
+    #[test]
+    fn comparisons() {
+        combines("  %r = eq %0, %0\n", "  ret 1\n");
+        combines("  %r = slt %0, %0\n", "  ret 0\n");
+        combines("  %r = flt %2, %2\n", "  ret 0\n");
+        // NaN != NaN, and NaN <= NaN is false: not constant.
+        combines("  %r = feq %2, %2\n", "  %3 = feq %2, %2\n  ret %3\n");
+        combines("  %r = fle %2, %2\n", "  %3 = fle %2, %2\n  ret %3\n");
+        combines(
+            "  %a = slt %0, %1\n  %r = ne %a, 0\n",
+            "  %3 = slt %0, %1\n  ret %3\n",
+        );
+        combines(
+            "  %a = slt %0, %1\n  %r = eq %a, 0\n",
+            "  %3 = sge %0, %1\n  ret %3\n",
+        );
+        // A float comparison has no exact inverse.
+        combines(
+            "  %a = flt %2, 1.0\n  %r = eq %a, 0\n",
+            "  %3 = flt %2, 1.0\n  %4 = eq %3, 0\n  ret %4\n",
+        );
+    }
+
+    #[test]
+    fn constants_fold_exactly() {
+        combines("  %r = sdiv -2147483648, -1\n", "  ret -2147483648\n");
+        combines(
+            "  %a = sitofp 16777217\n  %r = fptosi %a\n",
+            "  ret 16777216\n",
+        );
+        combines_f("  %r = fmul 0.1, 3.0\n", "  ret 0.3\n");
+    }
+
+    #[test]
+    fn must_not_fold() {
+        // Division by zero stays (and is not deleted: it may trap).
+        combines("  %r = sdiv %0, 0\n", "  %3 = sdiv %0, 0\n  ret %3\n");
+        combines(
+            "  %a = sdiv 1, 0\n  %r = add %0, 1\n",
+            "  %3 = sdiv 1, 0\n  %4 = add %0, 1\n  ret %4\n",
+        );
+        combines("  %r = sdiv %0, %0\n", "  %3 = sdiv %0, %0\n  ret %3\n");
+        combines("  %r = srem 0, %0\n", "  %3 = srem 0, %0\n  ret %3\n");
+        // Floats: x + 0.0 is not x for x = -0.0; x * 0.0 is not 0 for NaN, inf, -x;
+        // x - x is not 0 for NaN or inf; x * 1.0 would keep a NaN's sign.
+        combines_f("  %r = fadd %2, 0.0\n", "  %3 = fadd %2, 0.0\n  ret %3\n");
+        combines_f("  %r = fadd 0.0, %2\n", "  %3 = fadd %2, 0.0\n  ret %3\n");
+        combines_f("  %r = fmul %2, 0.0\n", "  %3 = fmul %2, 0.0\n  ret %3\n");
+        combines_f("  %r = fsub %2, %2\n", "  %3 = fsub %2, %2\n  ret %3\n");
+        combines_f("  %r = fmul %2, 1.0\n", "  %3 = fmul %2, 1.0\n  ret %3\n");
+    }
+
+    #[test]
+    fn float_add_of_zero_differs_on_negative_zero() {
+        // The reason fadd x, 0.0 must stay: putfloat(-0.0 + 0.0) prints 0x0p+0, not
+        // -0x0p+0.
+        let out = same_behaviour(
+            r#"
+declare @putfloat(f32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = fneg 0.0
+  %1 = fadd %0, 0.0
+  call @putfloat(%1)
+  ret 0
+}
+"#,
+            &["instcombine"],
+            "",
+        );
+        assert!(out.contains("call @putfloat(0.0)"), "{out}");
+    }
+
+    #[test]
+    fn behaviour_is_preserved_on_a_program() {
+        same_behaviour(
+            r#"
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = mul %0, 16
+  %2 = sub %1, 7
+  %3 = add %2, 7
+  %4 = sdiv %3, -1
+  %5 = add %4, %4
+  %6 = slt %5, %0
+  %7 = eq %6, 0
+  %8 = sub 0, %5
+  %9 = sub 0, %8
+  %10 = ashr %9, 35
+  %11 = add %10, %7
+  call @putint(%11)
+  call @putch(10)
+  ret %7
+}
+"#,
+            &["instcombine"],
+            "-123456",
+        );
+    }
+}

@@ -1,0 +1,20 @@
+//! The mem2reg pass: [`crate::ssa::cytron::mem2reg`] over every function (a no-op on
+//! functions already in SSA form).
+
+use crate::pipeline::Pass;
+use ir::Module;
+
+/// Promotes scalar stack slots to SSA values.
+pub struct Mem2Reg;
+
+impl Pass for Mem2Reg {
+    fn name(&self) -> &'static str {
+        "mem2reg"
+    }
+    fn description(&self) -> &'static str {
+        "promote scalar allocs to SSA values (Cytron et al.)"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, crate::ssa::mem2reg)
+    }
+}

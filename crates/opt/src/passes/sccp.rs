@@ -1,0 +1,488 @@
+//! Sparse conditional constant propagation (Wegman and Zadeck, "Constant Propagation
+//! with Conditional Branches", TOPLAS 1991), on block parameters instead of phis.
+//!
+//! Every SSA value has a lattice value: unknown (not yet seen to have any value), one
+//! constant, or overdefined; every CFG edge is executable or not. Starting from the
+//! entry block (whose parameters are overdefined), two worklists are drained: newly
+//! executable blocks, whose instructions are evaluated, and values whose lattice value
+//! dropped, whose users in executable blocks are re-evaluated. A block parameter is the
+//! meet of the arguments on its *executable* incoming edges only, so a value merging a
+//! constant with something from a branch never taken stays constant. A `br` on a
+//! constant makes only one edge executable; on an overdefined condition, both.
+//!
+//! Folding uses [`crate::fold`], the target's exact arithmetic (no folding of division
+//! by zero). Afterwards constant values are replaced, branches with one executable edge
+//! become jumps, never-executed blocks are removed with the arguments their branches
+//! passed, and parameters that became constants are removed.
+
+use crate::cfg_edit::remove_unreachable_blocks;
+use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
+use crate::pipeline::Pass;
+use ir::analysis::ControlFlowGraph;
+use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+
+/// The SCCP pass.
+pub struct Sccp;
+
+impl Pass for Sccp {
+    fn name(&self) -> &'static str {
+        "sccp"
+    }
+    fn description(&self) -> &'static str {
+        "sparse conditional constant propagation (Wegman-Zadeck)"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, run)
+    }
+}
+
+/// The lattice: `Unknown` above every constant above `Over`(defined).
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
+enum Lat {
+    #[default]
+    Unknown,
+    Const(Const),
+    Over,
+}
+
+fn meet(a: Lat, b: Lat) -> Lat {
+    match (a, b) {
+        (Lat::Unknown, x) | (x, Lat::Unknown) => x,
+        (Lat::Const(x), Lat::Const(y)) if x == y => a,
+        _ => Lat::Over,
+    }
+}
+
+struct Solver<'f> {
+    f: &'f Function,
+    lat: SecondaryMap<Value, Lat>,
+    block_exec: SecondaryMap<Block, bool>,
+    /// Executable flags of the (up to two) outgoing edges of each block.
+    edge_exec: SecondaryMap<Block, [bool; 2]>,
+    block_work: Vec<Block>,
+    value_work: Vec<Value>,
+}
+
+impl Solver<'_> {
+    fn get(&self, v: Value) -> Lat {
+        match self.f.value_def(v) {
+            ValueDef::IConst(c) => Lat::Const(Const::I(c)),
+            ValueDef::FConst(b) => Lat::Const(Const::F(b)),
+            ValueDef::Global(_) => Lat::Over,
+            _ => self.lat[v],
+        }
+    }
+
+    /// Lowers `v` to `meet(old, new)`; queues its users if that changed it.
+    fn lower(&mut self, v: Value, new: Lat) {
+        let old = self.lat[v];
+        let m = meet(old, new);
+        if m != old {
+            self.lat[v] = m;
+            self.value_work.push(v);
+        }
+    }
+
+    fn solve(&mut self) {
+        let entry = self.f.entry_block();
+        for &p in self.f.block_params(entry) {
+            self.lat[p] = Lat::Over;
+        }
+        self.block_exec[entry] = true;
+        self.block_work.push(entry);
+        loop {
+            if let Some(b) = self.block_work.pop() {
+                let insts: Vec<Inst> = self.f.layout.block_insts(b).collect();
+                for i in insts {
+                    self.visit(i);
+                }
+            } else if let Some(v) = self.value_work.pop() {
+                for &u in self.f.users(v) {
+                    let in_exec = self
+                        .f
+                        .layout
+                        .inst_block(u)
+                        .is_some_and(|b| self.block_exec[b]);
+                    if in_exec {
+                        self.visit(u);
+                    }
+                }
+            } else {
+                break;
+            }
+        }
+    }
+
+    fn visit(&mut self, i: Inst) {
+        let f = self.f;
+        let result = f.inst_result(i);
+        let fold = |r: Option<Const>, args: &[Lat]| -> Lat {
+            if args.contains(&Lat::Over) {
+                Lat::Over
+            } else if args.contains(&Lat::Unknown) {
+                Lat::Unknown
+            } else {
+                r.map_or(Lat::Over, Lat::Const)
+            }
+        };
+        let consts = |a: Lat, b: Lat| match (a, b) {
+            (Lat::Const(x), Lat::Const(y)) => Some((x, y)),
+            _ => None,
+        };
+        match f.kind(i) {
+            InstKind::Binary { op, args } => {
+                let (a, b) = (self.get(args[0]), self.get(args[1]));
+                let r = consts(a, b).and_then(|(x, y)| fold_binary(*op, x, y));
+                self.lower(result.expect("binary result"), fold(r, &[a, b]));
+            }
+            InstKind::Cmp { op, args } => {
+                let (a, b) = (self.get(args[0]), self.get(args[1]));
+                let r = consts(a, b).and_then(|(x, y)| fold_cmp(*op, x, y));
+                self.lower(result.expect("cmp result"), fold(r, &[a, b]));
+            }
+            InstKind::Unary { op, arg } => {
+                let a = self.get(*arg);
+                let r = match a {
+                    Lat::Const(x) => fold_unary(*op, x),
+                    _ => None,
+                };
+                self.lower(result.expect("unary result"), fold(r, &[a]));
+            }
+            InstKind::Jump { .. } => self.mark_edge(i, 0),
+            InstKind::Br { cond, .. } => match self.get(*cond) {
+                Lat::Unknown => {}
+                Lat::Const(Const::I(c)) => self.mark_edge(i, if c != 0 { 0 } else { 1 }),
+                _ => {
+                    self.mark_edge(i, 0);
+                    self.mark_edge(i, 1);
+                }
+            },
+            _ => {
+                if let Some(r) = result {
+                    self.lower(r, Lat::Over);
+                }
+            }
+        }
+    }
+
+    /// Makes edge `which` of terminator `t` executable (if it is not yet) and flows its
+    /// arguments into the target's parameters (again, when they may have changed).
+    fn mark_edge(&mut self, t: Inst, which: usize) {
+        let f = self.f;
+        let Some(b) = f.layout.inst_block(t) else {
+            return;
+        };
+        self.edge_exec[b][which] = true;
+        let target = f.kind(t).targets()[which];
+        for (&p, &a) in f.block_params(target.block).iter().zip(&target.args) {
+            let v = self.get(a);
+            self.lower(p, v);
+        }
+        if !self.block_exec[target.block] {
+            self.block_exec[target.block] = true;
+            self.block_work.push(target.block);
+        }
+    }
+}
+
+/// Runs SCCP on `f`.
+pub fn run(f: &mut Function) -> bool {
+    let (lat, block_exec, edge_exec) = {
+        let mut s = Solver {
+            f,
+            lat: SecondaryMap::new(),
+            block_exec: SecondaryMap::new(),
+            edge_exec: SecondaryMap::new(),
+            block_work: Vec::new(),
+            value_work: Vec::new(),
+        };
+        s.solve();
+        (s.lat, s.block_exec, s.edge_exec)
+    };
+    let mut changed = false;
+    let blocks: Vec<Block> = f.layout.blocks().filter(|&b| block_exec[b]).collect();
+
+    // Replace constant values; their instructions (pure arithmetic) go.
+    let mut const_params: Vec<Value> = Vec::new();
+    for &b in &blocks {
+        for j in 0..f.block_params(b).len() {
+            let p = f.block_params(b)[j];
+            if let Lat::Const(c) = lat[p] {
+                let v = c.value(f);
+                f.replace_all_uses(p, v);
+                const_params.push(p);
+                changed = true;
+            }
+        }
+        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        for i in insts {
+            let Some(r) = f.inst_result(i) else { continue };
+            if let Lat::Const(c) = lat[r] {
+                let v = c.value(f);
+                f.replace_all_uses(r, v);
+                if matches!(
+                    f.kind(i),
+                    InstKind::Binary { .. } | InstKind::Cmp { .. } | InstKind::Unary { .. }
+                ) {
+                    f.remove_inst(i);
+                }
+                changed = true;
+            }
+        }
+    }
+
+    // Branches with one executable edge become jumps.
+    for &b in &blocks {
+        let Some(t) = f.terminator(b) else { continue };
+        if let InstKind::Br { .. } = f.kind(t) {
+            let taken = match edge_exec[b] {
+                [true, false] => 0,
+                [false, true] => 1,
+                _ => continue,
+            };
+            let dest = f.kind(t).targets()[taken].clone();
+            f.replace_kind(t, InstKind::Jump { dest });
+            changed = true;
+        }
+    }
+    changed |= remove_unreachable_blocks(f);
+
+    // Parameters replaced by constants are unused now.
+    let cfg = ControlFlowGraph::compute(f);
+    for p in const_params {
+        if let ValueDef::Param(b, j) = f.value_def(p) {
+            if f.layout.is_block_inserted(b) && f.block_params(b).get(j as usize) == Some(&p) {
+                let preds = cfg.unique_preds(b);
+                f.remove_block_param(b, j as usize, &preds);
+            }
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn folds_through_a_loop_that_never_changes_the_value() {
+        // x = 1; i = 0; while (i < n) { if (x != 1) x = 2; i++; } return x;
+        // A plain constant folder sees x as a merge of 1 and 2; SCCP proves the
+        // assignment never runs.
+        check(
+            &["sccp"],
+            r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(1, 0)
+bb1(%1: i32, %2: i32):
+  %3 = slt %2, %0
+  br %3, bb2, bb5
+bb2:
+  %4 = ne %1, 1
+  br %4, bb3, bb4(%1)
+bb3:
+  jump bb4(2)
+bb4(%5: i32):
+  %6 = add %2, 1
+  jump bb1(%5, %6)
+bb5:
+  ret %1
+}
+"#,
+            r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = slt %1, %0
+  br %2, bb2, bb4
+bb2:
+  jump bb3
+bb3:
+  %3 = add %1, 1
+  jump bb1(%3)
+bb4:
+  ret 1
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn folds_with_target_arithmetic() {
+        check(
+            &["sccp"],
+            r#"
+func @f() -> i32 {
+bb0:
+  %0 = add 2147483647, 1
+  %1 = sdiv %0, -1
+  %2 = srem %0, -1
+  %3 = shl 1, 35
+  %4 = lshr -1, 28
+  %5 = sdiv -7, 2
+  %6 = add %1, %2
+  %7 = add %6, %3
+  %8 = add %7, %4
+  %9 = add %8, %5
+  ret %9
+}
+"#,
+            // INT_MIN + 0 + 8 + 15 - 3
+            r#"
+func @f() -> i32 {
+bb0:
+  ret -2147483628
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn division_by_zero_is_not_folded() {
+        let src = r#"
+func @f() -> i32 {
+bb0:
+  %0 = sdiv 7, 0
+  %1 = srem 7, 0
+  %2 = add %0, %1
+  ret %2
+}
+"#;
+        check(&["sccp"], src, src);
+    }
+
+    #[test]
+    fn floats_fold_in_single_precision() {
+        check(
+            &["sccp"],
+            r#"
+func @f() -> f32 {
+bb0:
+  %0 = fadd 16777216.0, 1.0
+  %1 = fdiv 0.0, 0.0
+  %2 = fneg %1
+  ret %0
+}
+"#,
+            r#"
+func @f() -> f32 {
+bb0:
+  ret 16777216.0
+}
+"#,
+        );
+        check(
+            &["sccp"],
+            r#"
+func @f() -> i32 {
+bb0:
+  %0 = fdiv 0.0, 0.0
+  %1 = feq %0, %0
+  %2 = fne %0, %0
+  %3 = fptosi %0
+  %4 = add %1, %2
+  %5 = sub %3, %4
+  ret %5
+}
+"#,
+            // 0x7fffffff - 1
+            r#"
+func @f() -> i32 {
+bb0:
+  ret 2147483646
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn constant_branch_removes_the_dead_arm_and_its_arguments() {
+        check(
+            &["sccp"],
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = mul 3, 4
+  %2 = sgt %1, 10
+  br %2, bb1, bb2(%0)
+bb1:
+  call @putint(%1)
+  jump bb3(%1)
+bb2(%3: i32):
+  jump bb3(%3)
+bb3(%4: i32):
+  ret %4
+}
+"#,
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1
+bb1:
+  call @putint(12)
+  jump bb2
+bb2:
+  ret 12
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn overdefined_values_are_left_alone() {
+        let src = r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  br %0, bb1, bb2(1)
+bb1:
+  jump bb2(2)
+bb2(%1: i32):
+  %2 = mul %1, 0
+  ret %2
+}
+"#;
+        check(&["sccp"], src, src);
+    }
+
+    #[test]
+    fn behaviour_is_preserved_on_a_program() {
+        same_behaviour(
+            r#"
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0, 10, 1)
+bb1(%1: i32, %2: i32, %3: i32):
+  %4 = slt %1, %0
+  br %4, bb2, bb5
+bb2:
+  %5 = eq %3, 1
+  br %5, bb3, bb4(%2)
+bb3:
+  %6 = mul %2, 2
+  %7 = sdiv %6, 2
+  jump bb4(%7)
+bb4(%8: i32):
+  call @putint(%8)
+  call @putch(10)
+  %9 = add %1, 1
+  jump bb1(%9, %8, %3)
+bb5:
+  ret %2
+}
+"#,
+            &["sccp"],
+            "4",
+        );
+    }
+}
