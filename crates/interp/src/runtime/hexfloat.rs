@@ -146,6 +146,15 @@ pub(crate) fn hex_to_f32(negative: bool, digits: &[u8], exp: i64) -> f32 {
     if top_exp > 127 {
         return f32::from_bits(sign | 0x7f80_0000);
     }
+    if top_exp < -126 && top >= 24 {
+        // glibc (2.36, the target's too) first truncates to 24 significant bits plus a
+        // round bit and sticky bits, then, for a subnormal result, re-rounds the 24
+        // bits using only the bits below the new round position and the old sticky
+        // bits: the old round bit (the 25th significant bit) is lost
+        // (`round_and_return` in stdlib/strtod_l.c). Clearing it reproduces that:
+        // strtof("0x1.400001p-148") is 2 ulps there, not 3.
+        m &= !(1u64 << (top - 24));
+    }
     let lsb_exp = (top_exp - 23).max(-149);
     let shift = lsb_exp - e;
     let mut mant = if shift <= 0 {
@@ -235,6 +244,10 @@ mod tests {
         assert_eq!(hex("1p-149"), f32::from_bits(1));
         assert_eq!(hex("1p-150"), 0.0); // tie to even: 0
         assert_eq!(hex("1.0000000001p-150"), f32::from_bits(1));
+        // glibc's subnormal rounding ignores the 25th significant bit.
+        assert_eq!(hex("1.000001p-150"), 0.0);
+        assert_eq!(hex("1.400001p-148"), f32::from_bits(2));
+        assert_eq!(hex("1.400002p-148"), f32::from_bits(3));
         assert_eq!(hex("3p-150"), f32::from_bits(2)); // 1.5 ulp: tie to even 2
         assert_eq!(hex("1.000001p0"), 1.0); // exactly half an ulp above 1: even
         assert_eq!(hex("1.000003p0"), 1.0 + f32::EPSILON * 2.0); // half above odd: up

@@ -333,7 +333,15 @@ fn format_float(out: &mut Vec<u8>, spec: &Spec, conv: u8, x: f64) {
                 Some(p) => p,
             };
             let (_, x_exp) = exp_parts(a, p - 1);
-            let mut s = if (x_exp as i64) < p as i64 && x_exp >= -4 {
+            // glibc picks the style from the exponent before rounding; when rounding
+            // then carries into exponent P, it prints `1.e+P` under `#` (where C99
+            // asks for P-1 zeros). Without `#` the zeros are trimmed anyway.
+            // `{:.800e}` is exact for every double, so its exponent is floor(log10).
+            let carried_into_e_style =
+                spec.alt && x_exp as i64 == p as i64 && exp_parts(a, 800).1 < x_exp && a != 0.0;
+            let mut s = if carried_into_e_style {
+                exp_text("1.", x_exp, upper)
+            } else if (x_exp as i64) < p as i64 && x_exp >= -4 {
                 let fp = (p as i64 - 1 - x_exp as i64) as usize;
                 let mut s = format!("{a:.fp$}");
                 if spec.alt && !s.contains('.') {
