@@ -35,21 +35,14 @@ enum Placed<'a> {
 }
 
 impl<'a> Sema<'a> {
-    /// Evaluates the dimensions of a declarator. On error, failed dimensions are
-    /// reported and replaced by 1 (so that later uses do not cascade) and `Err` is
-    /// returned alongside.
-    fn dims(&mut self, def: &'a ast::VarDef) -> (Vec<u32>, R<()>) {
-        let mut ok = Ok(());
-        let mut dims = Vec::with_capacity(def.dims.len());
-        for d in &def.dims {
-            match self.const_dim(d) {
-                Ok(v) => dims.push(v),
-                Err(r) => {
-                    ok = Err(r);
-                    dims.push(1);
-                }
-            }
-        }
+    /// Evaluates the dimensions of a declarator. Errors are reported and the failed
+    /// dimensions replaced by 1, so that later uses of the name do not cascade.
+    fn dims(&mut self, def: &'a ast::VarDef) -> Vec<u32> {
+        let mut dims: Vec<u32> = def
+            .dims
+            .iter()
+            .map(|d| self.const_dim(d).unwrap_or(1))
+            .collect();
         let total = dims
             .iter()
             .try_fold(1u64, |acc, &d| acc.checked_mul(u64::from(d)));
@@ -58,10 +51,9 @@ impl<'a> Sema<'a> {
                 format!("array `{}` is too large", self.text(&def.name)),
                 def.name.span,
             );
-            ok = Err(Reported);
             dims.iter_mut().for_each(|d| *d = 1);
         }
-        (dims, ok)
+        dims
     }
 
     /// Places the items of an initialiser (brace elision) without checking them.
@@ -130,7 +122,7 @@ impl<'a> Sema<'a> {
     pub fn global_decl(&mut self, d: &'a ast::Decl) {
         let ty = scalar(d.ty);
         for def in &d.defs {
-            let (dims, _) = self.dims(def);
+            let dims = self.dims(def);
             let name = self.text(&def.name);
             let redefined = self.scopes.lookup_innermost(name).is_some();
             if redefined {
@@ -190,7 +182,7 @@ impl<'a> Sema<'a> {
     pub fn local_decl(&mut self, d: &'a ast::Decl, out: &mut Vec<Stmt>) {
         let ty = scalar(d.ty);
         for def in &d.defs {
-            let (dims, _) = self.dims(def);
+            let dims = self.dims(def);
             let name = self.text(&def.name);
             let redefined = self.scopes.lookup_innermost(name).is_some();
             if redefined {
