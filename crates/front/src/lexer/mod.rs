@@ -1,6 +1,6 @@
 //! The lexer: SysY source text to a vector of [`Token`]s.
 //!
-//! Tokenisation is done by a `logos`-generated automaton ([`RawTok`]); this module then
+//! Tokenisation is done by a `logos`-generated automaton (`RawTok`); this module then
 //! converts number and string literals to their values and reports malformed tokens
 //! as diagnostics. Number conversion lives in [`crate::number`].
 

@@ -1,4 +1,4 @@
-//! Semantic analysis: the untyped [`ast`] to the typed [`tast`].
+//! Semantic analysis: the untyped [`ast`] to the typed [`tast`](crate::tast).
 //!
 //! One pass over the file in source order (C's declare-before-use): names are resolved
 //! through a stack of scopes (runtime library, globals, then one per block; a function's
