@@ -131,9 +131,25 @@ impl Driver {
     }
 
     fn optimize(&self, module: &mut ir::Module) -> Result<(), String> {
-        // The pass manager is landing in the opt crate; until then only mem2reg exists.
-        let _ = (&self.passes, self.print_after_all, &self.print_after);
-        self.verify(module, "optimisation")
+        let names: Vec<String> = match &self.passes {
+            Some(p) => p.clone(),
+            None => opt::pipeline(self.opt_level)
+                .iter()
+                .map(|s| s.to_string())
+                .collect(),
+        };
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let mut err = std::io::stderr();
+        let mut opts = opt::PassOptions {
+            verify_each: self.verify_each,
+            print_after_all: if self.print_after_all {
+                Some(&mut err)
+            } else {
+                None
+            },
+            print_after: self.print_after.clone(),
+        };
+        opt::run_passes(module, &names, &mut opts)
     }
 
     fn verify(&self, module: &ir::Module, after: &str) -> Result<(), String> {

@@ -37,14 +37,19 @@ fn run_interp(case: &Case, flags: &[&str], timeout: Duration) -> Result<(), Fail
         Some(p) => Stdio::from(std::fs::File::open(p).map_err(|e| e.to_string())?),
         None => Stdio::null(),
     };
-    cmd.stdin(stdin).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let out = run_with_timeout(cmd, timeout)?;
     let code = out.status.code().ok_or("sysyc killed by a signal")?;
     let expected = case.expected().map_err(|e| e.to_string())?;
     harness::judge(&out.stdout, code, &expected).map_err(|e| {
         format!(
             "{e}\nstderr: {}",
-            String::from_utf8_lossy(&out.stderr).chars().take(2000).collect::<String>()
+            String::from_utf8_lossy(&out.stderr)
+                .chars()
+                .take(2000)
+                .collect::<String>()
         )
         .into()
     })
@@ -113,7 +118,11 @@ fn assemble_only(h: &Harness, case: &Case) -> Result<(), Failed> {
         .output()
         .map_err(|e| e.to_string())?;
     if !out.status.success() {
-        return Err(format!("assembler failed:\n{}", String::from_utf8_lossy(&out.stderr)).into());
+        return Err(format!(
+            "assembler failed:\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+        .into());
     }
     let _ = std::fs::remove_file(&obj);
     let _ = std::fs::remove_file(&asm);
@@ -167,8 +176,10 @@ fn main() {
             let case = case.clone();
             let name = format!("interp/{mode}/performance/{}", case.name);
             trials.push(
-                Trial::test(name, move || run_interp(&case, flags, Duration::from_secs(600)))
-                    .with_ignored_flag(true),
+                Trial::test(name, move || {
+                    run_interp(&case, flags, Duration::from_secs(600))
+                })
+                .with_ignored_flag(true),
             );
         }
     }
@@ -210,7 +221,11 @@ fn noinput_cases(dir: &Path) -> Vec<Case> {
                 .map(|e| e.path())
                 .filter(|p| p.extension().is_some_and(|x| x == "sy"))
                 .map(|p| Case {
-                    name: p.file_stem().unwrap_or_default().to_string_lossy().into_owned(),
+                    name: p
+                        .file_stem()
+                        .unwrap_or_default()
+                        .to_string_lossy()
+                        .into_owned(),
                     expected_out: p.with_extension("out"),
                     input: None,
                     sy: p,
