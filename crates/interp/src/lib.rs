@@ -95,7 +95,7 @@ pub fn run_with_io(
 }
 
 /// Largest total size of globals the interpreter accepts.
-const MAX_GLOBAL_BYTES: u64 = 1 << 34;
+const MAX_GLOBAL_BYTES: u64 = 1 << 32;
 
 fn run_inner(
     m: &ir::Module,

@@ -13,7 +13,7 @@
 //!
 //! The stack limit counts each call's `alloc` bytes plus [`FRAME_OVERHEAD`] (return
 //! address, frame pointer, a few saved registers, as a compiled frame would need); the
-//! host register stack is capped separately at twice the limit.
+//! host register stack is capped separately at four times the limit.
 
 use crate::decode::{DecodedFunc, DecodedModule, Op, Slot};
 use crate::error::{ErrorKind, InterpError};
@@ -22,6 +22,11 @@ use crate::runtime::Runtime;
 
 /// Bytes charged to the stack limit per active call, besides its `alloc`s.
 pub const FRAME_OVERHEAD: u64 = 48;
+
+/// The host register stack (8 bytes per slot of every active frame) may use this
+/// many times the stack limit: frames of big functions hold many SSA values that a
+/// compiled program would keep in registers or reuse stack slots for.
+const REGS_PER_STACK_BYTE: u64 = 4;
 
 /// A suspended caller.
 struct Frame {
@@ -86,7 +91,8 @@ fn run_loop(
     steps_out: &mut u64,
 ) -> Result<u64, InterpError> {
     let max_steps = limits.max_steps;
-    let regs_limit = (limits.stack_bytes.saturating_mul(2) / 8).max(1 << 16) as usize;
+    let regs_limit =
+        (limits.stack_bytes.saturating_mul(REGS_PER_STACK_BYTE) / 8).max(1 << 16) as usize;
     let mut func: &DecodedFunc = &module.funcs[module.main as usize];
     let mut fidx = module.main;
     let mut regs: Vec<u64> = vec![0; (func.nslots as usize).max(1 << 12)];

@@ -53,6 +53,8 @@ pub(crate) struct Memory {
     bytes: Vec<u8>,
     /// End of the live stack: valid addresses are `[NULL_GUARD, sp)`.
     pub sp: u64,
+    /// Where the stack starts (the end of the globals).
+    stack_base: u64,
     /// Highest value `sp` may take (the backing vector never grows beyond it).
     max_sp: u64,
 }
@@ -87,6 +89,7 @@ impl Memory {
         Memory {
             bytes,
             sp: layout.end,
+            stack_base: layout.end,
             max_sp: layout.end.saturating_add(stack_bytes),
         }
     }
@@ -99,7 +102,10 @@ impl Memory {
             if new_sp > self.max_sp {
                 return Err(());
             }
-            let want = new_sp.max(self.bytes.len() as u64 * 2).min(self.max_sp);
+            // Double the stack part (not the globals), at least 1 MiB at a time.
+            let stack_len = self.bytes.len() as u64 - self.stack_base;
+            let grown = self.stack_base + (stack_len * 2).max(1 << 20);
+            let want = new_sp.max(grown).min(self.max_sp);
             self.bytes.resize(want as usize, 0);
         }
         self.sp = new_sp;
