@@ -12,7 +12,11 @@
 //! - block arguments become precomputed sequential move lists (parallel copies
 //!   sequentialised with the scratch slot), attached to an edge;
 //! - `alloc`s get fixed offsets in the function's stack frame, whose size is known;
-//! - calls of body-less functions resolve to runtime functions by name, or to a trap.
+//! - calls of body-less functions resolve to runtime functions by name, or to a trap;
+//! - two frequent pairs become one superinstruction when the first one's result has
+//!   the second, which follows it directly, as its only user: `gep` + 32-bit
+//!   `load`/`store`, and integer comparison + `br`. Steps still count IR
+//!   instructions, so fusion is invisible in the results.
 
 use crate::error::{ErrorKind, InterpError};
 use crate::parallel_copy::sequentialize;
@@ -209,6 +213,58 @@ pub(crate) enum Op {
         index: Slot,
         stride: u32,
     },
+    /// `gep` fused with the `load i32/f32` that is its only user (counts 2 steps).
+    LoadIdx32 {
+        d: Slot,
+        base: Slot,
+        index: Slot,
+        stride: u32,
+    },
+    /// `gep` fused with the 32-bit `store` that is its only user (counts 2 steps).
+    StoreIdx32 {
+        v: Slot,
+        base: Slot,
+        index: Slot,
+        stride: u32,
+    },
+    /// Integer comparison fused with the `br` that is its only user (2 steps);
+    /// `t`/`f` are edge indices.
+    BrEq {
+        a: Slot,
+        b: Slot,
+        t: u32,
+        f: u32,
+    },
+    BrNe {
+        a: Slot,
+        b: Slot,
+        t: u32,
+        f: u32,
+    },
+    BrSlt {
+        a: Slot,
+        b: Slot,
+        t: u32,
+        f: u32,
+    },
+    BrSle {
+        a: Slot,
+        b: Slot,
+        t: u32,
+        f: u32,
+    },
+    BrSgt {
+        a: Slot,
+        b: Slot,
+        t: u32,
+        f: u32,
+    },
+    BrSge {
+        a: Slot,
+        b: Slot,
+        t: u32,
+        f: u32,
+    },
     /// Jump to `target` with no block arguments.
     Goto {
         target: u32,
@@ -298,6 +354,12 @@ pub(crate) struct DecodedModule {
 }
 
 const NONE: u32 = u32::MAX;
+
+/// What becomes one op: an instruction, or a fused pair.
+enum Unit {
+    Single(ir::Inst),
+    Fused(ir::Inst, ir::Inst),
+}
 
 /// Decodes every defined function of `m`; `global_addrs` are the globals' addresses.
 pub(crate) fn decode_module(
@@ -498,7 +560,8 @@ impl<'a> Decoder<'a> {
 
     fn decode(mut self) -> Result<DecodedFunc, ErrorKind> {
         self.assign_slots()?;
-        // Instruction index of each block: one op per IR instruction.
+        // Group instructions into units (one op each), then number the blocks.
+        let mut units: Vec<(Block, Vec<Unit>)> = Vec::new();
         let mut pc: u32 = 0;
         for b in self.f.layout.blocks() {
             self.block_pc[b.index()] = pc;
@@ -506,19 +569,122 @@ impl<'a> Decoder<'a> {
                 Some(last) if self.f.kind(last).is_terminator() => {}
                 _ => return Err(invalid(format!("{b} does not end in a terminator"))),
             }
-            pc += self.f.layout.block_insts(b).count() as u32;
+            let u = self.units(b);
+            pc += u.len() as u32;
+            units.push((b, u));
         }
-        let blocks: Vec<Block> = self.f.layout.blocks().collect();
-        for b in blocks {
-            let insts: Vec<ir::Inst> = self.f.layout.block_insts(b).collect();
-            for i in insts {
-                let op = self.decode_inst(i)?;
+        for (_, us) in units {
+            for u in us {
+                let op = match u {
+                    Unit::Single(i) => self.decode_inst(i)?,
+                    Unit::Fused(first, second) => self.decode_fused(first, second)?,
+                };
                 self.out.code.push(op);
             }
         }
         self.out.nslots = self.next_slot + 1;
         self.out.frame_bytes = crate::memory::align_up(self.out.frame_bytes, 16);
         Ok(self.out)
+    }
+
+    /// Splits `b` into units, fusing the pairs described in the module comment.
+    fn units(&self, b: Block) -> Vec<Unit> {
+        let f = self.f;
+        let insts: Vec<ir::Inst> = f.layout.block_insts(b).collect();
+        let mut out = Vec::with_capacity(insts.len());
+        let mut k = 0;
+        while k < insts.len() {
+            let i = insts[k];
+            if let Some(&next) = insts.get(k + 1) {
+                if self.fusable(i, next) {
+                    out.push(Unit::Fused(i, next));
+                    k += 2;
+                    continue;
+                }
+            }
+            out.push(Unit::Single(i));
+            k += 1;
+        }
+        out
+    }
+
+    /// Whether `first` and the directly following `second` can run as one op.
+    fn fusable(&self, first: ir::Inst, second: ir::Inst) -> bool {
+        let f = self.f;
+        let Some(r) = f.inst_result(first) else {
+            return false;
+        };
+        // The intermediate value must have no other use anywhere.
+        if f.users(r) != [second] {
+            return false;
+        }
+        match (f.kind(first), f.kind(second)) {
+            (InstKind::Gep { .. }, InstKind::Load { ty, ptr }) => {
+                *ptr == r && matches!(ty, Type::I32 | Type::F32)
+            }
+            (InstKind::Gep { .. }, InstKind::Store { value, ptr }) => {
+                *ptr == r && *value != r && matches!(f.value_type(*value), Type::I32 | Type::F32)
+            }
+            (InstKind::Cmp { op, .. }, InstKind::Br { cond, .. }) => *cond == r && !op.is_float(),
+            _ => false,
+        }
+    }
+
+    fn decode_fused(&mut self, first: ir::Inst, second: ir::Inst) -> Result<Op, ErrorKind> {
+        let f = self.f;
+        Ok(match (f.kind(first), f.kind(second)) {
+            (
+                InstKind::Gep {
+                    base,
+                    index,
+                    stride,
+                },
+                InstKind::Load { .. },
+            ) => Op::LoadIdx32 {
+                d: f.inst_result(second)
+                    .map_or(self.scratch(), |v| self.slot(v)),
+                base: self.slot(*base),
+                index: self.slot(*index),
+                stride: *stride,
+            },
+            (
+                InstKind::Gep {
+                    base,
+                    index,
+                    stride,
+                },
+                InstKind::Store { value, .. },
+            ) => Op::StoreIdx32 {
+                v: self.slot(*value),
+                base: self.slot(*base),
+                index: self.slot(*index),
+                stride: *stride,
+            },
+            (
+                InstKind::Cmp { op, args },
+                InstKind::Br {
+                    then_dest,
+                    else_dest,
+                    ..
+                },
+            ) => {
+                let (a, b) = (self.slot(args[0]), self.slot(args[1]));
+                let (tt, te) = self.edge(then_dest)?;
+                let (ft, fe) = self.edge(else_dest)?;
+                let t = self.edge_index(tt, te);
+                let f = self.edge_index(ft, fe);
+                match op {
+                    CmpOp::Eq => Op::BrEq { a, b, t, f },
+                    CmpOp::Ne => Op::BrNe { a, b, t, f },
+                    CmpOp::Slt => Op::BrSlt { a, b, t, f },
+                    CmpOp::Sle => Op::BrSle { a, b, t, f },
+                    CmpOp::Sgt => Op::BrSgt { a, b, t, f },
+                    CmpOp::Sge => Op::BrSge { a, b, t, f },
+                    _ => return Err(invalid("fused float comparison".into())),
+                }
+            }
+            _ => return Err(invalid("unexpected instruction pair in fusion".into())),
+        })
     }
 
     fn decode_inst(&mut self, i: ir::Inst) -> Result<Op, ErrorKind> {

@@ -161,6 +161,24 @@ fn run_loop(
         }};
     }
 
+    macro_rules! take_edge {
+        ($edge:expr) => {{
+            let e = func.edges[$edge as usize];
+            for &(dst, src) in &func.moves[e.moves_start as usize..e.moves_end as usize] {
+                r!(dst) = r!(src);
+            }
+            pc = e.target as usize;
+        }};
+    }
+    macro_rules! fused_br {
+        ($a:expr, $b:expr, $t:expr, $f:expr, $op:tt) => {{
+            steps += 1;
+            check_steps!();
+            let edge = if (r!($a) as i32) $op (r!($b) as i32) { $t } else { $f };
+            take_edge!(edge);
+        }};
+    }
+
     loop {
         let Some(&op) = code.get(pc) else {
             bail!(ErrorKind::InvalidIr(
@@ -228,17 +246,39 @@ fn run_loop(
                 let off = (r!(index) as i32 as i64 as u64).wrapping_mul(stride as u64);
                 r!(d) = r!(b).wrapping_add(off);
             }
+            Op::LoadIdx32 {
+                d,
+                base: b,
+                index,
+                stride,
+            } => {
+                steps += 1;
+                let off = (r!(index) as i32 as i64 as u64).wrapping_mul(stride as u64);
+                r!(d) = tri!(mem.load32(r!(b).wrapping_add(off))) as u64;
+            }
+            Op::StoreIdx32 {
+                v,
+                base: b,
+                index,
+                stride,
+            } => {
+                steps += 1;
+                let off = (r!(index) as i32 as i64 as u64).wrapping_mul(stride as u64);
+                tri!(mem.store32(r!(b).wrapping_add(off), r!(v) as u32));
+            }
+            Op::BrEq { a, b, t, f } => fused_br!(a, b, t, f, ==),
+            Op::BrNe { a, b, t, f } => fused_br!(a, b, t, f, !=),
+            Op::BrSlt { a, b, t, f } => fused_br!(a, b, t, f, <),
+            Op::BrSle { a, b, t, f } => fused_br!(a, b, t, f, <=),
+            Op::BrSgt { a, b, t, f } => fused_br!(a, b, t, f, >),
+            Op::BrSge { a, b, t, f } => fused_br!(a, b, t, f, >=),
             Op::Goto { target } => {
                 check_steps!();
                 pc = target as usize;
             }
             Op::Jump { edge } => {
                 check_steps!();
-                let e = func.edges[edge as usize];
-                for &(dst, src) in &func.moves[e.moves_start as usize..e.moves_end as usize] {
-                    r!(dst) = r!(src);
-                }
-                pc = e.target as usize;
+                take_edge!(edge);
             }
             Op::BrGoto { cond, t, f } => {
                 check_steps!();
@@ -247,11 +287,7 @@ fn run_loop(
             Op::Br { cond, t, f } => {
                 check_steps!();
                 let edge = if r!(cond) as u32 != 0 { t } else { f };
-                let e = func.edges[edge as usize];
-                for &(dst, src) in &func.moves[e.moves_start as usize..e.moves_end as usize] {
-                    r!(dst) = r!(src);
-                }
-                pc = e.target as usize;
+                take_edge!(edge);
             }
             Op::Ret { v } => {
                 check_steps!();
