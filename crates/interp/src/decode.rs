@@ -852,3 +852,67 @@ impl<'a> Decoder<'a> {
         Op::Trap { idx }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn decode_main(src: &str) -> DecodedFunc {
+        let m = ir::parse_module(src).unwrap();
+        let d = decode_module(&m, &vec![4096; m.globals.len()]).unwrap();
+        d.funcs[d.main as usize].clone()
+    }
+
+    #[test]
+    fn fuses_only_single_use_adjacent_pairs() {
+        let f = decode_main(
+            "func @main() -> i32 {\nbb0:\n  %a = alloc [i32; 4]\n  %p = gep %a, 1, 4\n  store 5, %p\n  %v = load i32, %p\n  %q = gep %a, 2, 4\n  %w = load i32, %q\n  %c = slt %v, %w\n  br %c, bb1, bb2(%c)\nbb1:\n  %d = eq %v, 5\n  br %d, bb2(1), bb2(0)\nbb2(%r: i32):\n  ret %r\n}\n",
+        );
+        let names: Vec<String> = f
+            .code
+            .iter()
+            .map(|op| {
+                format!("{op:?}")
+                    .split([' ', '{'])
+                    .next()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            names,
+            [
+                "Alloc",
+                "Gep",
+                "Store32",
+                "Load32",
+                "LoadIdx32",
+                "Slt",
+                "Br",
+                "BrEq",
+                "Ret"
+            ]
+        );
+        // Block numbering follows the fused ops: bb1 starts at op 7, bb2 at op 8.
+        let Op::BrEq { t, f: e, .. } = f.code[7] else {
+            panic!()
+        };
+        assert_eq!(f.edges[t as usize].target, 8);
+        assert_eq!(f.edges[e as usize].target, 8);
+    }
+
+    #[test]
+    fn constants_then_parameters_then_values() {
+        let m = ir::parse_module(
+            "global @g: i32 = 0\nfunc @f(i32, i32) -> i32 {\nbb0(%x: i32, %y: i32):\n  %s = add %x, 7\n  %t = add %s, %y\n  store %t, @g\n  ret %t\n}\nfunc @main() -> i32 {\nbb0:\n  %r = call @f(1, 2)\n  ret %r\n}\n",
+        )
+        .unwrap();
+        let d = decode_module(&m, &[8000]).unwrap();
+        let f = &d.funcs[0];
+        assert_eq!(f.consts, vec![7, 8000]);
+        assert_eq!(f.nparams, 2);
+        // 2 constants, 2 params, 2 results, 1 scratch.
+        assert_eq!(f.nslots, 7);
+        assert!(matches!(f.code[0], Op::Add { d: 4, a: 2, b: 0 }));
+    }
+}
