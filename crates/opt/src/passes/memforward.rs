@@ -1,15 +1,506 @@
-//! stub
+//! Store-to-load forwarding and dead store elimination for local memory (`alloc`s).
+//!
+//! A local allocation is private to one call of the function. If its address never
+//! escapes (is never stored to memory, passed as a branch argument or returned; being
+//! passed to a call is allowed and tracked), then only this function's loads and
+//! stores, and the calls it is passed to, can touch it. For such allocations:
+//!
+//! 1. **Write-only allocations**: if nothing ever reads one (no load through it or a
+//!    `gep` of it, and no call sees it), every store to it is dead; the stores, the
+//!    `gep`s and the `alloc` are removed.
+//! 2. **Within each block**, scanning forward with the contents known at each point
+//!    (addresses are an allocation plus a constant byte offset, through `gep`s with
+//!    constant indices):
+//!    - a load of a location whose contents are known (stored or loaded earlier in the
+//!      block, with the same type) is replaced by that value (store-to-load and
+//!      load-to-load forwarding);
+//!    - a store of the value a location already holds is removed;
+//!    - a store overwritten by a later store to the same location, with no possible
+//!      read in between, is removed (dead store elimination), and so are stores not
+//!      read before a `ret` (the frame dies);
+//!    - a store at an unknown offset forgets everything known about that allocation;
+//!      a load at an unknown offset counts as a read of all of it; a call forgets
+//!      what it knows about, and counts as reading, the allocations passed to calls.
+//!
+//! Memory not from a local `alloc` (globals, pointer parameters) is left alone: calls
+//! and other pointers may alias it. This is the local (basic-block) redundant load and
+//! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
+//! Implementation", 13.1), restricted to memory that provably has no other name.
+
 use crate::pipeline::Pass;
-use ir::Module;
+use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+
+/// The memforward pass.
 pub struct MemForward;
+
 impl Pass for MemForward {
     fn name(&self) -> &'static str {
         "memforward"
     }
     fn description(&self) -> &'static str {
-        ""
+        "store-to-load forwarding and dead store elimination for local memory"
     }
-    fn run(&self, _m: &mut Module) -> bool {
-        false
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, run)
+    }
+}
+
+/// What the function does with one allocation's address.
+#[derive(Copy, Clone, Default, Debug)]
+struct AllocInfo {
+    /// The address (or one derived from it) goes somewhere we cannot follow.
+    escaped: bool,
+    /// The address is passed to a call.
+    call_visible: bool,
+    /// Something loads through the address.
+    loaded: bool,
+}
+
+/// Classifies every `alloc` of `f` (keyed by its result) and lists, per allocation,
+/// the instructions deriving from or accessing it.
+fn classify(f: &Function) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
+    let mut out = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            if !matches!(f.kind(i), InstKind::Alloc { .. }) {
+                continue;
+            }
+            let a = f.inst_result(i).expect("alloc has a result");
+            let mut info = AllocInfo::default();
+            let mut derived: Vec<Inst> = Vec::new();
+            let mut work = vec![a];
+            while let Some(p) = work.pop() {
+                for &u in f.users(p) {
+                    match f.kind(u) {
+                        InstKind::Load { .. } => info.loaded = true,
+                        InstKind::Store { value, .. } if *value == p => info.escaped = true,
+                        InstKind::Store { .. } => {}
+                        InstKind::Gep { base, .. } if *base == p => {
+                            work.push(f.inst_result(u).expect("gep has a result"));
+                        }
+                        InstKind::Call { .. } => info.call_visible = true,
+                        _ => info.escaped = true,
+                    }
+                    if !derived.contains(&u) {
+                        derived.push(u);
+                    }
+                }
+            }
+            out.push((a, info, derived));
+        }
+    }
+    out
+}
+
+/// A pointer into local memory: the allocation and, when constant, the byte offset.
+fn resolve(f: &Function, mut p: Value) -> Option<(Value, Option<i64>)> {
+    let mut off: Option<i64> = Some(0);
+    loop {
+        let ValueDef::Inst(i) = f.value_def(p) else {
+            return None;
+        };
+        match *f.kind(i) {
+            InstKind::Alloc { .. } => return Some((p, off)),
+            InstKind::Gep {
+                base,
+                index,
+                stride,
+            } => {
+                off = match (off, f.as_iconst(index)) {
+                    (Some(o), Some(k)) => Some(o + k as i64 * stride as i64),
+                    _ => None,
+                };
+                p = base;
+            }
+            _ => return None,
+        }
+    }
+}
+
+/// A location: allocation, byte offset, size in bytes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct Loc {
+    alloc: Value,
+    off: i64,
+    size: i64,
+}
+
+impl Loc {
+    fn overlaps(self, o: Loc) -> bool {
+        self.alloc == o.alloc && self.off < o.off + o.size && o.off < self.off + self.size
+    }
+}
+
+/// Runs memforward over `f`.
+pub fn run(f: &mut Function) -> bool {
+    let mut changed = false;
+    let mut tracked: SecondaryMap<Value, bool> = SecondaryMap::new();
+    let mut call_visible: Vec<Value> = Vec::new();
+    for (a, info, derived) in classify(f) {
+        if info.escaped {
+            continue;
+        }
+        if !info.loaded && !info.call_visible {
+            remove_write_only(f, a, &derived);
+            changed = true;
+            continue;
+        }
+        tracked[a] = true;
+        if info.call_visible {
+            call_visible.push(a);
+        }
+    }
+    let blocks: Vec<Block> = f.layout.blocks().collect();
+    for b in blocks {
+        changed |= forward_in_block(f, b, &tracked, &call_visible);
+    }
+    changed
+}
+
+/// Step 1: deletes every store to allocation `a` (never read), then its `gep`s and the
+/// allocation itself.
+fn remove_write_only(f: &mut Function, a: Value, derived: &[Inst]) {
+    for &i in derived {
+        if matches!(f.kind(i), InstKind::Store { .. }) {
+            f.remove_inst(i);
+        }
+    }
+    // `derived` lists each gep before the geps of its result: delete users first.
+    for &i in derived.iter().rev() {
+        if matches!(f.kind(i), InstKind::Gep { .. }) {
+            f.remove_inst(i);
+        }
+    }
+    let alloc = f.def_inst(a).expect("alloc result");
+    f.remove_inst(alloc);
+}
+
+/// Step 2 for one block.
+fn forward_in_block(
+    f: &mut Function,
+    b: Block,
+    tracked: &SecondaryMap<Value, bool>,
+    call_visible: &[Value],
+) -> bool {
+    let mut changed = false;
+    // Known contents, and stores not (yet) possibly read.
+    let mut known: Vec<(Loc, Value)> = Vec::new();
+    let mut pending: Vec<(Loc, Inst)> = Vec::new();
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    for i in insts {
+        match *f.kind(i) {
+            InstKind::Load { ty, ptr } => {
+                let Some((alloc, off)) = resolve(f, ptr) else {
+                    continue;
+                };
+                if !tracked[alloc] {
+                    continue;
+                }
+                let Some(off) = off else {
+                    pending.retain(|(l, _)| l.alloc != alloc);
+                    continue;
+                };
+                let loc = Loc {
+                    alloc,
+                    off,
+                    size: ty.size() as i64,
+                };
+                let r = f.inst_result(i).expect("load has a result");
+                let hit = known
+                    .iter()
+                    .find(|(l, v)| *l == loc && f.value_type(*v) == ty)
+                    .map(|&(_, v)| v);
+                if let Some(v) = hit {
+                    f.replace_all_uses(r, v);
+                    f.remove_inst(i);
+                    changed = true;
+                } else {
+                    pending.retain(|(l, _)| !l.overlaps(loc));
+                    known.push((loc, r));
+                }
+            }
+            InstKind::Store { value, ptr } => {
+                let Some((alloc, off)) = resolve(f, ptr) else {
+                    continue;
+                };
+                if !tracked[alloc] {
+                    continue;
+                }
+                let Some(off) = off else {
+                    known.retain(|(l, _)| l.alloc != alloc);
+                    continue;
+                };
+                let loc = Loc {
+                    alloc,
+                    off,
+                    size: f.value_type(value).size() as i64,
+                };
+                if known.iter().any(|&(l, v)| l == loc && v == value) {
+                    f.remove_inst(i); // stores what is already there
+                    changed = true;
+                    continue;
+                }
+                if let Some(pos) = pending.iter().position(|(l, _)| *l == loc) {
+                    let (_, dead) = pending.swap_remove(pos);
+                    f.remove_inst(dead);
+                    changed = true;
+                }
+                known.retain(|(l, _)| !l.overlaps(loc));
+                known.push((loc, value));
+                pending.push((loc, i));
+            }
+            InstKind::Call { .. } => {
+                known.retain(|(l, _)| !call_visible.contains(&l.alloc));
+                pending.retain(|(l, _)| !call_visible.contains(&l.alloc));
+            }
+            InstKind::Ret { .. } => {
+                for (_, s) in pending.drain(..) {
+                    f.remove_inst(s);
+                    changed = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn forwards_stores_and_loads_in_a_block() {
+        check(
+            &["memforward"],
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = alloc [i32; 4]
+  %2 = gep %1, 1, 4
+  %3 = gep %1, 2, 4
+  store %0, %2
+  store 7, %3
+  %4 = load i32, %2
+  %5 = load i32, %3
+  %6 = gep %1, 2, 4
+  %7 = load i32, %6
+  %8 = add %4, %5
+  %9 = add %8, %7
+  call @putint(%9)
+  ret %9
+}
+"#,
+            // The stores are not read after forwarding and the frame dies at ret; the
+            // array is then write-only, but that is only seen on the next run.
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = alloc [i32; 4]
+  %2 = gep %1, 1, 4
+  %3 = gep %1, 2, 4
+  %4 = gep %1, 2, 4
+  %5 = add %0, 7
+  %6 = add %5, 7
+  call @putint(%6)
+  ret %6
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn overwritten_store_is_dead_unless_read_in_between() {
+        check(
+            &["memforward"],
+            r#"
+declare @g(ptr) -> void
+
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = alloc [i32; 4]
+  store 1, %2
+  store 2, %2
+  %3 = gep %2, %1, 4
+  %4 = load i32, %3
+  store 3, %2
+  call @g(%2)
+  store 4, %2
+  call @g(%2)
+  store 5, %2
+  jump bb1
+bb1:
+  %5 = load i32, %2
+  %6 = add %4, %5
+  ret %6
+}
+"#,
+            r#"
+declare @g(ptr) -> void
+
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = alloc [i32; 4]
+  store 2, %2
+  %3 = gep %2, %1, 4
+  %4 = load i32, %3
+  store 3, %2
+  call @g(%2)
+  store 4, %2
+  call @g(%2)
+  store 5, %2
+  jump bb1
+bb1:
+  %5 = load i32, %2
+  %6 = add %4, %5
+  ret %6
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn calls_see_the_arrays_passed_to_them() {
+        // After the call, a[0] may have changed: the load stays.
+        let src = r#"
+declare @g(ptr) -> void
+
+func @f() -> i32 {
+bb0:
+  %0 = alloc [i32; 2]
+  store 1, %0
+  call @g(%0)
+  %1 = load i32, %0
+  ret %1
+}
+"#;
+        check(&["memforward"], src, src);
+    }
+
+    #[test]
+    fn unknown_offsets_and_global_memory_are_respected() {
+        let src = r#"
+global @a: [i32; 4] = zeroinit
+
+func @f(i32, ptr) -> i32 {
+bb0(%0: i32, %1: ptr):
+  %2 = alloc [i32; 4]
+  store 1, %2
+  %3 = gep %2, %0, 4
+  store 9, %3
+  %4 = load i32, %2
+  store 2, @a
+  store 3, %1
+  %5 = load i32, @a
+  %6 = add %4, %5
+  store %6, %2
+  %7 = load i32, %3
+  ret %7
+}
+"#;
+        check(&["memforward"], src, src);
+    }
+
+    #[test]
+    fn write_only_array_disappears() {
+        check(
+            &["memforward"],
+            r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = alloc [i32; 100]
+  %2 = gep %1, %0, 4
+  store %0, %2
+  %3 = gep %2, 1, 4
+  store 5, %3
+  ret %0
+}
+"#,
+            r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  ret %0
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn stores_through_an_escaped_address_are_seen() {
+        // %1's address is stored in %0 and written through the loaded copy: the load
+        // of %1 must see 2, not the 1 stored directly.
+        let out = same_behaviour(
+            r#"
+func @main() -> i32 {
+bb0:
+  %0 = alloc ptr
+  %1 = alloc i32
+  store %1, %0
+  store 1, %1
+  %2 = load ptr, %0
+  store 2, %2
+  %3 = load i32, %1
+  ret %3
+}
+"#,
+            &["memforward"],
+            "",
+        );
+        assert!(!out.contains("ret 1"), "{out}");
+    }
+
+    #[test]
+    fn type_punning_is_not_forwarded() {
+        let src = r#"
+func @f() -> f32 {
+bb0:
+  %0 = alloc i32
+  store 1065353216, %0
+  %1 = load f32, %0
+  ret %1
+}
+"#;
+        check(&["memforward"], src, src);
+    }
+
+    #[test]
+    fn behaviour_is_preserved_on_a_program() {
+        same_behaviour(
+            r#"
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+declare @getint() -> i32
+declare @putarray(i32, ptr) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 3]
+  %1 = gep %0, 1, 4
+  %2 = gep %0, 2, 4
+  %3 = call @getint()
+  store 0, %0
+  store 0, %1
+  store 0, %2
+  store %3, %0
+  %4 = mul %3, 2
+  store %4, %1
+  %5 = load i32, %0
+  %6 = load i32, %1
+  %7 = add %5, %6
+  store %7, %2
+  call @putarray(3, %0)
+  %8 = load i32, %2
+  call @putint(%8)
+  call @putch(10)
+  ret 0
+}
+"#,
+            &["memforward"],
+            "5",
+        );
     }
 }
