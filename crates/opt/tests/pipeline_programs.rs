@@ -1,0 +1,121 @@
+//! Whole programs through the `-O1` and `-O2` pipelines with verification after every
+//! pass: the optimised module must behave exactly as the unoptimised one in the
+//! interpreter (output and exit code), for the project's programs and the official
+//! functional suite (when present). Failures name the program and the pipeline.
+
+use opt::{pipeline, run_passes, PassOptions};
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<PathBuf> = rd
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "sy"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// How a run ended: output and exit status, an interpreter error, or out of steps.
+#[derive(PartialEq, Debug)]
+enum Outcome {
+    Done(Vec<u8>, i32),
+    Error(String),
+    TooLong,
+}
+
+fn run(m: &ir::Module, stdin: &[u8]) -> Outcome {
+    let opts = interp::RunOptions {
+        max_steps: Some(STEP_LIMIT),
+        wall_clock_timers: false,
+        ..Default::default()
+    };
+    match interp::run_module(m, stdin, &opts) {
+        Ok(o) => Outcome::Done(o.stdout, o.exit_code),
+        Err(e) if matches!(e.kind, interp::ErrorKind::StepLimit { .. }) => Outcome::TooLong,
+        Err(e) => Outcome::Error(e.to_string()),
+    }
+}
+
+/// Programs needing more steps than this (in a debug build) are only checked when
+/// the optimised version finishes.
+const STEP_LIMIT: u64 = 20_000_000;
+
+/// Checks every program of `dir`; returns how many there were.
+fn check_dir(dir: &Path) -> usize {
+    let dir = dir.to_path_buf();
+    // The front end recurses over expressions; give it the driver's kind of stack.
+    std::thread::Builder::new()
+        .stack_size(256 << 20)
+        .spawn(move || {
+            let mut failures = Vec::new();
+            let files = sources(&dir);
+            for path in &files {
+                if let Err(e) = check_program(path) {
+                    failures.push(e);
+                }
+            }
+            assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+            files.len()
+        })
+        .unwrap()
+        .join()
+        .unwrap_or_else(|e| std::panic::resume_unwind(e))
+}
+
+fn check_program(path: &Path) -> Result<(), String> {
+    let src = std::fs::read_to_string(path).unwrap();
+    let name = path.display().to_string();
+    let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+    let input = std::fs::read(path.with_extension("in")).unwrap_or_default();
+    let expected_out = std::fs::read(path.with_extension("out")).ok();
+    let base = run(&lower::lower_program(&program, false), &input);
+    for memory_form in [false, true] {
+        for level in [1u8, 2] {
+            let mut m = lower::lower_program(&program, memory_form);
+            let mut opts = PassOptions {
+                verify_each: true,
+                ..Default::default()
+            };
+            let what = format!("{name} at -O{level} (memory form: {memory_form})");
+            run_passes(&mut m, &pipeline(level), &mut opts).map_err(|e| format!("{what}: {e}"))?;
+            let got = run(&m, &input);
+            // The unoptimised run is the oracle; when it runs out of steps, the
+            // expected output file is.
+            let verdict = match (&got, &expected_out) {
+                _ if got == base => Ok(()),
+                (Outcome::TooLong, _) if base == Outcome::TooLong => Ok(()),
+                (Outcome::Done(out, code), Some(exp)) if base == Outcome::TooLong => {
+                    harness::judge(out, *code, exp)
+                }
+                _ => Err(format!("unoptimised: {base:?}")),
+            };
+            verdict.map_err(|e| format!("{what}: behaviour changed: {e}\ngot {got:?}"))?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn project_programs() {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/programs"));
+    assert!(check_dir(dir) > 0);
+}
+
+#[test]
+fn official_functional_suite() {
+    for sub in ["functional", "hidden_functional"] {
+        let dir = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../../shared/sysy2022"
+        ))
+        .join(sub);
+        if !dir.exists() {
+            eprintln!("skipped: {} not found", dir.display());
+            continue;
+        }
+        check_dir(&dir);
+    }
+}
