@@ -507,3 +507,73 @@ fn nothing_to_promote_reports_no_change() {
     let mut m = ir::parse_module("func @f() -> i32 {\nbb0:\n  ret 0\n}\n").unwrap();
     assert!(!mem2reg(&mut m.funcs[ir::FuncId::from_u32(0)]));
 }
+
+#[test]
+fn behaviour_is_preserved_in_the_interpreter() {
+    // Nested loops with a conditional update, a float slot and reads before writes.
+    let out = crate::passes::testutil::same_behaviour(
+        r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+declare @putfloat(f32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc i32
+  %1 = alloc i32
+  %2 = alloc i32
+  %3 = alloc f32
+  %4 = alloc i32
+  %5 = call @getint()
+  store %5, %0
+  store 0, %1
+  jump bb1
+bb1:
+  %6 = load i32, %1
+  %7 = load i32, %0
+  %8 = slt %6, %7
+  br %8, bb2, bb6
+bb2:
+  store 0, %2
+  jump bb3
+bb3:
+  %9 = load i32, %2
+  %10 = load i32, %1
+  %11 = sle %9, %10
+  br %11, bb4, bb5
+bb4:
+  %12 = load f32, %3
+  %13 = sitofp %9
+  %14 = fadd %12, %13
+  store %14, %3
+  %15 = srem %9, 2
+  br %15, bb7, bb8
+bb7:
+  %16 = load i32, %4
+  %17 = add %16, %9
+  store %17, %4
+  jump bb8
+bb8:
+  %18 = add %9, 1
+  store %18, %2
+  jump bb3
+bb5:
+  %19 = add %10, 1
+  store %19, %1
+  jump bb1
+bb6:
+  %20 = load i32, %4
+  call @putint(%20)
+  call @putch(32)
+  %21 = load f32, %3
+  call @putfloat(%21)
+  call @putch(10)
+  ret 0
+}
+"#,
+        &["mem2reg"],
+        "9",
+    );
+    assert!(!out.contains("alloc") && !out.contains("load"), "{out}");
+}
