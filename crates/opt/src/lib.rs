@@ -7,7 +7,7 @@
 //! - [`ssa`]: [`mem2reg`] and trivial block-parameter removal.
 //! - [`fold`]: constant folding with the target's exact semantics.
 //! - [`passes`]: one file per pass.
-//! - [`pipeline`]: the pass registry, [`run_passes`] and the `-O` pipelines.
+//! - [`mod@pipeline`]: the pass registry, [`run_passes`] and the `-O` pipelines.
 
 pub mod analysis;
 pub mod cfg_edit;

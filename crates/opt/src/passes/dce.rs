@@ -18,6 +18,10 @@
 //!   `jump` to its nearest live post-dominator (the blocks in between are dead and
 //!   become unreachable). Dead block parameters go with their arguments on every edge,
 //!   dead instructions go, and unreachable blocks are removed.
+//!
+//! Like C compilers, this assumes an unused computation may be dropped even if it
+//! would have trapped (a division by zero) or never returned (a call to a pure
+//! function that loops forever): both are undefined behaviour in SysY's C semantics.
 
 use crate::analysis::{ControlDependence, PostDominatorTree, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
