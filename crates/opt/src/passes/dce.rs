@@ -19,9 +19,11 @@
 //!   become unreachable). Dead block parameters go with their arguments on every edge,
 //!   dead instructions go, and unreachable blocks are removed.
 //!
-//! Like C compilers, this assumes an unused computation may be dropped even if it
-//! would have trapped (a division by zero) or never returned (a call to a pure
-//! function that loops forever): both are undefined behaviour in SysY's C semantics.
+//! Like C compilers, this drops an unused computation even if it would have trapped (a
+//! division by zero is undefined behaviour in C) and an unused call to a function
+//! without side effects even if that call would never return (C lets compilers
+//! assume side-effect-free loops terminate; loops in the function being optimised
+//! are kept, see the roots above).
 
 use crate::analysis::{ControlDependence, PostDominatorTree, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
