@@ -6,6 +6,7 @@
 //! ```text
 //! isel (+ out_of_ssa)  IR -> machine IR over virtual registers; block arguments
 //!                      become sequentialised parallel copies on (split) edges
+//! licm                 loop-invariant materialisations move to preheaders (-O1)
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
 //! frame                layout, prologue/epilogue, frame slots -> sp offsets
 //! peephole             self-moves, jump threading, fall-through
@@ -19,6 +20,7 @@ pub mod emit;
 pub mod frame;
 pub mod globals;
 pub mod isel;
+pub mod licm;
 pub mod liveness;
 pub mod loops;
 pub mod mir;
@@ -32,7 +34,8 @@ use std::fmt;
 /// Back-end options.
 #[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// Optimisation level (0 and 1 currently share one pipeline).
+    /// Optimisation level: 0 selects and allocates only; 1 and above also hoist
+    /// loop-invariant instructions.
     pub opt_level: u8,
 }
 
@@ -101,9 +104,12 @@ pub fn compile_function(
     m: &Module,
     fid: ir::FuncId,
     names: &[String],
-    _opts: &Options,
+    opts: &Options,
 ) -> Result<mir::MFunction, BackendError> {
     let mut mf = isel::select_function(m, fid, names)?;
+    if opts.opt_level >= 1 {
+        licm::hoist_invariants(&mut mf);
+    }
     regalloc::allocate(&mut mf)?;
     let fr = frame::lay_out(&mf);
     frame::lower_frame(&mut mf, &fr)?;

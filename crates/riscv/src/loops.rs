@@ -8,13 +8,41 @@
 
 use crate::mir::{MBlock, MFunction};
 
+/// A natural loop (all back edges to one header merged).
+#[derive(Clone, Debug)]
+pub struct Loop {
+    pub header: MBlock,
+    /// Membership of every block (by block number).
+    pub body: Vec<bool>,
+}
+
+/// Loops of a function and the depth of every block.
+#[derive(Clone, Debug, Default)]
+pub struct LoopInfo {
+    /// Loops, outer loops before the loops they contain.
+    pub loops: Vec<Loop>,
+    /// Loop depth of every block (by block number; 0 outside loops and for
+    /// unreachable blocks).
+    pub depth: Vec<u32>,
+    /// Predecessors of every block (by block number).
+    pub preds: Vec<Vec<MBlock>>,
+}
+
 /// Loop depth of every block (indexed by block number; 0 outside loops and for
 /// unreachable blocks).
 pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
+    loop_info(mf).depth
+}
+
+/// Finds the natural loops of `mf`.
+pub fn loop_info(mf: &MFunction) -> LoopInfo {
     let n = mf.blocks.len();
     let mut depth = vec![0u32; n];
     let Some(&entry) = mf.layout.first() else {
-        return depth;
+        return LoopInfo {
+            depth,
+            ..Default::default()
+        };
     };
     let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
     let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
@@ -82,6 +110,7 @@ pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
     };
     // Natural loops, merged per header.
     let mut in_loop: Vec<Vec<bool>> = Vec::new();
+    let mut headers: Vec<usize> = Vec::new();
     let mut header_index = vec![usize::MAX; n];
     for &u in &rpo {
         for s in &succs[u] {
@@ -91,6 +120,7 @@ pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
             }
             if header_index[h] == usize::MAX {
                 header_index[h] = in_loop.len();
+                headers.push(h);
                 let mut body = vec![false; n];
                 body[h] = true;
                 in_loop.push(body);
@@ -118,7 +148,26 @@ pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
             }
         }
     }
-    depth
+    // An outer loop's header dominates the inner header, so it comes first in
+    // reverse post-order.
+    let mut loops: Vec<Loop> = headers
+        .into_iter()
+        .zip(in_loop)
+        .map(|(h, body)| Loop {
+            header: MBlock(h as u32),
+            body,
+        })
+        .collect();
+    loops.sort_by_key(|l| rpo_num[l.header.index()]);
+    let preds = preds
+        .into_iter()
+        .map(|v| v.into_iter().map(|p| MBlock(p as u32)).collect())
+        .collect();
+    LoopInfo {
+        loops,
+        depth,
+        preds,
+    }
 }
 
 fn intersect(idom: &[usize], rpo_num: &[usize], mut a: usize, mut b: usize) -> usize {
@@ -169,6 +218,11 @@ mod tests {
         // 0 -> 1 (outer header) -> 2 (inner header) -> 3 -> 2 | 4 -> 1 | 5
         let mf = func(&[&[1], &[2, 5], &[3, 4], &[2], &[1], &[]]);
         assert_eq!(loop_depths(&mf), vec![0, 1, 2, 2, 1, 0]);
+        let li = loop_info(&mf);
+        assert_eq!(li.loops.len(), 2);
+        assert_eq!(li.loops[0].header, MBlock(1));
+        assert_eq!(li.loops[1].header, MBlock(2));
+        assert!(li.loops[0].body[4] && !li.loops[1].body[4]);
     }
 
     #[test]

@@ -1,0 +1,268 @@
+//! Loop-invariant code motion on machine IR, before register allocation.
+//!
+//! Instruction selection materialises constants, global and frame addresses once per
+//! block, so a loop re-creates them on every iteration; address arithmetic on
+//! invariant bases is repeated the same way. This pass moves every pure, non-trapping
+//! instruction (`li`, `lla`, frame addresses, integer ALU operations and register-file
+//! conversions) whose operands are defined outside the loop into the loop's
+//! preheader, creating one when the header has several outside predecessors, and
+//! merges identical hoisted instructions. Loops are processed innermost first, so an
+//! instruction can climb through a whole nest. Only virtual registers with a single
+//! definition move (block parameters, defined once per incoming edge, stay).
+//!
+//! This is the classic algorithm of Aho, Sethi and Ullman (section 10.7, "code
+//! motion"), restricted to instructions that may be executed speculatively.
+
+use crate::loops::loop_info;
+use crate::mir::*;
+use rustc_hash::FxHashMap;
+
+fn hoistable_kind(i: &MInst) -> bool {
+    matches!(
+        i,
+        MInst::Li { .. }
+            | MInst::La { .. }
+            | MInst::FrameAddr { .. }
+            | MInst::AluImm { .. }
+            | MInst::Alu { .. }
+            | MInst::Cvt { .. }
+    )
+}
+
+/// Index where instructions can be appended to `b` before its closing branches.
+fn insert_point(insts: &[MInst]) -> usize {
+    let mut k = insts.len();
+    while k > 0 && matches!(insts[k - 1], MInst::Branch { .. } | MInst::Jump { .. }) {
+        k -= 1;
+    }
+    k
+}
+
+/// Hoists loop-invariant instructions of `mf` into loop preheaders.
+pub fn hoist_invariants(mf: &mut MFunction) {
+    let info = loop_info(mf);
+    if info.loops.is_empty() {
+        return;
+    }
+    let nv = mf.num_vregs();
+    let mut def_count = vec![0u32; nv];
+    let mut def_block = vec![usize::MAX; nv];
+    for &b in &mf.layout {
+        for i in &mf.blocks[b.index()].insts {
+            i.for_each_def(|r| {
+                if r.is_virtual() {
+                    def_count[r.vindex()] += 1;
+                    def_block[r.vindex()] = b.index();
+                }
+            });
+        }
+    }
+    let mut loops = info.loops;
+    let preds = info.preds;
+    let mut rename: FxHashMap<Reg, Reg> = FxHashMap::default();
+    for li in (0..loops.len()).rev() {
+        let header = loops[li].header;
+        let outside: Vec<MBlock> = preds[header.index()]
+            .iter()
+            .copied()
+            .filter(|p| !loops[li].body[p.index()])
+            .collect();
+        if outside.is_empty() {
+            continue;
+        }
+        // Collect the hoistable instructions first; create a preheader only if needed.
+        let body_blocks: Vec<MBlock> = mf
+            .layout
+            .iter()
+            .copied()
+            .filter(|b| loops[li].body.get(b.index()).copied().unwrap_or(false))
+            .collect();
+        let mut hoisted: Vec<MInst> = Vec::new();
+        let mut moved: Vec<bool> = vec![false; nv];
+        for &b in &body_blocks {
+            let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+            let mut keep = Vec::with_capacity(insts.len());
+            for mut inst in insts {
+                let mut ok = hoistable_kind(&inst);
+                if ok {
+                    inst.for_each_def(|d| {
+                        ok &= d.is_virtual() && def_count[d.vindex()] == 1;
+                    });
+                    inst.for_each_use(|u| {
+                        let invariant = if u.is_virtual() {
+                            let v = u.vindex();
+                            def_count[v] == 1
+                                && (moved[v]
+                                    || !loops[li].body.get(def_block[v]).copied().unwrap_or(false))
+                        } else {
+                            u == ZERO || u == SP
+                        };
+                        ok &= invariant;
+                    });
+                }
+                if ok {
+                    inst.map_regs(|r, is_def| {
+                        if !is_def {
+                            if let Some(&n) = rename.get(r) {
+                                *r = n;
+                            }
+                        }
+                    });
+                    let mut rd = ZERO;
+                    inst.for_each_def(|d| rd = d);
+                    // Merge with an identical hoisted instruction.
+                    let mut key = inst.clone();
+                    key.map_regs(|r, is_def| {
+                        if is_def {
+                            *r = ZERO;
+                        }
+                    });
+                    let dup = hoisted.iter().find_map(|h| {
+                        let mut k = h.clone();
+                        let mut hd = ZERO;
+                        k.map_regs(|r, is_def| {
+                            if is_def {
+                                hd = *r;
+                                *r = ZERO;
+                            }
+                        });
+                        (k == key).then_some(hd)
+                    });
+                    moved[rd.vindex()] = true;
+                    match dup {
+                        Some(first) if mf.class_of(first) == mf.class_of(rd) => {
+                            rename.insert(rd, first);
+                        }
+                        _ => hoisted.push(inst),
+                    }
+                } else {
+                    keep.push(inst);
+                }
+            }
+            mf.blocks[b.index()].insts = keep;
+        }
+        if hoisted.is_empty() {
+            continue;
+        }
+        let single = outside.len() == 1 && mf.succs(outside[0]) == vec![header];
+        let pre = if single {
+            outside[0]
+        } else {
+            let pre = mf.new_block();
+            mf.blocks[pre.index()]
+                .insts
+                .push(MInst::Jump { target: header });
+            for &p in &outside {
+                for i in &mut mf.blocks[p.index()].insts {
+                    if let Some(t) = i.branch_target_mut() {
+                        if *t == header {
+                            *t = pre;
+                        }
+                    }
+                }
+            }
+            let pos = mf
+                .layout
+                .iter()
+                .position(|&b| b == header)
+                .unwrap_or(mf.layout.len());
+            mf.layout.insert(pos, pre);
+            // The preheader belongs to every loop enclosing this one.
+            for (k, l) in loops.iter_mut().enumerate() {
+                let inside = k != li && l.body[header.index()];
+                l.body.push(inside);
+            }
+            pre
+        };
+        for inst in &hoisted {
+            inst.for_each_def(|d| def_block[d.vindex()] = pre.index());
+        }
+        let insts = &mut mf.blocks[pre.index()].insts;
+        let at = insert_point(insts);
+        insts.splice(at..at, hoisted);
+    }
+    if rename.is_empty() {
+        return;
+    }
+    // Resolve chains and rewrite uses of merged registers.
+    let resolve = |mut r: Reg| {
+        while let Some(&n) = rename.get(&r) {
+            r = n;
+        }
+        r
+    };
+    for b in &mut mf.blocks {
+        for i in &mut b.insts {
+            i.map_regs(|r, is_def| {
+                if !is_def && r.is_virtual() {
+                    *r = resolve(*r);
+                }
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constants_leave_the_loop_and_merge() {
+        // b0 -> b1 (header) -> b2 -> b1 | b3
+        let mut mf = MFunction::new("t".into(), false);
+        let b: Vec<MBlock> = (0..4).map(|_| mf.new_block()).collect();
+        mf.layout = b.clone();
+        let i = mf.new_vreg(RegClass::Int);
+        let (c1, c2, s) = (
+            mf.new_vreg(RegClass::Int),
+            mf.new_vreg(RegClass::Int),
+            mf.new_vreg(RegClass::Int),
+        );
+        mf.blocks[0].insts = vec![MInst::Li { rd: i, imm: 0 }, MInst::Jump { target: b[1] }];
+        mf.blocks[1].insts = vec![
+            MInst::Li { rd: c1, imm: 100 },
+            MInst::Branch {
+                cond: Cond::Ge,
+                rs1: i,
+                rs2: c1,
+                target: b[3],
+            },
+            MInst::Jump { target: b[2] },
+        ];
+        mf.blocks[2].insts = vec![
+            MInst::Li { rd: c2, imm: 100 },
+            MInst::Alu {
+                op: AluOp::Add,
+                rd: s,
+                rs1: c2,
+                rs2: SP,
+            },
+            MInst::Alu {
+                op: AluOp::Add,
+                rd: i,
+                rs1: i,
+                rs2: s,
+            },
+            MInst::Jump { target: b[1] },
+        ];
+        mf.blocks[3].insts = vec![MInst::Ret { value: None }];
+        // `i` has two definitions: it must stay.
+        mf.blocks[0].insts.insert(1, MInst::Mv { rd: i, rs: ZERO });
+        hoist_invariants(&mut mf);
+        assert_eq!(
+            mf.blocks[0].insts[..4],
+            [
+                MInst::Li { rd: i, imm: 0 },
+                MInst::Mv { rd: i, rs: ZERO },
+                MInst::Li { rd: c1, imm: 100 },
+                MInst::Alu {
+                    op: AluOp::Add,
+                    rd: s,
+                    rs1: c1,
+                    rs2: SP,
+                },
+            ]
+        );
+        assert_eq!(mf.blocks[2].insts.len(), 2, "{:?}", mf.blocks[2].insts);
+    }
+}
