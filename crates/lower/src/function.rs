@@ -165,9 +165,13 @@ impl<'a, 'p> FnLower<'a, 'p> {
         self.f.append_new_block()
     }
 
+    /// Continues lowering in `b`. A sealed block without predecessors (other than the
+    /// entry) is unreachable, and so is everything lowered into it.
     fn switch_to(&mut self, b: Block) {
         self.block = b;
-        self.dead = false;
+        self.dead = self.ssa.is_sealed(b)
+            && self.ssa.preds(b).is_empty()
+            && self.f.layout.entry_block() != Some(b);
     }
 
     fn seal(&mut self, b: Block) {
@@ -180,7 +184,6 @@ impl<'a, 'p> FnLower<'a, 'p> {
         let b = self.new_block();
         self.seal(b);
         self.switch_to(b);
-        self.dead = true;
     }
 
     fn jump(&mut self, to: Block, args: Vec<Value>) {
