@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! front (check) -> lower (Braun SSA, or memory form + mem2reg) -> opt (passes)
-//!     -> riscv (assembly) | ir text | interpreter
+//!     -> riscv (assembly) | LLVM IR | ir text | interpreter
 //! ```
 //!
 //! stopping where the command line asks. Output files are written whole or not at
@@ -20,6 +20,8 @@ pub enum Emit {
     Ast,
     /// Textual IR after optimisation.
     Ir,
+    /// LLVM IR (LLVM 14) after optimisation.
+    Llvm,
     /// RV64GC assembly.
     Asm,
     /// Run the optimised IR in the interpreter.
@@ -88,6 +90,10 @@ impl Driver {
             Emit::Check | Emit::Ast => Ok(0),
             Emit::Ir => {
                 self.write_output(ir::text::print_module(&module).as_bytes())?;
+                Ok(0)
+            }
+            Emit::Llvm => {
+                self.write_output(llvm::emit_module(&module).as_bytes())?;
                 Ok(0)
             }
             Emit::Asm => {

@@ -53,6 +53,7 @@ struct Cli {
 enum EmitArg {
     Ast,
     Ir,
+    Llvm,
     Asm,
 }
 
@@ -85,6 +86,7 @@ fn run(cli: Cli) -> ExitCode {
         match cli.emit {
             Some(EmitArg::Ast) => Emit::Ast,
             Some(EmitArg::Ir) => Emit::Ir,
+            Some(EmitArg::Llvm) => Emit::Llvm,
             Some(EmitArg::Asm) | None => Emit::Asm,
         }
     };
