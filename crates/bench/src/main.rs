@@ -88,7 +88,7 @@ struct RunArgs {
     #[arg(short = 'j', long, default_value_t = 2)]
     jobs: usize,
     /// Timeout per compile and per run, in seconds
-    #[arg(long, default_value_t = 300)]
+    #[arg(long, default_value_t = 600)]
     timeout: u64,
     /// Scratch directory for assembly, executables and counts [default: a fresh temporary one]
     #[arg(long)]

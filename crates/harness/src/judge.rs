@@ -6,7 +6,8 @@
 //! files lack the final newline), and so is trailing whitespace at the end of each
 //! line: `functional/68_brainfk` prints `\r\n` (gcc's binary does too) where its
 //! `.out` has `\n`, as contest judges compare lines without trailing blanks. On
-//! mismatch the error names the first line that differs.
+//! mismatch the error names the first line that differs and shows both lines
+//! around the first differing column.
 
 /// The `.out` contents a run with this stdout and exit status should match.
 pub fn expected_output(stdout: &[u8], exit_code: i32) -> Vec<u8> {
@@ -57,36 +58,42 @@ fn first_difference(actual: &[u8], expected: &[u8]) -> String {
             } else {
                 ""
             };
+            let from = col.saturating_sub(40);
             format!(
                 "line {line}{last}, column {col} differs {summary}\n  expected: {}\n  got:      {}",
-                show(want),
-                show(got)
+                show(want, from),
+                show(got, from)
             )
         }
         (None, Some(want)) => {
             format!(
                 "output ends before line {line} {summary}\n  expected: {}",
-                show(want)
+                show(want, 0)
             )
         }
         (Some(got), None) => {
             format!(
                 "extra output at line {line} {summary}\n  got:      {}",
-                show(got)
+                show(got, 0)
             )
         }
         (None, None) => "outputs differ".to_string(),
     }
 }
 
-/// A line for display: lossy UTF-8, escaped, cut to 100 characters.
-fn show(line: &[u8]) -> String {
-    let s: String = String::from_utf8_lossy(line).escape_debug().collect();
+/// A line for display from byte `from` on: lossy UTF-8, escaped, cut to 100
+/// characters, with `...` where something was cut.
+fn show(line: &[u8], from: usize) -> String {
+    let from = from.min(line.len());
+    let s: String = String::from_utf8_lossy(&line[from..])
+        .escape_debug()
+        .collect();
+    let head = if from > 0 { "..." } else { "" };
     if s.chars().count() > 100 {
         let cut: String = s.chars().take(100).collect();
-        format!("\"{cut}\"...")
+        format!("{head}\"{cut}\"...")
     } else {
-        format!("\"{s}\"")
+        format!("{head}\"{s}\"")
     }
 }
 
@@ -125,6 +132,23 @@ mod tests {
         assert!(judge(b" a b\n", 0, b"a b\n0\n").is_err());
         assert!(judge(b"a  b\n", 0, b"a b\n0\n").is_err());
         assert!(judge(b"a\n\nb\n", 0, b"a\nb\n0\n").is_err());
+    }
+
+    #[test]
+    fn crlf_counts_as_lf() {
+        assert!(judge(b"a\r\nb\r\n", 0, b"a\nb\n0\n").is_ok());
+        assert!(judge(b"a\rb\n", 0, b"ab\n0\n").is_err());
+    }
+
+    #[test]
+    fn long_lines_show_the_differing_column() {
+        let mut got = vec![b'x'; 300];
+        let want = got.clone();
+        got[250] = b'y';
+        let err = judge(&got, 0, &[want.as_slice(), b"\n0\n"].concat()).unwrap_err();
+        assert!(err.contains("column 251"), "{err}");
+        assert!(err.contains("...\"xxx"), "{err}");
+        assert!(err.contains('y'), "{err}");
     }
 
     #[test]
