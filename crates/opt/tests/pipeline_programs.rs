@@ -1,9 +1,10 @@
-//! Whole programs through the `-O1` and `-O2` pipelines with verification after every
-//! pass: the optimised module must behave exactly as the unoptimised one in the
-//! interpreter (output and exit code), for the project's programs and the official
-//! functional suite (when present). Failures name the program and the pipeline.
+//! Whole programs through the `-O1` and `-O2` pipelines, and through every registered
+//! pass run alone, with verification after every pass: the optimised module must
+//! behave exactly as the unoptimised one in the interpreter (output and exit code),
+//! for the project's programs and the official functional suite (when present).
+//! Failures name the program and the pipeline or pass.
 
-use opt::{pipeline, run_passes, PassOptions};
+use opt::{pass_names, pipeline, run_passes, PassOptions};
 use std::path::{Path, PathBuf};
 
 fn sources(dir: &Path) -> Vec<PathBuf> {
@@ -43,8 +44,13 @@ fn run(m: &ir::Module, stdin: &[u8]) -> Outcome {
 /// the optimised version finishes.
 const STEP_LIMIT: u64 = 20_000_000;
 
-/// Checks every program of `dir`; returns how many there were.
+/// Checks every program of `dir` with the pipelines; returns how many there were.
 fn check_dir(dir: &Path) -> usize {
+    check_dir_with(dir, check_program)
+}
+
+/// Checks every program of `dir` with `check`, on a thread with the driver's stack.
+fn check_dir_with(dir: &Path, check: fn(&Path) -> Result<(), String>) -> usize {
     let dir = dir.to_path_buf();
     // The front end recurses over expressions; give it the driver's kind of stack.
     std::thread::Builder::new()
@@ -53,7 +59,7 @@ fn check_dir(dir: &Path) -> usize {
             let mut failures = Vec::new();
             let files = sources(&dir);
             for path in &files {
-                if let Err(e) = check_program(path) {
+                if let Err(e) = check(path) {
                     failures.push(e);
                 }
             }
@@ -96,6 +102,45 @@ fn check_program(path: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Runs every registered pass alone (on Braun-built SSA, and mem2reg on memory form).
+fn check_each_pass(path: &Path) -> Result<(), String> {
+    let src = std::fs::read_to_string(path).unwrap();
+    let name = path.display().to_string();
+    let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+    let input = std::fs::read(path.with_extension("in")).unwrap_or_default();
+    let base = run(&lower::lower_program(&program, false), &input);
+    if base == Outcome::TooLong {
+        return Ok(());
+    }
+    for (pass, _) in pass_names() {
+        let mut m = lower::lower_program(&program, pass == "mem2reg");
+        let mut opts = PassOptions {
+            verify_each: true,
+            ..Default::default()
+        };
+        run_passes(&mut m, &[pass], &mut opts).map_err(|e| format!("{name}: {e}"))?;
+        let got = run(&m, &input);
+        if got != base && got != Outcome::TooLong {
+            return Err(format!(
+                "{name}: pass '{pass}' alone changed behaviour:\n got {got:?}\n was {base:?}"
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn each_pass_alone() {
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    assert!(check_dir_with(&root.join("tests/programs"), check_each_pass) > 0);
+    for sub in ["functional", "hidden_functional"] {
+        let dir = root.join("../shared/sysy2022").join(sub);
+        if dir.exists() {
+            check_dir_with(&dir, check_each_pass);
+        }
+    }
 }
 
 #[test]
