@@ -6,9 +6,16 @@
 //! `opt-14 -verify` (no diagnostics allowed) -> `clang-14 -O0` and `-O2` with the
 //! host-compiled runtime (no diagnostics allowed) -> run natively with the case's
 //! `.in` -> judge against `.out` (stdout, then the exit status; `harness::judge`).
-//! Four builds per case: either IR level times either clang level.
 //!
-//! When the RISC-V toolchain of `harness` is present, the -O2 IR is also emitted
+//! Each case is two tests:
+//! - `<group>/<case>`: both IR levels built with `clang-14 -O2`; for the small
+//!   programs (every group but `performance`) also with `clang-14 -O0` and the -O2 IR
+//!   through the RISC-V path below.
+//! - `full/<group>/<case>` (ignored; `-- --ignored` runs them): the builds the first
+//!   test leaves out for the performance cases, which take minutes each (clang -O0
+//!   keeps every value in memory; qemu emulates billions of instructions).
+//!
+//! The RISC-V path, when the toolchain of `harness` is present: the -O2 IR is emitted
 //! without a triple and compiled by `llc-14 -O2 -march=riscv64 -mattr=+m,+a,+f,+d,+c
 //! -target-abi=lp64d` (the bench's LLVM back-end column), linked with the RISC-V
 //! runtime and judged under qemu. Set `LLVM_SUITE_NO_QEMU=1` to skip that part.
@@ -66,15 +73,51 @@ fn main() {
 
     let mut trials = Vec::new();
     for (group, dir) in groups {
+        let slow = group == "performance";
         for case in harness::cases(&dir) {
+            let (quick, rest) = if slow {
+                (Builds::QUICK, Some(Builds::REST))
+            } else {
+                (Builds::ALL, None)
+            };
             let name = format!("{group}/{}", case.name);
-            trials.push(Trial::test(name, move || run_case(&case)));
+            let c = case.clone();
+            trials.push(Trial::test(name, move || run_case(&c, quick)));
+            if let Some(rest) = rest {
+                let name = format!("full/{group}/{}", case.name);
+                trials
+                    .push(Trial::test(name, move || run_case(&case, rest)).with_ignored_flag(true));
+            }
         }
     }
     libtest_mimic::run(&args, trials).exit();
 }
 
-fn run_case(case: &Case) -> Result<(), Failed> {
+/// Which builds of a case a test makes.
+#[derive(Copy, Clone)]
+struct Builds {
+    /// The host `clang-14` optimisation levels to build both IR levels with.
+    clang_levels: &'static [u8],
+    /// Whether to run the -O2 IR through `llc-14` for RISC-V under qemu.
+    riscv: bool,
+}
+
+impl Builds {
+    const ALL: Builds = Builds {
+        clang_levels: &[0, 2],
+        riscv: true,
+    };
+    const QUICK: Builds = Builds {
+        clang_levels: &[2],
+        riscv: false,
+    };
+    const REST: Builds = Builds {
+        clang_levels: &[0],
+        riscv: true,
+    };
+}
+
+fn run_case(case: &Case, builds: Builds) -> Result<(), Failed> {
     let tools = match common::tools() {
         Ok(t) => t,
         Err(e) => {
@@ -88,7 +131,7 @@ fn run_case(case: &Case) -> Result<(), Failed> {
         .map_err(|e| format!("cannot read {:?}: {e}", case.expected_out))?;
     let modules = compile(&case.sy)?;
     let dir = common::scratch_dir();
-    let result = check_modules(tools, triple, &modules, case, &expected, &dir);
+    let result = check_modules(tools, triple, &modules, case, &expected, &dir, builds);
     if result.is_ok() {
         fs::remove_dir_all(&dir).ok();
     } else {
@@ -110,6 +153,7 @@ fn check_modules(
     case: &Case,
     expected: &[u8],
     dir: &Path,
+    builds: Builds,
 ) -> Result<(), Failed> {
     for (ir_level, module) in [(0, &modules.o0), (2, &modules.o2)] {
         let ll = llvm::emit_module_for(module, triple);
@@ -117,7 +161,7 @@ fn check_modules(
         fs::create_dir_all(&ir_dir).map_err(|e| e.to_string())?;
         let ctx = |e: String| format!("IR -O{ir_level}: {e}");
         common::verify(tools, &ll, &ir_dir).map_err(ctx)?;
-        for clang_level in [0, 2] {
+        for &clang_level in builds.clang_levels {
             let ctx = |e: String| format!("IR -O{ir_level}, clang -O{clang_level}: {e}");
             let exe = common::build(tools, &ll, clang_level, &ir_dir).map_err(ctx)?;
             let out = common::run(&exe, case.input.as_deref(), RUN_TIMEOUT).map_err(ctx)?;
@@ -125,7 +169,7 @@ fn check_modules(
             judge(&out.stdout, status, expected).map_err(ctx)?;
         }
     }
-    if std::env::var_os("LLVM_SUITE_NO_QEMU").is_none() {
+    if builds.riscv && std::env::var_os("LLVM_SUITE_NO_QEMU").is_none() {
         check_riscv(tools, &modules.o2, case, expected, dir)
             .map_err(|e| format!("IR -O2, llc-14 riscv64: {e}"))?;
     }
