@@ -28,6 +28,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::simplifycfg::SimplifyCfg,
     &passes::instcombine::InstCombine,
     &passes::memforward::MemForward,
+    &passes::looprotate::LoopRotate,
+    &passes::licm::Licm,
 ];
 
 /// The pass registered as `name`.
@@ -57,6 +59,8 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "sccp",
             "dce",
             "simplifycfg",
+            "looprotate",
+            "licm",
             "memforward",
             "instcombine",
             "sccp",

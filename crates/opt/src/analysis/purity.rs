@@ -11,6 +11,12 @@
 //! are assumed to do everything. This follows the seed write-up's rules for pure
 //! functions (external functions impure, recursion does not make a function impure),
 //! made precise per kind of memory.
+//!
+//! The SysY runtime library is part of the language (../shared/SYSY.md), so its
+//! declarations get the effects the library documents ([`runtime_effects`]): all do
+//! I/O, `getarray`/`getfarray` also write through their array argument and
+//! `putarray`/`putfarray`/`putf` read through theirs; none touches the program's
+//! globals. Any other declaration is assumed to do everything.
 
 use ir::{FuncId, Function, InstKind, Module, SecondaryMap, Value, ValueDef};
 
@@ -95,6 +101,29 @@ pub fn pointer_base(f: &Function, mut p: Value) -> PointerBase {
     }
 }
 
+/// What the SysY runtime library function `name` does, if it is one (as a
+/// declaration: a program that defines a function of that name gets the summary of
+/// its body instead).
+pub fn runtime_effects(name: &str) -> Option<Effects> {
+    let io = Effects {
+        io: true,
+        ..Effects::default()
+    };
+    match name {
+        "getint" | "getch" | "getfloat" | "putint" | "putch" | "putfloat" | "_sysy_starttime"
+        | "_sysy_stoptime" => Some(io),
+        "getarray" | "getfarray" => Some(Effects {
+            writes_args: true,
+            ..io
+        }),
+        "putarray" | "putfarray" | "putf" => Some(Effects {
+            reads_args: true,
+            ..io
+        }),
+        _ => None,
+    }
+}
+
 /// Effect summaries of all functions of a module.
 #[derive(Clone, Debug, Default)]
 pub struct Purity {
@@ -107,7 +136,7 @@ impl Purity {
         let mut p = Purity::default();
         for (id, f) in m.funcs.iter() {
             if f.is_declaration() {
-                p.effects[id] = Effects::ALL;
+                p.effects[id] = runtime_effects(&f.name).unwrap_or(Effects::ALL);
             }
         }
         let mut changed = true;
@@ -272,7 +301,52 @@ bb0:
         );
         let g = fx(&m, &p, "fills_global");
         assert!(g.writes_global && !g.writes_args);
-        assert_eq!(fx(&m, &p, "putint"), Effects::ALL);
+        let io_only = Effects {
+            io: true,
+            ..Effects::default()
+        };
+        assert_eq!(fx(&m, &p, "putint"), io_only);
+        assert!(
+            !fx(&m, &p, "prints").writes_global,
+            "putint writes no memory"
+        );
+    }
+
+    #[test]
+    fn runtime_library_and_unknown_declarations() {
+        let (m, p) = purity(
+            r#"
+declare @getarray(ptr) -> i32
+declare @putarray(i32, ptr) -> void
+declare @mystery(ptr) -> void
+
+func @fill_global() -> i32 {
+bb0:
+  %0 = call @getarray(@g)
+  ret %0
+}
+
+func @show_local() -> void {
+bb0:
+  %0 = alloc [i32; 4]
+  call @putarray(4, %0)
+  ret
+}
+
+global @g: [i32; 4] = zeroinit
+"#,
+        );
+        let g = fx(&m, &p, "getarray");
+        assert!(g.io && g.writes_args && !g.writes_global && !g.reads_global);
+        let pa = fx(&m, &p, "putarray");
+        assert!(pa.io && pa.reads_args && !pa.writes_args && !pa.writes_global);
+        assert_eq!(fx(&m, &p, "mystery"), Effects::ALL);
+        // Reading input into a global array writes that global.
+        let fg = fx(&m, &p, "fill_global");
+        assert!(fg.writes_global && fg.io);
+        // Printing a local array touches no memory of the caller's caller.
+        let sl = fx(&m, &p, "show_local");
+        assert!(sl.io && !sl.reads_global && !sl.writes_global);
     }
 
     #[test]

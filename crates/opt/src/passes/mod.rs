@@ -5,6 +5,8 @@
 
 pub mod dce;
 pub mod instcombine;
+pub mod licm;
+pub mod looprotate;
 pub mod mem2reg;
 pub mod memforward;
 pub mod sccp;

@@ -1,0 +1,345 @@
+//! Loop rotation: turns a `while` loop, whose header tests the condition and then
+//! enters the body, into a guarded `do-while` loop, whose test sits at the bottom.
+//!
+//! ```text
+//!   pre:  jump h(a0)                    pre:  <h's code on a0>
+//!   h(x): <code>; br c, body, exit      g:    br c0, body(a0..), exit
+//!   body: ...; jump h(a1)         =>    body(x..): ...; jump h(a1)
+//!                                       h(x): <code>; br c, body(x..), exit
+//! ```
+//!
+//! The header's instructions are copied into a new guard block `g` that takes over
+//! the edges entering the loop; the original header is then reached only around the
+//! back edges and becomes the loop's exiting latch, and the header's in-loop
+//! successor becomes the new header. Every value the header defined now has two
+//! definitions (the original and the copy), so its uses outside the header are
+//! rewritten with the SSA updater ([`crate::ssa::update`]), which gives the new
+//! header (and the exits) the parameters that merge them.
+//!
+//! Why: a rotated loop runs one conditional branch per iteration instead of a branch
+//! and a jump; its body is entered only when the loop runs at least once, so code
+//! that runs on every iteration can be hoisted into its preheader without executing
+//! it speculatively (see [`super::licm`]); and the guard's condition often folds
+//! (`j = 0; while (j < 300)`). This is the transformation of LLVM's `LoopRotate`
+//! (and of GCC's loop header copying, `tree-ssa-loop-ch`).
+//!
+//! A loop is rotated when its header ends in a conditional branch with one target
+//! inside the loop and one outside, the header is not itself a latch, no latch
+//! already leaves the loop (the loop is then rotated already), and the header is
+//! small and free of side effects (it is duplicated).
+
+use crate::analysis::LoopForest;
+use crate::pipeline::Pass;
+use crate::ssa::update::rewrite_uses;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// The loop rotation pass.
+pub struct LoopRotate;
+
+impl Pass for LoopRotate {
+    fn name(&self) -> &'static str {
+        "looprotate"
+    }
+    fn description(&self) -> &'static str {
+        "rotate while loops into guarded do-while loops"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+}
+
+/// Headers with more instructions than this (besides the branch) are not copied.
+const MAX_HEADER_INSTS: usize = 16;
+
+/// Rotates every loop of `f` that qualifies; returns how many were rotated.
+pub fn run(f: &mut Function) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let mut rotated = 0;
+    // Each rotation changes the CFG, so the analyses are recomputed; the loops that
+    // qualified in the first round bound the work.
+    let mut budget = None;
+    loop {
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        let loops = LoopForest::compute(f, &cfg, &dt);
+        let candidates: Vec<(Block, Block)> = loops
+            .loops()
+            .filter_map(|(id, _)| candidate(f, &cfg, &loops, id))
+            .collect();
+        let budget = budget.get_or_insert(candidates.len());
+        let Some(&(header, inside)) = candidates.first() else {
+            break;
+        };
+        if *budget == 0 {
+            break;
+        }
+        *budget -= 1;
+        rotate(f, &dt, header, inside);
+        rotated += 1;
+    }
+    rotated
+}
+
+/// The header and its in-loop successor, if loop `id` can be rotated.
+fn candidate(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    id: crate::analysis::loops::LoopId,
+) -> Option<(Block, Block)> {
+    let lp = loops.get(id);
+    let h = lp.header;
+    if lp.latches.contains(&h) {
+        return None;
+    }
+    let exits_loop = |b: Block| cfg.succs(b).iter().any(|&s| !loops.contains(id, s));
+    if lp.latches.iter().any(|&l| exits_loop(l)) {
+        return None;
+    }
+    let term = f.terminator(h)?;
+    let InstKind::Br {
+        then_dest,
+        else_dest,
+        ..
+    } = f.kind(term)
+    else {
+        return None;
+    };
+    let (t, e) = (then_dest.block, else_dest.block);
+    let inside = match (loops.contains(id, t), loops.contains(id, e)) {
+        (true, false) => t,
+        (false, true) => e,
+        _ => return None,
+    };
+    let mut n = 0;
+    for i in f.layout.block_insts(h) {
+        if i == term {
+            break;
+        }
+        n += 1;
+        let k = f.kind(i);
+        if n > MAX_HEADER_INSTS
+            || k.has_side_effects()
+            || matches!(k, InstKind::Call { .. } | InstKind::Alloc { .. })
+        {
+            return None;
+        }
+    }
+    Some((h, inside))
+}
+
+/// Rotates the loop with header `h`; `dt` is the dominator tree before the change.
+fn rotate(f: &mut Function, dt: &DominatorTree, h: Block, _inside: Block) {
+    let cfg = ControlFlowGraph::compute(f);
+    // The guard: a copy of the header with its own parameters.
+    let g = f.create_block();
+    let before = f
+        .layout
+        .prev_block(h)
+        .expect("a loop header is not the entry");
+    f.layout.insert_block_after(g, before);
+    let mut copy: FxHashMap<Value, Value> = FxHashMap::default();
+    let params = f.block_params(h).to_vec();
+    for &p in &params {
+        let ty = f.value_type(p);
+        let gp = f.append_block_param(g, ty);
+        copy.insert(p, gp);
+    }
+    let insts: Vec<Inst> = f.layout.block_insts(h).collect();
+    for &i in &insts {
+        let mut kind = f.kind(i).clone();
+        kind.map_args(|a| {
+            if let Some(&c) = copy.get(a) {
+                *a = c;
+            }
+        });
+        let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
+        let c = f.append_inst(g, kind, ty);
+        if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
+            copy.insert(r, cr);
+        }
+    }
+    // Edges entering the loop now enter the guard.
+    for pred in cfg.unique_preds(h) {
+        if dt.dominates(h, pred) {
+            continue; // a latch
+        }
+        let Some(term) = f.terminator(pred) else {
+            continue;
+        };
+        let n = f.kind(term).targets().len();
+        for which in 0..n {
+            let mut t = f.kind(term).targets()[which].clone();
+            if t.block == h {
+                t.block = g;
+                f.set_target(term, which, t);
+            }
+        }
+    }
+    // Every value of the header is now defined twice: repair its outside uses.
+    let cfg = ControlFlowGraph::compute(f);
+    let defined: Vec<Value> = params
+        .iter()
+        .copied()
+        .chain(insts.iter().filter_map(|&i| f.inst_result(i)))
+        .collect();
+    for v in defined {
+        let mut uses: Vec<Inst> = f
+            .users(v)
+            .iter()
+            .copied()
+            .filter(|&u| f.layout.inst_block(u) != Some(h))
+            .collect();
+        uses.sort_unstable();
+        uses.dedup();
+        if !uses.is_empty() {
+            rewrite_uses(f, &cfg, v, &[(h, v), (g, copy[&v])], &uses);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    const WHILE: &str = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = slt %0, 10
+  br %2, bb2, bb3(%1)
+bb2:
+  %3 = mul %0, 3
+  %4 = add %1, %3
+  %5 = sgt %4, 50
+  br %5, bb3(%4), bb4
+bb3(%6: i32):
+  %7 = add %6, %0
+  call @putint(%7)
+  ret 0
+bb4:
+  %8 = add %0, 1
+  jump bb1(%8, %4)
+}
+"#;
+
+    #[test]
+    fn rotates_a_while_loop_with_a_break() {
+        // The guard copies the test on the initial values; the old header is the
+        // latch; the body and the exit take parameters for the header's values.
+        check(
+            &["looprotate"],
+            WHILE,
+            r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = slt %0, 10
+  br %2, bb3(%0, %1), bb4(%1, %0)
+bb2(%3: i32, %4: i32):
+  %5 = slt %3, 10
+  br %5, bb3(%3, %4), bb4(%4, %3)
+bb3(%6: i32, %7: i32):
+  %8 = mul %6, 3
+  %9 = add %7, %8
+  %10 = sgt %9, 50
+  br %10, bb4(%9, %6), bb5
+bb4(%11: i32, %12: i32):
+  %13 = add %11, %12
+  call @putint(%13)
+  ret 0
+bb5:
+  %14 = add %6, 1
+  jump bb2(%14, %9)
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn keeps_behaviour() {
+        let out = same_behaviour(WHILE, &["looprotate", "sccp", "simplifycfg", "dce"], "");
+        // The guard folds: 0 < 10.
+        assert!(!out.contains("slt 0, 10"), "{out}");
+    }
+
+    #[test]
+    fn leaves_rotated_loops_and_side_effects_alone() {
+        // Already a do-while: the latch exits.
+        let rotated = r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = add %1, 1
+  %3 = slt %2, %0
+  br %3, bb1(%2), bb2
+bb2:
+  ret %2
+}
+"#;
+        check(&["looprotate"], rotated, rotated);
+        // A header that calls a function is not copied.
+        let calls = r#"
+declare @getint() -> i32
+
+func @f() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%0: i32):
+  %1 = call @getint()
+  br %1, bb2, bb3
+bb2:
+  %2 = add %0, 1
+  jump bb1(%2)
+bb3:
+  ret %0
+}
+"#;
+        check(&["looprotate"], calls, calls);
+    }
+
+    #[test]
+    fn nested_loops_keep_behaviour() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = slt %0, 7
+  br %2, bb2, bb5
+bb2:
+  jump bb3(0, %1)
+bb3(%3: i32, %4: i32):
+  %5 = slt %3, %0
+  br %5, bb4, bb6
+bb4:
+  %6 = mul %3, %0
+  %7 = add %4, %6
+  %8 = add %3, 1
+  jump bb3(%8, %7)
+bb6:
+  %9 = add %0, 1
+  jump bb1(%9, %4)
+bb5:
+  call @putint(%1)
+  call @putint(%0)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["looprotate"], "");
+        assert_eq!(out.matches("slt").count(), 4, "both loops rotated:\n{out}");
+    }
+}

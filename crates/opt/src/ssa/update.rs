@@ -1,0 +1,238 @@
+//! Repairing SSA form when a value gets more than one definition.
+//!
+//! Transformations that duplicate code (loop rotation, tail duplication, jump
+//! threading) leave a value `v` defined in two places: the original and its copy.
+//! Uses that both can reach must then read a block parameter merging the two. This is
+//! Braun et al.'s `readVariable` ("Simple and Efficient Construction of Static Single
+//! Assignment Form", CC 2013, Algorithms 1 and 2) on a finished CFG, where every block
+//! is sealed: the value at the start of a block is the value at the end of its single
+//! predecessor, or a new parameter whose arguments are read at the end of each
+//! predecessor. The parameters that turn out trivial are removed afterwards
+//! ([`remove_trivial_params`]). Walks are iterative (no recursion on long chains of
+//! blocks), and each block is resolved at most once per value.
+
+use super::trivial::remove_trivial_params;
+use ir::analysis::ControlFlowGraph;
+use ir::{Block, Function, Inst, SecondaryMap, Type, Value};
+
+/// Rewrites the uses of `old` in `uses` to the definition among `defs` that reaches
+/// them. `defs` pairs a block with the value available at its end (one per block);
+/// no instruction of `uses` may lie in one of those blocks, since there the right
+/// value is the block's own definition. `cfg` must describe the function's current
+/// edges. Returns the block parameters that remain (after trivial ones are removed).
+pub fn rewrite_uses(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    old: Value,
+    defs: &[(Block, Value)],
+    uses: &[Inst],
+) -> Vec<Value> {
+    let ty = f.value_type(old);
+    let mut u = Updater {
+        cfg,
+        ty,
+        def: f.block_map(),
+        start: f.block_map(),
+        pending: Vec::new(),
+        created: Vec::new(),
+        visiting: f.block_map(),
+    };
+    for &(b, v) in defs {
+        u.def[b] = Some(v);
+    }
+    for &inst in uses {
+        let Some(b) = f.layout.inst_block(inst) else {
+            continue;
+        };
+        debug_assert!(u.def[b].is_none(), "a use in a defining block");
+        let v = u.read_start(f, b);
+        u.complete(f);
+        f.map_inst_args(inst, |a| if a == old { v } else { a });
+    }
+    let created = std::mem::take(&mut u.created);
+    remove_trivial_params(f, &created);
+    created
+        .into_iter()
+        .filter(|&p| match f.value_def(p) {
+            ir::ValueDef::Param(b, i) => f.block_params(b).get(i as usize) == Some(&p),
+            _ => false,
+        })
+        .collect()
+}
+
+struct Updater<'a> {
+    cfg: &'a ControlFlowGraph,
+    ty: Type,
+    /// The definition at the end of each defining block.
+    def: SecondaryMap<Block, Option<Value>>,
+    /// The value at the start of each block resolved so far.
+    start: SecondaryMap<Block, Option<Value>>,
+    /// Parameters created whose incoming arguments are not yet added.
+    pending: Vec<(Block, Value)>,
+    created: Vec<Value>,
+    /// Blocks on the current chain of single predecessors (to stop on a cycle of
+    /// unreachable blocks).
+    visiting: SecondaryMap<Block, bool>,
+}
+
+impl Updater<'_> {
+    /// The value at the end of `b`.
+    fn read_end(&mut self, f: &mut Function, b: Block) -> Value {
+        match self.def[b] {
+            Some(v) => v,
+            None => self.read_start(f, b),
+        }
+    }
+
+    /// The value at the start of `b`: follows single predecessors up to a defining
+    /// block, a resolved block, or a join (which gets a new parameter).
+    fn read_start(&mut self, f: &mut Function, b: Block) -> Value {
+        let mut chain = Vec::new();
+        let mut cur = b;
+        let v = loop {
+            if let Some(v) = self.start[cur] {
+                break v;
+            }
+            if self.visiting[cur] {
+                // A cycle of single-predecessor blocks: unreachable code.
+                break f.zero(self.ty);
+            }
+            let preds = self.cfg.unique_preds(cur);
+            match preds.as_slice() {
+                [] => break f.zero(self.ty), // no definition reaches: unreachable
+                [p] => {
+                    self.visiting[cur] = true;
+                    chain.push(cur);
+                    match self.def[*p] {
+                        Some(v) => break v,
+                        None => cur = *p,
+                    }
+                }
+                _ => {
+                    let p = f.append_block_param(cur, self.ty);
+                    self.start[cur] = Some(p);
+                    self.pending.push((cur, p));
+                    self.created.push(p);
+                    break p;
+                }
+            }
+        };
+        for c in chain {
+            self.visiting[c] = false;
+            self.start[c] = Some(v);
+        }
+        v
+    }
+
+    /// Adds the incoming arguments of every new parameter (which may create more).
+    fn complete(&mut self, f: &mut Function) {
+        while let Some((b, _param)) = self.pending.pop() {
+            for pred in self.cfg.unique_preds(b) {
+                let arg = self.read_end(f, pred);
+                let Some(term) = f.terminator(pred) else {
+                    continue;
+                };
+                let n = f.kind(term).targets().len();
+                for which in 0..n {
+                    let t = f.kind(term).targets()[which].clone();
+                    if t.block == b {
+                        let mut t = t;
+                        t.args.push(arg);
+                        f.set_target(term, which, t);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A diamond where the value is defined again on one arm: the join needs a
+    /// parameter, uses before the join keep their definitions.
+    #[test]
+    fn join_gets_a_parameter_and_chains_are_followed() {
+        let mut m = ir::parse_module(
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> void {
+bb0(%0: i32):
+  %1 = add %0, 1
+  br %0, bb1, bb2
+bb1:
+  %2 = mul %0, 5
+  jump bb3
+bb2:
+  jump bb3
+bb3:
+  jump bb4
+bb4:
+  call @putint(%1)
+  ret
+}
+"#,
+        )
+        .unwrap();
+        let fid = m.func_by_name("f").unwrap();
+        let f = &mut m.funcs[fid];
+        let blocks: Vec<Block> = f.layout.blocks().collect();
+        let v1 = f
+            .inst_result(f.layout.first_inst(blocks[0]).unwrap())
+            .unwrap();
+        let v2 = f
+            .inst_result(f.layout.first_inst(blocks[1]).unwrap())
+            .unwrap();
+        let uses = f.users(v1).to_vec();
+        let cfg = ControlFlowGraph::compute(f);
+        // Pretend %2 redefines %1 on the bb1 path.
+        let created = rewrite_uses(f, &cfg, v1, &[(blocks[0], v1), (blocks[1], v2)], &uses);
+        assert_eq!(created.len(), 1);
+        ir::verify_module(&m).unwrap();
+        let text = ir::print_module(&m);
+        assert!(text.contains("jump bb3(%2)"), "{text}");
+        assert!(text.contains("jump bb3(%1)"), "{text}");
+        assert!(text.contains("call @putint(%3)"), "{text}");
+        assert!(text.contains("bb3(%3: i32):"), "{text}");
+    }
+
+    /// In a loop, the parameter created at the header takes the loop's own value
+    /// around the back edge; one that is trivial disappears.
+    #[test]
+    fn loop_parameters_and_trivial_removal() {
+        let mut m = ir::parse_module(
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> void {
+bb0(%0: i32):
+  %1 = add %0, 1
+  jump bb1
+bb1:
+  br %0, bb2, bb3
+bb2:
+  call @putint(%1)
+  jump bb1
+bb3:
+  call @putint(%1)
+  ret
+}
+"#,
+        )
+        .unwrap();
+        let fid = m.func_by_name("f").unwrap();
+        let f = &mut m.funcs[fid];
+        let b0 = f.layout.entry_block().unwrap();
+        let v1 = f.inst_result(f.layout.first_inst(b0).unwrap()).unwrap();
+        let uses = f.users(v1).to_vec();
+        let cfg = ControlFlowGraph::compute(f);
+        // A single definition: every parameter placed is trivial and goes away.
+        let created = rewrite_uses(f, &cfg, v1, &[(b0, v1)], &uses);
+        assert!(created.is_empty());
+        ir::verify_module(&m).unwrap();
+        let text = ir::print_module(&m);
+        assert_eq!(text.matches("call @putint(%1)").count(), 2, "{text}");
+    }
+}
