@@ -78,6 +78,58 @@ pub fn compile_sysyc(
     Ok(SysycCompile { outcome })
 }
 
+/// The `llc-14` flags of the LLVM back-end column (as in `crates/llvm`'s suite).
+pub const LLC_FLAGS: &[&str] = &[
+    "-O2",
+    "-march=riscv64",
+    "-mattr=+m,+a,+f,+d,+c",
+    "-target-abi=lp64d",
+];
+
+/// sysyc's optimised IR through LLVM's RISC-V back end: `sysyc --emit llvm -O<level>`
+/// then `llc-14` ([`LLC_FLAGS`]) into `asm`.
+pub fn compile_llc(
+    sysyc: &Path,
+    llc: &Path,
+    sy: &Path,
+    asm: &Path,
+    level: u32,
+    timeout: Duration,
+) -> Result<(), String> {
+    let ll = asm.with_extension("ll");
+    let mut cmd = Command::new(sysyc);
+    cmd.args(["--emit", "llvm", "-o"])
+        .arg(&ll)
+        .arg(sy)
+        .arg(format!("-O{level}"));
+    let o = run_command(&mut cmd, None, Some(timeout))
+        .map_err(|e| format!("cannot run {}: {e}", sysyc.display()))?;
+    if !o.success() {
+        return Err(format!(
+            "sysyc --emit llvm {}: {}",
+            o.describe(),
+            first_lines(&String::from_utf8_lossy(&o.stderr))
+        ));
+    }
+    let mut cmd = Command::new(llc);
+    cmd.args(LLC_FLAGS).arg(&ll).arg("-o").arg(asm);
+    let o = run_command(&mut cmd, None, Some(timeout))
+        .map_err(|e| format!("cannot run {}: {e}", llc.display()))?;
+    if !o.success() {
+        return Err(format!(
+            "llc {}: {}",
+            o.describe(),
+            first_lines(&String::from_utf8_lossy(&o.stderr))
+        ));
+    }
+    Ok(())
+}
+
+/// `llc-14` on PATH, if installed.
+pub fn find_llc() -> Option<PathBuf> {
+    harness::tools::which("llc-14")
+}
+
 /// Compiles and links `sy` with a reference compiler into `exe`.
 /// `prelude` is the path of a file holding [`PRELUDE`].
 ///

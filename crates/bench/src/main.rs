@@ -75,6 +75,10 @@ struct RunArgs {
     /// Also measure clang-14 -O2
     #[arg(long)]
     clang: bool,
+    /// Also measure sysyc's optimised IR compiled by llc-14 -O2 (our middle end with
+    /// LLVM's back end)
+    #[arg(long)]
+    llc: bool,
     /// Only cases whose name contains this string
     #[arg(long)]
     filter: Option<String>,
@@ -161,6 +165,11 @@ fn bench_cmd(args: &RunArgs) -> Result<(), String> {
     } else {
         None
     };
+    let llc = if args.llc {
+        Some(compile::find_llc().ok_or("--llc given but llc-14 is not on PATH")?)
+    } else {
+        None
+    };
     let work = match &args.work_dir {
         Some(d) => {
             fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
@@ -181,6 +190,7 @@ fn bench_cmd(args: &RunArgs) -> Result<(), String> {
         sysyc: sysyc.clone(),
         opt_level: args.opt,
         clang,
+        llc,
         prelude,
         work: work.clone(),
         timeout: Duration::from_secs(args.timeout),

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use harness::{Case, Harness, RunOptions};
 
-use crate::compile::{compile_reference, compile_sysyc, first_lines, Reference};
+use crate::compile::{compile_llc, compile_reference, compile_sysyc, first_lines, Reference};
 use crate::plugin::{qemu_args, Counts};
 use crate::results::{Build, CaseResult, CompileStats, Status};
 use crate::symbols::timer_markers;
@@ -26,6 +26,8 @@ pub struct Context<'a> {
     pub opt_level: u32,
     /// clang-14, when `--clang` was given.
     pub clang: Option<PathBuf>,
+    /// llc-14, when `--llc` was given: sysyc's IR through LLVM's back end.
+    pub llc: Option<PathBuf>,
     /// The C prelude file (see [`crate::compile::PRELUDE`]).
     pub prelude: PathBuf,
     /// Scratch directory; each case gets a subdirectory.
@@ -44,6 +46,7 @@ pub fn run_case(ctx: &Context, case: &Case) -> CaseResult {
             sysyc: b.clone(),
             gcc: b,
             clang: None,
+            llc: None,
             compile: None,
         };
     }
@@ -53,13 +56,28 @@ pub fn run_case(ctx: &Context, case: &Case) -> CaseResult {
         .clang
         .as_ref()
         .map(|_| build_reference(ctx, case, &dir, Reference::Clang));
+    let llc = ctx.llc.as_ref().map(|llc| build_llc(ctx, llc, case, &dir));
     CaseResult {
         name: case.name.clone(),
         sysyc,
         gcc,
         clang,
+        llc,
         compile,
     }
+}
+
+/// sysyc's optimised IR compiled by `llc-14`, linked and measured.
+fn build_llc(ctx: &Context, llc: &Path, case: &Case, dir: &Path) -> Build {
+    let asm = dir.join("llc.s");
+    let exe = dir.join("llc.exe");
+    if let Err(e) = compile_llc(&ctx.sysyc, llc, &case.sy, &asm, ctx.opt_level, ctx.timeout) {
+        return Build::failed(Status::CompileError, e);
+    }
+    if let Err(e) = ctx.harness.link(&asm, &exe) {
+        return Build::failed(Status::LinkError, first_lines(&e));
+    }
+    measure(ctx, case, &exe, dir, "llc")
 }
 
 fn build_sysyc(ctx: &Context, case: &Case, dir: &Path) -> (Build, Option<CompileStats>) {

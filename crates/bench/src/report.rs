@@ -27,6 +27,7 @@ fn insns(b: &Build) -> String {
 /// Renders the whole text report.
 pub fn render(report: &Report) -> String {
     let with_clang = report.cases.iter().any(|c| c.clang.is_some());
+    let with_llc = report.cases.iter().any(|c| c.llc.is_some());
     let width = report
         .cases
         .iter()
@@ -42,6 +43,9 @@ pub fn render(report: &Report) -> String {
     );
     if with_clang {
         let _ = write!(out, " {:>9} {:>7}", "clang", "cl/gcc");
+    }
+    if with_llc {
+        let _ = write!(out, " {:>9} {:>7}", "llc", "llc/gcc");
     }
     let _ = writeln!(out, " {:>9} {:>8} {:>7}", "status", "comp ms", "MiB");
     for c in &report.cases {
@@ -68,6 +72,11 @@ fn row(out: &mut String, c: &CaseResult, width: usize) {
         status.push('/');
         status.push_str(cl.status.label());
     }
+    if let Some(l) = &c.llc {
+        let _ = write!(out, " {:>9} {:>7}", insns(l), fmt_ratio(c.llc_ratio()));
+        status.push('/');
+        status.push_str(l.status.label());
+    }
     let (ms, mib) = c.compile.map_or(("-".into(), "-".into()), |s| {
         (
             format!("{:.0}", s.seconds * 1e3),
@@ -84,6 +93,7 @@ fn failures(out: &mut String, cases: &[CaseResult]) {
             ("sysyc", Some(&c.sysyc)),
             ("gcc", Some(&c.gcc)),
             ("clang", c.clang.as_ref()),
+            ("llc", c.llc.as_ref()),
         ];
         for (tag, b) in builds {
             let Some(b) = b else { continue };
@@ -116,6 +126,13 @@ fn summary(out: &mut String, report: &Report) {
             out,
             "geomean clang/gcc: instructions {}",
             fmt_ratio(s.geomean_clang)
+        );
+    }
+    if s.geomean_llc.is_some() {
+        let _ = writeln!(
+            out,
+            "geomean (sysyc IR + llc -O2)/gcc: instructions {}  (middle end vs back end)",
+            fmt_ratio(s.geomean_llc)
         );
     }
     if let (Some(med), Some(max)) = (s.compile_seconds_median, s.compile_seconds_max) {

@@ -97,6 +97,9 @@ pub struct CaseResult {
     /// The clang -O2 reference, when requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clang: Option<Build>,
+    /// sysyc's optimised IR through `llc-14 -O2`, when requested (`--llc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llc: Option<Build>,
     /// sysyc's compile time and memory, when it ran.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub compile: Option<CompileStats>,
@@ -116,6 +119,11 @@ impl CaseResult {
     /// clang / gcc instruction ratio, when both passed.
     pub fn clang_ratio(&self) -> Option<f64> {
         ratio(self.clang.as_ref()?, &self.gcc, |c| c.insns)
+    }
+
+    /// (sysyc IR + llc) / gcc instruction ratio, when both passed.
+    pub fn llc_ratio(&self) -> Option<f64> {
+        ratio(self.llc.as_ref()?, &self.gcc, |c| c.insns)
     }
 }
 
@@ -142,6 +150,9 @@ pub struct Summary {
     /// Geometric mean of clang/gcc instruction ratios (with `--clang`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub geomean_clang: Option<f64>,
+    /// Geometric mean of (sysyc IR + llc)/gcc instruction ratios (with `--llc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geomean_llc: Option<f64>,
     /// Median sysyc compile time, seconds.
     pub compile_seconds_median: Option<f64>,
     /// Maximum sysyc compile time, seconds.
@@ -158,6 +169,7 @@ impl Summary {
         let insns: Vec<f64> = cases.iter().filter_map(CaseResult::insn_ratio).collect();
         let cycles: Vec<f64> = cases.iter().filter_map(CaseResult::cycle_ratio).collect();
         let clang: Vec<f64> = cases.iter().filter_map(CaseResult::clang_ratio).collect();
+        let llc: Vec<f64> = cases.iter().filter_map(CaseResult::llc_ratio).collect();
         let secs: Vec<f64> = cases
             .iter()
             .filter_map(|c| Some(c.compile?.seconds))
@@ -177,6 +189,7 @@ impl Summary {
             geomean_insns: geomean(&insns),
             geomean_cycles: geomean(&cycles),
             geomean_clang: geomean(&clang),
+            geomean_llc: geomean(&llc),
             compile_seconds_median: median(&secs),
             compile_seconds_max: max(&secs),
             max_rss_kb_median: median(&rss),
