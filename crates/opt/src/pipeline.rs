@@ -30,6 +30,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::memforward::MemForward,
     &passes::looprotate::LoopRotate,
     &passes::licm::Licm,
+    &passes::inline::Inline,
+    &passes::strength::StrengthReduce,
 ];
 
 /// The pass registered as `name`.
@@ -55,6 +57,11 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
         _ => vec![
             "mem2reg",
             "simplifycfg",
+            "instcombine",
+            "sccp",
+            "dce",
+            "simplifycfg",
+            "inline",
             "instcombine",
             "sccp",
             "dce",

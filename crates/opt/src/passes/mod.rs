@@ -4,6 +4,7 @@
 //! struct implementing [`Pass`](crate::Pass) for the registry.
 
 pub mod dce;
+pub mod inline;
 pub mod instcombine;
 pub mod licm;
 pub mod looprotate;
@@ -11,6 +12,7 @@ pub mod mem2reg;
 pub mod memforward;
 pub mod sccp;
 pub mod simplifycfg;
+pub mod strength;
 
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -1,0 +1,427 @@
+//! Strength reduction of array addressing in loops: `gep base, i, stride` with `i`
+//! an induction variable becomes a pointer that advances by `step * stride` each
+//! iteration, replacing a multiply (or shift) and an add per access by one add per
+//! iteration shared by every access to the same row.
+//!
+//! The classic induction-variable strength reduction (Cocke and Kennedy, "An
+//! Algorithm for Reduction of Operator Strength", CACM 1977; Aho, Lam, Sethi,
+//! Ullman, "Compilers", 9.7.4), restricted to the address arithmetic of `gep`, on
+//! rotated loops in SSA form:
+//!
+//! - A *basic induction variable* is a parameter `i` of the loop header that receives
+//!   a value `init` from the preheader and `i + step` (a constant step) from the single
+//!   latch.
+//! - The loop must provably never wrap `i` around: the latch leaves the loop unless
+//!   `i` (or `i + step`) is below a loop-invariant bound with `slt` when `step` is 1,
+//!   or above one with `sgt` when `step` is -1. Every value `i` takes is then
+//!   reached by exact 64-bit arithmetic, so the pointer `base + sext(i) * stride` can
+//!   be updated incrementally.
+//! - For each loop-invariant `base` and `stride` used with `i`, a new header
+//!   parameter `p` starts at `gep base, init, stride` (in the preheader) and advances
+//!   by `gep p, step, stride` on the latch. `gep base, i, stride` becomes `p`, and
+//!   `gep base, i + c, stride` becomes `gep p, c, stride` (which the back end folds
+//!   into the load or store offset) when the address is only used to access memory
+//!   (an in-bounds access means `i + c` did not wrap either).
+//!
+//! The loops come from [`super::looprotate`] and have preheaders from
+//! [`super::licm`]; loops of another shape are left alone.
+
+use crate::analysis::{LoopForest, LoopId};
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// The strength reduction pass.
+pub struct StrengthReduce;
+
+impl Pass for StrengthReduce {
+    fn name(&self) -> &'static str {
+        "strength"
+    }
+    fn description(&self) -> &'static str {
+        "strength-reduce array addresses of induction variables into pointer increments"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+}
+
+/// Reduces the addressing of every qualifying loop of `f`; returns how many `gep`s
+/// were rewritten.
+pub fn run(f: &mut Function) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
+    let mut rewritten = 0;
+    for id in ids {
+        // Adding header parameters changes no edge, so the analyses stay valid.
+        rewritten += reduce_loop(f, &cfg, &loops, id);
+    }
+    rewritten
+}
+
+/// A basic induction variable of a loop.
+#[derive(Copy, Clone)]
+struct Iv {
+    /// The header parameter.
+    param: Value,
+    /// Its value on entry (the preheader's argument).
+    init: Value,
+    step: i32,
+}
+
+/// The shape every reduced loop has.
+struct Shape {
+    header: Block,
+    preheader: Block,
+    latch: Block,
+    /// Index of the header in the latch's branch targets.
+    latch_target: usize,
+}
+
+fn shape(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Shape> {
+    let lp = loops.get(id);
+    let [latch] = lp.latches[..] else {
+        return None;
+    };
+    let preheader = loops.preheader(id, cfg)?;
+    let header = lp.header;
+    if cfg.unique_preds(header).len() != 2 {
+        return None;
+    }
+    let term = f.terminator(latch)?;
+    let targets = f.kind(term).targets();
+    let at: Vec<usize> = (0..targets.len())
+        .filter(|&k| targets[k].block == header)
+        .collect();
+    let [latch_target] = at[..] else {
+        return None;
+    };
+    let pterm = f.terminator(preheader)?;
+    if f.kind(pterm).targets().len() != 1 {
+        return None;
+    }
+    Some(Shape {
+        header,
+        preheader,
+        latch,
+        latch_target,
+    })
+}
+
+fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> usize {
+    let Some(s) = shape(f, cfg, loops, id) else {
+        return 0;
+    };
+    let ivs = induction_vars(f, loops, id, &s);
+    if ivs.is_empty() {
+        return 0;
+    }
+    let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
+    // The geps to rewrite, grouped by (base, iv, stride).
+    let mut groups: Vec<((Value, Value, u32), Vec<(Inst, i32)>)> = Vec::new();
+    let mut group_of: FxHashMap<(Value, Value, u32), usize> = FxHashMap::default();
+    for &b in &loops.get(id).blocks {
+        for i in f.layout.block_insts(b) {
+            let InstKind::Gep {
+                base,
+                index,
+                stride,
+            } = *f.kind(i)
+            else {
+                continue;
+            };
+            if in_loop(f, base) {
+                continue;
+            }
+            let Some((iv, offset)) = iv_plus_constant(f, &ivs, index) else {
+                continue;
+            };
+            if offset != 0 && !only_addresses(f, i) {
+                continue;
+            }
+            let key = (base, iv.param, stride);
+            let g = *group_of.entry(key).or_insert_with(|| {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].1.push((i, offset));
+        }
+    }
+    let mut rewritten = 0;
+    for ((base, param, stride), geps) in groups {
+        let iv = ivs
+            .iter()
+            .find(|v| v.param == param)
+            .copied()
+            .expect("grouped by IV");
+        let p = pointer_iv(f, &s, base, iv, stride);
+        for (g, offset) in geps {
+            let r = f.inst_result(g).expect("gep has a result");
+            if offset == 0 {
+                f.replace_all_uses(r, p);
+                f.remove_inst(g);
+            } else {
+                let c = f.iconst(offset);
+                f.replace_kind(
+                    g,
+                    InstKind::Gep {
+                        base: p,
+                        index: c,
+                        stride,
+                    },
+                );
+            }
+            rewritten += 1;
+        }
+    }
+    rewritten
+}
+
+/// Creates the pointer induction variable `base + sext(iv) * stride`.
+fn pointer_iv(f: &mut Function, s: &Shape, base: Value, iv: Iv, stride: u32) -> Value {
+    let p = f.append_block_param(s.header, Type::Ptr);
+    let pterm = f.terminator(s.preheader).expect("preheader has a jump");
+    let start = f.insert_inst_before(
+        pterm,
+        InstKind::Gep {
+            base,
+            index: iv.init,
+            stride,
+        },
+        Type::Ptr,
+    );
+    let start = f.inst_result(start).expect("gep has a result");
+    let lterm = f.terminator(s.latch).expect("latch has a branch");
+    let step = f.iconst(iv.step);
+    let next = f.insert_inst_before(
+        lterm,
+        InstKind::Gep {
+            base: p,
+            index: step,
+            stride,
+        },
+        Type::Ptr,
+    );
+    let next = f.inst_result(next).expect("gep has a result");
+    for (term, which, arg) in [(pterm, 0, start), (lterm, s.latch_target, next)] {
+        let mut t: BlockCall = f.kind(term).targets()[which].clone();
+        debug_assert_eq!(t.block, s.header);
+        t.args.push(arg);
+        f.set_target(term, which, t);
+    }
+    p
+}
+
+/// `v` as a basic induction variable plus a constant.
+fn iv_plus_constant(f: &Function, ivs: &[Iv], v: Value) -> Option<(Iv, i32)> {
+    if let Some(iv) = ivs.iter().find(|iv| iv.param == v) {
+        return Some((*iv, 0));
+    }
+    let InstKind::Binary {
+        op: BinOp::Add,
+        args: [a, b],
+    } = *f.kind(f.def_inst(v)?)
+    else {
+        return None;
+    };
+    let (x, c) = match (f.as_iconst(a), f.as_iconst(b)) {
+        (None, Some(c)) => (a, c),
+        (Some(c), None) => (b, c),
+        _ => return None,
+    };
+    ivs.iter().find(|iv| iv.param == x).map(|iv| (*iv, c))
+}
+
+/// Whether every use of the gep `g` is as the address of a load or store.
+fn only_addresses(f: &Function, g: Inst) -> bool {
+    let r = f.inst_result(g).expect("gep has a result");
+    f.users(r).iter().all(|&u| match f.kind(u) {
+        InstKind::Load { ptr, .. } => *ptr == r,
+        InstKind::Store { value, ptr } => *ptr == r && *value != r,
+        _ => false,
+    })
+}
+
+/// The basic induction variables of the loop that provably never wrap.
+fn induction_vars(f: &Function, loops: &LoopForest, id: LoopId, s: &Shape) -> Vec<Iv> {
+    let lterm = f.terminator(s.latch).expect("latch has a branch");
+    let pterm = f.terminator(s.preheader).expect("preheader has a jump");
+    let latch_args = f.kind(lterm).targets()[s.latch_target].args.clone();
+    let pre_args = f.kind(pterm).targets()[0].args.clone();
+    // The latch's exit test: continue while `x op bound`.
+    let InstKind::Br {
+        cond,
+        then_dest,
+        else_dest,
+    } = f.kind(lterm)
+    else {
+        return Vec::new();
+    };
+    let continue_on_true = then_dest.block == s.header;
+    if (else_dest.block == s.header) == continue_on_true {
+        return Vec::new();
+    }
+    let Some(InstKind::Cmp { op, args: [a, b] }) = f.def_inst(*cond).map(|i| f.kind(i)) else {
+        return Vec::new();
+    };
+    let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
+    // Normalise to `x op bound` with the loop continuing when it holds.
+    let (mut op, x) = if invariant(*b) {
+        (*op, *a)
+    } else if invariant(*a) {
+        (op.swapped(), *b)
+    } else {
+        return Vec::new();
+    };
+    if !continue_on_true {
+        match op.inverse() {
+            Some(inv) => op = inv,
+            None => return Vec::new(),
+        }
+    }
+    let params = f.block_params(s.header).to_vec();
+    let mut out = Vec::new();
+    for (k, &param) in params.iter().enumerate() {
+        if f.value_type(param) != Type::I32 {
+            continue;
+        }
+        let next = latch_args[k];
+        let Some(InstKind::Binary {
+            op: BinOp::Add,
+            args: [u, w],
+        }) = f.def_inst(next).map(|i| f.kind(i))
+        else {
+            continue;
+        };
+        let step = match (*u == param, *w == param) {
+            (true, false) => f.as_iconst(*w),
+            (false, true) => f.as_iconst(*u),
+            _ => None,
+        };
+        let Some(step) = step else { continue };
+        let tested = x == param || x == next;
+        let no_wrap = tested && matches!((step, op), (1, CmpOp::Slt) | (-1, CmpOp::Sgt));
+        if no_wrap {
+            out.push(Iv {
+                param,
+                init: pre_args[k],
+                step,
+            });
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    /// A rotated loop summing `a[i]` and `a[i + 2]`.
+    const SUM: &str = r#"
+declare @putint(i32) -> void
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = gep @a, %0, 4
+  %3 = load i32, %2
+  %4 = add %0, 2
+  %5 = gep @a, %4, 4
+  %6 = load i32, %5
+  %7 = add %1, %3
+  %8 = add %7, %6
+  %9 = add %0, 1
+  %10 = slt %9, 14
+  br %10, bb1(%9, %8), bb2
+bb2:
+  call @putint(%8)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn geps_of_an_induction_variable_become_a_pointer() {
+        check(
+            &["strength"],
+            SUM,
+            r#"
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = gep @a, 0, 4
+  jump bb1(0, 0, %0)
+bb1(%1: i32, %2: i32, %3: ptr):
+  %4 = load i32, %3
+  %5 = add %1, 2
+  %6 = gep %3, 2, 4
+  %7 = load i32, %6
+  %8 = add %2, %4
+  %9 = add %8, %7
+  %10 = add %1, 1
+  %11 = slt %10, 14
+  %12 = gep %3, 1, 4
+  br %11, bb1(%10, %9, %12), bb2
+bb2:
+  call @putint(%9)
+  ret 0
+}
+"#,
+        );
+        same_behaviour(SUM, &["strength"], "");
+    }
+
+    #[test]
+    fn loops_that_might_wrap_are_left_alone() {
+        // `ne` does not bound the variable; a step of 2 could wrap under `slt`.
+        for (from, to) in [("slt %9, 14", "ne %9, 14"), ("add %0, 1\n", "add %0, 2\n")] {
+            let src = SUM.replace(from, to);
+            let out = crate::passes::testutil::run(&src, &["strength"]);
+            assert!(!out.contains(": ptr"), "{out}");
+        }
+    }
+
+    #[test]
+    fn counting_down_and_pipeline_behaviour() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 10]
+  jump bb1(9)
+bb1(%1: i32):
+  %2 = gep %0, %1, 4
+  %3 = mul %1, %1
+  store %3, %2
+  %4 = add %1, -1
+  %5 = sgt %4, -1
+  br %5, bb1(%4), bb2
+bb2:
+  jump bb3(0, 0)
+bb3(%6: i32, %7: i32):
+  %8 = gep %0, %6, 4
+  %9 = load i32, %8
+  %10 = add %7, %9
+  %11 = add %6, 1
+  %12 = slt %11, 10
+  br %12, bb3(%11, %10), bb4
+bb4:
+  call @putint(%10)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["strength"], "");
+        assert_eq!(out.matches(": ptr").count(), 2, "{out}");
+    }
+}
