@@ -114,6 +114,9 @@ fn shape(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -
     })
 }
 
+/// The geps one pointer induction variable replaces: same base, IV and stride.
+type GroupKey = (Value, Value, u32);
+
 fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> usize {
     let Some(s) = shape(f, cfg, loops, id) else {
         return 0;
@@ -124,8 +127,8 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
     }
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
     // The geps to rewrite, grouped by (base, iv, stride).
-    let mut groups: Vec<((Value, Value, u32), Vec<(Inst, i32)>)> = Vec::new();
-    let mut group_of: FxHashMap<(Value, Value, u32), usize> = FxHashMap::default();
+    let mut groups: Vec<(GroupKey, Vec<(Inst, i32)>)> = Vec::new();
+    let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
     for &b in &loops.get(id).blocks {
         for i in f.layout.block_insts(b) {
             let InstKind::Gep {
