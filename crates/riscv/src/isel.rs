@@ -1277,11 +1277,27 @@ impl<'a> Isel<'a> {
         if !self.needs_copies(dest) {
             return Ok(target);
         }
+        // Addresses passed as arguments are computed here, before the branch, so the
+        // edge only moves registers: when the allocator gives an argument its
+        // parameter's register the edge block ends up empty and the branch goes
+        // straight to the target (a pointer advanced on a loop's back edge costs one
+        // `addi` in the latch rather than an edge block with a jump).
+        for &a in &dest.args {
+            if let Opnd::Loc(l) = self.operand(a)? {
+                if matches!(l.base, PBase::Reg(_)) {
+                    self.materialize(l);
+                }
+            }
+        }
         let edge = self.mf.new_block();
-        let (saved_block, saved_cache) = (self.cur, std::mem::take(&mut self.cache));
+        let saved_block = self.cur;
+        // Everything cached so far was computed before the branch: the edge, whose only
+        // predecessor is this block, may use it.
+        let saved_cache = self.cache.clone();
         self.split_after[saved_block.index()].push(edge);
         self.split_after.push(Vec::new());
         self.switch_to(edge);
+        self.cache = saved_cache.clone();
         self.edge_copies(dest)?;
         self.push(MInst::Jump { target });
         self.cur = saved_block;
