@@ -32,6 +32,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::licm::Licm,
     &passes::inline::Inline,
     &passes::strength::StrengthReduce,
+    &passes::finalvalue::FinalValue,
+    &passes::loopdelete::LoopDelete,
 ];
 
 /// The pass registered as `name`.
@@ -71,6 +73,12 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "memforward",
             "instcombine",
             "sccp",
+            "dce",
+            "simplifycfg",
+            "finalvalue",
+            "loopdelete",
+            "strength",
+            "instcombine",
             "dce",
             "simplifycfg",
         ],

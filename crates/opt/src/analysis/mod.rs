@@ -3,12 +3,14 @@
 
 pub mod control_dep;
 pub mod frontiers;
+pub mod induction;
 pub mod loops;
 pub mod postdom;
 pub mod purity;
 
 pub use control_dep::ControlDependence;
 pub use frontiers::{iterated_frontier, DominanceFrontiers};
+pub use induction::{Counter, RotatedLoop};
 pub use loops::{Loop, LoopForest, LoopId};
 pub use postdom::PostDominatorTree;
 pub use purity::{pointer_base, Effects, PointerBase, Purity};

@@ -21,6 +21,10 @@
 //! - Division by a variable, and calls to functions without side effects (pure, or
 //!   only reading memory nothing in the loop writes), move only when guaranteed to
 //!   execute: they might trap or not terminate.
+//! - A store of an invariant value to an invariant address moves when guaranteed to
+//!   execute and nothing else in the loop may read or write that memory (no aliasing
+//!   load or store, no call that touches memory): storing the same value on every
+//!   iteration is storing it once.
 //!
 //! *Guaranteed to execute* means: whenever the loop is entered, the instruction runs
 //! before anything observable happens and before the loop is left. That holds when
@@ -258,6 +262,21 @@ fn global_of(f: &Function, mut p: Value) -> Option<ir::GlobalId> {
     }
 }
 
+/// Whether accesses through `p` and `q` may touch the same memory: unless they point
+/// into different objects (distinct `alloc`s or globals, or a local and anything
+/// else — a pointer parameter never points into this call's own allocations).
+fn may_alias(f: &Function, p: Value, q: Value) -> bool {
+    match (pointer_base(f, p), pointer_base(f, q)) {
+        (PointerBase::Local(a), PointerBase::Local(b)) => a == b,
+        (PointerBase::Local(_), _) | (_, PointerBase::Local(_)) => false,
+        (PointerBase::Global, PointerBase::Global) => match (global_of(f, p), global_of(f, q)) {
+            (Some(g), Some(h)) => g == h,
+            _ => true,
+        },
+        _ => true,
+    }
+}
+
 /// Whether an instruction could trap or fail to terminate: divisions by anything
 /// but a constant other than 0 and -1, and calls.
 fn may_trap(f: &Function, k: &InstKind) -> bool {
@@ -344,8 +363,37 @@ impl Hoist<'_> {
                 let reads_ok = !e.reads_memory() || self.writes.is_empty();
                 !e.has_side_effects() && reads_ok && guaranteed(self)
             }
+            InstKind::Store { ptr, .. } => guaranteed(self) && self.only_access(i, ptr),
             _ => false,
         }
+    }
+
+    /// Whether store `store` through `ptr` is the only instruction of the loop that
+    /// may read or write the memory `ptr` points to: storing the same value there on
+    /// every iteration is then the same as storing it once before the loop.
+    fn only_access(&self, store: Inst, ptr: Value) -> bool {
+        let f = &*self.f;
+        for &b in &self.loops.get(self.id).blocks {
+            for i in f.layout.block_insts(b) {
+                if i == store {
+                    continue;
+                }
+                let clash = match f.kind(i) {
+                    InstKind::Load { ptr: q, .. } | InstKind::Store { ptr: q, .. } => {
+                        may_alias(f, ptr, *q)
+                    }
+                    InstKind::Call { callee, .. } => {
+                        let e = self.purity.effects(*callee);
+                        e.reads_memory() || e.writes_global || e.writes_args
+                    }
+                    _ => false,
+                };
+                if clash {
+                    return false;
+                }
+            }
+        }
+        true
     }
 
     /// Whether `ptr` is a global or local object plus a constant offset that keeps a
@@ -569,6 +617,76 @@ bb2:
 }
 "#;
         check(&["licm"], src, src);
+    }
+
+    #[test]
+    fn invariant_stores_move_when_nothing_else_touches_the_memory() {
+        // A store of the same value on every iteration: stored once, before the loop.
+        let src = r#"
+global @g: i32 = 0
+global @h: i32 = 0
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  store 5, @g
+  %2 = load i32, @h
+  %3 = add %1, %2
+  %4 = add %0, 1
+  %5 = slt %4, 10
+  br %5, bb1(%4, %3), bb2
+bb2:
+  %6 = load i32, @g
+  call @putint(%6)
+  call @putint(%3)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["licm"], "");
+        assert!(
+            out.find("store 5, @g").unwrap() < out.find("bb1(").unwrap(),
+            "{out}"
+        );
+        // A load of the same global in the loop keeps the store there.
+        let read = src.replace("load i32, @h", "load i32, @g");
+        let out = crate::passes::testutil::run(&read, &["licm"]);
+        assert!(
+            out.find("store 5, @g").unwrap() > out.find("bb1(").unwrap(),
+            "{out}"
+        );
+        // A store that runs only on some iterations stays too.
+        let guarded = r#"
+global @g: i32 = 0
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%0: i32):
+  %1 = sgt %0, 20
+  br %1, bb2, bb3
+bb2:
+  store 5, @g
+  jump bb3
+bb3:
+  %2 = add %0, 1
+  %3 = slt %2, 10
+  br %3, bb1(%2), bb4
+bb4:
+  %4 = load i32, @g
+  call @putint(%4)
+  ret 0
+}
+"#;
+        let out = same_behaviour(guarded, &["licm"], "");
+        assert!(
+            out.find("store 5, @g").unwrap() > out.find("bb1(").unwrap(),
+            "{out}"
+        );
     }
 
     #[test]

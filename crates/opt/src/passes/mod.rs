@@ -4,9 +4,11 @@
 //! struct implementing [`Pass`](crate::Pass) for the registry.
 
 pub mod dce;
+pub mod finalvalue;
 pub mod inline;
 pub mod instcombine;
 pub mod licm;
+pub mod loopdelete;
 pub mod looprotate;
 pub mod mem2reg;
 pub mod memforward;

@@ -8,14 +8,11 @@
 //! Ullman, "Compilers", 9.7.4), restricted to the address arithmetic of `gep`, on
 //! rotated loops in SSA form:
 //!
-//! - A *basic induction variable* is a parameter `i` of the loop header that receives
-//!   a value `init` from the preheader and `i + step` (a constant step) from the single
-//!   latch.
-//! - The loop must provably never wrap `i` around: the latch leaves the loop unless
-//!   `i` (or `i + step`) is below a loop-invariant bound with `slt` when `step` is 1,
-//!   or above one with `sgt` when `step` is -1. Every value `i` takes is then
-//!   reached by exact 64-bit arithmetic, so the pointer `base + sext(i) * stride` can
-//!   be updated incrementally.
+//! - The induction variable `i` is the loop's counter
+//!   ([`crate::analysis::induction`]): it steps by one and the latch's test bounds it,
+//!   so it never wraps around. Every value `i` takes is then reached by exact 64-bit
+//!   arithmetic, and the pointer `base + sext(i) * stride` can be updated
+//!   incrementally.
 //! - For each loop-invariant `base` and `stride` used with `i`, a new header
 //!   parameter `p` starts at `gep base, init, stride` (in the preheader) and advances
 //!   by `gep p, step, stride` on the latch. `gep base, i, stride` becomes `p`, and
@@ -26,10 +23,10 @@
 //! The loops come from [`super::looprotate`] and have preheaders from
 //! [`super::licm`]; loops of another shape are left alone.
 
-use crate::analysis::{LoopForest, LoopId};
+use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, BlockCall, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The strength reduction pass.
@@ -65,69 +62,20 @@ pub fn run(f: &mut Function) -> usize {
     rewritten
 }
 
-/// A basic induction variable of a loop.
-#[derive(Copy, Clone)]
-struct Iv {
-    /// The header parameter.
-    param: Value,
-    /// Its value on entry (the preheader's argument).
-    init: Value,
-    step: i32,
-}
-
-/// The shape every reduced loop has.
-struct Shape {
-    header: Block,
-    preheader: Block,
-    latch: Block,
-    /// Index of the header in the latch's branch targets.
-    latch_target: usize,
-}
-
-fn shape(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Shape> {
-    let lp = loops.get(id);
-    let [latch] = lp.latches[..] else {
-        return None;
-    };
-    let preheader = loops.preheader(id, cfg)?;
-    let header = lp.header;
-    if cfg.unique_preds(header).len() != 2 {
-        return None;
-    }
-    let term = f.terminator(latch)?;
-    let targets = f.kind(term).targets();
-    let at: Vec<usize> = (0..targets.len())
-        .filter(|&k| targets[k].block == header)
-        .collect();
-    let [latch_target] = at[..] else {
-        return None;
-    };
-    let pterm = f.terminator(preheader)?;
-    if f.kind(pterm).targets().len() != 1 {
-        return None;
-    }
-    Some(Shape {
-        header,
-        preheader,
-        latch,
-        latch_target,
-    })
-}
-
 /// The geps one pointer induction variable replaces: same base, IV and stride.
 type GroupKey = (Value, Value, u32);
 
 fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> usize {
-    let Some(s) = shape(f, cfg, loops, id) else {
+    let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
         return 0;
     };
-    let ivs = induction_vars(f, loops, id, &s);
-    if ivs.is_empty() {
+    let Some(iv) = Counter::of(f, loops, id, &s) else {
         return 0;
-    }
+    };
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
     // The geps to rewrite, grouped by (base, iv, stride).
     let mut groups: Vec<(GroupKey, Vec<(Inst, i32)>)> = Vec::new();
+    // (All keys share the counter: it is the only variable known not to wrap.)
     let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
     for &b in &loops.get(id).blocks {
         for i in f.layout.block_insts(b) {
@@ -142,7 +90,7 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
             if in_loop(f, base) {
                 continue;
             }
-            let Some((iv, offset)) = iv_plus_constant(f, &ivs, index) else {
+            let Some(offset) = iv_plus_constant(f, iv.param, index) else {
                 continue;
             };
             if offset != 0 && !only_addresses(f, i) {
@@ -157,13 +105,8 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
         }
     }
     let mut rewritten = 0;
-    for ((base, param, stride), geps) in groups {
-        let iv = ivs
-            .iter()
-            .find(|v| v.param == param)
-            .copied()
-            .expect("grouped by IV");
-        let p = pointer_iv(f, &s, base, iv, stride);
+    for ((base, _, stride), geps) in groups {
+        let p = pointer_iv(f, &s, base, &iv, stride);
         for (g, offset) in geps {
             let r = f.inst_result(g).expect("gep has a result");
             if offset == 0 {
@@ -187,7 +130,7 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
 }
 
 /// Creates the pointer induction variable `base + sext(iv) * stride`.
-fn pointer_iv(f: &mut Function, s: &Shape, base: Value, iv: Iv, stride: u32) -> Value {
+fn pointer_iv(f: &mut Function, s: &RotatedLoop, base: Value, iv: &Counter, stride: u32) -> Value {
     let p = f.append_block_param(s.header, Type::Ptr);
     let pterm = f.terminator(s.preheader).expect("preheader has a jump");
     let start = f.insert_inst_before(
@@ -200,7 +143,7 @@ fn pointer_iv(f: &mut Function, s: &Shape, base: Value, iv: Iv, stride: u32) -> 
         Type::Ptr,
     );
     let start = f.inst_result(start).expect("gep has a result");
-    let lterm = f.terminator(s.latch).expect("latch has a branch");
+    let lterm = s.branch;
     let step = f.iconst(iv.step);
     let next = f.insert_inst_before(
         lterm,
@@ -212,7 +155,7 @@ fn pointer_iv(f: &mut Function, s: &Shape, base: Value, iv: Iv, stride: u32) -> 
         Type::Ptr,
     );
     let next = f.inst_result(next).expect("gep has a result");
-    for (term, which, arg) in [(pterm, 0, start), (lterm, s.latch_target, next)] {
+    for (term, which, arg) in [(pterm, 0, start), (lterm, s.back, next)] {
         let mut t: BlockCall = f.kind(term).targets()[which].clone();
         debug_assert_eq!(t.block, s.header);
         t.args.push(arg);
@@ -221,10 +164,10 @@ fn pointer_iv(f: &mut Function, s: &Shape, base: Value, iv: Iv, stride: u32) -> 
     p
 }
 
-/// `v` as a basic induction variable plus a constant.
-fn iv_plus_constant(f: &Function, ivs: &[Iv], v: Value) -> Option<(Iv, i32)> {
-    if let Some(iv) = ivs.iter().find(|iv| iv.param == v) {
-        return Some((*iv, 0));
+/// `v` as the counter `iv` plus a constant.
+fn iv_plus_constant(f: &Function, iv: Value, v: Value) -> Option<i32> {
+    if v == iv {
+        return Some(0);
     }
     let InstKind::Binary {
         op: BinOp::Add,
@@ -233,12 +176,11 @@ fn iv_plus_constant(f: &Function, ivs: &[Iv], v: Value) -> Option<(Iv, i32)> {
     else {
         return None;
     };
-    let (x, c) = match (f.as_iconst(a), f.as_iconst(b)) {
-        (None, Some(c)) => (a, c),
-        (Some(c), None) => (b, c),
-        _ => return None,
-    };
-    ivs.iter().find(|iv| iv.param == x).map(|iv| (*iv, c))
+    match (f.as_iconst(a), f.as_iconst(b)) {
+        (None, Some(c)) if a == iv => Some(c),
+        (Some(c), None) if b == iv => Some(c),
+        _ => None,
+    }
 }
 
 /// Whether every use of the gep `g` is as the address of a load or store.
@@ -249,76 +191,6 @@ fn only_addresses(f: &Function, g: Inst) -> bool {
         InstKind::Store { value, ptr } => *ptr == r && *value != r,
         _ => false,
     })
-}
-
-/// The basic induction variables of the loop that provably never wrap.
-fn induction_vars(f: &Function, loops: &LoopForest, id: LoopId, s: &Shape) -> Vec<Iv> {
-    let lterm = f.terminator(s.latch).expect("latch has a branch");
-    let pterm = f.terminator(s.preheader).expect("preheader has a jump");
-    let latch_args = f.kind(lterm).targets()[s.latch_target].args.clone();
-    let pre_args = f.kind(pterm).targets()[0].args.clone();
-    // The latch's exit test: continue while `x op bound`.
-    let InstKind::Br {
-        cond,
-        then_dest,
-        else_dest,
-    } = f.kind(lterm)
-    else {
-        return Vec::new();
-    };
-    let continue_on_true = then_dest.block == s.header;
-    if (else_dest.block == s.header) == continue_on_true {
-        return Vec::new();
-    }
-    let Some(InstKind::Cmp { op, args: [a, b] }) = f.def_inst(*cond).map(|i| f.kind(i)) else {
-        return Vec::new();
-    };
-    let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
-    // Normalise to `x op bound` with the loop continuing when it holds.
-    let (mut op, x) = if invariant(*b) {
-        (*op, *a)
-    } else if invariant(*a) {
-        (op.swapped(), *b)
-    } else {
-        return Vec::new();
-    };
-    if !continue_on_true {
-        match op.inverse() {
-            Some(inv) => op = inv,
-            None => return Vec::new(),
-        }
-    }
-    let params = f.block_params(s.header).to_vec();
-    let mut out = Vec::new();
-    for (k, &param) in params.iter().enumerate() {
-        if f.value_type(param) != Type::I32 {
-            continue;
-        }
-        let next = latch_args[k];
-        let Some(InstKind::Binary {
-            op: BinOp::Add,
-            args: [u, w],
-        }) = f.def_inst(next).map(|i| f.kind(i))
-        else {
-            continue;
-        };
-        let step = match (*u == param, *w == param) {
-            (true, false) => f.as_iconst(*w),
-            (false, true) => f.as_iconst(*u),
-            _ => None,
-        };
-        let Some(step) = step else { continue };
-        let tested = x == param || x == next;
-        let no_wrap = tested && matches!((step, op), (1, CmpOp::Slt) | (-1, CmpOp::Sgt));
-        if no_wrap {
-            out.push(Iv {
-                param,
-                init: pre_args[k],
-                step,
-            });
-        }
-    }
-    out
 }
 
 #[cfg(test)]

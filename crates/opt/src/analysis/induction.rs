@@ -1,0 +1,265 @@
+//! Counted loops: rotated loops whose only exit test compares an induction variable
+//! that steps by one against a loop-invariant bound.
+//!
+//! A loop has the *rotated shape* when it has a preheader (a block entering only the
+//! header), a single latch, the header's only predecessors are those two, and the
+//! latch ends in a conditional branch with one arm back to the header and one leaving
+//! the loop (what [`crate::passes::looprotate`] produces from a `while` loop).
+//!
+//! Its *counter* is a header parameter `i` that the latch advances to `i + 1`
+//! (or `i - 1`) and whose value, before or after the step, the latch's condition
+//! compares with `slt` (or `sgt`) against a value defined outside the loop, the loop
+//! continuing while the comparison holds. Such a counter never wraps around: every
+//! iteration that continues has `i + 1 < bound <= i32::MAX` (or the mirror image), so
+//! the values of `i` are exact integers, and the loop ends after at most
+//! `bound - i0` iterations (it terminates). Strength reduction, final value
+//! replacement and loop deletion rely on exactly these two facts.
+
+use super::{LoopForest, LoopId};
+use ir::analysis::ControlFlowGraph;
+use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, Value};
+
+/// The blocks and edges of a rotated loop.
+#[derive(Clone, Debug)]
+pub struct RotatedLoop {
+    pub header: Block,
+    pub preheader: Block,
+    pub latch: Block,
+    /// The latch's conditional branch.
+    pub branch: Inst,
+    /// Which target of `branch` (0 or 1) goes back to the header; the other exits.
+    pub back: usize,
+}
+
+impl RotatedLoop {
+    /// The loop's shape, if it is rotated.
+    pub fn of(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        loops: &LoopForest,
+        id: LoopId,
+    ) -> Option<Self> {
+        let lp = loops.get(id);
+        let [latch] = lp.latches[..] else {
+            return None;
+        };
+        let preheader = loops.preheader(id, cfg)?;
+        let header = lp.header;
+        if cfg.unique_preds(header).len() != 2 {
+            return None;
+        }
+        let branch = f.terminator(latch)?;
+        let InstKind::Br {
+            then_dest,
+            else_dest,
+            ..
+        } = f.kind(branch)
+        else {
+            return None;
+        };
+        let back = match (then_dest.block == header, else_dest.block == header) {
+            (true, false) => 0,
+            (false, true) => 1,
+            _ => return None,
+        };
+        let exit = if back == 0 {
+            else_dest.block
+        } else {
+            then_dest.block
+        };
+        if loops.contains(id, exit) {
+            return None;
+        }
+        Some(RotatedLoop {
+            header,
+            preheader,
+            latch,
+            branch,
+            back,
+        })
+    }
+
+    /// The arguments the preheader passes to the header.
+    pub fn init_args<'f>(&self, f: &'f Function) -> &'f [Value] {
+        let t = f
+            .terminator(self.preheader)
+            .expect("preheader ends in a jump");
+        &f.kind(t).targets()[0].args
+    }
+
+    /// The arguments the latch passes back to the header.
+    pub fn next_args<'f>(&self, f: &'f Function) -> &'f [Value] {
+        &f.kind(self.branch).targets()[self.back].args
+    }
+
+    /// The exit target's index in the latch's branch.
+    pub fn exit(&self) -> usize {
+        1 - self.back
+    }
+}
+
+/// The counter of a rotated loop (see the module documentation).
+#[derive(Copy, Clone, Debug)]
+pub struct Counter {
+    /// Index of the counter among the header's parameters.
+    pub index: usize,
+    /// The header parameter.
+    pub param: Value,
+    /// Its value on entry.
+    pub init: Value,
+    /// Its value for the next iteration (`param + step`).
+    pub next: Value,
+    /// 1 or -1.
+    pub step: i32,
+    /// What the latch compares the counter (`param` or `next`) with.
+    pub bound: Value,
+    /// Whether the latch tests `next` (otherwise `param`).
+    pub tests_next: bool,
+}
+
+impl Counter {
+    /// The counter of `l`, if it has one.
+    pub fn of(f: &Function, loops: &LoopForest, id: LoopId, l: &RotatedLoop) -> Option<Self> {
+        let InstKind::Br { cond, .. } = f.kind(l.branch) else {
+            return None;
+        };
+        let InstKind::Cmp { op, args: [a, b] } = *f.kind(f.def_inst(*cond)?) else {
+            return None;
+        };
+        let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
+        // Normalise to `x op bound`, the loop continuing while it holds.
+        let (mut op, x, bound) = if invariant(b) {
+            (op, a, b)
+        } else if invariant(a) {
+            (op.swapped(), b, a)
+        } else {
+            return None;
+        };
+        if l.back == 1 {
+            op = op.inverse()?;
+        }
+        let params = f.block_params(l.header);
+        let (init, next) = (l.init_args(f), l.next_args(f));
+        for (index, &param) in params.iter().enumerate() {
+            let tests_next = x == next[index];
+            if !(tests_next || x == param) {
+                continue;
+            }
+            let step = step_of(f, param, next[index]).and_then(|c| f.as_iconst(c))?;
+            if !matches!((step, op), (1, CmpOp::Slt) | (-1, CmpOp::Sgt)) {
+                return None;
+            }
+            return Some(Counter {
+                index,
+                param,
+                init: init[index],
+                next: next[index],
+                step,
+                bound,
+                tests_next,
+            });
+        }
+        None
+    }
+
+    /// How many times the body runs when the start and the bound are constants
+    /// (at least once: a rotated loop's guard decided the first iteration).
+    pub fn trip_count(&self, f: &Function) -> Option<i32> {
+        let (start, bound) = (
+            i64::from(f.as_iconst(self.init)?),
+            i64::from(f.as_iconst(self.bound)?),
+        );
+        // The body runs for i = start, start + step, ..., last: the last value whose
+        // test (of i + step, or of i) passes, plus the failing one when i is tested.
+        let span = if self.step == 1 {
+            bound - start
+        } else {
+            start - bound
+        };
+        let n = if self.tests_next { span } else { span + 1 };
+        i32::try_from(n.max(1)).ok()
+    }
+}
+
+/// `c` when `next` is `x + c` (either operand order).
+pub fn step_of(f: &Function, x: Value, next: Value) -> Option<Value> {
+    let InstKind::Binary {
+        op: BinOp::Add,
+        args: [a, b],
+    } = *f.kind(f.def_inst(next)?)
+    else {
+        return None;
+    };
+    match (a == x, b == x) {
+        (true, false) => Some(b),
+        (false, true) => Some(a),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ir::analysis::DominatorTree;
+
+    fn counter_of(src: &str) -> (Function, Option<Counter>) {
+        let m = ir::parse_module(src).unwrap();
+        let f = m
+            .funcs
+            .values()
+            .find(|f| !f.is_declaration())
+            .unwrap()
+            .clone();
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        let loops = LoopForest::compute(&f, &cfg, &dt);
+        let (id, _) = loops.loops().next().unwrap();
+        let c = RotatedLoop::of(&f, &cfg, &loops, id).and_then(|l| Counter::of(&f, &loops, id, &l));
+        (f, c)
+    }
+
+    const LOOP: &str = r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(3, 0)
+bb1(%1: i32, %2: i32):
+  %3 = add %2, %1
+  %4 = add %1, 1
+  %5 = slt %4, 10
+  br %5, bb1(%4, %3), bb2
+bb2:
+  ret %3
+}
+"#;
+
+    #[test]
+    fn finds_the_counter_and_its_trip_count() {
+        let (f, c) = counter_of(LOOP);
+        let c = c.expect("a counter");
+        assert_eq!((c.index, c.step, c.tests_next), (0, 1, true));
+        assert_eq!(c.trip_count(&f), Some(7)); // i = 3..=9
+        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "slt %1, 10"));
+        assert_eq!(c.unwrap().trip_count(&f), Some(8)); // i = 3..=10
+        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "slt %4, %0"));
+        assert_eq!(c.unwrap().trip_count(&f), None);
+        // Mirror image: counting down while above the bound, arms swapped.
+        let down = LOOP
+            .replace("add %1, 1", "add %1, -1")
+            .replace("slt %4, 10", "sle %4, -5")
+            .replace("br %5, bb1(%4, %3), bb2", "br %5, bb2, bb1(%4, %3)");
+        let (f, c) = counter_of(&down);
+        assert_eq!(c.unwrap().trip_count(&f), Some(8)); // i = 3..=-4
+    }
+
+    #[test]
+    fn no_counter_when_the_variable_could_wrap() {
+        for (from, to) in [
+            ("add %1, 1", "add %1, 2"),
+            ("slt %4, 10", "ne %4, 10"),
+            ("slt %4, 10", "sle %4, 10"),
+        ] {
+            let (_, c) = counter_of(&LOOP.replace(from, to));
+            assert!(c.is_none(), "{from} -> {to}");
+        }
+    }
+}
