@@ -181,6 +181,105 @@ impl Counter {
     }
 }
 
+/// Whether loop `id`, an innermost loop, certainly terminates: some header
+/// parameter `i` receives `i + 1` (or `i - 1`) from every latch, and a block that
+/// runs on every iteration (it dominates every latch) leaves the loop unless `i` (or
+/// `i + c` for a constant `c`) compares `slt`, `sgt` or `ne` with a loop-invariant
+/// value. Stepping by one (wrapping), `i` takes every `i32` value within 2^32
+/// iterations, and each of those comparisons is false for at least one of them.
+pub fn terminates(
+    f: &Function,
+    dt: &ir::analysis::DominatorTree,
+    loops: &LoopForest,
+    id: LoopId,
+) -> bool {
+    let lp = loops.get(id);
+    if !lp.children.is_empty() {
+        return false;
+    }
+    let header = lp.header;
+    let params = f.block_params(header);
+    let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
+    // Header parameters stepping by the same ±1 on every latch.
+    let mut counters: Vec<Value> = Vec::new();
+    'params: for (k, &p) in params.iter().enumerate() {
+        let mut step = None;
+        for &latch in &lp.latches {
+            let Some(term) = f.terminator(latch) else {
+                continue 'params;
+            };
+            for t in f.kind(term).targets() {
+                if t.block != header {
+                    continue;
+                }
+                let n = t.args[k];
+                let c = step_of(f, p, n).and_then(|c| f.as_iconst(c));
+                if !matches!(c, Some(1 | -1)) || (step.is_some() && step != c) {
+                    continue 'params;
+                }
+                step = c;
+            }
+        }
+        if step.is_some() {
+            counters.push(p);
+        }
+    }
+    if counters.is_empty() {
+        return false;
+    }
+    for &b in &lp.blocks {
+        if !lp.latches.iter().all(|&l| dt.dominates(b, l)) {
+            continue;
+        }
+        let Some(term) = f.terminator(b) else {
+            continue;
+        };
+        let InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } = f.kind(term)
+        else {
+            continue;
+        };
+        let stays_on_true = match (
+            loops.contains(id, then_dest.block),
+            loops.contains(id, else_dest.block),
+        ) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => continue,
+        };
+        let Some(InstKind::Cmp { op, args: [a, c] }) = f.def_inst(*cond).map(|i| f.kind(i)) else {
+            continue;
+        };
+        let (mut op, x) = if invariant(*c) {
+            (*op, *a)
+        } else if invariant(*a) {
+            (op.swapped(), *c)
+        } else {
+            continue;
+        };
+        if !stays_on_true {
+            match op.inverse() {
+                Some(o) => op = o,
+                None => continue,
+            }
+        }
+        if !matches!(op, CmpOp::Slt | CmpOp::Sgt | CmpOp::Ne) {
+            continue;
+        }
+        // `i + c` takes every value too.
+        let tests_counter = counters
+            .iter()
+            .any(|&p| x == p || step_of(f, p, x).and_then(|c| f.as_iconst(c)).is_some());
+        if tests_counter {
+            return true;
+        }
+    }
+    false
+}
+
 /// `c` when `next` is `x + c` (either operand order).
 pub fn step_of(f: &Function, x: Value, next: Value) -> Option<Value> {
     let InstKind::Binary {

@@ -4,21 +4,25 @@
 //!
 //! Aggressive DCE ([`super::dce`]) keeps every loop, because deleting a loop that
 //! never terminates would change the program. Here termination is proven instead
-//! (as LLVM's `LoopDeletion` does with scalar evolution): the loop is innermost and
-//! rotated, leaves only through its latch, and its latch's test bounds a counter that
-//! steps by one ([`crate::analysis::induction`]), so it runs at most
-//! `bound - start` times. Typical candidates are loops left empty once final value
-//! replacement ([`super::finalvalue`]) computed their results in closed form.
+//! (as LLVM's `LoopDeletion` does with scalar evolution): the loop is innermost and a
+//! test on every iteration bounds a counter that steps by one
+//! ([`crate::analysis::induction::terminates`]). Typical candidates are loops left
+//! empty once final value replacement ([`super::finalvalue`]) computed their results
+//! in closed form, and loops of inlined functions whose result is unused.
 //!
 //! Nothing in the loop may have a side effect (stores, calls to functions that have
-//! some); like DCE, this drops unused computations that might have trapped and
-//! unused calls to functions without side effects.
+//! some), no value it defines may be used after it, and every edge leaving it must go
+//! to the same block with the same arguments (so which exit is taken does not
+//! matter); the edges entering the loop then go there directly. Like DCE, this drops
+//! unused computations that might have trapped and unused calls to functions without
+//! side effects.
 
-use crate::analysis::{Counter, LoopForest, LoopId, Purity, RotatedLoop};
+use crate::analysis::induction::terminates;
+use crate::analysis::{LoopForest, LoopId, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Function, InstKind, Module};
+use ir::{Block, BlockCall, Function, InstKind, Module, Value};
 
 /// The loop deletion pass.
 pub struct LoopDelete;
@@ -50,51 +54,80 @@ pub fn run(f: &mut Function, purity: &Purity) -> usize {
         let dead = loops
             .loops()
             .map(|(id, _)| id)
-            .find_map(|id| dead_loop(f, &cfg, &loops, purity, id));
-        let Some((l, exit_args)) = dead else {
+            .find_map(|id| dead_loop(f, &cfg, &dt, &loops, purity, id));
+        let Some(exit) = dead else {
             return deleted;
         };
-        // The preheader goes straight to the exit; the loop becomes unreachable.
-        let pterm = f.terminator(l.preheader).expect("preheader has a jump");
-        let exit = f.kind(l.branch).targets()[l.exit()].block;
-        f.replace_kind(
-            pterm,
-            InstKind::Jump {
-                dest: ir::BlockCall::new(exit, exit_args),
-            },
-        );
+        // Every edge entering the loop goes to the exit instead; the loop becomes
+        // unreachable.
+        for (pred, which) in exit.entries {
+            let term = f.terminator(pred).expect("a predecessor ends in a branch");
+            f.set_target(term, which, exit.dest.clone());
+            // A branch whose arms now agree is a jump.
+            if let InstKind::Br {
+                then_dest,
+                else_dest,
+                ..
+            } = f.kind(term)
+            {
+                if then_dest == else_dest {
+                    let dest = then_dest.clone();
+                    f.replace_kind(term, InstKind::Jump { dest });
+                }
+            }
+        }
         remove_unreachable_blocks(f);
         deleted += 1;
     }
 }
 
-/// The loop's shape and exit arguments, if loop `id` can be deleted.
+/// Where a dead loop's entries go instead.
+struct Bypass {
+    /// The exit block with the (loop-invariant) arguments every exit edge passes.
+    dest: BlockCall,
+    /// The branches entering the loop: (block, target index).
+    entries: Vec<(Block, usize)>,
+}
+
+/// How to bypass loop `id`, if it can be deleted.
 fn dead_loop(
     f: &Function,
     cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
     loops: &LoopForest,
     purity: &Purity,
     id: LoopId,
-) -> Option<(RotatedLoop, Vec<ir::Value>)> {
+) -> Option<Bypass> {
     let lp = loops.get(id);
-    if !lp.children.is_empty() {
+    if !terminates(f, dt, loops, id) {
         return None;
     }
-    let l = RotatedLoop::of(f, cfg, loops, id)?;
-    Counter::of(f, loops, id, &l)?;
-    let inside = |b: ir::Block| loops.contains(id, b);
-    // Values of the loop used only in the loop (the exit edge's arguments are checked
-    // below; any other edge leaving the loop disqualifies it anyway).
-    let used_inside = |u: ir::Inst| f.layout.inst_block(u).is_none_or(inside);
+    let inside = |b: Block| loops.contains(id, b);
+    // Values of the loop may be used only in the loop; every edge out of it goes to
+    // one block with the same arguments, defined outside the loop.
+    let used_inside = |v: Value| {
+        f.users(v)
+            .iter()
+            .all(|&u| f.layout.inst_block(u).is_none_or(inside))
+    };
+    let mut dest: Option<BlockCall> = None;
     for &b in &lp.blocks {
-        let leaves = f.successors(b).is_empty() || cfg.succs(b).iter().any(|&s| !inside(s));
-        if leaves != (b == l.latch) {
+        let term = f.terminator(b)?;
+        if matches!(f.kind(term), InstKind::Ret { .. }) {
             return None;
         }
-        for &p in f.block_params(b) {
-            if !f.users(p).iter().all(|&u| used_inside(u)) {
-                return None;
+        for t in f.kind(term).targets() {
+            if inside(t.block) {
+                continue;
             }
+            match &dest {
+                None => dest = Some(t.clone()),
+                Some(d) if d == t => {}
+                Some(_) => return None,
+            }
+        }
+        if !f.block_params(b).iter().all(|&p| used_inside(p)) {
+            return None;
         }
         for i in f.layout.block_insts(b) {
             let k = f.kind(i);
@@ -102,22 +135,32 @@ fn dead_loop(
                 InstKind::Call { callee, .. } => purity.effects(*callee).has_side_effects(),
                 _ => k.has_side_effects() && !k.is_terminator(),
             };
-            if effect {
+            if effect || f.inst_result(i).is_some_and(|r| !used_inside(r)) {
                 return None;
-            }
-            if let Some(r) = f.inst_result(i) {
-                if !f.users(r).iter().all(|&u| used_inside(u)) {
-                    return None;
-                }
             }
         }
     }
-    let exit_args = f.kind(l.branch).targets()[l.exit()].args.clone();
-    let defined_inside = |v: ir::Value| f.value_block(v).is_some_and(inside);
-    if exit_args.iter().any(|&a| defined_inside(a)) {
+    let dest = dest?;
+    if dest
+        .args
+        .iter()
+        .any(|&a| f.value_block(a).is_some_and(inside))
+    {
         return None;
     }
-    Some((l, exit_args))
+    let mut entries = Vec::new();
+    for p in cfg.unique_preds(lp.header) {
+        if inside(p) {
+            continue;
+        }
+        let term = f.terminator(p)?;
+        for (which, t) in f.kind(term).targets().iter().enumerate() {
+            if t.block == lp.header {
+                entries.push((p, which));
+            }
+        }
+    }
+    Some(Bypass { dest, entries })
 }
 
 #[cfg(test)]
@@ -220,5 +263,45 @@ bb4:
 "#;
         let out = same_behaviour(src, &["loopdelete"], "");
         assert!(!out.contains("slt"), "{out}");
+    }
+
+    /// `while (i < x && i < y) { i = i + 1; ret = ret + x + i; }` with `ret` unused
+    /// (performance/median1 calls such a function and ignores its result): two exits
+    /// to the same block, the counter tested on every iteration.
+    #[test]
+    fn two_exits_to_one_block() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = slt %2, %0
+  br %4, bb2, bb3(%1)
+bb2:
+  %5 = slt %2, %1
+  br %5, bb4, bb3(%1)
+bb4:
+  %6 = add %2, 1
+  %7 = add %3, %0
+  %8 = add %7, %6
+  jump bb1(%6, %8)
+bb3(%9: i32):
+  call @putint(%9)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["loopdelete"], "5 9");
+        assert!(!out.contains("slt"), "{out}");
+        // Exits to different blocks: which one is taken matters.
+        let split = src
+            .replace("br %5, bb4, bb3(%1)", "br %5, bb4, bb5")
+            .replace("  ret 0\n}", "  ret 0\nbb5:\n  ret 1\n}");
+        let out = same_behaviour(&split, &["loopdelete"], "5 9");
+        assert!(out.contains("slt"), "{out}");
     }
 }
