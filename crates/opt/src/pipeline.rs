@@ -30,10 +30,12 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::memforward::MemForward,
     &passes::looprotate::LoopRotate,
     &passes::licm::Licm,
+    &passes::partial_inline::PartialInline,
     &passes::inline::Inline,
     &passes::strength::StrengthReduce,
     &passes::finalvalue::FinalValue,
     &passes::loopdelete::LoopDelete,
+    &passes::reassoc::Reassociate,
 ];
 
 /// The pass registered as `name`.
@@ -63,11 +65,13 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "sccp",
             "dce",
             "simplifycfg",
+            "partialinline",
             "inline",
             "instcombine",
             "sccp",
             "dce",
             "simplifycfg",
+            "reassoc",
             "looprotate",
             "licm",
             "memforward",

@@ -12,6 +12,8 @@ pub mod loopdelete;
 pub mod looprotate;
 pub mod mem2reg;
 pub mod memforward;
+pub mod partial_inline;
+pub mod reassoc;
 pub mod sccp;
 pub mod simplifycfg;
 pub mod strength;
