@@ -36,6 +36,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::finalvalue::FinalValue,
     &passes::loopdelete::LoopDelete,
     &passes::reassoc::Reassociate,
+    &passes::condprop::CondProp,
 ];
 
 /// The pass registered as `name`.
@@ -67,6 +68,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "partialinline",
             "inline",
+            "condprop",
             "instcombine",
             "sccp",
             "dce",
@@ -74,6 +76,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "reassoc",
             "looprotate",
             "licm",
+            "condprop",
             "memforward",
             "instcombine",
             "sccp",

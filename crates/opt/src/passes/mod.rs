@@ -3,6 +3,7 @@
 //! exposes a function over one function (`run(&mut Function, ...) -> bool`) and a unit
 //! struct implementing [`Pass`](crate::Pass) for the registry.
 
+pub mod condprop;
 pub mod dce;
 pub mod finalvalue;
 pub mod inline;

@@ -1,0 +1,316 @@
+//! Propagation of branch conditions: below the `then` edge of `br c, ..` the
+//! condition `c` is known true, below the `else` edge known false. Every use of `c`
+//! that such an edge dominates, and every comparison there that asks the same
+//! question (the same operands and operator, swapped, or inverted), becomes a
+//! constant; SCCP and CFG simplification then fold the branches they decide.
+//!
+//! Redundant tests are common after loop rotation (the guard of an inner loop tests
+//! again what the outer guard established), partial inlining and recursive unrolling
+//! (a copied body tests what its call site just tested). This is the dominator-based
+//! part of what LLVM's `CorrelatedValuePropagation` and GVN's propagation of branch
+//! conditions (`propagateEquality`) do: a walk of the dominator tree keeping the
+//! facts established by the edges leading into each subtree.
+//!
+//! An edge establishes a fact only when it dominates its target: the target has that
+//! single predecessor and the branch's two arms go to different blocks.
+
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, CmpOp, Function, Inst, InstKind, Module, Value};
+
+/// The condition propagation pass.
+pub struct CondProp;
+
+impl Pass for CondProp {
+    fn name(&self) -> &'static str {
+        "condprop"
+    }
+    fn description(&self) -> &'static str {
+        "replace conditions known from dominating branches by constants"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+}
+
+/// A fact: the value `cond` (when it is a comparison, `op(a, b)`) is `truth`.
+#[derive(Clone, Copy, Debug)]
+struct Fact {
+    cond: Value,
+    cmp: Option<(CmpOp, Value, Value)>,
+    truth: bool,
+}
+
+/// Replaces known conditions in `f`; returns how many uses or comparisons changed.
+pub fn run(f: &mut Function) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let mut facts: Vec<Fact> = Vec::new();
+    let mut changed = 0;
+    enum Step {
+        Enter(Block),
+        Leave(usize),
+    }
+    let mut stack = vec![Step::Enter(f.entry_block())];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Leave(n) => facts.truncate(n),
+            Step::Enter(b) => {
+                stack.push(Step::Leave(facts.len()));
+                if let Some(fact) = edge_fact(f, &cfg, b) {
+                    facts.push(fact);
+                }
+                if !facts.is_empty() {
+                    changed += rewrite_block(f, b, &facts);
+                }
+                for &c in dt.children(b).iter().rev() {
+                    stack.push(Step::Enter(c));
+                }
+            }
+        }
+    }
+    changed
+}
+
+/// The fact the edge into `b` establishes, when `b` has a single predecessor ending
+/// in a `br` whose arms differ.
+fn edge_fact(f: &Function, cfg: &ControlFlowGraph, b: Block) -> Option<Fact> {
+    let [p] = cfg.preds(b) else {
+        return None;
+    };
+    let InstKind::Br {
+        cond,
+        then_dest,
+        else_dest,
+    } = f.kind(f.terminator(*p)?)
+    else {
+        return None;
+    };
+    if then_dest.block == else_dest.block || f.as_iconst(*cond).is_some() {
+        return None;
+    }
+    let cmp = f.def_inst(*cond).and_then(|i| match *f.kind(i) {
+        InstKind::Cmp { op, args: [a, b] } => Some((op, a, b)),
+        _ => None,
+    });
+    Some(Fact {
+        cond: *cond,
+        cmp,
+        truth: then_dest.block == b,
+    })
+}
+
+/// What the facts say about comparison `op(a, b)` or about value `v`.
+fn known(facts: &[Fact], v: Value, cmp: Option<(CmpOp, Value, Value)>) -> Option<bool> {
+    for fact in facts.iter().rev() {
+        if fact.cond == v {
+            return Some(fact.truth);
+        }
+        let (Some((op, a, b)), Some((fop, fa, fb))) = (cmp, fact.cmp) else {
+            continue;
+        };
+        if (fa, fb) == (a, b) {
+            if fop == op {
+                return Some(fact.truth);
+            }
+            if fop.inverse() == Some(op) {
+                return Some(!fact.truth);
+            }
+        }
+        if (fa, fb) == (b, a) {
+            if fop.swapped() == op {
+                return Some(fact.truth);
+            }
+            if fop.swapped().inverse() == Some(op) {
+                return Some(!fact.truth);
+            }
+        }
+    }
+    None
+}
+
+/// Rewrites the instructions of `b` with what `facts` know; returns the count.
+fn rewrite_block(f: &mut Function, b: Block, facts: &[Fact]) -> usize {
+    let mut changed = 0;
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    for i in insts {
+        // A comparison asking a known question is a constant.
+        if let InstKind::Cmp { op, args: [x, y] } = *f.kind(i) {
+            let r = f.inst_result(i).expect("cmp has a result");
+            if let Some(t) = known(facts, r, Some((op, x, y))) {
+                let c = f.iconst(i32::from(t));
+                f.replace_all_uses(r, c);
+                f.remove_inst(i);
+                changed += 1;
+                continue;
+            }
+        }
+        // Uses of a known condition value. A comparison is exactly 0 or 1 and can be
+        // replaced anywhere; any other condition is only known to be non-zero (or
+        // zero), which decides a branch on it and nothing else. Operands are visited
+        // in textual order (a `br`'s condition first).
+        let is_br = matches!(f.kind(i), InstKind::Br { .. });
+        let mut known_ops: Vec<Option<bool>> = Vec::new();
+        f.kind(i).for_each_arg(|a| {
+            let fact = facts.iter().rev().find(|x| x.cond == a);
+            let is_cond = is_br && known_ops.is_empty();
+            known_ops.push(fact.filter(|x| x.cmp.is_some() || is_cond).map(|x| x.truth));
+        });
+        if known_ops.iter().all(Option::is_none) {
+            continue;
+        }
+        let consts: Vec<Option<Value>> = known_ops
+            .iter()
+            .map(|k| k.map(|t| f.iconst(i32::from(t))))
+            .collect();
+        let mut kind = f.kind(i).clone();
+        let mut k = 0;
+        kind.map_args(|a| {
+            if let Some(c) = consts[k] {
+                *a = c;
+            }
+            k += 1;
+        });
+        f.replace_kind(i, kind);
+        changed += 1;
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn a_test_repeated_below_its_branch_is_decided() {
+        check(
+            &["condprop"],
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32, i32) -> void {
+bb0(%0: i32, %1: i32):
+  %2 = slt %0, %1
+  br %2, bb1, bb2
+bb1:
+  %3 = slt %0, %1
+  %4 = sgt %1, %0
+  %5 = sge %0, %1
+  call @putint(%3)
+  call @putint(%4)
+  call @putint(%5)
+  br %2, bb3, bb2
+bb2:
+  ret
+bb3:
+  ret
+}
+"#,
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32, i32) -> void {
+bb0(%0: i32, %1: i32):
+  %2 = slt %0, %1
+  br %2, bb1, bb2
+bb1:
+  call @putint(1)
+  call @putint(1)
+  call @putint(0)
+  br 1, bb3, bb2
+bb2:
+  ret
+bb3:
+  ret
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn joins_and_shared_targets_establish_nothing() {
+        // bb2 is reached from both arms of bb0 (through bb1): nothing is known there.
+        let src = r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> void {
+bb0(%0: i32):
+  %1 = slt %0, 10
+  br %1, bb1, bb2
+bb1:
+  jump bb2
+bb2:
+  %2 = slt %0, 10
+  call @putint(%2)
+  br %1, bb3, bb3
+bb3:
+  ret
+}
+"#;
+        check(&["condprop"], src, src);
+    }
+
+    #[test]
+    fn behaviour_on_a_nest_of_tests() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb1, bb4
+bb1:
+  %2 = slt 0, %0
+  br %2, bb2, bb3
+bb2:
+  call @putint(1)
+  jump bb4
+bb3:
+  call @putint(2)
+  jump bb4
+bb4:
+  %3 = sle %0, 0
+  call @putint(%3)
+  ret 0
+}
+"#;
+        for input in ["5", "-3", "0"] {
+            let out = same_behaviour(src, &["condprop"], input);
+            assert!(out.contains("br 1, bb2, bb3"), "{out}");
+        }
+    }
+
+    /// Regression (functional/69_expr_eval and others): a condition that is not a
+    /// comparison is only known to be non-zero below its `then` edge, not to be 1.
+    #[test]
+    fn a_non_comparison_condition_only_decides_branches() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  br %0, bb1, bb2
+bb1:
+  %1 = add %0, 1
+  call @putint(%1)
+  br %0, bb2, bb3
+bb2:
+  ret 0
+bb3:
+  ret 1
+}
+"#;
+        let out = same_behaviour(src, &["condprop"], "41");
+        assert!(
+            out.contains("add %0, 1") && out.contains("br 1, bb2, bb3"),
+            "{out}"
+        );
+    }
+}
