@@ -26,7 +26,7 @@ pub struct Context<'a> {
     pub opt_level: u32,
     /// clang-14, when `--clang` was given.
     pub clang: Option<PathBuf>,
-    /// The C prelude file (see [`crate::compile::PRELUDE`]).
+    /// The C prelude file (see [`harness::csource::PRELUDE`]).
     pub prelude: PathBuf,
     /// Scratch directory; each case gets a subdirectory.
     pub work: PathBuf,
