@@ -319,7 +319,7 @@ impl<'c> Gen<'c> {
             _ => {
                 let ty = if kind == 5 { Ty::Int } else { Ty::Float };
                 let rank = self.weighted(&[5, 4, 1]) + 1;
-                let dims = self.dims(rank);
+                let dims = self.maybe_big_dims(rank);
                 let init = if self.chance(0.5) {
                     Some(self.const_list(&dims, ty, false))
                 } else {
@@ -353,10 +353,25 @@ impl<'c> Gen<'c> {
     /// Array dimensions (sizes 1..=8, at most 96 elements), sometimes spelled with a
     /// global `const int`.
     fn dims(&mut self, rank: usize) -> Vec<Dim> {
+        self.dims_up_to(rank, 8, 96)
+    }
+
+    /// Sometimes a big array (up to 4096 elements): frames and offsets beyond the
+    /// 12-bit immediates, long zero-initialisations.
+    fn maybe_big_dims(&mut self, rank: usize) -> Vec<Dim> {
+        if self.chance(0.08) {
+            self.dims_up_to(rank, 1024, 4096)
+        } else {
+            self.dims(rank)
+        }
+    }
+
+    /// Dimensions of at most `max_dim` each and `max_total` elements in all.
+    fn dims_up_to(&mut self, rank: usize, max_dim: usize, max_total: usize) -> Vec<Dim> {
         let mut out = Vec::new();
         let mut total = 1;
         for _ in 0..rank {
-            let max = (96 / total).clamp(1, 8) as i64;
+            let max = (max_total / total).clamp(1, max_dim) as i64;
             let size = self.between(1, max) as usize;
             total *= size;
             let expr = self.const_int_expr(size as i32);
@@ -432,7 +447,10 @@ impl<'c> Gen<'c> {
         elem: &mut dyn FnMut(&mut Self, Ty) -> Expr,
     ) -> Init {
         let total: usize = shape.iter().product();
-        let style = if full {
+        let style = if total > 96 {
+            // A big array: a short prefix or nothing, not thousands of values.
+            2 + self.weighted(&[1, 1])
+        } else if full {
             0
         } else {
             self.weighted(&[3, 3, 2, 1])
@@ -444,7 +462,7 @@ impl<'c> Gen<'c> {
             1 => self.nested(shape, ty, elem, true),
             // Flat (brace elision), a prefix of the elements.
             2 => {
-                let n = self.between(1, total as i64) as usize;
+                let n = self.between(1, total.min(24) as i64) as usize;
                 Init::List((0..n).map(|_| Init::Expr(elem(self, ty))).collect())
             }
             // Empty: all zero.
@@ -539,7 +557,12 @@ impl<'c> Gen<'c> {
     /// arrays (so callers have something to pass).
     fn params(&mut self) -> Vec<Param> {
         let mut out = Vec::new();
-        let n_scalars = self.between(0, 4);
+        // Now and then more than fit the argument registers (8 integer, 8 float).
+        let n_scalars = if self.chance(0.15) {
+            self.between(6, 20)
+        } else {
+            self.between(0, 4)
+        };
         for _ in 0..n_scalars {
             let ty = if self.chance(0.65) {
                 Ty::Int

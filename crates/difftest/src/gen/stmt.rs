@@ -132,8 +132,11 @@ impl Gen<'_> {
         if self.chance(0.3) {
             // An array with an initialiser list of runtime values.
             let rank = self.weighted(&[3, 2]) + 1;
-            let dims = self.dims(rank);
+            let dims = self.maybe_big_dims(rank);
             let shape: Vec<usize> = dims.iter().map(|d| d.size).collect();
+            // Initialising costs about a statement per few elements.
+            let elems = shape.iter().product::<usize>() as u64;
+            self.cost += self.mult.saturating_mul(elems / 8);
             let init = self.init_list(&shape, ty, false, &mut |g, ty| match ty {
                 Ty::Int => g.int_expr(2),
                 Ty::Float => g.small_float_expr(2),
