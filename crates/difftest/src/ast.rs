@@ -32,6 +32,8 @@ impl Ty {
 pub struct Program {
     pub globals: Vec<Decl>,
     pub funcs: Vec<Func>,
+    /// What the program reads from stdin (the values of its [`Expr::Input`]s).
+    pub input: String,
 }
 
 /// A variable or constant definition, global or local.
@@ -322,6 +324,11 @@ pub enum Expr {
     Rem(Box<Expr>, Divisor),
     /// A call of a non-void function.
     Call(Call),
+    /// `getint()` / `getfloat()`: a value the compiler cannot know. Only as the
+    /// initialiser of a variable at the top level of `main`, so the reads happen in
+    /// a fixed order; the input is generated with the program and bounded like a
+    /// stored value.
+    Input(Ty),
 }
 
 impl Expr {
@@ -344,6 +351,7 @@ impl Expr {
                 _ => Ty::Float,
             },
             Expr::Call(c) => c.ret.unwrap_or(Ty::Int),
+            Expr::Input(ty) => *ty,
         }
     }
 

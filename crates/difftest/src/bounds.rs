@@ -35,6 +35,7 @@ pub fn bound(e: &Expr) -> f64 {
         Expr::Float(v) => (*v as f64).abs(),
         Expr::Var { ty, .. } | Expr::Elem { ty, .. } => stored(*ty),
         Expr::Call(c) => stored(c.ret.unwrap_or(Ty::Int)),
+        Expr::Input(ty) => stored(*ty),
         Expr::Neg(x) => bound(x),
         Expr::Not(_) => 1.0,
         Expr::Bin(op, l, r) => {
@@ -88,7 +89,7 @@ pub fn max_float_bound(e: &Expr) -> f64 {
     let mut worst: f64 = if e.ty() == Ty::Float { bound(e) } else { 0.0 };
     let mut visit = |x: &Expr| worst = worst.max(max_float_bound(x));
     match e {
-        Expr::Int(_) | Expr::Float(_) | Expr::Var { .. } => {}
+        Expr::Int(_) | Expr::Float(_) | Expr::Var { .. } | Expr::Input(_) => {}
         Expr::Elem { index, .. } => index_exprs(index).for_each(&mut visit),
         Expr::Neg(x) | Expr::Not(x) => visit(x),
         Expr::Bin(_, l, r) => {

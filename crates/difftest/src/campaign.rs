@@ -4,9 +4,9 @@
 //!
 //! Findings go to `<out>/seed-<seed>-<config>/`:
 //!
-//! - `original.sy`, `original.expected` (the reference's output as a `.out` file),
+//! - `original.sy`, `original.in` (its stdin), `original.expected` (the reference's output as a `.out` file),
 //!   `original.actual` (sysyc's);
-//! - after reduction: `reduced.sy`, `reduced.out` (the reference's output: with the
+//! - after reduction: `reduced.sy`, `reduced.in`, `reduced.out` (the reference's output: with the
 //!   `.sy` it is a ready test case), `reduced.actual`;
 //! - `info.txt`: seed, configuration, reduction statistics.
 //!
@@ -105,9 +105,12 @@ pub fn check_seed(
     let text = print_program(&program);
     let expected = match validate(&program) {
         Err(e) => Err(format!("generator produced an invalid program: {e}")),
-        Ok(()) => runner.reference(&text, reference),
+        Ok(()) => runner.reference(&text, &program.input, reference),
     };
-    let results = configs.iter().map(|&c| (c, runner.run(&text, c))).collect();
+    let results = configs
+        .iter()
+        .map(|&c| (c, runner.run(&text, &program.input, c)))
+        .collect();
     SeedResult {
         program,
         text,
@@ -174,6 +177,7 @@ fn one_seed(
             &opts.out.join(format!("bad-seed-{seed}")),
             &[
                 ("original.sy", r.text.clone()),
+                ("original.in", r.program.input.clone()),
                 (
                     "info.txt",
                     format!("seed {seed}\nreference failed:\n{reason}\n"),
@@ -229,6 +233,7 @@ fn finding(
         &dir,
         &[
             ("original.sy", r.text.clone()),
+            ("original.in", r.program.input.clone()),
             ("original.expected", expected.describe()),
             ("original.actual", actual.describe()),
         ],
@@ -237,13 +242,20 @@ fn finding(
     let mut info = format!("seed {seed}\nconfiguration {config}\n");
     if opts.max_reduce_tests > 0 {
         let started = Instant::now();
-        let mut interesting = |_: &Program, text: &str| {
-            same_failure(runner, reference, config, &actual, text).is_some()
+        let mut interesting = |p: &Program, text: &str| {
+            same_failure(runner, reference, config, &actual, text, &p.input).is_some()
         };
         let red = reduce(&r.program, &mut interesting, opts.max_reduce_tests);
         let text = print_program(&red.program);
-        let (exp, act) = same_failure(runner, reference, config, &actual, &text)
-            .expect("the reduced program still fails");
+        let (exp, act) = same_failure(
+            runner,
+            reference,
+            config,
+            &actual,
+            &text,
+            &red.program.input,
+        )
+        .expect("the reduced program still fails");
         info.push_str(&format!(
             "reduced from {} to {} lines in {:.0}s ({} tests, {} accepted)\n",
             r.text.lines().count(),
@@ -256,6 +268,7 @@ fn finding(
             &dir,
             &[
                 ("reduced.sy", text.clone()),
+                ("reduced.in", red.program.input.clone()),
                 ("reduced.out", exp.describe()),
                 ("reduced.actual", act.describe()),
             ],
@@ -286,12 +299,13 @@ pub fn same_failure(
     config: Config,
     original: &Outcome,
     text: &str,
+    input: &str,
 ) -> Option<(Outcome, Outcome)> {
-    let expected = runner.reference(text, reference).ok()?;
+    let expected = runner.reference(text, input, reference).ok()?;
     if !matches!(expected, Outcome::Ran { .. }) {
         return None;
     }
-    let actual = runner.run(text, config);
+    let actual = runner.run(text, input, config);
     let same_kind = actual.kind() == original.kind()
         && match (&actual, original) {
             (Outcome::Crashed(a), Outcome::Crashed(b)) => first_line(a) == first_line(b),

@@ -106,8 +106,8 @@ impl<'h> Runner<'h> {
         Ok(Runner { harness, work })
     }
 
-    /// Runs `src` through sysyc in `config`.
-    pub fn run(&self, src: &str, config: Config) -> Outcome {
+    /// Runs `src` through sysyc in `config`, with `input` as stdin.
+    pub fn run(&self, src: &str, input: &str, config: Config) -> Outcome {
         match config {
             Config::Interp { level, memory } => {
                 let ssa = if memory {
@@ -118,7 +118,7 @@ impl<'h> Runner<'h> {
                 match catch_panic(|| sysyc::compile_to_ir("prog.sy", src, level, ssa)) {
                     Err(panic) => Outcome::Crashed(panic),
                     Ok(Err(msg)) => Outcome::Rejected(msg),
-                    Ok(Ok(module)) => interpret(&module),
+                    Ok(Ok(module)) => interpret(&module, input),
                 }
             }
             Config::Qemu { level } => {
@@ -140,17 +140,18 @@ impl<'h> Runner<'h> {
                 if let Err(e) = h.link(&s, &exe) {
                     return Outcome::Rejected(format!("assembling or linking: {e}"));
                 }
-                run_qemu(h, &exe)
+                self.run_qemu(h, &exe, input)
             }
         }
     }
 
     /// Runs `src` through the reference. `Err` means the reference could not build
     /// it: the program is not the valid C it should be (a generator bug).
-    pub fn reference(&self, src: &str, which: &Reference) -> Result<Outcome, String> {
+    pub fn reference(&self, src: &str, input: &str, which: &Reference) -> Result<Outcome, String> {
         match which {
             Reference::Interp => Ok(self.run(
                 src,
+                input,
                 Config::Interp {
                     level: 0,
                     memory: false,
@@ -162,8 +163,30 @@ impl<'h> Runner<'h> {
                 let text = const_ints_to_enums(src).unwrap_or_else(|| src.to_string());
                 std::fs::write(&c, text).map_err(|e| e.to_string())?;
                 gcc_o0(h, &self.work.join("prelude.h"), &c, &exe)?;
-                Ok(run_qemu(h, &exe))
+                Ok(self.run_qemu(h, &exe, input))
             }
+        }
+    }
+
+    fn run_qemu(&self, h: &Harness, exe: &Path, input: &str) -> Outcome {
+        let stdin = self.work.join("input.txt");
+        if let Err(e) = std::fs::write(&stdin, input) {
+            return Outcome::Failed(format!("cannot write {}: {e}", stdin.display()));
+        }
+        let opts = harness::RunOptions {
+            timeout: Some(QEMU_TIMEOUT),
+            ..Default::default()
+        };
+        match h.run_with(exe, Some(&stdin), &opts) {
+            Err(e) => Outcome::Failed(e),
+            Ok(r) if r.timed_out => Outcome::Failed("timed out".into()),
+            Ok(r) => match r.signal {
+                Some(sig) => Outcome::Failed(format!("killed by signal {sig}")),
+                None => Outcome::Ran {
+                    stdout: r.stdout,
+                    exit: r.exit_code,
+                },
+            },
         }
     }
 }
@@ -180,31 +203,13 @@ fn gcc_o0(h: &Harness, prelude: &Path, c: &Path, exe: &Path) -> Result<(), Strin
     h.link_files(&[], &refs, exe)
 }
 
-fn run_qemu(h: &Harness, exe: &Path) -> Outcome {
-    let opts = harness::RunOptions {
-        timeout: Some(QEMU_TIMEOUT),
-        ..Default::default()
-    };
-    match h.run_with(exe, None, &opts) {
-        Err(e) => Outcome::Failed(e),
-        Ok(r) if r.timed_out => Outcome::Failed("timed out".into()),
-        Ok(r) => match r.signal {
-            Some(sig) => Outcome::Failed(format!("killed by signal {sig}")),
-            None => Outcome::Ran {
-                stdout: r.stdout,
-                exit: r.exit_code,
-            },
-        },
-    }
-}
-
-fn interpret(module: &ir::Module) -> Outcome {
+fn interpret(module: &ir::Module, input: &str) -> Outcome {
     let opts = interp::RunOptions {
         max_steps: Some(MAX_STEPS),
         stack_limit_bytes: 256 << 20,
         wall_clock_timers: false,
     };
-    match catch_panic(|| interp::run_module(module, b"", &opts)) {
+    match catch_panic(|| interp::run_module(module, input.as_bytes(), &opts)) {
         Err(panic) => Outcome::Crashed(format!("interpreter: {panic}")),
         Ok(Err(e)) => Outcome::Failed(e.to_string()),
         Ok(Ok(out)) => Outcome::Ran {

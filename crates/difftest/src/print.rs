@@ -334,6 +334,8 @@ fn expr(s: &mut String, e: &Expr) {
             s.push(')');
         }
         Expr::Call(c) => s.push_str(&call(c)),
+        Expr::Input(Ty::Int) => s.push_str("getint()"),
+        Expr::Input(Ty::Float) => s.push_str("getfloat()"),
     }
 }
 
@@ -396,6 +398,11 @@ pub fn float_lit(v: f32) -> String {
     } else {
         digits
     }
+}
+
+/// A float as an input line for `getfloat` (`scanf("%a")`): exact, decimal or hex.
+pub fn input_float(v: f32) -> String {
+    float_lit(v).replace("(-", "-").replace(')', "")
 }
 
 /// `m` (non-negative, normal or zero) in C99 hexadecimal float notation.

@@ -26,7 +26,9 @@
 //!   condition, alone or compared with an expression over local scalars; its
 //!   arguments never contain such a call. A pure function touches no globals (except
 //!   constants), never writes through its array parameters, prints nothing and calls
-//!   only pure functions.
+//!   only pure functions;
+//! - **input**: `getint()`/`getfloat()` only initialise variables at the top level of
+//!   `main`, so they read the generated input in a fixed order.
 
 use crate::ast::*;
 use crate::bounds::{bound, max_float_bound, FLOAT_EXPR_LIMIT};
@@ -111,7 +113,34 @@ impl Validator {
                 },
             );
         }
-        self.stmts(&f.body)?;
+        for s in &f.body {
+            match s {
+                // `T v = getint();` / `getfloat()` at the top level of main.
+                Stmt::Decl(Decl {
+                    name,
+                    ty,
+                    is_const: false,
+                    dims,
+                    init: Some(Init::Expr(Expr::Input(t))),
+                }) if f.name == "main" && dims.is_empty() && t == ty => {
+                    if self.vars.contains_key(name) {
+                        return Err(format!("`{name}` declared twice"));
+                    }
+                    self.vars.insert(
+                        name.clone(),
+                        VarInfo {
+                            ty: *ty,
+                            shape: vec![],
+                            is_const: false,
+                            global: false,
+                            param_array: false,
+                            loop_var: false,
+                        },
+                    );
+                }
+                _ => self.stmt(s)?,
+            }
+        }
         match (&f.tail, f.ret) {
             (Some(e), Some(_)) => self.root_value(e),
             (None, None) => Ok(()),
@@ -516,6 +545,7 @@ impl Validator {
                 }
                 self.call(c, false)
             }
+            Expr::Input(_) => Err("input read outside a top-level initialiser of main".into()),
         }
     }
 
@@ -567,7 +597,7 @@ pub fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
         }
     };
     match e {
-        Expr::Int(_) | Expr::Float(_) | Expr::Var { .. } => {}
+        Expr::Int(_) | Expr::Float(_) | Expr::Var { .. } | Expr::Input(_) => {}
         Expr::Elem { index: ix, .. } => index(ix, f),
         Expr::Neg(x) | Expr::Not(x) => walk(x, f),
         Expr::Bin(_, l, r) => {

@@ -106,7 +106,7 @@ pub fn expr(e: &mut Expr, f: &mut dyn FnMut(&mut Expr) -> bool) -> bool {
         return true;
     }
     match e {
-        Expr::Int(_) | Expr::Float(_) | Expr::Var { .. } => false,
+        Expr::Int(_) | Expr::Float(_) | Expr::Var { .. } | Expr::Input(_) => false,
         Expr::Elem { index, .. } => indices(index, f),
         Expr::Neg(x) | Expr::Not(x) => expr(x, f),
         Expr::Bin(_, l, r) => expr(l, f) || expr(r, f),

@@ -141,9 +141,10 @@ fn gcc_and_qemu_agree_on_a_few_programs() {
 }
 
 /// Output of the interpreter at -O0 on `text`.
-fn interp(runner: &Runner, text: &str) -> Outcome {
+fn interp(runner: &Runner, text: &str, input: &str) -> Outcome {
     runner.run(
         text,
+        input,
         Config::Interp {
             level: 0,
             memory: false,
@@ -156,9 +157,9 @@ fn reducer_isolates_an_injected_miscompilation() {
     let runner = Runner::new(None, scratch("reduce")).unwrap();
     // "Miscompile" by turning every division into a multiplication.
     let miscompiled = |text: &str| text.replace(" / ", " * ");
-    let mut interesting = |_: &Program, text: &str| {
-        let good = interp(&runner, text);
-        matches!(good, Outcome::Ran { .. }) && good != interp(&runner, &miscompiled(text))
+    let mut interesting = |p: &Program, text: &str| {
+        let good = interp(&runner, text, &p.input);
+        matches!(good, Outcome::Ran { .. }) && good != interp(&runner, &miscompiled(text), &p.input)
     };
     let (seed, p) = (0..)
         .map(|s| (s, generate(s, &GenConfig::small())))
@@ -168,7 +169,10 @@ fn reducer_isolates_an_injected_miscompilation() {
     let red = reduce(&p, &mut interesting, 1500);
     let text = print_program(&red.program);
     let after = text.lines().count();
-    eprintln!("seed {seed}: {before} -> {after} lines in {} tests:\n{text}", red.tests);
+    eprintln!(
+        "seed {seed}: {before} -> {after} lines in {} tests:\n{text}",
+        red.tests
+    );
     assert!(validate(&red.program).is_ok());
     assert!(
         interesting(&red.program, &text),

@@ -9,7 +9,8 @@
 //! - helper functions `f*` called in definition order (no recursion), pure ones
 //!   (callable anywhere in an expression) and impure ones (touching globals, writing
 //!   through array parameters, printing), with scalar and array parameters;
-//! - `main`, whose body ends by printing every global and its own top-level
+//! - `main`, which may start by reading a few numbers from stdin (generated with
+//!   the program: [`Program::input`]), and whose body ends by printing every global and its own top-level
 //!   variables (the checksum), and returns an exit status computed from them.
 //!
 //! Statements are assignments, declarations, `if`/`else`, counted loops (nested, with
@@ -143,6 +144,8 @@ struct Gen<'c> {
     stmts_left: usize,
     /// Calls being generated around the current expression.
     call_nesting: usize,
+    /// The program's stdin, as the `main` prologue reads it.
+    input: String,
 }
 
 impl<'c> Gen<'c> {
@@ -163,6 +166,7 @@ impl<'c> Gen<'c> {
             budget: 0,
             stmts_left: 0,
             call_nesting: 0,
+            input: String::new(),
         }
     }
 
@@ -211,7 +215,11 @@ impl<'c> Gen<'c> {
             funcs.push(self.helper());
         }
         funcs.push(self.main());
-        Program { globals, funcs }
+        Program {
+            globals,
+            funcs,
+            input: std::mem::take(&mut self.input),
+        }
     }
 
     // ---------------------------------------------------------------- scopes
@@ -635,7 +643,8 @@ impl<'c> Gen<'c> {
     fn main(&mut self) -> Func {
         self.begin_function(false, Some(Ty::Int), self.cfg.max_cost);
         self.in_main = true;
-        let mut body = self.block_body(0);
+        let mut body = self.inputs();
+        body.extend(self.block_body(0));
         body.extend(self.checksum());
         let tail = self.tail_value(Ty::Int);
         Func {
@@ -646,6 +655,36 @@ impl<'c> Gen<'c> {
             tail: Some(tail),
             pure_fn: false,
         }
+    }
+
+    /// `int v = getint();` / `float v = getfloat();` declarations reading the
+    /// generated input: values the compiler cannot fold.
+    fn inputs(&mut self) -> Vec<Stmt> {
+        let n = if self.chance(0.7) {
+            self.between(1, 4)
+        } else {
+            0
+        };
+        let mut out = Vec::new();
+        for _ in 0..n {
+            let name = self.name("l");
+            let ty = if self.chance(0.7) { Ty::Int } else { Ty::Float };
+            let value = match ty {
+                Ty::Int => self.int_literal().to_string(),
+                Ty::Float => crate::print::input_float(self.store_float_literal()),
+            };
+            self.input.push_str(&value);
+            self.input.push('\n');
+            self.declare(Self::local(&name, ty, vec![]));
+            out.push(Stmt::Decl(Decl {
+                name,
+                ty,
+                is_const: false,
+                dims: vec![],
+                init: Some(Init::Expr(Expr::Input(ty))),
+            }));
+        }
+        out
     }
 
     /// Prints of `main`'s top-level scalars and arrays and of every global variable.
