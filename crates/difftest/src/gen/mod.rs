@@ -618,8 +618,25 @@ impl<'c> Gen<'c> {
         out
     }
 
+    /// A call returning `ty` (impure ones too, in an impure function) for
+    /// `return f(...);`.
+    fn tail_call(&mut self, ty: Ty) -> Option<crate::ast::Call> {
+        if self.chance(0.5) {
+            self.impure_call(Some(Some(ty)))
+        } else {
+            None
+        }
+        .or_else(|| self.pure_call(Some(ty)))
+    }
+
     /// The function's final return value.
     fn tail_value(&mut self, ty: Ty) -> Expr {
+        // Sometimes `return f(...);`: a call in tail position.
+        if !self.in_main && self.chance(0.35) {
+            if let Some(c) = self.tail_call(ty) {
+                return Expr::Call(c);
+            }
+        }
         // Fold in the scalars declared at the top level, so they all matter.
         let mut e = self.expr(ty, 2);
         let scalars: Vec<Sym> = self.scopes[0]

@@ -269,8 +269,14 @@ impl Gen<'_> {
 
     fn early_return(&mut self) -> Stmt {
         let value = self.ret.map(|ty| {
-            let depth = self.cfg.max_expr_depth;
-            self.expr(ty, depth)
+            let call = self.chance(0.3).then(|| self.tail_call(ty)).flatten();
+            match call {
+                Some(c) => Expr::Call(c),
+                None => {
+                    let depth = self.cfg.max_expr_depth;
+                    self.expr(ty, depth)
+                }
+            }
         });
         let cond = self.cond(2, true);
         Stmt::If {
