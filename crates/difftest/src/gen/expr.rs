@@ -79,7 +79,7 @@ impl Gen<'_> {
             return self.int_leaf();
         }
         let d = depth - 1;
-        match self.weighted(&[10, 3, 2, 1, 2, 3, 1, 2]) {
+        match self.weighted(&[10, 3, 2, 1, 2, 3, 1, 2, 2]) {
             0 => {
                 let op = *self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul]);
                 let l = self.int_expr(d);
@@ -110,6 +110,10 @@ impl Gen<'_> {
                 let l = self.comparison(d);
                 let r = self.comparison(d);
                 Expr::bin(op, l, r)
+            }
+            8 => {
+                let x = self.int_expr(d.min(1));
+                self.int_idiom(x)
             }
             _ => {
                 // Mixed arithmetic with a float, compared: an int without conversion.
@@ -160,7 +164,7 @@ impl Gen<'_> {
             return self.float_leaf();
         }
         let d = depth - 1;
-        match self.weighted(&[10, 3, 2, 2, 2]) {
+        match self.weighted(&[10, 3, 2, 2, 2, 2]) {
             0 => {
                 let op = *self.pick(&[BinOp::Add, BinOp::Sub, BinOp::Mul]);
                 let l = self.float_expr_raw(d);
@@ -196,12 +200,76 @@ impl Gen<'_> {
                 .pure_call(Some(Ty::Float))
                 .map(Expr::Call)
                 .unwrap_or_else(|| self.float_leaf()),
+            5 => {
+                let x = self.float_expr_raw(d.min(1));
+                self.float_idiom(x)
+            }
             _ => {
                 // An int subexpression, converted where it meets a float.
                 let i = self.int_expr(d);
                 let f = self.float_leaf();
                 Expr::bin(BinOp::Add, i, f)
             }
+        }
+    }
+
+    /// `x` in a pattern that algebraic simplification looks for: identities that
+    /// hold (`x + 0`, `x * 1`, `x - x`), ones that do not with wrapping (`x + 1 > x`),
+    /// powers of two (`x / 8` rounds toward zero, unlike a shift), double negation.
+    fn int_idiom(&mut self, x: Expr) -> Expr {
+        use BinOp::*;
+        let b = |op, l: &Expr, r: Expr| Expr::bin(op, l.clone(), r);
+        let div = |l: &Expr, k: i32| Expr::Div(Box::new(l.clone()), Divisor::Int(k));
+        let rem = |l: &Expr, k: i32| Expr::Rem(Box::new(l.clone()), Divisor::Int(k));
+        match self.between(0, 17) {
+            0 => b(Add, &x, Expr::Int(0)),
+            1 => b(Sub, &Expr::Int(0), x),
+            2 => b(Mul, &x, Expr::Int(1)),
+            3 => b(Mul, &x, Expr::Int(0)),
+            4 => b(Mul, &x, Expr::Int(-1)),
+            5 => b(Sub, &x, x.clone()),
+            6 => div(&x, *self.pick(&[2, 4, 8, 1024, -2, -8, 1 << 30])),
+            7 => rem(&x, *self.pick(&[2, 4, 8, 1024, -2, -8, 1 << 30])),
+            8 => div(&b(Mul, &x, Expr::Int(2)), 2),
+            9 => b(
+                Mul,
+                &x,
+                Expr::Int(*self.pick(&[2, 8, 16, 4096, 3, 5, 7, 9])),
+            ),
+            10 => Expr::Not(Box::new(Expr::Not(Box::new(x)))),
+            11 => Expr::Neg(Box::new(Expr::Neg(Box::new(x)))),
+            12 => b(Gt, &b(Add, &x, Expr::Int(1)), x),
+            13 => b(Lt, &b(Sub, &x, Expr::Int(1)), x),
+            14 => b(Eq, &x, x.clone()),
+            15 => b(Sub, &b(Add, &x, Expr::Int(i32::MAX)), Expr::Int(i32::MAX)),
+            16 => div(&x, 1),
+            _ => rem(&x, 1),
+        }
+    }
+
+    /// `x` in a float pattern that is *not* an identity under IEEE rules unless
+    /// noted: `x + 0.0` (-0.0 + 0.0 is +0.0), `x * 0.0` (-0.0 or 0.0), `0.0 - x`
+    /// against `-x`, `(x + c) - c` (rounding); and ones that are: `x * 1.0`,
+    /// `x / 2.0` = `x * 0.5`, `-(-x)`.
+    fn float_idiom(&mut self, x: Expr) -> Expr {
+        use BinOp::*;
+        let b = |op, l: &Expr, r: Expr| Expr::bin(op, l.clone(), r);
+        match self.between(0, 11) {
+            0 => b(Add, &x, Expr::Float(0.0)),
+            1 => b(Sub, &Expr::Float(0.0), x),
+            2 => b(Mul, &x, Expr::Float(1.0)),
+            3 => b(Mul, &x, Expr::Float(0.0)),
+            4 => b(Mul, &x, Expr::Float(-1.0)),
+            5 => b(Sub, &x, x.clone()),
+            6 => Expr::Div(Box::new(x), Divisor::Float(2.0)),
+            7 => b(Mul, &x, Expr::Float(0.5)),
+            8 => Expr::Neg(Box::new(Expr::Neg(Box::new(x)))),
+            9 => {
+                let c = *self.pick(&[1.0, 16777216.0, 0.1, 3.0]);
+                b(Sub, &b(Add, &x, Expr::Float(c)), Expr::Float(c))
+            }
+            10 => b(Sub, &x, Expr::Float(0.0)),
+            _ => b(Mul, &Expr::Float(-0.0), x),
         }
     }
 
