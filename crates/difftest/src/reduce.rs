@@ -7,10 +7,13 @@
 //! 2. delete statements, in chunks halving from the whole list down to single ones
 //!    (the idea of Zeller's ddmin, applied per statement list);
 //! 3. flatten statements: an `if` becomes its `then` or `else` branch spliced into the
-//!    enclosing list, or loses its `else`; a block is spliced; a loop runs once and
-//!    loses its extra condition;
-//! 4. simplify expressions: each node is replaced by `0`/`1` (`0.0`/`1.0`) or by one
-//!    of its operands of the same type.
+//!    enclosing list, or loses its `else`; a block is spliced; a loop runs once, loses
+//!    its extra condition, or becomes its body (after `int v = start;`);
+//! 4. shorten initialiser lists: emptied, or cut to half;
+//! 5. simplify expressions: each node is replaced by `0`/`1` (`0.0`/`1.0`) or by one
+//!    of its operands of the same type;
+//! 6. replace computed indices by 0, and spell a wrapped index of a literal as the
+//!    constant it is.
 //!
 //! Every candidate must pass [`validate`] and sysyc's front end (names, types) before
 //! the property is tested, so the result is as well defined as the input. Candidates
@@ -56,7 +59,9 @@ pub fn reduce(
         r.remove_params();
         r.delete_statements();
         r.flatten_statements();
+        r.simplify_inits();
         r.simplify_exprs();
+        r.constant_indices();
         if r.accepted == before || r.tests >= r.max_tests {
             break;
         }
@@ -170,7 +175,7 @@ impl Reducer<'_> {
             let mut i = 0;
             while i < list_len(&self.best, k) {
                 let mut changed = false;
-                for variant in 0..4 {
+                for variant in 0..3 {
                     let mut cand = self.best.clone();
                     let mut applied = false;
                     visit::edit_list(&mut cand, k, &mut |l| applied = flatten(l, i, variant));
@@ -185,6 +190,81 @@ impl Reducer<'_> {
             }
             k += 1;
         }
+    }
+
+    fn simplify_inits(&mut self) {
+        let mut k = 0;
+        loop {
+            let mut list_len = None;
+            visit::decls(
+                &mut self.best.clone(),
+                &mut nth(k, &mut |d: &mut Decl| {
+                    list_len = Some(match &d.init {
+                        Some(Init::List(items)) => items.len(),
+                        _ => 0,
+                    });
+                }),
+            );
+            let Some(len) = list_len else { break };
+            for keep in [0, len / 2] {
+                if keep >= len {
+                    continue;
+                }
+                let mut cand = self.best.clone();
+                visit::decls(
+                    &mut cand,
+                    &mut nth(k, &mut |d: &mut Decl| {
+                        if let Some(Init::List(items)) = &mut d.init {
+                            items.truncate(keep);
+                        }
+                    }),
+                );
+                if self.try_candidate(cand) {
+                    break;
+                }
+            }
+            k += 1;
+        }
+    }
+
+    /// Each index list in turn loses its computed indices (loop variables, wrapped
+    /// expressions: index 0 instead); then, everywhere, `((v % n) + n) % n` with a
+    /// literal `v` becomes the constant index it is.
+    fn constant_indices(&mut self) {
+        let mut k = 0;
+        loop {
+            let mut cand = self.best.clone();
+            let (mut seen, mut changed) = (0, false);
+            visit::index_lists(&mut cand, &mut |ix| {
+                if seen == k {
+                    for i in ix.iter_mut() {
+                        if !matches!(i, Index::Const(_)) {
+                            *i = Index::Const(0);
+                            changed = true;
+                        }
+                    }
+                }
+                seen += 1;
+            });
+            if k >= seen {
+                break;
+            }
+            if changed {
+                self.try_candidate(cand);
+            }
+            k += 1;
+        }
+        let mut cand = self.best.clone();
+        visit::index_lists(&mut cand, &mut |ix| {
+            for i in ix.iter_mut() {
+                if let Index::Wrap { expr, size } = i {
+                    if let Expr::Int(v) = **expr {
+                        *i = Index::Const((v as i64).rem_euclid(*size as i64) as usize);
+                    }
+                }
+            }
+        });
+        self.try_candidate(cand);
     }
 
     fn simplify_exprs(&mut self) {
@@ -203,6 +283,20 @@ impl Reducer<'_> {
                 }
             }
             k += 1;
+        }
+    }
+}
+
+/// A visitor that applies `f` to the `k`-th site and stops there.
+fn nth<'a, T>(k: usize, f: &'a mut dyn FnMut(&mut T)) -> impl FnMut(&mut T) -> bool + 'a {
+    let mut left = k;
+    move |x| {
+        if left == 0 {
+            f(x);
+            true
+        } else {
+            left -= 1;
+            false
         }
     }
 }
@@ -248,6 +342,23 @@ fn flatten(l: &mut Vec<Stmt>, i: usize, variant: usize) -> bool {
             },
             v,
         ) => {
+            if v == 2 {
+                // The body once, straight: valid when it needs no loop (no break,
+                // continue or index by the variable); the validator decides.
+                let mut body = body;
+                body.insert(
+                    0,
+                    Stmt::Decl(Decl {
+                        name: var,
+                        ty: Ty::Int,
+                        is_const: false,
+                        dims: vec![],
+                        init: Some(Init::Expr(Expr::Int(start))),
+                    }),
+                );
+                splice(l, body);
+                return true;
+            }
             let once = start.saturating_add(step);
             let (end, cond) = match v {
                 0 if end != once => (once, cond),

@@ -67,6 +67,8 @@ struct VarInfo {
     /// An array parameter (pure functions may not write through it).
     param_array: bool,
     loop_var: bool,
+    /// The value of a scalar `const int` with a computable initialiser.
+    value: Option<i64>,
 }
 
 /// An enclosing loop: its variable and the range of values it takes in the body.
@@ -110,6 +112,7 @@ impl Validator {
                     global: false,
                     param_array: p.array.is_some(),
                     loop_var: false,
+                    value: None,
                 },
             );
         }
@@ -135,6 +138,7 @@ impl Validator {
                             global: false,
                             param_array: false,
                             loop_var: false,
+                            value: None,
                         },
                     );
                 }
@@ -158,6 +162,14 @@ impl Validator {
                 return Err(format!("`{}` has a zero dimension", d.name));
             }
             self.constant(&dim.expr)?;
+            if self.const_value(&dim.expr) != Some(dim.size as i64) {
+                return Err(format!(
+                    "`{}`: dimension {} is not {}",
+                    d.name,
+                    crate::print::print_expr(&dim.expr),
+                    dim.size
+                ));
+            }
         }
         match &d.init {
             None if !global => return Err(format!("local `{}` is not initialised", d.name)),
@@ -183,6 +195,10 @@ impl Validator {
             }
             Some(_) => return Err(format!("`{}`: initialiser shape", d.name)),
         }
+        let value = match (&d.init, d.is_const, d.ty, d.dims.is_empty()) {
+            (Some(Init::Expr(e)), true, Ty::Int, true) => self.const_value(e),
+            _ => None,
+        };
         self.vars.insert(
             d.name.clone(),
             VarInfo {
@@ -192,9 +208,29 @@ impl Validator {
                 global,
                 param_array: false,
                 loop_var: false,
+                value,
             },
         );
         Ok(())
+    }
+
+    /// The value of an integer constant expression, when it has one.
+    fn const_value(&self, e: &Expr) -> Option<i64> {
+        match e {
+            Expr::Int(v) => Some(*v as i64),
+            Expr::Var { name, .. } => self.vars.get(name)?.value,
+            Expr::Neg(x) => self.const_value(x).map(|v| -v),
+            Expr::Bin(op, l, r) => {
+                let (a, b) = (self.const_value(l)?, self.const_value(r)?);
+                match op {
+                    BinOp::Add => a.checked_add(b),
+                    BinOp::Sub => a.checked_sub(b),
+                    BinOp::Mul => a.checked_mul(b),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
     }
 
     /// A constant expression (global and `const` initialisers): literals and
@@ -277,6 +313,7 @@ impl Validator {
                         global: false,
                         param_array: false,
                         loop_var: true,
+                        value: None,
                     },
                 );
                 if let Some(c) = cond {
@@ -619,5 +656,182 @@ pub fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn main_with(globals: Vec<Decl>, funcs: Vec<Func>, body: Vec<Stmt>) -> Program {
+        let mut funcs = funcs;
+        funcs.push(Func {
+            name: "main".into(),
+            ret: Some(Ty::Int),
+            params: vec![],
+            body,
+            tail: Some(Expr::Int(0)),
+            pure_fn: false,
+        });
+        Program {
+            globals,
+            funcs,
+            input: String::new(),
+        }
+    }
+
+    fn konst(name: &str, v: i32) -> Decl {
+        Decl {
+            name: name.into(),
+            ty: Ty::Int,
+            is_const: true,
+            dims: vec![],
+            init: Some(Init::Expr(Expr::Int(v))),
+        }
+    }
+
+    fn array(name: &str, size: usize, expr: Expr) -> Decl {
+        Decl {
+            name: name.into(),
+            ty: Ty::Int,
+            is_const: false,
+            dims: vec![Dim { size, expr }],
+            init: None,
+        }
+    }
+
+    #[test]
+    fn dimensions_must_match_their_constants() {
+        let n = Expr::bin(BinOp::Add, Expr::var("n", Ty::Int), Expr::Int(1));
+        let ok = main_with(
+            vec![konst("n", 3), array("a", 4, n.clone())],
+            vec![],
+            vec![],
+        );
+        assert_eq!(validate(&ok), Ok(()));
+        // The reducer simplified `n` to 0: `a` has one element, not four.
+        let bad = main_with(vec![konst("n", 0), array("a", 4, n)], vec![], vec![]);
+        assert!(validate(&bad).unwrap_err().contains("dimension"));
+    }
+
+    fn loop_writing(offset: i32) -> Stmt {
+        Stmt::Loop {
+            var: "i".into(),
+            start: 0,
+            end: 4,
+            step: 1,
+            cond: None,
+            body: vec![Stmt::Assign {
+                target: LValue::Elem {
+                    name: "a".into(),
+                    ty: Ty::Int,
+                    index: vec![Index::Loop {
+                        var: "i".into(),
+                        offset,
+                    }],
+                },
+                value: Expr::Int(1),
+            }],
+        }
+    }
+
+    #[test]
+    fn loop_indices_stay_in_range() {
+        let a = || array("a", 5, Expr::Int(5));
+        assert_eq!(
+            validate(&main_with(vec![a()], vec![], vec![loop_writing(1)])),
+            Ok(())
+        );
+        assert!(validate(&main_with(vec![a()], vec![], vec![loop_writing(2)])).is_err());
+        assert!(validate(&main_with(vec![a()], vec![], vec![loop_writing(-1)])).is_err());
+    }
+
+    #[test]
+    fn continue_must_step_its_own_loop() {
+        let inner = |var: &str| Stmt::Loop {
+            var: "j".into(),
+            start: 0,
+            end: 2,
+            step: 1,
+            cond: None,
+            body: vec![Stmt::Continue {
+                var: var.into(),
+                step: 1,
+            }],
+        };
+        let outer = |var: &str| Stmt::Loop {
+            var: "i".into(),
+            start: 0,
+            end: 2,
+            step: 1,
+            cond: None,
+            body: vec![inner(var)],
+        };
+        assert_eq!(
+            validate(&main_with(vec![], vec![], vec![outer("j")])),
+            Ok(())
+        );
+        // Skipping the inner loop's step would loop forever.
+        assert!(validate(&main_with(vec![], vec![], vec![outer("i")])).is_err());
+    }
+
+    #[test]
+    fn impure_calls_only_where_the_order_is_fixed() {
+        let g = Decl {
+            name: "g".into(),
+            ty: Ty::Int,
+            is_const: false,
+            dims: vec![],
+            init: None,
+        };
+        let bump = Func {
+            name: "bump".into(),
+            ret: Some(Ty::Int),
+            params: vec![],
+            body: vec![Stmt::Assign {
+                target: LValue::Var {
+                    name: "g".into(),
+                    ty: Ty::Int,
+                },
+                value: Expr::Int(1),
+            }],
+            tail: Some(Expr::Int(2)),
+            pure_fn: false,
+        };
+        let call = Expr::Call(Call {
+            func: "bump".into(),
+            args: vec![],
+            pure_fn: false,
+            ret: Some(Ty::Int),
+        });
+        let assign = |value| {
+            vec![Stmt::Assign {
+                target: LValue::Var {
+                    name: "g".into(),
+                    ty: Ty::Int,
+                },
+                value,
+            }]
+        };
+        let prog = |body| main_with(vec![g.clone()], vec![bump.clone()], body);
+        // `g = bump();` is sequenced; `g = g + bump();` is not.
+        assert_eq!(validate(&prog(assign(call.clone()))), Ok(()));
+        let sum = Expr::bin(BinOp::Add, Expr::var("g", Ty::Int), call.clone());
+        assert!(validate(&prog(assign(sum))).is_err());
+        // In a condition, `&&` orders the operands.
+        let cond = Expr::bin(
+            BinOp::And,
+            Expr::var("g", Ty::Int),
+            Expr::bin(BinOp::Gt, call.clone(), Expr::Int(1)),
+        );
+        let stmt = |cond| Stmt::If {
+            cond,
+            then: vec![],
+            els: None,
+        };
+        assert_eq!(validate(&prog(vec![stmt(cond)])), Ok(()));
+        // ... but not `bump() > g`: `g` may be read before or after the call.
+        let racy = Expr::bin(BinOp::Gt, call, Expr::var("g", Ty::Int));
+        assert!(validate(&prog(vec![stmt(racy)])).is_err());
     }
 }

@@ -191,3 +191,51 @@ pub fn edit_expr(p: &mut Program, k: usize, edit: &mut dyn FnMut(&mut Expr)) -> 
         }
     })
 }
+
+/// Calls `f` on every declaration: globals, then locals in program order.
+pub fn decls(p: &mut Program, f: &mut dyn FnMut(&mut Decl) -> bool) -> bool {
+    if p.globals.iter_mut().any(&mut *f) {
+        return true;
+    }
+    stmt_lists(p, &mut |l| {
+        l.iter_mut().any(|s| match s {
+            Stmt::Decl(d) => f(d),
+            _ => false,
+        })
+    })
+}
+
+/// Calls `f` on every index list (element reads and writes, array arguments,
+/// printed rows).
+pub fn index_lists(p: &mut Program, f: &mut dyn FnMut(&mut Vec<Index>)) {
+    exprs(p, &mut |e| {
+        match e {
+            Expr::Elem { index, .. } => f(index),
+            Expr::Call(c) => call_index_lists(c, f),
+            _ => {}
+        }
+        false
+    });
+    stmt_lists(p, &mut |l| {
+        for s in l.iter_mut() {
+            match s {
+                Stmt::Assign {
+                    target: LValue::Elem { index, .. },
+                    ..
+                } => f(index),
+                Stmt::Call(c) => call_index_lists(c, f),
+                Stmt::Print(Print::Array { array, .. }) => f(&mut array.index),
+                _ => {}
+            }
+        }
+        false
+    });
+}
+
+fn call_index_lists(c: &mut Call, f: &mut dyn FnMut(&mut Vec<Index>)) {
+    for a in &mut c.args {
+        if let Arg::Array(r) = a {
+            f(&mut r.index);
+        }
+    }
+}
