@@ -76,6 +76,7 @@ fn interpret(module: &ir::Module) {
         max_steps: Some(MAX_STEPS),
         stack_limit_bytes: 1 << 20,
         wall_clock_timers: false,
+        ..Default::default()
     };
     let _ = interp::run_module(module, b"1 2 3\n", &run);
 }

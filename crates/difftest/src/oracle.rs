@@ -4,7 +4,9 @@
 //! driver's own pipeline, verifier after every pass) under `catch_unwind`, so a
 //! panic is a finding rather than the end of the campaign:
 //!
-//! - [`Config::Interp`]: the optimised IR in the interpreter;
+//! - [`Config::Interp`]: the optimised IR in the interpreter, fresh stack memory
+//!   filled with a non-zero pattern so that a read of an uninitialised local (which
+//!   a real stack would answer with stale data) shows;
 //! - [`Config::Qemu`]: the RISC-V assembly linked with the runtime, under qemu.
 //!
 //! The reference is `riscv64-linux-gnu-gcc -O0 -fwrapv` (plus SysY's float flags and
@@ -22,6 +24,10 @@ use sysyc::SsaMode;
 /// Interpreter step limit: generated programs run far fewer steps, so reaching it
 /// means a miscompiled loop.
 const MAX_STEPS: u64 = 500_000_000;
+
+/// What fresh stack memory holds in the interpreter configurations: not zero, like
+/// the stack of a real process (see `interp::RunOptions::fresh_stack_byte`).
+const FRESH_STACK_BYTE: u8 = 0xa5;
 
 /// How long a program may run under qemu.
 const QEMU_TIMEOUT: Duration = Duration::from_secs(30);
@@ -110,16 +116,7 @@ impl<'h> Runner<'h> {
     pub fn run(&self, src: &str, input: &str, config: Config) -> Outcome {
         match config {
             Config::Interp { level, memory } => {
-                let ssa = if memory {
-                    SsaMode::Memory
-                } else {
-                    SsaMode::Braun
-                };
-                match catch_panic(|| sysyc::compile_to_ir("prog.sy", src, level, ssa)) {
-                    Err(panic) => Outcome::Crashed(panic),
-                    Ok(Err(msg)) => Outcome::Rejected(msg),
-                    Ok(Ok(module)) => interpret(&module, input),
-                }
+                interp_config(src, input, level, memory, FRESH_STACK_BYTE)
             }
             Config::Qemu { level } => {
                 let Some(h) = self.harness else {
@@ -149,14 +146,9 @@ impl<'h> Runner<'h> {
     /// it: the program is not the valid C it should be (a generator bug).
     pub fn reference(&self, src: &str, input: &str, which: &Reference) -> Result<Outcome, String> {
         match which {
-            Reference::Interp => Ok(self.run(
-                src,
-                input,
-                Config::Interp {
-                    level: 0,
-                    memory: false,
-                },
-            )),
+            // Fresh stack reads as zero here and as a pattern in the configurations
+            // compared with it: a read of an uninitialised local shows.
+            Reference::Interp => Ok(interp_config(src, input, 0, false, 0)),
             Reference::Gcc(h) => {
                 let c = self.work.join("prog.c");
                 let exe = self.work.join("prog-gcc");
@@ -203,11 +195,26 @@ fn gcc_o0(h: &Harness, prelude: &Path, c: &Path, exe: &Path) -> Result<(), Strin
     h.link_files(&[], &refs, exe)
 }
 
-fn interpret(module: &ir::Module, input: &str) -> Outcome {
+/// sysyc at `-O<level>` (memory-form SSA or Braun), then the interpreter.
+fn interp_config(src: &str, input: &str, level: u8, memory: bool, fresh: u8) -> Outcome {
+    let ssa = if memory {
+        SsaMode::Memory
+    } else {
+        SsaMode::Braun
+    };
+    match catch_panic(|| sysyc::compile_to_ir("prog.sy", src, level, ssa)) {
+        Err(panic) => Outcome::Crashed(panic),
+        Ok(Err(msg)) => Outcome::Rejected(msg),
+        Ok(Ok(module)) => interpret(&module, input, fresh),
+    }
+}
+
+fn interpret(module: &ir::Module, input: &str, fresh_stack_byte: u8) -> Outcome {
     let opts = interp::RunOptions {
         max_steps: Some(MAX_STEPS),
         stack_limit_bytes: 256 << 20,
         wall_clock_timers: false,
+        fresh_stack_byte,
     };
     match catch_panic(|| interp::run_module(module, input.as_bytes(), &opts)) {
         Err(panic) => Outcome::Crashed(format!("interpreter: {panic}")),
