@@ -27,8 +27,6 @@
 //!   arguments never contain such a call. A pure function touches no globals (except
 //!   constants), never writes through its array parameters, prints nothing and calls
 //!   only pure functions;
-//! - **reference bugs**: no `0.0 - r` where gcc can prove `r` is not -0.0 (it folds
-//!   that into `-r`, wrongly: see [`gcc_folds_zero_minus`]);
 //! - **input**: `getint()`/`getfloat()` only initialise variables at the top level of
 //!   `main`, so they read the generated input in a fixed order.
 
@@ -558,10 +556,6 @@ impl Validator {
                 self.indices(index, &v.shape)
             }
             Expr::Neg(x) | Expr::Not(x) => self.expr(x),
-            Expr::Bin(BinOp::Sub, l, r) if gcc_folds_zero_minus(e, l, r) => Err(format!(
-                "gcc folds {} into a negation (-0.0 for 0)",
-                crate::print::print_expr(e)
-            )),
             Expr::Bin(_, l, r) => {
                 self.expr(l)?;
                 self.expr(r)
@@ -615,30 +609,6 @@ impl Validator {
         }
         Ok(())
     }
-}
-
-/// Whether `e` is `0 - r` in float arithmetic with an `r` gcc can prove is not
-/// -0.0. gcc (12, even at -O0) folds that into `-r`, which is -0.0 where IEEE
-/// subtraction gives +0.0 (`0.0 - i` for an int `i` that is 0): a reference bug, so
-/// such programs are excluded. `r` read from memory or returned by a call is opaque to
-/// gcc and stays allowed, which keeps `0.0 - x` for testing sysyc's own folds.
-pub(crate) fn gcc_folds_zero_minus_expr(l: &Expr, r: &Expr) -> bool {
-    let e = Expr::Bin(BinOp::Sub, Box::new(l.clone()), Box::new(r.clone()));
-    gcc_folds_zero_minus(&e, l, r)
-}
-
-fn gcc_folds_zero_minus(e: &Expr, l: &Expr, r: &Expr) -> bool {
-    let zero = match l {
-        Expr::Int(0) => true,
-        Expr::Float(z) => *z == 0.0,
-        _ => false,
-    };
-    let opaque = r.ty() == Ty::Float
-        && matches!(
-            r,
-            Expr::Var { .. } | Expr::Elem { .. } | Expr::Call(_) | Expr::Input(_)
-        );
-    zero && e.ty() == Ty::Float && !opaque
 }
 
 /// The expressions of an initialiser list, depth first.
@@ -863,39 +833,5 @@ mod tests {
         // ... but not `bump() > g`: `g` may be read before or after the call.
         let racy = Expr::bin(BinOp::Gt, call, Expr::var("g", Ty::Int));
         assert!(validate(&prog(vec![stmt(racy)])).is_err());
-    }
-
-    #[test]
-    fn no_zero_minus_that_gcc_miscompiles() {
-        let assign = |value| {
-            vec![Stmt::Assign {
-                target: LValue::Var {
-                    name: "x".into(),
-                    ty: Ty::Float,
-                },
-                value,
-            }]
-        };
-        let x = Decl {
-            name: "x".into(),
-            ty: Ty::Float,
-            is_const: false,
-            dims: vec![],
-            init: None,
-        };
-        let prog = |value| main_with(vec![x.clone()], vec![], assign(value));
-        let zero_minus = |r| Expr::bin(BinOp::Sub, Expr::Float(0.0), r);
-        // Difftest seed 704: gcc printed -0x0p+0 for `0.0 - i` with i == 0.
-        assert!(validate(&prog(zero_minus(Expr::Int(0)))).is_err());
-        let product = Expr::bin(BinOp::Mul, Expr::Int(3), Expr::Float(1.0));
-        assert!(validate(&prog(zero_minus(product))).is_err());
-        // A float variable may be -0.0 as far as gcc knows: no fold, allowed.
-        assert_eq!(
-            validate(&prog(zero_minus(Expr::var("x", Ty::Float)))),
-            Ok(())
-        );
-        // Integer `0 - i` is integer arithmetic.
-        let int_sub = Expr::bin(BinOp::Sub, Expr::Int(0), Expr::Int(4));
-        assert_eq!(validate(&prog(int_sub)), Ok(()));
     }
 }

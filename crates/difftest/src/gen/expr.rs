@@ -173,8 +173,11 @@ impl Gen<'_> {
                 } else {
                     self.float_expr_raw(d)
                 };
-                let (l, r) = if self.chance(0.5) { (l, r) } else { (r, l) };
-                avoid_gcc_zero_minus(Expr::bin(op, l, r))
+                if self.chance(0.5) {
+                    Expr::bin(op, l, r)
+                } else {
+                    Expr::bin(op, r, l)
+                }
             }
             1 => {
                 let l = self.float_expr_raw(d);
@@ -251,7 +254,7 @@ impl Gen<'_> {
     fn float_idiom(&mut self, x: Expr) -> Expr {
         use BinOp::*;
         let b = |op, l: &Expr, r: Expr| Expr::bin(op, l.clone(), r);
-        let e = match self.between(0, 11) {
+        match self.between(0, 11) {
             0 => b(Add, &x, Expr::Float(0.0)),
             1 => b(Sub, &Expr::Float(0.0), x),
             2 => b(Mul, &x, Expr::Float(1.0)),
@@ -267,8 +270,7 @@ impl Gen<'_> {
             }
             10 => b(Sub, &x, Expr::Float(0.0)),
             _ => b(Mul, &Expr::Float(-0.0), x),
-        };
-        avoid_gcc_zero_minus(e)
+        }
     }
 
     fn float_leaf(&mut self) -> Expr {
@@ -595,16 +597,5 @@ impl Gen<'_> {
             name: s.name,
             index,
         })
-    }
-}
-
-/// `0 - r` as `0 + r` where gcc would miscompile it (see
-/// [`crate::validate`]'s reference-bug rule).
-fn avoid_gcc_zero_minus(e: Expr) -> Expr {
-    match e {
-        Expr::Bin(BinOp::Sub, l, r) if crate::validate::gcc_folds_zero_minus_expr(&l, &r) => {
-            Expr::Bin(BinOp::Add, l, r)
-        }
-        e => e,
     }
 }
