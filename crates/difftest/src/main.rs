@@ -23,7 +23,7 @@ struct Cli {
     #[arg(long, default_value = "0..100", value_parser = parse_seeds)]
     seeds: Range<u64>,
     /// Compile with the RISC-V back end and run under qemu too, and use
-    /// `riscv64-linux-gnu-gcc -O0 -fwrapv` under qemu as the reference (otherwise
+    /// `riscv64-linux-gnu-gcc -O0 -fwrapv -frounding-math` under qemu as the reference (otherwise
     /// the reference is sysyc's interpreter at -O0).
     #[arg(long)]
     qemu: bool,
@@ -119,7 +119,7 @@ fn main() -> ExitCode {
     install_quiet_panic_hook();
     let s = campaign::run(&opts, harness.as_ref());
     let reference = if cli.qemu {
-        "riscv64-linux-gnu-gcc -O0 -fwrapv + qemu"
+        "riscv64-linux-gnu-gcc -O0 -fwrapv -frounding-math + qemu"
     } else {
         "interp-O0"
     };

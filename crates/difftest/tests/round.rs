@@ -184,3 +184,37 @@ fn reducer_isolates_an_injected_miscompilation() {
         "seed {seed}: {before} -> {after} lines:\n{text}"
     );
 }
+
+/// The reference gets `0.0 - i` right: +0.0 for `i` = 0. Plain `gcc -O0` folds it
+/// into `-(float)i` = -0.0 (campaign seed 704); `-frounding-math` stops that. sysyc
+/// must give +0.0 too, in every configuration.
+#[test]
+fn zero_minus_an_int_is_positive_zero_everywhere() {
+    let src = "int main() {\n    int i = getint();\n    float x = 0.0 - i;\n    \
+               putfloat(x);\n    putch(10);\n    putfloat(0.0 - (i * 1.0));\n    \
+               return 0;\n}\n";
+    let want = Outcome::Ran {
+        stdout: b"0x0p+0\n0x0p+0".to_vec(),
+        exit: 0,
+    };
+    let h = harness::Harness::global().ok();
+    let runner = Runner::new(h, scratch("zero-minus")).unwrap();
+    for level in [0, 1, 2] {
+        let c = Config::Interp {
+            level,
+            memory: false,
+        };
+        assert_eq!(runner.run(src, "0\n", c), want, "{c}");
+    }
+    let Some(h) = h else {
+        eprintln!("note: gcc part skipped, no riscv64 toolchain");
+        return;
+    };
+    assert_eq!(
+        runner.reference(src, "0\n", &Reference::Gcc(h)),
+        Ok(want.clone())
+    );
+    for level in [0, 2] {
+        assert_eq!(runner.run(src, "0\n", Config::Qemu { level }), want);
+    }
+}
