@@ -13,35 +13,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
+use harness::csource::{const_ints_to_enums, sysy_c_flags, PRELUDE};
 use harness::process::{run_command, Outcome};
 use harness::Harness;
-
-use crate::csource::const_ints_to_enums;
-
-/// The runtime declarations and timer macros prepended to a `.sy` file.
-pub const PRELUDE: &str = r#"/* sysy_prelude.h: makes a SysY file valid C or C++ (bench reference build). */
-#ifdef __cplusplus
-extern "C" {
-#endif
-int getint(void);
-int getch(void);
-float getfloat(void);
-int getarray(int a[]);
-int getfarray(float a[]);
-void putint(int a);
-void putch(int a);
-void putfloat(float a);
-void putarray(int n, int a[]);
-void putfarray(int n, float a[]);
-void putf(const char fmt[], ...);
-void _sysy_starttime(int lineno);
-void _sysy_stoptime(int lineno);
-#ifdef __cplusplus
-}
-#endif
-#define starttime() _sysy_starttime(__LINE__)
-#define stoptime() _sysy_stoptime(__LINE__)
-"#;
 
 /// A reference compiler.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +105,7 @@ pub fn find_llc() -> Option<PathBuf> {
 }
 
 /// Compiles and links `sy` with a reference compiler into `exe`.
-/// `prelude` is the path of a file holding [`PRELUDE`].
+/// `prelude` is the path of a file holding [`PRELUDE`](harness::csource::PRELUDE).
 ///
 /// Attempts, in order: the file as C; as C with scalar `const int`s rewritten to
 /// enumerators ([`const_ints_to_enums`]); as C++ with `-fpermissive` (needs
@@ -196,22 +170,8 @@ fn gcc_build(
     exe: &Path,
     lang: &str,
 ) -> Result<(), String> {
-    let mut flags: Vec<String> = [
-        "-O2",
-        "-w",
-        "-ffp-contract=off",
-        "-fsingle-precision-constant",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect();
-    flags.push("-include".into());
-    flags.push(prelude.display().to_string());
-    flags.push("-x".into());
-    flags.push(lang.into());
-    if lang == "c++" {
-        flags.push("-fpermissive".into());
-    }
+    let mut flags = vec!["-O2".to_string()];
+    flags.extend(sysy_c_flags(prelude, lang));
     flags.push(src.display().to_string());
     flags.push("-x".into());
     flags.push("none".into());

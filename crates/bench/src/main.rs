@@ -9,7 +9,6 @@
 
 mod compare;
 mod compile;
-mod csource;
 mod pipeline;
 mod plugin;
 mod report;
@@ -181,7 +180,7 @@ fn bench_cmd(args: &RunArgs) -> Result<(), String> {
         }
     };
     let prelude = work.join("sysy_prelude.h");
-    fs::write(&prelude, compile::PRELUDE).map_err(|e| e.to_string())?;
+    fs::write(&prelude, harness::csource::PRELUDE).map_err(|e| e.to_string())?;
 
     let ctx = Context {
         nm: symbols::nm_for(&harness.toolchain.cc),

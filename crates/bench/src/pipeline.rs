@@ -28,7 +28,7 @@ pub struct Context<'a> {
     pub clang: Option<PathBuf>,
     /// llc-14, when `--llc` was given: sysyc's IR through LLVM's back end.
     pub llc: Option<PathBuf>,
-    /// The C prelude file (see [`crate::compile::PRELUDE`]).
+    /// The C prelude file (see [`harness::csource::PRELUDE`]).
     pub prelude: PathBuf,
     /// Scratch directory; each case gets a subdirectory.
     pub work: PathBuf,

@@ -7,9 +7,11 @@
 //! - [`process`]: run a command with a timeout, capturing output and peak memory;
 //! - [`exec`]: [`link`] assembly with the runtime and [`run`] it under qemu;
 //! - [`judge`]: compare a run with a `.out` file the way the contest does;
+//! - [`csource`]: compile a SysY file with a C compiler (prelude, flags, rewrites);
 //! - [`cases`]: discover `NAME.sy` / `NAME.in` / `NAME.out` cases and the suite root.
 
 pub mod cases;
+pub mod csource;
 pub mod exec;
 pub mod judge;
 pub mod process;

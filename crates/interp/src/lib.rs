@@ -39,6 +39,11 @@ pub struct RunOptions {
     /// Measure real time between `_sysy_starttime` and `_sysy_stoptime`; when false
     /// the timer report shows zero durations, so stderr is deterministic.
     pub wall_clock_timers: bool,
+    /// The byte every newly claimed stack byte holds (0 by default). A compiled
+    /// program reads whatever an earlier call left on the stack where a local was
+    /// not initialised; a non-zero pattern makes such reads (a lowering bug, or a
+    /// program's undefined behaviour) visible instead of silently reading zero.
+    pub fresh_stack_byte: u8,
 }
 
 impl Default for RunOptions {
@@ -47,6 +52,7 @@ impl Default for RunOptions {
             max_steps: None,
             stack_limit_bytes: 256 << 20,
             wall_clock_timers: true,
+            fresh_stack_byte: 0,
         }
     }
 }
@@ -107,6 +113,7 @@ fn run_inner(
     let layout = memory::layout_globals(m, MAX_GLOBAL_BYTES).map_err(InterpError::new)?;
     let module = decode::decode_module(m, &layout.addrs)?;
     let mut mem = memory::Memory::new(m, &layout, opts.stack_limit_bytes);
+    mem.fresh_byte = opts.fresh_stack_byte;
     let mut rt = runtime::Runtime::new(stdin, stdout, opts.wall_clock_timers);
     let limits = machine::Limits {
         max_steps: opts.max_steps.unwrap_or(u64::MAX),

@@ -57,6 +57,8 @@ pub(crate) struct Memory {
     stack_base: u64,
     /// Highest value `sp` may take (the backing vector never grows beyond it).
     max_sp: u64,
+    /// When non-zero, stack bytes claimed by a call are first set to this.
+    pub fresh_byte: u8,
 }
 
 impl Memory {
@@ -91,6 +93,7 @@ impl Memory {
             sp: layout.end,
             stack_base: layout.end,
             max_sp: layout.end.saturating_add(stack_bytes),
+            fresh_byte: 0,
         }
     }
 
@@ -107,6 +110,9 @@ impl Memory {
             let grown = self.stack_base + (stack_len * 2).max(1 << 20);
             let want = new_sp.max(grown).min(self.max_sp);
             self.bytes.resize(want as usize, 0);
+        }
+        if self.fresh_byte != 0 && new_sp > self.sp {
+            self.bytes[self.sp as usize..new_sp as usize].fill(self.fresh_byte);
         }
         self.sp = new_sp;
         Ok(())

@@ -397,15 +397,14 @@ impl<'a, 'p> FnLower<'a, 'p> {
                 let local = self.tf.local(id);
                 let n = local.shape.num_elems() as u32;
                 let ty = crate::scalar_type(local.ty);
-                // Zero what the list does not cover with non-zero values, then store
-                // the listed values in source order.
+                // Zero what the list does not cover, then store the listed values in
+                // source order; a listed zero constant can be skipped only when the
+                // fill zeroed every element (the loop form), not just the unlisted.
                 let covered = elems.len() as u32 == n;
-                if !covered {
-                    self.zero_fill(base, ty, n, elems);
-                }
+                let all_zeroed = !covered && self.zero_fill(base, ty, n, elems);
                 for (idx, e) in elems {
                     let v = self.expr(e);
-                    if !covered && self.is_zero_const(v) {
+                    if all_zeroed && self.is_zero_const(v) {
                         continue;
                     }
                     let idx = self.f.iconst(*idx as i32);
@@ -428,9 +427,10 @@ impl<'a, 'p> FnLower<'a, 'p> {
     }
 
     /// Stores zero into elements `0..n` of the array at `base` (`elems` are the ones
-    /// about to be stored anyway). Small arrays get straight-line stores, large ones a
-    /// loop.
-    fn zero_fill(&mut self, base: Value, ty: Type, n: u32, elems: &[(u32, Expr)]) {
+    /// about to be stored anyway). Small arrays get straight-line stores to the
+    /// unlisted elements only; large ones a loop over all of them. Returns whether
+    /// every element, listed ones included, was zeroed.
+    fn zero_fill(&mut self, base: Value, ty: Type, n: u32, elems: &[(u32, Expr)]) -> bool {
         let zero = self.f.zero(ty);
         if n <= 16 {
             for i in 0..n {
@@ -448,7 +448,7 @@ impl<'a, 'p> FnLower<'a, 'p> {
                 );
                 self.append(InstKind::Store { value: zero, ptr }, Type::Void);
             }
-            return;
+            return false;
         }
         // i = 0; do { base[i] = 0; i += 1 } while (i < n)
         let body = self.new_block();
@@ -486,6 +486,7 @@ impl<'a, 'p> FnLower<'a, 'p> {
         self.seal(body);
         self.seal(exit);
         self.switch_to(exit);
+        true
     }
 
     // ---- expressions --------------------------------------------------------------

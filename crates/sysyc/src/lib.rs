@@ -7,6 +7,9 @@
 //!
 //! stopping where the command line asks. Output files are written whole or not at
 //! all: the text goes to a temporary file beside the target, renamed into place.
+//!
+//! [`compile_to_ir`] and [`compile_to_asm`] run the same pipeline in-process on a
+//! source string, for tools that compile many programs (the differential tester).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -58,6 +61,14 @@ impl Driver {
     /// own for `--interpret`); `Err` carries a rendered error message.
     pub fn run(&self) -> Result<u8, String> {
         let name = self.input.display().to_string();
+        if let Some(out) = &self.output {
+            if same_file(out, &self.input) {
+                return Err(format!(
+                    "error: the output file {} is the input file",
+                    out.display()
+                ));
+            }
+        }
         let bytes =
             std::fs::read(&self.input).map_err(|e| format!("error: cannot read {name}: {e}"))?;
         let src = String::from_utf8(bytes).map_err(|e| {
@@ -184,21 +195,93 @@ impl Driver {
     }
 }
 
-/// Writes `bytes` to a temporary file next to `path`, then renames it over `path`, so
-/// a failure never leaves a partial file behind.
+/// The optimised IR that `sysyc -O<opt_level> --emit ir` prints for a SysY source,
+/// with the verifier run after lowering and after every pass. `Err` is the rendered
+/// diagnostic or internal error, as the driver would print it.
+pub fn compile_to_ir(
+    name: &str,
+    src: &str,
+    opt_level: u8,
+    ssa: SsaMode,
+) -> Result<ir::Module, String> {
+    let driver = Driver {
+        input: PathBuf::from(name),
+        output: None,
+        opt_level,
+        emit: Emit::Ir,
+        ssa,
+        passes: None,
+        print_after_all: false,
+        print_after: Vec::new(),
+        verify_each: true,
+    };
+    let program = front::check(name, src).map_err(|d| d.render(name, src))?;
+    let mut module = driver.lower(&program)?;
+    driver.optimize(&mut module)?;
+    Ok(module)
+}
+
+/// The assembly `sysyc -S -O<opt_level>` writes for a SysY source (see
+/// [`compile_to_ir`]).
+pub fn compile_to_asm(
+    name: &str,
+    src: &str,
+    opt_level: u8,
+    ssa: SsaMode,
+) -> Result<String, String> {
+    let module = compile_to_ir(name, src, opt_level, ssa)?;
+    riscv::emit_module(&module, &riscv::Options { opt_level })
+        .map_err(|e| format!("{name}: error: {e}"))
+}
+
+/// Writes `bytes` to `path` whole or not at all: into a new temporary file beside the
+/// destination, then renamed over it, so a failure (or a kill) never leaves a partial
+/// file at `path`, and an error leaves a previous file there as it was.
+///
+/// A symbolic link is followed (the file it names is replaced; the link stays). A
+/// destination that exists and is not a regular file (`/dev/null`, `/dev/stdout`, a
+/// FIFO) is written through: there is nothing to replace atomically, and a rename
+/// would put a regular file in place of the device.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+    let target = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    if let Ok(meta) = std::fs::metadata(&target) {
+        if !meta.is_file() {
+            let mut f = std::fs::OpenOptions::new().write(true).open(&target)?;
+            return f.write_all(bytes).and_then(|_| f.flush());
+        }
+    }
+    let dir = target
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let file_name = path
+    let file_name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
-    let tmp = dir.join(format!(".{file_name}.{}.tmp", std::process::id()));
-    let result = std::fs::write(&tmp, bytes).and_then(|_| std::fs::rename(&tmp, path));
+    let tmp = dir.join(format!(
+        ".{file_name}.{}.{}.tmp",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    let result = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&tmp)
+        .and_then(|mut f| f.write_all(bytes))
+        .and_then(|_| std::fs::rename(&tmp, &target));
     if result.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// Whether `a` and `b` name the same existing file (after following links).
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
 }

@@ -1,9 +1,14 @@
-//! Making a SysY file acceptable to a C compiler.
+//! Making a SysY file acceptable to a C compiler, for reference builds (the bench
+//! crate's `gcc -O2`, the differential tester's `gcc -O0`).
 //!
-//! SysY lets a `const int` size an array anywhere, including at file scope and
-//! in an initialised local array; C rejects both (a `const int` is not an integer
-//! constant expression in C). [`const_ints_to_enums`] rewrites each scalar
-//! `const int` definition into an enumerator, which is one:
+//! - [`PRELUDE`]: the runtime declarations and timer macros, passed with `-include`
+//!   so `__LINE__` keeps the source's numbering;
+//! - [`sysy_c_flags`]: the flags that give C SysY's semantics (single-precision float
+//!   literals, no contraction of `a*b+c`);
+//! - [`const_ints_to_enums`]: SysY lets a `const int` size an array anywhere,
+//!   including at file scope and in an initialised local array; C rejects both (a
+//!   `const int` is not an integer constant expression in C). It rewrites each scalar
+//!   `const int` definition into an enumerator, which is one:
 //!
 //! ```text
 //! const int N = 10, A[2] = {1, 2};   =>   enum { N = (int)(10) }; const int A[2] = {1, 2};
@@ -11,6 +16,53 @@
 //!
 //! Newlines inside a rewritten declaration are kept (moved to its end), so
 //! `__LINE__`, and with it the `Timer@` lines, stays as in the source.
+
+use std::path::Path;
+
+/// The runtime declarations and timer macros prepended to a `.sy` file.
+pub const PRELUDE: &str = r#"/* sysy_prelude.h: makes a SysY file valid C or C++ (reference builds). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+int getint(void);
+int getch(void);
+float getfloat(void);
+int getarray(int a[]);
+int getfarray(float a[]);
+void putint(int a);
+void putch(int a);
+void putfloat(float a);
+void putarray(int n, int a[]);
+void putfarray(int n, float a[]);
+void putf(const char fmt[], ...);
+void _sysy_starttime(int lineno);
+void _sysy_stoptime(int lineno);
+#ifdef __cplusplus
+}
+#endif
+#define starttime() _sysy_starttime(__LINE__)
+#define stoptime() _sysy_stoptime(__LINE__)
+"#;
+
+/// gcc flags (before the source file) that compile a SysY file as `lang` (`c` or
+/// `c++`) with SysY's semantics: the [`PRELUDE`] (written to the file `prelude`)
+/// included, float literals single precision, no fused multiply-add, no warnings
+/// (the suite's programs are not warning-clean C). Optimisation level and linking
+/// are the caller's; put `-x none` after the source if other files follow.
+pub fn sysy_c_flags(prelude: &Path, lang: &str) -> Vec<String> {
+    let mut flags: Vec<String> = ["-w", "-ffp-contract=off", "-fsingle-precision-constant"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    flags.push("-include".into());
+    flags.push(prelude.display().to_string());
+    flags.push("-x".into());
+    flags.push(lang.into());
+    if lang == "c++" {
+        flags.push("-fpermissive".into());
+    }
+    flags
+}
 
 /// A token: its first byte and one past its last byte in the source.
 #[derive(Debug, Clone, Copy)]

@@ -1,0 +1,334 @@
+//! A differential-testing campaign: for each seed, generate a program, run it through
+//! the reference and through sysyc in every configuration, and for each
+//! configuration whose outcome differs, save the program and reduce it.
+//!
+//! Findings go to `<out>/seed-<seed>-<config>/`:
+//!
+//! - `original.sy`, `original.in` (its stdin), `original.expected` (the reference's output as a `.out` file),
+//!   `original.actual` (sysyc's);
+//! - after reduction: `reduced.sy`, `reduced.in`, `reduced.out` (the reference's output: with the
+//!   `.sy` it is a ready test case), `reduced.actual`;
+//! - `info.txt`: seed, configuration, reduction statistics.
+//!
+//! Every file is written whole or not at all ([`sysyc::write_atomically`]).
+
+use crate::ast::Program;
+use crate::gen::{generate, GenConfig};
+use crate::oracle::{Config, Outcome, Reference, Runner};
+use crate::print::print_program;
+use crate::reduce::reduce;
+use crate::validate::validate;
+use harness::Harness;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub seeds: Range<u64>,
+    pub gen: GenConfig,
+    /// sysyc configurations to compare with the reference.
+    pub configs: Vec<Config>,
+    /// Use gcc + qemu as the reference (otherwise the interpreter at -O0).
+    pub gcc_reference: bool,
+    pub jobs: usize,
+    pub out: PathBuf,
+    /// Reduce findings, with at most this many property tests each (0: don't).
+    pub max_reduce_tests: usize,
+    /// Print a progress line every this many seeds (0: never).
+    pub progress_every: u64,
+}
+
+/// One configuration whose outcome differed from the reference's.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub seed: u64,
+    pub config: Config,
+    pub expected: Outcome,
+    pub actual: Outcome,
+    /// Where it was saved.
+    pub dir: PathBuf,
+    /// The reduced program's text, when reduced.
+    pub reduced: Option<String>,
+}
+
+/// What a campaign did.
+#[derive(Debug, Default)]
+pub struct Summary {
+    /// Programs generated and run.
+    pub programs: u64,
+    /// Runs per configuration name.
+    pub runs: Vec<(String, u64)>,
+    pub findings: Vec<Finding>,
+    /// Seeds whose program the reference could not build or run (a generator bug:
+    /// the program is not well-defined C), with the reason.
+    pub bad_programs: Vec<(u64, String)>,
+    pub elapsed: Duration,
+}
+
+/// The outcome of every configuration for one program.
+pub struct SeedResult {
+    pub program: Program,
+    pub text: String,
+    /// The reference's outcome; `Err` when it could not build the program.
+    pub expected: Result<Outcome, String>,
+    pub results: Vec<(Config, Outcome)>,
+}
+
+impl SeedResult {
+    /// The configurations that disagree with a reference that ran.
+    pub fn mismatches(&self) -> Vec<(Config, Outcome)> {
+        match &self.expected {
+            Ok(e @ Outcome::Ran { .. }) => self
+                .results
+                .iter()
+                .filter(|(_, o)| o != e)
+                .cloned()
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// Generates and runs the program of `seed`.
+pub fn check_seed(
+    seed: u64,
+    gen: &GenConfig,
+    runner: &Runner,
+    reference: &Reference,
+    configs: &[Config],
+) -> SeedResult {
+    let program = generate(seed, gen);
+    let text = print_program(&program);
+    let expected = match validate(&program) {
+        Err(e) => Err(format!("generator produced an invalid program: {e}")),
+        Ok(()) => runner.reference(&text, &program.input, reference),
+    };
+    let results = configs
+        .iter()
+        .map(|&c| (c, runner.run(&text, &program.input, c)))
+        .collect();
+    SeedResult {
+        program,
+        text,
+        expected,
+        results,
+    }
+}
+
+/// Runs the campaign.
+pub fn run(opts: &Options, harness: Option<&Harness>) -> Summary {
+    let start = Instant::now();
+    let next = AtomicU64::new(opts.seeds.start);
+    let summary = Mutex::new(Summary {
+        runs: opts.configs.iter().map(|c| (c.to_string(), 0)).collect(),
+        ..Default::default()
+    });
+    std::thread::scope(|scope| {
+        for w in 0..opts.jobs.max(1) {
+            let (next, summary) = (&next, &summary);
+            std::thread::Builder::new()
+                .stack_size(256 << 20)
+                .spawn_scoped(scope, move || {
+                    let work = opts.out.join("work").join(format!("w{w}"));
+                    let runner = Runner::new(harness, work).expect("create work directory");
+                    let reference = match (opts.gcc_reference, harness) {
+                        (true, Some(h)) => Reference::Gcc(h),
+                        _ => Reference::Interp,
+                    };
+                    loop {
+                        let seed = next.fetch_add(1, Ordering::Relaxed);
+                        if seed >= opts.seeds.end {
+                            break;
+                        }
+                        one_seed(seed, opts, &runner, &reference, summary, start);
+                    }
+                })
+                .expect("spawn worker");
+        }
+    });
+    let mut s = summary.into_inner().expect("no worker panicked");
+    s.elapsed = start.elapsed();
+    s.findings.sort_by_key(|f| (f.seed, f.config.to_string()));
+    s.bad_programs.sort();
+    s
+}
+
+fn one_seed(
+    seed: u64,
+    opts: &Options,
+    runner: &Runner,
+    reference: &Reference,
+    summary: &Mutex<Summary>,
+    start: Instant,
+) {
+    let r = check_seed(seed, &opts.gen, runner, reference, &opts.configs);
+    let bad = match &r.expected {
+        Err(e) => Some(e.clone()),
+        Ok(Outcome::Ran { .. }) => None,
+        Ok(other) => Some(other.describe()),
+    };
+    if let Some(reason) = &bad {
+        eprintln!("seed {seed}: reference failed: {}", first_line(reason));
+        save(
+            &opts.out.join(format!("bad-seed-{seed}")),
+            &[
+                ("original.sy", r.text.clone()),
+                ("original.in", r.program.input.clone()),
+                (
+                    "info.txt",
+                    format!("seed {seed}\nreference failed:\n{reason}\n"),
+                ),
+            ],
+        );
+    }
+    let mut found = Vec::new();
+    for (config, actual) in r.mismatches() {
+        let expected = r.expected.clone().expect("reference ran");
+        eprintln!(
+            "seed {seed}: {config} differs from the reference: {}",
+            first_line(&actual.describe())
+        );
+        found.push(finding(
+            seed, config, expected, actual, &r, opts, runner, reference,
+        ));
+    }
+    let mut s = summary.lock().expect("summary lock");
+    s.programs += 1;
+    for (_, n) in &mut s.runs {
+        *n += 1;
+    }
+    if let Some(reason) = bad {
+        s.bad_programs.push((seed, reason));
+    }
+    s.findings.extend(found);
+    if opts.progress_every > 0 && s.programs.is_multiple_of(opts.progress_every) {
+        eprintln!(
+            "{} programs, {} findings, {} bad programs, {:.0}s",
+            s.programs,
+            s.findings.len(),
+            s.bad_programs.len(),
+            start.elapsed().as_secs_f64()
+        );
+    }
+}
+
+/// Saves a mismatch, reduces it and saves the reduction.
+#[allow(clippy::too_many_arguments)]
+fn finding(
+    seed: u64,
+    config: Config,
+    expected: Outcome,
+    actual: Outcome,
+    r: &SeedResult,
+    opts: &Options,
+    runner: &Runner,
+    reference: &Reference,
+) -> Finding {
+    let dir = opts.out.join(format!("seed-{seed}-{config}"));
+    save(
+        &dir,
+        &[
+            ("original.sy", r.text.clone()),
+            ("original.in", r.program.input.clone()),
+            ("original.expected", expected.describe()),
+            ("original.actual", actual.describe()),
+        ],
+    );
+    let mut reduced = None;
+    let mut info = format!("seed {seed}\nconfiguration {config}\n");
+    if opts.max_reduce_tests > 0 {
+        let started = Instant::now();
+        let mut interesting = |p: &Program, text: &str| {
+            same_failure(runner, reference, config, &actual, text, &p.input).is_some()
+        };
+        let red = reduce(&r.program, &mut interesting, opts.max_reduce_tests);
+        let text = print_program(&red.program);
+        let (exp, act) = same_failure(
+            runner,
+            reference,
+            config,
+            &actual,
+            &text,
+            &red.program.input,
+        )
+        .expect("the reduced program still fails");
+        info.push_str(&format!(
+            "reduced from {} to {} lines in {:.0}s ({} tests, {} accepted)\n",
+            r.text.lines().count(),
+            text.lines().count(),
+            started.elapsed().as_secs_f64(),
+            red.tests,
+            red.accepted
+        ));
+        save(
+            &dir,
+            &[
+                ("reduced.sy", text.clone()),
+                ("reduced.in", red.program.input.clone()),
+                ("reduced.out", exp.describe()),
+                ("reduced.actual", act.describe()),
+            ],
+        );
+        eprintln!(
+            "seed {seed}: {config}: reduced to {} lines",
+            text.lines().count()
+        );
+        reduced = Some(text);
+    }
+    save(&dir, &[("info.txt", info)]);
+    Finding {
+        seed,
+        config,
+        expected,
+        actual,
+        dir,
+        reduced,
+    }
+}
+
+/// When `text` still shows the failure `original` in `config` (the reference runs,
+/// sysyc's outcome differs from it, in the same way: same kind of outcome, same
+/// panic location), the reference's and sysyc's outcomes.
+pub fn same_failure(
+    runner: &Runner,
+    reference: &Reference,
+    config: Config,
+    original: &Outcome,
+    text: &str,
+    input: &str,
+) -> Option<(Outcome, Outcome)> {
+    let expected = runner.reference(text, input, reference).ok()?;
+    if !matches!(expected, Outcome::Ran { .. }) {
+        return None;
+    }
+    let actual = runner.run(text, input, config);
+    let same_kind = actual.kind() == original.kind()
+        && match (&actual, original) {
+            (Outcome::Crashed(a), Outcome::Crashed(b)) => first_line(a) == first_line(b),
+            _ => true,
+        };
+    (actual != expected && same_kind).then_some((expected, actual))
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or("")
+}
+
+/// Writes each `(name, contents)` into `dir`, whole or not at all; reports failures
+/// on stderr (a campaign goes on).
+fn save(dir: &Path, files: &[(&str, String)]) {
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        eprintln!("cannot create {}: {e}", dir.display());
+        return;
+    }
+    for (name, text) in files {
+        let path = dir.join(name);
+        if let Err(e) = sysyc::write_atomically(&path, text.as_bytes()) {
+            eprintln!("cannot write {}: {e}", path.display());
+        }
+    }
+}

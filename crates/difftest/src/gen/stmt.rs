@@ -1,0 +1,318 @@
+//! Statements: assignments, declarations, control flow, calls and prints.
+
+use super::{Gen, LoopSym, Sym};
+use crate::ast::*;
+
+/// Most trips a loop makes.
+const MAX_TRIPS: i64 = 20;
+
+impl Gen<'_> {
+    /// The statements of a block at nesting `depth`, in a new scope.
+    pub(super) fn block_body(&mut self, depth: usize) -> Vec<Stmt> {
+        let keep_scope = depth == 0;
+        if !keep_scope {
+            self.scopes.push(Vec::new());
+        }
+        let mut out = Vec::new();
+        // The function's top level takes what nested blocks leave.
+        let count = if depth == 0 {
+            usize::MAX
+        } else {
+            self.between(1, 5) as usize
+        };
+        while out.len() < count && self.stmts_left > 0 {
+            self.stmts_left -= 1;
+            self.cost += self.mult;
+            if let Some(s) = self.stmt(depth) {
+                out.push(s);
+            }
+        }
+        if !keep_scope {
+            self.scopes.pop();
+        }
+        out
+    }
+
+    fn stmt(&mut self, depth: usize) -> Option<Stmt> {
+        let nest = depth < self.cfg.max_depth;
+        let in_loop = !self.loops.is_empty();
+        let impure = !self.pure_fn;
+        let weights = [
+            30,                                             // assign
+            12,                                             // declaration
+            if nest { 10 } else { 0 },                      // if
+            if nest { 9 } else { 0 },                       // loop
+            if impure { 6 } else { 0 },                     // call
+            if impure { 4 } else { 0 },                     // print
+            if nest { 2 } else { 0 },                       // block
+            if in_loop { 4 } else { 0 },                    // break / continue
+            if !self.in_main && depth > 0 { 2 } else { 0 }, // early return
+        ];
+        match self.weighted(&weights) {
+            0 => self.assign(),
+            1 => Some(self.local_decl()),
+            2 => Some(self.if_stmt(depth)),
+            3 => self.loop_stmt(depth),
+            4 => self.any_call().map(Stmt::Call),
+            5 => Some(self.print()),
+            6 => Some(Stmt::Block(self.block_body(depth + 1))),
+            7 => Some(self.jump()),
+            _ => Some(self.early_return()),
+        }
+    }
+
+    /// Scalars and arrays this function may assign.
+    fn writable(&self) -> Vec<Sym> {
+        self.visible()
+            .into_iter()
+            .filter(|s| !s.is_const && !s.loop_var)
+            .filter(|s| !self.pure_fn || (!s.global && !s.param_array))
+            .collect()
+    }
+
+    fn assign(&mut self) -> Option<Stmt> {
+        let cands = self.writable();
+        if cands.is_empty() {
+            return None;
+        }
+        let s = self.pick(&cands).clone();
+        let call = if self.pure_fn || !self.chance(0.15) {
+            None
+        } else {
+            let ret = Some(self.any_ty_for(s.ty));
+            self.impure_call(Some(ret))
+        };
+        let target = if s.shape.is_empty() {
+            LValue::Var {
+                name: s.name.clone(),
+                ty: s.ty,
+            }
+        } else {
+            // With an impure call on the right, the element's address must not
+            // depend on what the call changes: no wrapped (computed) indices.
+            let mut index = self.indices(&s.shape);
+            if call.is_some() {
+                for (i, ix) in index.iter_mut().enumerate() {
+                    if matches!(ix, Index::Wrap { .. }) {
+                        *ix = Index::Const(i % s.shape[i]);
+                    }
+                }
+            }
+            LValue::Elem {
+                name: s.name.clone(),
+                ty: s.ty,
+                index,
+            }
+        };
+        let value = match call {
+            Some(c) => Expr::Call(c),
+            None => {
+                let ty = self.any_ty_for(s.ty);
+                let depth = self.cfg.max_expr_depth;
+                self.expr(ty, depth)
+            }
+        };
+        Some(Stmt::Assign { target, value })
+    }
+
+    /// Usually `ty`, sometimes the other type (a conversion).
+    fn any_ty_for(&mut self, ty: Ty) -> Ty {
+        if self.chance(0.85) {
+            ty
+        } else if ty == Ty::Int {
+            Ty::Float
+        } else {
+            Ty::Int
+        }
+    }
+
+    fn local_decl(&mut self) -> Stmt {
+        let name = self.name("l");
+        let ty = if self.chance(0.6) { Ty::Int } else { Ty::Float };
+        if self.chance(0.3) {
+            // An array with an initialiser list of runtime values.
+            let rank = self.weighted(&[3, 2]) + 1;
+            let dims = self.maybe_big_dims(rank);
+            let shape: Vec<usize> = dims.iter().map(|d| d.size).collect();
+            // Initialising costs about a statement per few elements.
+            let elems = shape.iter().product::<usize>() as u64;
+            self.cost += self.mult.saturating_mul(elems / 8);
+            let init = self.init_list(&shape, ty, false, &mut |g, ty| match ty {
+                Ty::Int => g.int_expr(2),
+                Ty::Float => g.small_float_expr(2),
+            });
+            self.declare(Self::local(&name, ty, shape));
+            return Stmt::Decl(Decl {
+                name,
+                ty,
+                is_const: false,
+                dims,
+                init: Some(init),
+            });
+        }
+        if ty == Ty::Int && self.chance(0.1) {
+            let v = self.between(-20, 20) as i32;
+            let e = self.const_int_expr(v);
+            let mut sym = Self::local(&name, ty, vec![]);
+            sym.is_const = true;
+            sym.value = Some(v);
+            self.declare(sym);
+            return Stmt::Decl(Decl {
+                name,
+                ty,
+                is_const: true,
+                dims: vec![],
+                init: Some(Init::Expr(e)),
+            });
+        }
+        let init = match self.chance(0.1).then(|| self.impure_call(Some(Some(ty)))) {
+            Some(Some(c)) => Expr::Call(c),
+            _ => {
+                let t = self.any_ty_for(ty);
+                self.expr(t, 3)
+            }
+        };
+        // Declared after its initialiser is built: it may not read itself.
+        self.declare(Self::local(&name, ty, vec![]));
+        Stmt::Decl(Decl {
+            name,
+            ty,
+            is_const: false,
+            dims: vec![],
+            init: Some(Init::Expr(init)),
+        })
+    }
+
+    fn if_stmt(&mut self, depth: usize) -> Stmt {
+        let cond = self.cond(3, true);
+        let then = self.block_body(depth + 1);
+        let els = self.chance(0.4).then(|| self.block_body(depth + 1));
+        Stmt::If { cond, then, els }
+    }
+
+    fn loop_stmt(&mut self, depth: usize) -> Option<Stmt> {
+        let mut trips = match self.weighted(&[1, 2, 5, 4, 1]) {
+            0 => 0,
+            1 => 1,
+            2 => self.between(2, 4),
+            3 => self.between(5, 10),
+            _ => self.between(11, MAX_TRIPS),
+        };
+        // Shrink the loop to what the budget allows (a body of a few statements).
+        let room = self.budget.saturating_sub(self.cost) / (self.mult * 4).max(1);
+        trips = trips.min(room as i64);
+        if trips < 1 && self.chance(0.8) {
+            return None;
+        }
+        let step: i32 = *self.pick(&[1, 1, 1, 1, 2, 3, -1, -1, -2]);
+        let start = if step > 0 {
+            self.between(-3, 5) as i32
+        } else {
+            self.between(0, 12) as i32
+        };
+        // `end` need not be on the step grid: the trip count is the same.
+        let slack = self.between(0, step.abs() as i64 - 1) as i32;
+        let end = if trips == 0 {
+            start - step.signum() * slack
+        } else {
+            start + (trips as i32 - 1) * step + step.signum() * (1 + slack)
+        };
+        let var = self.name("i");
+        let (min, max) = loop_range(start, end, step);
+        let mut sym = Self::local(&var, Ty::Int, vec![]);
+        sym.loop_var = true;
+        self.declare(sym);
+        let cond = self.chance(0.25).then(|| self.cond(1, true));
+        self.loops.push(LoopSym {
+            var: var.clone(),
+            step,
+            min: min as i32,
+            max: max as i32,
+        });
+        let saved = self.mult;
+        self.mult = self.mult.saturating_mul(trips.max(1) as u64);
+        let body = self.block_body(depth + 1);
+        self.mult = saved;
+        self.loops.pop();
+        Some(Stmt::Loop {
+            var,
+            start,
+            end,
+            step,
+            cond,
+            body,
+        })
+    }
+
+    /// `if (cond) break;` or `if (cond) continue;` (sometimes unconditional).
+    fn jump(&mut self) -> Stmt {
+        let l = self.loops.last().expect("inside a loop").clone();
+        let j = if self.chance(0.5) {
+            Stmt::Break
+        } else {
+            Stmt::Continue {
+                var: l.var,
+                step: l.step,
+            }
+        };
+        if self.chance(0.85) {
+            let cond = self.cond(2, true);
+            Stmt::If {
+                cond,
+                then: vec![j],
+                els: None,
+            }
+        } else {
+            j
+        }
+    }
+
+    fn early_return(&mut self) -> Stmt {
+        let value = self.ret.map(|ty| {
+            let call = self.chance(0.3).then(|| self.tail_call(ty)).flatten();
+            match call {
+                Some(c) => Expr::Call(c),
+                None => {
+                    let depth = self.cfg.max_expr_depth;
+                    self.expr(ty, depth)
+                }
+            }
+        });
+        let cond = self.cond(2, true);
+        Stmt::If {
+            cond,
+            then: vec![Stmt::Return(value)],
+            els: None,
+        }
+    }
+
+    fn print(&mut self) -> Stmt {
+        match self.weighted(&[4, 2, 1]) {
+            0 => Stmt::Print(Print::Int(self.int_expr(3))),
+            1 => Stmt::Print(Print::Float(self.float_expr(3))),
+            _ => {
+                // A row of some visible array.
+                let arrays: Vec<Sym> = self
+                    .visible()
+                    .into_iter()
+                    .filter(|s| !s.shape.is_empty() && !s.is_const)
+                    .collect();
+                if arrays.is_empty() {
+                    return Stmt::Print(Print::Int(self.int_expr(2)));
+                }
+                let s = self.pick(&arrays).clone();
+                let k = s.shape.len() - 1;
+                let index = self.indices(&s.shape[..k]);
+                let n = self.between(1, s.shape[k] as i64) as usize;
+                Stmt::Print(Print::Array {
+                    ty: s.ty,
+                    n,
+                    array: ArrayRef {
+                        name: s.name,
+                        index,
+                    },
+                })
+            }
+        }
+    }
+}
