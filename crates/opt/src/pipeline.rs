@@ -28,6 +28,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::simplifycfg::SimplifyCfg,
     &passes::instcombine::InstCombine,
     &passes::memforward::MemForward,
+    &passes::gvn::Gvn,
+    &passes::cgvn::Cgvn,
 ];
 
 /// The pass registered as `name`.

@@ -3,7 +3,9 @@
 //! exposes a function over one function (`run(&mut Function, ...) -> bool`) and a unit
 //! struct implementing [`Pass`](crate::Pass) for the registry.
 
+pub mod cgvn;
 pub mod dce;
+pub mod gvn;
 pub mod instcombine;
 pub mod mem2reg;
 pub mod memforward;

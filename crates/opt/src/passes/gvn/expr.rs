@@ -125,10 +125,16 @@ mod tests {
     #[test]
     fn normalisation_swaps_commutative_operands_and_comparisons() {
         let mut a = [3u32, 1];
-        assert_eq!(normalise(Opcode::Bin(BinOp::Add), &mut a), Opcode::Bin(BinOp::Add));
+        assert_eq!(
+            normalise(Opcode::Bin(BinOp::Add), &mut a),
+            Opcode::Bin(BinOp::Add)
+        );
         assert_eq!(a, [1, 3]);
         let mut a = [3u32, 1];
-        assert_eq!(normalise(Opcode::Bin(BinOp::Sub), &mut a), Opcode::Bin(BinOp::Sub));
+        assert_eq!(
+            normalise(Opcode::Bin(BinOp::Sub), &mut a),
+            Opcode::Bin(BinOp::Sub)
+        );
         assert_eq!(a, [3, 1]);
         let mut a = [3u32, 1];
         assert_eq!(
