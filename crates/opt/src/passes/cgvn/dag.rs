@@ -16,6 +16,14 @@
 //! `t ^ t = 0`, `t & t = t | t = t`, `t == t` is 1, `t < t` is 0, `t + 0 = t`,
 //! `t * 1 = t`, `t * 0 = 0`, ...). These make the numbering stronger than pure
 //! Herbrand equivalence and never weaker: each is a true equality of the operators.
+//!
+//! [`Dag::op`] is for an instruction's own number, whose operands are values the
+//! program computed, so dropping one is harmless. [`Dag::op_strict`] never drops an
+//! operand whose evaluation may fail — one containing an integer division or
+//! remainder by something other than a non-zero constant (it may trap) or a call (it
+//! may not return): `(a / b) * 0` stays as it is. So it preserves both the value *and*
+//! whether evaluating the expression can fail, which is what checking a block
+//! parameter's number by substitution needs ([`super::validate`]).
 
 use crate::fold::Const;
 use crate::passes::gvn::expr::{normalise, Opcode};
@@ -71,6 +79,8 @@ pub(crate) enum Node {
 /// The hash-consed DAG.
 pub(crate) struct Dag {
     nodes: Vec<Node>,
+    /// Whether evaluating each node may fail (trap or not return).
+    partial: Vec<bool>,
     index: FxHashMap<Node, NodeId>,
 }
 
@@ -78,6 +88,7 @@ impl Dag {
     pub(crate) fn new() -> Dag {
         let mut d = Dag {
             nodes: Vec::new(),
+            partial: Vec::new(),
             index: FxHashMap::default(),
         };
         assert_eq!(d.intern(Node::Top), TOP);
@@ -100,9 +111,24 @@ impl Dag {
             return n;
         }
         let n = self.nodes.len() as NodeId;
+        let partial = match &node {
+            Node::Op(op, args) => {
+                let a = args.as_slice();
+                let divisor = a.get(1).and_then(|&d| self.as_const(d));
+                op.unsafe_to_speculate(divisor) || a.iter().any(|&k| self.partial[k as usize])
+            }
+            _ => false,
+        };
         self.nodes.push(node.clone());
+        self.partial.push(partial);
         self.index.insert(node, n);
         n
+    }
+
+    /// Whether evaluating node `n` may fail: it contains a division or remainder by
+    /// something other than a non-zero constant, or a call.
+    pub(crate) fn is_partial(&self, n: NodeId) -> bool {
+        self.partial[n as usize]
     }
 
     /// The constant `c`.
@@ -123,9 +149,20 @@ impl Dag {
         }
     }
 
-    /// `op(args)`, normalised (see the module documentation). `TOP` if any operand is
-    /// `TOP`, `BOT` if any is `BOT`.
+    /// `op(args)`, normalised (see the module documentation), where the operands stand
+    /// for values the program computed. `TOP` if any operand is `TOP`, `BOT` if any is
+    /// `BOT`.
     pub(crate) fn op(&mut self, op: Opcode, args: &[NodeId]) -> NodeId {
+        self.build(op, args, false)
+    }
+
+    /// `op(args)` normalised without dropping any operand that may fail to evaluate:
+    /// the result can fail exactly when `op(args)` can.
+    pub(crate) fn op_strict(&mut self, op: Opcode, args: &[NodeId]) -> NodeId {
+        self.build(op, args, true)
+    }
+
+    fn build(&mut self, op: Opcode, args: &[NodeId], strict: bool) -> NodeId {
         if args.contains(&TOP) {
             return TOP;
         }
@@ -138,15 +175,17 @@ impl Dag {
         }
         let mut a: Vec<NodeId> = args.to_vec();
         let op = normalise(op, &mut a);
-        if let Some(n) = self.identity(op, &a) {
+        if let Some(n) = self.identity(op, &a, strict) {
             return n;
         }
         self.intern(Node::Op(op, Args::new(&a)))
     }
 
-    /// The value of `op(a)` when an identity gives it without a new node.
-    fn identity(&mut self, op: Opcode, a: &[NodeId]) -> Option<NodeId> {
+    /// The value of `op(a)` when an identity gives it without a new node. When
+    /// `strict`, operands that may fail to evaluate are never dropped.
+    fn identity(&mut self, op: Opcode, a: &[NodeId], strict: bool) -> Option<NodeId> {
         let &[x, y] = a else { return None };
+        let total = |d: &Dag, n: NodeId| !strict || !d.is_partial(n);
         let int = |d: &Dag, n: NodeId| match d.as_const(n) {
             Some(Const::I(c)) => Some(c),
             _ => None,
@@ -156,7 +195,9 @@ impl Dag {
             Opcode::Bin(b) => {
                 if x == y {
                     match b {
-                        BinOp::Sub | BinOp::Xor => return Some(self.konst(Const::I(0))),
+                        BinOp::Sub | BinOp::Xor if total(self, x) => {
+                            return Some(self.konst(Const::I(0)))
+                        }
                         BinOp::And | BinOp::Or => return Some(x),
                         _ => {}
                     }
@@ -178,12 +219,14 @@ impl Dag {
                 if keep.is_some() {
                     return keep;
                 }
-                if matches!(b, BinOp::Mul | BinOp::And) && (cx == Some(0) || cy == Some(0)) {
+                let zero_times =
+                    (cx == Some(0) && total(self, y)) || (cy == Some(0) && total(self, x));
+                if matches!(b, BinOp::Mul | BinOp::And) && zero_times {
                     return Some(self.konst(Const::I(0)));
                 }
                 None
             }
-            Opcode::Cmp(c) if x == y => match c {
+            Opcode::Cmp(c) if x == y && total(self, x) => match c {
                 CmpOp::Eq | CmpOp::Sle | CmpOp::Sge => Some(self.konst(Const::I(1))),
                 CmpOp::Ne | CmpOp::Slt | CmpOp::Sgt | CmpOp::FLt | CmpOp::FGt => {
                     Some(self.konst(Const::I(0)))
@@ -222,6 +265,34 @@ mod tests {
         let div = d.op(Opcode::Bin(BinOp::SDiv), &[two, zero]);
         assert!(matches!(d.node(div), Node::Op(..)));
         assert_eq!(d.op(add, &[TOP, a]), TOP);
+    }
+
+    #[test]
+    fn identities_never_drop_what_may_trap() {
+        let mut d = Dag::new();
+        let a = d.leaf(Value::new(1));
+        let b = d.leaf(Value::new(2));
+        let zero = d.konst(Const::I(0));
+        let div = d.op(Opcode::Bin(BinOp::SDiv), &[a, b]);
+        assert!(d.is_partial(div));
+        let mul0 = d.op_strict(Opcode::Bin(BinOp::Mul), &[div, zero]);
+        assert!(matches!(d.node(mul0), Node::Op(..)), "(a / b) * 0 may trap");
+        assert!(d.is_partial(mul0));
+        let sub = d.op_strict(Opcode::Bin(BinOp::Sub), &[div, div]);
+        assert!(matches!(d.node(sub), Node::Op(..)));
+        let eq = d.op_strict(Opcode::Cmp(CmpOp::Eq), &[div, div]);
+        assert!(matches!(d.node(eq), Node::Op(..)));
+        // Division by a non-zero constant cannot trap, so its identities apply.
+        let two = d.konst(Const::I(2));
+        let half = d.op(Opcode::Bin(BinOp::SDiv), &[a, two]);
+        assert!(!d.is_partial(half));
+        assert_eq!(d.op_strict(Opcode::Bin(BinOp::Sub), &[half, half]), zero);
+        assert_eq!(d.op_strict(Opcode::Bin(BinOp::And), &[zero, half]), zero);
+        // Keeping the operand is always fine.
+        assert_eq!(d.op_strict(Opcode::Bin(BinOp::Add), &[div, zero]), div);
+        // Over computed values (an instruction's own number) the identities apply.
+        assert_eq!(d.op(Opcode::Bin(BinOp::Mul), &[div, zero]), zero);
+        assert_eq!(d.op(Opcode::Bin(BinOp::Sub), &[div, div]), zero);
     }
 
     #[test]

@@ -34,6 +34,8 @@ pub(crate) mod dag;
 pub(crate) mod graph;
 pub(crate) mod rewrite;
 pub(crate) mod solve;
+#[cfg(test)]
+mod tests;
 pub(crate) mod validate;
 
 use crate::analysis::Purity;

@@ -22,7 +22,7 @@ use super::dag::{Dag, Node, NodeId, BOT, TOP};
 use super::graph::Graph;
 use crate::analysis::Purity;
 use crate::fold::Const;
-use crate::passes::gvn::expr::pure_op;
+use crate::passes::gvn::expr::{constant_second, pure_op};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, SecondaryMap, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -206,6 +206,7 @@ impl Walk<'_> {
         for &k in kids.as_slice() {
             args.push(self.available(k)?);
         }
+        let op = constant_second(self.f, op, &mut args);
         let (kind, ty) = op.build(&args)?;
         if ty != self.f.value_type(p) {
             return None;

@@ -3,10 +3,10 @@
 //! iteration computed (it may also have been stopped early by a limit).
 //!
 //! Read a value number as an expression over the *current* values of its leaders. The
-//! numbering is sound — every value equals its number evaluated at any point its
-//! definition dominates — when these local conditions hold (a simple induction over
-//! executions, using that a leader dominating a definition keeps its value throughout
-//! that definition's dominance region):
+//! numbering is sound — at any point a value's definition dominates, evaluating its
+//! number cannot fail and gives the value — when these local conditions hold (an
+//! induction over executions, using that a leader defined in a block dominating a
+//! definition keeps its value throughout that definition's dominance region):
 //!
 //! 1. a leader's own number is itself: loads, impure calls, allocations and function
 //!    parameters;
@@ -18,6 +18,16 @@
 //!    along every incoming edge, substituting each parameter leader by the number of
 //!    its argument on that edge gives exactly the number of `x`'s own argument. (A
 //!    parameter numbered by itself satisfies this trivially.)
+//!
+//! For 3, the join's other leaders have the same values before and after the edge,
+//! so `x`'s number evaluated after the edge is the substituted expression evaluated
+//! before it, which is the argument's number, which is the argument: the value `x`
+//! receives. The substitution is built with [`Dag::op_strict`], which never simplifies
+//! away a sub-expression that could trap (`(c / d) * e` with `e` becoming 0 stays a
+//! product), so the substituted expression fails to evaluate exactly when the
+//! argument's number does: never. Hence a join parameter's number is safe to evaluate
+//! where the parameter is defined, and an instruction equal to it may be replaced by
+//! the parameter or by an instruction computing the number.
 //!
 //! [`reconcile`] recomputes 1 and 2 from the join parameters' numbers in reverse
 //! post-order, checks 3, and *demotes* every join parameter that fails to a leader of
@@ -266,7 +276,7 @@ fn substitute(
             }
             Node::Op(op, kids) => {
                 let ks: Vec<NodeId> = kids.as_slice().iter().map(|k| memo[k]).collect();
-                let r = dag.op(op, &ks);
+                let r = dag.op_strict(op, &ks);
                 memo.insert(n, r);
             }
             Node::Leaf(x) => {
@@ -282,4 +292,98 @@ fn substitute(
         }
     }
     memo.get(&root).copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::cgvn::solve::solve;
+    use crate::passes::gvn::expr::Opcode;
+    use ir::analysis::ControlFlowGraph;
+    use ir::{BinOp, EntityRef, Module};
+
+    /// Parses `src` and numbers its first defined function with the iteration.
+    fn numbered(src: &str) -> (Module, Dag, SecondaryMap<Value, NodeId>) {
+        let m = ir::parse_module(src).unwrap();
+        let purity = Purity::compute(&m);
+        let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+        let g = Graph::compute(f);
+        let mut dag = Dag::new();
+        let vn = solve(f, &g, &purity, &mut dag).vn;
+        (m, dag, vn)
+    }
+
+    /// Runs [`reconcile`] on the first defined function of `m`.
+    fn reconciled(m: &Module, dag: &mut Dag, vn: &mut SecondaryMap<Value, NodeId>) -> usize {
+        let purity = Purity::compute(m);
+        let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        reconcile(f, &Graph::compute(f), &dt, &purity, dag, vn)
+    }
+
+    const JOIN: &str = r#"
+func @f(i32, i32, i32) -> i32 {
+bb0(%0: i32, %1: i32, %2: i32):
+  br %2, bb1, bb2
+bb1:
+  %3 = add %0, 1
+  jump bb3(%0, %3)
+bb2:
+  %4 = add %1, 1
+  jump bb3(%1, %4)
+bb3(%5: i32, %6: i32):
+  %7 = add %5, 1
+  ret %7
+}
+"#;
+
+    #[test]
+    fn a_correct_numbering_passes_unchanged() {
+        let (m, mut dag, mut vn) = numbered(JOIN);
+        let before = vn.clone();
+        assert_eq!(reconciled(&m, &mut dag, &mut vn), 0);
+        let x2 = Value::new(6);
+        assert_eq!(vn[x2], before[x2]);
+        assert_eq!(vn[x2], vn[Value::new(7)], "x2 = c + 1");
+    }
+
+    #[test]
+    fn a_wrong_number_is_demoted() {
+        // Claim x2 = c + 2: the substitution gives a + 2 on the first edge, but the
+        // argument there is a + 1.
+        let (m, mut dag, mut vn) = numbered(JOIN);
+        let (c, x2) = (Value::new(5), Value::new(6));
+        let two = dag.konst(Const::I(2));
+        vn[x2] = dag.op(Opcode::Bin(BinOp::Add), &[vn[c], two]);
+        assert_eq!(reconciled(&m, &mut dag, &mut vn), 1);
+        assert_eq!(vn[x2], dag.leaf(x2));
+    }
+
+    #[test]
+    fn a_number_that_could_trap_where_the_value_does_not_is_demoted() {
+        // p receives (a / b) * 7 on one edge and 0 on the other, where c = a, d = 0,
+        // e = 0. The claim p = (c / d) * e holds in value on both edges if (a / 0) * 0
+        // is simplified to 0, but evaluating it would divide by zero: rejected.
+        let src = r#"
+func @f(i32, i32, i32) -> i32 {
+bb0(%0: i32, %1: i32, %2: i32):
+  br %2, bb1, bb2
+bb1:
+  %3 = sdiv %0, %1
+  %4 = mul %3, 7
+  jump bb3(%0, %1, 7, %4)
+bb2:
+  jump bb3(%0, 0, 0, 0)
+bb3(%5: i32, %6: i32, %7: i32, %8: i32):
+  ret %8
+}
+"#;
+        let (m, mut dag, mut vn) = numbered(src);
+        let (c, d, e, p) = (Value::new(5), Value::new(6), Value::new(7), Value::new(8));
+        let div = dag.op(Opcode::Bin(BinOp::SDiv), &[vn[c], vn[d]]);
+        vn[p] = dag.op(Opcode::Bin(BinOp::Mul), &[div, vn[e]]);
+        assert_eq!(reconciled(&m, &mut dag, &mut vn), 1);
+        assert_eq!(vn[p], dag.leaf(p));
+    }
 }

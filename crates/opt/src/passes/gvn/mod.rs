@@ -28,6 +28,8 @@
 
 pub(crate) mod expr;
 pub(crate) mod memory;
+#[cfg(test)]
+mod tests;
 
 use crate::analysis::Purity;
 use crate::fold::Const;
@@ -272,8 +274,13 @@ fn number_params(
     let edges = incoming_args(f, cfg, dt, b);
     let mut seen: FxHashMap<Vec<Value>, Value> = FxHashMap::default();
     let mut dead = Vec::new();
+    // Parameters replaced so far: `edges` still names them in later arguments.
+    let mut replaced: FxHashMap<Value, Value> = FxHashMap::default();
     for (j, &p) in params.iter().enumerate() {
-        let args: Vec<Value> = edges.iter().map(|e| e[j]).collect();
+        let args: Vec<Value> = edges
+            .iter()
+            .map(|e| replaced.get(&e[j]).copied().unwrap_or(e[j]))
+            .collect();
         let mut single = None;
         let mut trivial = true;
         for &a in &args {
@@ -293,6 +300,7 @@ fn number_params(
         match replacement {
             Some(v) => {
                 f.replace_all_uses(p, v);
+                replaced.insert(p, v);
                 dead.push(j);
                 stats.params += 1;
             }
