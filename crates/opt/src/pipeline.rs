@@ -30,6 +30,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::memforward::MemForward,
     &passes::gvn::Gvn,
     &passes::cgvn::Cgvn,
+    &passes::pre::Pre,
 ];
 
 /// The pass registered as `name`.

@@ -9,6 +9,7 @@ pub mod gvn;
 pub mod instcombine;
 pub mod mem2reg;
 pub mod memforward;
+pub mod pre;
 pub mod sccp;
 pub mod simplifycfg;
 

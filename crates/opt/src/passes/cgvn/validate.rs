@@ -201,7 +201,7 @@ fn check_join(
 
 /// Whether every leader of `root` is a constant, a parameter of `b` or defined in a
 /// block strictly dominating `b` (false when the budget runs out).
-fn leaders_available(
+pub(crate) fn leaders_available(
     f: &Function,
     dt: &DominatorTree,
     dag: &Dag,
@@ -247,7 +247,7 @@ fn leaders_available(
 
 /// `root` with every leader that is a parameter of `b` replaced by the number of its
 /// argument (`args`); `None` when the budget runs out.
-fn substitute(
+pub(crate) fn substitute(
     f: &Function,
     dag: &mut Dag,
     b: Block,
