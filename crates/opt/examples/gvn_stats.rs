@@ -5,12 +5,15 @@
 //! ```
 //!
 //! For each file: front end, lowering, and the `-O2` pipeline up to (not including)
-//! its first `gvn`, `cgvn` or `pre`; then, on copies of that module, `gvn` alone and
-//! `cgvn` alone, timed, with their statistics; then the whole `-O2` pipeline pass by
-//! pass, counting the instructions each pass removes (and block parameters). Prints
-//! one line per file and the totals, with the slowest file for `gvn` and `cgvn`.
+//! its first `gvn`, `cgvn` or `pre`; then, on copies of that module, `gvn`, `cgvn` and
+//! `pre` each alone, timed (the best of `REPEAT` runs, default 5), with their
+//! statistics; then the whole pipeline pass by pass, counting the instructions and
+//! block parameters each pass removes. Prints one line per file, then the totals, the
+//! slowest file of each pass, and the file where `cgvn` is slowest relative to `gvn`.
+//! The environment variable `PIPELINE=a,b,c` replaces the `-O2` pipeline.
 
-use opt::passes::{cgvn, gvn};
+use opt::analysis::Purity;
+use opt::passes::{cgvn, gvn, pre};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -27,6 +30,43 @@ fn size(m: &ir::Module) -> (usize, usize) {
     (insts, params)
 }
 
+/// One pass run alone on copies of a module: best time and what it removed.
+struct Alone<S> {
+    time: Duration,
+    removed: isize,
+    stats: S,
+}
+
+/// Runs `pass` over every function of copies of `m`, `repeat` times.
+fn alone<S: Default>(
+    m: &ir::Module,
+    repeat: usize,
+    mut pass: impl FnMut(&mut ir::Function, &Purity, &mut S),
+) -> Alone<S> {
+    let purity = Purity::compute(m);
+    let mut best = Duration::MAX;
+    let mut result = None;
+    for _ in 0..repeat {
+        let mut copy = m.clone();
+        let mut stats = S::default();
+        let start = Instant::now();
+        for f in copy.funcs.values_mut() {
+            if !f.is_declaration() {
+                pass(f, &purity, &mut stats);
+            }
+        }
+        best = best.min(start.elapsed());
+        ir::verify_module(&copy).expect("output verifies");
+        result = Some((copy, stats));
+    }
+    let (copy, stats) = result.expect("repeat > 0");
+    Alone {
+        time: best,
+        removed: size(m).0 as isize - size(&copy).0 as isize,
+        stats,
+    }
+}
+
 #[derive(Default)]
 struct PassTotals {
     runs: usize,
@@ -36,19 +76,35 @@ struct PassTotals {
 }
 
 #[derive(Default)]
+struct Slowest {
+    time: Duration,
+    file: String,
+}
+
+impl Slowest {
+    fn see(&mut self, time: Duration, file: &str) {
+        if time > self.time {
+            self.time = time;
+            self.file = file.to_string();
+        }
+    }
+}
+
+#[derive(Default)]
 struct Totals {
     files: usize,
+    insts_before: usize,
     gvn: gvn::GvnStats,
     cgvn: cgvn::CgvnStats,
-    gvn_time: Duration,
-    cgvn_time: Duration,
-    worst_gvn: (Duration, String),
-    worst_cgvn: (Duration, String),
-    /// Instructions before the value numbering, and removed by each pass alone.
-    insts_before: usize,
-    gvn_removed: isize,
-    cgvn_removed: isize,
-    pipeline: BTreeMap<&'static str, PassTotals>,
+    pre: pre::PreStats,
+    removed: [isize; 3],
+    time: [Duration; 3],
+    slowest: [Slowest; 3],
+    /// Largest cgvn / gvn time ratio among files where cgvn takes over 0.1 ms.
+    worst_ratio: (f64, String),
+    pipeline: BTreeMap<String, PassTotals>,
+    insts_lowered: usize,
+    insts_final: usize,
 }
 
 fn sources(dir: &Path) -> Vec<PathBuf> {
@@ -61,7 +117,11 @@ fn sources(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-fn measure(path: &Path, t: &mut Totals) {
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+fn measure(path: &Path, pipeline: &[&str], repeat: usize, t: &mut Totals) {
     let name = path.display().to_string();
     let src = std::fs::read_to_string(path).expect("read");
     let program = match front::check(&name, &src) {
@@ -71,107 +131,131 @@ fn measure(path: &Path, t: &mut Totals) {
             return;
         }
     };
-    let full = opt::pipeline(2);
-    let cut = full
+    let cut = pipeline
         .iter()
         .position(|p| matches!(*p, "gvn" | "cgvn" | "pre"))
-        .unwrap_or(full.len());
+        .unwrap_or(pipeline.len());
     let mut m = lower::lower_program(&program, false);
     let mut opts = opt::PassOptions::default();
-    opt::run_passes(&mut m, &full[..cut], &mut opts).expect("pipeline prefix");
+    opt::run_passes(&mut m, &pipeline[..cut], &mut opts).expect("pipeline prefix");
     let before = size(&m).0;
 
-    let mut mg = m.clone();
-    let purity = opt::analysis::Purity::compute(&mg);
-    let start = Instant::now();
-    let mut gs = gvn::GvnStats::default();
-    for f in mg.funcs.values_mut() {
-        let s = gvn::run(f, &purity);
-        gs.redundant += s.redundant;
-        gs.folded += s.folded;
-        gs.params += s.params;
-    }
-    let gt = start.elapsed();
-
-    let mut mc = m.clone();
-    let start = Instant::now();
-    let mut cs = cgvn::CgvnStats::default();
-    for f in mc.funcs.values_mut() {
-        cs.add(&cgvn::run(f, &purity));
-    }
-    let ct = start.elapsed();
-    ir::verify_module(&mg).expect("gvn output verifies");
-    ir::verify_module(&mc).expect("cgvn output verifies");
-    let (ga, ca) = (size(&mg).0, size(&mc).0);
+    let g = alone(&m, repeat, |f, p, s: &mut gvn::GvnStats| {
+        let r = gvn::run(f, p);
+        s.redundant += r.redundant;
+        s.folded += r.folded;
+        s.params += r.params;
+    });
+    let c = alone(&m, repeat, |f, p, s: &mut cgvn::CgvnStats| {
+        s.add(&cgvn::run(f, p))
+    });
+    let r = alone(&m, repeat, |f, p, s: &mut pre::PreStats| {
+        s.add(&pre::run(f, p))
+    });
     println!(
-        "{name}: {before} insts; gvn -{} in {:.1} ms {gs:?}; cgvn -{} in {:.1} ms {cs:?}",
-        before as isize - ga as isize,
-        gt.as_secs_f64() * 1e3,
-        before as isize - ca as isize,
-        ct.as_secs_f64() * 1e3,
+        "{name}: {before} insts; gvn -{} in {:.3} ms {:?}; cgvn -{} in {:.3} ms {:?}; pre -{} in {:.3} ms {:?}",
+        g.removed,
+        ms(g.time),
+        g.stats,
+        c.removed,
+        ms(c.time),
+        c.stats,
+        r.removed,
+        ms(r.time),
+        r.stats,
     );
     t.files += 1;
     t.insts_before += before;
-    t.gvn_removed += before as isize - ga as isize;
-    t.cgvn_removed += before as isize - ca as isize;
-    t.gvn.redundant += gs.redundant;
-    t.gvn.folded += gs.folded;
-    t.gvn.params += gs.params;
-    t.cgvn.add(&cs);
-    t.gvn_time += gt;
-    t.cgvn_time += ct;
-    if gt > t.worst_gvn.0 {
-        t.worst_gvn = (gt, name.clone());
+    t.gvn.redundant += g.stats.redundant;
+    t.gvn.folded += g.stats.folded;
+    t.gvn.params += g.stats.params;
+    t.cgvn.add(&c.stats);
+    t.pre.add(&r.stats);
+    for (k, (time, removed)) in [
+        (g.time, g.removed),
+        (c.time, c.removed),
+        (r.time, r.removed),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        t.removed[k] += removed;
+        t.time[k] += time;
+        t.slowest[k].see(time, &name);
     }
-    if ct > t.worst_cgvn.0 {
-        t.worst_cgvn = (ct, name.clone());
+    if c.time > Duration::from_micros(100) {
+        let ratio = c.time.as_secs_f64() / g.time.as_secs_f64().max(1e-9);
+        if ratio > t.worst_ratio.0 {
+            t.worst_ratio = (ratio, name.clone());
+        }
     }
 
     // The whole pipeline, pass by pass.
     let mut m = lower::lower_program(&program, false);
-    for &p in &full {
+    t.insts_lowered += size(&m).0;
+    for &p in pipeline {
         let (i0, p0) = size(&m);
         let start = Instant::now();
         opt::run_passes(&mut m, &[p], &mut opts).expect("pipeline");
         let el = start.elapsed();
         let (i1, p1) = size(&m);
-        let e = t.pipeline.entry(p).or_default();
+        let e = t.pipeline.entry(p.to_string()).or_default();
         e.runs += 1;
         e.insts_removed += i0 as isize - i1 as isize;
         e.params_removed += p0 as isize - p1 as isize;
         e.time += el;
     }
+    t.insts_final += size(&m).0;
 }
 
 fn main() {
     let dirs: Vec<String> = std::env::args().skip(1).collect();
     assert!(!dirs.is_empty(), "usage: gvn_stats DIR...");
-    let dirs2 = dirs.clone();
+    let repeat: usize = std::env::var("REPEAT")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(5)
+        .max(1);
+    let custom = std::env::var("PIPELINE").ok();
     std::thread::Builder::new()
         .stack_size(256 << 20)
         .spawn(move || {
+            let pipeline: Vec<&str> = match &custom {
+                Some(list) => list.split(',').collect(),
+                None => opt::pipeline(2),
+            };
             let mut t = Totals::default();
-            for d in &dirs2 {
+            for d in &dirs {
                 for p in sources(Path::new(d)) {
-                    measure(&p, &mut t);
+                    measure(&p, &pipeline, repeat, &mut t);
                 }
             }
-            let ms = |d: Duration| d.as_secs_f64() * 1e3;
             println!("\n== {} files in {}", t.files, dirs.join(" "));
             println!(
-                "alone, after the pipeline prefix ({} insts): gvn removes {} ({:?}), cgvn removes {} ({:?})",
-                t.insts_before, t.gvn_removed, t.gvn, t.cgvn_removed, t.cgvn
+                "each pass alone after the pipeline prefix ({} insts):",
+                t.insts_before
+            );
+            println!("  gvn  removes {:>6} insts: {:?}", t.removed[0], t.gvn);
+            println!("  cgvn removes {:>6} insts: {:?}", t.removed[1], t.cgvn);
+            println!("  pre  removes {:>6} insts: {:?}", t.removed[2], t.pre);
+            for (k, p) in ["gvn", "cgvn", "pre"].iter().enumerate() {
+                println!(
+                    "  {p:4} time {:8.2} ms total (best of {repeat}), slowest {:.2} ms: {}",
+                    ms(t.time[k]),
+                    ms(t.slowest[k].time),
+                    t.slowest[k].file
+                );
+            }
+            println!(
+                "  cgvn/gvn time: {:.2} overall, worst {:.2} ({})",
+                t.time[1].as_secs_f64() / t.time[0].as_secs_f64().max(1e-9),
+                t.worst_ratio.0,
+                t.worst_ratio.1
             );
             println!(
-                "time: gvn {:.1} ms total, worst {:.1} ms ({}); cgvn {:.1} ms total, worst {:.1} ms ({})",
-                ms(t.gvn_time),
-                ms(t.worst_gvn.0),
-                t.worst_gvn.1,
-                ms(t.cgvn_time),
-                ms(t.worst_cgvn.0),
-                t.worst_cgvn.1
+                "pipeline: {} insts lowered, {} after (static); per pass: runs per file, insts removed, params removed, time",
+                t.insts_lowered, t.insts_final
             );
-            println!("-O2 pipeline, per pass (all runs): insts removed, params removed, time");
             for (p, e) in &t.pipeline {
                 println!(
                     "  {p:12} x{:<3} {:>8} {:>7} {:>9.1} ms",

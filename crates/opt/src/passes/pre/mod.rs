@@ -250,6 +250,18 @@ impl Join {
             }
             _ => return None,
         };
+        // One value on every edge that dominates the join (as when PRE runs before GVN):
+        // it replaces `I` directly.
+        let first = found[0].expect("all available");
+        if found.iter().all(|&v| v == Some(first))
+            && f.value_block(first)
+                .is_some_and(|d| dt.strictly_dominates(d, self.b))
+        {
+            f.replace_all_uses(r, first);
+            f.remove_inst(i);
+            avail.removed[r] = true;
+            return Some(kind);
+        }
         // A new parameter receiving the available values.
         let ty = f.value_type(r);
         let q = f.append_block_param(self.b, ty);

@@ -443,3 +443,46 @@ bb6:
         "",
     );
 }
+
+#[test]
+fn a_dominating_value_replaces_without_a_parameter() {
+    // a * b in bb0 is available on both edges (GVN would find it; PRE alone too).
+    check(
+        &["pre"],
+        r#"
+declare @putint(i32) -> void
+
+func @f(i32, i32, i32) -> void {
+bb0(%0: i32, %1: i32, %2: i32):
+  %3 = mul %0, %1
+  br %2, bb1, bb2
+bb1:
+  jump bb3
+bb2:
+  jump bb3
+bb3:
+  %4 = mul %0, %1
+  call @putint(%4)
+  call @putint(%3)
+  ret
+}
+"#,
+        r#"
+declare @putint(i32) -> void
+
+func @f(i32, i32, i32) -> void {
+bb0(%0: i32, %1: i32, %2: i32):
+  %3 = mul %0, %1
+  br %2, bb1, bb2
+bb1:
+  jump bb3
+bb2:
+  jump bb3
+bb3:
+  call @putint(%3)
+  call @putint(%3)
+  ret
+}
+"#,
+    );
+}
