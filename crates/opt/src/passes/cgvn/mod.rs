@@ -18,13 +18,13 @@
 //!   `x1 = φ(…)` still equals `a1 + 1`.
 //!
 //! The pass has four parts, one file each:
-//! - [`graph`]: the program graph in depth-first order with numbered edges;
-//! - [`solve`]: the paper's iterative abstract execution (`GVN`, `AbstractExec`,
+//! - `graph`: the program graph in depth-first order with numbered edges;
+//! - `solve`: the paper's iterative abstract execution (`GVN`, `AbstractExec`,
 //!   `Intersect`) over ⟨node, edge⟩ pairs, with the value numbers in a shared DAG
-//!   ([`dag`]) and bounded for huge functions;
-//! - [`validate`]: a local soundness check of the numbers, demoting any block
+//!   (`dag`) and bounded for huge functions;
+//! - `validate`: a local soundness check of the numbers, demoting any block
 //!   parameter whose number cannot be justified (none, when the iteration is right);
-//! - [`rewrite`]: replacing values by equal available ones, rebuilding parameters as
+//! - `rewrite`: replacing values by equal available ones, rebuilding parameters as
 //!   expressions when cheap, folding comparisons and differences of equal values.
 //!
 //! Loads are not numbered through memory (the paper uses GCC's memory SSA for that);

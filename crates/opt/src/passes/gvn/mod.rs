@@ -17,7 +17,7 @@
 //!   only when no store or call may have written the loaded memory since the earlier
 //!   load (or store of that address, whose value it then takes). The memory state is
 //!   split by base object and inherited from the immediate dominator only when no path
-//!   between them writes (see [`memory`]).
+//!   between them writes (see the `memory` module).
 //! - Block parameters: one whose arguments on all reachable edges are one value (or
 //!   itself) is that value; two of one block with the same arguments on every edge are
 //!   the same value.

@@ -15,13 +15,13 @@
 //!    otherwise `I` depends on something computed in `B` and is left alone.
 //! 2. For each incoming edge `P → B`, `n` is *translated* to the end of `P` by
 //!    substituting each parameter of `B` by the number of the argument `P` passes
-//!    ([`validate::substitute`]), giving `n_P`.
+//!    (`cgvn::validate::substitute`), giving `n_P`.
 //! 3. `n_P` is *available* at the end of `P` if it is a constant or some value whose
 //!    definition dominates `P` has number `n_P`.
 //! 4. If every `n_P` is available, `I` is fully redundant: `B` gets a new parameter
 //!    that receives the available value on each edge, and `I` is replaced by it. Its
 //!    number is `n`, which satisfies exactly the condition the complete GVN checks for
-//!    a parameter ([`super::cgvn::validate`]), so the replacement is sound; nothing new
+//!    a parameter (`cgvn::validate`), so the replacement is sound; nothing new
 //!    is evaluated, so this applies to divisions and calls too.
 //! 5. If all but one are available, the missing one is on an edge that is not a loop
 //!    back edge, from a predecessor whose only successor is `B`, and `n_P` is an
