@@ -314,7 +314,16 @@ fn random_programs_keep_their_behaviour() {
         .stack_size(64 << 20)
         .spawn(move || {
             for seed in first..first + count {
-                if let Err(e) = check_seed(seed) {
+                // A panic anywhere (front end, lowering, a pass) names the seed too.
+                let result = std::panic::catch_unwind(|| check_seed(seed)).unwrap_or_else(|p| {
+                    let msg = p
+                        .downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_default();
+                    Err(format!("seed {seed}: panicked: {msg}\n{}", program(seed)))
+                });
+                if let Err(e) = result {
                     panic!("{e}");
                 }
             }
