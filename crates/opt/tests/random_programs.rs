@@ -281,18 +281,26 @@ fn check_seed(seed: u64) -> Result<(), String> {
         )
     })?;
     let base = run(&lower::lower_program(&program, false));
-    for passes in pass_lists() {
-        let mut m = lower::lower_program(&program, false);
+    // Every list on Braun-built SSA; the full pipeline also from memory form (mem2reg).
+    let lists = pass_lists();
+    let last = lists.len() - 1;
+    let runs = lists
+        .iter()
+        .map(|l| (l, false))
+        .chain(std::iter::once((&lists[last], true)));
+    for (passes, memory_form) in runs {
+        let mut m = lower::lower_program(&program, memory_form);
         let mut opts = opt::PassOptions {
             verify_each: true,
             ..Default::default()
         };
-        opt::run_passes(&mut m, &passes, &mut opts)
-            .map_err(|e| format!("seed {seed}, {passes:?}: {e}\n{src}"))?;
+        opt::run_passes(&mut m, passes, &mut opts).map_err(|e| {
+            format!("seed {seed}, {passes:?} (memory form {memory_form}): {e}\n{src}")
+        })?;
         let got = run(&m);
         if got != base && !matches!(base, Outcome::Trap(_)) {
             return Err(format!(
-                "seed {seed}, passes {passes:?}: behaviour changed\n was {base:?}\n got {got:?}\n{src}\n{}",
+                "seed {seed}, passes {passes:?} (memory form {memory_form}): behaviour changed\n was {base:?}\n got {got:?}\n{src}\n{}",
                 ir::print_module(&m)
             ));
         }
