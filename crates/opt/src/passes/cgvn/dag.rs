@@ -239,6 +239,39 @@ impl Dag {
 }
 
 #[cfg(test)]
+impl Dag {
+    /// Node `n` as an expression, leaders named by `name` (for test expectations).
+    pub(crate) fn render(&self, n: NodeId, name: &dyn Fn(Value) -> String) -> String {
+        match self.node(n) {
+            Node::Top => "⊤".into(),
+            Node::Bot => "⊥".into(),
+            Node::Const(Const::I(c)) => c.to_string(),
+            Node::Const(Const::F(bits)) => format!("{}", f32::from_bits(*bits)),
+            Node::Leaf(v) => name(*v),
+            Node::Op(op, args) => {
+                let a: Vec<String> = args
+                    .as_slice()
+                    .iter()
+                    .map(|&k| self.render(k, name))
+                    .collect();
+                let is_const = |k: NodeId| matches!(self.node(k), Node::Const(_));
+                let ks = args.as_slice();
+                match (op, a.as_slice()) {
+                    // Operands are in node order; show a constant second, as written.
+                    (Opcode::Bin(BinOp::Add), [x, y]) if is_const(ks[0]) && !is_const(ks[1]) => {
+                        format!("({y} + {x})")
+                    }
+                    (Opcode::Bin(BinOp::Add), [x, y]) => format!("({x} + {y})"),
+                    (Opcode::Bin(b), [x, y]) => format!("{}({x}, {y})", b.name()),
+                    (Opcode::Cmp(c), [x, y]) => format!("{}({x}, {y})", c.name()),
+                    (o, xs) => format!("{o:?}({})", xs.join(", ")),
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
     use ir::EntityRef;

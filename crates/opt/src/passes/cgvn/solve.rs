@@ -480,3 +480,163 @@ impl Meet<'_> {
         Some(dag.op(op, &kids))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The worked examples of the paper's section 4 (Figure 1 (a), (b), (c)): the
+    //! final value numbers and the number of rounds it reports.
+    use super::*;
+    use ir::EntityRef;
+
+    /// Solves the only function of `src`; names values `%N` as the printer does,
+    /// or by `names` (index → name).
+    fn solved(src: &str, names: &[(usize, &str)]) -> (Vec<String>, u32) {
+        let m = ir::parse_module(src).unwrap();
+        let purity = Purity::compute(&m);
+        let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+        let g = Graph::compute(f);
+        let mut dag = Dag::new();
+        let sol = solve(f, &g, &purity, &mut dag);
+        let name = |v: Value| {
+            names
+                .iter()
+                .find(|(i, _)| *i == v.index())
+                .map_or(format!("%{}", v.index()), |(_, n)| n.to_string())
+        };
+        let shown = names
+            .iter()
+            .map(|&(i, n)| format!("{n}: {}", dag.render(sol.vn[Value::new(i)], &name)))
+            .collect();
+        (shown, sol.rounds)
+    }
+
+    #[test]
+    fn figure_1a() {
+        let (vn, rounds) = solved(
+            r#"
+func @f(i32, i32, i32) -> i32 {
+bb0(%0: i32, %1: i32, %2: i32):
+  br %2, bb1, bb2
+bb1:
+  %3 = add %0, 1
+  jump bb3(%0, %3)
+bb2:
+  %4 = add %1, 1
+  jump bb3(%1, %4)
+bb3(%5: i32, %6: i32):
+  %7 = add %5, 1
+  ret %7
+}
+"#,
+            &[
+                (0, "a"),
+                (1, "b"),
+                (3, "x0"),
+                (4, "x1"),
+                (5, "c"),
+                (6, "x2"),
+                (7, "y0"),
+            ],
+        );
+        assert_eq!(
+            vn,
+            [
+                "a: a",
+                "b: b",
+                "x0: (a + 1)",
+                "x1: (b + 1)",
+                "c: c",
+                "x2: (c + 1)",
+                "y0: (c + 1)"
+            ]
+        );
+        assert_eq!(rounds, 2);
+    }
+
+    #[test]
+    fn figure_1b() {
+        // The paper: after round 1, x2: x0, y2: x0 + 1; after round 2, x2: x2,
+        // y2: x2 + 1, x1: x2 + 1, y1: (x2 + 1) + 1, and nothing is left to do.
+        let (vn, rounds) = solved(
+            r#"
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = add %0, 1
+  jump bb1(%0, %2)
+bb1(%3: i32, %4: i32):
+  %5 = add %3, 1
+  %6 = add %4, 1
+  %7 = slt %5, %1
+  br %7, bb1(%5, %6), bb2
+bb2:
+  ret %6
+}
+"#,
+            &[
+                (0, "x0"),
+                (2, "y0"),
+                (3, "x2"),
+                (4, "y2"),
+                (5, "x1"),
+                (6, "y1"),
+            ],
+        );
+        assert_eq!(
+            vn,
+            [
+                "x0: x0",
+                "y0: (x0 + 1)",
+                "x2: x2",
+                "y2: (x2 + 1)",
+                "x1: (x2 + 1)",
+                "y1: ((x2 + 1) + 1)"
+            ]
+        );
+        assert_eq!(rounds, 3);
+    }
+
+    #[test]
+    fn figure_1c() {
+        // The paper: round 2 gives a1: a1, b1: b1, x1: a1 + 1, y1: b1 + 1,
+        // z0: a1 + 1; round 3 changes nothing.
+        let (vn, rounds) = solved(
+            r#"
+func @f(i32, i32, i32) -> i32 {
+bb0(%0: i32, %1: i32, %2: i32):
+  %3 = add %0, 1
+  %4 = add %1, 1
+  jump bb1(%1, %0, %4, %3, 0)
+bb1(%5: i32, %6: i32, %7: i32, %8: i32, %9: i32):
+  %10 = add %5, 1
+  %11 = add %9, 1
+  %12 = slt %11, %2
+  br %12, bb1(%6, %5, %8, %7, %11), bb2
+bb2:
+  ret %10
+}
+"#,
+            &[
+                (0, "a0"),
+                (1, "b0"),
+                (5, "a1"),
+                (6, "b1"),
+                (7, "x1"),
+                (8, "y1"),
+                (10, "z0"),
+            ],
+        );
+        assert_eq!(
+            vn,
+            [
+                "a0: a0",
+                "b0: b0",
+                "a1: a1",
+                "b1: b1",
+                "x1: (a1 + 1)",
+                "y1: (b1 + 1)",
+                "z0: (a1 + 1)"
+            ]
+        );
+        assert_eq!(rounds, 3);
+    }
+}
