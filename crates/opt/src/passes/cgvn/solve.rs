@@ -556,7 +556,10 @@ bb3(%5: i32, %6: i32):
     #[test]
     fn figure_1b() {
         // The paper: after round 1, x2: x0, y2: x0 + 1; after round 2, x2: x2,
-        // y2: x2 + 1, x1: x2 + 1, y1: (x2 + 1) + 1, and nothing is left to do.
+        // y2: x2 + 1, x1: x2 + 1, y1: (x2 + 1) + 1. The text says nothing is left to
+        // do then, but x1 and y1 changed in round 2 and reach the join along the back
+        // edge, so Figure 2 queues ⟨n3, 2⟩ once more: a third round confirms the
+        // numbers (as the paper's third round does for (c)).
         let (vn, rounds) = solved(
             r#"
 func @f(i32, i32) -> i32 {
