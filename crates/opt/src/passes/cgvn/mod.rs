@@ -3,9 +3,10 @@
 //! 算法, Acta Electronica Sinica 38(2):416–421, 2010), on block parameters.
 //!
 //! Value numbers are expressions defined by Herbrand equivalence on SSA form (the
-//! paper's Definition 2): two values have the same number exactly when they are equal
-//! on every path treating operators as uninterpreted (and, here, also when constant
-//! folding and a few integer identities say so). Unlike hash-based GVN
+//! paper's Definition 2): two values have the same number when they are equal on
+//! every path treating operators as uninterpreted (and, here, also when constant
+//! folding and a few integer identities say so); the paper proves the converse, which
+//! holds here within the limits that bound the iteration on huge functions. Unlike hash-based GVN
 //! ([`crate::passes::gvn`]), which treats a block parameter as an opaque operator of
 //! its arguments, this finds equalities *between block parameters and ordinary
 //! expressions*, which is what the paper's Figure 1 shows:
@@ -26,6 +27,12 @@
 //!   parameter whose number cannot be justified (none, when the iteration is right);
 //! - `rewrite`: replacing values by equal available ones, rebuilding parameters as
 //!   expressions when cheap, folding comparisons and differences of equal values.
+//!
+//! Nothing is rewritten on the iteration's word alone: `validate` checks every block
+//! parameter's number by a local, inductive condition first, so a limit that stopped
+//! the iteration early (or a bug in it) can cost equalities but never correctness.
+//! The partial redundancy elimination ([`crate::passes::pre`]) uses the same checked
+//! numbers.
 //!
 //! Loads are not numbered through memory (the paper uses GCC's memory SSA for that);
 //! the hash-based GVN handles redundant loads.
