@@ -204,13 +204,19 @@ impl SsaBuilder {
             let preds = self.blocks[&block].preds.clone();
             let mut same: Option<Value> = None;
             let mut trivial = true;
+            let mut complete = true;
             for &pred in &preds {
                 let term = func.terminator(pred).expect("predecessor has a terminator");
                 for t in func.kind(term).targets() {
                     if t.block != block {
                         continue;
                     }
+                    // While `add_param_args` is filling this parameter, a recursive
+                    // lookup can come back to it: edges not yet given their argument
+                    // mean it cannot be judged (or removed) yet; the filling call
+                    // examines it when done.
                     let Some(&a) = t.args.get(idx as usize) else {
+                        complete = false;
                         continue;
                     };
                     if a == p || Some(a) == same {
@@ -222,7 +228,7 @@ impl SsaBuilder {
                     same = Some(a);
                 }
             }
-            if !trivial {
+            if !trivial || !complete {
                 continue;
             }
             let same = match same {

@@ -164,3 +164,50 @@ fn official_functional_suite() {
         check_dir(&dir);
     }
 }
+
+/// The value-numbering passes alone over the performance suite, judged against the
+/// expected output (the interpreter takes minutes per pass on some programs, so this
+/// is ignored by default: `cargo test --release -p opt --test pipeline_programs --
+/// --ignored`). `PERF_FILTER=substr` restricts it to some programs.
+#[test]
+#[ignore]
+fn performance_suite_value_numbering_passes_alone() {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/sysy2022/performance"
+    ));
+    if !dir.exists() {
+        eprintln!("skipped: {} not found", dir.display());
+        return;
+    }
+    check_dir_with(&dir, |path| {
+        let filter = std::env::var("PERF_FILTER").unwrap_or_default();
+        if !path.display().to_string().contains(&filter) {
+            return Ok(());
+        }
+        let src = std::fs::read_to_string(path).unwrap();
+        let name = path.display().to_string();
+        let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+        let input = std::fs::read(path.with_extension("in")).unwrap_or_default();
+        let expected = std::fs::read(path.with_extension("out")).unwrap();
+        for pass in ["gvn", "cgvn", "pre"] {
+            let mut m = lower::lower_program(&program, false);
+            let mut opts = PassOptions {
+                verify_each: true,
+                ..Default::default()
+            };
+            run_passes(&mut m, &[pass], &mut opts).map_err(|e| format!("{name}: {e}"))?;
+            let opts = interp::RunOptions {
+                max_steps: Some(50_000_000_000),
+                wall_clock_timers: false,
+                ..Default::default()
+            };
+            let out = interp::run_module(&m, &input, &opts)
+                .map_err(|e| format!("{name}: '{pass}' alone: {e}"))?;
+            harness::judge(&out.stdout, out.exit_code, &expected)
+                .map_err(|e| format!("{name}: '{pass}' alone: {e}"))?;
+            eprintln!("{name}: {pass} ok");
+        }
+        Ok(())
+    });
+}

@@ -3,9 +3,11 @@
 //! exposes a function over one function (`run(&mut Function, ...) -> bool`) and a unit
 //! struct implementing [`Pass`](crate::Pass) for the registry.
 
+pub mod cgvn;
 pub mod condprop;
 pub mod dce;
 pub mod finalvalue;
+pub mod gvn;
 pub mod inline;
 pub mod instcombine;
 pub mod licm;
@@ -14,6 +16,7 @@ pub mod looprotate;
 pub mod mem2reg;
 pub mod memforward;
 pub mod partial_inline;
+pub mod pre;
 pub mod reassoc;
 pub mod sccp;
 pub mod simplifycfg;

@@ -98,6 +98,26 @@ pub(crate) fn call_writes_memory(effects: Effects) -> bool {
     effects.writes_global || effects.writes_args
 }
 
+/// Puts a constant operand of a commutative operator or a comparison second (as
+/// instcombine does), for instructions built from value numbers, whose operands are
+/// in value-number order.
+pub(crate) fn constant_second(f: &Function, op: Opcode, args: &mut [Value]) -> Opcode {
+    if let [a, b] = args {
+        let (ca, cb) = (f.value_def(*a).is_constant(), f.value_def(*b).is_constant());
+        if ca && !cb {
+            match op {
+                Opcode::Bin(o) if o.is_commutative() => std::mem::swap(a, b),
+                Opcode::Cmp(c) => {
+                    std::mem::swap(a, b);
+                    return Opcode::Cmp(c.swapped());
+                }
+                _ => {}
+            }
+        }
+    }
+    op
+}
+
 /// Puts the operands of a commutative operator or a comparison in a canonical order
 /// (by `key`), so `a + b` and `b + a`, or `a < b` and `b > a`, look the same.
 pub(crate) fn normalise<T: Copy + Ord>(op: Opcode, args: &mut [T]) -> Opcode {
@@ -125,10 +145,16 @@ mod tests {
     #[test]
     fn normalisation_swaps_commutative_operands_and_comparisons() {
         let mut a = [3u32, 1];
-        assert_eq!(normalise(Opcode::Bin(BinOp::Add), &mut a), Opcode::Bin(BinOp::Add));
+        assert_eq!(
+            normalise(Opcode::Bin(BinOp::Add), &mut a),
+            Opcode::Bin(BinOp::Add)
+        );
         assert_eq!(a, [1, 3]);
         let mut a = [3u32, 1];
-        assert_eq!(normalise(Opcode::Bin(BinOp::Sub), &mut a), Opcode::Bin(BinOp::Sub));
+        assert_eq!(
+            normalise(Opcode::Bin(BinOp::Sub), &mut a),
+            Opcode::Bin(BinOp::Sub)
+        );
         assert_eq!(a, [3, 1]);
         let mut a = [3u32, 1];
         assert_eq!(

@@ -10,7 +10,7 @@
 //!
 //! The hash GVN walks the dominator tree; a block's memory equals its immediate
 //! dominator's memory at the end of the dominator's body unless some path between
-//! them writes. [`region_clobbers`] finds what those paths may write by walking
+//! them writes. [`RegionWalker::region_clobbers`] finds what those paths may write by walking
 //! predecessors backwards from the block until the dominator (the region is the set
 //! of blocks on such paths, the block itself included when it lies on a cycle that
 //! avoids the dominator); a region larger than a limit counts as writing everything.
@@ -95,7 +95,7 @@ pub(crate) fn block_clobbers(f: &Function, purity: &Purity) -> SecondaryMap<Bloc
 /// Largest region (in blocks) examined before assuming everything is written.
 const REGION_LIMIT: usize = 512;
 
-/// Reusable state of the backward walks of [`region_clobbers`].
+/// Reusable state of the backward walks of [`RegionWalker::region_clobbers`].
 pub(crate) struct RegionWalker {
     stamp: SecondaryMap<Block, u32>,
     current: u32,
