@@ -173,8 +173,10 @@ impl LoopForest {
     }
 
     /// The preheader of `l`: the unique predecessor of the header from outside the
-    /// loop, provided its only successor is the header (so code placed at its end runs
-    /// exactly once before each entry into the loop). `None` when there is no such block.
+    /// loop, provided its only outgoing edge goes to the header (so code placed at its
+    /// end runs exactly once before each entry into the loop, and its terminator is a
+    /// `jump` whose arguments are the loop's initial values; a `br` with both arms to the
+    /// header is not a preheader). `None` when there is no such block.
     pub fn preheader(&self, l: LoopId, cfg: &ControlFlowGraph) -> Option<Block> {
         let header = self.get(l).header;
         let mut outside = cfg
@@ -185,7 +187,7 @@ impl LoopForest {
         if outside.next().is_some() {
             return None;
         }
-        (cfg.succs(p).iter().all(|&s| s == header)).then_some(p)
+        (cfg.succs(p) == [header]).then_some(p)
     }
 
     /// Blocks outside `l` that are successors of blocks in `l`, in RPO of discovery.

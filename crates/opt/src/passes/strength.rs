@@ -299,4 +299,37 @@ bb4:
         let out = same_behaviour(src, &["strength"], "");
         assert_eq!(out.matches(": ptr").count(), 2, "{out}");
     }
+
+    #[test]
+    fn a_branch_with_both_arms_into_the_loop_is_not_a_preheader() {
+        // Regression (difftest seed 91): bb1 ends in `br` with both arms to the header,
+        // with different arguments. The pointer's start was added to one arm only
+        // (invalid IR); the loop has no preheader, so it is left alone.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 8]
+  %1 = call @getint()
+  br %1, bb1(0, 5), bb1(0, 7)
+bb1(%2: i32, %3: i32):
+  %4 = gep %0, %2, 4
+  store %3, %4
+  %5 = add %2, 1
+  %6 = slt %5, 8
+  br %6, bb1(%5, %3), bb2
+bb2:
+  %7 = gep %0, 7, 4
+  %8 = load i32, %7
+  call @putint(%8)
+  ret 0
+}
+"#;
+        same_behaviour(src, &["strength"], "1");
+        same_behaviour(src, &["strength"], "0");
+        let out = same_behaviour(src, &["licm", "strength"], "0");
+        assert_eq!(out.matches(": ptr").count(), 1, "{out}");
+    }
 }
