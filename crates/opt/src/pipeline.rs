@@ -40,6 +40,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::gvn::Gvn,
     &passes::cgvn::Cgvn,
     &passes::pre::Pre,
+    &passes::sink::Sink,
 ];
 
 /// The pass registered as `name`.
@@ -91,12 +92,14 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "sccp",
             "dce",
             "simplifycfg",
+            "licm",
             "finalvalue",
             "loopdelete",
             "strength",
             "instcombine",
             "dce",
             "simplifycfg",
+            "sink",
         ],
     }
 }

@@ -20,6 +20,7 @@ pub mod pre;
 pub mod reassoc;
 pub mod sccp;
 pub mod simplifycfg;
+pub mod sink;
 pub mod strength;
 
 #[cfg(test)]
