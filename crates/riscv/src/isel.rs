@@ -1181,13 +1181,18 @@ impl<'a> Isel<'a> {
                 off,
             }
         } else {
-            let t = self.tmp();
-            self.push_remat(MInst::Li { rd: t, imm: off });
-            let a = self.tmp();
-            self.alu(AluOp::Add, a, SP, t);
+            // `sp + hi`, shared by the (up to 256) arguments in the same 2 KiB window
+            // and cached per block, so a call with a thousand stack arguments computes
+            // four bases, not a thousand addresses (which machine LICM would hoist out
+            // of a loop and the allocator would then spill).
+            let hi = off & !0x7ff;
+            let a = self.cached(CacheKey::Loc(PtrLoc {
+                base: PBase::Reg(SP),
+                off: hi,
+            }));
             Addr {
                 base: Base::Reg(a),
-                off: 0,
+                off: off - hi,
             }
         }
     }

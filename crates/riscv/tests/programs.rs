@@ -96,6 +96,41 @@ fn big_loop_module(n: usize) -> (String, Vec<u8>) {
     (s, format!("{x}\n0\n").into_bytes())
 }
 
+/// A loop calling a function with `n` arguments (most of them on the stack, at offsets
+/// beyond 12 bits), `3i` and `3i + 1` alternately; the callee sums them with weights.
+fn many_arguments_module(n: usize) -> (String, Vec<u8>) {
+    let params: Vec<String> = (0..n).map(|_| "i32".to_string()).collect();
+    let mut s = String::from("declare @putint(i32) -> void\n");
+    s.push_str(&format!("func @f({}) -> i32 {{\nbb0(", params.join(", ")));
+    let names: Vec<String> = (0..n).map(|k| format!("%p{k}: i32")).collect();
+    s.push_str(&names.join(", "));
+    s.push_str("):\n  %s0 = add %p0, 0\n");
+    for k in 1..n {
+        s.push_str(&format!("  %w{k} = mul %p{k}, {}\n", k % 5 + 1));
+        s.push_str(&format!("  %s{k} = add %s{}, %w{k}\n", k - 1));
+    }
+    s.push_str(&format!("  ret %s{}\n}}\n", n - 1));
+    s.push_str("func @main() -> i32 {\nbb0:\n  jump bb1(0, 0)\n");
+    s.push_str("bb1(%i: i32, %acc: i32):\n");
+    s.push_str("  %a = mul %i, 3\n");
+    let args: Vec<String> = (0..n).map(|k| format!("%a{}", k % 2)).collect();
+    s.push_str("  %a0 = add %a, 0\n  %a1 = add %a, 1\n");
+    s.push_str(&format!("  %r = call @f({})\n", args.join(", ")));
+    s.push_str("  %acc1 = xor %acc, %r\n  %i1 = add %i, 1\n  %c = slt %i1, 4\n");
+    s.push_str("  br %c, bb1(%i1, %acc1), bb2\nbb2:\n  call @putint(%acc1)\n  ret 0\n}\n");
+    let mut acc: i32 = 0;
+    for i in 0..4i32 {
+        let mut r: i32 = 0;
+        for k in 0..n {
+            let a = i * 3 + (k % 2) as i32;
+            let w = if k == 0 { 1 } else { (k % 5 + 1) as i32 };
+            r = r.wrapping_add(a.wrapping_mul(w));
+        }
+        acc ^= r;
+    }
+    (s, format!("{acc}\n0\n").into_bytes())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let mut trials = Vec::new();
@@ -120,5 +155,22 @@ fn main() {
             compile_and_run(&format!("big_loop_{n}"), &module, None, &expected)
         }));
     }
+    trials.push(Trial::test("generated::many_stack_arguments", || {
+        let (src, expected) = many_arguments_module(700);
+        let module = ir::parse_module(&src).map_err(|e| e.to_string())?;
+        let asm = riscv::emit_module(&module, &riscv::Options { opt_level: 1 })
+            .map_err(|e| e.to_string())?;
+        // Outgoing arguments beyond 2 KiB are addressed from a few shared bases
+        // (sp + 2048, sp + 4096) computed before the loop, not one address each
+        // computed in the loop (or hoisted, and spilled).
+        let main = &asm[asm.find("main:").ok_or("no main")?..];
+        let call = main.find("call f").ok_or("no call")?;
+        let body = &main[main[..call].rfind(".LBB").ok_or("no loop label")?..call];
+        let sp_adds = body.lines().filter(|l| l.contains(", sp, ")).count();
+        if sp_adds > 0 || body.contains("ld ") {
+            return Err(format!("{sp_adds} additions to sp, or reloads, in the loop").into());
+        }
+        compile_and_run("many_stack_arguments", &module, None, &expected)
+    }));
     libtest_mimic::run(&args, trials).exit();
 }
