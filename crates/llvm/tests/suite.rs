@@ -46,9 +46,6 @@ const RUN_TIMEOUT: Duration = Duration::from_secs(600);
 /// Runs under qemu of LLVM-compiled code.
 const QEMU_TIMEOUT: Duration = Duration::from_secs(300);
 
-/// Stack for the front end, which recurses on deeply nested input.
-const FRONT_STACK: usize = 256 << 20;
-
 /// The `llc` flags of the RISC-V check (and of the bench column).
 const LLC_RISCV: &[&str] = &[
     "-O2",
@@ -166,7 +163,7 @@ fn check_modules(
             let exe = common::build(tools, &ll, clang_level, &ir_dir).map_err(ctx)?;
             let out = common::run(&exe, case.input.as_deref(), RUN_TIMEOUT).map_err(ctx)?;
             let status = common::exit_status(&out).map_err(ctx)?;
-            judge(&out.stdout, status, expected).map_err(ctx)?;
+            common::judge(&out.stdout, status, expected).map_err(ctx)?;
         }
     }
     if builds.riscv && std::env::var_os("LLVM_SUITE_NO_QEMU").is_none() {
@@ -215,18 +212,7 @@ fn check_riscv(
     if r.timed_out {
         return Err("timed out under qemu".to_string());
     }
-    judge(&r.stdout, r.exit_code, expected)
-}
-
-/// `harness::judge`, after dropping `\r` before `\n` from stdout.
-fn judge(stdout: &[u8], status: i32, expected: &[u8]) -> Result<(), String> {
-    let mut out = Vec::with_capacity(stdout.len());
-    for (i, &b) in stdout.iter().enumerate() {
-        if !(b == b'\r' && stdout.get(i + 1) == Some(&b'\n')) {
-            out.push(b);
-        }
-    }
-    harness::judge(&out, status, expected)
+    common::judge(&r.stdout, r.exit_code, expected)
 }
 
 /// Front end, lowering, verification and the -O2 pipeline, on a thread with a big
@@ -234,23 +220,17 @@ fn judge(stdout: &[u8], status: i32, expected: &[u8]) -> Result<(), String> {
 fn compile(sy: &Path) -> Result<Modules, Failed> {
     let name = sy.display().to_string();
     let src = fs::read_to_string(sy).map_err(|e| format!("cannot read {name}: {e}"))?;
-    let worker = std::thread::Builder::new()
-        .stack_size(FRONT_STACK)
-        .spawn(move || -> Result<Modules, String> {
-            let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
-            let o0 = lower::lower_program(&program, false);
-            ir::verify_module(&o0).map_err(|e| format!("invalid IR from lowering: {e}"))?;
-            let mut o2 = o0.clone();
-            let mut opts = opt::PassOptions {
-                verify_each: true,
-                ..opt::PassOptions::default()
-            };
-            opt::run_passes(&mut o2, &opt::pipeline(2), &mut opts)?;
-            Ok(Modules { o0, o2 })
-        })
-        .map_err(|e| format!("cannot spawn the compiler thread: {e}"))?;
-    match worker.join() {
-        Ok(r) => r.map_err(Failed::from),
-        Err(_) => Err("the compiler panicked".into()),
-    }
+    common::on_big_stack(move || {
+        let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+        let o0 = lower::lower_program(&program, false);
+        ir::verify_module(&o0).map_err(|e| format!("invalid IR from lowering: {e}"))?;
+        let mut o2 = o0.clone();
+        let mut opts = opt::PassOptions {
+            verify_each: true,
+            ..opt::PassOptions::default()
+        };
+        opt::run_passes(&mut o2, &opt::pipeline(2), &mut opts)?;
+        Ok(Modules { o0, o2 })
+    })
+    .map_err(Failed::from)
 }

@@ -71,11 +71,15 @@ pub fn scratch_dir() -> PathBuf {
 
 /// Runs `opt-14 -verify` on `ll`: `Ok` only if it exits 0 and prints nothing to
 /// stderr (no errors, no warnings).
+///
+/// With `-disable-output`, so nothing is written anywhere. (It was `-o /dev/null`;
+/// once /dev/null had been replaced by a regular file on a test machine (the cause
+/// was not found), every run wrote its module into it, breaking other programs.)
 pub fn verify(tools: &Tools, ll: &str, dir: &Path) -> Result<(), String> {
     let path = dir.join("verify.ll");
     fs::write(&path, ll).map_err(|e| e.to_string())?;
     let out = Command::new(&tools.opt)
-        .args(["-verify", "-S", "-o", "/dev/null"])
+        .args(["-verify", "-disable-output"])
         .arg(&path)
         .output()
         .map_err(|e| format!("cannot run opt: {e}"))?;
@@ -170,4 +174,33 @@ pub fn exit_status(o: &Outcome) -> Result<i32, String> {
         return Err(o.describe());
     }
     Ok(o.exit_code.unwrap_or_else(|| 128 + o.signal.unwrap_or(0)))
+}
+
+/// `harness::judge`, after dropping `\r` before `\n` from stdout.
+pub fn judge(stdout: &[u8], status: i32, expected: &[u8]) -> Result<(), String> {
+    let mut out = Vec::with_capacity(stdout.len());
+    for (i, &b) in stdout.iter().enumerate() {
+        if !(b == b'\r' && stdout.get(i + 1) == Some(&b'\n')) {
+            out.push(b);
+        }
+    }
+    harness::judge(&out, status, expected)
+}
+
+/// Stack for the front end, which recurses on deeply nested input.
+const FRONT_STACK: usize = 256 << 20;
+
+/// Runs `f` (front end, lowering, passes) on a thread with a big stack; a panic is an
+/// error.
+pub fn on_big_stack<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    let worker = std::thread::Builder::new()
+        .stack_size(FRONT_STACK)
+        .spawn(f)
+        .map_err(|e| format!("cannot spawn the compiler thread: {e}"))?;
+    match worker.join() {
+        Ok(r) => r,
+        Err(_) => Err("the compiler panicked".to_string()),
+    }
 }
