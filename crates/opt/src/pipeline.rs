@@ -62,7 +62,11 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// passes so each exposes work for the next. Value numbering runs once the first
 /// round has cleaned up: `gvn` (redundant expressions and loads along dominance),
 /// `cgvn` (equalities through block parameters), `pre` (values available on every
-/// path into a join); the second round folds and deletes what they leave.
+/// path into a join); the second round folds and deletes what they leave. After
+/// loop deletion and strength reduction, `gvn` runs again: the bounds checks that
+/// `condprop` removed leave blocks that simplifycfg merges, and the address
+/// arithmetic they had kept apart (`i * n + j` in a test and in the access) becomes
+/// redundant along dominance (floyd: 1.47x -> 1.18x gcc).
 pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
     match opt_level {
         0 => vec![],
@@ -97,6 +101,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "loopdelete",
             "strength",
             "instcombine",
+            "gvn",
             "dce",
             "simplifycfg",
             "sink",

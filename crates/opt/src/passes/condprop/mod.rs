@@ -13,10 +13,23 @@
 //!
 //! An edge establishes a fact only when it dominates its target: the target has that
 //! single predecessor and the branch's two arms go to different blocks.
+//!
+//! Two extensions decide more than the literal question:
+//! - Loop headers establish facts about their counters ([`loop_facts`]): below the
+//!   header of `for (i = 0; i < n; i++)`, `i < n` and `i >= 0` hold. This is what
+//!   removes the bounds checks of an inlined accessor such as
+//!   `if (i < 0 || i >= n) return -1;` from the loops that call it.
+//! - Facts comparing a value with constants bound it to an interval, which decides
+//!   other comparisons of it with constants ([`facts::known`]): `i >= 0` decides
+//!   `i < 0` and `i > -5`.
+
+mod facts;
+mod loop_facts;
 
 use crate::pipeline::Pass;
+use facts::{known, Fact};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, CmpOp, Function, Inst, InstKind, Module, Value};
+use ir::{Block, Function, Inst, InstKind, Module, Value};
 
 /// The condition propagation pass.
 pub struct CondProp;
@@ -31,14 +44,6 @@ impl Pass for CondProp {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
-}
-
-/// A fact: the value `cond` (when it is a comparison, `op(a, b)`) is `truth`.
-#[derive(Clone, Copy, Debug)]
-struct Fact {
-    cond: Value,
-    cmp: Option<(CmpOp, Value, Value)>,
-    truth: bool,
 }
 
 /// Replaces known conditions in `f`; returns how many uses or comparisons changed.
@@ -63,6 +68,8 @@ pub fn run(f: &mut Function) -> usize {
                 if let Some(fact) = edge_fact(f, &cfg, b) {
                     facts.push(fact);
                 }
+                let from_loop = loop_facts::loop_facts(f, &cfg, &dt, b, &facts);
+                facts.extend(from_loop);
                 if !facts.is_empty() {
                     changed += rewrite_block(f, b, &facts);
                 }
@@ -81,55 +88,7 @@ fn edge_fact(f: &Function, cfg: &ControlFlowGraph, b: Block) -> Option<Fact> {
     let [p] = cfg.preds(b) else {
         return None;
     };
-    let InstKind::Br {
-        cond,
-        then_dest,
-        else_dest,
-    } = f.kind(f.terminator(*p)?)
-    else {
-        return None;
-    };
-    if then_dest.block == else_dest.block || f.as_iconst(*cond).is_some() {
-        return None;
-    }
-    let cmp = f.def_inst(*cond).and_then(|i| match *f.kind(i) {
-        InstKind::Cmp { op, args: [a, b] } => Some((op, a, b)),
-        _ => None,
-    });
-    Some(Fact {
-        cond: *cond,
-        cmp,
-        truth: then_dest.block == b,
-    })
-}
-
-/// What the facts say about comparison `op(a, b)` or about value `v`.
-fn known(facts: &[Fact], v: Value, cmp: Option<(CmpOp, Value, Value)>) -> Option<bool> {
-    for fact in facts.iter().rev() {
-        if fact.cond == v {
-            return Some(fact.truth);
-        }
-        let (Some((op, a, b)), Some((fop, fa, fb))) = (cmp, fact.cmp) else {
-            continue;
-        };
-        if (fa, fb) == (a, b) {
-            if fop == op {
-                return Some(fact.truth);
-            }
-            if fop.inverse() == Some(op) {
-                return Some(!fact.truth);
-            }
-        }
-        if (fa, fb) == (b, a) {
-            if fop.swapped() == op {
-                return Some(fact.truth);
-            }
-            if fop.swapped().inverse() == Some(op) {
-                return Some(!fact.truth);
-            }
-        }
-    }
-    None
+    facts::branch_fact(f, *p, b)
 }
 
 /// Rewrites the instructions of `b` with what `facts` know; returns the count.
@@ -140,7 +99,7 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &[Fact]) -> usize {
         // A comparison asking a known question is a constant.
         if let InstKind::Cmp { op, args: [x, y] } = *f.kind(i) {
             let r = f.inst_result(i).expect("cmp has a result");
-            if let Some(t) = known(facts, r, Some((op, x, y))) {
+            if let Some(t) = known(f, facts, Some(r), Some((op, x, y))) {
                 let c = f.iconst(i32::from(t));
                 f.replace_all_uses(r, c);
                 f.remove_inst(i);
@@ -155,7 +114,7 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &[Fact]) -> usize {
         let is_br = matches!(f.kind(i), InstKind::Br { .. });
         let mut known_ops: Vec<Option<bool>> = Vec::new();
         f.kind(i).for_each_arg(|a| {
-            let fact = facts.iter().rev().find(|x| x.cond == a);
+            let fact = facts.iter().rev().find(|x| x.cond == Some(a));
             let is_cond = is_br && known_ops.is_empty();
             known_ops.push(fact.filter(|x| x.cmp.is_some() || is_cond).map(|x| x.truth));
         });
@@ -182,7 +141,7 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &[Fact]) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::{check, same_behaviour};
+    use crate::passes::testutil::{check, run, same_behaviour};
 
     #[test]
     fn a_test_repeated_below_its_branch_is_decided() {
@@ -312,5 +271,131 @@ bb3:
             out.contains("add %0, 1") && out.contains("br 1, bb2, bb3"),
             "{out}"
         );
+    }
+
+    /// The counter of a loop guarded by `n > 0` stays in `[0, n)`: the tests an
+    /// inlined bounds check makes are decided; `i > 5` is not.
+    #[test]
+    fn a_counted_loop_bounds_its_counter() {
+        check(
+            &["condprop"],
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> void {
+bb0(%0: i32):
+  %1 = sgt %0, 0
+  br %1, bb1(0), bb2
+bb1(%2: i32):
+  %3 = slt %2, 0
+  %4 = sge %2, %0
+  %5 = sgt %2, -1
+  %6 = sgt %2, 5
+  call @putint(%3)
+  call @putint(%4)
+  call @putint(%5)
+  call @putint(%6)
+  %7 = add %2, 1
+  %8 = slt %7, %0
+  br %8, bb1(%7), bb2
+bb2:
+  ret
+}
+"#,
+            r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> void {
+bb0(%0: i32):
+  %1 = sgt %0, 0
+  br %1, bb1(0), bb2
+bb1(%2: i32):
+  %3 = sgt %2, 5
+  call @putint(0)
+  call @putint(0)
+  call @putint(1)
+  call @putint(%3)
+  %4 = add %2, 1
+  %5 = slt %4, %0
+  br %5, bb1(%4), bb2
+bb2:
+  ret
+}
+"#,
+        );
+    }
+
+    /// What must not be concluded: without the guard the first iteration may have
+    /// `i >= n`; counting while `i + 1 <= n` (`n` unknown) may wrap around from
+    /// `i32::MAX`, so `i` is not known to stay above its start; neither is it for a
+    /// step of 2 below an unknown bound.
+    #[test]
+    fn counters_that_may_start_out_of_range_or_wrap_prove_nothing() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @f(i32) -> void {
+bb0(%0: i32):
+  jump bb1(0)
+bb1(%2: i32):
+  %3 = slt %2, 0
+  %4 = sge %2, %0
+  call @putint(%3)
+  call @putint(%4)
+  %7 = add %2, 1
+  %8 = slt %7, %0
+  br %8, bb1(%7), bb2
+bb2:
+  ret
+}
+"#;
+        check(&["condprop"], src, &run(src, &[]));
+        let guarded = src.replace("jump bb1(0)", "%1 = sgt %0, 0\n  br %1, bb1(0), bb2");
+        for (from, to) in [("slt %7, %0", "sle %7, %0"), ("add %2, 1", "add %2, 2")] {
+            let out = run(&guarded.replace(from, to), &["condprop"]);
+            assert!(out.contains("slt %2, 0"), "{from} -> {to}:\n{out}");
+        }
+        // With a constant bound, a step of 2 cannot wrap: i <= 98, i + 2 <= 100.
+        let out = run(
+            &guarded
+                .replace("add %2, 1", "add %2, 2")
+                .replace("slt %7, %0", "slt %7, 100")
+                .replace("sgt %0, 0", "sgt 100, 0"),
+            &["condprop"],
+        );
+        assert!(!out.contains("slt %2, 0"), "{out}");
+    }
+
+    /// Loop rotation leaves the step behind a parameter of the latch and the start
+    /// behind a parameter of the block before the loop; both are looked through.
+    #[test]
+    fn the_step_and_start_are_found_through_forwarding_parameters() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = slt %1, %0
+  br %2, bb2(%1), bb5
+bb2(%3: i32):
+  %4 = slt %3, 0
+  call @putint(%4)
+  %5 = add %3, 1
+  jump bb3(%5)
+bb3(%6: i32):
+  %7 = slt %6, %0
+  br %7, bb2(%6), bb5
+bb5:
+  ret 0
+}
+"#;
+        for input in ["3", "0", "-2"] {
+            let out = same_behaviour(src, &["condprop"], input);
+            assert!(out.contains("call @putint(0)"), "{out}");
+        }
     }
 }

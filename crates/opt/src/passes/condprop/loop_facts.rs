@@ -1,0 +1,246 @@
+//! What a loop header establishes about its counters.
+//!
+//! Take a block `h` with two predecessors: an entry `e` that `h` does not dominate,
+//! and a latch `l` that it does (a loop with a single back edge). Let the latch
+//! continue to `h` only while `x op bound` holds, where `bound` is defined before the
+//! loop (its definition strictly dominates `h`) and `x` is the argument the latch
+//! passes to a parameter `p` of `h`. Then every value `p` receives from the latch
+//! satisfies `p op bound`; if the value `init` it receives from the entry does too
+//! (known from the facts at the entry edge), `p op bound` holds everywhere `h`
+//! dominates. This is induction on the executions of `h`, with nothing assumed
+//! about how `x` is computed.
+//!
+//! When the latch tests `p` itself and passes `p + 1` (`p - 1`) while `p < bound`
+//! (`p > bound`), the values from the latch satisfy `p <= bound` (`p >= bound`): the
+//! step cannot wrap around, since `p < bound <= i32::MAX`.
+//!
+//! The counter also never falls below its start. If the latch passes `p + s` for a
+//! constant `s > 0` and `p`'s upper bound `M` (`bound - 1` for `<`, `bound` for
+//! `<=`; for an unknown `bound`, `i32::MAX - 1` or `i32::MAX`) leaves `M + s <=
+//! i32::MAX`, no step wraps around, the values of `p` only grow, and `p >= init`
+//! holds too. The mirror image holds for `s < 0`.
+
+use super::facts::{branch_fact, known, Fact};
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, CmpOp, Function, InstKind, Value, ValueDef};
+
+/// The facts about the counters of the loop headed by `h`, given the `facts` known
+/// at `h`'s immediate dominator.
+pub fn loop_facts(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    h: Block,
+    facts: &[Fact],
+) -> Vec<Fact> {
+    let mut out = Vec::new();
+    let Some(shape) = Shape::of(f, cfg, dt, h) else {
+        return out;
+    };
+    // What holds on the entry edge: the facts at `h`'s immediate dominator (which
+    // dominates the entry block) and the edge's own condition.
+    let mut at_entry = facts.to_vec();
+    at_entry.extend(branch_fact(f, shape.entry, h));
+    let params = f.block_params(h);
+    for (j, &p) in params.iter().enumerate() {
+        let (init, next) = (shape.init[j], shape.next[j]);
+        let Some((op, bound)) = upper_fact(f, cfg, &shape, p, next) else {
+            continue;
+        };
+        if !defined_before(f, dt, bound, h) || !holds(f, &at_entry, op, init, bound) {
+            continue;
+        }
+        out.push(fact(op, p, bound));
+        if let Some(lower) = monotonic(f, cfg, p, next, op, bound) {
+            // A constant start helps the interval reasoning even when it reaches `h`
+            // through a parameter that only ever receives it.
+            let start = match forwarded(f, cfg, init) {
+                c if f.as_iconst(c).is_some() => c,
+                _ => init,
+            };
+            out.push(fact(lower, p, start));
+        }
+    }
+    out
+}
+
+/// The value `v` always equals: itself, or, for a block parameter to which every
+/// predecessor passes the same value `w` (as loop rotation leaves behind), what `w`
+/// equals, computed in the same pass through the block.
+fn forwarded(f: &Function, cfg: &ControlFlowGraph, mut v: Value) -> Value {
+    for _ in 0..8 {
+        let ValueDef::Param(b, k) = f.value_def(v) else {
+            break;
+        };
+        let mut incoming = None;
+        for &pred in cfg.preds(b) {
+            let Some(term) = f.terminator(pred) else {
+                return v;
+            };
+            for t in f.kind(term).targets() {
+                if t.block != b {
+                    continue;
+                }
+                let w = t.args[k as usize];
+                if incoming.is_some_and(|x| x != w) || w == v {
+                    return v;
+                }
+                incoming = Some(w);
+            }
+        }
+        match incoming {
+            Some(w) => v = w,
+            None => break,
+        }
+    }
+    v
+}
+
+/// A true comparison fact `op(a, b)`.
+fn fact(op: CmpOp, a: Value, b: Value) -> Fact {
+    Fact {
+        cond: None,
+        cmp: Some((op, a, b)),
+        truth: true,
+    }
+}
+
+/// The loop around a header, as the module documentation describes it.
+struct Shape {
+    entry: Block,
+    /// The arguments of the entry edge and of the latch's back edge.
+    init: Vec<Value>,
+    next: Vec<Value>,
+    /// The latch's test, normalised to `a op b` holding when it goes back to `h`.
+    test: (CmpOp, Value, Value),
+}
+
+impl Shape {
+    fn of(f: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree, h: Block) -> Option<Self> {
+        let [p0, p1] = cfg.preds(h) else {
+            return None;
+        };
+        let (entry, latch) = match (dt.dominates(h, *p0), dt.dominates(h, *p1)) {
+            (false, true) => (*p0, *p1),
+            (true, false) => (*p1, *p0),
+            _ => return None,
+        };
+        let entry_targets = f.kind(f.terminator(entry)?).targets();
+        let [into_h] = entry_targets
+            .iter()
+            .filter(|t| t.block == h)
+            .collect::<Vec<_>>()[..]
+        else {
+            return None;
+        };
+        let InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } = f.kind(f.terminator(latch)?)
+        else {
+            return None;
+        };
+        let (back, stays_on_true) = match (then_dest.block == h, else_dest.block == h) {
+            (true, false) => (then_dest, true),
+            (false, true) => (else_dest, false),
+            _ => return None,
+        };
+        let InstKind::Cmp { op, args: [a, b] } = *f.kind(f.def_inst(*cond)?) else {
+            return None;
+        };
+        let op = if stays_on_true { op } else { op.inverse()? };
+        Some(Shape {
+            entry,
+            init: into_h.args.to_vec(),
+            next: back.args.to_vec(),
+            test: (op, a, b),
+        })
+    }
+}
+
+/// The comparison `(op, bound)` that every value parameter `p` receives from the
+/// latch satisfies, when the latch tests `next` (what it passes to `p`) or `p`.
+fn upper_fact(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    shape: &Shape,
+    p: Value,
+    next: Value,
+) -> Option<(CmpOp, Value)> {
+    let (op, a, b) = shape.test;
+    op.inverse()?; // integer comparisons only
+                   // `x op bound` with `x` the tested operand.
+    let (op, x, bound) = if a == next || a == p {
+        (op, a, b)
+    } else if b == next || b == p {
+        (op.swapped(), b, a)
+    } else {
+        return None;
+    };
+    if x == next {
+        return Some((op, bound));
+    }
+    // The latch tests `p` and passes `p ± 1`.
+    match (step(f, cfg, p, next)?, op) {
+        (1, CmpOp::Slt) => Some((CmpOp::Sle, bound)),
+        (-1, CmpOp::Sgt) => Some((CmpOp::Sge, bound)),
+        _ => None,
+    }
+}
+
+/// The comparison `p lower init` when `p` only grows (or only shrinks): `next` is
+/// `p + s` and the upper fact `p op bound` leaves no room for `p + s` to wrap around.
+fn monotonic(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    p: Value,
+    next: Value,
+    op: CmpOp,
+    bound: Value,
+) -> Option<CmpOp> {
+    let s = i64::from(step(f, cfg, p, next)?);
+    let bound = f.as_iconst(bound).map(i64::from);
+    let (min, max) = (i64::from(i32::MIN), i64::from(i32::MAX));
+    match op {
+        CmpOp::Slt | CmpOp::Sle if s > 0 => {
+            let limit = bound.unwrap_or(max);
+            let top = if op == CmpOp::Slt { limit - 1 } else { limit };
+            (top + s <= max).then_some(CmpOp::Sge)
+        }
+        CmpOp::Sgt | CmpOp::Sge if s < 0 => {
+            let limit = bound.unwrap_or(min);
+            let bottom = if op == CmpOp::Sgt { limit + 1 } else { limit };
+            (bottom + s >= min).then_some(CmpOp::Sle)
+        }
+        _ => None,
+    }
+}
+
+/// `c` when `next` is `p + c` for a constant `c` (possibly [`forwarded`]).
+fn step(f: &Function, cfg: &ControlFlowGraph, p: Value, next: Value) -> Option<i32> {
+    let next = forwarded(f, cfg, next);
+    crate::analysis::induction::step_of(f, p, next).and_then(|c| f.as_iconst(c))
+}
+
+/// Whether `v` is a constant or defined in a block that strictly dominates `h`.
+fn defined_before(f: &Function, dt: &DominatorTree, v: Value, h: Block) -> bool {
+    f.value_block(v)
+        .is_none_or(|b| b != h && dt.dominates(b, h))
+}
+
+/// Whether `op(a, b)` is known to hold: both constants, or decided by `facts`.
+fn holds(f: &Function, facts: &[Fact], op: CmpOp, a: Value, b: Value) -> bool {
+    if let (Some(x), Some(y)) = (f.as_iconst(a), f.as_iconst(b)) {
+        return match op {
+            CmpOp::Eq => x == y,
+            CmpOp::Ne => x != y,
+            CmpOp::Slt => x < y,
+            CmpOp::Sle => x <= y,
+            CmpOp::Sgt => x > y,
+            CmpOp::Sge => x >= y,
+            _ => false,
+        };
+    }
+    known(f, facts, None, Some((op, a, b))) == Some(true)
+}
