@@ -5,6 +5,7 @@ pub mod control_dep;
 pub mod frontiers;
 pub mod induction;
 pub mod loops;
+pub mod param_targets;
 pub mod postdom;
 pub mod purity;
 
@@ -12,6 +13,7 @@ pub use control_dep::ControlDependence;
 pub use frontiers::{iterated_frontier, DominanceFrontiers};
 pub use induction::{Counter, RotatedLoop};
 pub use loops::{Loop, LoopForest, LoopId};
+pub use param_targets::{ParamTargets, Targets};
 pub use postdom::PostDominatorTree;
 pub use purity::{pointer_base, Effects, PointerBase, Purity};
 

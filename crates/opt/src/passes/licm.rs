@@ -37,7 +37,10 @@
 //! Loops without a preheader (a block whose only successor is the header, entered
 //! from outside) get one first.
 
-use crate::analysis::{pointer_base, LoopForest, LoopId, PointerBase, Purity};
+use crate::analysis::param_targets::origin;
+use crate::analysis::{
+    pointer_base, LoopForest, LoopId, ParamTargets, PointerBase, Purity, Targets,
+};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
@@ -57,7 +60,12 @@ impl Pass for Licm {
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
         let sizes = GlobalSizes::of(m);
-        super::each_function(m, |f| run(f, &purity, &sizes) > 0)
+        let targets = ParamTargets::compute(m);
+        let mut changed = false;
+        for (id, f) in m.funcs.iter_mut() {
+            changed |= run(f, &purity, &sizes, targets.of(id)) > 0;
+        }
+        changed
     }
 }
 
@@ -71,8 +79,9 @@ impl GlobalSizes {
     }
 }
 
-/// Hoists what it can out of every loop of `f`; returns how many instructions moved.
-pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes) -> usize {
+/// Hoists what it can out of every loop of `f`, whose pointer parameters point into
+/// `params` ([`ParamTargets`]); returns how many instructions moved.
+pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Targets]) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -101,7 +110,7 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes) -> usize {
         let Some(ph) = loops.preheader(id, &cfg) else {
             continue;
         };
-        let writes = LoopWrites::of(f, purity, &loops, id);
+        let writes = LoopWrites::of(f, purity, params, &loops, id);
         let mut ctx = Hoist {
             f,
             cfg: &cfg,
@@ -171,27 +180,36 @@ struct LoopWrites {
     locals: Vec<Value>,
     /// Globals stored to.
     globals: Vec<ir::GlobalId>,
-    /// Some store writes through a pointer parameter, or a call writes through one of
-    /// its pointer arguments that is not a local.
+    /// Some store writes through a pointer parameter that may point anywhere, or a
+    /// call writes through one of its pointer arguments that is not a local.
     params: bool,
+    /// Some store writes through a pointer parameter known to point into `globals`
+    /// (which it was added to) or into a caller's local.
+    param_memory: bool,
     /// Some call writes globals.
     all_globals: bool,
 }
 
 impl LoopWrites {
-    fn of(f: &Function, purity: &Purity, loops: &LoopForest, id: LoopId) -> Self {
+    fn of(
+        f: &Function,
+        purity: &Purity,
+        params: &[Targets],
+        loops: &LoopForest,
+        id: LoopId,
+    ) -> Self {
         let mut w = LoopWrites::default();
         for &b in &loops.get(id).blocks {
             for i in f.layout.block_insts(b) {
                 match f.kind(i) {
-                    InstKind::Store { ptr, .. } => w.add_write(f, *ptr),
+                    InstKind::Store { ptr, .. } => w.add_write(f, params, *ptr),
                     InstKind::Call { callee, args } => {
                         let e = purity.effects(*callee);
                         w.all_globals |= e.writes_global;
                         if e.writes_args {
                             for &a in args {
                                 if f.value_type(a) == Type::Ptr {
-                                    w.add_write(f, a);
+                                    w.add_write(f, params, a);
                                 }
                             }
                         }
@@ -203,7 +221,7 @@ impl LoopWrites {
         w
     }
 
-    fn add_write(&mut self, f: &Function, ptr: Value) {
+    fn add_write(&mut self, f: &Function, params: &[Targets], ptr: Value) {
         match pointer_base(f, ptr) {
             PointerBase::Local(a) => {
                 if !self.locals.contains(&a) {
@@ -215,7 +233,17 @@ impl LoopWrites {
                 Some(_) => {}
                 None => self.unknown = true,
             },
-            PointerBase::Param => self.params = true,
+            PointerBase::Param => match origin(f, ptr, params) {
+                Targets::Known(gs) => {
+                    self.param_memory = true;
+                    for g in gs {
+                        if !self.globals.contains(&g) {
+                            self.globals.push(g);
+                        }
+                    }
+                }
+                Targets::Unknown => self.params = true,
+            },
             PointerBase::Unknown => self.unknown = true,
         }
     }
@@ -225,6 +253,7 @@ impl LoopWrites {
             && self.locals.is_empty()
             && self.globals.is_empty()
             && !self.params
+            && !self.param_memory
             && !self.all_globals
     }
 
@@ -242,7 +271,9 @@ impl LoopWrites {
                     || self.all_globals
                     || global_of(f, ptr).is_none_or(|g| self.globals.contains(&g))
             }
-            PointerBase::Param => self.params || self.all_globals || !self.globals.is_empty(),
+            PointerBase::Param => {
+                self.params || self.param_memory || self.all_globals || !self.globals.is_empty()
+            }
             PointerBase::Unknown => !self.is_empty(),
         }
     }
@@ -478,7 +509,7 @@ impl Hoist<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::{check, same_behaviour};
+    use crate::passes::testutil::{check, run, same_behaviour};
 
     #[test]
     fn hoists_invariant_arithmetic_and_global_loads() {
@@ -750,5 +781,45 @@ bb2:
             out.find("load").unwrap() > out.find("bb1(").unwrap(),
             "{out}"
         );
+    }
+
+    /// A store through a pointer parameter that every call site points into @a or @b
+    /// does not write @w: the load of @w leaves the loop. With one call passing @w,
+    /// it stays.
+    #[test]
+    fn stores_through_parameters_clobber_only_what_callers_pass() {
+        let src = r#"
+global @a: [i32; 10] = zeroinit
+global @b: [i32; 10] = zeroinit
+global @w: i32 = 5
+
+func @fill(ptr) -> void {
+bb0(%0: ptr):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = gep %0, %1, 4
+  store %1, %2
+  %3 = add %1, 1
+  %4 = load i32, @w
+  %5 = slt %3, %4
+  br %5, bb1(%3), bb2
+bb2:
+  ret
+}
+
+func @main() -> i32 {
+bb0:
+  call @fill(@a)
+  call @fill(@b)
+  ret 0
+}
+"#;
+        let out = run(src, &["licm"]);
+        let entry = out.split("bb1(").next().unwrap();
+        assert!(entry.contains("load i32, @w"), "{out}");
+        let clobbering = src.replace("call @fill(@b)", "call @fill(@w)");
+        let out = run(&clobbering, &["licm"]);
+        let entry = out.split("bb1(").next().unwrap();
+        assert!(!entry.contains("load i32, @w"), "{out}");
     }
 }
