@@ -19,12 +19,22 @@
 //!   `gep base, i + c, stride` becomes `gep p, c, stride` (which the back end folds
 //!   into the load or store offset) when the address is only used to access memory
 //!   (an in-bounds access means `i + c` did not wrap either).
+//! - More generally, an index that is an exact affine function `a * i + b + c` of
+//!   the counter (`a`, `c` constants, `b` loop-invariant; exactness proven by the
+//!   intervals of [`affine`]) is `gep (gep base, b, stride), i, a * stride` plus `c`
+//!   elements: the geps sharing `base`, `b`, `stride` and `a` share one pointer that
+//!   starts at `&base[b] + init * a * stride` and each becomes a constant offset from
+//!   it. A stencil's nine neighbours `in[(i + di) * n + j + dj]` are nine loads at
+//!   fixed offsets from one pointer that advances by a row per iteration.
 //!
 //! The loops come from [`super::looprotate`] and have preheaders from
 //! [`super::licm`]; loops of another shape are left alone.
 
+mod affine;
+
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
+use affine::{LoopCounter, Ranges};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, BlockCall, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
@@ -62,8 +72,9 @@ pub fn run(f: &mut Function) -> usize {
     rewritten
 }
 
-/// The geps one pointer induction variable replaces: same base, IV and stride.
-type GroupKey = (Value, Value, u32);
+/// The geps one pointer induction variable replaces: same base, loop-invariant part of
+/// the index, stride, and bytes per step of the counter.
+type GroupKey = (Value, Option<Value>, u32, u32);
 
 fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> usize {
     let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
@@ -72,10 +83,11 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
     let Some(iv) = Counter::of(f, loops, id, &s) else {
         return 0;
     };
+    let ranges = Ranges::new(f, cfg, loops);
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
-    // The geps to rewrite, grouped by (base, iv, stride).
+    // The geps to rewrite, grouped, with the constant offset (in units of the stride)
+    // of each.
     let mut groups: Vec<(GroupKey, Vec<(Inst, i32)>)> = Vec::new();
-    // (All keys share the counter: it is the only variable known not to wrap.)
     let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
     for &b in &loops.get(id).blocks {
         for i in f.layout.block_insts(b) {
@@ -90,13 +102,18 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
             if in_loop(f, base) {
                 continue;
             }
-            let Some(offset) = iv_plus_constant(f, iv.param, index) else {
+            let inside = |v: Value| in_loop(f, v);
+            let l = LoopCounter {
+                shape: &s,
+                counter: &iv,
+                in_loop: &inside,
+            };
+            let Some((invariant, step_stride, offset)) =
+                split_index(f, &ranges, &l, i, index, stride)
+            else {
                 continue;
             };
-            if offset != 0 && !only_addresses(f, i) {
-                continue;
-            }
-            let key = (base, iv.param, stride);
+            let key = (base, invariant, stride, step_stride);
             let g = *group_of.entry(key).or_insert_with(|| {
                 groups.push((key, Vec::new()));
                 groups.len() - 1
@@ -105,8 +122,24 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
         }
     }
     let mut rewritten = 0;
-    for ((base, _, stride), geps) in groups {
-        let p = pointer_iv(f, &s, base, &iv, stride);
+    for ((base, invariant, stride, step_stride), geps) in groups {
+        let base = match invariant {
+            None => base,
+            Some(b) => {
+                let pterm = f.terminator(s.preheader).expect("preheader has a jump");
+                let g = f.insert_inst_before(
+                    pterm,
+                    InstKind::Gep {
+                        base,
+                        index: b,
+                        stride,
+                    },
+                    Type::Ptr,
+                );
+                f.inst_result(g).expect("gep has a result")
+            }
+        };
+        let p = pointer_iv(f, &s, base, &iv, step_stride);
         for (g, offset) in geps {
             let r = f.inst_result(g).expect("gep has a result");
             if offset == 0 {
@@ -127,6 +160,34 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
         }
     }
     rewritten
+}
+
+/// `gep base, index, stride` (instruction `g`) as `base + invariant * stride`, a
+/// pointer stepping by `step_stride` bytes per unit of the counter, and `offset *
+/// stride` bytes: `(invariant, step_stride, offset)`.
+///
+/// Either the index is an exact affine function of the counter ([`Ranges::affine`]),
+/// or it is the counter plus a constant and the address is only used to access
+/// memory (an in-bounds access means `i + c` did not wrap either).
+fn split_index(
+    f: &Function,
+    ranges: &Ranges,
+    l: &LoopCounter,
+    g: Inst,
+    index: Value,
+    stride: u32,
+) -> Option<(Option<Value>, u32, i32)> {
+    if let Some(a) = ranges.affine(f, l, index) {
+        let step_stride = u32::try_from(a.scale).ok()?.checked_mul(stride)?;
+        return (step_stride > 0)
+            .then(|| Some((a.invariant, step_stride, i32::try_from(a.offset).ok()?)))
+            .flatten();
+    }
+    let offset = iv_plus_constant(f, l.counter.param, index)?;
+    if offset != 0 && !only_addresses(f, g) {
+        return None;
+    }
+    Some((None, stride, offset))
 }
 
 /// Creates the pointer induction variable `base + sext(iv) * stride`.
@@ -195,7 +256,7 @@ fn only_addresses(f: &Function, g: Inst) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::{check, same_behaviour};
+    use crate::passes::testutil::{check, run, same_behaviour};
 
     /// A rotated loop summing `a[i]` and `a[i + 2]`.
     const SUM: &str = r#"
@@ -331,5 +392,93 @@ bb2:
         same_behaviour(src, &["strength"], "0");
         let out = same_behaviour(src, &["licm", "strength"], "0");
         assert_eq!(out.matches(": ptr").count(), 1, "{out}");
+    }
+
+    /// A loop nest addressing `a[(i - 1) * 8 + j]` and `a[(i - 1) * 8 + j - 1]`, with
+    /// `i` in [1, 6] and `j` in [1, 5].
+    const NEST: &str = r#"
+declare @putint(i32) -> void
+global @a: [i32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  jump bb1(1)
+bb1(%0: i32):
+  jump bb2(1, 0)
+bb2(%1: i32, %2: i32):
+  %3 = add %1, -1
+  %4 = shl %3, 3
+  %5 = add %0, %4
+  %6 = gep @a, %5, 4
+  store %1, %6
+  %7 = add %5, -1
+  %8 = gep @a, %7, 4
+  %9 = load i32, %8
+  %10 = add %2, %9
+  %11 = add %1, 1
+  %12 = slt %11, 7
+  br %12, bb2(%11, %10), bb3
+bb3:
+  call @putint(%10)
+  %13 = add %0, 1
+  %14 = slt %13, 6
+  br %14, bb1(%13), bb4
+bb4:
+  ret 0
+}
+"#;
+
+    /// The intervals of both counters prove `(i - 1) * 8 + j - 1` exact, so the inner
+    /// loop steps a pointer by 32 bytes from `&a[j] + 32`, and both accesses are
+    /// constant offsets from it; `&a[j]` is itself the outer loop's pointer.
+    #[test]
+    fn affine_indices_of_counters_with_known_ranges_become_pointers() {
+        let out = same_behaviour(NEST, &["strength"], "");
+        for line in [
+            "%0 = gep @a, 1, 4",
+            "%3 = gep %2, 1, 32",
+            "%10 = gep %6, -8, 4",
+            "%12 = gep %6, -9, 4",
+            "%17 = gep %6, 1, 32",
+            "%20 = gep %2, 1, 4",
+        ] {
+            assert!(out.contains(line), "{line}:\n{out}");
+        }
+    }
+
+    /// Without an interval for `j` (a bound read at run time), or when `(i - 1) << 29`
+    /// may exceed `i32`, the index is not proven exact and stays as it is.
+    #[test]
+    fn affine_indices_that_may_wrap_are_left_alone() {
+        let unknown_bound = NEST
+            .replace("  jump bb1(1)\n", "  %99 = call @getint()\n  jump bb1(1)\n")
+            .replace("slt %13, 6", "slt %13, %99")
+            .replace(
+                "declare @putint(i32) -> void\n",
+                "declare @putint(i32) -> void\ndeclare @getint() -> i32\n",
+            );
+        let wide = NEST.replace("shl %3, 3", "shl %3, 29");
+        for src in [unknown_bound, wide] {
+            let out = run(&src, &["strength"]);
+            assert!(out.contains("gep @a, %"), "{out}");
+            assert!(!out.contains(", 32\n"), "{out}");
+        }
+    }
+
+    /// `q` carries `i * 8 + j` from one iteration to the next (as PRE leaves it), so
+    /// it is `(i - 1) * 8 + j` on every iteration and joins the same pointer.
+    #[test]
+    fn parameters_carrying_an_affine_value_join_the_pointer() {
+        let carried = NEST
+            .replace("  jump bb2(1, 0)\n", "  jump bb2(1, 0, %0)\n")
+            .replace(
+                "bb2(%1: i32, %2: i32):\n",
+                "bb2(%1: i32, %2: i32, %30: i32):\n  %31 = shl %1, 3\n  %32 = add %0, %31\n",
+            )
+            .replace("  %6 = gep @a, %5, 4\n", "  %6 = gep @a, %30, 4\n")
+            .replace("bb2(%11, %10)", "bb2(%11, %10, %32)");
+        let out = same_behaviour(&carried, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
+        assert!(out.contains(", -8, 4"), "{out}");
     }
 }
