@@ -168,7 +168,7 @@ impl Ranges {
     }
 
     /// `(x, c)` when `v` is the exact `x + c` for a constant `c`, else `(v, 0)`.
-    fn peel_constant(&self, f: &Function, v: Value) -> (Value, i64) {
+    pub fn peel_constant(&self, f: &Function, v: Value) -> (Value, i64) {
         let def = f.def_inst(v).map(|i| f.kind(i));
         if let Some(InstKind::Binary {
             op: BinOp::Add,
