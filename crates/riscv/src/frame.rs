@@ -176,10 +176,103 @@ fn adjust_sp(delta: i64, out: &mut Vec<MInst>) {
 }
 
 fn epilogue(fr: &Frame, out: &mut Vec<MInst>) {
-    for &(r, off) in &fr.saves {
-        sp_access(true, save_op(r), r, off, T0, out);
-    }
+    save_area_access(true, fr, out);
     adjust_sp(fr.size, out);
+}
+
+/// Saves (or restores) the callee-saved registers. When their offsets are beyond 12
+/// bits (a large frame), `t0` is set once to a base near them and each access is
+/// relative to it, instead of building every address anew.
+fn save_area_access(load: bool, fr: &Frame, out: &mut Vec<MInst>) {
+    let offsets = fr.saves.iter().map(|&(_, off)| off);
+    let (lo, hi) = (offsets.clone().min(), offsets.max());
+    let base = match (lo, hi) {
+        (Some(lo), Some(hi)) if !fits_imm12(hi) && fits_imm12(hi - lo) => {
+            sp_plus(T0, lo, out);
+            Some(lo)
+        }
+        _ => None,
+    };
+    for &(r, off) in &fr.saves {
+        match base {
+            Some(k) => {
+                let addr = Addr {
+                    base: Base::Reg(T0),
+                    off: off - k,
+                };
+                out.push(if load {
+                    MInst::Load {
+                        op: save_op(r),
+                        rd: r,
+                        addr,
+                    }
+                } else {
+                    MInst::Store {
+                        op: save_op(r),
+                        src: r,
+                        addr,
+                    }
+                });
+            }
+            None => sp_access(load, save_op(r), r, off, T0, out),
+        }
+    }
+}
+
+/// Whether `inst` reads or writes `r` (explicitly).
+fn mentions(inst: &MInst, r: Reg) -> bool {
+    let mut i = inst.clone();
+    let mut found = false;
+    i.map_regs(|x, _| found |= *x == r);
+    found
+}
+
+/// For each instruction of a block: whether `r` is read after it (before being
+/// written) later in the block. The spill scratch registers never carry a value
+/// across blocks.
+fn live_after(insts: &[MInst], r: Reg) -> Vec<bool> {
+    let mut live = vec![false; insts.len()];
+    let mut now = false;
+    for (i, inst) in insts.iter().enumerate().rev() {
+        live[i] = now;
+        let mut defines = false;
+        inst.for_each_def(|d| defines |= d == r);
+        let mut uses = false;
+        inst.for_each_use(|u| uses |= u == r);
+        if defines {
+            now = false;
+        }
+        if uses {
+            now = true;
+        }
+    }
+    live
+}
+
+/// `t6` as a base `sp + k` shared by the frame accesses of a block whose offsets
+/// exceed 12 bits: set once (to a multiple of 2048), then each access within 2 KiB of
+/// it is a single instruction. Only used where `t6` holds nothing.
+struct BaseCache {
+    k: Option<i64>,
+}
+
+impl BaseCache {
+    /// The base register and offset for `sp + total`, setting `t6` when needed.
+    fn addr(&mut self, total: i64, out: &mut Vec<MInst>) -> Addr {
+        let k = match self.k {
+            Some(k) if fits_imm12(total - k) => k,
+            _ => {
+                let k = total - total.rem_euclid(2048);
+                sp_plus(T6, k, out);
+                self.k = Some(k);
+                k
+            }
+        };
+        Addr {
+            base: Base::Reg(T6),
+            off: total - k,
+        }
+    }
 }
 
 /// Inserts prologue and epilogues and resolves every frame slot reference.
@@ -191,63 +284,119 @@ pub fn lower_frame(mf: &mut MFunction, fr: &Frame) -> Result<(), BackendError> {
         let mut out = Vec::with_capacity(insts.len() + 8);
         if b == entry {
             adjust_sp(-fr.size, &mut out);
-            for &(r, off) in &fr.saves {
-                sp_access(false, save_op(r), r, off, T0, &mut out);
-            }
+            save_area_access(false, fr, &mut out);
         }
-        for inst in insts {
-            match inst {
-                MInst::Ret { .. } | MInst::TailCall { .. } => {
-                    epilogue(fr, &mut out);
-                    out.push(inst);
-                }
-                MInst::FrameAddr { rd, slot, off } => {
-                    let total = fr.slot_off[slot.0 as usize] + off;
-                    if fits_imm12(total) {
-                        out.push(MInst::AluImm {
-                            op: AluImmOp::Addi,
-                            rd,
-                            rs1: SP,
-                            imm: total as i32,
-                        });
-                    } else {
-                        sp_plus(rd, total, &mut out);
-                    }
-                }
-                MInst::Load {
-                    op,
-                    rd,
-                    addr:
-                        Addr {
-                            base: Base::Slot(s),
-                            off,
+        let t6_live = live_after(&insts, T6);
+        let mut cache = BaseCache { k: None };
+        for (n, inst) in insts.into_iter().enumerate() {
+            let start = out.len();
+            // Whether this instruction may use `t6` as the shared base.
+            let t6_free = !t6_live[n] && !mentions(&inst, T6);
+            let mut cached = false;
+            let slot_total = |addr: &Addr| match addr.base {
+                Base::Slot(s) => Some(fr.slot_off[s.0 as usize] + addr.off),
+                Base::Reg(_) => None,
+            };
+            match &inst {
+                MInst::Load { op, rd, addr } | MInst::Store { op, src: rd, addr }
+                    if t6_free && slot_total(addr).is_some_and(|t| !fits_imm12(t)) =>
+                {
+                    let addr = cache.addr(slot_total(addr).expect("a slot"), &mut out);
+                    out.push(match inst {
+                        MInst::Load { .. } => MInst::Load {
+                            op: *op,
+                            rd: *rd,
+                            addr,
                         },
-                } => {
-                    let total = fr.slot_off[s.0 as usize] + off;
-                    let tmp = if op.class() == RegClass::Int {
-                        rd
-                    } else {
-                        free_scratch(&inst)?
-                    };
-                    sp_access(true, op, rd, total, tmp, &mut out);
-                }
-                MInst::Store {
-                    op,
-                    src,
-                    addr:
-                        Addr {
-                            base: Base::Slot(s),
-                            off,
+                        _ => MInst::Store {
+                            op: *op,
+                            src: *rd,
+                            addr,
                         },
-                } => {
-                    let total = fr.slot_off[s.0 as usize] + off;
-                    let tmp = free_scratch(&inst)?;
-                    sp_access(false, op, src, total, tmp, &mut out);
+                    });
+                    cached = true;
                 }
-                other => out.push(other),
+                MInst::FrameAddr { rd, slot, off }
+                    if t6_free && !fits_imm12(fr.slot_off[slot.0 as usize] + off) =>
+                {
+                    let addr = cache.addr(fr.slot_off[slot.0 as usize] + off, &mut out);
+                    out.push(MInst::AluImm {
+                        op: AluImmOp::Addi,
+                        rd: *rd,
+                        rs1: T6,
+                        imm: addr.off as i32,
+                    });
+                    cached = true;
+                }
+                _ => {}
+            }
+            if cached {
+                continue;
+            }
+            lower_inst(fr, inst, &mut out)?;
+            if out[start..].iter().any(|x| {
+                let mut d = false;
+                x.for_each_def(|r| d |= r == T6);
+                d
+            }) {
+                cache.k = None;
             }
         }
         mf.blocks[b.index()].insts = out;
+    }
+    Ok(())
+}
+
+/// Appends `inst` with its frame slot references resolved (and the epilogue before a
+/// return).
+fn lower_inst(fr: &Frame, inst: MInst, out: &mut Vec<MInst>) -> Result<(), BackendError> {
+    match inst {
+        MInst::Ret { .. } | MInst::TailCall { .. } => {
+            epilogue(fr, out);
+            out.push(inst);
+        }
+        MInst::FrameAddr { rd, slot, off } => {
+            let total = fr.slot_off[slot.0 as usize] + off;
+            if fits_imm12(total) {
+                out.push(MInst::AluImm {
+                    op: AluImmOp::Addi,
+                    rd,
+                    rs1: SP,
+                    imm: total as i32,
+                });
+            } else {
+                sp_plus(rd, total, out);
+            }
+        }
+        MInst::Load {
+            op,
+            rd,
+            addr: Addr {
+                base: Base::Slot(s),
+                off,
+            },
+        } => {
+            let total = fr.slot_off[s.0 as usize] + off;
+            let tmp = if op.class() == RegClass::Int {
+                rd
+            } else {
+                free_scratch(&inst)?
+            };
+            sp_access(true, op, rd, total, tmp, out);
+        }
+        MInst::Store {
+            op,
+            src,
+            addr: Addr {
+                base: Base::Slot(s),
+                off,
+            },
+        } => {
+            let total = fr.slot_off[s.0 as usize] + off;
+            let tmp = free_scratch(&inst)?;
+            sp_access(false, op, src, total, tmp, out);
+        }
+        other => out.push(other),
     }
     Ok(())
 }
@@ -295,6 +444,95 @@ mod tests {
                 rd: T0,
                 imm: -fr.size
             }
+        );
+    }
+
+    /// Incoming arguments 300 and 301 lie beyond 2 KiB: once `t6` is free, the first
+    /// access sets it to a base near them and the second reuses it. While `t6` holds
+    /// a value still to be read (a reload for the next instruction), an access builds
+    /// its own address as before.
+    #[test]
+    fn large_offsets_in_a_block_share_a_base_in_t6() {
+        let mut mf = MFunction::new("t".into(), false);
+        let b = mf.new_block();
+        mf.layout.push(b);
+        let x = mf.new_slot(SlotKind::Incoming(300));
+        let y = mf.new_slot(SlotKind::Incoming(301));
+        let load = |rd, slot| MInst::Load {
+            op: MemOp::W,
+            rd,
+            addr: Addr {
+                base: Base::Slot(slot),
+                off: 0,
+            },
+        };
+        let add = MInst::Alu {
+            op: AluOp::Add,
+            rd: A0,
+            rs1: T5,
+            rs2: T6,
+        };
+        mf.blocks[0].insts = vec![
+            load(T6, y),
+            load(T5, x),
+            add.clone(),
+            load(T5, x),
+            load(Reg::x(11), y),
+            MInst::Ret { value: None },
+        ];
+        let fr = lay_out(&mf);
+        let (ox, oy) = (fr.slot_off[x.0 as usize], fr.slot_off[y.0 as usize]);
+        assert!(!fits_imm12(ox) && oy == ox + 8);
+        let k = ox - ox.rem_euclid(2048);
+        lower_frame(&mut mf, &fr).unwrap();
+        let at = |base, off| Addr {
+            base: Base::Reg(base),
+            off,
+        };
+        let lw = |rd, addr| MInst::Load {
+            op: MemOp::W,
+            rd,
+            addr,
+        };
+        let insts = &mf.blocks[0].insts;
+        // y's load into `t6` builds its address in `t6` itself; `t6` then holds y
+        // for the add, so x's load builds its own address in `t5`.
+        assert_eq!(
+            insts[..7],
+            [
+                MInst::Li { rd: T6, imm: oy },
+                MInst::Alu {
+                    op: AluOp::Add,
+                    rd: T6,
+                    rs1: SP,
+                    rs2: T6,
+                },
+                lw(T6, at(T6, 0)),
+                MInst::Li { rd: T5, imm: ox },
+                MInst::Alu {
+                    op: AluOp::Add,
+                    rd: T5,
+                    rs1: SP,
+                    rs2: T5,
+                },
+                lw(T5, at(T5, 0)),
+                add,
+            ]
+        );
+        // After the add, `t6` is free: one base, two single loads.
+        assert_eq!(
+            insts[7..11],
+            [
+                MInst::Li { rd: T6, imm: k },
+                MInst::Alu {
+                    op: AluOp::Add,
+                    rd: T6,
+                    rs1: SP,
+                    rs2: T6,
+                },
+                lw(T5, at(T6, ox - k)),
+                lw(Reg::x(11), at(T6, oy - k)),
+            ]
         );
     }
 }

@@ -26,6 +26,7 @@ pub mod loops;
 pub mod mir;
 pub mod out_of_ssa;
 pub mod peephole;
+pub mod redundant_loads;
 pub mod regalloc;
 
 use ir::{EntityRef, Module};
@@ -111,6 +112,9 @@ pub fn compile_function(
         licm::hoist_invariants(&mut mf);
     }
     regalloc::allocate(&mut mf)?;
+    if opts.opt_level >= 1 {
+        redundant_loads::run(&mut mf);
+    }
     let fr = frame::lay_out(&mf);
     frame::lower_frame(&mut mf, &fr)?;
     peephole::run(&mut mf);

@@ -1,0 +1,142 @@
+//! Redundant load elimination within a block, after register allocation: a load from
+//! an address whose value a register still holds (loaded there earlier in the block,
+//! with no store, call or change of that register or of the address's base in
+//! between) becomes a register move, or disappears when it loads into that same
+//! register.
+//!
+//! The register allocator rematerialises a spilled value defined by a load from an
+//! incoming argument slot by reloading it at each use, so a parameter passed on the
+//! stack and used twice in a row is loaded twice (`lw t5, 232(sp)`, `srliw`, `lw t5,
+//! 232(sp)`, `addw`); with a thousand parameters, as in the contest's
+//! `integer-divide-optimization`, that is a thousand loads per call. This is local
+//! value numbering of loads (Muchnick, "Advanced Compiler Design and
+//! Implementation", 12.4), kept to what survives allocation.
+//!
+//! Every store invalidates everything (a store through a register may write a frame
+//! slot: local arrays live there), as does every call.
+
+use crate::mir::{Addr, Base, MFunction, MInst, MemOp, Reg};
+
+/// Removes or turns into moves the redundant loads of every block of `mf`; returns
+/// how many.
+pub fn run(mf: &mut MFunction) -> usize {
+    let mut changed = 0;
+    for block in &mut mf.blocks {
+        // (address, width) -> register holding what a load from it gave.
+        let mut held: Vec<((Addr, MemOp), Reg)> = Vec::new();
+        for inst in &mut block.insts {
+            if let MInst::Load { op, rd, addr } = *inst {
+                if let Some(&(_, r)) = held.iter().find(|(k, _)| *k == (addr, op)) {
+                    *inst = MInst::Mv { rd, rs: r };
+                    changed += 1;
+                    if r == rd {
+                        continue; // removed below; `rd` keeps its value
+                    }
+                }
+            }
+            match inst {
+                MInst::Store { .. } | MInst::Call { .. } => held.clear(),
+                _ => {
+                    let mut defs: Vec<Reg> = Vec::new();
+                    inst.for_each_def(|r| defs.push(r));
+                    held.retain(|((addr, _), r)| {
+                        !defs.contains(r) && !matches!(addr.base, Base::Reg(b) if defs.contains(&b))
+                    });
+                }
+            }
+            if let MInst::Load { op, rd, addr } = *inst {
+                // (A double is not copied: `Mv` of a float register is `fmv.s`.)
+                let base_is_rd = matches!(addr.base, Base::Reg(b) if b == rd);
+                if !base_is_rd && op != MemOp::FD {
+                    held.push(((addr, op), rd));
+                }
+            }
+        }
+        block
+            .insts
+            .retain(|i| !matches!(i, MInst::Mv { rd, rs } if rd == rs));
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{AluImmOp, MBlock, Slot};
+
+    fn slot_load(rd: Reg, slot: u32, off: i64) -> MInst {
+        MInst::Load {
+            op: MemOp::W,
+            rd,
+            addr: Addr {
+                base: Base::Slot(Slot(slot)),
+                off,
+            },
+        }
+    }
+
+    #[test]
+    fn a_reload_of_a_held_value_becomes_a_move_or_nothing() {
+        let mut mf = MFunction::new("t".into(), false);
+        let b: MBlock = mf.new_block();
+        mf.layout = vec![b];
+        let (t5, t1, a0) = (Reg::x(30), Reg::x(6), Reg::x(10));
+        let shift = |rd, rs1| MInst::AluImm {
+            op: AluImmOp::Srli,
+            rd,
+            rs1,
+            imm: 31,
+        };
+        mf.blocks[0].insts = vec![
+            slot_load(t5, 0, 8),
+            shift(t1, t5),
+            slot_load(t5, 0, 8),  // into the same register: gone
+            slot_load(a0, 0, 8),  // into another register: a move
+            slot_load(a0, 0, 16), // another address: stays
+            shift(t5, t5),        // t5 no longer holds the value...
+            slot_load(t5, 0, 8),  // ...so this load stays
+        ];
+        assert_eq!(run(&mut mf), 2);
+        assert_eq!(
+            mf.blocks[0].insts,
+            vec![
+                slot_load(t5, 0, 8),
+                shift(t1, t5),
+                MInst::Mv { rd: a0, rs: t5 },
+                slot_load(a0, 0, 16),
+                shift(t5, t5),
+                slot_load(t5, 0, 8),
+            ]
+        );
+    }
+
+    #[test]
+    fn stores_and_calls_forget_everything() {
+        let mut mf = MFunction::new("t".into(), false);
+        let b: MBlock = mf.new_block();
+        mf.layout = vec![b];
+        let (t5, a0) = (Reg::x(30), Reg::x(10));
+        let store = MInst::Store {
+            op: MemOp::W,
+            src: a0,
+            addr: Addr {
+                base: Base::Reg(Reg::x(11)),
+                off: 0,
+            },
+        };
+        let call = MInst::Call {
+            callee: "f".into(),
+            args: vec![],
+        };
+        let insts = vec![
+            slot_load(t5, 0, 8),
+            store,
+            slot_load(t5, 0, 8),
+            call,
+            slot_load(t5, 0, 8),
+        ];
+        mf.blocks[0].insts = insts.clone();
+        assert_eq!(run(&mut mf), 0);
+        assert_eq!(mf.blocks[0].insts, insts);
+    }
+}
