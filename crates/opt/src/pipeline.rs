@@ -41,6 +41,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::cgvn::Cgvn,
     &passes::pre::Pre,
     &passes::sink::Sink,
+    &passes::mergeargs::MergeArgs,
 ];
 
 /// The pass registered as `name`.
@@ -86,6 +87,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "reassoc",
             "looprotate",
+            "mergeargs",
             "licm",
             "condprop",
             "memforward",

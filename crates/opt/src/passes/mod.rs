@@ -15,6 +15,7 @@ pub mod loopdelete;
 pub mod looprotate;
 pub mod mem2reg;
 pub mod memforward;
+pub mod mergeargs;
 pub mod partial_inline;
 pub mod pre;
 pub mod reassoc;
