@@ -42,6 +42,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::pre::Pre,
     &passes::sink::Sink,
     &passes::mergeargs::MergeArgs,
+    &passes::globalforward::GlobalForward,
 ];
 
 /// The pass registered as `name`.
@@ -91,6 +92,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "licm",
             "condprop",
             "memforward",
+            "globalforward",
             "gvn",
             "cgvn",
             "pre",
@@ -104,6 +106,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "strength",
             "instcombine",
             "gvn",
+            "mergeargs",
             "dce",
             "simplifycfg",
             "sink",

@@ -15,6 +15,10 @@
 //! Only operations that cannot trap move (no division by a variable, no loads or
 //! calls), and only when every operand is available at the block (its definition
 //! dominates the block), so the new computation is valid there.
+//!
+//! Also, two parameters of a block that receive the same value on every edge are one:
+//! the later is replaced by the earlier (strength reduction can create such twins,
+//! two pointers that start and step alike, after value numbering has run).
 
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -49,6 +53,13 @@ pub fn run(f: &mut Function) -> usize {
         let preds = cfg.unique_preds(b);
         // Parameters from the last, so removing one leaves the others' indices valid.
         for k in (0..f.block_params(b).len()).rev() {
+            if let Some(twin) = (0..k).find(|&j| same_arguments(f, &preds, b, j, k)) {
+                let (p, q) = (f.block_params(b)[k], f.block_params(b)[twin]);
+                f.replace_all_uses(p, q);
+                f.remove_block_param(b, k, &preds);
+                merged += 1;
+                continue;
+            }
             let Some(kind) = common_operation(f, &dt, &preds, b, k) else {
                 continue;
             };
@@ -88,6 +99,22 @@ pub fn run(f: &mut Function) -> usize {
         }
     }
     merged
+}
+
+/// Whether every edge into `b` passes the same value as arguments `j` and `k` (or
+/// the parameters themselves, on a back edge).
+fn same_arguments(f: &Function, preds: &[Block], b: Block, j: usize, k: usize) -> bool {
+    let (pj, pk) = (f.block_params(b)[j], f.block_params(b)[k]);
+    preds.iter().all(|&pred| {
+        let Some(term) = f.terminator(pred) else {
+            return false;
+        };
+        f.kind(term)
+            .targets()
+            .iter()
+            .filter(|t| t.block == b)
+            .all(|t| t.args[j] == t.args[k] || (t.args[j] == pj && t.args[k] == pk))
+    })
 }
 
 /// The operation every edge into `b` passes as argument `k`, when it is the same pure,
@@ -168,6 +195,41 @@ bb5:
         let out = same_behaviour(CONTINUE, &["mergeargs"], "");
         assert!(out.contains("bb4(%4: i32):\n  %5 = add %0, 1\n"), "{out}");
         assert_eq!(out.matches("add %0, 1").count(), 1, "{out}");
+    }
+
+    /// Two pointers that start and step alike are one.
+    #[test]
+    fn twin_parameters_are_one() {
+        let src = r#"
+global @x: [i32; 8] = [1, 2, 3, 4, 5, 6, 7, 8]
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = gep @x, 0, 4
+  jump bb1(0, %0, %0)
+bb1(%1: i32, %2: ptr, %3: ptr):
+  %4 = load i32, %2
+  %5 = gep %3, 1, 4
+  store %4, %5
+  %6 = add %1, 1
+  %7 = slt %6, 7
+  br %7, bb1(%6, %5, %5), bb2
+bb2:
+  %8 = load i32, %5
+  call @putint(%8)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["mergeargs"], "");
+        assert!(out.contains("bb1(%1: i32, %2: ptr):"), "{out}");
+        // Different starts: two pointers.
+        let apart = src.replace(
+            "jump bb1(0, %0, %0)",
+            "%9 = gep @x, 1, 4\n  jump bb1(0, %0, %9)",
+        );
+        let out = run(&apart, &["mergeargs"]);
+        assert!(out.contains("%3: ptr, %4: ptr"), "{out}");
     }
 
     #[test]

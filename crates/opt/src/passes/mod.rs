@@ -7,6 +7,7 @@ pub mod cgvn;
 pub mod condprop;
 pub mod dce;
 pub mod finalvalue;
+pub mod globalforward;
 pub mod gvn;
 pub mod inline;
 pub mod instcombine;

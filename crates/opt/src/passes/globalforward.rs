@@ -1,0 +1,265 @@
+//! Store-to-load forwarding and dead store elimination for globals within a block:
+//! the counterpart of [`super::memforward`] for memory that other names may reach.
+//!
+//! Locations are a global plus a constant byte offset (through `gep`s with constant
+//! indices). Scanning each block forward, with the contents known at each point:
+//! - a load of a location whose contents are known (stored or loaded earlier in the
+//!   block, with the same type) is replaced by that value;
+//! - a store of the value a location already holds is removed;
+//! - a store overwritten by a later store to the same location, with nothing in
+//!   between that may read it, is removed (`seed = seed * a + c; seed = seed % m;`
+//!   stores once).
+//!
+//! What else may touch globals is accounted for conservatively: a store through a
+//! pointer not known to be into a global (a parameter, a loaded pointer) may write any
+//! global, so everything known is forgotten; a load through one may read any global,
+//! so no earlier store is dead; an access to a global at a variable index forgets
+//! (or reads) all of that global; a call forgets everything when its callee may write
+//! memory and reads everything when it may read memory ([`Purity`]). A block's end
+//! reads everything (globals outlive the function).
+
+use crate::analysis::Purity;
+use crate::pipeline::Pass;
+use ir::{Block, Function, GlobalId, Inst, InstKind, Module, Value, ValueDef};
+
+/// The pass.
+pub struct GlobalForward;
+
+impl Pass for GlobalForward {
+    fn name(&self) -> &'static str {
+        "globalforward"
+    }
+    fn description(&self) -> &'static str {
+        "store-to-load forwarding and dead store elimination for globals within a block"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        super::each_function(m, |f| run(f, &purity) > 0)
+    }
+}
+
+/// A global location: global, byte offset, size in bytes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+struct Loc {
+    global: GlobalId,
+    off: i64,
+    size: i64,
+}
+
+impl Loc {
+    fn overlaps(self, o: Loc) -> bool {
+        self.global == o.global && self.off < o.off + o.size && o.off < self.off + self.size
+    }
+}
+
+/// Where a pointer points.
+enum Target {
+    /// Into a global, at a constant byte offset or an unknown one.
+    Global(GlobalId, Option<i64>),
+    /// Into a local `alloc`: never a global.
+    Local,
+    /// Anywhere.
+    Unknown,
+}
+
+fn target(f: &Function, mut p: Value) -> Target {
+    let mut off = Some(0i64);
+    loop {
+        match f.value_def(p) {
+            ValueDef::Global(g) => return Target::Global(g, off),
+            ValueDef::Inst(i) => match *f.kind(i) {
+                InstKind::Alloc { .. } => return Target::Local,
+                InstKind::Gep {
+                    base,
+                    index,
+                    stride,
+                } => {
+                    off = match (off, f.as_iconst(index)) {
+                        (Some(o), Some(k)) => Some(o + i64::from(k) * i64::from(stride)),
+                        _ => None,
+                    };
+                    p = base;
+                }
+                _ => return Target::Unknown,
+            },
+            _ => return Target::Unknown,
+        }
+    }
+}
+
+/// Forwards and removes what it can in every block of `f`; returns how many loads
+/// and stores went.
+pub fn run(f: &mut Function, purity: &Purity) -> usize {
+    let blocks: Vec<Block> = f.layout.blocks().collect();
+    blocks
+        .into_iter()
+        .map(|b| forward_in_block(f, b, purity))
+        .sum()
+}
+
+fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
+    let mut changed = 0;
+    let mut known: Vec<(Loc, Value)> = Vec::new();
+    let mut pending: Vec<(Loc, Inst)> = Vec::new();
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    for i in insts {
+        match *f.kind(i) {
+            InstKind::Load { ty, ptr } => match target(f, ptr) {
+                Target::Local => {}
+                Target::Unknown => pending.clear(),
+                Target::Global(g, None) => pending.retain(|(l, _)| l.global != g),
+                Target::Global(global, Some(off)) => {
+                    let loc = Loc {
+                        global,
+                        off,
+                        size: i64::from(ty.size()),
+                    };
+                    let r = f.inst_result(i).expect("load has a result");
+                    let hit = known
+                        .iter()
+                        .find(|(l, v)| *l == loc && f.value_type(*v) == ty)
+                        .map(|&(_, v)| v);
+                    if let Some(v) = hit {
+                        f.replace_all_uses(r, v);
+                        f.remove_inst(i);
+                        changed += 1;
+                    } else {
+                        pending.retain(|(l, _)| !l.overlaps(loc));
+                        known.push((loc, r));
+                    }
+                }
+            },
+            InstKind::Store { value, ptr } => match target(f, ptr) {
+                Target::Local => {}
+                Target::Unknown => known.clear(),
+                Target::Global(g, None) => known.retain(|(l, _)| l.global != g),
+                Target::Global(global, Some(off)) => {
+                    let loc = Loc {
+                        global,
+                        off,
+                        size: i64::from(f.value_type(value).size()),
+                    };
+                    if known.iter().any(|&(l, v)| l == loc && v == value) {
+                        f.remove_inst(i); // stores what is already there
+                        changed += 1;
+                        continue;
+                    }
+                    if let Some(pos) = pending.iter().position(|(l, _)| *l == loc) {
+                        let (_, dead) = pending.swap_remove(pos);
+                        f.remove_inst(dead);
+                        changed += 1;
+                    }
+                    pending.retain(|(l, _)| !l.overlaps(loc));
+                    known.retain(|(l, _)| !l.overlaps(loc));
+                    known.push((loc, value));
+                    pending.push((loc, i));
+                }
+            },
+            InstKind::Call { callee, .. } => {
+                let e = purity.effects(callee);
+                if e.writes_global || e.writes_args {
+                    known.clear();
+                }
+                if e.reads_global || e.reads_args || e.writes_args {
+                    pending.clear();
+                }
+            }
+            _ => {}
+        }
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, run, same_behaviour};
+
+    const RAND: &str = r#"
+global @seed: i32 = 7
+global @other: [i32; 4] = zeroinit
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = load i32, @seed
+  %1 = mul %0, 1103
+  %2 = add %1, 12345
+  store %2, @seed
+  %3 = load i32, @seed
+  %4 = srem %3, 1000
+  store %4, @seed
+  %5 = gep @other, 1, 4
+  store %4, %5
+  %6 = load i32, @seed
+  call @putint(%6)
+  %7 = load i32, @seed
+  store %7, @seed
+  ret %7
+}
+"#;
+
+    #[test]
+    fn forwards_and_removes_overwritten_stores_to_globals() {
+        same_behaviour(RAND, &["globalforward"], "");
+        check(
+            &["globalforward"],
+            RAND,
+            r#"
+global @seed: i32 = 7
+global @other: [i32; 4] = zeroinit
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = load i32, @seed
+  %1 = mul %0, 1103
+  %2 = add %1, 12345
+  %3 = srem %2, 1000
+  store %3, @seed
+  %4 = gep @other, 1, 4
+  store %3, %4
+  call @putint(%3)
+  ret %3
+}
+"#,
+        );
+    }
+
+    #[test]
+    fn unknown_pointers_and_calls_that_touch_memory_are_respected() {
+        let src = r#"
+global @g: i32 = 1
+
+declare @putint(i32) -> void
+
+func @f(ptr) -> i32 {
+bb0(%0: ptr):
+  store 1, @g
+  %1 = load i32, %0
+  store 2, @g
+  store 3, %0
+  %2 = load i32, @g
+  %3 = add %1, %2
+  store 4, @g
+  call @h()
+  store 5, @g
+  ret %3
+}
+
+func @h() -> void {
+bb0:
+  %0 = load i32, @g
+  call @putint(%0)
+  ret
+}
+"#;
+        // The load through %0 may read @g (store 1 stays); the store through %0 may
+        // write it (the load of @g stays); @h reads @g (store 4 stays).
+        let out = run(src, &["globalforward"]);
+        for s in ["store 1, @g", "load i32, @g", "store 4, @g", "store 5, @g"] {
+            assert!(out.contains(s), "{s}:\n{out}");
+        }
+    }
+}
