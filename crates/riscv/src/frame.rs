@@ -103,12 +103,9 @@ pub fn lay_out(mf: &MFunction) -> Frame {
 
 /// A scratch register that `inst` does not mention.
 fn free_scratch(inst: &MInst) -> Result<Reg, BackendError> {
-    let mut mentioned = Vec::new();
-    let mut i = inst.clone();
-    i.map_regs(|r, _| mentioned.push(*r));
     [T5, T6]
         .into_iter()
-        .find(|r| !mentioned.contains(r))
+        .find(|&r| !mentions(inst, r))
         .ok_or_else(|| BackendError::new("internal: no scratch register for a large frame offset"))
 }
 

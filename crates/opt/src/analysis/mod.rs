@@ -15,7 +15,7 @@ pub use induction::{Counter, RotatedLoop};
 pub use loops::{Loop, LoopForest, LoopId};
 pub use param_targets::{ParamTargets, Targets};
 pub use postdom::PostDominatorTree;
-pub use purity::{pointer_base, Effects, PointerBase, Purity};
+pub use purity::{address_root, pointer_base, Effects, PointerBase, Purity};
 
 #[cfg(test)]
 pub(crate) mod testcfg;

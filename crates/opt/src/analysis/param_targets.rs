@@ -103,20 +103,17 @@ impl ParamTargets {
 
 /// The globals pointer `p` of `f` may point into, given the targets of `f`'s
 /// parameters.
-pub fn origin(f: &Function, mut p: Value, params: &[Targets]) -> Targets {
-    loop {
-        match f.value_def(p) {
-            ValueDef::Global(g) => return Targets::Known(vec![g]),
-            ValueDef::Param(b, k) if b == f.entry_block() => {
-                return params.get(k as usize).cloned().unwrap_or(Targets::Unknown)
-            }
-            ValueDef::Inst(i) => match f.kind(i) {
-                InstKind::Alloc { .. } => return Targets::Known(Vec::new()),
-                InstKind::Gep { base, .. } => p = *base,
-                _ => return Targets::Unknown,
-            },
-            _ => return Targets::Unknown,
+pub fn origin(f: &Function, p: Value, params: &[Targets]) -> Targets {
+    let (root, _) = super::address_root(f, p);
+    match f.value_def(root) {
+        ValueDef::Global(g) => Targets::Known(vec![g]),
+        ValueDef::Param(b, k) if b == f.entry_block() => {
+            params.get(k as usize).cloned().unwrap_or(Targets::Unknown)
         }
+        ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => {
+            Targets::Known(Vec::new())
+        }
+        _ => Targets::Unknown,
     }
 }
 

@@ -85,19 +85,39 @@ pub enum PointerBase {
     Unknown,
 }
 
+/// Follows `gep` bases from `p` to the pointer they start from (a global, an
+/// `alloc`, a parameter, or anything else), with the byte offset from it when every
+/// index on the way is a constant.
+pub fn address_root(f: &Function, mut p: Value) -> (Value, Option<i64>) {
+    let mut off = Some(0i64);
+    while let Some(i) = f.def_inst(p) {
+        let InstKind::Gep {
+            base,
+            index,
+            stride,
+        } = *f.kind(i)
+        else {
+            break;
+        };
+        off = match (off, f.as_iconst(index)) {
+            (Some(o), Some(k)) => Some(o + i64::from(k) * i64::from(stride)),
+            _ => None,
+        };
+        p = base;
+    }
+    (p, off)
+}
+
 /// Follows `gep` bases from `p` to the allocation it points into.
-pub fn pointer_base(f: &Function, mut p: Value) -> PointerBase {
-    loop {
-        match f.value_def(p) {
-            ValueDef::Global(_) => return PointerBase::Global,
-            ValueDef::Param(b, _) if b == f.entry_block() => return PointerBase::Param,
-            ValueDef::Inst(i) => match f.kind(i) {
-                InstKind::Alloc { .. } => return PointerBase::Local(p),
-                InstKind::Gep { base, .. } => p = *base,
-                _ => return PointerBase::Unknown,
-            },
-            _ => return PointerBase::Unknown,
+pub fn pointer_base(f: &Function, p: Value) -> PointerBase {
+    let (root, _) = address_root(f, p);
+    match f.value_def(root) {
+        ValueDef::Global(_) => PointerBase::Global,
+        ValueDef::Param(b, _) if b == f.entry_block() => PointerBase::Param,
+        ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => {
+            PointerBase::Local(root)
         }
+        _ => PointerBase::Unknown,
     }
 }
 

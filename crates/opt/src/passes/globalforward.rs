@@ -18,7 +18,7 @@
 //! memory and reads everything when it may read memory ([`Purity`]). A block's end
 //! reads everything (globals outlive the function).
 
-use crate::analysis::Purity;
+use crate::analysis::{address_root, Purity};
 use crate::pipeline::Pass;
 use ir::{Block, Function, GlobalId, Inst, InstKind, Module, Value, ValueDef};
 
@@ -62,28 +62,12 @@ enum Target {
     Unknown,
 }
 
-fn target(f: &Function, mut p: Value) -> Target {
-    let mut off = Some(0i64);
-    loop {
-        match f.value_def(p) {
-            ValueDef::Global(g) => return Target::Global(g, off),
-            ValueDef::Inst(i) => match *f.kind(i) {
-                InstKind::Alloc { .. } => return Target::Local,
-                InstKind::Gep {
-                    base,
-                    index,
-                    stride,
-                } => {
-                    off = match (off, f.as_iconst(index)) {
-                        (Some(o), Some(k)) => Some(o + i64::from(k) * i64::from(stride)),
-                        _ => None,
-                    };
-                    p = base;
-                }
-                _ => return Target::Unknown,
-            },
-            _ => return Target::Unknown,
-        }
+fn target(f: &Function, p: Value) -> Target {
+    let (root, off) = address_root(f, p);
+    match f.value_def(root) {
+        ValueDef::Global(g) => Target::Global(g, off),
+        ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => Target::Local,
+        _ => Target::Unknown,
     }
 }
 

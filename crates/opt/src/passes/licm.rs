@@ -39,7 +39,7 @@
 
 use crate::analysis::param_targets::origin;
 use crate::analysis::{
-    pointer_base, LoopForest, LoopId, ParamTargets, PointerBase, Purity, Targets,
+    address_root, pointer_base, LoopForest, LoopId, ParamTargets, PointerBase, Purity, Targets,
 };
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -280,16 +280,10 @@ impl LoopWrites {
 }
 
 /// The global a pointer into a global points into.
-fn global_of(f: &Function, mut p: Value) -> Option<ir::GlobalId> {
-    loop {
-        match f.value_def(p) {
-            ValueDef::Global(g) => return Some(g),
-            ValueDef::Inst(i) => match f.kind(i) {
-                InstKind::Gep { base, .. } => p = *base,
-                _ => return None,
-            },
-            _ => return None,
-        }
+fn global_of(f: &Function, p: Value) -> Option<ir::GlobalId> {
+    match f.value_def(address_root(f, p).0) {
+        ValueDef::Global(g) => Some(g),
+        _ => None,
     }
 }
 

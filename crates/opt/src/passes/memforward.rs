@@ -27,8 +27,9 @@
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
 //! Implementation", 13.1), restricted to memory that provably has no other name.
 
+use crate::analysis::address_root;
 use crate::pipeline::Pass;
-use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
 
 /// The memforward pass.
 pub struct MemForward;
@@ -93,28 +94,10 @@ fn classify(f: &Function) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
 }
 
 /// A pointer into local memory: the allocation and, when constant, the byte offset.
-fn resolve(f: &Function, mut p: Value) -> Option<(Value, Option<i64>)> {
-    let mut off: Option<i64> = Some(0);
-    loop {
-        let ValueDef::Inst(i) = f.value_def(p) else {
-            return None;
-        };
-        match *f.kind(i) {
-            InstKind::Alloc { .. } => return Some((p, off)),
-            InstKind::Gep {
-                base,
-                index,
-                stride,
-            } => {
-                off = match (off, f.as_iconst(index)) {
-                    (Some(o), Some(k)) => Some(o + k as i64 * stride as i64),
-                    _ => None,
-                };
-                p = base;
-            }
-            _ => return None,
-        }
-    }
+fn resolve(f: &Function, p: Value) -> Option<(Value, Option<i64>)> {
+    let (root, off) = address_root(f, p);
+    let alloc = f.def_inst(root)?;
+    matches!(f.kind(alloc), InstKind::Alloc { .. }).then_some((root, off))
 }
 
 /// A location: allocation, byte offset, size in bytes.

@@ -21,6 +21,7 @@
 //! holds too. The mirror image holds for `s < 0`.
 
 use super::facts::{branch_fact, known, Fact};
+use crate::fold::{fold_cmp, Const};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, CmpOp, Function, InstKind, Value, ValueDef};
 
@@ -231,16 +232,8 @@ fn defined_before(f: &Function, dt: &DominatorTree, v: Value, h: Block) -> bool 
 
 /// Whether `op(a, b)` is known to hold: both constants, or decided by `facts`.
 fn holds(f: &Function, facts: &[Fact], op: CmpOp, a: Value, b: Value) -> bool {
-    if let (Some(x), Some(y)) = (f.as_iconst(a), f.as_iconst(b)) {
-        return match op {
-            CmpOp::Eq => x == y,
-            CmpOp::Ne => x != y,
-            CmpOp::Slt => x < y,
-            CmpOp::Sle => x <= y,
-            CmpOp::Sgt => x > y,
-            CmpOp::Sge => x >= y,
-            _ => false,
-        };
+    if let (Some(x), Some(y)) = (Const::of(f, a), Const::of(f, b)) {
+        return fold_cmp(op, x, y) == Some(Const::I(1));
     }
     known(f, facts, None, Some((op, a, b))) == Some(true)
 }

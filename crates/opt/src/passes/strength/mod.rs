@@ -68,10 +68,12 @@ pub fn run(f: &mut Function) -> usize {
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
+    // Adding header parameters (appended after the counters) and instructions changes
+    // no edge and no counter, so the analyses and the intervals stay valid.
+    let ranges = Ranges::new(f, &cfg, &loops);
     let mut rewritten = 0;
     for id in ids {
-        // Adding header parameters changes no edge, so the analyses stay valid.
-        rewritten += reduce_loop(f, &cfg, &loops, id);
+        rewritten += reduce_loop(f, &cfg, &loops, &ranges, id);
     }
     rewritten
 }
@@ -80,17 +82,22 @@ pub fn run(f: &mut Function) -> usize {
 /// the index, stride, and bytes per step of the counter.
 type GroupKey = (Value, Option<Value>, u32, u32);
 
-fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> usize {
+fn reduce_loop(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    ranges: &Ranges,
+    id: LoopId,
+) -> usize {
     let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
         return 0;
     };
     let Some(iv) = Counter::of(f, loops, id, &s) else {
         return 0;
     };
-    let ranges = Ranges::new(f, cfg, loops);
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
     let blocks = loops.get(id).blocks.clone();
-    let mut rewritten = gep_reassoc::reassociate(f, &ranges, &blocks, s.preheader, &in_loop);
+    let mut rewritten = gep_reassoc::reassociate(f, ranges, &blocks, s.preheader, &in_loop);
     // The geps to rewrite, grouped, with the constant offset (in units of the stride)
     // of each.
     let mut groups: Vec<(GroupKey, Vec<(Inst, i32)>)> = Vec::new();
@@ -115,7 +122,7 @@ fn reduce_loop(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id:
                 in_loop: &inside,
             };
             let Some((invariant, step_stride, offset)) =
-                split_index(f, &ranges, &l, i, index, stride)
+                split_index(f, ranges, &l, i, index, stride)
             else {
                 continue;
             };
