@@ -191,9 +191,10 @@ fn split_index(
 ) -> Option<(Option<Value>, u32, i32)> {
     if let Some(a) = ranges.affine(f, l, index) {
         let step_stride = u32::try_from(a.scale).ok()?.checked_mul(stride)?;
-        return (step_stride > 0)
-            .then(|| Some((a.invariant, step_stride, i32::try_from(a.offset).ok()?)))
-            .flatten();
+        if step_stride == 0 {
+            return None; // invariant index: licm's business
+        }
+        return Some((a.invariant, step_stride, i32::try_from(a.offset).ok()?));
     }
     let offset = iv_plus_constant(f, l.counter.param, index)?;
     if offset != 0 && !only_addresses(f, g) {
