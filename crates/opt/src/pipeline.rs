@@ -43,6 +43,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::sink::Sink,
     &passes::mergeargs::MergeArgs,
     &passes::globalforward::GlobalForward,
+    &passes::memoize::Memoize,
+    &passes::constglobals::ConstGlobals,
 ];
 
 /// The pass registered as `name`.
@@ -74,11 +76,13 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
         0 => vec![],
         _ => vec![
             "mem2reg",
+            "constglobals",
             "simplifycfg",
             "instcombine",
             "sccp",
             "dce",
             "simplifycfg",
+            "memoize",
             "partialinline",
             "inline",
             "condprop",

@@ -48,7 +48,7 @@ impl Pass for Inline {
 /// Callees with at most this many instructions are always inlined.
 pub const SMALL: usize = 40;
 /// A callee called from a single place is inlined up to this many instructions.
-pub const SINGLE_SITE: usize = 600;
+pub const SINGLE_SITE: usize = 5000;
 /// No inlining makes a caller larger than this many instructions.
 pub const MAX_CALLER: usize = 6000;
 /// A small self-recursive function is unrolled (inlined into itself) while it stays

@@ -5,6 +5,7 @@
 
 pub mod cgvn;
 pub mod condprop;
+pub mod constglobals;
 pub mod dce;
 pub mod finalvalue;
 pub mod globalforward;
@@ -16,6 +17,7 @@ pub mod loopdelete;
 pub mod looprotate;
 pub mod mem2reg;
 pub mod memforward;
+pub mod memoize;
 pub mod mergeargs;
 pub mod partial_inline;
 pub mod pre;
