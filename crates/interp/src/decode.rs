@@ -105,6 +105,31 @@ pub(crate) enum Op {
         a: Slot,
         b: Slot,
     },
+    Add64 {
+        d: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    Sub64 {
+        d: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    Mul64 {
+        d: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    SDiv64 {
+        d: Slot,
+        a: Slot,
+        b: Slot,
+    },
+    SRem64 {
+        d: Slot,
+        a: Slot,
+        b: Slot,
+    },
     Eq {
         d: Slot,
         a: Slot,
@@ -174,6 +199,18 @@ pub(crate) enum Op {
         a: Slot,
     },
     FPToSI {
+        d: Slot,
+        a: Slot,
+    },
+    SExt {
+        d: Slot,
+        a: Slot,
+    },
+    Trunc {
+        d: Slot,
+        a: Slot,
+    },
+    FBits {
         d: Slot,
         a: Slot,
     },
@@ -709,6 +746,11 @@ impl<'a> Decoder<'a> {
                     BinOp::FSub => Op::FSub { d, a, b },
                     BinOp::FMul => Op::FMul { d, a, b },
                     BinOp::FDiv => Op::FDiv { d, a, b },
+                    BinOp::Add64 => Op::Add64 { d, a, b },
+                    BinOp::Sub64 => Op::Sub64 { d, a, b },
+                    BinOp::Mul64 => Op::Mul64 { d, a, b },
+                    BinOp::SDiv64 => Op::SDiv64 { d, a, b },
+                    BinOp::SRem64 => Op::SRem64 { d, a, b },
                 }
             }
             InstKind::Cmp { op, args } => {
@@ -734,6 +776,9 @@ impl<'a> Decoder<'a> {
                     UnOp::FNeg => Op::FNeg { d, a },
                     UnOp::SIToFP => Op::SIToFP { d, a },
                     UnOp::FPToSI => Op::FPToSI { d, a },
+                    UnOp::SExt => Op::SExt { d, a },
+                    UnOp::Trunc => Op::Trunc { d, a },
+                    UnOp::FBits => Op::FBits { d, a },
                 }
             }
             InstKind::Alloc { elem, len } => {
@@ -750,7 +795,7 @@ impl<'a> Decoder<'a> {
                     Type::I8 => Op::Load8 { d, p },
                     Type::I32 | Type::F32 => Op::Load32 { d, p },
                     Type::Ptr => Op::Load64 { d, p },
-                    Type::Void => return Err(invalid(format!("{i} loads void"))),
+                    Type::Void | Type::I64 => return Err(invalid(format!("{i} loads {ty}"))),
                 }
             }
             InstKind::Store { value, ptr } => {
@@ -759,7 +804,7 @@ impl<'a> Decoder<'a> {
                     Type::I8 => Op::Store8 { v, p },
                     Type::I32 | Type::F32 => Op::Store32 { v, p },
                     Type::Ptr => Op::Store64 { v, p },
-                    Type::Void => return Err(invalid(format!("{i} stores void"))),
+                    t @ (Type::Void | Type::I64) => return Err(invalid(format!("{i} stores {t}"))),
                 }
             }
             InstKind::Gep {

@@ -5,8 +5,9 @@
 //! bumps the memory stack by the callee's `alloc` bytes; `ret` undoes all three.
 //!
 //! Values in registers are `u64`: `i32` and `f32` as their 32 bits (upper bits
-//! ignored by every reader), pointers as 64-bit addresses. Semantics follow RV64:
-//! wrapping `i32` arithmetic, `INT_MIN / -1 == INT_MIN`, `INT_MIN % -1 == 0`, shift
+//! ignored by every reader), `i64` as all 64, pointers as 64-bit addresses. Semantics
+//! follow RV64: wrapping `i32` and `i64` arithmetic, `MIN / -1 == MIN` and
+//! `MIN % -1 == 0` at either width, shift
 //! amounts mod 32, `f32` arithmetic in single precision with NaN results canonicalised
 //! (`0x7fc00000`, as RISC-V produces), `fptosi` saturating with NaN to `i32::MAX`
 //! (`fcvt.w.s` with `rtz`). Division by zero traps (undefined in SysY).
@@ -227,9 +228,28 @@ fn run_loop(
             Op::FLe { d, a, b } => float_cmp!(d, a, b, <=),
             Op::FGt { d, a, b } => float_cmp!(d, a, b, >),
             Op::FGe { d, a, b } => float_cmp!(d, a, b, >=),
+            Op::Add64 { d, a, b } => r!(d) = r!(a).wrapping_add(r!(b)),
+            Op::Sub64 { d, a, b } => r!(d) = r!(a).wrapping_sub(r!(b)),
+            Op::Mul64 { d, a, b } => r!(d) = r!(a).wrapping_mul(r!(b)),
+            Op::SDiv64 { d, a, b } => {
+                let (x, y) = (r!(a) as i64, r!(b) as i64);
+                if y == 0 {
+                    bail!(ErrorKind::DivisionByZero);
+                }
+                r!(d) = x.wrapping_div(y) as u64;
+            }
+            Op::SRem64 { d, a, b } => {
+                let (x, y) = (r!(a) as i64, r!(b) as i64);
+                if y == 0 {
+                    bail!(ErrorKind::DivisionByZero);
+                }
+                r!(d) = x.wrapping_rem(y) as u64;
+            }
             Op::FNeg { d, a } => r!(d) = (r!(a) as u32 ^ 0x8000_0000) as u64,
             Op::SIToFP { d, a } => r!(d) = ((r!(a) as i32) as f32).to_bits() as u64,
             Op::FPToSI { d, a } => r!(d) = fptosi(f(r!(a))) as u32 as u64,
+            Op::SExt { d, a } => r!(d) = r!(a) as i32 as i64 as u64,
+            Op::Trunc { d, a } | Op::FBits { d, a } => r!(d) = r!(a) as u32 as u64,
             Op::Alloc { d, idx } => r!(d) = fp + func.allocs[idx as usize],
             Op::Load8 { d, p } => r!(d) = tri!(mem.load8(r!(p))) as u64,
             Op::Load32 { d, p } => r!(d) = tri!(mem.load32(r!(p))) as u64,

@@ -218,7 +218,8 @@ impl Function {
     }
 
     /// A zero constant of type `ty` (i32 0, f32 +0.0, or the null pointer as i32 0 for
-    /// anything else). Useful for reading never-written variables.
+    /// anything else). Useful for reading never-written variables. There are no `i64`
+    /// constants: for `i64` this is an `i32` 0, which the verifier rejects there.
     pub fn zero(&mut self, ty: Type) -> Value {
         match ty {
             Type::F32 => self.fconst(0.0),

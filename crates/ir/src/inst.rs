@@ -7,7 +7,9 @@ use crate::entities::{Block, FuncId, Value};
 use crate::types::Type;
 use smallvec::SmallVec;
 
-/// Two-operand arithmetic. Integer ops work on `i32` and wrap; `F*` ops work on `f32`.
+/// Two-operand arithmetic. Integer ops work on `i32` and wrap; `F*` ops work on `f32`;
+/// `*64` ops work on `i64` and wrap. The `i64` ops are distinct opcodes (not `Add` at
+/// another type) so that no rewrite written for the `i32` ones ever applies to them.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum BinOp {
     Add,
@@ -30,10 +32,17 @@ pub enum BinOp {
     FSub,
     FMul,
     FDiv,
+    Add64,
+    Sub64,
+    Mul64,
+    /// Signed division truncating toward zero; `i64::MIN / -1` is `i64::MIN`.
+    SDiv64,
+    /// Signed remainder with the sign of the dividend; `i64::MIN % -1` is 0.
+    SRem64,
 }
 
 impl BinOp {
-    pub const ALL: [BinOp; 15] = [
+    pub const ALL: [BinOp; 20] = [
         BinOp::Add,
         BinOp::Sub,
         BinOp::Mul,
@@ -49,6 +58,11 @@ impl BinOp {
         BinOp::FSub,
         BinOp::FMul,
         BinOp::FDiv,
+        BinOp::Add64,
+        BinOp::Sub64,
+        BinOp::Mul64,
+        BinOp::SDiv64,
+        BinOp::SRem64,
     ];
 
     /// The textual IR mnemonic.
@@ -69,18 +83,33 @@ impl BinOp {
             BinOp::FSub => "fsub",
             BinOp::FMul => "fmul",
             BinOp::FDiv => "fdiv",
+            BinOp::Add64 => "add64",
+            BinOp::Sub64 => "sub64",
+            BinOp::Mul64 => "mul64",
+            BinOp::SDiv64 => "sdiv64",
+            BinOp::SRem64 => "srem64",
         }
     }
 
-    /// Whether the operands and result are `f32` (otherwise `i32`).
+    /// Whether the operands and result are `f32`.
     pub fn is_float(self) -> bool {
         matches!(self, BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv)
+    }
+
+    /// Whether the operands and result are `i64`.
+    pub fn is_i64(self) -> bool {
+        matches!(
+            self,
+            BinOp::Add64 | BinOp::Sub64 | BinOp::Mul64 | BinOp::SDiv64 | BinOp::SRem64
+        )
     }
 
     /// The type of both operands and of the result.
     pub fn ty(self) -> Type {
         if self.is_float() {
             Type::F32
+        } else if self.is_i64() {
+            Type::I64
         } else {
             Type::I32
         }
@@ -97,12 +126,17 @@ impl BinOp {
                 | BinOp::Xor
                 | BinOp::FAdd
                 | BinOp::FMul
+                | BinOp::Add64
+                | BinOp::Mul64
         )
     }
 
     /// Whether the operation can trap (integer division or remainder by zero).
     pub fn can_trap(self) -> bool {
-        matches!(self, BinOp::SDiv | BinOp::SRem)
+        matches!(
+            self,
+            BinOp::SDiv | BinOp::SRem | BinOp::SDiv64 | BinOp::SRem64
+        )
     }
 }
 
@@ -215,10 +249,23 @@ pub enum UnOp {
     SIToFP,
     /// f32 to i32, truncating toward zero (saturating on overflow, as RISC-V's `fcvt.w.s`).
     FPToSI,
+    /// i32 to i64, sign-extending.
+    SExt,
+    /// i64 to i32, keeping the low 32 bits.
+    Trunc,
+    /// f32 to i32 with the same bits (IEEE-754 bit pattern).
+    FBits,
 }
 
 impl UnOp {
-    pub const ALL: [UnOp; 3] = [UnOp::FNeg, UnOp::SIToFP, UnOp::FPToSI];
+    pub const ALL: [UnOp; 6] = [
+        UnOp::FNeg,
+        UnOp::SIToFP,
+        UnOp::FPToSI,
+        UnOp::SExt,
+        UnOp::Trunc,
+        UnOp::FBits,
+    ];
 
     /// The textual IR mnemonic.
     pub fn name(self) -> &'static str {
@@ -226,14 +273,18 @@ impl UnOp {
             UnOp::FNeg => "fneg",
             UnOp::SIToFP => "sitofp",
             UnOp::FPToSI => "fptosi",
+            UnOp::SExt => "sext",
+            UnOp::Trunc => "trunc",
+            UnOp::FBits => "fbits",
         }
     }
 
     /// Operand type.
     pub fn operand_ty(self) -> Type {
         match self {
-            UnOp::FNeg | UnOp::FPToSI => Type::F32,
-            UnOp::SIToFP => Type::I32,
+            UnOp::FNeg | UnOp::FPToSI | UnOp::FBits => Type::F32,
+            UnOp::SIToFP | UnOp::SExt => Type::I32,
+            UnOp::Trunc => Type::I64,
         }
     }
 
@@ -241,7 +292,8 @@ impl UnOp {
     pub fn result_ty(self) -> Type {
         match self {
             UnOp::FNeg | UnOp::SIToFP => Type::F32,
-            UnOp::FPToSI => Type::I32,
+            UnOp::FPToSI | UnOp::Trunc | UnOp::FBits => Type::I32,
+            UnOp::SExt => Type::I64,
         }
     }
 }

@@ -15,6 +15,10 @@ pub enum Type {
     I32,
     /// IEEE-754 single.
     F32,
+    /// 64-bit two's complement integer; arithmetic wraps. Created only by optimisation
+    /// passes, and only as an SSA temporary or block parameter (never in memory, a
+    /// signature or a call).
+    I64,
     /// A 64-bit address.
     Ptr,
 }
@@ -26,7 +30,7 @@ impl Type {
             Type::Void => 0,
             Type::I8 => 1,
             Type::I32 | Type::F32 => 4,
-            Type::Ptr => 8,
+            Type::I64 | Type::Ptr => 8,
         }
     }
 
@@ -37,6 +41,7 @@ impl Type {
             Type::I8 => "i8",
             Type::I32 => "i32",
             Type::F32 => "f32",
+            Type::I64 => "i64",
             Type::Ptr => "ptr",
         }
     }
@@ -48,6 +53,7 @@ impl Type {
             "i8" => Type::I8,
             "i32" => Type::I32,
             "f32" => Type::F32,
+            "i64" => Type::I64,
             "ptr" => Type::Ptr,
             _ => return None,
         })

@@ -8,9 +8,9 @@
 //!
 //! Module:
 //! - function names are unique, and so are global names;
-//! - a global's element type is not `void`; an explicit initialiser is no longer than the
-//!   global (`Words` and `Bytes` have at most `len` elements); `Bytes` only initialise
-//!   `i8` data, and `i8` words fit in a byte.
+//! - a global's element type is not `void` or `i64`; an explicit initialiser is no
+//!   longer than the global (`Words` and `Bytes` have at most `len` elements); `Bytes`
+//!   only initialise `i8` data, and `i8` words fit in a byte.
 //!
 //! Signatures (declarations too): parameters are `i32`, `f32` or `ptr`; the return
 //! type is one of those or `void`.
@@ -22,17 +22,18 @@
 //!   `ret`) and has no terminator elsewhere;
 //! - the entry block's parameters match the signature's parameter types, and no branch
 //!   targets the entry block;
-//! - block parameters have a value type and are recorded as parameter `k` of their
-//!   block; instruction results exist exactly when the opcode (or callee) yields a
+//! - block parameters have a value type or `i64` and are recorded as parameter `k` of
+//!   their block; instruction results exist exactly when the opcode (or callee) yields a
 //!   value, have the type it implies, and are recorded as results of their instruction;
 //! - every operand is a valid value of this function; a global address names an
 //!   existing global; an instruction result's defining instruction is still in the
 //!   layout, and a block parameter's block is still in the layout and still lists it;
 //! - operand types match the opcode: integer arithmetic and comparisons on `i32`, float
-//!   ones on `f32`, `fneg`/`fptosi` on `f32`, `sitofp` on `i32`; `load` of `i32`, `f32`
-//!   or `ptr` through a `ptr`; `store` of a value type through a `ptr`; `gep` of a `ptr`
-//!   base with an `i32` index; `alloc` of a non-void element type; `br` on an `i32`;
-//!   `ret` with a value of the return type, or none for `void`;
+//!   ones on `f32`, `*64` arithmetic on `i64`, `fneg`/`fptosi`/`fbits` on `f32`,
+//!   `sitofp`/`sext` on `i32`, `trunc` on `i64`; `load` of `i32`, `f32` or `ptr` through
+//!   a `ptr`; `store` of a value type through a `ptr`; `gep` of a `ptr` base with an
+//!   `i32` index; `alloc` of an element type other than `void` and `i64`; `br` on an
+//!   `i32`; `ret` with a value of the return type, or none for `void`;
 //! - calls: the callee exists; argument count and types match its signature (for a
 //!   variadic callee at least the fixed ones, the rest of value types);
 //! - branches: targets are blocks in the layout; argument counts and types match the
@@ -45,6 +46,9 @@
 //! - def-use lists: each instruction appears in `users(v)` exactly as many times as it
 //!   has `v` as an operand (checked both ways, including instructions that are no longer
 //!   in the layout but still listed), and constants have no recorded users.
+//!
+//! So `i64` values live only in instruction results and block parameters: never in
+//! memory, a signature or a call.
 
 use crate::analysis::{ControlFlowGraph, DominatorTree};
 use crate::entities::{Block, Inst, Value};
@@ -117,6 +121,7 @@ pub fn verify_function(m: &Module, f: &Function) -> Result<(), VerifierErrors> {
     VerifierErrors(errors).into_result()
 }
 
+/// The types of memory elements, parameters, arguments and return values.
 fn is_value_type(t: Type) -> bool {
     matches!(t, Type::I32 | Type::F32 | Type::Ptr)
 }
@@ -154,8 +159,8 @@ fn check_module(m: &Module, errors: &mut Vec<VerifierError>) {
                 message,
             })
         };
-        if g.elem == Type::Void {
-            err("element type is void".to_string());
+        if matches!(g.elem, Type::Void | Type::I64) {
+            err(format!("element type is {}", g.elem));
         }
         let (n, kind) = match &g.init {
             GlobalInit::Zero => (0, "zero"),
@@ -340,9 +345,9 @@ impl Verifier<'_> {
                 self.at_block(b, msg);
             }
             let t = f.value_type(p);
-            if !is_value_type(t) {
+            if !is_value_type(t) && t != Type::I64 {
                 let msg = format!(
-                    "parameter {} has type {t}, expected i32, f32 or ptr",
+                    "parameter {} has type {t}, expected i32, i64, f32 or ptr",
                     self.names.value(p)
                 );
                 self.at_block(b, msg);
@@ -448,8 +453,8 @@ impl Verifier<'_> {
             }
             InstKind::Alloc { elem, .. } => {
                 result_ty = Some(Type::Ptr);
-                if *elem == Type::Void {
-                    self.at_inst(Some(b), i, "alloc of void elements".into());
+                if matches!(elem, Type::Void | Type::I64) {
+                    self.at_inst(Some(b), i, format!("alloc of {elem} elements"));
                 }
             }
             InstKind::Load { ty, ptr } => {

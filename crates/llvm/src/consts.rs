@@ -19,6 +19,7 @@ pub fn llvm_type(ty: Type) -> &'static str {
         Type::I8 => "i8",
         Type::I32 => "i32",
         Type::F32 => "float",
+        Type::I64 => "i64",
         Type::Ptr => "i8*",
     }
 }
@@ -66,7 +67,7 @@ pub fn word_literal(ty: Type, word: u32) -> String {
         Type::I8 => (word as u8).to_string(),
         Type::Ptr if word == 0 => "null".to_string(),
         Type::Ptr => format!("inttoptr (i64 {word} to i8*)"),
-        Type::I32 | Type::Void => (word as i32).to_string(),
+        Type::I32 | Type::I64 | Type::Void => (word as i32).to_string(),
     }
 }
 

@@ -16,9 +16,11 @@
 //!   `getelementptr i8, i8* b, i64 (sext(i) * s)` (the product cannot overflow `i64`,
 //!   so it is `mul nsw`; no `inbounds`, as the IR promises nothing about bounds);
 //!   loads and stores bitcast the address to the element pointer type first.
-//! - **Arithmetic.** Integer ops carry no `nsw`/`nuw` (IR arithmetic wraps); shift
-//!   amounts are masked with 31 (IR shifts are modulo 32, LLVM's give poison past 31);
-//!   float ops carry no fast-math flags, so LLVM may not contract `a*b+c` into an FMA.
+//! - **Arithmetic.** Integer ops (on `i64` for the `*64` ones) carry no `nsw`/`nuw`
+//!   (IR arithmetic wraps); shift amounts are masked with 31 (IR shifts are modulo 32,
+//!   LLVM's give poison past 31); float ops carry no fast-math flags, so LLVM may not
+//!   contract `a*b+c` into an FMA. `sext`, `trunc` and `fbits` are LLVM's `sext`,
+//!   `trunc` and `bitcast float to i32`.
 //!   Comparisons produce `i1` and are zero-extended to the IR's `i32` 0/1; `fne` is the
 //!   unordered `une` (C's `!=`), the other float comparisons ordered.
 //! - **Branches.** `br` tests `icmp ne i32 %c, 0`, or uses the comparison's `i1`
@@ -32,7 +34,9 @@
 //!   expression to `i8*` (see [`crate::globals`]).
 //!
 //! `fptosi` is LLVM's plain one: for out-of-range inputs the IR specifies RISC-V's
-//! saturation while LLVM gives poison; SysY programs never rely on either.
+//! saturation while LLVM gives poison; SysY programs never rely on either. Likewise
+//! `sdiv`/`srem` of the minimum by -1 (defined in the IR as RISC-V does) is undefined
+//! behaviour in LLVM, for `i32` and `i64` alike.
 
 use crate::consts::{abi_param, abi_ret, align_of, float_literal, llvm_type};
 use crate::edges::{br_shape, BrShape, EdgePlan, Incoming};
@@ -163,7 +167,7 @@ impl<'a> FuncEmitter<'a> {
                 Type::Ptr => format!("inttoptr (i64 {c} to i8*)"),
                 Type::F32 => float_literal((c as f32).to_bits()),
                 Type::I8 => (c as i8).to_string(),
-                Type::I32 | Type::Void => c.to_string(),
+                Type::I32 | Type::I64 | Type::Void => c.to_string(),
             },
             ValueDef::FConst(bits) => float_literal(bits),
             ValueDef::Global(g) => match self.ctx.globals.get(g.index()) {
@@ -348,6 +352,9 @@ impl<'a> FuncEmitter<'a> {
                     UnOp::FNeg => format!("{} = fneg {a}", res()),
                     UnOp::SIToFP => format!("{} = sitofp {a} to float", res()),
                     UnOp::FPToSI => format!("{} = fptosi {a} to i32", res()),
+                    UnOp::SExt => format!("{} = sext {a} to i64", res()),
+                    UnOp::Trunc => format!("{} = trunc {a} to i32", res()),
+                    UnOp::FBits => format!("{} = bitcast {a} to i32", res()),
                 };
                 self.line(line);
             }
@@ -506,11 +513,11 @@ impl<'a> FuncEmitter<'a> {
 /// The LLVM opcode of a binary operation.
 fn binop(op: BinOp) -> &'static str {
     match op {
-        BinOp::Add => "add",
-        BinOp::Sub => "sub",
-        BinOp::Mul => "mul",
-        BinOp::SDiv => "sdiv",
-        BinOp::SRem => "srem",
+        BinOp::Add | BinOp::Add64 => "add",
+        BinOp::Sub | BinOp::Sub64 => "sub",
+        BinOp::Mul | BinOp::Mul64 => "mul",
+        BinOp::SDiv | BinOp::SDiv64 => "sdiv",
+        BinOp::SRem | BinOp::SRem64 => "srem",
         BinOp::And => "and",
         BinOp::Or => "or",
         BinOp::Xor => "xor",

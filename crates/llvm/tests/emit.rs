@@ -284,6 +284,80 @@ bb0:
 }
 
 #[test]
+fn i64_operations_and_conversions() {
+    let text = format!(
+        "{RUNTIME}
+func @main() -> i32 {{
+bb0:
+  %a = call @getint()
+  %m = call @getint()
+  %x = call @getfloat()
+  %wa = sext %a
+  %wm = sext %m
+  %p = mul64 %wa, %wa
+  %r = srem64 %p, %wm
+  %0 = trunc %r
+  call @show(%0)
+  %three = sext 3
+  %w = mul64 %p, %three
+  %1 = trunc %w
+  call @show(%1)
+  %g = sext 1000000000
+  %q = sdiv64 %w, %g
+  %2 = trunc %q
+  call @show(%2)
+  %d = sub64 %q, %wa
+  %3 = trunc %d
+  call @show(%3)
+  %one = sext 1
+  jump bb1(%one, 0)
+bb1(%acc: i64, %i: i32):
+  %c = slt %i, 39
+  br %c, bb2, bb3
+bb2:
+  %next = mul64 %acc, %three
+  %e = add64 %next, %acc
+  %next2 = sub64 %e, %acc
+  %i1 = add %i, 1
+  jump bb1(%next2, %i1)
+bb3:
+  %lo = srem64 %acc, %g
+  %4 = trunc %lo
+  call @show(%4)
+  %5 = fbits %x
+  call @show(%5)
+  %y = fneg %x
+  %6 = fbits %y
+  call @show(%6)
+  ret %0
+}}"
+    );
+    // Computed independently (Python): 2e9^2 mod (1e9+7) = 196; 3 * 4e18 wraps to
+    // -6446744073709551616 (low 32 bits -659554304); / 1e9 = -6446744073 (low bits
+    // 2143190519); minus 2e9: -8446744073 (low bits 143190519); 3^39 mod 1e9 =
+    // 18976267; the bits of 1.0f and -1.0f.
+    let ll = check_run(
+        &text,
+        "2000000000 1000000007 1.0",
+        "196 -659554304 2143190519 143190519 18976267 1065353216 -1082130432 ",
+        196,
+    );
+    for want in [
+        "= sext i32 %v0 to i64",
+        "= mul i64 ",
+        "= srem i64 ",
+        "= sdiv i64 ",
+        "= add i64 ",
+        "= sub i64 ",
+        "= trunc i64 ",
+        "= bitcast float %v2 to i32",
+        "= phi i64 ",
+    ] {
+        assert!(ll.contains(want), "{want}: {ll}");
+    }
+}
+
+#[test]
 fn memory_globals_and_pointers() {
     let text = format!(
         "{RUNTIME}

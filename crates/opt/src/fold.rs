@@ -11,6 +11,8 @@
 //! - `fneg` flips the sign bit only (even of a NaN); `sitofp` rounds to nearest;
 //!   `fptosi` truncates and saturates, NaN giving `i32::MAX` (`fcvt.w.s` with `rtz`).
 //! - float comparisons are ordered (false on NaN) except `fne`, which is true on NaN.
+//! - `fbits` gives the float's bit pattern. The `i64` operations (and `sext`, `trunc`)
+//!   are never folded: there are no `i64` constants.
 
 use ir::{BinOp, CmpOp, Function, UnOp, Value, ValueDef};
 
@@ -80,7 +82,10 @@ pub fn fold_binary(op: BinOp, a: Const, b: Const) -> Option<Const> {
             BinOp::Shl => x.wrapping_shl(y as u32),
             BinOp::LShr => ((x as u32).wrapping_shr(y as u32)) as i32,
             BinOp::AShr => x.wrapping_shr(y as u32),
-            _ => return None,
+            BinOp::Add64 | BinOp::Sub64 | BinOp::Mul64 | BinOp::SDiv64 | BinOp::SRem64 => {
+                return None
+            }
+            BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv => return None,
         })),
         (Const::F(x), Const::F(y)) if op.is_float() => {
             let (x, y) = (f32::from_bits(x), f32::from_bits(y));
@@ -132,6 +137,7 @@ pub fn fold_unary(op: UnOp, a: Const) -> Option<Const> {
         (UnOp::FNeg, Const::F(x)) => Some(Const::F(x ^ 0x8000_0000)),
         (UnOp::SIToFP, Const::I(x)) => Some(Const::F((x as f32).to_bits())),
         (UnOp::FPToSI, Const::F(x)) => Some(Const::I(fptosi(f32::from_bits(x)))),
+        (UnOp::FBits, Const::F(x)) => Some(Const::I(x as i32)),
         _ => None,
     }
 }
@@ -174,6 +180,15 @@ mod tests {
         assert_eq!(i(BinOp::AShr, -16, 34), Some(-4));
         assert_eq!(i(BinOp::Xor, 0b1100, 0b1010), Some(0b0110));
         assert_eq!(i(BinOp::FAdd, 1, 2), None, "type mismatch");
+        for op in [
+            BinOp::Add64,
+            BinOp::Sub64,
+            BinOp::Mul64,
+            BinOp::SDiv64,
+            BinOp::SRem64,
+        ] {
+            assert_eq!(i(op, 65536, 65536), None, "{op:?} is not folded as i32");
+        }
     }
 
     #[test]
@@ -217,5 +232,14 @@ mod tests {
             fold_unary(UnOp::FNeg, nan),
             Some(Const::F(CANONICAL_NAN | 0x8000_0000))
         );
+        assert_eq!(
+            fold_unary(UnOp::FBits, Const::F((-0.0f32).to_bits())),
+            Some(Const::I(i32::MIN))
+        );
+        assert_eq!(
+            fold_unary(UnOp::FBits, Const::F(1.0f32.to_bits())),
+            Some(Const::I(0x3f80_0000))
+        );
+        assert_eq!(fold_unary(UnOp::SExt, Const::I(-1)), None);
     }
 }

@@ -3,7 +3,9 @@
 //! each IR instruction into RV64GC instructions with simple local pattern matching:
 //!
 //! - 12-bit immediates folded into `addiw`/`slti`/`andi`/...; `*w` operations for i32
-//!   so every i32 lives sign-extended in its 64-bit register;
+//!   so every i32 lives sign-extended in its 64-bit register (hence `sext` is a move
+//!   and `trunc` an `addiw rd, rs, 0`); the i64 operations are plain `add`, `sub`,
+//!   `mul`, `div`, `rem` on registers;
 //! - multiplication by constants through shifts, division and remainder by constants
 //!   through shifts (powers of two) or a multiply-high by a magic number (Granlund and
 //!   Montgomery, "Division by Invariant Integers using Multiplication", PLDI 1994, in
@@ -513,6 +515,17 @@ impl<'a> Isel<'a> {
                         rs1: a,
                         rs2: b,
                     });
+                } else if op.is_i64() {
+                    let a = self.reg(args[0])?;
+                    let b = self.reg(args[1])?;
+                    let aop = match op {
+                        BinOp::Add64 => AluOp::Add,
+                        BinOp::Sub64 => AluOp::Sub,
+                        BinOp::Mul64 => AluOp::Mul,
+                        BinOp::SDiv64 => AluOp::Div,
+                        _ => AluOp::Rem,
+                    };
+                    self.alu(aop, rd, a, b);
                 } else {
                     self.int_binary(*op, rd, args[0], args[1])?;
                 }
@@ -542,6 +555,15 @@ impl<'a> Isel<'a> {
                     }),
                     UnOp::FPToSI => self.push(MInst::Cvt {
                         op: CvtOp::FcvtWS,
+                        rd,
+                        rs: a,
+                    }),
+                    // The i32 is already sign-extended to 64 bits.
+                    UnOp::SExt => self.push(MInst::Mv { rd, rs: a }),
+                    UnOp::Trunc => self.alui(AluImmOp::Addiw, rd, a, 0),
+                    // `fmv.x.w` sign-extends bit 31, as the i32 invariant wants.
+                    UnOp::FBits => self.push(MInst::Cvt {
+                        op: CvtOp::FmvXW,
                         rd,
                         rs: a,
                     }),
@@ -724,7 +746,7 @@ impl<'a> Isel<'a> {
                     self.alu(rop, rd, ra, rb);
                 }
             }
-            _ => unreachable!("float op in int_binary"),
+            _ => unreachable!("float or i64 op in int_binary"),
         }
         Ok(())
     }

@@ -523,6 +523,7 @@ fn init_word(elem: Type, lit: Lit, pos: Pos) -> PResult<u32> {
         (Type::I8, Lit::Int(v)) => Err(ParseError::new(pos, format!("{v} does not fit in an i8"))),
         (Type::I32 | Type::Ptr, Lit::Int(v)) => Ok(int_in_i32(v, pos)? as u32),
         (Type::Void, _) => Err(ParseError::new(pos, "a void global has no elements")),
+        (Type::I64, _) => Err(ParseError::new(pos, "i64 values cannot be in memory")),
         (_, Lit::Float(_)) => Err(ParseError::new(
             pos,
             format!("a float literal cannot initialise {elem} data"),

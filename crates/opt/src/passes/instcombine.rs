@@ -186,7 +186,8 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
     if op.is_commutative() && ca.is_some() {
         return bin(op, b, a);
     }
-    if op.is_float() {
+    // No identities for floats (NaN, -0.0) nor for i64 ops (they are opaque here).
+    if op.is_float() || op.is_i64() {
         return None;
     }
     let zero = Action::Const(Const::I(0));

@@ -43,9 +43,7 @@ use crate::analysis::{
 };
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{
-    BinOp, Block, EntityRef, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef,
-};
+use ir::{Block, EntityRef, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 
 /// The loop-invariant code motion pass.
 pub struct Licm;
@@ -306,10 +304,9 @@ fn may_alias(f: &Function, p: Value, q: Value) -> bool {
 /// but a constant other than 0 and -1, and calls.
 fn may_trap(f: &Function, k: &InstKind) -> bool {
     match k {
-        InstKind::Binary {
-            op: BinOp::SDiv | BinOp::SRem,
-            args,
-        } => !matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1),
+        InstKind::Binary { op, args } if op.can_trap() => {
+            !matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1)
+        }
         InstKind::Call { .. } => true,
         _ => false,
     }

@@ -22,7 +22,7 @@
 
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Block, Function, InstKind, Module, Value};
+use ir::{Block, Function, InstKind, Module, Value};
 
 /// The pass.
 pub struct MergeArgs;
@@ -144,8 +144,7 @@ fn common_operation(
     let kind = common?;
     let movable = match &kind {
         InstKind::Binary { op, args } => {
-            !matches!(op, BinOp::SDiv | BinOp::SRem)
-                || matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1)
+            !op.can_trap() || matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1)
         }
         InstKind::Unary { .. } | InstKind::Cmp { .. } | InstKind::Gep { .. } => true,
         _ => false,

@@ -17,7 +17,7 @@
 //! Instructions are visited bottom-up, so a chain `x -> y -> use` sinks as a whole.
 
 use crate::pipeline::Pass;
-use ir::{BinOp, Function, Inst, InstKind, Module, Value};
+use ir::{Function, Inst, InstKind, Module, Value};
 
 /// The local sinking pass.
 pub struct Sink;
@@ -74,10 +74,9 @@ fn single_later_user(f: &Function, i: Inst) -> Option<Inst> {
 /// live ranges: no effects, no trap, at most one non-constant operand.
 fn movable(f: &Function, k: &InstKind) -> bool {
     let pure = match k {
-        InstKind::Binary {
-            op: BinOp::SDiv | BinOp::SRem,
-            args,
-        } => matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1),
+        InstKind::Binary { op, args } if op.can_trap() => {
+            matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1)
+        }
         InstKind::Binary { .. } | InstKind::Cmp { .. } | InstKind::Unary { .. } => true,
         InstKind::Gep { .. } => true,
         _ => false,

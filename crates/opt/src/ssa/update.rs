@@ -35,6 +35,7 @@ pub fn rewrite_uses(
     let mut u = Updater {
         cfg,
         ty,
+        old,
         def: f.block_map(),
         start: f.block_map(),
         pending: Vec::new(),
@@ -59,6 +60,7 @@ pub fn rewrite_uses(
 struct Updater<'a> {
     cfg: &'a ControlFlowGraph,
     ty: Type,
+    old: Value,
     /// The definition at the end of each defining block.
     def: SecondaryMap<Block, Option<Value>>,
     /// The value at the start of each block resolved so far.
@@ -72,6 +74,17 @@ struct Updater<'a> {
 }
 
 impl Updater<'_> {
+    /// The value read where no definition reaches (unreachable code): zero, or `old`
+    /// itself for an `i64` (there are no `i64` constants; the verifier only checks
+    /// types in unreachable blocks, and `old` has the right one).
+    fn undefined(&self, f: &mut Function) -> Value {
+        if self.ty == Type::I64 {
+            self.old
+        } else {
+            f.zero(self.ty)
+        }
+    }
+
     /// The value at the end of `b`.
     fn read_end(&mut self, f: &mut Function, b: Block) -> Value {
         match self.def[b] {
@@ -91,11 +104,11 @@ impl Updater<'_> {
             }
             if self.visiting[cur] {
                 // A cycle of single-predecessor blocks: unreachable code.
-                break f.zero(self.ty);
+                break self.undefined(f);
             }
             let preds = self.cfg.unique_preds(cur);
             match preds.as_slice() {
-                [] => break f.zero(self.ty), // no definition reaches: unreachable
+                [] => break self.undefined(f), // no definition reaches: unreachable
                 [p] => {
                     self.visiting[cur] = true;
                     chain.push(cur);
@@ -232,5 +245,50 @@ bb3:
         ir::verify_module(&m).unwrap();
         let text = ir::print_module(&m);
         assert_eq!(text.matches("call @putint(%1)").count(), 2, "{text}");
+    }
+
+    /// An `i64` read where no definition reaches (an unreachable predecessor) is the
+    /// old value itself, as there are no `i64` constants to stand in.
+    #[test]
+    fn unreachable_i64_reads_keep_the_type() {
+        let mut m = ir::parse_module(
+            r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = sext %0
+  jump bb1
+bb1:
+  %2 = add64 %1, %1
+  jump bb3
+bb2:
+  jump bb3
+bb3:
+  %3 = trunc %1
+  ret %3
+}
+"#,
+        )
+        .unwrap();
+        let fid = m.func_by_name("f").unwrap();
+        let f = &mut m.funcs[fid];
+        let blocks: Vec<Block> = f.layout.blocks().collect();
+        let v1 = f
+            .inst_result(f.layout.first_inst(blocks[0]).unwrap())
+            .unwrap();
+        let v2 = f
+            .inst_result(f.layout.first_inst(blocks[1]).unwrap())
+            .unwrap();
+        let uses = f.users(v1).to_vec();
+        let uses: Vec<Inst> = uses
+            .into_iter()
+            .filter(|&u| f.layout.inst_block(u) == Some(blocks[3]))
+            .collect();
+        let cfg = ControlFlowGraph::compute(f);
+        let created = rewrite_uses(f, &cfg, v1, &[(blocks[0], v1), (blocks[1], v2)], &uses);
+        assert_eq!(created.len(), 1);
+        ir::verify_module(&m).unwrap_or_else(|e| panic!("{e}\n{}", ir::print_module(&m)));
+        let text = ir::print_module(&m);
+        assert!(text.contains("bb3(%3: i64):"), "{text}");
+        assert!(text.contains("jump bb3(%1)"), "{text}");
     }
 }
