@@ -45,6 +45,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::globalforward::GlobalForward,
     &passes::memoize::Memoize,
     &passes::constglobals::ConstGlobals,
+    &passes::closedform::ClosedForm,
 ];
 
 /// The pass registered as `name`.
@@ -111,6 +112,10 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "instcombine",
             "gvn",
             "mergeargs",
+            "dce",
+            "simplifycfg",
+            "closedform",
+            "instcombine",
             "dce",
             "simplifycfg",
             "sink",

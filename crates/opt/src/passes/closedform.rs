@@ -1,0 +1,865 @@
+//! Closed forms of counted loops with a symbolic trip count, under a run-time guard:
+//! a loop that only advances its counter, accumulates sums (`s = s + g(i)`) or sums
+//! modulo a constant (`s = (s + g(i)) % m`), and stores to fixed addresses is
+//! replaced by a few 64-bit operations before it, when a test of its bounds shows
+//! that the closed form equals the loop. Otherwise the original loop runs.
+//!
+//! The ingredients are the classical ones, made exact for wrapping 32-bit
+//! arithmetic:
+//! - **Induction-variable analysis** in the style of scalar evolution (Bachmann, Wang
+//!   and Zima, "Chains of recurrences", ISSAC 1994; LLVM's `ScalarEvolution`): every
+//!   value the closed form needs is an affine function `a * i + c` of the counter
+//!   `i` with constant `a` and `c`, or a loop-invariant value. Additions,
+//!   subtractions, multiplications and shifts by constants, and exact divisions by
+//!   constants (`(60 * i) / 60`) keep a value affine, provided no intermediate wraps.
+//!   An affine function is monotone, so "no intermediate wraps for any `i` in
+//!   `[lo, hi]`" is a pair of bounds on `lo` and `hi`, computed at compile time.
+//! - **Loop versioning** (as LLVM's `LoopVersioning` under SCEV predicates): those
+//!   bounds, the trip count being at least one, and the conditions of the sums below
+//!   become one test before the loop. When it holds, the closed form runs; when it
+//!   fails, the original loop runs unchanged.
+//! - **Sums in closed form** (final value replacement, as GCC's
+//!   `tree-scalar-evolution.c` and LLVM's `IndVarSimplify`): over the `n` iterations
+//!   `i = lo..=hi`, `sum g(i) = n * c + a * (lo + hi) * n / 2`, computed in 64-bit
+//!   arithmetic (`add64`, `mul64`, ...). A wrapping sum `s = s + g(i)` is that sum
+//!   truncated to 32 bits. A sum modulo a constant `m > 0`, `s = (s + g(i)) % m`, with
+//!   SysY's truncating remainder, equals `(s0 + sum g(i)) mod m` when every
+//!   operand is non-negative and no addition wraps: `0 <= s0 < m` and
+//!   `0 <= g(i) <= INT_MAX - (m - 1)`, which the guard checks; each product is then
+//!   reduced modulo `m` so that no 64-bit intermediate overflows (the guard also
+//!   keeps `|lo|, |hi| < 2^30`).
+//! - A store of an affine or invariant value to a loop-invariant address, in a loop
+//!   without loads or calls, leaves memory as the last iteration's store does: it is
+//!   done once, with the value at the last `i`.
+//!
+//! Scope: single-block rotated loops with a counter ([`Counter`]: steps by one,
+//! tested with `slt`/`sgt`, so it never wraps), whose every instruction is pure
+//! arithmetic, a comparison, or such a store, whose header parameters are the
+//! counter and such sums, and whose values leave only as arguments of the exit edge.
+//! A loop whose exit values are then unused is deleted by DCE on the fast path; the
+//! original stays for the inputs the guard rejects.
+
+use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, UnOp, Value};
+use std::collections::HashMap;
+
+/// The closed-form pass.
+pub struct ClosedForm;
+
+impl Pass for ClosedForm {
+    fn name(&self) -> &'static str {
+        "closedform"
+    }
+    fn description(&self) -> &'static str {
+        "replace counted loops of sums and modular sums by closed forms under a guard"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+}
+
+/// The counter stays within `±2^30` on the fast path, so `(lo + hi) * n` fits in 63 bits.
+const COUNTER_LIMIT: i64 = 1 << 30;
+/// Coefficients beyond this are not tracked (no 64-bit overflow while folding).
+const COEFF_LIMIT: i64 = 1 << 40;
+
+/// Replaces every qualifying loop of `f`; returns how many.
+pub fn run(f: &mut Function) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let split = add_preheaders(f);
+    let mut done: Vec<Block> = Vec::new();
+    loop {
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        let loops = LoopForest::compute(f, &cfg, &dt);
+        let plan = loops
+            .loops()
+            .filter(|(_, lp)| !done.contains(&lp.header))
+            .find_map(|(id, _)| Plan::of(f, &cfg, &loops, id));
+        let Some(plan) = plan else {
+            return done.len() + split;
+        };
+        done.push(plan.l.header);
+        plan.apply(f);
+    }
+}
+
+/// Gives every loop entered by a single edge from a block with other successors a
+/// preheader (an empty block on that edge), as the plan needs one to put the guard
+/// in; returns how many were added. Simplifycfg removes those left unused.
+fn add_preheaders(f: &mut Function) -> usize {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut edges = Vec::new();
+    for (id, lp) in loops.loops() {
+        let outside: Vec<Block> = cfg
+            .preds(lp.header)
+            .iter()
+            .copied()
+            .filter(|&p| !loops.contains(id, p))
+            .collect();
+        let [pred] = outside[..] else {
+            continue;
+        };
+        if loops.preheader(id, &cfg).is_some() {
+            continue;
+        }
+        let term = f.terminator(pred).expect("a predecessor ends in a branch");
+        let targets = f.kind(term).targets();
+        let into: Vec<usize> = (0..targets.len())
+            .filter(|&k| targets[k].block == lp.header)
+            .collect();
+        if let [k] = into[..] {
+            edges.push((pred, term, k));
+        }
+    }
+    for &(pred, term, k) in &edges {
+        let target = f.kind(term).targets()[k].clone();
+        let pre = f.create_block();
+        f.layout.insert_block_after(pre, pred);
+        f.append_inst(pre, InstKind::Jump { dest: target }, Type::Void);
+        f.set_target(term, k, BlockCall::new(pre, Vec::new()));
+    }
+    edges.len()
+}
+
+/// A value as a function of the counter `i` over the loop's iterations.
+#[derive(Copy, Clone, Debug, PartialEq)]
+enum Form {
+    /// Exactly `a * i + c` (no intermediate wraps, given the plan's constraints).
+    Affine { a: i64, c: i64 },
+    /// The same value on every iteration.
+    Invariant(Value),
+}
+
+/// `lo <= a * i + c <= hi` must hold for every `i` the loop runs.
+#[derive(Copy, Clone, Debug)]
+struct Constraint {
+    a: i64,
+    c: i64,
+    lo: i64,
+    hi: i64,
+}
+
+/// The bounds `[min, max]` of `i` for which every constraint holds, or `None` when
+/// one fails for every `i`.
+fn counter_range(cs: &[Constraint]) -> Option<(i64, i64)> {
+    let (mut min, mut max) = (-COUNTER_LIMIT, COUNTER_LIMIT - 1);
+    for k in cs {
+        let (a, c) = (i128::from(k.a), i128::from(k.c));
+        let (lo, hi) = (i128::from(k.lo) - c, i128::from(k.hi) - c);
+        let (from, to) = match a.signum() {
+            0 if lo <= 0 && 0 <= hi => continue,
+            0 => return None,
+            1 => (div_ceil(lo, a), div_floor(hi, a)),
+            _ => (div_ceil(hi, a), div_floor(lo, a)),
+        };
+        min = min.max(from.clamp(i64::MIN.into(), i64::MAX.into()) as i64);
+        max = max.min(to.clamp(i64::MIN.into(), i64::MAX.into()) as i64);
+    }
+    (min <= max).then_some((min, max))
+}
+
+fn div_floor(a: i128, b: i128) -> i128 {
+    let q = a / b;
+    if (a % b != 0) && ((a < 0) != (b < 0)) {
+        q - 1
+    } else {
+        q
+    }
+}
+
+fn div_ceil(a: i128, b: i128) -> i128 {
+    -div_floor(-a, b)
+}
+
+/// Affine forms of loop values, collecting the no-wrap constraints they rely on.
+struct Forms<'a> {
+    f: &'a Function,
+    loops: &'a LoopForest,
+    id: LoopId,
+    counter: Value,
+    constraints: Vec<Constraint>,
+    cache: HashMap<Value, Option<Form>>,
+}
+
+impl Forms<'_> {
+    fn invariant(&self, v: Value) -> bool {
+        self.f
+            .value_block(v)
+            .is_none_or(|b| !self.loops.contains(self.id, b))
+    }
+
+    /// The form of `v`, evaluated bottom-up with an explicit stack (chains of
+    /// thousands of additions must not exhaust the native stack).
+    fn form(&mut self, v: Value) -> Option<Form> {
+        let mut stack = vec![(v, false)];
+        while let Some((x, operands_done)) = stack.pop() {
+            if self.cache.contains_key(&x) {
+                continue;
+            }
+            if let Some(leaf) = self.leaf(x) {
+                self.cache.insert(x, leaf);
+                continue;
+            }
+            let InstKind::Binary { args, .. } = *self.f.kind(self.f.def_inst(x).unwrap()) else {
+                unreachable!("leaf() answers for everything but binary instructions");
+            };
+            if operands_done {
+                let r = self.combine(x);
+                self.cache.insert(x, r);
+            } else {
+                stack.push((x, true));
+                stack.extend(args.iter().map(|&a| (a, false)));
+            }
+        }
+        self.cache[&v]
+    }
+
+    /// The form of `v` when it needs no operands' forms (`Some(None)`: none exists).
+    fn leaf(&self, v: Value) -> Option<Option<Form>> {
+        if self.f.value_type(v) != Type::I32 {
+            return Some(None);
+        }
+        if v == self.counter {
+            return Some(Some(Form::Affine { a: 1, c: 0 }));
+        }
+        if let Some(c) = self.f.as_iconst(v) {
+            return Some(Some(Form::Affine { a: 0, c: c.into() }));
+        }
+        if self.invariant(v) {
+            return Some(Some(Form::Invariant(v)));
+        }
+        match self.f.def_inst(v).map(|i| self.f.kind(i)) {
+            Some(InstKind::Binary { .. }) => None,
+            _ => Some(None),
+        }
+    }
+
+    /// The form of binary instruction `v` from its operands' (already cached).
+    fn combine(&mut self, v: Value) -> Option<Form> {
+        let InstKind::Binary { op, args: [x, y] } = *self.f.kind(self.f.def_inst(v)?) else {
+            return None;
+        };
+        let (Some(Form::Affine { a: a1, c: c1 }), Some(Form::Affine { a: a2, c: c2 })) =
+            (self.cache[&x], self.cache[&y])
+        else {
+            return None;
+        };
+        let [a1, c1, a2, c2] = [a1, c1, a2, c2].map(i128::from);
+        let (a, c) = match op {
+            BinOp::Add => (a1 + a2, c1 + c2),
+            BinOp::Sub => (a1 - a2, c1 - c2),
+            BinOp::Mul if a1 == 0 => (c1 * a2, c1 * c2),
+            BinOp::Mul if a2 == 0 => (a1 * c2, c1 * c2),
+            BinOp::Shl if a2 == 0 && (0..31).contains(&c2) => (a1 << c2, c1 << c2),
+            BinOp::SDiv if a2 == 0 && c2 != 0 && a1 % c2 == 0 && c1 % c2 == 0 => (a1 / c2, c1 / c2),
+            _ => return None,
+        };
+        let limit = i128::from(COEFF_LIMIT);
+        if a.abs() > limit || c.abs() > limit {
+            return None;
+        }
+        let (a, c) = (a as i64, c as i64);
+        self.constraints.push(Constraint {
+            a,
+            c,
+            lo: i32::MIN.into(),
+            hi: i32::MAX.into(),
+        });
+        Some(Form::Affine { a, c })
+    }
+}
+
+/// How a header parameter's next value is computed.
+#[derive(Copy, Clone, Debug)]
+enum Sum {
+    /// `s + g`, wrapping.
+    Wrapping(Form),
+    /// `(s + g) % m`, with `m > 0` a constant.
+    Modular(Form, i32),
+}
+
+/// What the fast path computes for one argument of the exit edge.
+#[derive(Copy, Clone, Debug)]
+enum ExitValue {
+    Same(Value),
+    CounterLast,
+    CounterNext,
+    Sum(usize),
+}
+
+/// Everything needed to rewrite one loop.
+struct Plan {
+    l: RotatedLoop,
+    counter: Counter,
+    /// Per header parameter: its sum, or `None` for the counter.
+    sums: Vec<Option<Sum>>,
+    /// The stores of the loop, in order: (value's form, address).
+    stores: Vec<(Form, Value)>,
+    exit_values: Vec<ExitValue>,
+    /// Bounds on `i` from the constraints.
+    range: (i64, i64),
+}
+
+impl Plan {
+    fn of(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Plan> {
+        let l = RotatedLoop::of(f, cfg, loops, id)?;
+        if l.header != l.latch || loops.get(id).blocks.len() != 1 {
+            return None;
+        }
+        let counter = Counter::of(f, loops, id, &l)?;
+        let mut forms = Forms {
+            f,
+            loops,
+            id,
+            counter: counter.param,
+            constraints: Vec::new(),
+            cache: HashMap::new(),
+        };
+        // Every instruction: pure arithmetic, a comparison, a store, the branch.
+        let mut stores = Vec::new();
+        for i in f.layout.block_insts(l.header) {
+            match f.kind(i) {
+                InstKind::Binary { op, args: [_, d] } => {
+                    if op.can_trap() && f.as_iconst(*d).is_none_or(|c| c == 0) {
+                        return None;
+                    }
+                }
+                InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => {}
+                InstKind::Store { value, ptr } => {
+                    if !forms.invariant(*ptr) {
+                        return None;
+                    }
+                    stores.push((forms.form(*value)?, *ptr));
+                }
+                InstKind::Br { .. } if i == l.branch => {}
+                _ => return None,
+            }
+        }
+        let params = f.block_params(l.header).to_vec();
+        let nexts = l.next_args(f).to_vec();
+        let mut sums = Vec::new();
+        for (k, (&p, &next)) in params.iter().zip(&nexts).enumerate() {
+            if k == counter.index {
+                sums.push(None);
+                continue;
+            }
+            let sum = sum_of(&mut forms, p, next)?;
+            if let Sum::Modular(Form::Affine { a, c }, m) = sum {
+                forms.constraints.push(Constraint {
+                    a,
+                    c,
+                    lo: 0,
+                    hi: i64::from(i32::MAX) - i64::from(m - 1),
+                });
+            }
+            sums.push(Some(sum));
+        }
+        // Values leave only through the exit edge's arguments.
+        let exit = &f.kind(l.branch).targets()[l.exit()];
+        let mut exit_values = Vec::new();
+        for &a in &exit.args {
+            exit_values.push(if forms.invariant(a) {
+                ExitValue::Same(a)
+            } else if a == counter.param {
+                ExitValue::CounterLast
+            } else if a == counter.next {
+                ExitValue::CounterNext
+            } else if let Some(k) = nexts.iter().position(|&n| n == a) {
+                if sums[k].is_none() {
+                    return None;
+                }
+                ExitValue::Sum(k)
+            } else {
+                return None;
+            });
+        }
+        let results = f
+            .layout
+            .block_insts(l.header)
+            .filter_map(|i| f.inst_result(i));
+        for v in params.iter().copied().chain(results) {
+            if f.users(v)
+                .iter()
+                .any(|&u| f.layout.inst_block(u) != Some(l.header))
+            {
+                return None;
+            }
+        }
+        let range = counter_range(&forms.constraints)?;
+        Some(Plan {
+            l,
+            counter,
+            sums,
+            stores,
+            exit_values,
+            range,
+        })
+    }
+
+    fn apply(self, f: &mut Function) {
+        let pterm = f
+            .terminator(self.l.preheader)
+            .expect("the preheader ends in a jump");
+        let init = self.l.init_args(f).to_vec();
+        let mut e = Emitter { f, at: pterm };
+        // The iterations run for i in [lo, hi].
+        let c = self.counter;
+        let one = e.f.iconst(1);
+        let minus_one = e.f.iconst(-1);
+        let (runs, lo, hi) = match (c.step, c.tests_next) {
+            (1, true) => (
+                e.cmp(CmpOp::Slt, c.init, c.bound),
+                c.init,
+                e.bin(BinOp::Add, c.bound, minus_one),
+            ),
+            (1, false) => (e.cmp(CmpOp::Sle, c.init, c.bound), c.init, c.bound),
+            (_, true) => (
+                e.cmp(CmpOp::Sgt, c.init, c.bound),
+                e.bin(BinOp::Add, c.bound, one),
+                c.init,
+            ),
+            (_, false) => (e.cmp(CmpOp::Sge, c.init, c.bound), c.bound, c.init),
+        };
+        let mut guard = runs;
+        let (min, max) = self.range;
+        if min > i64::from(i32::MIN) {
+            let k = e.f.iconst(min as i32);
+            let ok = e.cmp(CmpOp::Sge, lo, k);
+            guard = e.bin(BinOp::And, guard, ok);
+        }
+        if max < i64::from(i32::MAX) {
+            let k = e.f.iconst(max as i32);
+            let ok = e.cmp(CmpOp::Sle, hi, k);
+            guard = e.bin(BinOp::And, guard, ok);
+        }
+        for (k, sum) in self.sums.iter().enumerate() {
+            let Some(Sum::Modular(g, m)) = *sum else {
+                continue;
+            };
+            // 0 <= s0 < m, and an invariant g within [0, INT_MAX - (m - 1)].
+            let mut checks = vec![(init[k], 0, m - 1)];
+            if let Form::Invariant(v) = g {
+                checks.push((v, 0, i32::MAX - (m - 1)));
+            }
+            for (v, from, to) in checks {
+                let (from, to) = (e.f.iconst(from), e.f.iconst(to));
+                let above = e.cmp(CmpOp::Sge, v, from);
+                let below = e.cmp(CmpOp::Sle, v, to);
+                guard = e.bin(BinOp::And, guard, above);
+                guard = e.bin(BinOp::And, guard, below);
+            }
+        }
+
+        // The fast path, computing what leaves the loop.
+        let fast = e.f.create_block();
+        e.f.layout.insert_block_after(fast, self.l.preheader);
+        let slow = e.f.create_block();
+        e.f.layout.insert_block_after(slow, fast);
+        let jump = e.f.append_inst(
+            fast,
+            InstKind::Jump {
+                dest: BlockCall::new(slow, Vec::new()),
+            },
+            Type::Void,
+        );
+        e.at = jump;
+        let last = if c.step == 1 { hi } else { lo };
+        let lo64 = e.un(UnOp::SExt, lo);
+        let hi64 = e.un(UnOp::SExt, hi);
+        let one64 = e.un(UnOp::SExt, one);
+        let span = e.bin(BinOp::Sub64, hi64, lo64);
+        let n64 = e.bin(BinOp::Add64, span, one64);
+        // sum of i over the iterations: (lo + hi) * n / 2, exact within the limits.
+        let two = e.f.iconst(2);
+        let two64 = e.un(UnOp::SExt, two);
+        let ends = e.bin(BinOp::Add64, lo64, hi64);
+        let twice = e.bin(BinOp::Mul64, ends, n64);
+        let sum_i = e.bin(BinOp::SDiv64, twice, two64);
+        let mut results = vec![None; self.sums.len()];
+        for (k, sum) in self.sums.iter().enumerate() {
+            let Some(sum) = *sum else {
+                continue;
+            };
+            let s0 = e.un(UnOp::SExt, init[k]);
+            let r = match sum {
+                Sum::Wrapping(Form::Affine { a, c }) => {
+                    let c = e.const64(c as i32);
+                    let a = e.const64(a as i32);
+                    let nc = e.bin(BinOp::Mul64, n64, c);
+                    let ai = e.bin(BinOp::Mul64, sum_i, a);
+                    let t = e.bin(BinOp::Add64, s0, nc);
+                    let t = e.bin(BinOp::Add64, t, ai);
+                    e.un(UnOp::Trunc, t)
+                }
+                Sum::Wrapping(Form::Invariant(g)) => {
+                    let n = e.un(UnOp::Trunc, n64);
+                    let ng = e.bin(BinOp::Mul, n, g);
+                    e.bin(BinOp::Add, init[k], ng)
+                }
+                Sum::Modular(g, m) => {
+                    let m64 = e.const64(m);
+                    let nm = e.bin(BinOp::SRem64, n64, m64);
+                    let total = match g {
+                        Form::Affine { a, c } => {
+                            let cm = e.const64(i64::from(c).rem_euclid(m.into()) as i32);
+                            let am = e.const64(i64::from(a).rem_euclid(m.into()) as i32);
+                            let s1 = e.bin(BinOp::Mul64, nm, cm);
+                            // (sum_i mod m), made non-negative.
+                            let t = e.bin(BinOp::SRem64, sum_i, m64);
+                            let t = e.bin(BinOp::Add64, t, m64);
+                            let t = e.bin(BinOp::SRem64, t, m64);
+                            let s2 = e.bin(BinOp::Mul64, t, am);
+                            e.bin(BinOp::Add64, s1, s2)
+                        }
+                        Form::Invariant(g) => {
+                            let g64 = e.un(UnOp::SExt, g);
+                            e.bin(BinOp::Mul64, nm, g64)
+                        }
+                    };
+                    let t = e.bin(BinOp::Add64, s0, total);
+                    let t = e.bin(BinOp::SRem64, t, m64);
+                    e.un(UnOp::Trunc, t)
+                }
+            };
+            results[k] = Some(r);
+        }
+        for &(form, ptr) in &self.stores {
+            let v = e.at_counter(form, last);
+            e.f.insert_inst_before(e.at, InstKind::Store { value: v, ptr }, Type::Void);
+        }
+        let mut exit = e.f.kind(self.l.branch).targets()[self.l.exit()].clone();
+        for (a, ev) in exit.args.iter_mut().zip(&self.exit_values) {
+            *a = match *ev {
+                ExitValue::Same(v) => v,
+                ExitValue::CounterLast => last,
+                ExitValue::CounterNext => {
+                    let step = e.f.iconst(c.step);
+                    e.bin(BinOp::Add, last, step)
+                }
+                ExitValue::Sum(k) => results[k].expect("every sum has a closed form"),
+            };
+        }
+        e.f.replace_kind(jump, InstKind::Jump { dest: exit });
+
+        // The preheader chooses; the original loop is entered from `slow`.
+        let header = self.l.header;
+        e.f.append_inst(
+            slow,
+            InstKind::Jump {
+                dest: BlockCall::new(header, init),
+            },
+            Type::Void,
+        );
+        f.replace_kind(
+            pterm,
+            InstKind::Br {
+                cond: guard,
+                then_dest: BlockCall::new(fast, Vec::new()),
+                else_dest: BlockCall::new(slow, Vec::new()),
+            },
+        );
+    }
+}
+
+/// How `next` advances header parameter `p`: `p + g` or `(p + g) % m`.
+fn sum_of(forms: &mut Forms, p: Value, next: Value) -> Option<Sum> {
+    let f = forms.f;
+    let add_of = |v: Value| -> Option<Value> {
+        let InstKind::Binary {
+            op: BinOp::Add,
+            args: [x, y],
+        } = *f.kind(f.def_inst(v)?)
+        else {
+            return None;
+        };
+        match (x == p, y == p) {
+            (true, false) => Some(y),
+            (false, true) => Some(x),
+            _ => None,
+        }
+    };
+    if let Some(g) = add_of(next) {
+        return Some(Sum::Wrapping(forms.form(g)?));
+    }
+    let InstKind::Binary {
+        op: BinOp::SRem,
+        args: [s, m],
+    } = *f.kind(f.def_inst(next)?)
+    else {
+        return None;
+    };
+    let m = f.as_iconst(m).filter(|&m| m > 0)?;
+    let g = add_of(s)?;
+    Some(Sum::Modular(forms.form(g)?, m))
+}
+
+/// Inserts instructions before `at`.
+struct Emitter<'f> {
+    f: &'f mut Function,
+    at: Inst,
+}
+
+impl Emitter<'_> {
+    fn value(&mut self, kind: InstKind, ty: Type) -> Value {
+        let i = self.f.insert_inst_before(self.at, kind, ty);
+        self.f.inst_result(i).expect("an instruction with a result")
+    }
+    fn bin(&mut self, op: BinOp, a: Value, b: Value) -> Value {
+        self.value(InstKind::Binary { op, args: [a, b] }, op.ty())
+    }
+    fn cmp(&mut self, op: CmpOp, a: Value, b: Value) -> Value {
+        self.value(InstKind::Cmp { op, args: [a, b] }, Type::I32)
+    }
+    fn un(&mut self, op: UnOp, arg: Value) -> Value {
+        self.value(InstKind::Unary { op, arg }, op.result_ty())
+    }
+    fn const64(&mut self, c: i32) -> Value {
+        let c = self.f.iconst(c);
+        self.un(UnOp::SExt, c)
+    }
+    /// The value of `form` when the counter is `i`, in wrapping 32-bit arithmetic
+    /// (exact: the constraints keep the true value within 32 bits).
+    fn at_counter(&mut self, form: Form, i: Value) -> Value {
+        match form {
+            Form::Invariant(v) => v,
+            Form::Affine { a, c } => {
+                let a = self.f.iconst(a as i32);
+                let c = self.f.iconst(c as i32);
+                let ai = self.bin(BinOp::Mul, i, a);
+                self.bin(BinOp::Add, ai, c)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::testutil::same_behaviour;
+
+    /// `s = (s + A*i + C) % M` for `i` in `[start, n)`, then `s` printed; `n` read.
+    fn modular(start: i32, a: i32, c: i32, m: i32, s0: i32) -> String {
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = slt {start}, %0
+  br %1, bb2({start}, {s0}), bb1({s0})
+bb1(%2: i32):
+  call @putint(%2)
+  ret 0
+bb2(%3: i32, %4: i32):
+  %5 = mul %3, {a}
+  %6 = add %5, {c}
+  %7 = add %4, %6
+  %8 = srem %7, {m}
+  %9 = add %3, 1
+  %10 = slt %9, %0
+  br %10, bb2(%9, %8), bb1(%8)
+}}
+"#
+        )
+    }
+
+    /// Runs `src` after the pass with a step budget far below the loop's length.
+    fn runs_fast(src: &str, stdin: &str) -> String {
+        let out = crate::passes::testutil::run(src, &["closedform", "dce", "simplifycfg"]);
+        let m = ir::parse_module(&out).unwrap();
+        let opts = interp::RunOptions {
+            max_steps: Some(10_000),
+            wall_clock_timers: false,
+            ..Default::default()
+        };
+        let run = interp::run_module(&m, stdin.as_bytes(), &opts).expect("within 10 000 steps");
+        String::from_utf8_lossy(&run.stdout).into_owned()
+    }
+
+    #[test]
+    fn modular_sum_of_an_affine_term() {
+        let src = modular(0, 3, 7, 1_000_003, 0);
+        for n in ["0", "1", "2", "17", "4000"] {
+            same_behaviour(&src, &["closedform"], n);
+        }
+        // 3 * sum(i) + 7 * n over 10^8 iterations, by hand: 3 * (10^8 - 1) * 10^8 / 2
+        // + 7 * 10^8 = 15_000_000_550_000_000 ... mod 1_000_003, computed independently.
+        let n: i128 = 100_000_000;
+        let expected = ((3 * (n - 1) * n / 2 + 7 * n) % 1_000_003).to_string();
+        assert_eq!(runs_fast(&src, "100000000"), expected);
+    }
+
+    #[test]
+    fn exact_division_and_a_store_of_the_counter() {
+        // s = (s + (60 * i) / 60) % M and g = i every iteration: exact while 60 * i
+        // fits, which the guard checks against n.
+        let src = r#"
+global @g: i32 = 0
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb2(0, 0), bb1(0)
+bb1(%2: i32):
+  call @putint(%2)
+  call @putch(32)
+  %11 = load i32, @g
+  call @putint(%11)
+  ret 0
+bb2(%3: i32, %4: i32):
+  store %3, @g
+  %5 = mul %3, 60
+  %6 = sdiv %5, 60
+  %7 = add %4, %6
+  %8 = srem %7, 134209537
+  %9 = add %3, 1
+  %10 = slt %9, %0
+  br %10, bb2(%9, %8), bb1(%8)
+}
+"#;
+        for n in ["0", "1", "3", "1000"] {
+            same_behaviour(src, &["closedform"], n);
+        }
+        let n: i128 = 30_000_000;
+        let expected = format!("{} {}", (n * (n - 1) / 2) % 134_209_537, n - 1);
+        assert_eq!(runs_fast(src, "30000000"), expected);
+    }
+
+    #[test]
+    fn guard_failures_take_the_loop() {
+        // Negative start value, a term that is negative for small i, a modulus
+        // whose sums would wrap: all must print what the loop prints.
+        for src in [
+            modular(0, 1, 0, 1000, -5),
+            modular(0, 1, -50, 1000, 0),
+            modular(-10, 2, 0, 97, 3),
+            modular(0, 1, 2_000_000_000, 2_147_483_647, 0),
+        ] {
+            for n in ["0", "1", "30", "200"] {
+                same_behaviour(&src, &["closedform"], n);
+            }
+        }
+    }
+
+    #[test]
+    fn wrapping_sum_with_an_invariant_and_a_down_counter() {
+        // s = s + k (k read), i from n down to 1, plus a second sum of 7 * i + 1
+        // that wraps around 2^32 for large n.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = sgt %0, 0
+  br %2, bb2(%0, 5, 0), bb1(5, 0)
+bb1(%3: i32, %4: i32):
+  call @putint(%3)
+  call @putch(32)
+  call @putint(%4)
+  ret 0
+bb2(%5: i32, %6: i32, %7: i32):
+  %8 = add %6, %1
+  %9 = mul %5, 7
+  %10 = add %9, 1
+  %11 = add %7, %10
+  %12 = add %5, -1
+  %13 = sgt %12, 0
+  br %13, bb2(%12, %8, %11), bb1(%8, %11)
+}
+"#;
+        for input in ["0 3", "1 -4", "9 100", "1000 7"] {
+            same_behaviour(src, &["closedform"], input);
+        }
+        // 7 * i + 1 stays exact up to i = 306 783 378.
+        let (n, k): (i64, i64) = (300_000_000, 123_456);
+        let s = (5 + n * k) as i32;
+        let t = (7 * (n * (n + 1) / 2) + n) as i32;
+        assert_eq!(runs_fast(src, "300000000 123456"), format!("{s} {t}"));
+    }
+
+    #[test]
+    fn loads_calls_and_unknown_divisors_stay() {
+        let base = modular(0, 3, 7, 1_000_003, 0);
+        for (from, to) in [
+            ("  %5 = mul %3, 3\n", "  %5 = call @getint()\n"),
+            ("  %5 = mul %3, 3\n", "  %5 = sdiv 1000, %0\n"),
+            ("  %8 = srem %7, 1000003\n", "  %8 = srem %7, %0\n"),
+            ("  %5 = mul %3, 3\n", "  %5 = mul %3, %3\n"),
+        ] {
+            assert!(base.contains(from));
+            let src = base.replace(from, to);
+            let out = same_behaviour(&src, &["closedform"], "20 1 2 3");
+            assert!(!out.contains("mul64"), "{from} -> {to}:\n{out}");
+        }
+    }
+
+    #[test]
+    fn values_used_after_the_loop_block_the_rewrite() {
+        // The exit block is reached only from the loop and uses the term `%6`
+        // directly, not through the exit edge: the fast path could not supply it.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt 0, %0
+  br %1, bb2(0, 0), bb3
+bb1:
+  call @putint(%8)
+  call @putint(%6)
+  ret 0
+bb3:
+  ret 1
+bb2(%3: i32, %4: i32):
+  %5 = mul %3, 3
+  %6 = add %5, 7
+  %7 = add %4, %6
+  %8 = srem %7, 1000003
+  %9 = add %3, 1
+  %10 = slt %9, %0
+  br %10, bb2(%9, %8), bb1
+}
+"#;
+        let out = same_behaviour(src, &["closedform"], "50");
+        assert!(!out.contains("mul64"), "{out}");
+    }
+
+    #[test]
+    fn counter_range_intersects_the_constraints() {
+        let k = |a, c, lo, hi| Constraint { a, c, lo, hi };
+        // 60 * i within i32: i in [-35791394, 35791394], then the ±2^30 limit.
+        let r = counter_range(&[k(60, 0, i32::MIN.into(), i32::MAX.into())]);
+        assert_eq!(r, Some((-35_791_394, 35_791_394)));
+        // 0 <= 3 - i <= 10: i in [-7, 3].
+        assert_eq!(counter_range(&[k(-1, 3, 0, 10)]), Some((-7, 3)));
+        // A constant out of its bounds: never.
+        assert_eq!(counter_range(&[k(0, -1, 0, 10)]), None);
+        assert_eq!(
+            counter_range(&[]),
+            Some((-COUNTER_LIMIT, COUNTER_LIMIT - 1))
+        );
+        assert_eq!(div_floor(-7, 2), -4);
+        assert_eq!(div_ceil(-7, 2), -3);
+        assert_eq!(div_ceil(7, 2), 4);
+    }
+}
