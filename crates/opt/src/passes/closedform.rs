@@ -372,9 +372,7 @@ impl Plan {
             } else if a == counter.next {
                 ExitValue::CounterNext
             } else if let Some(k) = nexts.iter().position(|&n| n == a) {
-                if sums[k].is_none() {
-                    return None;
-                }
+                sums[k]?;
                 ExitValue::Sum(k)
             } else {
                 return None;
@@ -508,8 +506,8 @@ impl Plan {
                     let nm = e.bin(BinOp::SRem64, n64, m64);
                     let total = match g {
                         Form::Affine { a, c } => {
-                            let cm = e.const64(i64::from(c).rem_euclid(m.into()) as i32);
-                            let am = e.const64(i64::from(a).rem_euclid(m.into()) as i32);
+                            let cm = e.const64(c.rem_euclid(m.into()) as i32);
+                            let am = e.const64(a.rem_euclid(m.into()) as i32);
                             let s1 = e.bin(BinOp::Mul64, nm, cm);
                             // (sum_i mod m), made non-negative.
                             let t = e.bin(BinOp::SRem64, sum_i, m64);
