@@ -107,15 +107,15 @@ fn calls_itself_twice(f: &Function, id: FuncId) -> bool {
             return true;
         }
         // Blocks reachable from b's end (b itself when b is in a loop).
-        let mut reached: Vec<ir::Block> = Vec::new();
+        let mut reached = f.block_map::<bool>();
         let mut work: Vec<ir::Block> = f.successors(b).to_vec();
         while let Some(x) = work.pop() {
-            if !reached.contains(&x) {
-                reached.push(x);
+            if !reached[x] {
+                reached[x] = true;
                 work.extend(f.successors(x));
             }
         }
-        if blocks_with_calls.iter().any(|c| reached.contains(c)) {
+        if blocks_with_calls.iter().any(|&c| reached[c]) {
             return true;
         }
     }
