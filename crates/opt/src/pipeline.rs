@@ -46,6 +46,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::memoize::Memoize,
     &passes::constglobals::ConstGlobals,
     &passes::closedform::ClosedForm,
+    &passes::hoistloops::HoistLoops,
 ];
 
 /// The pass registered as `name`.
@@ -101,11 +102,13 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "gvn",
             "cgvn",
             "pre",
+            "reassoc",
             "instcombine",
             "sccp",
             "dce",
             "simplifycfg",
             "licm",
+            "hoistloops",
             "finalvalue",
             "loopdelete",
             "strength",

@@ -112,6 +112,7 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Tar
         let mut ctx = Hoist {
             f,
             cfg: &cfg,
+            dt: &dt,
             loops: &loops,
             id,
             purity,
@@ -300,6 +301,21 @@ fn may_alias(f: &Function, p: Value, q: Value) -> bool {
     }
 }
 
+/// Whether a `ta` access at `p` and a `tb` access at `q` may overlap: they may
+/// alias ([`may_alias`]), and when both are constant offsets from the same object,
+/// their byte ranges intersect.
+fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) -> bool {
+    if !may_alias(f, p, q) {
+        return false;
+    }
+    match (address_root(f, p), address_root(f, q)) {
+        ((r, Some(a)), (s, Some(b))) if r == s => {
+            a < b + i64::from(tb.size()) && b < a + i64::from(ta.size())
+        }
+        _ => true,
+    }
+}
+
 /// Whether an instruction could trap or fail to terminate: divisions by anything
 /// but a constant other than 0 and -1, and calls.
 fn may_trap(f: &Function, k: &InstKind) -> bool {
@@ -315,6 +331,7 @@ fn may_trap(f: &Function, k: &InstKind) -> bool {
 struct Hoist<'a> {
     f: &'a mut Function,
     cfg: &'a ControlFlowGraph,
+    dt: &'a DominatorTree,
     loops: &'a LoopForest,
     id: LoopId,
     purity: &'a Purity,
@@ -391,18 +408,47 @@ impl Hoist<'_> {
     }
 
     /// Whether store `store` through `ptr` is the only instruction of the loop that
-    /// may read or write the memory `ptr` points to: storing the same value there on
-    /// every iteration is then the same as storing it once before the loop.
+    /// may write the memory `ptr` points to, and every load that may read it runs
+    /// after the store in the same iteration (the store's block dominates the load's,
+    /// or the load follows it in its block): storing the same value there on every
+    /// iteration is then the same as storing it once before the loop, and each load
+    /// sees that value either way.
     fn only_access(&self, store: Inst, ptr: Value) -> bool {
         let f = &*self.f;
+        let store_block = f
+            .layout
+            .inst_block(store)
+            .expect("the store is in the loop");
+        let after_store = |load: Inst| {
+            let b = f.layout.inst_block(load).expect("the load is in the loop");
+            if b == store_block {
+                let mut at = f.layout.next_inst(store);
+                while let Some(i) = at {
+                    if i == load {
+                        return true;
+                    }
+                    at = f.layout.next_inst(i);
+                }
+                false
+            } else {
+                self.dt.dominates(store_block, b)
+            }
+        };
+        let size = f.value_type(match f.kind(store) {
+            InstKind::Store { value, .. } => *value,
+            _ => unreachable!("only stores are asked about"),
+        });
         for &b in &self.loops.get(self.id).blocks {
             for i in f.layout.block_insts(b) {
                 if i == store {
                     continue;
                 }
                 let clash = match f.kind(i) {
-                    InstKind::Load { ptr: q, .. } | InstKind::Store { ptr: q, .. } => {
-                        may_alias(f, ptr, *q)
+                    InstKind::Load { ptr: q, ty } => {
+                        may_overlap(f, ptr, size, *q, *ty) && !after_store(i)
+                    }
+                    InstKind::Store { ptr: q, value } => {
+                        may_overlap(f, ptr, size, *q, f.value_type(*value))
                     }
                     InstKind::Call { callee, .. } => {
                         let e = self.purity.effects(*callee);
@@ -672,11 +718,60 @@ bb2:
             out.find("store 5, @g").unwrap() < out.find("bb1(").unwrap(),
             "{out}"
         );
-        // A load of the same global in the loop keeps the store there.
-        let read = src.replace("load i32, @h", "load i32, @g");
-        let out = crate::passes::testutil::run(&read, &["licm"]);
+        // A load of the same global before the store keeps the store in the loop
+        // (the first iteration reads the old value)...
+        let read = src.replace(
+            "  store 5, @g\n  %2 = load i32, @h",
+            "  %2 = load i32, @g\n  store 5, @g",
+        );
+        assert_ne!(read, src);
+        let out = same_behaviour(&read, &["licm"], "");
         assert!(
             out.find("store 5, @g").unwrap() > out.find("bb1(").unwrap(),
+            "{out}"
+        );
+        // ...but one after it reads the stored value either way: the store moves.
+        let after = src.replace("load i32, @h", "load i32, @g");
+        let out = same_behaviour(&after, &["licm"], "");
+        assert!(
+            out.find("store 5, @g").unwrap() < out.find("bb1(").unwrap(),
+            "{out}"
+        );
+        // Stores to different elements of one array do not stop each other.
+        let array = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 4]
+  %1 = gep %0, 1, 4
+  %2 = gep %0, 2, 4
+  store 0, %0
+  jump bb1(0, 0)
+bb1(%3: i32, %4: i32):
+  store 7, %1
+  store 9, %2
+  %5 = gep %0, %3, 4
+  %6 = load i32, %5
+  %7 = add %4, %6
+  %8 = add %3, 1
+  %9 = slt %8, 3
+  br %9, bb1(%8, %7), bb2
+bb2:
+  call @putint(%7)
+  ret 0
+}
+"#;
+        let out = same_behaviour(array, &["licm"], "");
+        assert!(
+            out.find("store 9, %").unwrap() < out.find("bb1(").unwrap(),
+            "{out}"
+        );
+        // The same two stores to one element: the order matters, both stay.
+        let same = array.replace("%2 = gep %0, 2, 4", "%2 = gep %0, 1, 4");
+        let out = same_behaviour(&same, &["licm"], "");
+        assert!(
+            out.find("store 9, %").unwrap() > out.find("bb1(").unwrap(),
             "{out}"
         );
         // A store that runs only on some iterations stays too.

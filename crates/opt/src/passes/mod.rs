@@ -11,6 +11,7 @@ pub mod dce;
 pub mod finalvalue;
 pub mod globalforward;
 pub mod gvn;
+pub mod hoistloops;
 pub mod inline;
 pub mod instcombine;
 pub mod licm;

@@ -85,7 +85,9 @@ pub fn run(f: &mut Function) -> usize {
             // Equal ranks (parameters of one block) by value, so copies meet.
             sorted.sort_by_key(|&v| (rank(f, v), v));
             let sorted = combine(f, op, sorted);
-            if sorted == leaves {
+            // Already in order: rebuilt only to fold repeated terms of a sum.
+            let repeats = op == BinOp::Add && sorted.windows(2).any(|w| w[0] == w[1]);
+            if sorted == leaves && !repeats {
                 continue;
             }
             let value = build_chain(f, root, op, &sorted);
@@ -284,6 +286,10 @@ bb0:
         let out = same_behaviour(src, &["reassoc"], "123456 -98765");
         assert!(out.contains(", 15"), "constants folded: {out}");
         assert!(out.contains("mul %0, 3"), "three copies of %0: {out}");
+        // A sum of one value only, already in order, still becomes a multiply.
+        let same = src.replace("%6 = add %0, %1", "%6 = add %0, %0");
+        let out = same_behaviour(&same, &["reassoc"], "123456 -98765");
+        assert!(out.contains("mul %0, 4"), "four copies of %0: {out}");
     }
 
     #[test]
