@@ -897,14 +897,26 @@ mod random_tests {
         // Exact divisions when d divides a and c, inexact otherwise.
         let d = r.pick(&[1, 1, 2, 3, 60, 1000, -1, 7]);
         let m = r.pick(&[1, 2, 7, 97, 65535, 1_000_003, 2_147_385_347, i32::MAX]);
-        let term = if r.next() % 3 == 0 { "%3" } else { "%12" };
-        let term2 = if r.next() % 2 == 0 { "%3" } else { "%11" };
-        let (step, guard, test) = if r.next() % 2 == 0 {
+        let term = if r.next().is_multiple_of(3) {
+            "%3"
+        } else {
+            "%12"
+        };
+        let term2 = if r.next().is_multiple_of(2) {
+            "%3"
+        } else {
+            "%11"
+        };
+        let (step, guard, test) = if r.next().is_multiple_of(2) {
             (1, "slt", "slt")
         } else {
             (-1, "sgt", "sgt")
         };
-        let tested = if r.next() % 2 == 0 { "%16" } else { "%7" };
+        let tested = if r.next().is_multiple_of(2) {
+            "%16"
+        } else {
+            "%7"
+        };
         format!(
             r#"
 global @g: i32 = 0
@@ -959,7 +971,7 @@ bb2(%7: i32, %8: i32, %9: i32):
             _ => (r.next() % 100) as i32 - 50,
         };
         let trips = (r.next() % 300) as i32;
-        let bound = if r.next() % 2 == 0 {
+        let bound = if r.next().is_multiple_of(2) {
             start.saturating_add(trips)
         } else {
             start.saturating_sub(trips)
