@@ -427,32 +427,19 @@ impl Plan {
         };
         let mut guard = runs;
         let (min, max) = self.range;
-        if min > i64::from(i32::MIN) {
-            let k = e.f.iconst(min as i32);
-            let ok = e.cmp(CmpOp::Sge, lo, k);
-            guard = e.bin(BinOp::And, guard, ok);
-        }
-        if max < i64::from(i32::MAX) {
-            let k = e.f.iconst(max as i32);
-            let ok = e.cmp(CmpOp::Sle, hi, k);
-            guard = e.bin(BinOp::And, guard, ok);
-        }
+        let mut checks: Vec<(Value, i64, i64)> = vec![(lo, min, i64::MAX), (hi, i64::MIN, max)];
         for (k, sum) in self.sums.iter().enumerate() {
             let Some(Sum::Modular(g, m)) = *sum else {
                 continue;
             };
             // 0 <= s0 < m, and an invariant g within [0, INT_MAX - (m - 1)].
-            let mut checks = vec![(init[k], 0, m - 1)];
+            checks.push((init[k], 0, i64::from(m - 1)));
             if let Form::Invariant(v) = g {
-                checks.push((v, 0, i32::MAX - (m - 1)));
+                checks.push((v, 0, i64::from(i32::MAX - (m - 1))));
             }
-            for (v, from, to) in checks {
-                let (from, to) = (e.f.iconst(from), e.f.iconst(to));
-                let above = e.cmp(CmpOp::Sge, v, from);
-                let below = e.cmp(CmpOp::Sle, v, to);
-                guard = e.bin(BinOp::And, guard, above);
-                guard = e.bin(BinOp::And, guard, below);
-            }
+        }
+        for (v, from, to) in checks {
+            guard = e.and_within(guard, v, from, to);
         }
 
         // The fast path, computing what leaves the loop.
@@ -503,26 +490,44 @@ impl Plan {
                 }
                 Sum::Modular(g, m) => {
                     let m64 = e.const64(m);
-                    let nm = e.bin(BinOp::SRem64, n64, m64);
                     let total = match g {
+                        // |a| <= 1 and |c| < 2^31: s0 + n*c + a*sum_i is exact in 64
+                        // bits (< 2^31 + 2^62 + 2^61), and it is the true s0 + sum g,
+                        // which the guard made non-negative: one remainder suffices.
+                        Form::Affine { a, c } if a.abs() <= 1 && i32::try_from(c).is_ok() => {
+                            let mut t = s0;
+                            if c != 0 {
+                                let c = e.const64(c as i32);
+                                let nc = e.bin(BinOp::Mul64, n64, c);
+                                t = e.bin(BinOp::Add64, t, nc);
+                            }
+                            match a {
+                                1 => e.bin(BinOp::Add64, t, sum_i),
+                                -1 => e.bin(BinOp::Sub64, t, sum_i),
+                                _ => t,
+                            }
+                        }
+                        // Otherwise each product is reduced first: n < 2^31 and the
+                        // residues are below m < 2^31, so no product reaches 2^62.
                         Form::Affine { a, c } => {
                             let cm = e.const64(c.rem_euclid(m.into()) as i32);
                             let am = e.const64(a.rem_euclid(m.into()) as i32);
-                            let s1 = e.bin(BinOp::Mul64, nm, cm);
+                            let s1 = e.bin(BinOp::Mul64, n64, cm);
                             // (sum_i mod m), made non-negative.
                             let t = e.bin(BinOp::SRem64, sum_i, m64);
                             let t = e.bin(BinOp::Add64, t, m64);
                             let t = e.bin(BinOp::SRem64, t, m64);
                             let s2 = e.bin(BinOp::Mul64, t, am);
-                            e.bin(BinOp::Add64, s1, s2)
+                            let t = e.bin(BinOp::Add64, s1, s2);
+                            e.bin(BinOp::Add64, s0, t)
                         }
                         Form::Invariant(g) => {
                             let g64 = e.un(UnOp::SExt, g);
-                            e.bin(BinOp::Mul64, nm, g64)
+                            let ng = e.bin(BinOp::Mul64, n64, g64);
+                            e.bin(BinOp::Add64, s0, ng)
                         }
                     };
-                    let t = e.bin(BinOp::Add64, s0, total);
-                    let t = e.bin(BinOp::SRem64, t, m64);
+                    let t = e.bin(BinOp::SRem64, total, m64);
                     e.un(UnOp::Trunc, t)
                 }
             };
@@ -618,6 +623,35 @@ impl Emitter<'_> {
     fn un(&mut self, op: UnOp, arg: Value) -> Value {
         self.value(InstKind::Unary { op, arg }, op.result_ty())
     }
+    /// `guard && from <= v && v <= to`, leaving out bounds that hold for every
+    /// `i32` or, when `v` is a constant, that hold for it (a failing one makes the
+    /// guard false).
+    fn and_within(&mut self, guard: Value, v: Value, from: i64, to: i64) -> Value {
+        let mut guard = guard;
+        for (op, bound) in [(CmpOp::Sge, from), (CmpOp::Sle, to)] {
+            let trivial = match op {
+                CmpOp::Sge => bound <= i64::from(i32::MIN),
+                _ => bound >= i64::from(i32::MAX),
+            };
+            if trivial {
+                continue;
+            }
+            if let Some(c) = self.f.as_iconst(v) {
+                let holds = match op {
+                    CmpOp::Sge => i64::from(c) >= bound,
+                    _ => i64::from(c) <= bound,
+                };
+                if holds {
+                    continue;
+                }
+            }
+            let k = self.f.iconst(bound as i32);
+            let ok = self.cmp(op, v, k);
+            guard = self.bin(BinOp::And, guard, ok);
+        }
+        guard
+    }
+
     fn const64(&mut self, c: i32) -> Value {
         let c = self.f.iconst(c);
         self.un(UnOp::SExt, c)
