@@ -515,6 +515,17 @@ impl<'a> Isel<'a> {
                         rs1: a,
                         rs2: b,
                     });
+                } else if let Some(k) = self.sdiv64_shift(*op, args[1]) {
+                    // 64-bit division by 2^k (a sign-extended constant): bias a
+                    // negative dividend by 2^k - 1, then shift (rounds toward zero).
+                    let a = self.reg(args[0])?;
+                    let sign = self.tmp();
+                    self.alui(AluImmOp::Srai, sign, a, 63);
+                    let bias = self.tmp();
+                    self.alui(AluImmOp::Srli, bias, sign, 64 - k);
+                    let sum = self.tmp();
+                    self.alu(AluOp::Add, sum, a, bias);
+                    self.alui(AluImmOp::Srai, rd, sum, k);
                 } else if op.is_i64() {
                     let a = self.reg(args[0])?;
                     let b = self.reg(args[1])?;
@@ -789,6 +800,23 @@ impl<'a> Isel<'a> {
     }
 
     /// `q = x / c` truncating, for `c` not 0 or `i32::MIN`.
+    /// `k` when `op` is `sdiv64` by `sext` of the constant `2^k`, `1 <= k <= 30`.
+    fn sdiv64_shift(&self, op: BinOp, divisor: Value) -> Option<i32> {
+        if op != BinOp::SDiv64 {
+            return None;
+        }
+        let def = self.f.def_inst(divisor)?;
+        let InstKind::Unary {
+            op: UnOp::SExt,
+            arg,
+        } = *self.f.kind(def)
+        else {
+            return None;
+        };
+        let c = self.f.as_iconst(arg)?;
+        (c > 1 && (c as u32).is_power_of_two()).then(|| c.trailing_zeros() as i32)
+    }
+
     fn div_const(&mut self, rd: Reg, x: Value, c: i32) -> Result<(), BackendError> {
         let rx = self.reg(x)?;
         let ad = c.unsigned_abs();
