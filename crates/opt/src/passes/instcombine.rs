@@ -241,6 +241,9 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
             _ => {}
         }
     }
+    if let Some(action) = cancel(f, op, a, b) {
+        return Some(action);
+    }
     match op {
         BinOp::Sub if f.as_iconst(a) == Some(0) => negation_of(f, b).map(Action::Value),
         BinOp::Add => {
@@ -249,6 +252,65 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
             } else {
                 negation_of(f, a).and_then(|x| bin(BinOp::Sub, b, x))
             }
+        }
+        _ => None,
+    }
+}
+
+/// The operands of `v` when it is `x op y`.
+fn operands(f: &Function, v: Value, op: BinOp) -> Option<(Value, Value)> {
+    match *f.kind(f.def_inst(v)?) {
+        InstKind::Binary {
+            op: o,
+            args: [x, y],
+        } if o == op => Some((x, y)),
+        _ => None,
+    }
+}
+
+/// Sums and differences that cancel a term (wrapping arithmetic is a ring, so each
+/// holds for every value; LLVM's InstCombine `SimplifyAddInst`/`SimplifySubInst`):
+/// `a - (a + b) = -b`, `(a + b) - a = b`, `(a - b) + b = a`, `a - (a - b) = b`,
+/// `(a - b) - a = -b`, and `b + (a - b) = a`.
+fn cancel(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
+    let other = |x: Value, y: Value, t: Value| {
+        if x == t {
+            Some(y)
+        } else if y == t {
+            Some(x)
+        } else {
+            None
+        }
+    };
+    match op {
+        BinOp::Sub => {
+            if let Some(rest) = operands(f, b, BinOp::Add).and_then(|(x, y)| other(x, y, a)) {
+                return bin(BinOp::Sub, f.iconst(0), rest);
+            }
+            if let Some(rest) = operands(f, a, BinOp::Add).and_then(|(x, y)| other(x, y, b)) {
+                return Some(Action::Value(rest));
+            }
+            if let Some((x, y)) = operands(f, b, BinOp::Sub) {
+                if x == a {
+                    return Some(Action::Value(y));
+                }
+            }
+            if let Some((x, y)) = operands(f, a, BinOp::Sub) {
+                if x == b {
+                    return bin(BinOp::Sub, f.iconst(0), y);
+                }
+            }
+            None
+        }
+        BinOp::Add => {
+            for (s, t) in [(a, b), (b, a)] {
+                if let Some((x, y)) = operands(f, s, BinOp::Sub) {
+                    if y == t {
+                        return Some(Action::Value(x));
+                    }
+                }
+            }
+            None
         }
         _ => None,
     }
@@ -409,6 +471,28 @@ mod tests {
             "  %3 = sub %1, %0\n  ret %3\n",
         );
         combines_f("  %a = fneg %2\n  %r = fneg %a\n", "  ret %2\n");
+    }
+
+    #[test]
+    fn cancellations() {
+        // a - (a + b) = -b, and the other orders.
+        combines(
+            "  %a = add %0, %1\n  %r = sub %0, %a\n",
+            "  %3 = sub 0, %1\n  ret %3\n",
+        );
+        combines("  %a = add %1, %0\n  %r = sub %a, %0\n", "  ret %1\n");
+        combines("  %a = sub %0, %1\n  %r = add %a, %1\n", "  ret %0\n");
+        combines("  %a = sub %0, %1\n  %r = add %1, %a\n", "  ret %0\n");
+        combines("  %a = sub %0, %1\n  %r = sub %0, %a\n", "  ret %1\n");
+        combines(
+            "  %a = sub %0, %1\n  %r = sub %a, %0\n",
+            "  %3 = sub 0, %1\n  ret %3\n",
+        );
+        // Not a cancellation: (a - b) - b.
+        combines(
+            "  %a = sub %0, %1\n  %r = sub %a, %1\n",
+            "  %3 = sub %0, %1\n  %4 = sub %3, %1\n  ret %4\n",
+        );
     }
 
     #[test]
