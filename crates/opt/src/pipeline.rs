@@ -47,6 +47,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::constglobals::ConstGlobals,
     &passes::closedform::ClosedForm,
     &passes::hoistloops::HoistLoops,
+    &passes::unroll::Unroll,
+    &passes::localconst::LocalConst,
 ];
 
 /// The pass registered as `name`.
@@ -97,6 +99,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "mergeargs",
             "licm",
             "condprop",
+            "unroll",
             "memforward",
             "globalforward",
             "gvn",
@@ -107,6 +110,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "sccp",
             "dce",
             "simplifycfg",
+            "unroll",
+            "memforward",
+            "instcombine",
             "licm",
             "hoistloops",
             "finalvalue",
@@ -121,6 +127,8 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "instcombine",
             "dce",
             "simplifycfg",
+            "localconst",
+            "dce",
             "sink",
         ],
     }

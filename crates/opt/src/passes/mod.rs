@@ -15,6 +15,7 @@ pub mod hoistloops;
 pub mod inline;
 pub mod instcombine;
 pub mod licm;
+pub mod localconst;
 pub mod loopdelete;
 pub mod looprotate;
 pub mod mem2reg;
@@ -28,6 +29,7 @@ pub mod sccp;
 pub mod simplifycfg;
 pub mod sink;
 pub mod strength;
+pub mod unroll;
 
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -1,0 +1,251 @@
+//! Constant local tables become read-only globals: a local array that is filled
+//! with constants at constant positions, in one block, before any read, and is
+//! never written otherwise, holds the same contents whenever it is read, on every
+//! call. It is replaced by a global initialised with those contents, and the stores
+//! go away: a table of powers of two built element by element on each call costs
+//! nothing.
+//!
+//! This is LLVM's InstCombine replacement of an `alloca` that is only initialised
+//! from constant memory by that memory (`isOnlyCopiedFromConstantMemory`), for
+//! tables built by stores (after full unrolling, [`super::unroll`], and constant
+//! folding have turned a filling loop into constant stores).
+//!
+//! Conditions on the `alloc` (of `i32` or `f32`): every use of its address, through
+//! `gep`s with constant indices or any index for loads, is a load or a store of a
+//! constant to a constant in-bounds position; all stores are in one block, and
+//! every load runs after the last of them (later in that block, or in a block it
+//! strictly dominates); the address is never stored, passed or merged. Elements no
+//! store writes are never written at all (their contents were indeterminate), and
+//! the global gives them zero.
+
+use crate::analysis::address_root;
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, Function, GlobalData, GlobalInit, Inst, InstKind, Module, Type};
+
+/// The constant local table promotion pass.
+pub struct LocalConst;
+
+impl Pass for LocalConst {
+    fn name(&self) -> &'static str {
+        "localconst"
+    }
+    fn description(&self) -> &'static str {
+        "turn local arrays filled with constants before any read into read-only globals"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        run(m) > 0
+    }
+}
+
+/// What promoting one `alloc` needs.
+struct Table {
+    alloc: Inst,
+    elem: Type,
+    len: u32,
+    stores: Vec<Inst>,
+    words: Vec<u32>,
+}
+
+/// Promotes every qualifying local table of `m`; returns how many.
+pub fn run(m: &mut Module) -> usize {
+    let mut promoted = 0;
+    let ids: Vec<ir::FuncId> = m.funcs.keys().collect();
+    for id in ids {
+        let f = &m.funcs[id];
+        if f.is_declaration() {
+            continue;
+        }
+        let tables = find_tables(f);
+        for (k, t) in tables.into_iter().enumerate() {
+            let name = format!("{}.table{k}", m.funcs[id].name);
+            if m.global_by_name(&name).is_some() {
+                continue;
+            }
+            let g = m.add_global(GlobalData {
+                name,
+                elem: t.elem,
+                len: t.len,
+                init: GlobalInit::Words(t.words),
+            });
+            let f = &mut m.funcs[id];
+            for s in t.stores {
+                f.remove_inst(s);
+            }
+            let addr = f.global_addr(g);
+            let old = f.inst_result(t.alloc).expect("an alloc has a result");
+            f.replace_all_uses(old, addr);
+            f.remove_inst(t.alloc);
+            promoted += 1;
+        }
+    }
+    promoted
+}
+
+fn find_tables(f: &Function) -> Vec<Table> {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let mut out = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            if let InstKind::Alloc { elem, len } = *f.kind(i) {
+                if matches!(elem, Type::I32 | Type::F32) {
+                    if let Some(t) = table(f, &dt, i, elem, len) {
+                        out.push(t);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The table `alloc` holds, if it meets the module doc's conditions.
+fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) -> Option<Table> {
+    let base = f.inst_result(alloc)?;
+    let mut stores: Vec<Inst> = Vec::new();
+    let mut loads: Vec<Inst> = Vec::new();
+    // Every address derived from the alloc, and what uses it.
+    let mut work = vec![base];
+    while let Some(p) = work.pop() {
+        for &u in f.users(p) {
+            match *f.kind(u) {
+                InstKind::Gep { base: b, .. } if b == p => work.push(f.inst_result(u)?),
+                InstKind::Load { ptr, ty } if ptr == p && ty == elem => loads.push(u),
+                InstKind::Store { ptr, value } if ptr == p && value != p => stores.push(u),
+                _ => return None,
+            }
+        }
+    }
+    // Stores: constants at constant in-bounds positions, all in one block.
+    let block: Block = f.layout.inst_block(*stores.first()?)?;
+    let mut words = vec![0u32; len as usize];
+    let mut last_store = None;
+    let order: Vec<Inst> = f
+        .layout
+        .block_insts(block)
+        .filter(|i| stores.contains(i))
+        .collect();
+    if order.len() != stores.len() {
+        return None;
+    }
+    for &s in &order {
+        let InstKind::Store { value, ptr } = *f.kind(s) else {
+            unreachable!("collected as a store");
+        };
+        let (_, Some(off)) = address_root(f, ptr) else {
+            return None;
+        };
+        let size = i64::from(elem.size());
+        if off < 0 || off % size != 0 || off / size >= i64::from(len) {
+            return None;
+        }
+        let word = match (elem, f.as_iconst(value), f.as_fconst(value)) {
+            (Type::I32, Some(c), _) => c as u32,
+            (Type::F32, _, Some(x)) => x.to_bits(),
+            _ => return None,
+        };
+        words[(off / size) as usize] = word;
+        last_store = Some(s);
+    }
+    let last_store = last_store?;
+    // Loads after the last store.
+    for &l in &loads {
+        let lb = f.layout.inst_block(l)?;
+        let after = if lb == block {
+            follows(f, last_store, l)
+        } else {
+            dt.dominates(block, lb)
+        };
+        if !after {
+            return None;
+        }
+    }
+    Some(Table {
+        alloc,
+        elem,
+        len,
+        stores,
+        words,
+    })
+}
+
+/// Whether `later` comes after `earlier` in their block.
+fn follows(f: &Function, earlier: Inst, later: Inst) -> bool {
+    let mut at = f.layout.next_inst(earlier);
+    while let Some(i) = at {
+        if i == later {
+            return true;
+        }
+        at = f.layout.next_inst(i);
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    const SRC: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @pick(i32) -> i32 {
+bb0(%0: i32):
+  %1 = alloc [i32; 4]
+  %2 = gep %1, 0, 4
+  store 0, %2
+  store 5, %2
+  %3 = gep %1, 1, 4
+  store 7, %3
+  %4 = gep %1, 3, 4
+  store -2, %4
+  %5 = srem %0, 4
+  %6 = gep %1, %5, 4
+  %7 = load i32, %6
+  ret %7
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @pick(%0)
+  call @putint(%1)
+  %2 = add %0, 1
+  %3 = call @pick(%2)
+  call @putint(%3)
+  %4 = add %0, 3
+  %5 = call @pick(%4)
+  call @putint(%5)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn constant_table_becomes_a_global() {
+        let out = same_behaviour(SRC, &["localconst"], "4");
+        assert!(
+            out.contains("global @pick.table0: [i32; 4] = [5, 7, 0, -2]"),
+            "{out}"
+        );
+        assert!(!out.contains("alloc"), "{out}");
+        assert!(!out.contains("store"), "{out}");
+    }
+
+    #[test]
+    fn tables_read_early_written_late_or_escaping_stay() {
+        for (from, to) in [
+            // A load before the last store.
+            ("  store -2, %4\n", "  %9 = load i32, %2\n  store -2, %4\n"),
+            // A variable value.
+            ("  store 7, %3\n", "  store %0, %3\n"),
+            // A variable position.
+            ("  %4 = gep %1, 3, 4\n", "  %4 = gep %1, %0, 4\n"),
+        ] {
+            assert!(SRC.contains(from), "{from}");
+            let src = SRC.replace(from, to);
+            let out = same_behaviour(&src, &["localconst"], "0");
+            assert!(out.contains("alloc"), "{from} -> {to}\n{out}");
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! Full unrolling of small counted loops: a single-block loop that runs a number of
+//! times known at compile time, with a small body, becomes that many copies of its
+//! body in a straight line. The loop's test and counter disappear, and each copy's
+//! counter is a constant, so addresses become constant offsets that store-to-load
+//! forwarding ([`super::memforward`]) and constant folding see through: a local
+//! table filled by a loop becomes a run of constant stores.
+//!
+//! Complete unrolling as in GCC's `cunroll`/`cunrolli` (`tree-ssa-loop-ivcanon.c`)
+//! and LLVM's `LoopUnrollPass` with a full-unroll threshold: the trip count `n`
+//! comes from the counted-loop analysis ([`Counter::trip_count`]: constant start and
+//! bound, so `n >= 1`, the rotated loop's guard having decided the first iteration),
+//! and `n * body` must stay within [`MAX_UNROLLED`] instructions, `n` within
+//! [`MAX_TRIPS`].
+//!
+//! The block `b` ending in `br c, b(next), exit(out)` is rewritten in place: its
+//! instructions are followed by `n - 1` copies, the parameters of each copy mapped to
+//! the previous copy's `next` values, and the branch becomes `jump exit(out)` of the
+//! last copy. Uses of the loop's values after the loop (which only the last
+//! iteration's values reach) take the last copy's values.
+
+use crate::analysis::{Counter, LoopForest, RotatedLoop};
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// The full unrolling pass.
+pub struct Unroll;
+
+impl Pass for Unroll {
+    fn name(&self) -> &'static str {
+        "unroll"
+    }
+    fn description(&self) -> &'static str {
+        "fully unroll small single-block loops with a constant trip count"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+}
+
+/// At most this many instructions after unrolling (body times trip count).
+pub const MAX_UNROLLED: usize = 400;
+/// At most this many iterations.
+pub const MAX_TRIPS: i32 = 64;
+
+/// Unrolls every qualifying loop of `f`; returns how many.
+pub fn run(f: &mut Function) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let mut done = 0;
+    loop {
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        let loops = LoopForest::compute(f, &cfg, &dt);
+        let found = loops.loops().find_map(|(id, lp)| {
+            if lp.blocks.len() != 1 || !lp.children.is_empty() {
+                return None;
+            }
+            let l = RotatedLoop::of(f, &cfg, &loops, id)?;
+            let n = Counter::of(f, &loops, id, &l)?.trip_count(f)?;
+            let body = f.layout.block_insts(l.header).count();
+            (n <= MAX_TRIPS && body * n as usize <= MAX_UNROLLED).then_some((l, n))
+        });
+        let Some((l, n)) = found else {
+            return done;
+        };
+        unroll(f, &l, n);
+        done += 1;
+    }
+}
+
+/// Replaces single-block loop `l` by `n` copies of its body.
+fn unroll(f: &mut Function, l: &RotatedLoop, n: i32) {
+    let b = l.header;
+    let body: Vec<Inst> = f.layout.block_insts(b).collect();
+    let (&branch, insts) = body.split_last().expect("a loop block has a branch");
+    let params = f.block_params(b).to_vec();
+    let init = l.init_args(f).to_vec();
+    let next = l.next_args(f).to_vec();
+    let exit = f.kind(branch).targets()[l.exit()].clone();
+    let lookup = |m: &FxHashMap<Value, Value>, v: Value| m.get(&v).copied().unwrap_or(v);
+
+    // The body as written (iteration 1 rewrites it in place).
+    let kinds: Vec<InstKind> = insts.iter().map(|&i| f.kind(i).clone()).collect();
+    // Iteration 1 is the body itself, its parameters replaced by the entry values.
+    let mut map: FxHashMap<Value, Value> = params.iter().copied().zip(init).collect();
+    for &inst in insts {
+        f.map_inst_args(inst, |a| lookup(&map, a));
+    }
+    // Iterations 2..=n: copies before the branch, fed by the previous next values.
+    for _ in 1..n {
+        let mut this: FxHashMap<Value, Value> = params
+            .iter()
+            .zip(&next)
+            .map(|(&p, &v)| (p, lookup(&map, v)))
+            .collect();
+        for (&inst, kind) in insts.iter().zip(&kinds) {
+            let mut kind = kind.clone();
+            kind.map_args(|a| *a = lookup(&this, *a));
+            let ty = f.inst_result(inst).map_or(Type::Void, |r| f.value_type(r));
+            let copy = f.insert_inst_before(branch, kind, ty);
+            if let (Some(r), Some(c)) = (f.inst_result(inst), f.inst_result(copy)) {
+                this.insert(r, c);
+            }
+        }
+        map = this;
+    }
+    // After the last iteration: the exit edge's values, and uses outside the block.
+    let mut exit = exit;
+    for a in exit.args.iter_mut() {
+        *a = lookup(&map, *a);
+    }
+    let defined: Vec<Value> = insts
+        .iter()
+        .filter_map(|&i| f.inst_result(i))
+        .chain(params.iter().copied())
+        .collect();
+    for v in defined {
+        let outside: Vec<Inst> = f
+            .users(v)
+            .iter()
+            .copied()
+            .filter(|&u| f.layout.inst_block(u) != Some(b))
+            .collect();
+        let w = lookup(&map, v);
+        for u in outside {
+            f.map_inst_args(u, |a| if a == v { w } else { a });
+        }
+    }
+    f.replace_kind(branch, InstKind::Jump { dest: exit });
+    let preheader_term = f
+        .terminator(l.preheader)
+        .expect("a preheader ends in a jump");
+    f.replace_kind(
+        preheader_term,
+        InstKind::Jump {
+            dest: ir::BlockCall::new(b, Vec::new()),
+        },
+    );
+    remove_params(f, b);
+}
+
+/// Drops every parameter of `b` (no edge passes arguments to it any more).
+fn remove_params(f: &mut Function, b: Block) {
+    while !f.block_params(b).is_empty() {
+        let idx = f.block_params(b).len() - 1;
+        f.remove_block_param(b, idx, &[]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    /// Fills t[i] = 3 * i + s for i in [2, 2 + TRIPS), then prints t[k] (k read), the
+    /// sum and the last i; the sum and i also leave through the exit edge.
+    fn fill(trips: i32) -> String {
+        let bound = 2 + trips;
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = alloc [i32; 100]
+  %1 = call @getint()
+  jump bb1(2, 0)
+bb1(%2: i32, %3: i32):
+  %4 = mul %2, 3
+  %5 = add %4, %1
+  %6 = gep %0, %2, 4
+  store %5, %6
+  %7 = add %3, %5
+  %8 = add %2, 1
+  %9 = slt %8, {bound}
+  br %9, bb1(%8, %7), bb2(%7)
+bb2(%10: i32):
+  %11 = call @getint()
+  %12 = gep %0, %11, 4
+  %13 = load i32, %12
+  call @putint(%13)
+  call @putch(32)
+  call @putint(%10)
+  call @putch(32)
+  call @putint(%8)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn small_counted_loop_becomes_straight_line_code() {
+        let src = fill(10);
+        let out = same_behaviour(&src, &["unroll"], "5 7");
+        assert!(!out.contains("bb1("), "the loop is gone:\n{out}");
+        assert_eq!(out.matches("store").count(), 10, "{out}");
+        same_behaviour(&src, &["unroll"], "-3 11");
+    }
+
+    #[test]
+    fn single_iteration_and_long_loops() {
+        // One trip: the body once.
+        let out = same_behaviour(&fill(1), &["unroll"], "4 2");
+        assert_eq!(out.matches("store").count(), 1, "{out}");
+        // Beyond the trip limit: the loop stays.
+        let out = same_behaviour(&fill(90), &["unroll"], "4 50");
+        assert!(out.contains("bb1("), "{out}");
+    }
+}
