@@ -49,6 +49,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::hoistloops::HoistLoops,
     &passes::unroll::Unroll,
     &passes::localconst::LocalConst,
+    &passes::predcom::PredCom,
 ];
 
 /// The pass registered as `name`.
@@ -123,6 +124,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "mergeargs",
             "dce",
             "simplifycfg",
+            "predcom",
             "closedform",
             "instcombine",
             "dce",

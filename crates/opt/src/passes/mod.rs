@@ -24,6 +24,7 @@ pub mod memoize;
 pub mod mergeargs;
 pub mod partial_inline;
 pub mod pre;
+pub mod predcom;
 pub mod reassoc;
 pub mod sccp;
 pub mod simplifycfg;

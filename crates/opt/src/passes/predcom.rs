@@ -1,0 +1,358 @@
+//! Predictive commoning of loads: in a loop that walks memory with a pointer that
+//! advances by a constant stride `s`, a load at offset `o` reads in iteration `k + 1`
+//! what the load at offset `o + s` read in iteration `k`. When nothing in the loop
+//! can write that memory, the value is carried to the next iteration in a block
+//! parameter instead of being loaded again: a 3x3 stencil walking down a column
+//! loads three new values per point instead of nine.
+//!
+//! Scalar replacement of array elements carried across iterations (Carr and
+//! Kennedy, "Scalar replacement in the presence of conditional control flow",
+//! SPE 1994; GCC's predictive commoning, `tree-predcom.c`; LLVM's
+//! `LoopLoadElimination` for the store-to-load case), for loads through a pointer
+//! induction variable (what strength reduction, [`super::strength`], leaves):
+//!
+//! - The loop is rotated, leaves only through its latch, and has a header
+//!   parameter `p` whose next value is `gep p, k, w` (stride `s = k * w` bytes).
+//! - The loads considered are those at a constant offset from `p`, in blocks that
+//!   run on every iteration (they dominate the latch), so a load the first
+//!   iteration would do may move to the preheader.
+//! - No store in the loop may write the object `p` walks (the global or local array
+//!   its starting value points into, followed through outer loops' pointer
+//!   parameters), and no call writes memory.
+//!
+//! For every loaded offset `o` with `o + s` also loaded, the load at `o` becomes a
+//! new header parameter: the preheader loads `p0 + o` for the first iteration, and
+//! the latch passes the value of offset `o + s` (itself carried, or loaded).
+
+use crate::analysis::{address_root, LoopForest, LoopId, Purity, RotatedLoop};
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, Function, Inst, InstKind, Module, Type, Value, ValueDef};
+use std::collections::BTreeMap;
+
+/// The predictive commoning pass.
+pub struct PredCom;
+
+impl Pass for PredCom {
+    fn name(&self) -> &'static str {
+        "predcom"
+    }
+    fn description(&self) -> &'static str {
+        "carry values loaded through a pointer induction variable to the next iteration"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        super::each_function(m, |f| run(f, &purity) > 0)
+    }
+}
+
+/// At most this many values carried per loop (registers).
+const MAX_CARRIED: usize = 8;
+
+/// Carries loads in every qualifying loop of `f`; returns how many loads went.
+pub fn run(f: &mut Function, purity: &Purity) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut plans = Vec::new();
+    for (id, lp) in loops.loops() {
+        if !lp.children.is_empty() {
+            continue;
+        }
+        if let Some(p) = plan(f, &cfg, &dt, &loops, id, purity) {
+            plans.push(p);
+        }
+    }
+    // Plans touch disjoint innermost loops: each only adds parameters to its
+    // header, instructions to its preheader, and replaces its own loads.
+    plans.into_iter().map(|p| apply(f, p)).sum()
+}
+
+struct Plan {
+    l: RotatedLoop,
+    /// Index of the pointer parameter among the header's.
+    ptr: usize,
+    stride: i64,
+    /// Loads by byte offset from the pointer (one per offset, the others GVN'd).
+    loads: BTreeMap<i64, (Inst, Type)>,
+}
+
+fn plan(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+    id: LoopId,
+    purity: &Purity,
+) -> Option<Plan> {
+    let l = RotatedLoop::of(f, cfg, loops, id)?;
+    let lp = loops.get(id);
+    // Only the latch leaves.
+    for &b in &lp.blocks {
+        if b != l.latch && cfg.succs(b).iter().any(|&s| !loops.contains(id, s)) {
+            return None;
+        }
+        if b != l.latch && f.successors(b).is_empty() {
+            return None;
+        }
+    }
+    let params = f.block_params(l.header).to_vec();
+    let nexts = l.next_args(f).to_vec();
+    for (k, &p) in params.iter().enumerate() {
+        if f.value_type(p) != Type::Ptr {
+            continue;
+        }
+        let Some(InstKind::Gep {
+            base,
+            index,
+            stride,
+        }) = f.def_inst(nexts[k]).map(|i| f.kind(i))
+        else {
+            continue;
+        };
+        let (Some(step), true) = (f.as_iconst(*index), *base == p) else {
+            continue;
+        };
+        let s = i64::from(step) * i64::from(*stride);
+        if s == 0 {
+            continue;
+        }
+        let object = object_of(f, p)?;
+        // Nothing in the loop writes that object.
+        for &b in &lp.blocks {
+            for i in f.layout.block_insts(b) {
+                match f.kind(i) {
+                    InstKind::Store { ptr, .. }
+                        if object_of(f, *ptr).is_none_or(|o| o == object) =>
+                    {
+                        return None
+                    }
+                    InstKind::Call { callee, .. }
+                        if purity.effects(*callee).writes_global
+                            || purity.effects(*callee).writes_args =>
+                    {
+                        return None
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
+        for &b in &lp.blocks {
+            if !dt.dominates(b, l.latch) {
+                continue;
+            }
+            for i in f.layout.block_insts(b) {
+                let InstKind::Load { ty, ptr } = *f.kind(i) else {
+                    continue;
+                };
+                let (root, Some(off)) = address_root(f, ptr) else {
+                    continue;
+                };
+                if root == p && matches!(ty, Type::I32 | Type::F32) {
+                    loads.entry(off).or_insert((i, ty));
+                }
+            }
+        }
+        let carried = loads
+            .iter()
+            .filter(|(o, (_, t))| loads.get(&(**o + s)).is_some_and(|(_, u)| u == t))
+            .count();
+        if carried == 0 || carried > MAX_CARRIED {
+            continue;
+        }
+        return Some(Plan {
+            l,
+            ptr: k,
+            stride: s,
+            loads,
+        });
+    }
+    None
+}
+
+/// The global or `alloc` a pointer points into, following `gep` bases and block
+/// parameters all of whose incoming values point into the same object.
+fn object_of(f: &Function, v: Value) -> Option<Value> {
+    let mut seen: Vec<Value> = Vec::new();
+    let mut work = vec![v];
+    let mut found: Option<Value> = None;
+    while let Some(x) = work.pop() {
+        let (root, _) = address_root(f, x);
+        if seen.contains(&root) {
+            continue;
+        }
+        seen.push(root);
+        match f.value_def(root) {
+            ValueDef::Global(_) => {}
+            ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => {}
+            ValueDef::Param(b, k) if b != f.entry_block() => {
+                if seen.len() > 64 {
+                    return None;
+                }
+                for arg in incoming(f, b, k as usize)? {
+                    work.push(arg);
+                }
+                continue;
+            }
+            _ => return None,
+        }
+        match found {
+            None => found = Some(root),
+            Some(o) if o == root => {}
+            Some(_) => return None,
+        }
+    }
+    found
+}
+
+/// The arguments every edge into `b` passes to its parameter `k`.
+fn incoming(f: &Function, b: Block, k: usize) -> Option<Vec<Value>> {
+    let mut out = Vec::new();
+    for pred in f.layout.blocks() {
+        let Some(t) = f.terminator(pred) else {
+            continue;
+        };
+        for target in f.kind(t).targets() {
+            if target.block == b {
+                out.push(*target.args.get(k)?);
+            }
+        }
+    }
+    Some(out)
+}
+
+fn apply(f: &mut Function, plan: Plan) -> usize {
+    let Plan {
+        l,
+        ptr,
+        stride,
+        loads,
+    } = plan;
+    let init_ptr = l.init_args(f)[ptr];
+    let pterm = f
+        .terminator(l.preheader)
+        .expect("a preheader ends in a jump");
+    // A parameter for each carried offset, created first so chains can refer to
+    // the next offset's parameter.
+    let mut carried: BTreeMap<i64, Value> = BTreeMap::new();
+    for (&o, &(_, ty)) in &loads {
+        if loads.get(&(o + stride)).is_some_and(|&(_, t)| t == ty) {
+            carried.insert(o, f.append_block_param(l.header, ty));
+        }
+    }
+    // The value of offset `o` in the current iteration.
+    let current = |f: &Function, o: i64| -> Value {
+        match carried.get(&o) {
+            Some(&q) => q,
+            None => f.inst_result(loads[&o].0).expect("a load has a result"),
+        }
+    };
+    let mut entry = f.kind(pterm).targets()[0].clone();
+    let mut back = f.kind(l.branch).targets()[l.back].clone();
+    for &o in carried.keys() {
+        let ty = loads[&o].1;
+        // First iteration: load p0 + o in the preheader.
+        let offset = f.iconst(o as i32);
+        let addr = f.insert_inst_before(
+            pterm,
+            InstKind::Gep {
+                base: init_ptr,
+                index: offset,
+                stride: 1,
+            },
+            Type::Ptr,
+        );
+        let addr = f.inst_result(addr).expect("a gep has a result");
+        let first = f.insert_inst_before(pterm, InstKind::Load { ty, ptr: addr }, ty);
+        entry
+            .args
+            .push(f.inst_result(first).expect("a load has a result"));
+        back.args.push(current(f, o + stride));
+    }
+    f.set_target(pterm, 0, entry);
+    f.set_target(l.branch, l.back, back);
+    for (&o, &q) in &carried {
+        let load = loads[&o].0;
+        let r = f.inst_result(load).expect("a load has a result");
+        f.replace_all_uses(r, q);
+        f.remove_inst(load);
+    }
+    carried.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    /// Sums t[i] * t[i + 1] - t[i + 2] over a pointer walking `@t` by one element.
+    const WALK: &str = r#"
+global @t: [i32; 40] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4]
+global @u: [i32; 40] = zeroinit
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = gep @t, 0, 4
+  %2 = gep @u, 0, 4
+  jump bb1(0, %1, %2, 0)
+bb1(%3: i32, %4: ptr, %5: ptr, %6: i32):
+  %7 = load i32, %4
+  %8 = gep %4, 1, 4
+  %9 = load i32, %8
+  %10 = gep %4, 2, 4
+  %11 = load i32, %10
+  %12 = mul %7, %9
+  %13 = sub %12, %11
+  %14 = add %6, %13
+  store %14, %5
+  %15 = gep %4, 1, 4
+  %16 = gep %5, 1, 4
+  %17 = add %3, 1
+  %18 = slt %17, %0
+  br %18, bb1(%17, %15, %16, %14), bb2
+bb2:
+  call @putint(%14)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn loads_of_the_next_element_are_carried() {
+        let out = same_behaviour(WALK, &["predcom"], "30");
+        let body = &out[out.find("bb1(").unwrap()..];
+        let body = &body[..body.find("bb2").unwrap()];
+        // t[i] and t[i + 1] come from the previous iteration: one load remains.
+        assert_eq!(body.matches("load").count(), 1, "{out}");
+        for n in ["1", "2", "37"] {
+            same_behaviour(WALK, &["predcom"], n);
+        }
+    }
+
+    #[test]
+    fn stores_into_the_walked_array_or_conditional_loads_stay() {
+        // The store goes to @t itself: a carried value could be stale.
+        let src = WALK.replace("%2 = gep @u, 0, 4", "%2 = gep @t, 1, 4");
+        let out = same_behaviour(&src, &["predcom"], "30");
+        assert_eq!(out.matches("load").count(), 3, "{out}");
+        // The loads sit in a block that not every iteration runs.
+        let cond = WALK
+            .replace(
+                "  %7 = load i32, %4\n",
+                "  %20 = srem %3, 2\n  %21 = eq %20, 0\n  br %21, bb3, bb4(0, 0, 0)\nbb3:\n  %7 = load i32, %4\n",
+            )
+            .replace(
+                "  %12 = mul %7, %9\n",
+                "  jump bb4(%7, %9, %11)\nbb4(%22: i32, %23: i32, %24: i32):\n  %12 = mul %22, %23\n",
+            )
+            .replace("%13 = sub %12, %11", "%13 = sub %12, %24");
+        let out = same_behaviour(&cond, &["predcom"], "30");
+        assert_eq!(out.matches("load").count(), 3, "{out}");
+    }
+}
