@@ -50,6 +50,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::unroll::Unroll,
     &passes::localconst::LocalConst,
     &passes::predcom::PredCom,
+    &passes::silentstore::SilentStore,
 ];
 
 /// The pass registered as `name`.
@@ -121,6 +122,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "strength",
             "instcombine",
             "gvn",
+            "silentstore",
             "mergeargs",
             "dce",
             "simplifycfg",

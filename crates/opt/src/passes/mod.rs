@@ -27,6 +27,7 @@ pub mod pre;
 pub mod predcom;
 pub mod reassoc;
 pub mod sccp;
+pub mod silentstore;
 pub mod simplifycfg;
 pub mod sink;
 pub mod strength;

@@ -1,0 +1,156 @@
+//! Silent store elimination: a store that writes back the value its location
+//! already holds changes nothing and is deleted.
+//!
+//! Silent stores (Lepak and Lipasti, "On the value locality of store instructions",
+//! ISCA 2000) found statically, within a block: after `v = load p`, the location `p`
+//! holds `v` until something may write it. A later `store v, p` is then silent.
+//! What keeps `p` holding `v`: loads and arithmetic; calls that write no memory;
+//! stores to locations that cannot overlap `p` (another object, or a disjoint
+//! constant offset in the same one); and stores of `v` itself to any location (if
+//! that location is `p`, it still holds `v`). The swap idiom
+//! `t = a[x]; a[y] = a[x]; a[x] = t` loses its last store this way whether or not
+//! `x == y`.
+
+use crate::analysis::{address_root, pointer_base, PointerBase, Purity};
+use crate::pipeline::Pass;
+use ir::{Function, Inst, InstKind, Module, Type, Value};
+
+/// The silent store elimination pass.
+pub struct SilentStore;
+
+impl Pass for SilentStore {
+    fn name(&self) -> &'static str {
+        "silentstore"
+    }
+    fn description(&self) -> &'static str {
+        "delete stores of the value the location was just loaded with"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        super::each_function(m, |f| run(f, &purity) > 0)
+    }
+}
+
+/// Deletes the silent stores of `f`; returns how many.
+pub fn run(f: &mut Function, purity: &Purity) -> usize {
+    let mut silent: Vec<Inst> = Vec::new();
+    for b in f.layout.blocks() {
+        let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        for (k, &i) in insts.iter().enumerate() {
+            let InstKind::Load { ptr, ty } = *f.kind(i) else {
+                continue;
+            };
+            let v = f.inst_result(i).expect("a load has a result");
+            for &j in &insts[k + 1..] {
+                match *f.kind(j) {
+                    InstKind::Store { value, ptr: q } if q == ptr && value == v => {
+                        silent.push(j);
+                    }
+                    InstKind::Store { value, .. } if value == v => {}
+                    InstKind::Store { value, ptr: q } => {
+                        if may_overlap(f, ptr, ty, q, f.value_type(value)) {
+                            break;
+                        }
+                    }
+                    InstKind::Call { callee, .. } => {
+                        let e = purity.effects(callee);
+                        if e.writes_global || e.writes_args {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    silent.sort();
+    silent.dedup();
+    for &s in &silent {
+        f.remove_inst(s);
+    }
+    silent.len()
+}
+
+/// Whether a `ta` access at `p` and a `tb` access at `q` may overlap.
+fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) -> bool {
+    let (rp, op) = address_root(f, p);
+    let (rq, oq) = address_root(f, q);
+    if rp == rq {
+        return match (op, oq) {
+            (Some(a), Some(b)) => a < b + i64::from(tb.size()) && b < a + i64::from(ta.size()),
+            _ => true,
+        };
+    }
+    let distinct_objects = |x: PointerBase, y: PointerBase| match (x, y) {
+        (PointerBase::Local(a), PointerBase::Local(b)) => a != b,
+        // A local is never reached through anything but itself.
+        (PointerBase::Local(_), _) | (_, PointerBase::Local(_)) => true,
+        _ => false,
+    };
+    let (bp, bq) = (pointer_base(f, p), pointer_base(f, q));
+    if distinct_objects(bp, bq) {
+        return false;
+    }
+    match (f.value_def(rp), f.value_def(rq)) {
+        (ir::ValueDef::Global(g), ir::ValueDef::Global(h)) => g == h,
+        _ => true,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    /// The swap idiom: t = a[x]; a[y] = t; a[x] = t.
+    const SWAP: &str = r#"
+global @a: [i32; 8] = [10, 11, 12, 13, 14, 15, 16, 17]
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = gep @a, %0, 4
+  %3 = load i32, %2
+  %4 = gep @a, %1, 4
+  store %3, %4
+  store %3, %2
+  %5 = load i32, %2
+  call @putint(%5)
+  call @putch(32)
+  %6 = load i32, %4
+  call @putint(%6)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn write_back_of_the_loaded_value_goes() {
+        for input in ["1 5", "3 3"] {
+            let out = same_behaviour(SWAP, &["silentstore"], input);
+            assert_eq!(out.matches("store").count(), 1, "{out}");
+        }
+    }
+
+    #[test]
+    fn other_values_or_calls_in_between_keep_it() {
+        // Another value stored where %2 may point: the write-back restores it.
+        let other = SWAP.replace("  store %3, %4\n", "  store 99, %4\n");
+        for input in ["1 5", "3 3"] {
+            let out = same_behaviour(&other, &["silentstore"], input);
+            assert_eq!(out.matches("store").count(), 2, "{out}");
+        }
+        // An unknown call may write @a.
+        let call = SWAP
+            .replace(
+                "declare @putch(i32) -> void",
+                "declare @putch(i32) -> void\ndeclare @ext() -> void",
+            )
+            .replace("  store %3, %4\n", "  call @ext()\n");
+        let out = crate::passes::testutil::run(&call, &["silentstore"]);
+        assert_eq!(out.matches("store").count(), 1, "{out}");
+    }
+}
