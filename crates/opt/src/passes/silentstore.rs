@@ -47,16 +47,16 @@ pub fn run(f: &mut Function, purity: &Purity) -> usize {
                         silent.push(j);
                     }
                     InstKind::Store { value, .. } if value == v => {}
-                    InstKind::Store { value, ptr: q } => {
-                        if may_overlap(f, ptr, ty, q, f.value_type(value)) {
-                            break;
-                        }
+                    InstKind::Store { value, ptr: q }
+                        if may_overlap(f, ptr, ty, q, f.value_type(value)) =>
+                    {
+                        break
                     }
-                    InstKind::Call { callee, .. } => {
-                        let e = purity.effects(callee);
-                        if e.writes_global || e.writes_args {
-                            break;
-                        }
+                    InstKind::Call { callee, .. }
+                        if purity.effects(callee).writes_global
+                            || purity.effects(callee).writes_args =>
+                    {
+                        break
                     }
                     _ => {}
                 }
