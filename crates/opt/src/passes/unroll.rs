@@ -10,7 +10,7 @@
 //! comes from the counted-loop analysis ([`Counter::trip_count`]: constant start and
 //! bound, so `n >= 1`, the rotated loop's guard having decided the first iteration),
 //! and `n * body` must stay within [`MAX_UNROLLED`] instructions, `n` within
-//! [`MAX_TRIPS`].
+//! [`MAX_TRIPS`], and a function grows by at most [`MAX_GROWTH`] plus its own size.
 //!
 //! The block `b` ending in `br c, b(next), exit(out)` is rewritten in place: its
 //! instructions are followed by `n - 1` copies, the parameters of each copy mapped to
@@ -44,31 +44,59 @@ pub const MAX_UNROLLED: usize = 400;
 /// At most this many iterations.
 pub const MAX_TRIPS: i32 = 64;
 
-/// Unrolls every qualifying loop of `f`; returns how many.
+/// A function grows by at most this many instructions, plus its own size, through
+/// unrolling (generated code with thousands of small loops must not explode).
+pub const MAX_GROWTH: usize = 2000;
+
+/// Rounds of analysis per run: a loop whose exit leads straight into the next loop
+/// gives that loop its preheader only once unrolled, so chains take a round each.
+pub const MAX_ROUNDS: usize = 8;
+
+/// Unrolls every qualifying loop of `f`; returns how many. Each round finds the
+/// loops with one analysis: unrolling one single-block loop changes only its block
+/// and its preheader's jump, so the others stay valid.
 pub fn run(f: &mut Function) -> usize {
     if f.is_declaration() {
         return 0;
     }
+    let size: usize = f
+        .layout
+        .blocks()
+        .map(|b| f.layout.block_insts(b).count())
+        .sum();
+    let mut budget = MAX_GROWTH + size;
     let mut done = 0;
-    loop {
+    for _ in 0..MAX_ROUNDS {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
         let loops = LoopForest::compute(f, &cfg, &dt);
-        let found = loops.loops().find_map(|(id, lp)| {
+        let mut plans = Vec::new();
+        for (id, lp) in loops.loops() {
             if lp.blocks.len() != 1 || !lp.children.is_empty() {
-                return None;
+                continue;
             }
-            let l = RotatedLoop::of(f, &cfg, &loops, id)?;
-            let n = Counter::of(f, &loops, id, &l)?.trip_count(f)?;
+            let Some(l) = RotatedLoop::of(f, &cfg, &loops, id) else {
+                continue;
+            };
+            let Some(n) = Counter::of(f, &loops, id, &l).and_then(|c| c.trip_count(f)) else {
+                continue;
+            };
             let body = f.layout.block_insts(l.header).count();
-            (n <= MAX_TRIPS && body * n as usize <= MAX_UNROLLED).then_some((l, n))
-        });
-        let Some((l, n)) = found else {
-            return done;
-        };
-        unroll(f, &l, n);
-        done += 1;
+            let growth = body * (n as usize - 1);
+            if n <= MAX_TRIPS && body * n as usize <= MAX_UNROLLED && growth <= budget {
+                budget -= growth;
+                plans.push((l, n));
+            }
+        }
+        if plans.is_empty() {
+            break;
+        }
+        for (l, n) in &plans {
+            unroll(f, l, *n);
+        }
+        done += plans.len();
     }
+    done
 }
 
 /// Replaces single-block loop `l` by `n` copies of its body.
@@ -200,6 +228,39 @@ bb2(%10: i32):
         assert!(!out.contains("bb1("), "the loop is gone:\n{out}");
         assert_eq!(out.matches("store").count(), 10, "{out}");
         same_behaviour(&src, &["unroll"], "-3 11");
+    }
+
+    #[test]
+    fn growth_is_bounded_per_function() {
+        // Thirty loops of 40 trips, one after another: each could be unrolled, but
+        // together they would grow the function by ~9000 instructions.
+        let mut body = String::from("bb0:\n  %s = alloc [i32; 100]\n  jump bb1(0, 0)\n");
+        for k in 0..30 {
+            let (h, exit, next) = (2 * k + 1, 2 * k + 2, 2 * k + 3);
+            let start = if k == 0 {
+                "0".to_string()
+            } else {
+                format!("%e{k}")
+            };
+            if k > 0 {
+                body = body.replace(&format!("bb{h}(0, 0)"), &format!("bb{h}(0, {start})"));
+            }
+            body += &format!(
+                "bb{h}(%i{k}: i32, %a{k}: i32):\n  %g{k} = gep %s, %i{k}, 4\n  store %a{k}, %g{k}\n  \
+                 %m{k} = mul %i{k}, {k}\n  %b{k} = add %a{k}, %m{k}\n  %j{k} = add %i{k}, 1\n  \
+                 %c{k} = slt %j{k}, 40\n  br %c{k}, bb{h}(%j{k}, %b{k}), bb{exit}(%b{k})\n\
+                 bb{exit}(%e{n}: i32):\n  jump bb{next}(0, %e{n})\n",
+                n = k + 1
+            );
+        }
+        body += "bb61(%z: i32, %r: i32):\n  call @putint(%r)\n  ret 0\n";
+        let src = format!("declare @putint(i32) -> void\n\nfunc @main() -> i32 {{\n{body}}}\n");
+        let out = same_behaviour(&src, &["unroll"], "");
+        let loops_left = out.lines().filter(|l| l.starts_with("  br ")).count();
+        assert!(
+            loops_left > 15 && loops_left < 30,
+            "{loops_left} loops left:\n{out}"
+        );
     }
 
     #[test]
