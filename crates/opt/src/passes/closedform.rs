@@ -708,13 +708,7 @@ bb2(%3: i32, %4: i32):
     fn runs_fast(src: &str, stdin: &str) -> String {
         let out = crate::passes::testutil::run(src, &["closedform", "dce", "simplifycfg"]);
         let m = ir::parse_module(&out).unwrap();
-        let opts = interp::RunOptions {
-            max_steps: Some(10_000),
-            wall_clock_timers: false,
-            ..Default::default()
-        };
-        let run = interp::run_module(&m, stdin.as_bytes(), &opts).expect("within 10 000 steps");
-        String::from_utf8_lossy(&run.stdout).into_owned()
+        crate::passes::testutil::exec_within(&m, stdin, 10_000).expect("within 10 000 steps")
     }
 
     #[test]
@@ -902,15 +896,12 @@ bb2(%3: i32, %4: i32):
 /// before and after the pass.
 #[cfg(test)]
 mod random_tests {
-    use crate::passes::testutil::{exec, run};
+    use crate::passes::testutil::{exec, run, XorShift};
 
-    struct Rng(u64);
+    struct Rng(XorShift);
     impl Rng {
         fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
+            self.0.next()
         }
         fn pick<T: Copy>(&mut self, xs: &[T]) -> T {
             xs[(self.next() % xs.len() as u64) as usize]
@@ -1020,7 +1011,7 @@ bb2(%7: i32, %8: i32, %9: i32):
 
     #[test]
     fn random_loops_keep_their_output() {
-        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut r = Rng(XorShift(0x9e37_79b9_7f4a_7c15));
         let mut transformed = 0;
         for _ in 0..400 {
             let src = program(&mut r);

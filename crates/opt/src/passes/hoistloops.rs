@@ -356,16 +356,11 @@ bb5(%14: i32):
 }
 "#;
 
-    /// Steps the interpreter takes for `src` after `passes`.
+    /// Whether `src` after `passes` finishes within `budget` interpreter steps.
     fn steps_within(src: &str, passes: &[&str], stdin: &str, budget: u64) -> bool {
         let out = crate::passes::testutil::run(src, passes);
         let m = ir::parse_module(&out).unwrap();
-        let opts = interp::RunOptions {
-            max_steps: Some(budget),
-            wall_clock_timers: false,
-            ..Default::default()
-        };
-        interp::run_module(&m, stdin.as_bytes(), &opts).is_ok()
+        crate::passes::testutil::exec_within(&m, stdin, budget).is_some()
     }
 
     #[test]
@@ -408,17 +403,12 @@ bb5(%14: i32):
 /// run in the interpreter before and after.
 #[cfg(test)]
 mod random_tests {
-    use crate::passes::testutil::{exec, run};
+    use crate::passes::testutil::{exec, run, XorShift};
 
     #[test]
     fn random_nests_keep_their_output() {
-        let mut seed: u64 = 0x2545_f491_4f6c_dd1d;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = XorShift(0x2545_f491_4f6c_dd1d);
+        let mut next = move || rng.next();
         let mut hoisted = 0;
         for _ in 0..300 {
             let trips = next() % 40 + 1;

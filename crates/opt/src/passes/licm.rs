@@ -304,7 +304,7 @@ fn may_alias(f: &Function, p: Value, q: Value) -> bool {
 /// Whether a `ta` access at `p` and a `tb` access at `q` may overlap: they may
 /// alias ([`may_alias`]), and when both are constant offsets from the same object,
 /// their byte ranges intersect.
-fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) -> bool {
+pub(crate) fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) -> bool {
     if !may_alias(f, p, q) {
         return false;
     }

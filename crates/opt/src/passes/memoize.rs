@@ -285,13 +285,8 @@ bb0:
         // `exec` would allow it, so count steps instead: memoised, a few thousand.
         let out = same_behaviour(FIB, &["memoize"], "");
         let m = ir::parse_module(&out).unwrap();
-        let opts = interp::RunOptions {
-            max_steps: Some(100_000),
-            wall_clock_timers: false,
-            ..Default::default()
-        };
-        let run = interp::run_module(&m, &b""[..], &opts).expect("fits 100 000 steps");
-        assert_eq!(String::from_utf8_lossy(&run.stdout), "75025-3");
+        let stdout = crate::passes::testutil::exec_within(&m, "", 100_000);
+        assert_eq!(stdout.as_deref(), Some("75025-3"));
     }
 
     #[test]

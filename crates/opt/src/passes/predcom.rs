@@ -361,17 +361,12 @@ bb2:
 /// runs vary; each program runs in the interpreter before and after the pass.
 #[cfg(test)]
 mod random_tests {
-    use crate::passes::testutil::{exec, run};
+    use crate::passes::testutil::{exec, run, XorShift};
 
     #[test]
     fn random_walks_keep_their_output() {
-        let mut seed: u64 = 0x853c_49e6_748f_ea9b;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut rng = XorShift(0x853c_49e6_748f_ea9b);
+        let mut next = move || rng.next();
         let mut changed = 0;
         for _ in 0..300 {
             let step = [1, 1, 2, -1, -2, 3][(next() % 6) as usize];

@@ -11,9 +11,10 @@
 //! `t = a[x]; a[y] = a[x]; a[x] = t` loses its last store this way whether or not
 //! `x == y`.
 
-use crate::analysis::{address_root, pointer_base, PointerBase, Purity};
+use super::licm::may_overlap;
+use crate::analysis::Purity;
 use crate::pipeline::Pass;
-use ir::{Function, Inst, InstKind, Module, Type, Value};
+use ir::{Function, Inst, InstKind, Module};
 
 /// The silent store elimination pass.
 pub struct SilentStore;
@@ -69,32 +70,6 @@ pub fn run(f: &mut Function, purity: &Purity) -> usize {
         f.remove_inst(s);
     }
     silent.len()
-}
-
-/// Whether a `ta` access at `p` and a `tb` access at `q` may overlap.
-fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) -> bool {
-    let (rp, op) = address_root(f, p);
-    let (rq, oq) = address_root(f, q);
-    if rp == rq {
-        return match (op, oq) {
-            (Some(a), Some(b)) => a < b + i64::from(tb.size()) && b < a + i64::from(ta.size()),
-            _ => true,
-        };
-    }
-    let distinct_objects = |x: PointerBase, y: PointerBase| match (x, y) {
-        (PointerBase::Local(a), PointerBase::Local(b)) => a != b,
-        // A local is never reached through anything but itself.
-        (PointerBase::Local(_), _) | (_, PointerBase::Local(_)) => true,
-        _ => false,
-    };
-    let (bp, bq) = (pointer_base(f, p), pointer_base(f, q));
-    if distinct_objects(bp, bq) {
-        return false;
-    }
-    match (f.value_def(rp), f.value_def(rq)) {
-        (ir::ValueDef::Global(g), ir::ValueDef::Global(h)) => g == h,
-        _ => true,
-    }
 }
 
 #[cfg(test)]

@@ -36,6 +36,31 @@ pub fn exec(m: &ir::Module, stdin: &str) -> (String, i32) {
     )
 }
 
+/// Runs a module's `main` in the interpreter with a budget of `max_steps`
+/// instructions: its stdout when it finishes within them.
+pub fn exec_within(m: &ir::Module, stdin: &str, max_steps: u64) -> Option<String> {
+    let opts = interp::RunOptions {
+        max_steps: Some(max_steps),
+        wall_clock_timers: false,
+        ..Default::default()
+    };
+    let out = interp::run_module(m, stdin.as_bytes(), &opts).ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// Marsaglia's xorshift64: deterministic pseudo-random numbers for randomised
+/// pass tests (no seed from the environment, so a failure reproduces).
+pub struct XorShift(pub u64);
+
+impl XorShift {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+}
+
 /// Asserts that `src` behaves the same (output and exit code) before and after
 /// `passes`, and returns the optimised module's text.
 #[track_caller]
