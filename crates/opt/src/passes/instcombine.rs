@@ -186,8 +186,11 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
     if op.is_commutative() && ca.is_some() {
         return bin(op, b, a);
     }
-    // No identities for floats (NaN, -0.0) nor for i64 ops (they are opaque here).
-    if op.is_float() || op.is_i64() {
+    // No identities for floats (NaN, -0.0); i64 ops only drop a sign-extended 0 or 1.
+    if op.is_i64() {
+        return simplify_i64(f, op, a, b);
+    }
+    if op.is_float() {
         return None;
     }
     let zero = Action::Const(Const::I(0));
@@ -253,6 +256,29 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
                 negation_of(f, a).and_then(|x| bin(BinOp::Sub, b, x))
             }
         }
+        _ => None,
+    }
+}
+
+/// The identities of 64-bit arithmetic with `sext 0` and `sext 1` (there are no
+/// 64-bit constants; passes sign-extend 32-bit ones): `x + 0`, `0 + x`, `x - 0`,
+/// `x * 1`, `1 * x` are `x`; `x * 0` and `0 * x` are that 0.
+fn simplify_i64(f: &Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
+    let sext_const = |v: Value| match *f.kind(f.def_inst(v)?) {
+        InstKind::Unary {
+            op: UnOp::SExt,
+            arg,
+        } => f.as_iconst(arg),
+        _ => None,
+    };
+    let (ca, cb) = (sext_const(a), sext_const(b));
+    match (op, ca, cb) {
+        (BinOp::Add64 | BinOp::Sub64, _, Some(0)) | (BinOp::Mul64, _, Some(1)) => {
+            Some(Action::Value(a))
+        }
+        (BinOp::Add64, Some(0), _) | (BinOp::Mul64, Some(1), _) => Some(Action::Value(b)),
+        (BinOp::Mul64, Some(0), _) => Some(Action::Value(a)),
+        (BinOp::Mul64, _, Some(0)) => Some(Action::Value(b)),
         _ => None,
     }
 }
@@ -471,6 +497,21 @@ mod tests {
             "  %3 = sub %1, %0\n  ret %3\n",
         );
         combines_f("  %a = fneg %2\n  %r = fneg %a\n", "  ret %2\n");
+    }
+
+    #[test]
+    fn i64_identities_with_sign_extended_zero_and_one() {
+        combines(
+            "  %z = sext 0\n  %o = sext 1\n  %x = sext %0\n  %a = add64 %x, %z\n  \
+             %b = sub64 %a, %z\n  %c = mul64 %o, %b\n  %d = add64 %z, %c\n  %r = trunc %d\n",
+            "  %3 = sext %0\n  %4 = trunc %3\n  ret %4\n",
+        );
+        // x - 0 only on the right; 0 - x stays. A product with zero is zero.
+        combines(
+            "  %z = sext 0\n  %x = sext %0\n  %a = sub64 %z, %x\n  %b = mul64 %a, %z\n  \
+             %c = add64 %a, %b\n  %r = trunc %c\n",
+            "  %3 = sext 0\n  %4 = sext %0\n  %5 = sub64 %3, %4\n  %6 = trunc %5\n  ret %6\n",
+        );
     }
 
     #[test]
