@@ -88,44 +88,22 @@ pub fn run(f: &mut Function) -> usize {
     }
 }
 
-/// Gives every loop entered by a single edge from a block with other successors a
-/// preheader (an empty block on that edge), as the plan needs one to put the guard
-/// in; returns how many were added. Simplifycfg removes those left unused.
+/// Gives every loop without a preheader one ([`super::licm::insert_preheader`]), as
+/// the plan puts its guard there; returns how many were added. Simplifycfg removes
+/// those left unused.
 fn add_preheaders(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
-    let mut edges = Vec::new();
-    for (id, lp) in loops.loops() {
-        let outside: Vec<Block> = cfg
-            .preds(lp.header)
-            .iter()
-            .copied()
-            .filter(|&p| !loops.contains(id, p))
-            .collect();
-        let [pred] = outside[..] else {
-            continue;
-        };
-        if loops.preheader(id, &cfg).is_some() {
-            continue;
-        }
-        let term = f.terminator(pred).expect("a predecessor ends in a branch");
-        let targets = f.kind(term).targets();
-        let into: Vec<usize> = (0..targets.len())
-            .filter(|&k| targets[k].block == lp.header)
-            .collect();
-        if let [k] = into[..] {
-            edges.push((pred, term, k));
-        }
+    let missing: Vec<LoopId> = loops
+        .loops()
+        .map(|(id, _)| id)
+        .filter(|&id| loops.preheader(id, &cfg).is_none())
+        .collect();
+    for &id in &missing {
+        super::licm::insert_preheader(f, &cfg, &loops, id);
     }
-    for &(pred, term, k) in &edges {
-        let target = f.kind(term).targets()[k].clone();
-        let pre = f.create_block();
-        f.layout.insert_block_after(pre, pred);
-        f.append_inst(pre, InstKind::Jump { dest: target }, Type::Void);
-        f.set_target(term, k, BlockCall::new(pre, Vec::new()));
-    }
-    edges.len()
+    missing.len()
 }
 
 /// A value as a function of the counter `i` over the loop's iterations.

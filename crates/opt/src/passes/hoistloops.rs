@@ -80,8 +80,6 @@ struct Plan {
     entry: Block,
     inner: RotatedLoop,
     inner_blocks: Vec<Block>,
-    /// The exit block `E`.
-    exit: Block,
     /// Per inner header parameter: whether it is an accumulator.
     accumulators: Vec<bool>,
 }
@@ -192,7 +190,6 @@ impl Plan {
             entry,
             inner,
             inner_blocks: lp.blocks.clone(),
-            exit,
             accumulators,
         })
     }
@@ -280,7 +277,6 @@ impl Plan {
             self.inner.exit(),
             BlockCall::new(new_preheader, Vec::new()),
         );
-        debug_assert!(self.exit != new_preheader);
     }
 }
 

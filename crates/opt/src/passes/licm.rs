@@ -127,7 +127,12 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Tar
 
 /// Gives loop `id` a preheader: a new block taking every edge that enters the header
 /// from outside the loop and jumping to the header.
-fn insert_preheader(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) {
+pub(crate) fn insert_preheader(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    id: LoopId,
+) {
     let header = loops.get(id).header;
     let outside: Vec<Block> = cfg
         .unique_preds(header)

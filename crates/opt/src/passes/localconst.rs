@@ -22,6 +22,7 @@ use crate::analysis::address_root;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, GlobalData, GlobalInit, Inst, InstKind, Module, Type};
+use std::collections::HashMap;
 
 /// The constant local table promotion pass.
 pub struct LocalConst;
@@ -117,19 +118,23 @@ fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) ->
             }
         }
     }
-    // Stores: constants at constant in-bounds positions, all in one block.
+    // Stores: constants at constant in-bounds positions, all in one block, taken in
+    // block order (positions computed once: tables can have 10^5 elements).
     let block: Block = f.layout.inst_block(*stores.first()?)?;
-    let mut words = vec![0u32; len as usize];
-    let mut last_store = None;
-    let order: Vec<Inst> = f
+    let position: HashMap<Inst, usize> = f
         .layout
         .block_insts(block)
-        .filter(|i| stores.contains(i))
+        .enumerate()
+        .map(|(k, i)| (i, k))
         .collect();
-    if order.len() != stores.len() {
-        return None;
+    let mut order: Vec<(usize, Inst)> = Vec::with_capacity(stores.len());
+    for &s in &stores {
+        order.push((*position.get(&s)?, s));
     }
-    for &s in &order {
+    order.sort_unstable();
+    let mut words = vec![0u32; len as usize];
+    let mut last_store = None;
+    for &(_, s) in &order {
         let InstKind::Store { value, ptr } = *f.kind(s) else {
             unreachable!("collected as a store");
         };
@@ -148,12 +153,12 @@ fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) ->
         words[(off / size) as usize] = word;
         last_store = Some(s);
     }
-    let last_store = last_store?;
+    let last_store = position[&last_store?];
     // Loads after the last store.
     for &l in &loads {
         let lb = f.layout.inst_block(l)?;
         let after = if lb == block {
-            follows(f, last_store, l)
+            position[&l] > last_store
         } else {
             dt.dominates(block, lb)
         };
@@ -168,18 +173,6 @@ fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) ->
         stores,
         words,
     })
-}
-
-/// Whether `later` comes after `earlier` in their block.
-fn follows(f: &Function, earlier: Inst, later: Inst) -> bool {
-    let mut at = f.layout.next_inst(earlier);
-    while let Some(i) = at {
-        if i == later {
-            return true;
-        }
-        at = f.layout.next_inst(i);
-    }
-    false
 }
 
 #[cfg(test)]

@@ -120,13 +120,13 @@ fn plan(
         if s == 0 {
             continue;
         }
-        let object = object_of(f, p)?;
+        let object = object_of(f, cfg, p)?;
         // Nothing in the loop writes that object.
         for &b in &lp.blocks {
             for i in f.layout.block_insts(b) {
                 match f.kind(i) {
                     InstKind::Store { ptr, .. }
-                        if object_of(f, *ptr).is_none_or(|o| o == object) =>
+                        if object_of(f, cfg, *ptr).is_none_or(|o| o == object) =>
                     {
                         return None
                     }
@@ -176,7 +176,7 @@ fn plan(
 
 /// The global or `alloc` a pointer points into, following `gep` bases and block
 /// parameters all of whose incoming values point into the same object.
-fn object_of(f: &Function, v: Value) -> Option<Value> {
+fn object_of(f: &Function, cfg: &ControlFlowGraph, v: Value) -> Option<Value> {
     let mut seen: Vec<Value> = Vec::new();
     let mut work = vec![v];
     let mut found: Option<Value> = None;
@@ -193,7 +193,7 @@ fn object_of(f: &Function, v: Value) -> Option<Value> {
                 if seen.len() > 64 {
                     return None;
                 }
-                for arg in incoming(f, b, k as usize)? {
+                for arg in incoming(f, cfg, b, k as usize)? {
                     work.push(arg);
                 }
                 continue;
@@ -210,9 +210,9 @@ fn object_of(f: &Function, v: Value) -> Option<Value> {
 }
 
 /// The arguments every edge into `b` passes to its parameter `k`.
-fn incoming(f: &Function, b: Block, k: usize) -> Option<Vec<Value>> {
+fn incoming(f: &Function, cfg: &ControlFlowGraph, b: Block, k: usize) -> Option<Vec<Value>> {
     let mut out = Vec::new();
-    for pred in f.layout.blocks() {
+    for pred in cfg.unique_preds(b) {
         let Some(t) = f.terminator(pred) else {
             continue;
         };
