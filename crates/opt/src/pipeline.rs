@@ -35,6 +35,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::strength::StrengthReduce,
     &passes::finalvalue::FinalValue,
     &passes::loopdelete::LoopDelete,
+    &passes::loopsplit::LoopSplit,
     &passes::reassoc::Reassociate,
     &passes::condprop::CondProp,
     &passes::gvn::Gvn,
@@ -84,7 +85,9 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// (with `memforward` and `instcombine`, a table-filling loop becomes constant
 /// stores), `hoistloops` after LICM has moved invariant stores out (an inner loop
 /// left without inputs from the outer iteration runs once), `silentstore` after the
-/// last value numbering, `predcom` on the pointer induction variables strength
+/// last value numbering, `loopsplit` after loop deletion (a loop whose last
+/// iterations only count is left early, before strength reduction looks at it),
+/// `predcom` on the pointer induction variables strength
 /// reduction made, `closedform` on the loops that are left single blocks, and
 /// `localconst` at the end, when the stores of a table are constants in one block.
 pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
@@ -129,6 +132,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "hoistloops",
             "finalvalue",
             "loopdelete",
+            "loopsplit",
             "strength",
             "instcombine",
             "gvn",

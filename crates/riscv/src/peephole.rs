@@ -5,6 +5,11 @@
 //!   leaves many);
 //! - jumps to blocks that only jump elsewhere are threaded to the final target, and
 //!   blocks no longer reachable are dropped;
+//! - blocks are placed in chains so that a block whose successors are both away
+//!   from it gets one of them next (greedy chain formation, the profile-free form
+//!   of Pettis and Hansen, "Profile Guided Code Positioning", PLDI 1990): a loop
+//!   body whose `if` arms would otherwise end in a branch *and* a jump falls
+//!   through instead;
 //! - a jump to the next block in layout order is removed, and `bcc T; j F` with `T`
 //!   next becomes `b!cc F` falling through to `T`.
 
@@ -15,6 +20,7 @@ pub fn run(mf: &mut MFunction) {
     remove_self_moves(mf);
     thread_jumps(mf);
     remove_unreachable(mf);
+    place_blocks(mf);
     fall_through(mf);
 }
 
@@ -77,6 +83,53 @@ fn remove_unreachable(mf: &mut MFunction) {
     mf.layout.retain(|b| seen[b.index()]);
 }
 
+/// Reorders `mf.layout` in chains. After a block comes the block that followed it
+/// before when that is one of its successors (the order instruction selection made
+/// from the IR keeps most fall-throughs already); otherwise its successor of greatest
+/// loop depth not yet placed (a loop's body follows its header and its exit stays out
+/// of the way), then the one leading deeper (a preheader before a latch), then the
+/// target of the final jump (for `bcc T; j F`, `F`). When no successor is free, the
+/// next unplaced block of the old order. The entry stays first. Every block ends in
+/// explicit control flow (module `mir`), so any order is correct.
+fn place_blocks(mf: &mut MFunction) {
+    let depth = crate::loops::loop_depths(mf);
+    let old = std::mem::take(&mut mf.layout);
+    let mut placed = vec![false; mf.blocks.len()];
+    let mut in_layout = vec![false; mf.blocks.len()];
+    let mut old_next = vec![None; mf.blocks.len()];
+    for (k, b) in old.iter().enumerate() {
+        in_layout[b.index()] = true;
+        old_next[b.index()] = old.get(k + 1).copied();
+    }
+    let free = |b: MBlock, placed: &[bool]| in_layout[b.index()] && !placed[b.index()];
+    let leads_to = |b: MBlock| {
+        let succ_depth = mf.succs(b).iter().map(|s| depth[s.index()]).max();
+        (depth[b.index()], succ_depth.unwrap_or(0))
+    };
+    let mut layout = Vec::with_capacity(old.len());
+    let mut rest = old.iter().copied();
+    let mut cur = old.first().copied();
+    while let Some(b) = cur {
+        placed[b.index()] = true;
+        layout.push(b);
+        let insts = &mf.blocks[b.index()].insts;
+        let n = insts.len();
+        let mut succs = Vec::with_capacity(2);
+        if let Some(MInst::Jump { target }) = insts.last() {
+            succs.push(*target);
+            if let Some(MInst::Branch { target, .. }) = n.checked_sub(2).map(|k| &insts[k]) {
+                succs.push(*target);
+            }
+        }
+        succs.retain(|&t| free(t, &placed));
+        let kept = old_next[b.index()].filter(|t| succs.contains(t));
+        cur = kept
+            .or_else(|| succs.iter().rev().copied().max_by_key(|&t| leads_to(t)))
+            .or_else(|| rest.by_ref().find(|&t| free(t, &placed)));
+    }
+    mf.layout = layout;
+}
+
 fn fall_through(mf: &mut MFunction) {
     for k in 0..mf.layout.len() {
         let b = mf.layout[k];
@@ -111,6 +164,18 @@ mod tests {
     use super::*;
     use crate::mir::{Cond, Reg, ZERO};
 
+    fn branch(cond: Cond, target: MBlock) -> MInst {
+        MInst::Branch {
+            cond,
+            rs1: Reg::x(10),
+            rs2: ZERO,
+            target,
+        }
+    }
+
+    /// `b0: a0 = a0; blt b1; j b2`, `b2: j b3`: the self-move goes, the jump to b2 is
+    /// threaded to b3, b1 stays next (a successor already), so the branch is inverted
+    /// to fall through to it, and b2 is unreachable.
     #[test]
     fn inverts_branch_over_next_block_and_threads_jumps() {
         let mut mf = MFunction::new("t".into(), false);
@@ -119,12 +184,7 @@ mod tests {
         let a0 = Reg::x(10);
         mf.blocks[0].insts = vec![
             MInst::Mv { rd: a0, rs: a0 },
-            MInst::Branch {
-                cond: Cond::Lt,
-                rs1: a0,
-                rs2: ZERO,
-                target: b[1],
-            },
+            branch(Cond::Lt, b[1]),
             MInst::Jump { target: b[2] },
         ];
         mf.blocks[1].insts = vec![MInst::Ret { value: None }];
@@ -132,14 +192,60 @@ mod tests {
         mf.blocks[3].insts = vec![MInst::Ret { value: None }];
         run(&mut mf);
         assert_eq!(mf.layout, vec![b[0], b[1], b[3]]);
-        assert_eq!(
-            mf.blocks[0].insts,
-            vec![MInst::Branch {
-                cond: Cond::Ge,
-                rs1: a0,
-                rs2: ZERO,
-                target: b[3],
-            }]
-        );
+        assert_eq!(mf.blocks[0].insts, vec![branch(Cond::Ge, b[3])]);
+    }
+
+    /// When the jump target is already placed (a loop's exit jumping back to the
+    /// header), the branch target comes next and the branch is inverted.
+    #[test]
+    fn inverts_branch_over_next_block_when_the_jump_target_is_placed() {
+        let mut mf = MFunction::new("t".into(), false);
+        let b: Vec<MBlock> = (0..3).map(|_| mf.new_block()).collect();
+        mf.layout = vec![b[0], b[2], b[1]];
+        mf.blocks[0].insts = vec![MInst::Jump { target: b[1] }];
+        // b1: loop body, `blt b2; j b1`: b1 is placed, so b2 follows.
+        mf.blocks[1].insts = vec![branch(Cond::Lt, b[2]), MInst::Jump { target: b[1] }];
+        mf.blocks[2].insts = vec![MInst::Ret { value: None }];
+        run(&mut mf);
+        assert_eq!(mf.layout, vec![b[0], b[1], b[2]]);
+        assert_eq!(mf.blocks[1].insts, vec![branch(Cond::Ge, b[1])]);
+        assert!(mf.blocks[0].insts.is_empty());
+    }
+
+    /// The arms of an `if` in a loop body: each block falls through to its jump
+    /// target, leaving one jump (back to the join) on the arm placed out of line.
+    #[test]
+    fn chains_an_if_in_a_loop_so_one_arm_falls_through() {
+        let mut mf = MFunction::new("t".into(), false);
+        let b: Vec<MBlock> = (0..6).map(|_| mf.new_block()).collect();
+        // Old order: entry, header, exit, then-arm, join, else-arm.
+        mf.layout = b.clone();
+        mf.blocks[0].insts = vec![MInst::Jump { target: b[1] }];
+        mf.blocks[1].insts = vec![branch(Cond::Eq, b[3]), MInst::Jump { target: b[5] }];
+        mf.blocks[2].insts = vec![MInst::Ret { value: None }];
+        mf.blocks[3].insts = vec![
+            MInst::Li {
+                rd: Reg::x(11),
+                imm: 1,
+            },
+            MInst::Jump { target: b[4] },
+        ];
+        mf.blocks[4].insts = vec![branch(Cond::Lt, b[1]), MInst::Jump { target: b[2] }];
+        mf.blocks[5].insts = vec![
+            MInst::Li {
+                rd: Reg::x(11),
+                imm: 1,
+            },
+            MInst::Jump { target: b[4] },
+        ];
+        run(&mut mf);
+        assert_eq!(mf.layout, vec![b[0], b[1], b[5], b[4], b[2], b[3]]);
+        let jumps = mf
+            .layout
+            .iter()
+            .flat_map(|b| &mf.blocks[b.index()].insts)
+            .filter(|i| matches!(i, MInst::Jump { .. }))
+            .count();
+        assert_eq!(jumps, 1);
     }
 }

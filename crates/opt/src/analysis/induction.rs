@@ -115,6 +115,8 @@ pub struct Counter {
     pub bound: Value,
     /// Whether the latch tests `next` (otherwise `param`).
     pub tests_next: bool,
+    /// Whether the test includes the bound (`sle`, `sge`; otherwise `slt`, `sgt`).
+    pub inclusive: bool,
 }
 
 impl Counter {
@@ -146,7 +148,12 @@ impl Counter {
                 continue;
             }
             let step = step_of(f, param, next[index]).and_then(|c| f.as_iconst(c))?;
-            if !matches!((step, op), (1, CmpOp::Slt) | (-1, CmpOp::Sgt)) {
+            let inclusive = match (step, op) {
+                (1, CmpOp::Slt) | (-1, CmpOp::Sgt) => false,
+                (1, CmpOp::Sle) | (-1, CmpOp::Sge) => true,
+                _ => return None,
+            };
+            if inclusive && !inclusive_never_wraps(f, l, &invariant, param, step, bound) {
                 return None;
             }
             return Some(Counter {
@@ -157,6 +164,7 @@ impl Counter {
                 step,
                 bound,
                 tests_next,
+                inclusive,
             });
         }
         None
@@ -177,8 +185,48 @@ impl Counter {
             start - bound
         };
         let n = if self.tests_next { span } else { span + 1 };
+        let n = if self.inclusive { n + 1 } else { n };
         i32::try_from(n.max(1)).ok()
     }
+}
+
+/// Whether the counter `param` of a loop with an inclusive test cannot step past the
+/// end of `i32` (module documentation): the bound is a constant short of it, or the
+/// header accesses memory at `gep base, param + c, stride` with `base` invariant.
+fn inclusive_never_wraps(
+    f: &Function,
+    l: &RotatedLoop,
+    invariant: &dyn Fn(Value) -> bool,
+    param: Value,
+    step: i32,
+    bound: Value,
+) -> bool {
+    if let Some(b) = f.as_iconst(bound) {
+        return b != if step == 1 { i32::MAX } else { i32::MIN };
+    }
+    let small_offset_of_counter = |index: Value| {
+        if index == param {
+            return true;
+        }
+        step_of(f, param, index)
+            .and_then(|c| f.as_iconst(c))
+            .is_some_and(|c| c.unsigned_abs() <= 1 << 16)
+    };
+    f.layout.block_insts(l.header).any(|i| {
+        let ptr = match f.kind(i) {
+            InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. } => *ptr,
+            _ => return false,
+        };
+        let Some(InstKind::Gep {
+            base,
+            index,
+            stride,
+        }) = f.def_inst(ptr).map(|g| f.kind(g))
+        else {
+            return false;
+        };
+        *stride >= 1 && invariant(*base) && small_offset_of_counter(*index)
+    })
 }
 
 /// Whether loop `id`, an innermost loop, certainly terminates: some header
@@ -355,10 +403,72 @@ bb2:
         for (from, to) in [
             ("add %1, 1", "add %1, 2"),
             ("slt %4, 10", "ne %4, 10"),
-            ("slt %4, 10", "sle %4, 10"),
+            ("slt %4, 10", "sle %4, 2147483647"),
+            ("slt %4, 10", "sle %4, %0"),
         ] {
             let (_, c) = counter_of(&LOOP.replace(from, to));
             assert!(c.is_none(), "{from} -> {to}");
         }
+        let down = LOOP
+            .replace("add %1, 1", "add %1, -1")
+            .replace("slt %4, 10", "sge %4, -2147483648");
+        assert!(counter_of(&down).1.is_none());
+    }
+
+    #[test]
+    fn inclusive_tests_count_one_more() {
+        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "sle %4, 10"));
+        let c = c.expect("a counter");
+        assert!(c.inclusive);
+        assert_eq!(c.trip_count(&f), Some(8)); // i = 3..=10
+        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "sle %1, 10"));
+        assert_eq!(c.unwrap().trip_count(&f), Some(9)); // i = 3..=11
+        let down = LOOP
+            .replace("add %1, 1", "add %1, -1")
+            .replace("slt %4, 10", "sge %4, -5");
+        let (f, c) = counter_of(&down);
+        assert_eq!(c.unwrap().trip_count(&f), Some(9)); // i = 3..=-5
+    }
+
+    /// `while (i <= n) s += a[i + c]` with `n` unknown.
+    fn accessing(offset: i32) -> String {
+        format!(
+            r#"
+global @a: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+func @f(i32) -> i32 {{
+bb0(%0: i32):
+  jump bb1(3, 0)
+bb1(%1: i32, %2: i32):
+  %6 = add %1, {offset}
+  %7 = gep @a, %6, 4
+  %8 = load i32, %7
+  %3 = add %2, %8
+  %4 = add %1, 1
+  %5 = sle %4, %0
+  br %5, bb1(%4, %3), bb2
+bb2:
+  ret %3
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn an_access_every_iteration_keeps_an_inclusive_counter_from_wrapping() {
+        for offset in [-3, 0, 5, 65536, -65536] {
+            let (_, c) = counter_of(&accessing(offset));
+            assert!(c.is_some_and(|c| c.inclusive), "offset {offset}");
+        }
+        // A far offset could reach back into the object after the wrap.
+        for offset in [65537, -2147483000] {
+            let (_, c) = counter_of(&accessing(offset));
+            assert!(c.is_none(), "offset {offset}");
+        }
+        // A varying base proves nothing.
+        let varying = accessing(0).replace(
+            "%7 = gep @a, %6, 4",
+            "%9 = gep @a, %2, 4\n  %7 = gep %9, %6, 4",
+        );
+        assert!(counter_of(&varying).1.is_none());
     }
 }

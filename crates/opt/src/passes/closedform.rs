@@ -291,7 +291,7 @@ impl Plan {
         if l.header != l.latch || loops.get(id).blocks.len() != 1 {
             return None;
         }
-        let counter = Counter::of(f, loops, id, &l)?;
+        let counter = Counter::of(f, loops, id, &l).filter(|c| !c.inclusive)?;
         let mut forms = Forms {
             f,
             loops,

@@ -18,6 +18,7 @@ pub mod licm;
 pub mod localconst;
 pub mod loopdelete;
 pub mod looprotate;
+pub mod loopsplit;
 pub mod mem2reg;
 pub mod memforward;
 pub mod memoize;

@@ -4,7 +4,7 @@
 //!
 //! Interval facts come from counted loops ([`Counter`]): a counter that steps by one
 //! from `init` while below `bound` takes values in `[init, bound - 1]` (or up to
-//! `bound` when the latch tests the counter before the step), with the intervals of
+//! `bound` when the latch tests the counter before the step, one more for `<=`), with the intervals of
 //! `init` and `bound` found the same way (constants, or counters of outer loops). An
 //! addition, subtraction, multiplication or shift by a constant whose operand
 //! intervals keep the result within `i32` computes the exact integer, so a chain of
@@ -72,7 +72,8 @@ impl Ranges {
             let bound = self.range_at(f, c.bound, depth)?;
             // The last value: the one whose step fails the test (`tests_next`), or
             // the first that fails it.
-            let slack = if c.tests_next { 1 } else { 0 };
+            // (An inclusive test reaches one further.)
+            let slack = i64::from(c.tests_next) - i64::from(c.inclusive);
             return in_i32(if c.step == 1 {
                 (init.0, init.1.max(bound.1 - slack))
             } else {

@@ -35,6 +35,7 @@
 
 mod affine;
 mod gep_reassoc;
+mod recurrence;
 
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
@@ -73,7 +74,7 @@ pub fn run(f: &mut Function) -> usize {
     let ranges = Ranges::new(f, &cfg, &loops);
     let mut rewritten = 0;
     for id in ids {
-        rewritten += reduce_loop(f, &cfg, &loops, &ranges, id);
+        rewritten += reduce_loop(f, &cfg, &dt, &loops, &ranges, id);
     }
     rewritten
 }
@@ -85,6 +86,7 @@ type GroupKey = (Value, Option<Value>, u32, u32);
 fn reduce_loop(
     f: &mut Function,
     cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
     loops: &LoopForest,
     ranges: &Ranges,
     id: LoopId,
@@ -101,6 +103,8 @@ fn reduce_loop(
     // The geps to rewrite, grouped, with the constant offset (in units of the stride)
     // of each.
     let mut groups: Vec<(GroupKey, Vec<(Inst, i32)>)> = Vec::new();
+    // Geps whose index only advances by an invariant amount (modulo 2^32).
+    let mut recurrent: Vec<Inst> = Vec::new();
     let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
     for &b in &loops.get(id).blocks {
         for i in f.layout.block_insts(b) {
@@ -124,6 +128,12 @@ fn reduce_loop(
             let Some((invariant, step_stride, offset)) =
                 split_index(f, ranges, &l, i, index, stride)
             else {
+                if only_addresses(f, i)
+                    && accessed_every_iteration(f, dt, &s, i)
+                    && recurrence::is_varying(f, &iv, &in_loop, index)
+                {
+                    recurrent.push(i);
+                }
                 continue;
             };
             let key = (base, invariant, stride, step_stride);
@@ -151,7 +161,8 @@ fn reduce_loop(
                 f.inst_result(g).expect("gep has a result")
             }
         };
-        let p = pointer_iv(f, &s, base, &iv, step_stride);
+        let step = f.iconst(iv.step);
+        let p = pointer_iv(f, &s, base, iv.init, step, step_stride);
         for (g, offset) in geps {
             let r = f.inst_result(g).expect("gep has a result");
             if offset == 0 {
@@ -171,7 +182,41 @@ fn reduce_loop(
             rewritten += 1;
         }
     }
+    for g in recurrent {
+        let InstKind::Gep {
+            base,
+            index,
+            stride,
+        } = *f.kind(g)
+        else {
+            unreachable!("collected as a gep")
+        };
+        let pterm = f.terminator(s.preheader).expect("preheader has a jump");
+        let (start, step) = recurrence::start_and_step(f, &iv, &in_loop, pterm, index);
+        let p = pointer_iv(f, &s, base, start, step, stride);
+        let r = f.inst_result(g).expect("gep has a result");
+        f.replace_all_uses(r, p);
+        f.remove_inst(g);
+        rewritten += 1;
+    }
     rewritten
+}
+
+/// Whether a load or store through the gep `g` runs on every iteration that goes
+/// round again (its block dominates the latch).
+fn accessed_every_iteration(f: &Function, dt: &DominatorTree, s: &RotatedLoop, g: Inst) -> bool {
+    let r = f.inst_result(g).expect("gep has a result");
+    f.users(r).iter().any(|&u| {
+        let through = match f.kind(u) {
+            InstKind::Load { ptr, .. } => *ptr == r,
+            InstKind::Store { value, ptr } => *ptr == r && *value != r,
+            _ => false,
+        };
+        through
+            && f.layout
+                .inst_block(u)
+                .is_some_and(|b| dt.dominates(b, s.latch))
+    })
 }
 
 /// `gep base, index, stride` (instruction `g`) as `base + invariant * stride`, a
@@ -179,7 +224,7 @@ fn reduce_loop(
 /// stride` bytes: `(invariant, step_stride, offset)`.
 ///
 /// Either the index is an exact affine function of the counter ([`Ranges::affine`]),
-/// or it is the counter plus a constant and the address is only used to access
+/// or it is the counter plus a small constant and the address is only used to access
 /// memory (an in-bounds access means `i + c` did not wrap either).
 fn split_index(
     f: &Function,
@@ -197,28 +242,36 @@ fn split_index(
         return Some((a.invariant, step_stride, i32::try_from(a.offset).ok()?));
     }
     let offset = iv_plus_constant(f, l.counter.param, index)?;
-    if offset != 0 && !only_addresses(f, g) {
+    // (`i + c` wrapped can only land back in an object when `|c|` is near 2^31.)
+    if offset != 0 && (offset.unsigned_abs() > 1 << 16 || !only_addresses(f, g)) {
         return None;
     }
     Some((None, stride, offset))
 }
 
-/// Creates the pointer induction variable `base + sext(iv) * stride`.
-fn pointer_iv(f: &mut Function, s: &RotatedLoop, base: Value, iv: &Counter, stride: u32) -> Value {
+/// Creates the pointer induction variable starting at `base + sext(start) * stride`
+/// and advancing by `sext(step) * stride` bytes per iteration.
+fn pointer_iv(
+    f: &mut Function,
+    s: &RotatedLoop,
+    base: Value,
+    start: Value,
+    step: Value,
+    stride: u32,
+) -> Value {
     let p = f.append_block_param(s.header, Type::Ptr);
     let pterm = f.terminator(s.preheader).expect("preheader has a jump");
     let start = f.insert_inst_before(
         pterm,
         InstKind::Gep {
             base,
-            index: iv.init,
+            index: start,
             stride,
         },
         Type::Ptr,
     );
     let start = f.inst_result(start).expect("gep has a result");
     let lterm = s.branch;
-    let step = f.iconst(iv.step);
     let next = f.insert_inst_before(
         lterm,
         InstKind::Gep {
@@ -257,14 +310,37 @@ fn iv_plus_constant(f: &Function, iv: Value, v: Value) -> Option<i32> {
     }
 }
 
-/// Whether every use of the gep `g` is as the address of a load or store.
+/// Whether every use of the gep `g` is as the address of a load or store, directly or
+/// through block parameters that are themselves only used so (PRE passes the address
+/// of the next iteration's element around the loop that way).
 fn only_addresses(f: &Function, g: Inst) -> bool {
     let r = f.inst_result(g).expect("gep has a result");
-    f.users(r).iter().all(|&u| match f.kind(u) {
-        InstKind::Load { ptr, .. } => *ptr == r,
-        InstKind::Store { value, ptr } => *ptr == r && *value != r,
-        _ => false,
-    })
+    let mut seen = vec![r];
+    let mut work = vec![r];
+    while let Some(v) = work.pop() {
+        for &u in f.users(v) {
+            match f.kind(u) {
+                InstKind::Load { ptr, .. } if *ptr == v => {}
+                InstKind::Store { value, ptr } if *ptr == v && *value != v => {}
+                k @ (InstKind::Jump { .. } | InstKind::Br { .. }) => {
+                    if matches!(k, InstKind::Br { cond, .. } if *cond == v) {
+                        return false;
+                    }
+                    for t in k.targets() {
+                        for (j, &a) in t.args.iter().enumerate() {
+                            let p = f.block_params(t.block)[j];
+                            if a == v && !seen.contains(&p) {
+                                seen.push(p);
+                                work.push(p);
+                            }
+                        }
+                    }
+                }
+                _ => return false,
+            }
+        }
+    }
+    true
 }
 
 #[cfg(test)]
@@ -460,7 +536,10 @@ bb4:
     }
 
     /// Without an interval for `j` (a bound read at run time), or when `(i - 1) << 29`
-    /// may exceed `i32`, the index is not proven exact and stays as it is.
+    /// may exceed `i32`, the index is not proven exact: no pointer steps by the
+    /// constant row of 32 bytes. (The store runs on every iteration, so its address
+    /// still becomes a pointer advancing by the index's step, see
+    /// `recurrences_accessed_every_iteration_become_pointers`.)
     #[test]
     fn affine_indices_that_may_wrap_are_left_alone() {
         let unknown_bound = NEST
@@ -471,9 +550,9 @@ bb4:
                 "declare @putint(i32) -> void\ndeclare @getint() -> i32\n",
             );
         let wide = NEST.replace("shl %3, 3", "shl %3, 29");
+        same_behaviour(&unknown_bound, &["strength"], "4");
         for src in [unknown_bound, wide] {
             let out = run(&src, &["strength"]);
-            assert!(out.contains("gep @a, %"), "{out}");
             assert!(!out.contains(", 32\n"), "{out}");
         }
     }
@@ -550,5 +629,140 @@ bb4:
         let out = same_behaviour(&unknown, &["strength", "dce"], "3");
         let inner = &out[out.find("bb2(").unwrap()..out.find("bb3:").unwrap()];
         assert_eq!(inner.matches(": ptr").count(), 2, "{out}");
+    }
+
+    /// `while (i <= n) s = s + a[i - 1] + a[i + 1]` with `n` read at run time: the
+    /// accesses every iteration makes keep `i` from wrapping (`Counter`), so both
+    /// become offsets from one pointer; the loads of the next iteration's element, passed
+    /// around the loop in a parameter (as PRE leaves it), join it too.
+    const INCLUSIVE: &str = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = gep @a, 1, 4
+  jump bb1(1, 0, %1)
+bb1(%2: i32, %3: i32, %4: ptr):
+  %5 = add %2, -1
+  %6 = gep @a, %5, 4
+  %7 = load i32, %6
+  %8 = load i32, %4
+  %9 = add %2, 1
+  %10 = gep @a, %9, 4
+  %11 = load i32, %10
+  %12 = add %3, %7
+  %13 = add %12, %11
+  %14 = add %13, %8
+  %15 = sle %9, %0
+  br %15, bb1(%9, %14, %10), bb2
+bb2:
+  call @putint(%14)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn inclusive_loops_with_accesses_every_iteration_are_reduced() {
+        for n in ["1", "7", "14"] {
+            let out = same_behaviour(INCLUSIVE, &["strength"], n);
+            assert!(!out.contains("gep @a, %"), "{out}");
+            assert!(out.contains(", -1, 4") && out.contains(", 1, 4"), "{out}");
+        }
+    }
+
+    /// Without an access on every iteration (the loads only run when `s` is even), an
+    /// unknown bound could be `i32::MAX` and `i` wrap: nothing changes.
+    #[test]
+    fn inclusive_loops_that_might_wrap_are_left_alone() {
+        let conditional = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(1, 0)
+bb1(%2: i32, %3: i32):
+  %4 = and %3, 1
+  %5 = eq %4, 0
+  br %5, bb2, bb3(1)
+bb2:
+  %6 = add %2, -1
+  %7 = gep @a, %6, 4
+  %8 = load i32, %7
+  jump bb3(%8)
+bb3(%9: i32):
+  %10 = add %3, %9
+  %11 = add %2, 1
+  %12 = sle %11, %0
+  br %12, bb1(%11, %10), bb4
+bb4:
+  call @putint(%10)
+  ret 0
+}
+"#;
+        let out = same_behaviour(conditional, &["strength"], "9");
+        assert!(out.contains("gep @a, %"), "{out}");
+        assert!(!out.contains(": ptr"), "{out}");
+    }
+
+    /// `for j < n: b[j * m + i] = a[x + j]` with `n`, `m`, `i`, `x` read at run time:
+    /// neither index is provably exact, but both accesses run on every iteration, so
+    /// both addresses become pointers (advancing by `m` and by one element); an access
+    /// on one path only keeps its gep.
+    const TRANSPOSE: &str = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 64] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+global @b: [i32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = call @getint()
+  %3 = call @getint()
+  jump bb1(0)
+bb1(%4: i32):
+  %5 = add %3, %4
+  %6 = gep @a, %5, 4
+  %7 = load i32, %6
+  %8 = mul %4, %1
+  %9 = add %8, %2
+  %10 = gep @b, %9, 4
+  store %7, %10
+  %11 = add %4, 1
+  %12 = slt %11, %0
+  br %12, bb1(%11), bb2
+bb2:
+  %13 = gep @b, 13, 4
+  %14 = load i32, %13
+  call @putint(%14)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn recurrences_accessed_every_iteration_become_pointers() {
+        for input in ["8 5 3 2", "3 7 -2 5", "1 100 13 0", "5 -3 40 1"] {
+            let out = same_behaviour(TRANSPOSE, &["strength"], input);
+            let body = &out[out.find("bb1(").unwrap()..out.find("bb2:").unwrap()];
+            assert!(!body.contains("gep @"), "{out}");
+            assert_eq!(body.matches(": ptr").count(), 2, "{out}");
+        }
+        let conditional = TRANSPOSE.replace(
+            "  store %7, %10\n",
+            "  %20 = slt %7, 5\n  br %20, bb3, bb4\nbb3:\n  store %7, %10\n  jump bb4\nbb4:\n",
+        );
+        let out = same_behaviour(&conditional, &["strength"], "8 5 3 2");
+        let body = &out[out.find("bb1(").unwrap()..out.find("bb2:").unwrap()];
+        assert!(
+            body.contains("gep @b, %") && !body.contains("gep @a, %"),
+            "{out}"
+        );
     }
 }
