@@ -160,6 +160,13 @@ pub(crate) enum Op {
         a: Slot,
         b: Slot,
     },
+    /// An integer comparison of two pointers, as 64-bit addresses.
+    PtrCmp {
+        op: CmpOp,
+        d: Slot,
+        a: Slot,
+        b: Slot,
+    },
     FEq {
         d: Slot,
         a: Slot,
@@ -662,7 +669,9 @@ impl<'a> Decoder<'a> {
             (InstKind::Gep { .. }, InstKind::Store { value, ptr }) => {
                 *ptr == r && *value != r && matches!(f.value_type(*value), Type::I32 | Type::F32)
             }
-            (InstKind::Cmp { op, .. }, InstKind::Br { cond, .. }) => *cond == r && !op.is_float(),
+            (InstKind::Cmp { op, args }, InstKind::Br { cond, .. }) => {
+                *cond == r && !op.is_float() && f.value_type(args[0]) == Type::I32
+            }
             _ => false,
         }
     }
@@ -753,6 +762,12 @@ impl<'a> Decoder<'a> {
                     BinOp::SRem64 => Op::SRem64 { d, a, b },
                 }
             }
+            InstKind::Cmp { op, args } if f.value_type(args[0]) == Type::Ptr => Op::PtrCmp {
+                op: *op,
+                d,
+                a: self.slot(args[0]),
+                b: self.slot(args[1]),
+            },
             InstKind::Cmp { op, args } => {
                 let (a, b) = (self.slot(args[0]), self.slot(args[1]));
                 match op {

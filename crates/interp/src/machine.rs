@@ -20,6 +20,7 @@ use crate::decode::{DecodedFunc, DecodedModule, Op, Slot};
 use crate::error::{ErrorKind, InterpError};
 use crate::memory::Memory;
 use crate::runtime::Runtime;
+use ir::CmpOp;
 
 /// Bytes charged to the stack limit per active call, besides its `alloc`s.
 pub const FRAME_OVERHEAD: u64 = 48;
@@ -222,6 +223,17 @@ fn run_loop(
             Op::Sle { d, a, b } => int_cmp!(d, a, b, <=),
             Op::Sgt { d, a, b } => int_cmp!(d, a, b, >),
             Op::Sge { d, a, b } => int_cmp!(d, a, b, >=),
+            Op::PtrCmp { op, d, a, b } => {
+                let (x, y) = (r!(a) as i64, r!(b) as i64);
+                r!(d) = match op {
+                    CmpOp::Eq => x == y,
+                    CmpOp::Ne => x != y,
+                    CmpOp::Slt => x < y,
+                    CmpOp::Sle => x <= y,
+                    CmpOp::Sgt => x > y,
+                    _ => x >= y,
+                } as u64;
+            }
             Op::FEq { d, a, b } => float_cmp!(d, a, b, ==),
             Op::FNe { d, a, b } => float_cmp!(d, a, b, !=),
             Op::FLt { d, a, b } => float_cmp!(d, a, b, <),

@@ -131,3 +131,18 @@ fn i64_division_by_zero_traps() {
     let e = run_module(&m, b"", &opts()).expect_err("remainder by zero");
     assert_eq!(e.kind, ErrorKind::DivisionByZero);
 }
+
+/// Integer comparisons of two pointers order them as addresses: elements of one
+/// array compare by index, in a branch and as values.
+#[test]
+fn pointers_compare_as_addresses() {
+    let body = format!(
+        "  %a = alloc [i32; 8]\n  %p = gep %a, 2, 4\n  %q = gep %a, 5, 4\n  %r = gep %q, -3, 4\n\
+         %lt = slt %p, %q\n  %gt = sgt %p, %q\n  %le = sle %r, %p\n  %ge = sge %q, %r\n\
+         %eq = eq %r, %p\n  %ne = ne %r, %p\n{}  %c = slt %q, %p\n  br %c, bb1, bb2\n\
+         bb1:\n  ret 1\nbb2:\n{}  ret 0\n",
+        put(&["%lt", "%gt", "%le", "%ge", "%eq", "%ne"]),
+        put(&["7"])
+    );
+    assert_eq!(printed(&body), vec![1, 0, 1, 1, 1, 0, 7]);
+}

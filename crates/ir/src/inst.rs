@@ -316,7 +316,8 @@ impl BlockCall {
 pub enum InstKind {
     /// `%r = op %a, %b`
     Binary { op: BinOp, args: [Value; 2] },
-    /// `%r = op %a, %b` yielding i32 0/1.
+    /// `%r = op %a, %b` yielding i32 0/1; integer predicates also compare two pointers
+    /// (as 64-bit addresses).
     Cmp { op: CmpOp, args: [Value; 2] },
     /// `%r = op %a`
     Unary { op: UnOp, arg: Value },

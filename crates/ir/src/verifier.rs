@@ -443,8 +443,14 @@ impl Verifier<'_> {
             }
             InstKind::Cmp { op, args } => {
                 result_ty = Some(Type::I32);
+                // Integer comparisons also order two pointers (as 64-bit addresses).
+                let pointers = !op.is_float()
+                    && args
+                        .iter()
+                        .all(|&a| a.index() < f.num_values() && f.value_type(a) == Type::Ptr);
+                let want = if pointers { Type::Ptr } else { op.operand_ty() };
                 for &a in args {
-                    self.expect_type(b, i, a, op.operand_ty(), "operand");
+                    self.expect_type(b, i, a, want, "operand");
                 }
             }
             InstKind::Unary { op, arg } => {

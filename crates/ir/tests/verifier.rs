@@ -165,3 +165,19 @@ fn duplicate_names_and_single_function_verification() {
     assert_eq!(errs[0], "in @main: function name is used twice");
     assert_eq!(errs.len(), 2);
 }
+
+#[test]
+fn integer_comparisons_accept_two_pointers_only() {
+    let ok = parse(
+        "func @main() -> i32 {\nbb0:\n  %a = alloc [i32; 4]\n  %b = gep %a, 1, 4\n  %c = slt %a, %b\n  ret %c\n}\n",
+    );
+    assert_eq!(errors(&ok), Vec::<String>::new());
+    for bad in ["slt %a, 1", "flt %a, %b"] {
+        let src = format!(
+            "func @main() -> i32 {{\nbb0:\n  %a = alloc [i32; 4]\n  %b = gep %a, 1, 4\n  %c = {bad}\n  ret %c\n}}\n"
+        );
+        let m = ir::parse_module(&src);
+        let rejected = m.map_or(true, |m| !errors(&m).is_empty());
+        assert!(rejected, "{bad}");
+    }
+}

@@ -338,7 +338,12 @@ impl<'a> FuncEmitter<'a> {
                 self.line(line);
             }
             InstKind::Cmp { op, args } => {
-                let ty = op.operand_ty();
+                // (Integer comparisons may also order two pointers.)
+                let ty = if op.is_float() {
+                    op.operand_ty()
+                } else {
+                    self.f.value_type(args[0])
+                };
                 let (instr, pred) = cmp(*op);
                 let a = self.typed(args[0], ty);
                 let b = self.op(args[1], ty);
