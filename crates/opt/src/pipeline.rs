@@ -37,6 +37,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::loopdelete::LoopDelete,
     &passes::loopsplit::LoopSplit,
     &passes::reassoc::Reassociate,
+    &passes::linearize::Linearize,
+    &passes::lftr::Lftr,
     &passes::condprop::CondProp,
     &passes::gvn::Gvn,
     &passes::cgvn::Cgvn,
@@ -46,11 +48,13 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::globalforward::GlobalForward,
     &passes::memoize::Memoize,
     &passes::constglobals::ConstGlobals,
+    &passes::constoffset::ConstOffset,
     &passes::closedform::ClosedForm,
     &passes::hoistloops::HoistLoops,
     &passes::unroll::Unroll,
     &passes::localconst::LocalConst,
     &passes::predcom::PredCom,
+    &passes::promote::PromoteGlobals,
     &passes::silentstore::SilentStore,
 ];
 
@@ -78,6 +82,19 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `condprop` removed leave blocks that simplifycfg merges, and the address
 /// arithmetic they had kept apart (`i * n + j` in a test and in the access) becomes
 /// redundant along dominance (floyd: 1.47x -> 1.18x gcc).
+///
+/// `promote` late, once the work-removal passes are done (a global carried through a
+/// loop in registers hides the store-once and closed-form shapes they look for):
+/// scalar globals a remaining loop updates stay in registers through it.
+///
+/// `lftr` after closed forms (which need the counters it makes dead) and after the
+/// `dce` that clears the index arithmetic strength reduction left unused.
+///
+/// `constoffset` after strength reduction: addresses it left (straight-line code,
+/// unrolled loops) share one base for `a[k + c]`, which the following `gvn` merges.
+///
+/// `linearize` follows each `reassoc`: sums whose shared subterms cancel (an
+/// exclusive-or written with additions, once inlined) are rebuilt shorter.
 ///
 /// Work removal: `constglobals` first (never-written globals are constants before
 /// anything else looks), `memoize` before inlining (the cache wraps the whole
@@ -110,6 +127,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "dce",
             "simplifycfg",
             "reassoc",
+            "linearize",
             "looprotate",
             "mergeargs",
             "licm",
@@ -121,6 +139,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "cgvn",
             "pre",
             "reassoc",
+            "linearize",
             "instcombine",
             "sccp",
             "dce",
@@ -134,6 +153,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "loopdelete",
             "loopsplit",
             "strength",
+            "constoffset",
             "instcombine",
             "gvn",
             "silentstore",
@@ -142,6 +162,8 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "predcom",
             "closedform",
+            "lftr",
+            "promote",
             "instcombine",
             "dce",
             "simplifycfg",

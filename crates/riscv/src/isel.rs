@@ -85,6 +85,7 @@ pub fn select_function(
         deferred: vec![false; f.num_insts()],
         cur: MBlock(0),
         cache: FxHashMap::default(),
+        scaled: FxHashMap::default(),
         split_after: Vec::new(),
     };
     s.run(&cfg)?;
@@ -107,6 +108,9 @@ struct Isel<'a> {
     deferred: Vec<bool>,
     cur: MBlock,
     cache: FxHashMap<CacheKey, Reg>,
+    /// Indices shifted for a gep in the current block, by (index, shift): the same
+    /// element of several arrays (`key[p]`, `value[p]`) shares one shift.
+    scaled: FxHashMap<(Reg, u32), Reg>,
     /// Edge blocks to lay out right after a block, by block index.
     split_after: Vec<Vec<MBlock>>,
 }
@@ -237,6 +241,7 @@ impl<'a> Isel<'a> {
     fn switch_to(&mut self, b: MBlock) {
         self.cur = b;
         self.cache.clear();
+        self.scaled.clear();
     }
 
     fn push(&mut self, i: MInst) {
@@ -422,6 +427,17 @@ impl<'a> Isel<'a> {
                 Addr {
                     base: Base::Reg(r),
                     off: l.off,
+                }
+            }
+            // A far offset from a register: `r + hi` (computed once per block and
+            // shared by the accesses near it) plus a 12-bit `lo`, as `%hi`/`%lo`
+            // split addresses.
+            PBase::Reg(_) => {
+                let hi = (l.off + 0x800) & !0xfff;
+                let r = self.materialize(PtrLoc { off: hi, ..l });
+                Addr {
+                    base: Base::Reg(r),
+                    off: l.off - hi,
                 }
             }
             _ => Addr {
@@ -1068,9 +1084,23 @@ impl<'a> Isel<'a> {
     ) -> Result<(), BackendError> {
         let bl = self.ptr_loc(base)?;
         if let Some(c) = self.iconst(index) {
-            self.loc[res.index()] = Some(PtrLoc {
+            let l = PtrLoc {
                 base: bl.base,
                 off: bl.off + c as i64 * stride as i64,
+            };
+            // Folded into the accesses; but a register plus an offset compared or
+            // passed in another block (a loop's end pointer) is computed here, once,
+            // not at each use. (Frame and global addresses are rematerialised
+            // cheaply where used instead.)
+            let reg_based = matches!(l.base, PBase::Reg(_)) && l.off != 0;
+            self.loc[res.index()] = Some(if reg_based && self.used_as_value_elsewhere(res) {
+                let r = self.materialize(l);
+                PtrLoc {
+                    base: PBase::Reg(r),
+                    off: 0,
+                }
+            } else {
+                l
             });
             return Ok(());
         }
@@ -1078,9 +1108,15 @@ impl<'a> Isel<'a> {
         let scaled = if stride == 1 {
             idx
         } else if stride.is_power_of_two() {
-            let t = self.tmp();
-            self.alui(AluImmOp::Slli, t, idx, stride.trailing_zeros() as i32);
-            t
+            let shift = stride.trailing_zeros();
+            if let Some(&t) = self.scaled.get(&(idx, shift)) {
+                t
+            } else {
+                let t = self.tmp();
+                self.alui(AluImmOp::Slli, t, idx, shift as i32);
+                self.scaled.insert((idx, shift), t);
+                t
+            }
         } else if stride == 0 {
             self.loc[res.index()] = Some(bl);
             return Ok(());
@@ -1098,6 +1134,21 @@ impl<'a> Isel<'a> {
             off: bl.off,
         });
         Ok(())
+    }
+
+    /// Whether the pointer `v` has a use outside its block other than as an address
+    /// (of an access, or the base of a gep).
+    fn used_as_value_elsewhere(&self, v: Value) -> bool {
+        let f = self.f;
+        let home = f.value_block(v);
+        f.users(v).iter().any(|&u| {
+            f.layout.inst_block(u) != home
+                && !matches!(f.kind(u),
+                    InstKind::Load { ptr, .. } if *ptr == v)
+                && !matches!(f.kind(u),
+                    InstKind::Store { ptr, value } if *ptr == v && *value != v)
+                && !matches!(f.kind(u), InstKind::Gep { base, .. } if *base == v)
+        })
     }
 
     fn call(

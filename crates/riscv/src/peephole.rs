@@ -89,10 +89,38 @@ fn remove_unreachable(mf: &mut MFunction) {
 /// loop depth not yet placed (a loop's body follows its header and its exit stays out
 /// of the way), then the one leading deeper (a preheader before a latch), then the
 /// target of the final jump (for `bcc T; j F`, `F`). When no successor is free, the
-/// next unplaced block of the old order. The entry stays first. Every block ends in
-/// explicit control flow (module `mir`), so any order is correct.
+/// next unplaced block of the old order. A loop header whose only back edge comes
+/// from a block ending in a plain jump (the copies for the header's arguments) gets
+/// that block right before it, so each iteration falls into the header instead of
+/// jumping (loop rotation, as LLVM's MachineBlockPlacement does; the entry edge jumps
+/// instead, once per loop). The entry stays first. Every block ends in explicit
+/// control flow (module `mir`), so any order is correct.
 fn place_blocks(mf: &mut MFunction) {
-    let depth = crate::loops::loop_depths(mf);
+    let info = crate::loops::loop_info(mf);
+    let depth = &info.depth;
+    // A loop's only back edge leaving an unconditional block (the latch's copies
+    // for the header's arguments): that block goes right before the header.
+    let mut back_block: Vec<Option<MBlock>> = vec![None; mf.blocks.len()];
+    for l in &info.loops {
+        let h = l.header;
+        let backs: Vec<MBlock> = info.preds[h.index()]
+            .iter()
+            .copied()
+            .filter(|p| l.body[p.index()])
+            .collect();
+        if let [b] = backs[..] {
+            let insts = &mf.blocks[b.index()].insts;
+            let only_jump = insts
+                .iter()
+                .all(|i| i.branch_target().is_none() || i.is_barrier());
+            if b != h
+                && only_jump
+                && matches!(insts.last(), Some(MInst::Jump { target }) if *target == h)
+            {
+                back_block[h.index()] = Some(b);
+            }
+        }
+    }
     let old = std::mem::take(&mut mf.layout);
     let mut placed = vec![false; mf.blocks.len()];
     let mut in_layout = vec![false; mf.blocks.len()];
@@ -110,6 +138,10 @@ fn place_blocks(mf: &mut MFunction) {
     let mut rest = old.iter().copied();
     let mut cur = old.first().copied();
     while let Some(b) = cur {
+        if let Some(back) = back_block[b.index()].filter(|&k| free(k, &placed)) {
+            placed[back.index()] = true;
+            layout.push(back);
+        }
         placed[b.index()] = true;
         layout.push(b);
         let insts = &mf.blocks[b.index()].insts;

@@ -172,5 +172,44 @@ fn main() {
         }
         compile_and_run("many_stack_arguments", &module, None, &expected)
     }));
+    trials.push(Trial::test("generated::pointer_loop_addressing", || {
+        // A loop over a pointer to `a[k]`, reading `a[k + 600]` and `a[k + 601]`
+        // (2400 and 2404 bytes on: beyond a 12-bit offset), tested against
+        // `&a[100]`. The end pointer is computed once before the loop, and both far
+        // loads share one `add` for their upper offset bits: the loop body has that
+        // one register `add` (and the pointer's `addi` step).
+        let src = "declare @putint(i32) -> void\n\
+            global @a: [i32; 1000] = zeroinit\n\
+            func @main() -> i32 {\nbb0:\n  %s = gep @a, 0, 4\n  %e = gep @a, 100, 4\n\
+            jump bb1(%s, 7)\nbb1(%p: ptr, %x: i32):\n  store %x, %p\n\
+            %q = gep %p, 600, 4\n  %u = load i32, %q\n  %r = gep %p, 601, 4\n\
+            %w = load i32, %r\n  %y = xor %x, %u\n  %z = xor %y, %w\n\
+            %x1 = mul %z, 3\n  %n = gep %p, 1, 4\n  %c = slt %n, %e\n\
+            br %c, bb1(%n, %x1), bb2\nbb2:\n  call @putint(%x1)\n  ret 0\n}\n";
+        let module = ir::parse_module(src).map_err(|e| e.to_string())?;
+        let asm = riscv::emit_module(&module, &riscv::Options { opt_level: 1 })
+            .map_err(|e| e.to_string())?;
+        let main = &asm[asm.find("main:").ok_or("no main")?..];
+        let head = main.find("xor").ok_or("no xor")?;
+        let start = main[..head].rfind(".LBB").ok_or("no loop label")?;
+        let end = start + main[start..].find("\tblt").ok_or("no latch")?;
+        let adds = main[start..end]
+            .lines()
+            .filter(|l| l.trim_start().starts_with("add "))
+            .count();
+        if adds != 1 || main[start..end].contains("lla") {
+            return Err(format!("{adds} adds in the loop body:\n{}", &main[start..end]).into());
+        }
+        let mut x: i32 = 7;
+        for _ in 0..100 {
+            x = x.wrapping_mul(3);
+        }
+        compile_and_run(
+            "pointer_loop_addressing",
+            &module,
+            None,
+            format!("{x}\n0\n").as_bytes(),
+        )
+    }));
     libtest_mimic::run(&args, trials).exit();
 }

@@ -153,7 +153,14 @@ impl Counter {
                 (1, CmpOp::Sle) | (-1, CmpOp::Sge) => true,
                 _ => return None,
             };
-            if inclusive && !inclusive_never_wraps(f, l, &invariant, param, step, bound) {
+            let single_exit = || {
+                loops.get(id).blocks.iter().all(|&b| {
+                    b == l.latch || f.successors(b).iter().all(|&s| loops.contains(id, s))
+                })
+            };
+            if inclusive
+                && !inclusive_never_wraps(f, l, &invariant, param, step, bound, single_exit)
+            {
                 return None;
             }
             return Some(Counter {
@@ -192,7 +199,9 @@ impl Counter {
 
 /// Whether the counter `param` of a loop with an inclusive test cannot step past the
 /// end of `i32` (module documentation): the bound is a constant short of it, or the
-/// header accesses memory at `gep base, param + c, stride` with `base` invariant.
+/// header accesses memory at `gep base, param + c, stride` with `base` invariant, or
+/// (when the latch is the loop's only exit) through a pointer that advances by a
+/// constant each iteration.
 fn inclusive_never_wraps(
     f: &Function,
     l: &RotatedLoop,
@@ -200,10 +209,28 @@ fn inclusive_never_wraps(
     param: Value,
     step: i32,
     bound: Value,
+    single_exit: impl Fn() -> bool,
 ) -> bool {
     if let Some(b) = f.as_iconst(bound) {
         return b != if step == 1 { i32::MAX } else { i32::MIN };
     }
+    // A pointer parameter of the header advancing by a constant non-zero amount each
+    // iteration, accessed (at a constant offset) in the header.
+    let params = f.block_params(l.header);
+    let nexts = l.next_args(f);
+    let marching = |p: Value| {
+        params.iter().position(|&q| q == p).is_some_and(|k| {
+            matches!(f.def_inst(nexts[k]).map(|g| f.kind(g)),
+                Some(InstKind::Gep { base, index, stride })
+                    if *base == p && *stride >= 1 && f.as_iconst(*index).is_some_and(|c| c != 0))
+        })
+    };
+    let through_marching_pointer = |ptr: Value| {
+        marching(ptr)
+            || matches!(f.def_inst(ptr).map(|g| f.kind(g)),
+                Some(InstKind::Gep { base, index, .. })
+                    if marching(*base) && f.as_iconst(*index).is_some())
+    };
     let small_offset_of_counter = |index: Value| {
         if index == param {
             return true;
@@ -217,6 +244,9 @@ fn inclusive_never_wraps(
             InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. } => *ptr,
             _ => return false,
         };
+        if through_marching_pointer(ptr) && single_exit() {
+            return true;
+        }
         let Some(InstKind::Gep {
             base,
             index,
@@ -470,5 +500,49 @@ bb2:
             "%9 = gep @a, %2, 4\n  %7 = gep %9, %6, 4",
         );
         assert!(counter_of(&varying).1.is_none());
+    }
+
+    /// After strength reduction: `while (i <= n) { s += *p; p++; }` with `n` unknown.
+    const MARCHING: &str = r#"
+global @a: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %9 = gep @a, 0, 4
+  jump bb1(3, 0, %9)
+bb1(%1: i32, %2: i32, %10: ptr):
+  %8 = load i32, %10
+  %3 = add %2, %8
+  %4 = add %1, 1
+  %11 = gep %10, 1, 4
+  %5 = sle %4, %0
+  br %5, bb1(%4, %3, %11), bb2
+bb2:
+  ret %3
+}
+"#;
+
+    #[test]
+    fn a_marching_pointer_keeps_an_inclusive_counter_from_wrapping() {
+        let (_, c) = counter_of(MARCHING);
+        assert!(c.is_some_and(|c| c.inclusive));
+        // A pointer that stays put proves nothing.
+        let still = MARCHING.replace("gep %10, 1, 4", "gep %10, 0, 4");
+        assert!(counter_of(&still).1.is_none());
+        // Nor one that marches when the loop has another way out.
+        let exits = MARCHING
+            .replace(
+                "  %8 = load i32, %10\n",
+                "  %8 = load i32, %10\n  %20 = eq %8, 99\n  br %20, bb2, bb3\nbb3:\n",
+            )
+            .replace("bb2:\n  ret %3", "bb2:\n  ret 0");
+        let m = ir::parse_module(&exits).unwrap();
+        ir::verify_module(&m).unwrap();
+        let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        let loops = LoopForest::compute(f, &cfg, &dt);
+        let (id, _) = loops.loops().next().unwrap();
+        let l = RotatedLoop::of(f, &cfg, &loops, id).unwrap();
+        assert!(Counter::of(f, &loops, id, &l).is_none());
     }
 }

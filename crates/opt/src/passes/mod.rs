@@ -7,6 +7,7 @@ pub mod cgvn;
 pub mod closedform;
 pub mod condprop;
 pub mod constglobals;
+pub mod constoffset;
 pub mod dce;
 pub mod finalvalue;
 pub mod globalforward;
@@ -14,7 +15,9 @@ pub mod gvn;
 pub mod hoistloops;
 pub mod inline;
 pub mod instcombine;
+pub mod lftr;
 pub mod licm;
+pub mod linearize;
 pub mod localconst;
 pub mod loopdelete;
 pub mod looprotate;
@@ -26,6 +29,7 @@ pub mod mergeargs;
 pub mod partial_inline;
 pub mod pre;
 pub mod predcom;
+pub mod promote;
 pub mod reassoc;
 pub mod sccp;
 pub mod silentstore;
@@ -37,7 +41,17 @@ pub mod unroll;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-use ir::{Function, Module};
+use ir::{Function, Inst, InstKind, Module, Value};
+
+/// Whether instruction `u` loads from or stores to the address `p` (and does not
+/// store `p` itself).
+pub(crate) fn accesses_through(f: &Function, u: Inst, p: Value) -> bool {
+    match f.kind(u) {
+        InstKind::Load { ptr, .. } => *ptr == p,
+        InstKind::Store { value, ptr } => *ptr == p && *value != p,
+        _ => false,
+    }
+}
 
 /// Runs `pass` over every defined function of `m`; whether any changed.
 pub(crate) fn each_function(m: &mut Module, mut pass: impl FnMut(&mut Function) -> bool) -> bool {

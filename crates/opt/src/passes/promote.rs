@@ -1,0 +1,299 @@
+//! Scalar promotion of globals in loops: a scalar global that a loop reads and writes
+//! only by name, with no call in the loop able to see it, lives in a register for the
+//! loop: it is loaded once before the loop and stored back on every way out, and the
+//! accesses in between become SSA values.
+//!
+//! Register promotion (Lu and Cooper, "Register Promotion in C Programs", PLDI 1997;
+//! LLVM's `LICM::promoteLoopAccessesToScalars`). Done with the SSA construction the
+//! compiler already has: the loop's accesses are redirected to a fresh local slot,
+//! copied from the global in the preheader and back to it on each exit edge (split
+//! for the purpose) and before each return inside the loop, and
+//! [`crate::ssa::mem2reg`] turns the slot into values and block parameters.
+//!
+//! A scalar global (one element) can only be reached through its own name in SysY
+//! (arrays, not scalars, are passed by address), so the conditions are: every use of
+//! the global's address in the loop is a load from it or a store to it, all of one
+//! type, and every call in the loop is to a function that neither reads nor writes
+//! globals ([`Purity`]). The store back writes the value the global would hold at that
+//! point anyway; when the loop never wrote it, that is the value it already held.
+
+use crate::analysis::{LoopForest, LoopId, Purity};
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, BlockCall, Function, GlobalId, InstKind, Module, Type, Value, ValueDef};
+use rustc_hash::FxHashSet;
+
+/// The scalar promotion pass.
+pub struct PromoteGlobals;
+
+impl Pass for PromoteGlobals {
+    fn name(&self) -> &'static str {
+        "promote"
+    }
+    fn description(&self) -> &'static str {
+        "keep scalar globals in registers across loops that no call can see them from"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        let scalars: FxHashSet<GlobalId> = m
+            .globals
+            .iter()
+            .filter(|(_, g)| g.len == 1)
+            .map(|(id, _)| id)
+            .collect();
+        super::each_function(m, |f| run(f, &purity, &scalars) > 0)
+    }
+}
+
+/// Promotes the scalar globals of `f`'s loops that qualify; returns how many
+/// (loop, global) pairs.
+pub fn run(f: &mut Function, purity: &Purity, scalars: &FxHashSet<GlobalId>) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let mut promoted = 0;
+    // One promotion at a time: each splits edges, so the loops are recomputed.
+    // Outer loops first, so a global is promoted over the widest loop that allows it.
+    while let Some((id_header, g)) = next_candidate(f, purity, scalars) {
+        promote(f, id_header, g);
+        promoted += 1;
+        if promoted > 64 {
+            break;
+        }
+    }
+    if promoted > 0 {
+        crate::ssa::mem2reg(f);
+    }
+    promoted
+}
+
+/// A loop (by header) and a global address to promote over it.
+fn next_candidate(
+    f: &Function,
+    purity: &Purity,
+    scalars: &FxHashSet<GlobalId>,
+) -> Option<(Block, Value)> {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
+    ids.sort_by_key(|&id| loops.get(id).depth);
+    for id in ids {
+        if loops.preheader(id, &cfg).is_none() {
+            continue;
+        }
+        // Calls in the loop must leave globals alone.
+        let mut globals: Vec<Value> = Vec::new();
+        let mut calls_ok = true;
+        for &b in &loops.get(id).blocks {
+            for i in f.layout.block_insts(b) {
+                match f.kind(i) {
+                    InstKind::Call { callee, .. } => {
+                        let e = purity.effects(*callee);
+                        calls_ok &= !e.reads_global && !e.writes_global;
+                    }
+                    InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. }
+                        if matches!(f.value_def(*ptr), ValueDef::Global(g) if scalars.contains(&g))
+                            && !globals.contains(ptr) =>
+                    {
+                        globals.push(*ptr);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if !calls_ok {
+            continue;
+        }
+        for g in globals {
+            // (Constants and global addresses do not record their users: scan.)
+            let mut ty = None;
+            let mut writes = false;
+            let mut only_accesses = true;
+            for &b in &loops.get(id).blocks {
+                for i in f.layout.block_insts(b) {
+                    let k = f.kind(i);
+                    if !k.args().contains(&g) {
+                        continue;
+                    }
+                    let t = match k {
+                        InstKind::Load { ty, ptr } if *ptr == g => *ty,
+                        InstKind::Store { value, ptr } if *ptr == g && *value != g => {
+                            writes = true;
+                            f.value_type(*value)
+                        }
+                        _ => {
+                            only_accesses = false;
+                            continue;
+                        }
+                    };
+                    only_accesses &= *ty.get_or_insert(t) == t;
+                }
+            }
+            // Promote only what the loop writes: loads alone are licm's business.
+            if only_accesses && writes && matches!(ty, Some(Type::I32 | Type::F32)) {
+                return Some((loops.get(id).header, g));
+            }
+        }
+    }
+    None
+}
+
+/// Redirects the accesses to `g` in the loop headed by `header` to a new slot,
+/// copied in and out around the loop.
+fn promote(f: &mut Function, header: Block, g: Value) {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let (id, _) = loops
+        .loops()
+        .find(|(_, l)| l.header == header)
+        .expect("the candidate loop");
+    let preheader = loops.preheader(id, &cfg).expect("checked");
+    let blocks = loops.get(id).blocks.clone();
+    let in_loop = |b: Block| blocks.contains(&b);
+    // The accesses in the loop, and their type.
+    let inside: Vec<ir::Inst> = blocks
+        .iter()
+        .flat_map(|&b| f.layout.block_insts(b))
+        .filter(|&i| f.kind(i).args().contains(&g))
+        .collect();
+    let ty = match f.kind(inside[0]) {
+        InstKind::Load { ty, .. } => *ty,
+        InstKind::Store { value, .. } => f.value_type(*value),
+        _ => unreachable!("checked: only loads and stores"),
+    };
+    // The slot, at the function's start.
+    let entry = f.entry_block();
+    let first = f
+        .layout
+        .first_inst(entry)
+        .expect("the entry block has a terminator");
+    let slot = f.insert_inst_before(first, InstKind::Alloc { elem: ty, len: 1 }, Type::Ptr);
+    let slot = f.inst_result(slot).expect("alloc has a result");
+    // Copy in.
+    let pterm = f.terminator(preheader).expect("preheader has a jump");
+    let v = f.insert_inst_before(pterm, InstKind::Load { ty, ptr: g }, ty);
+    let v = f.inst_result(v).expect("load has a result");
+    f.insert_inst_before(
+        pterm,
+        InstKind::Store {
+            value: v,
+            ptr: slot,
+        },
+        Type::Void,
+    );
+    // Accesses in the loop go to the slot.
+    for u in inside {
+        let k = match f.kind(u).clone() {
+            InstKind::Load { ty, .. } => InstKind::Load { ty, ptr: slot },
+            InstKind::Store { value, .. } => InstKind::Store { value, ptr: slot },
+            _ => unreachable!("checked: only loads and stores"),
+        };
+        f.replace_kind(u, k);
+    }
+    // Copy out: on each edge leaving the loop (through a new block) and before each
+    // return inside it.
+    for &b in &blocks {
+        let term = f.terminator(b).expect("a block ends in a terminator");
+        if matches!(f.kind(term), InstKind::Ret { .. }) {
+            copy_out(f, term, ty, slot, g);
+            continue;
+        }
+        let targets: Vec<BlockCall> = f.kind(term).targets().into_iter().cloned().collect();
+        for (k, t) in targets.into_iter().enumerate() {
+            if in_loop(t.block) {
+                continue;
+            }
+            let e = f.create_block();
+            f.layout.insert_block_after(e, b);
+            let jump = f.append_inst(e, InstKind::Jump { dest: t }, Type::Void);
+            copy_out(f, jump, ty, slot, g);
+            f.set_target(term, k, BlockCall::new(e, Vec::new()));
+        }
+    }
+}
+
+/// `store (load slot), g` before `at`.
+fn copy_out(f: &mut Function, at: ir::Inst, ty: Type, slot: Value, g: Value) {
+    let x = f.insert_inst_before(at, InstKind::Load { ty, ptr: slot }, ty);
+    let x = f.inst_result(x).expect("load has a result");
+    f.insert_inst_before(at, InstKind::Store { value: x, ptr: g }, Type::Void);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    /// `while (i < n) { cnt = cnt + a[i]; if (cnt > 50) cnt = cnt - 7; i++; }` with a
+    /// print (a call that cannot see `cnt`) in the loop, and `cnt` printed after.
+    const COUNTER: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+global @cnt: i32 = 3
+global @a: [i32; 8] = [5, 9, 14, 2, 30, 7, 11, 4]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt 0, %0
+  br %1, bb5, bb4
+bb5:
+  jump bb1(0)
+bb1(%2: i32):
+  %3 = load i32, @cnt
+  %4 = gep @a, %2, 4
+  %5 = load i32, %4
+  %6 = add %3, %5
+  store %6, @cnt
+  %7 = sgt %6, 50
+  br %7, bb2, bb3
+bb2:
+  %8 = load i32, @cnt
+  %9 = add %8, -7
+  store %9, @cnt
+  call @putint(%9)
+  jump bb3
+bb3:
+  %10 = add %2, 1
+  %11 = slt %10, %0
+  br %11, bb1(%10), bb4
+bb4:
+  %12 = load i32, @cnt
+  call @putint(%12)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_global_counter_lives_in_a_register_in_the_loop() {
+        for n in ["0", "1", "4", "8"] {
+            let out = same_behaviour(COUNTER, &["promote"], n);
+            let body = &out[out.find("bb2(").unwrap()..out.find("bb5").unwrap()];
+            assert!(!body.contains("@cnt"), "{out}");
+            assert_eq!(out.matches("load i32, @cnt").count(), 2, "{out}");
+        }
+    }
+
+    /// Not promoted: a call in the loop to a function that reads globals, and a
+    /// global accessed by address (passed to a call).
+    #[test]
+    fn calls_that_see_globals_keep_them_in_memory() {
+        let reader = COUNTER
+            .replace("  call @putint(%9)\n", "  call @show()\n")
+            .replace(
+                "func @main()",
+                "func @show() -> void {\nbb0:\n  %0 = load i32, @cnt\n  call @putint(%0)\n  ret\n}\n\nfunc @main()",
+            );
+        let out = same_behaviour(&reader, &["promote"], "8");
+        assert!(out.contains("store %"), "{out}");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(main.matches("@cnt").count() >= 4, "{out}");
+        let no_writes = COUNTER
+            .replace("  store %6, @cnt\n", "")
+            .replace("  store %9, @cnt\n", "");
+        let out = run(&no_writes, &["promote"]);
+        assert!(!out.contains("alloc"), "{out}");
+        same_behaviour(&no_writes, &["promote"], "8");
+    }
+}
