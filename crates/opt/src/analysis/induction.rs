@@ -96,6 +96,24 @@ impl RotatedLoop {
     pub fn exit(&self) -> usize {
         1 - self.back
     }
+
+    /// For the header's pointer parameter `k` that the latch advances by
+    /// `gep p, c, stride` with a constant `c`: `(c, stride)`.
+    pub fn pointer_step(&self, f: &Function, k: usize) -> Option<(i32, u32)> {
+        let p = f.block_params(self.header)[k];
+        if f.value_type(p) != ir::Type::Ptr {
+            return None;
+        }
+        let next = self.next_args(f)[k];
+        match *f.kind(f.def_inst(next)?) {
+            InstKind::Gep {
+                base,
+                index,
+                stride,
+            } if base == p => Some((f.as_iconst(index)?, stride)),
+            _ => None,
+        }
+    }
 }
 
 /// The counter of a rotated loop (see the module documentation).
@@ -217,12 +235,10 @@ fn inclusive_never_wraps(
     // A pointer parameter of the header advancing by a constant non-zero amount each
     // iteration, accessed (at a constant offset) in the header.
     let params = f.block_params(l.header);
-    let nexts = l.next_args(f);
     let marching = |p: Value| {
         params.iter().position(|&q| q == p).is_some_and(|k| {
-            matches!(f.def_inst(nexts[k]).map(|g| f.kind(g)),
-                Some(InstKind::Gep { base, index, stride })
-                    if *base == p && *stride >= 1 && f.as_iconst(*index).is_some_and(|c| c != 0))
+            l.pointer_step(f, k)
+                .is_some_and(|(c, stride)| c != 0 && stride >= 1)
         })
     };
     let through_marching_pointer = |ptr: Value| {

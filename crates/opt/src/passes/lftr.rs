@@ -143,26 +143,17 @@ fn replace_exit_test(f: &mut Function, l: &RotatedLoop, iv: &Counter) -> bool {
 /// the counter, with its stride; the one with the most uses when there are several.
 fn pointer_of_counter(f: &Function, l: &RotatedLoop, iv: &Counter) -> Option<(usize, u32)> {
     let params = f.block_params(l.header);
-    let nexts = l.next_args(f);
     let mut best: Option<(usize, u32, usize)> = None;
     for (k, &p) in params.iter().enumerate() {
-        if f.value_type(p) != Type::Ptr {
-            continue;
-        }
-        let Some(InstKind::Gep {
-            base,
-            index,
-            stride,
-        }) = f.def_inst(nexts[k]).map(|g| f.kind(g))
-        else {
+        let Some((step, stride)) = l.pointer_step(f, k) else {
             continue;
         };
-        if *base != p || f.as_iconst(*index) != Some(iv.step) || *stride == 0 {
+        if step != iv.step || stride == 0 {
             continue;
         }
         let uses = f.users(p).len();
         if best.is_none_or(|(_, _, most)| uses > most) {
-            best = Some((k, *stride, uses));
+            best = Some((k, stride, uses));
         }
     }
     best.map(|(k, stride, _)| (k, stride))

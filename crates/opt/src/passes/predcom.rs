@@ -100,23 +100,11 @@ fn plan(
         }
     }
     let params = f.block_params(l.header).to_vec();
-    let nexts = l.next_args(f).to_vec();
     for (k, &p) in params.iter().enumerate() {
-        if f.value_type(p) != Type::Ptr {
-            continue;
-        }
-        let Some(InstKind::Gep {
-            base,
-            index,
-            stride,
-        }) = f.def_inst(nexts[k]).map(|i| f.kind(i))
-        else {
+        let Some((step, stride)) = l.pointer_step(f, k) else {
             continue;
         };
-        let (Some(step), true) = (f.as_iconst(*index), *base == p) else {
-            continue;
-        };
-        let s = i64::from(step) * i64::from(*stride);
+        let s = i64::from(step) * i64::from(stride);
         if s == 0 {
             continue;
         }

@@ -54,8 +54,8 @@ pub fn run(f: &mut Function, purity: &Purity, scalars: &FxHashSet<GlobalId>) -> 
     let mut promoted = 0;
     // One promotion at a time: each splits edges, so the loops are recomputed.
     // Outer loops first, so a global is promoted over the widest loop that allows it.
-    while let Some((id_header, g)) = next_candidate(f, purity, scalars) {
-        promote(f, id_header, g);
+    while let Some(c) = next_candidate(f, purity, scalars) {
+        promote(f, &c);
         promoted += 1;
         if promoted > 64 {
             break;
@@ -67,21 +67,27 @@ pub fn run(f: &mut Function, purity: &Purity, scalars: &FxHashSet<GlobalId>) -> 
     promoted
 }
 
-/// A loop (by header) and a global address to promote over it.
+/// A global address to promote over a loop (its preheader and blocks).
+struct Candidate {
+    preheader: Block,
+    blocks: Vec<Block>,
+    global: Value,
+}
+
 fn next_candidate(
     f: &Function,
     purity: &Purity,
     scalars: &FxHashSet<GlobalId>,
-) -> Option<(Block, Value)> {
+) -> Option<Candidate> {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
     let mut ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     ids.sort_by_key(|&id| loops.get(id).depth);
     for id in ids {
-        if loops.preheader(id, &cfg).is_none() {
+        let Some(preheader) = loops.preheader(id, &cfg) else {
             continue;
-        }
+        };
         // Calls in the loop must leave globals alone.
         let mut globals: Vec<Value> = Vec::new();
         let mut calls_ok = true;
@@ -132,25 +138,21 @@ fn next_candidate(
             }
             // Promote only what the loop writes: loads alone are licm's business.
             if only_accesses && writes && matches!(ty, Some(Type::I32 | Type::F32)) {
-                return Some((loops.get(id).header, g));
+                return Some(Candidate {
+                    preheader,
+                    blocks: loops.get(id).blocks.clone(),
+                    global: g,
+                });
             }
         }
     }
     None
 }
 
-/// Redirects the accesses to `g` in the loop headed by `header` to a new slot,
+/// Redirects the accesses to the candidate's global in its loop to a new slot,
 /// copied in and out around the loop.
-fn promote(f: &mut Function, header: Block, g: Value) {
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    let (id, _) = loops
-        .loops()
-        .find(|(_, l)| l.header == header)
-        .expect("the candidate loop");
-    let preheader = loops.preheader(id, &cfg).expect("checked");
-    let blocks = loops.get(id).blocks.clone();
+fn promote(f: &mut Function, c: &Candidate) {
+    let (preheader, blocks, g) = (c.preheader, &c.blocks, c.global);
     let in_loop = |b: Block| blocks.contains(&b);
     // The accesses in the loop, and their type.
     let inside: Vec<ir::Inst> = blocks
@@ -194,7 +196,7 @@ fn promote(f: &mut Function, header: Block, g: Value) {
     }
     // Copy out: on each edge leaving the loop (through a new block) and before each
     // return inside it.
-    for &b in &blocks {
+    for &b in blocks {
         let term = f.terminator(b).expect("a block ends in a terminator");
         if matches!(f.kind(term), InstKind::Ret { .. }) {
             copy_out(f, term, ty, slot, g);

@@ -315,8 +315,7 @@ fn only_addresses(f: &Function, g: Inst) -> bool {
     while let Some(v) = work.pop() {
         for &u in f.users(v) {
             match f.kind(u) {
-                InstKind::Load { ptr, .. } if *ptr == v => {}
-                InstKind::Store { value, ptr } if *ptr == v && *value != v => {}
+                _ if super::accesses_through(f, u, v) => {}
                 k @ (InstKind::Jump { .. } | InstKind::Br { .. }) => {
                     if matches!(k, InstKind::Br { cond, .. } if *cond == v) {
                         return false;
