@@ -23,7 +23,7 @@ use crate::abi::{self, ArgKind, ArgLoc};
 use crate::mir::*;
 use crate::out_of_ssa::sequentialize;
 use crate::BackendError;
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
     BinOp, Block, BlockCall, CmpOp, EntityRef, FuncId, Function, Inst, InstKind, Module, Type,
     UnOp, Value, ValueDef,
@@ -72,6 +72,7 @@ pub fn select_function(
     let f = &m.funcs[fid];
     let mf = MFunction::new(func_names[fid.index()].clone(), f.name == "main");
     let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
     let n_values = f.num_values();
     let mut s = Isel {
         m,
@@ -86,6 +87,8 @@ pub fn select_function(
         cur: MBlock(0),
         cache: FxHashMap::default(),
         scaled: FxHashMap::default(),
+        dt,
+        ir_block: f.entry_block(),
         split_after: Vec::new(),
     };
     s.run(&cfg)?;
@@ -108,9 +111,14 @@ struct Isel<'a> {
     deferred: Vec<bool>,
     cur: MBlock,
     cache: FxHashMap<CacheKey, Reg>,
-    /// Indices shifted for a gep in the current block, by (index, shift): the same
-    /// element of several arrays (`key[p]`, `value[p]`) shares one shift.
-    scaled: FxHashMap<(Reg, u32), Reg>,
+    /// Indices shifted for a gep, by (index, shift), with the IR block that shifted
+    /// them: the same element of several arrays (`key[p]`, `next[p]`) shares one
+    /// shift in the blocks that block dominates (blocks are selected in reverse
+    /// postorder, so a dominator's shifts are known first).
+    scaled: FxHashMap<(Reg, u32), (Reg, Block)>,
+    dt: DominatorTree,
+    /// The IR block being selected.
+    ir_block: Block,
     /// Edge blocks to lay out right after a block, by block index.
     split_after: Vec<Vec<MBlock>>,
 }
@@ -221,6 +229,7 @@ impl<'a> Isel<'a> {
         self.entry_params()?;
         for &b in &rpo {
             self.switch_to(self.mblock[b.index()].expect("reachable"));
+            self.ir_block = b;
             let insts: Vec<Inst> = f.layout.block_insts(b).collect();
             for i in insts {
                 self.inst(i)?;
@@ -241,7 +250,6 @@ impl<'a> Isel<'a> {
     fn switch_to(&mut self, b: MBlock) {
         self.cur = b;
         self.cache.clear();
-        self.scaled.clear();
     }
 
     fn push(&mut self, i: MInst) {
@@ -1109,13 +1117,14 @@ impl<'a> Isel<'a> {
             idx
         } else if stride.is_power_of_two() {
             let shift = stride.trailing_zeros();
-            if let Some(&t) = self.scaled.get(&(idx, shift)) {
-                t
-            } else {
-                let t = self.tmp();
-                self.alui(AluImmOp::Slli, t, idx, shift as i32);
-                self.scaled.insert((idx, shift), t);
-                t
+            match self.scaled.get(&(idx, shift)) {
+                Some(&(t, at)) if self.dt.dominates(at, self.ir_block) => t,
+                _ => {
+                    let t = self.tmp();
+                    self.alui(AluImmOp::Slli, t, idx, shift as i32);
+                    self.scaled.insert((idx, shift), (t, self.ir_block));
+                    t
+                }
             }
         } else if stride == 0 {
             self.loc[res.index()] = Some(bl);

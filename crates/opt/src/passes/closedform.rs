@@ -237,6 +237,15 @@ impl Forms<'_> {
             BinOp::Mul if a2 == 0 => (a1 * c2, c1 * c2),
             BinOp::Shl if a2 == 0 && (0..31).contains(&c2) => (a1 << c2, c1 << c2),
             BinOp::SDiv if a2 == 0 && c2 != 0 && a1 % c2 == 0 && c1 % c2 == 0 => (a1 / c2, c1 / c2),
+            // An exact division written as a shift (instcombine's form of it).
+            BinOp::AShr
+                if a2 == 0
+                    && (0..31).contains(&c2)
+                    && a1 % (1 << c2) == 0
+                    && c1 % (1 << c2) == 0 =>
+            {
+                (a1 >> c2, c1 >> c2)
+            }
             _ => return None,
         };
         let limit = i128::from(COEFF_LIMIT);
@@ -741,6 +750,43 @@ bb2(%3: i32, %4: i32):
         let n: i128 = 30_000_000;
         let expected = format!("{} {}", (n * (n - 1) / 2) % 134_209_537, n - 1);
         assert_eq!(runs_fast(src, "30000000"), expected);
+    }
+
+    #[test]
+    fn exact_division_as_a_shift() {
+        // instcombine writes (8 * i) / 8 as (i << 3) >> 3: still i while 8 * i fits,
+        // which the guard checks; beyond it the shift keeps 29 bits, and the loop
+        // itself runs.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb2(0, 0), bb1(0)
+bb1(%2: i32):
+  call @putint(%2)
+  ret 0
+bb2(%3: i32, %4: i32):
+  %5 = shl %3, 3
+  %6 = ashr %5, 3
+  %7 = add %4, %6
+  %8 = srem %7, 134209537
+  %9 = add %3, 1
+  %10 = slt %9, %0
+  br %10, bb2(%9, %8), bb1(%8)
+}
+"#;
+        for n in ["0", "1", "3", "1000"] {
+            same_behaviour(src, &["closedform"], n);
+        }
+        let n: i128 = 30_000_000;
+        assert_eq!(
+            runs_fast(src, "30000000"),
+            ((n * (n - 1) / 2) % 134_209_537).to_string()
+        );
     }
 
     #[test]

@@ -191,7 +191,7 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
         return simplify_i64(f, op, a, b);
     }
     if op.is_float() {
-        return None;
+        return simplify_float(f, op, a, b);
     }
     let zero = Action::Const(Const::I(0));
     if let Some(c) = f.as_iconst(b) {
@@ -210,6 +210,18 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
             }
             (BinOp::Shl | BinOp::LShr | BinOp::AShr, c) if !(0..32).contains(&c) => {
                 return bin(op, a, f.iconst(c & 31))
+            }
+            // An exact division by 2^k (the low k bits of `a` are known zero)
+            // truncates nothing: it is the arithmetic shift, and the remainder is 0.
+            (BinOp::SDiv | BinOp::SRem, c)
+                if c > 1
+                    && (c as u32).is_power_of_two()
+                    && known_trailing_zeros(f, a, 4) >= c.trailing_zeros() =>
+            {
+                return match op {
+                    BinOp::SDiv => bin(BinOp::AShr, a, f.iconst(c.trailing_zeros() as i32)),
+                    _ => Some(zero),
+                };
             }
             _ => {}
         }
@@ -257,6 +269,62 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
             }
         }
         _ => None,
+    }
+}
+
+/// `x * 1.0` and `x / 1.0` are `x` bit for bit when `x` is a result of arithmetic:
+/// a NaN there is already the canonical one RISC-V arithmetic (and the interpreter)
+/// produces, and every other value is exact. (A loaded or negated NaN may carry
+/// another sign or payload, which the multiplication would canonicalise: those stay.)
+fn simplify_float(f: &Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
+    let canonical = matches!(
+        f.def_inst(a).map(|i| f.kind(i)),
+        Some(InstKind::Binary {
+            op: BinOp::FAdd | BinOp::FSub | BinOp::FMul | BinOp::FDiv,
+            ..
+        }) | Some(InstKind::Unary {
+            op: UnOp::SIToFP,
+            ..
+        })
+    );
+    match op {
+        BinOp::FMul | BinOp::FDiv if canonical && f.as_fconst(b) == Some(1.0) => {
+            Some(Action::Value(a))
+        }
+        _ => None,
+    }
+}
+
+/// How many low bits of the 32-bit value `v` are known to be zero (LLVM's
+/// `computeKnownBits`, for trailing zeros only): constants, shifts left, products
+/// (the factors' counts add up; a product of `x` and `x + odd` is even, since one
+/// of two values of different parity is), sums and bitwise operations. `depth`
+/// bounds the walk up the operands.
+fn known_trailing_zeros(f: &Function, v: Value, depth: u32) -> u32 {
+    if let Some(c) = f.as_iconst(v) {
+        return c.trailing_zeros();
+    }
+    if depth == 0 {
+        return 0;
+    }
+    let Some(InstKind::Binary { op, args: [x, y] }) = f.def_inst(v).map(|i| f.kind(i)) else {
+        return 0;
+    };
+    let (x, y) = (*x, *y);
+    let tz = |w: Value| known_trailing_zeros(f, w, depth - 1);
+    match op {
+        BinOp::Shl => match f.as_iconst(y) {
+            Some(c) => (tz(x) + (c as u32 & 31)).min(32),
+            None => 0,
+        },
+        BinOp::Mul => {
+            let differ_by_odd = |a: Value, b: Value| matches!(with_const(f, a), Some((BinOp::Add, base, c)) if base == b && c & 1 == 1);
+            let parity = u32::from(differ_by_odd(x, y) || differ_by_odd(y, x));
+            (tz(x) + tz(y)).max(parity).min(32)
+        }
+        BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor => tz(x).min(tz(y)),
+        BinOp::And => tz(x).max(tz(y)),
+        _ => 0,
     }
 }
 
@@ -460,6 +528,80 @@ mod tests {
         combines("  %r = slt 3, %0\n", "  %3 = sgt %0, 3\n  ret %3\n");
         // Not a power of two: stays a multiplication.
         combines("  %r = mul %0, 6\n", "  %3 = mul %0, 6\n  ret %3\n");
+    }
+
+    #[test]
+    fn exact_divisions_by_powers_of_two_are_shifts() {
+        // x * (x + 1) is even (of two numbers of different parity one is even),
+        // also modulo 2^32: the division truncates nothing.
+        combines(
+            "  %a = add %0, 1\n  %b = mul %0, %a\n  %r = sdiv %b, 2\n",
+            "  %3 = add %0, 1\n  %4 = mul %0, %3\n  %5 = ashr %4, 1\n  ret %5\n",
+        );
+        combines(
+            "  %a = shl %0, 3\n  %b = add %a, 12\n  %r = sdiv %b, 4\n",
+            "  %3 = shl %0, 3\n  %4 = add %3, 12\n  %5 = ashr %4, 2\n  ret %5\n",
+        );
+        combines("  %a = shl %0, 1\n  %r = srem %a, 2\n", "  ret 0\n");
+        // x * (x + 2) and (x << 1) + 1 may be odd, x << 1 not a multiple of 4:
+        // divisions that round stay divisions.
+        combines(
+            "  %a = add %0, 2\n  %b = mul %0, %a\n  %r = sdiv %b, 2\n",
+            "  %3 = add %0, 2\n  %4 = mul %0, %3\n  %5 = sdiv %4, 2\n  ret %5\n",
+        );
+        combines(
+            "  %a = shl %0, 1\n  %b = add %a, 1\n  %r = sdiv %b, 2\n",
+            "  %3 = shl %0, 1\n  %4 = add %3, 1\n  %5 = sdiv %4, 2\n  ret %5\n",
+        );
+        combines(
+            "  %a = shl %0, 1\n  %r = sdiv %a, 4\n",
+            "  %3 = shl %0, 1\n  %4 = sdiv %3, 4\n  ret %4\n",
+        );
+    }
+
+    #[test]
+    fn multiplying_an_arithmetic_result_by_one_is_the_result() {
+        combines_f(
+            "  %a = fadd %2, %2\n  %b = fmul %a, 1.0\n  %r = fdiv %b, 1.0\n",
+            "  %3 = fadd %2, %2\n  ret %3\n",
+        );
+        combines_f(
+            "  %a = sitofp %0\n  %r = fmul 1.0, %a\n",
+            "  %3 = sitofp %0\n  ret %3\n",
+        );
+        // A parameter (or a load, or a negation) may be a NaN with its sign set,
+        // which fmul canonicalises: kept.
+        combines_f("  %r = fmul %2, 1.0\n", "  %3 = fmul %2, 1.0\n  ret %3\n");
+        combines_f(
+            "  %a = fneg %2\n  %r = fmul %a, 1.0\n",
+            "  %3 = fneg %2\n  %4 = fmul %3, 1.0\n  ret %4\n",
+        );
+    }
+
+    #[test]
+    fn exact_division_agrees_with_sdiv_on_every_sign() {
+        // -3 * -2 = 6, 65535 * 65536 wraps to -65536, i32::MAX * i32::MIN wraps to
+        // i32::MIN: the shift gives what the division gives.
+        for x in ["-3", "65535", "2147483647", "-1", "0"] {
+            same_behaviour(
+                r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = add %0, 1
+  %2 = mul %0, %1
+  %3 = sdiv %2, 2
+  call @putint(%3)
+  ret 0
+}
+"#,
+                &["instcombine"],
+                x,
+            );
+        }
     }
 
     #[test]

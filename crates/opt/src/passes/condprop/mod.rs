@@ -23,7 +23,7 @@
 //!   other comparisons of it with constants ([`facts::known`]): `i >= 0` decides
 //!   `i < 0` and `i > -5`.
 
-mod facts;
+pub(crate) mod facts;
 mod loop_facts;
 
 use crate::pipeline::Pass;

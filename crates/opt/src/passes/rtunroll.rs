@@ -1,0 +1,391 @@
+//! Runtime unrolling of single-block loops that march a pointer to an end: `k`
+//! iterations run per trip of an unrolled copy of the loop with one exit test, and
+//! the original loop runs what is left (fewer than `k`).
+//!
+//! ```text
+//!   pre:  jump b(x0)                      pre:  e = gep end, -(k-1)c, S; br slt(p0, e), u(x0), b(x0)
+//!   b(x): body(x) -> x1                   u(x): body(x) -> x1; ...; body(x_k-1) -> x_k
+//!         br slt(gep p, c, S), end),            br slt(p_k, e), u(x_k), m
+//!            b(x1), exit(o)               m:    br slt(p_k, end), b(x_k), exit(o_k)
+//!                                         b(x): (unchanged: the remainder)
+//! ```
+//!
+//! Unrolling with a remainder loop, as LLVM's runtime unrolling
+//! (`UnrollRuntimeLoopRemainder`) and GCC's `-funroll-loops` do it: the unrolled
+//! loop is entered only while `k` more iterations are certain, so its copies drop
+//! their exit tests and the pointer increments of `k` iterations fold into the
+//! offsets of one (the back end addresses `p + 4j` from `p`). The loop must be
+//! counted by a pointer `p` advanced by a positive constant `c` (of stride `S`) and
+//! compared with a loop-invariant end by `<`: a pointer does not wrap, so the test
+//! "`k` more iterations" is `p + (k-1)c*S < end`. Linear-function test replacement
+//! ([`super::lftr`]) gives most counted loops this form.
+//!
+//! Only small bodies without calls are unrolled (by 4 up to [`SMALL_BODY`]
+//! instructions, by 2 up to [`MAX_BODY`]), and a function grows by at most
+//! [`MAX_GROWTH`] instructions.
+
+use crate::analysis::{LoopForest, RotatedLoop};
+use crate::pipeline::Pass;
+use crate::ssa::remove_trivial_params;
+use crate::ssa::update::rewrite_uses;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// The runtime unrolling pass.
+pub struct RuntimeUnroll;
+
+impl Pass for RuntimeUnroll {
+    fn name(&self) -> &'static str {
+        "rtunroll"
+    }
+    fn description(&self) -> &'static str {
+        "unroll pointer-counted single-block loops with a remainder loop"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+}
+
+/// Bodies up to this many instructions are unrolled four times.
+pub const SMALL_BODY: usize = 12;
+/// Bodies up to this many instructions are unrolled twice; larger ones not at all.
+pub const MAX_BODY: usize = 40;
+/// A function grows by at most this many instructions.
+pub const MAX_GROWTH: usize = 1000;
+
+/// What unrolling a loop needs: its shape, the pointer counting it (the header
+/// parameter's index), its step `c` and stride, and the end it is compared with.
+struct Plan {
+    l: RotatedLoop,
+    iv: usize,
+    step: i32,
+    stride: u32,
+    end: Value,
+    factor: usize,
+}
+
+/// Unrolls the loops of `f` that qualify; returns how many.
+pub fn run(f: &mut Function) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut budget = MAX_GROWTH;
+    let mut plans = Vec::new();
+    for (id, lp) in loops.loops() {
+        if lp.blocks.len() != 1 || !lp.children.is_empty() {
+            continue;
+        }
+        let Some(l) = RotatedLoop::of(f, &cfg, &loops, id) else {
+            continue;
+        };
+        let Some(plan) = Plan::of(f, l) else {
+            continue;
+        };
+        let body = f.layout.block_insts(plan.l.header).count() - 1;
+        let growth = body * plan.factor + 6;
+        if growth <= budget {
+            budget -= growth;
+            plans.push(plan);
+        }
+    }
+    for p in &plans {
+        unroll(f, p);
+    }
+    plans.len()
+}
+
+impl Plan {
+    fn of(f: &Function, l: RotatedLoop) -> Option<Plan> {
+        let b = l.header;
+        if l.back != 0 {
+            return None; // `br c, b(..), exit(..)`: true continues
+        }
+        let pt = f.terminator(l.preheader)?;
+        if !matches!(f.kind(pt), InstKind::Jump { .. }) {
+            return None;
+        }
+        let InstKind::Br { cond, .. } = *f.kind(l.branch) else {
+            return None;
+        };
+        let InstKind::Cmp {
+            op: CmpOp::Slt,
+            args: [next, end],
+        } = *f.kind(f.def_inst(cond)?)
+        else {
+            return None;
+        };
+        if f.value_block(end) == Some(b) || f.value_type(end) != Type::Ptr {
+            return None;
+        }
+        let InstKind::Gep {
+            base,
+            index,
+            stride,
+        } = *f.kind(f.def_inst(next)?)
+        else {
+            return None;
+        };
+        let step = f.as_iconst(index).filter(|&c| (1..=1 << 16).contains(&c))?;
+        let iv = f.block_params(b).iter().position(|&p| p == base)?;
+        if l.next_args(f).get(iv) != Some(&next) {
+            return None;
+        }
+        let mut body = 0;
+        for i in f.layout.block_insts(b) {
+            if i == l.branch {
+                break;
+            }
+            body += 1;
+            if matches!(f.kind(i), InstKind::Call { .. } | InstKind::Alloc { .. }) {
+                return None;
+            }
+        }
+        let factor = match body {
+            0..=SMALL_BODY => 4,
+            _ if body <= MAX_BODY => 2,
+            _ => return None,
+        };
+        Some(Plan {
+            l,
+            iv,
+            step,
+            stride,
+            end,
+            factor,
+        })
+    }
+}
+
+/// `gep p, k, stride`, inserted before `before`.
+fn gep_before(f: &mut Function, before: Inst, p: Value, k: i32, stride: u32) -> Value {
+    let index = f.iconst(k);
+    let g = f.insert_inst_before(
+        before,
+        InstKind::Gep {
+            base: p,
+            index,
+            stride,
+        },
+        Type::Ptr,
+    );
+    f.inst_result(g).expect("gep has a result")
+}
+
+/// `slt p, end`, inserted before `before`.
+fn below(f: &mut Function, before: Inst, p: Value, end: Value) -> Value {
+    let c = f.insert_inst_before(
+        before,
+        InstKind::Cmp {
+            op: CmpOp::Slt,
+            args: [p, end],
+        },
+        Type::I32,
+    );
+    f.inst_result(c).expect("cmp has a result")
+}
+
+fn unroll(f: &mut Function, p: &Plan) {
+    let b = p.l.header;
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    let (&branch, body) = insts.split_last().expect("a loop block ends in a branch");
+    let params = f.block_params(b).to_vec();
+    let next = p.l.next_args(f).to_vec();
+    let exit = f.kind(branch).targets()[p.l.exit()].clone();
+    let ahead = (p.factor as i32 - 1) * p.step;
+
+    // The unrolled loop: `factor` copies chained through the next values.
+    let u = f.create_block();
+    let before = f
+        .layout
+        .prev_block(b)
+        .expect("a loop header is not the entry");
+    f.layout.insert_block_after(u, before);
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+    for &x in &params {
+        let ty = f.value_type(x);
+        let up = f.append_block_param(u, ty);
+        map.insert(x, up);
+    }
+    let jump_placeholder = f.append_inst(
+        u,
+        InstKind::Jump {
+            dest: BlockCall::new(u, Vec::new()),
+        },
+        Type::Void,
+    );
+    for copy in 0..p.factor {
+        if copy > 0 {
+            map = params
+                .iter()
+                .zip(&next)
+                .map(|(&x, &n)| (x, map.get(&n).copied().unwrap_or(n)))
+                .collect();
+        }
+        for &i in body {
+            let mut kind = f.kind(i).clone();
+            kind.map_args(|a| {
+                if let Some(&c) = map.get(a) {
+                    *a = c;
+                }
+            });
+            let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
+            let c = f.insert_inst_before(jump_placeholder, kind, ty);
+            if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
+                map.insert(r, cr);
+            }
+        }
+    }
+    let at = |map: &FxHashMap<Value, Value>, v: Value| map.get(&v).copied().unwrap_or(v);
+    let next_k: Vec<Value> = next.iter().map(|&n| at(&map, n)).collect();
+    // `p + ahead < end` as `p < end - ahead`, the bound computed once before the loop
+    // (addresses are far from the ends of the signed range: no wrap either way).
+    let pt = f
+        .terminator(p.l.preheader)
+        .expect("preheader ends in a jump");
+    let end_ahead = gep_before(f, pt, p.end, -ahead, p.stride);
+    let more = below(f, jump_placeholder, next_k[p.iv], end_ahead);
+    // Fewer than `factor` left: the remainder loop, or the exit.
+    let m = f.create_block();
+    f.layout.insert_block_after(m, u);
+    let exit_k = BlockCall::new(exit.block, exit.args.iter().map(|&a| at(&map, a)).collect());
+    let m_branch = f.append_inst(
+        m,
+        InstKind::Jump {
+            dest: BlockCall::new(m, Vec::new()),
+        },
+        Type::Void,
+    );
+    let cond_k = below(f, m_branch, next_k[p.iv], p.end);
+    f.replace_kind(
+        m_branch,
+        InstKind::Br {
+            cond: cond_k,
+            then_dest: BlockCall::new(b, next_k.clone()),
+            else_dest: exit_k,
+        },
+    );
+    f.replace_kind(
+        jump_placeholder,
+        InstKind::Br {
+            cond: more,
+            then_dest: BlockCall::new(u, next_k),
+            else_dest: BlockCall::new(m, Vec::new()),
+        },
+    );
+    // The preheader enters the unrolled loop when `factor` iterations are certain.
+    let init = p.l.init_args(f).to_vec();
+    let enter = below(f, pt, init[p.iv], end_ahead);
+    f.replace_kind(
+        pt,
+        InstKind::Br {
+            cond: enter,
+            then_dest: BlockCall::new(u, init.clone()),
+            else_dest: BlockCall::new(b, init),
+        },
+    );
+    // Values of b used beyond it now also come from the last copy, through m.
+    let cfg = ControlFlowGraph::compute(f);
+    let defined: Vec<Value> = params
+        .iter()
+        .copied()
+        .chain(body.iter().filter_map(|&i| f.inst_result(i)))
+        .collect();
+    let mut created = Vec::new();
+    for v in defined {
+        let mut uses: Vec<Inst> = f
+            .users(v)
+            .iter()
+            .copied()
+            .filter(|&i| {
+                let ib = f.layout.inst_block(i);
+                ib != Some(b) && ib != Some(u) && ib != Some(m)
+            })
+            .collect();
+        if uses.is_empty() {
+            continue;
+        }
+        uses.sort_unstable();
+        uses.dedup();
+        let last = at(&map, v);
+        created.extend(rewrite_uses(f, &cfg, v, &[(b, v), (m, last)], &uses));
+    }
+    remove_trivial_params(f, &created);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    /// Sums `a[0..n)` and stores the running sums into `b`, counted by a pointer
+    /// into `a`: `n` read; the sum, the end pointer's last element and `b[n-1]`
+    /// printed.
+    const MARCH: &str = r#"
+global @a: [i32; 64] = zeroinit
+global @b: [i32; 64] = zeroinit
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb1, bb4(0)
+bb1:
+  %2 = gep @a, 0, 4
+  %3 = gep @a, %0, 4
+  %4 = gep @b, 0, 4
+  jump bb2(%2, %4, 0, 0)
+bb2(%5: ptr, %6: ptr, %7: i32, %8: i32):
+  %9 = mul %8, 7
+  %10 = add %9, 3
+  store %10, %5
+  %11 = load i32, %5
+  %12 = add %7, %11
+  store %12, %6
+  %13 = gep %5, 1, 4
+  %14 = gep %6, 1, 4
+  %15 = add %8, 1
+  %16 = slt %13, %3
+  br %16, bb2(%13, %14, %12, %15), bb3(%12)
+bb3(%17: i32):
+  %18 = add %15, 100
+  call @putint(%18)
+  call @putch(32)
+  jump bb4(%17)
+bb4(%19: i32):
+  call @putint(%19)
+  call @putch(32)
+  %20 = gep @b, 0, 4
+  %21 = load i32, %20
+  call @putint(%21)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn every_trip_count_runs_the_same() {
+        // 0 to 9 iterations: the unrolled loop alone, the remainder alone, both.
+        for n in 0..10 {
+            let out = same_behaviour(MARCH, &["rtunroll"], &n.to_string());
+            assert_eq!(
+                out.matches("store %").count(),
+                2 * 5,
+                "4 copies + remainder:\n{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn loops_counted_by_an_integer_are_left() {
+        // Counted by an i32 (`i + 3 < n` might wrap): not unrolled.
+        let src = MARCH.replace("%16 = slt %13, %3", "%16 = slt %15, %0");
+        let out = same_behaviour(&src, &["rtunroll"], "5");
+        assert_eq!(out.matches("store %").count(), 2, "{out}");
+    }
+}
