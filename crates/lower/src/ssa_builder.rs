@@ -195,6 +195,12 @@ impl SsaBuilder {
             let ValueDef::Param(block, idx) = func.value_def(p) else {
                 continue;
             };
+            // A phi replaced by a function parameter resolves to it: the entry
+            // block's parameters are the arguments, never phis (with no
+            // predecessors, one would look trivial and become zero).
+            if block == func.entry_block() {
+                continue;
+            }
             if func.block_params(block).get(idx as usize) != Some(&p) {
                 continue; // already removed
             }

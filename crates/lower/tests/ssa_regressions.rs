@@ -42,3 +42,38 @@ int main() {
 "#,
     );
 }
+
+#[test]
+fn a_phi_replaced_by_a_function_parameter_keeps_the_parameter() {
+    // Found by difftest (seed 37275): the loop-header phi of `l` received `p` on
+    // every edge and was replaced by it; the worklist then resolved the phi to `p`
+    // itself, an entry-block parameter, which with no predecessors looked trivial:
+    // `p` was removed and its uses became 0 (the loop never ran).
+    let src = r#"
+int f(int p) {
+    int l = p;
+    int i = 7;
+    int n = 0;
+    while (i > 5 && l) {
+        l = p;
+        i = i - 2;
+        n = n + 1;
+    }
+    return n;
+}
+int main() { return f(3); }
+"#;
+    lowers(src);
+    let program = front::check("t.sy", src).unwrap_or_else(|d| panic!("{}", d.render("t.sy", src)));
+    let m = lower::lower_program(&program, false);
+    let f = m
+        .funcs
+        .values()
+        .find(|f| f.name == "f")
+        .expect("f is lowered");
+    assert_eq!(
+        f.block_params(f.entry_block()).len(),
+        1,
+        "the parameter stays"
+    );
+}

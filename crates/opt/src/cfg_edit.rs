@@ -1,7 +1,7 @@
 //! Control-flow editing helpers shared by the passes.
 
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, Function, Inst, InstKind};
+use ir::{Block, Function, Inst, InstKind, Value};
 
 /// Removes the blocks not reachable from the entry, with their instructions and the
 /// arguments their branches passed. Returns whether any block was removed.
@@ -32,4 +32,17 @@ pub fn remove_unreachable_blocks(f: &mut Function) -> bool {
         f.remove_block(b);
     }
     true
+}
+
+/// The edge from `from` to `to` when `from`'s terminator has exactly one target
+/// `to`: which target it is, and the arguments it passes. (Two edges between the
+/// same blocks carry different facts and arguments; callers asking about "the"
+/// edge skip them.)
+pub fn single_edge(f: &Function, from: Block, to: Block) -> Option<(usize, &[Value])> {
+    let targets = f.kind(f.terminator(from)?).targets();
+    let mut to_b = targets.iter().enumerate().filter(|(_, t)| t.block == to);
+    match (to_b.next(), to_b.next()) {
+        (Some((which, call)), None) => Some((which, &call.args[..])),
+        _ => None,
+    }
 }

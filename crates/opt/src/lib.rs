@@ -12,6 +12,7 @@
 pub mod analysis;
 pub mod cfg_edit;
 pub mod fold;
+pub mod loop_copy;
 pub mod passes;
 pub mod pipeline;
 pub mod ssa;

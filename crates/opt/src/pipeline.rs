@@ -59,6 +59,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::silentstore::SilentStore,
     &passes::postinc::PostInc,
     &passes::rtunroll::RuntimeUnroll,
+    &passes::looppeel::LoopPeel,
+    &passes::unswitch::Unswitch,
 ];
 
 /// The pass registered as `name`.
@@ -95,6 +97,15 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// A last `condprop` after the last value numbering: tests of a value loaded
 /// twice (`head[h] == 0`, then the loop guard `p != 0` on the same element) are the
 /// same question only once GVN has merged the loads.
+///
+/// `looppeel` before it: a loop whose later iterations all decide a test the first
+/// does not (an inner loop that only the first runs) is peeled, and `jumpthread`
+/// folds the test in the rest. `unswitch` before `hoistloops`: an inner loop
+/// guarded by an invariant test (`n > 0` of an inlined `for` loop) runs on every
+/// outer iteration of one copy, which hoisting needs.
+///
+/// `rtunroll` after `lftr` (loops counted by a pointer) and `promote`; `postinc`
+/// last, on the final order of the accesses.
 ///
 /// `promote` late, once the work-removal passes are done (a global carried through a
 /// loop in registers hides the store-once and closed-form shapes they look for):
@@ -145,6 +156,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "mergeargs",
             "licm",
             "condprop",
+            "looppeel",
             "jumpthread",
             "unroll",
             "memforward",
@@ -162,6 +174,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "memforward",
             "instcombine",
             "licm",
+            "unswitch",
             "hoistloops",
             "finalvalue",
             "loopdelete",
@@ -179,6 +192,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "closedform",
             "lftr",
             "promote",
+            "rtunroll",
             "instcombine",
             "dce",
             "simplifycfg",

@@ -20,8 +20,12 @@
 //! - the facts established by the branches dominating the end of `p`, and by `p`'s
 //!   own branch to `b`, may answer it ([`condprop`](super::condprop)'s facts:
 //!   the same comparison, swapped or inverted, or intervals against constants);
-//! - when it compares a parameter of `p`, each edge into `p` may answer it for the
-//!   argument that edge passes, and all of them the same way (one level).
+//! - when it compares a block parameter with a value computed before that block,
+//!   each edge into the block may answer it for the argument that edge passes, and
+//!   all of them the same way (following parameters up to three joins back): what
+//!   holds for every argument holds for the parameter wherever it is used.
+//!
+//! A branch decided the same way on every edge becomes a jump without copies.
 //!
 //! The last case is the loop that runs an inner loop only once: in
 //! `while (i < n) { while (j < n) j++; i++; }` the inner guard `j < n` is false on the
@@ -39,11 +43,12 @@
 
 use super::condprop::facts::{branch_fact, known, Fact};
 use crate::analysis::LoopForest;
+use crate::cfg_edit::single_edge;
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
-use crate::ssa::update::rewrite_uses;
+use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// The jump threading pass.
@@ -67,6 +72,15 @@ const MAX_COPIED_INSTS: usize = 8;
 /// Threaded edges per function at most (each copies a block).
 const MAX_THREADS: usize = 64;
 
+/// What to do with a block's branch.
+enum Action {
+    /// Thread these edges.
+    Thread(Vec<Edge>),
+    /// Every edge decides it this way: it becomes a jump.
+    Fold(bool),
+    Nothing,
+}
+
 /// One edge to thread: the predecessor, which of its branch targets goes to the
 /// block, and whether the block's branch goes to its `then` side.
 #[derive(Clone, Copy, Debug)]
@@ -87,11 +101,18 @@ pub fn run(f: &mut Function) -> usize {
         let dt = DominatorTree::compute(f, &cfg);
         let loops = LoopForest::compute(f, &cfg, &dt);
         for &b in cfg.rpo() {
-            let edges = plan(f, &cfg, &dt, &loops, b);
-            if !edges.is_empty() {
-                threaded += edges.len();
-                thread(f, b, &edges);
-                continue 'rounds;
+            match plan(f, &cfg, &dt, &loops, b) {
+                Action::Thread(edges) => {
+                    threaded += edges.len();
+                    thread(f, b, &edges);
+                    continue 'rounds;
+                }
+                Action::Fold(truth) => {
+                    threaded += 1;
+                    fold_branch(f, b, truth);
+                    continue 'rounds;
+                }
+                Action::Nothing => {}
             }
         }
         break;
@@ -106,9 +127,9 @@ fn plan(
     dt: &DominatorTree,
     loops: &LoopForest,
     b: Block,
-) -> Vec<Edge> {
+) -> Action {
     let Some(term) = f.terminator(b) else {
-        return Vec::new();
+        return Action::Nothing;
     };
     let InstKind::Br {
         then_dest,
@@ -116,31 +137,23 @@ fn plan(
         ..
     } = f.kind(term)
     else {
-        return Vec::new();
+        return Action::Nothing;
     };
     if then_dest.block == else_dest.block || !copyable(f, b) {
-        return Vec::new();
+        return Action::Nothing;
     }
     let (then_block, else_block) = (then_dest.block, else_dest.block);
     let preds = cfg.unique_preds(b);
-    if preds.len() < 2 {
-        return Vec::new(); // deciding the only edge is folding: SCCP's work
-    }
     let preds_count = preds.len();
     let mut edges = Vec::new();
     for p in preds {
         if p == b {
             continue;
         }
-        let Some(pt) = f.terminator(p) else {
-            continue;
-        };
-        let targets = f.kind(pt).targets();
-        let mut to_b = targets.iter().enumerate().filter(|(_, t)| t.block == b);
-        let (Some((which, call)), None) = (to_b.next(), to_b.next()) else {
+        let Some((which, args)) = single_edge(f, p, b) else {
             continue; // two edges from p to b: their facts are not separate
         };
-        if let Some(truth) = decide(f, cfg, dt, b, p, &call.args) {
+        if let Some(truth) = decide(f, cfg, dt, b, p, args) {
             edges.push(Edge {
                 pred: p,
                 which,
@@ -148,14 +161,20 @@ fn plan(
             });
         }
     }
-    // Decided the same way on every edge, the branch is decided in b itself:
-    // folding it is SCCP's and CFG simplification's work, not threading's.
-    if edges.len() == preds_count && edges.iter().all(|e| e.truth == edges[0].truth) {
-        return Vec::new();
+    // Decided the same way on every edge, the branch is decided in b itself: it
+    // becomes a jump, and no copy is needed.
+    if !edges.is_empty()
+        && edges.len() == preds_count
+        && edges.iter().all(|e| e.truth == edges[0].truth)
+    {
+        return Action::Fold(edges[0].truth);
+    }
+    if preds_count < 2 {
+        return Action::Nothing;
     }
     // Keep the CFG reducible when b heads a loop.
     let Some(id) = loops.innermost(b).filter(|&l| loops.get(l).header == b) else {
-        return edges;
+        return thread_or_nothing(edges);
     };
     let target = |e: &Edge| if e.truth { then_block } else { else_block };
     let is_back = |p: Block| dt.dominates(b, p);
@@ -170,7 +189,31 @@ fn plan(
     if !every_back_edge_goes {
         edges.retain(|e| is_back(e.pred) || !loops.contains(id, target(e)));
     }
-    edges
+    thread_or_nothing(edges)
+}
+
+fn thread_or_nothing(edges: Vec<Edge>) -> Action {
+    if edges.is_empty() {
+        Action::Nothing
+    } else {
+        Action::Thread(edges)
+    }
+}
+
+/// Replaces the branch ending `b` by a jump to its `then` (`truth`) or `else` side.
+fn fold_branch(f: &mut Function, b: Block, truth: bool) {
+    let term = f.terminator(b).expect("a planned block ends in a branch");
+    let InstKind::Br {
+        then_dest,
+        else_dest,
+        ..
+    } = f.kind(term)
+    else {
+        unreachable!("planned blocks end in br");
+    };
+    let dest = if truth { then_dest } else { else_dest }.clone();
+    f.replace_kind(term, InstKind::Jump { dest });
+    crate::cfg_edit::remove_unreachable_blocks(f);
 }
 
 /// Whether `b` is small enough to copy and holds nothing a copy would change the
@@ -236,42 +279,70 @@ fn decide(
         return Some(t);
     }
     let (op, x, y) = question?;
-    ask_preds(f, cfg, dt, p, (op, x, y), JOIN_DEPTH)
+    ask_param(f, cfg, dt, (op, x, y), JOIN_DEPTH)
 }
 
-/// How many joins back [`ask_preds`] follows a parameter.
-const JOIN_DEPTH: usize = 3;
-
-/// Whether comparison `q` of values at the end of `p` holds, asked of every edge into
-/// `p` with `p`'s parameters replaced by the edge's arguments: the answer when all
-/// edges agree.
-fn ask_preds(
+/// Whether comparison `q` of values available at the end of `p` holds on the edge
+/// from `p` to `b`: constants, the facts of the branches dominating `p` and of
+/// `p`'s branch to `b`, and what every edge into a parameter's block says of it.
+pub(crate) fn decides_on_edge(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
     p: Block,
+    b: Block,
+    q: (CmpOp, Value, Value),
+) -> Option<bool> {
+    fold(f, q.0, q.1, q.2)
+        .or_else(|| known(f, &facts_on_edge(f, cfg, dt, p, b), None, Some(q)))
+        .or_else(|| ask_param(f, cfg, dt, q, JOIN_DEPTH))
+}
+
+/// How many joins back [`ask_param`] follows a parameter.
+const JOIN_DEPTH: usize = 3;
+
+/// Whether comparison `q` holds wherever its operands are available, when one of
+/// them is a block parameter: asked of every edge into that block with its
+/// parameters replaced by the edge's arguments, the answer when all edges agree. (A
+/// parameter's value is one of its arguments, so what holds for each argument on
+/// its edge holds for the parameter everywhere below.) The other operand must be
+/// computed before the block: a value the block or a block after it computes is a
+/// different one on each pass around a loop.
+fn ask_param(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
     (op, x, y): (CmpOp, Value, Value),
     depth: usize,
 ) -> Option<bool> {
-    let params = f.block_params(p);
-    if depth == 0 || p == f.entry_block() || !params.contains(&x) && !params.contains(&y) {
+    if depth == 0 {
         return None;
     }
-    let mut answer = None;
-    for q in cfg.unique_preds(p) {
-        let targets = f.kind(f.terminator(q)?).targets();
-        let mut to_p = targets.iter().filter(|t| t.block == p);
-        let (Some(call), None) = (to_p.next(), to_p.next()) else {
+    let param_block = |v: Value| match f.value_def(v) {
+        ValueDef::Param(b, _) if b != f.entry_block() => Some(b),
+        _ => None,
+    };
+    let d = param_block(x).or_else(|| param_block(y))?;
+    let params = f.block_params(d);
+    for v in [x, y] {
+        let before = params.contains(&v)
+            || f.value_block(v)
+                .is_none_or(|vb| dt.strictly_dominates(vb, d));
+        if !before {
             return None;
-        };
+        }
+    }
+    let mut answer = None;
+    for q in cfg.unique_preds(d) {
+        let (_, args) = single_edge(f, q, d)?;
         let at_q = |v: Value| match params.iter().position(|&z| z == v) {
-            Some(k) => call.args[k],
+            Some(k) => args[k],
             None => v,
         };
         let asked = (op, at_q(x), at_q(y));
         let t = fold(f, op, asked.1, asked.2)
-            .or_else(|| known(f, &facts_on_edge(f, cfg, dt, q, p), None, Some(asked)))
-            .or_else(|| ask_preds(f, cfg, dt, q, asked, depth - 1))?;
+            .or_else(|| known(f, &facts_on_edge(f, cfg, dt, q, d), None, Some(asked)))
+            .or_else(|| ask_param(f, cfg, dt, asked, depth - 1))?;
         if answer.is_some_and(|a| a != t) {
             return None;
         }
@@ -359,27 +430,11 @@ fn thread(f: &mut Function, b: Block, edges: &[Edge]) {
     }
     // Every value of b now has a definition per copy: repair its uses outside b.
     let cfg = ControlFlowGraph::compute(f);
-    let defined: Vec<Value> = params
-        .iter()
-        .copied()
-        .chain(body.iter().filter_map(|&i| f.inst_result(i)))
-        .collect();
     let mut created = Vec::new();
-    for v in defined {
-        let mut uses: Vec<Inst> = f
-            .users(v)
-            .iter()
-            .copied()
-            .filter(|&u| f.layout.inst_block(u) != Some(b))
-            .collect();
-        if uses.is_empty() {
-            continue;
-        }
-        uses.sort_unstable();
-        uses.dedup();
+    for v in defined_in(f, b) {
         let mut defs = vec![(b, v)];
         defs.extend(copies.iter().map(|(nb, map)| (*nb, map[&v])));
-        created.extend(rewrite_uses(f, &cfg, v, &defs, &uses));
+        created.extend(repair_uses(f, &cfg, v, &defs, |x| x == b));
     }
     // b may be left without predecessors; its edges must go before the new
     // parameters are judged trivial.
@@ -586,8 +641,12 @@ bb6:
     }
 
     #[test]
-    fn a_branch_decided_alike_on_every_edge_is_left_to_folding() {
-        let src = r#"
+    fn a_branch_decided_alike_on_every_edge_becomes_a_jump() {
+        // Both arms pass a positive value: `x > 0` holds on every edge, no copy
+        // is needed.
+        check(
+            &["jumpthread"],
+            r#"
 declare @getint() -> i32
 declare @putint(i32) -> void
 
@@ -595,18 +654,43 @@ func @main() -> i32 {
 bb0:
   %0 = call @getint()
   %1 = slt %0, 0
-  br %1, bb1(1), bb1(2)
-bb1(%2: i32):
-  %3 = sgt %2, 0
-  br %3, bb2, bb3
+  br %1, bb1, bb2
+bb1:
+  jump bb3(1)
 bb2:
+  jump bb3(2)
+bb3(%2: i32):
+  %3 = sgt %2, 0
+  br %3, bb4, bb5
+bb4:
   call @putint(%2)
   ret 0
-bb3:
+bb5:
   ret 1
 }
-"#;
-        check(&["jumpthread"], src, src);
+"#,
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt %0, 0
+  br %1, bb1, bb2
+bb1:
+  jump bb3(1)
+bb2:
+  jump bb3(2)
+bb3(%2: i32):
+  %3 = sgt %2, 0
+  jump bb4
+bb4:
+  call @putint(%2)
+  ret 0
+}
+"#,
+        );
     }
 
     #[test]

@@ -31,7 +31,7 @@
 use crate::analysis::LoopForest;
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
-use crate::ssa::update::rewrite_uses;
+use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
@@ -183,24 +183,11 @@ fn rotate(f: &mut Function, dt: &DominatorTree, h: Block, _inside: Block) {
     }
     // Every value of the header is now defined twice: repair its outside uses.
     let cfg = ControlFlowGraph::compute(f);
-    let defined: Vec<Value> = params
-        .iter()
-        .copied()
-        .chain(insts.iter().filter_map(|&i| f.inst_result(i)))
-        .collect();
     let mut created = Vec::new();
-    for v in defined {
-        let mut uses: Vec<Inst> = f
-            .users(v)
-            .iter()
-            .copied()
-            .filter(|&u| f.layout.inst_block(u) != Some(h))
-            .collect();
-        uses.sort_unstable();
-        uses.dedup();
-        if !uses.is_empty() {
-            created.extend(rewrite_uses(f, &cfg, v, &[(h, v), (g, copy[&v])], &uses));
-        }
+    for v in defined_in(f, h) {
+        created.extend(repair_uses(f, &cfg, v, &[(h, v), (g, copy[&v])], |b| {
+            b == h
+        }));
     }
     // Only now, with every use repaired, may parameters be simplified: removing one
     // can cascade into the header's own parameters (the header now has a single

@@ -21,6 +21,7 @@ pub mod licm;
 pub mod linearize;
 pub mod localconst;
 pub mod loopdelete;
+pub mod looppeel;
 pub mod looprotate;
 pub mod loopsplit;
 pub mod mem2reg;
@@ -40,6 +41,7 @@ pub mod simplifycfg;
 pub mod sink;
 pub mod strength;
 pub mod unroll;
+pub mod unswitch;
 
 #[cfg(test)]
 pub(crate) mod testutil;

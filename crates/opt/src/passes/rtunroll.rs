@@ -27,7 +27,7 @@
 use crate::analysis::{LoopForest, RotatedLoop};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
-use crate::ssa::update::rewrite_uses;
+use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
@@ -289,29 +289,12 @@ fn unroll(f: &mut Function, p: &Plan) {
     );
     // Values of b used beyond it now also come from the last copy, through m.
     let cfg = ControlFlowGraph::compute(f);
-    let defined: Vec<Value> = params
-        .iter()
-        .copied()
-        .chain(body.iter().filter_map(|&i| f.inst_result(i)))
-        .collect();
     let mut created = Vec::new();
-    for v in defined {
-        let mut uses: Vec<Inst> = f
-            .users(v)
-            .iter()
-            .copied()
-            .filter(|&i| {
-                let ib = f.layout.inst_block(i);
-                ib != Some(b) && ib != Some(u) && ib != Some(m)
-            })
-            .collect();
-        if uses.is_empty() {
-            continue;
-        }
-        uses.sort_unstable();
-        uses.dedup();
+    for v in defined_in(f, b) {
         let last = at(&map, v);
-        created.extend(rewrite_uses(f, &cfg, v, &[(b, v), (m, last)], &uses));
+        created.extend(repair_uses(f, &cfg, v, &[(b, v), (m, last)], |x| {
+            x == b || x == u || x == m
+        }));
     }
     remove_trivial_params(f, &created);
 }

@@ -14,6 +14,40 @@
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, SecondaryMap, Type, Value};
 
+/// The values block `b` defines: its parameters, then its instructions' results.
+pub fn defined_in(f: &Function, b: Block) -> Vec<Value> {
+    f.block_params(b)
+        .iter()
+        .copied()
+        .chain(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)))
+        .collect()
+}
+
+/// [`rewrite_uses`] for every use of `old` outside the blocks `skip` accepts (where
+/// the right value is the block's own definition, or the copy's own copy): the
+/// common repair after copying blocks that define `old`. Returns the parameters
+/// created.
+pub fn repair_uses(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    old: Value,
+    defs: &[(Block, Value)],
+    skip: impl Fn(Block) -> bool,
+) -> Vec<Value> {
+    let mut uses: Vec<Inst> = f
+        .users(old)
+        .iter()
+        .copied()
+        .filter(|&u| f.layout.inst_block(u).is_some_and(|b| !skip(b)))
+        .collect();
+    if uses.is_empty() {
+        return Vec::new();
+    }
+    uses.sort_unstable();
+    uses.dedup();
+    rewrite_uses(f, cfg, old, defs, &uses)
+}
+
 /// Rewrites the uses of `old` in `uses` to the definition among `defs` that reaches
 /// them. `defs` pairs a block with the value available at its end (one per block);
 /// no instruction of `uses` may lie in one of those blocks, since there the right
