@@ -217,19 +217,36 @@ pub struct PassOptions<'a> {
     pub print_after: Vec<String>,
 }
 
-/// Runs the passes `names` in order over `m`. Fails on an unknown pass name (before
+/// The message for an unknown pass name: the registered name it most likely
+/// misspells (Jaro-Winkler similarity of at least 0.8, the threshold of clap's
+/// suggestions), or the list of all of them.
+pub fn unknown_pass(name: &str) -> String {
+    let closest = REGISTRY
+        .iter()
+        .map(|p| (strsim::jaro_winkler(name, p.name()), p.name()))
+        .filter(|&(score, _)| score >= 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0));
+    match closest {
+        Some((_, near)) => format!("unknown pass '{name}' (did you mean '{near}'?)"),
+        None => {
+            let known: Vec<&str> = REGISTRY.iter().map(|p| p.name()).collect();
+            format!("unknown pass '{name}' (known passes: {})", known.join(", "))
+        }
+    }
+}
+
+/// Runs the passes `names` in order over `m`. Fails on an unknown pass name (in
+/// `names` or `opts.print_after`, before
 /// running anything), when verification fails after a pass, or when a dump cannot be
 /// written.
 pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Result<(), String> {
     let passes: Vec<&dyn Pass> = names
         .iter()
-        .map(|&n| {
-            lookup(n).ok_or_else(|| {
-                let known: Vec<&str> = REGISTRY.iter().map(|p| p.name()).collect();
-                format!("unknown pass '{n}' (known passes: {})", known.join(", "))
-            })
-        })
+        .map(|&n| lookup(n).ok_or_else(|| unknown_pass(n)))
         .collect::<Result<_, _>>()?;
+    if let Some(n) = opts.print_after.iter().find(|n| lookup(n).is_none()) {
+        return Err(unknown_pass(n));
+    }
     for p in passes {
         p.run(m);
         if opts.verify_each {

@@ -60,6 +60,11 @@ impl Driver {
     /// Runs the invocation. `Ok(status)` is the process exit status (the program's
     /// own for `--interpret`); `Err` carries a rendered error message.
     pub fn run(&self) -> Result<u8, String> {
+        // Pass names are checked before anything is read or written.
+        let named = self.passes.iter().flatten().chain(&self.print_after);
+        if let Some(n) = named.into_iter().find(|n| opt::lookup(n).is_none()) {
+            return Err(format!("error: {}", opt::unknown_pass(n)));
+        }
         let name = self.input.display().to_string();
         if let Some(out) = &self.output {
             if same_file(out, &self.input) {

@@ -9,10 +9,11 @@ use sysyc::{Driver, Emit, SsaMode};
 
 /// An optimizing compiler from SysY to RV64GC assembly.
 #[derive(Parser, Debug)]
-#[command(name = "sysyc", version, about)]
+#[command(name = "sysyc", version, about, args_override_self = true)]
 struct Cli {
     /// Input: a SysY source (`.sy`) or a textual IR file (`.ir`).
-    input: PathBuf,
+    #[arg(required_unless_present = "list_passes")]
+    input: Option<PathBuf>,
     /// Produce assembly (the default output; accepted for the contest's command line).
     #[arg(short = 'S')]
     assembly: bool,
@@ -47,6 +48,9 @@ struct Cli {
     /// Run the IR verifier after every pass (always on in debug builds).
     #[arg(long)]
     verify_each: bool,
+    /// List the optimisation passes (for `--passes` and `--print-after`) and exit.
+    #[arg(long)]
+    list_passes: bool,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -78,6 +82,25 @@ fn main() -> ExitCode {
 }
 
 fn run(cli: Cli) -> ExitCode {
+    if cli.list_passes {
+        let passes = opt::pass_names();
+        let width = passes.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+        let mut text = String::new();
+        for (name, what) in passes {
+            text += &format!("{name:width$}  {what}\n");
+        }
+        return match std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let Some(input) = cli.input else {
+        unreachable!("clap requires the input unless --list-passes");
+    };
     let emit = if cli.check {
         Emit::Check
     } else if cli.interpret {
@@ -91,7 +114,7 @@ fn run(cli: Cli) -> ExitCode {
         }
     };
     let driver = Driver {
-        input: cli.input,
+        input,
         output: cli.output.filter(|p| p.as_os_str() != "-"),
         opt_level: cli.opt_level,
         emit,
