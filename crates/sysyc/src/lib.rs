@@ -190,9 +190,12 @@ impl Driver {
         match &self.output {
             None => {
                 let mut out = std::io::stdout().lock();
-                out.write_all(bytes)
-                    .and_then(|_| out.flush())
-                    .map_err(|e| format!("error: cannot write output: {e}"))
+                match out.write_all(bytes).and_then(|_| out.flush()) {
+                    // A reader that stopped early (`| head`) wants no more, and no
+                    // message: end quietly, as `cat` does.
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+                    r => r.map_err(|e| format!("error: cannot write output: {e}")),
+                }
             }
             Some(path) => write_atomically(path, bytes)
                 .map_err(|e| format!("error: cannot write {}: {e}", path.display())),

@@ -3,6 +3,7 @@
 //! each stage on its own (`--check`, `--emit`, `--interpret`, `--passes`, ...).
 
 use clap::{Parser, ValueEnum};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use sysyc::{Driver, Emit, SsaMode};
@@ -89,11 +90,11 @@ fn run(cli: Cli) -> ExitCode {
         for (name, what) in passes {
             text += &format!("{name:width$}  {what}\n");
         }
-        return match std::io::Write::write_all(&mut std::io::stdout(), text.as_bytes()) {
+        return match std::io::stdout().write_all(text.as_bytes()) {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(e) => {
-                eprintln!("error: {e}");
+                let _ = writeln!(std::io::stderr(), "error: {e}");
                 ExitCode::from(1)
             }
         };
@@ -130,10 +131,10 @@ fn run(cli: Cli) -> ExitCode {
     match driver.run() {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
-            eprint!("{msg}");
-            if !msg.ends_with('\n') {
-                eprintln!();
-            }
+            // Not `eprint!`, which panics when stderr is closed: the message is
+            // lost then, the exit status still says what happened.
+            let nl = if msg.ends_with('\n') { "" } else { "\n" };
+            let _ = write!(std::io::stderr(), "{msg}{nl}");
             ExitCode::from(1)
         }
     }

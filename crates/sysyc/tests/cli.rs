@@ -79,3 +79,55 @@ fn a_misspelt_pass_is_an_error_with_a_suggestion() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("known passes: mem2reg, "));
 }
+
+/// A program whose IR is far larger than a pipe's buffer.
+fn big_program(dir: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(dir);
+    std::fs::create_dir_all(&d).unwrap();
+    let mut src = String::new();
+    for k in 0..2000 {
+        src += &format!("int f{k}(int x) {{ return x * {k} + {k}; }}\n");
+    }
+    src += "int main() { return f7(3); }\n";
+    let p = d.join("big.sy");
+    std::fs::write(&p, src).unwrap();
+    p
+}
+
+#[test]
+fn a_reader_that_stops_early_ends_the_compile_quietly() {
+    use std::process::Stdio;
+    let p = big_program("cli-closed-stdout");
+    let mut child = Command::new(SYSYC)
+        .args(["-O0", "--emit", "ir", p.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take()); // `| head -0`: the reader is gone
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_closed_stderr_is_no_panic() {
+    use std::process::Stdio;
+    let p = big_program("cli-closed-stderr");
+    let mut child = Command::new(SYSYC)
+        .args([
+            "-O1",
+            "--print-after-all",
+            "-o",
+            "/dev/null",
+            p.to_str().unwrap(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stderr.take());
+    let status = child.wait().unwrap();
+    // The dump cannot be written: an error, not a panic (101).
+    assert_eq!(status.code(), Some(1));
+}
