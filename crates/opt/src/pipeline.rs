@@ -210,7 +210,8 @@ pub struct PassOptions<'a> {
     /// Run the IR verifier after every pass; the first failure stops the run with an
     /// error naming the pass.
     pub verify_each: bool,
-    /// Where IR dumps go; when set, the module is printed after every pass.
+    /// Where IR dumps go; when set, the module is printed after every pass that
+    /// changed it.
     pub print_after_all: Option<&'a mut dyn Write>,
     /// Names of passes after which to print the module (to the `print_after_all` sink
     /// when it is set, otherwise to standard error).
@@ -247,8 +248,9 @@ pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Res
     if let Some(n) = opts.print_after.iter().find(|n| lookup(n).is_none()) {
         return Err(unknown_pass(n));
     }
-    for p in passes {
-        p.run(m);
+    let total = passes.len();
+    for (k, p) in passes.into_iter().enumerate() {
+        let changed = p.run(m);
         if opts.verify_each {
             ir::verify_module(m).map_err(|e| {
                 format!(
@@ -258,9 +260,18 @@ pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Res
                 )
             })?;
         }
+        // `--print-after NAME` prints every time NAME runs; `--print-after-all`
+        // only after the passes that changed something (as LLVM's
+        // `-print-changed`), numbered in the run.
         let wanted = opts.print_after.iter().any(|n| n == p.name());
-        if opts.print_after_all.is_some() || wanted {
-            let text = format!("; IR after {}\n{}", p.name(), ir::print_module(m));
+        if wanted || (opts.print_after_all.is_some() && changed) {
+            let text = format!(
+                "; IR after {} (pass {} of {total}{})\n{}",
+                p.name(),
+                k + 1,
+                if changed { "" } else { ", unchanged" },
+                ir::print_module(m)
+            );
             let res = match opts.print_after_all.as_mut() {
                 Some(w) => w.write_all(text.as_bytes()),
                 None => std::io::stderr().write_all(text.as_bytes()),
@@ -338,6 +349,35 @@ bb0:
         assert!(first < second);
         assert!(text[first..second].contains("add 2, 3"));
         assert!(text[second..].contains("ret 5"));
+        assert!(
+            text.contains("; IR after instcombine (pass 2 of 2)\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn print_after_all_skips_passes_that_changed_nothing() {
+        let mut m = ir::parse_module(PROGRAM).unwrap();
+        let mut sink: Vec<u8> = Vec::new();
+        let mut opts = PassOptions {
+            verify_each: true,
+            print_after_all: Some(&mut sink),
+            print_after: vec![],
+        };
+        // The second mem2reg finds no alloc left.
+        run_passes(&mut m, &["mem2reg", "mem2reg", "instcombine"], &mut opts).unwrap();
+        let text = String::from_utf8(sink).unwrap();
+        let headers: Vec<&str> = text
+            .lines()
+            .filter(|l| l.starts_with("; IR after"))
+            .collect();
+        assert_eq!(
+            headers,
+            [
+                "; IR after mem2reg (pass 1 of 3)",
+                "; IR after instcombine (pass 3 of 3)"
+            ]
+        );
     }
 
     #[test]

@@ -40,7 +40,7 @@ struct Cli {
     /// Run exactly these passes (comma separated) instead of the -O pipeline.
     #[arg(long, value_delimiter = ',')]
     passes: Option<Vec<String>>,
-    /// Print the IR after every pass (to stderr).
+    /// Print the IR after every pass that changes it, numbered in the run (to stderr).
     #[arg(long)]
     print_after_all: bool,
     /// Print the IR after the named passes (to stderr).
