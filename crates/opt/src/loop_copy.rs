@@ -8,7 +8,7 @@ use crate::analysis::loops::Loop;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, Type, Value};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// A copy of a loop: each block's and each value's counterpart.
 pub struct LoopCopy {
@@ -83,7 +83,13 @@ impl LoopCopy {
     /// parameters created, for [`crate::ssa::remove_trivial_params`] once the CFG is final.
     pub fn repair_uses_outside(&self, f: &mut Function, lp: &Loop) -> Vec<Value> {
         let cfg = ControlFlowGraph::compute(f);
-        let inside = |b: Block| lp.blocks.contains(&b) || self.blocks.values().any(|&c| c == b);
+        let both: FxHashSet<Block> = lp
+            .blocks
+            .iter()
+            .chain(self.blocks.values())
+            .copied()
+            .collect();
+        let inside = |b: Block| both.contains(&b);
         // What the loop defined when copied: the repair itself adds parameters
         // (to blocks of the loop too), which have no counterpart.
         let defined: Vec<(Block, Value)> = lp

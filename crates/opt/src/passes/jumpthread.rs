@@ -269,17 +269,12 @@ fn decide(
     if question.is_some_and(|(_, x, y)| defined_in_b(x) || defined_in_b(y)) {
         return None;
     }
-    if let Some((op, x, y)) = question {
-        if let Some(t) = fold(f, op, x, y) {
-            return Some(t);
-        }
+    match question {
+        Some(q) => decides_on_edge(f, cfg, dt, p, b, q),
+        // A condition that is no comparison (a parameter of b, replaced by its
+        // argument, or a value from before b) is known only as itself.
+        None => known(f, &facts_on_edge(f, cfg, dt, p, b), Some(c), None),
     }
-    let c = (!defined_in_b(*cond)).then_some(c);
-    if let Some(t) = known(f, &facts_on_edge(f, cfg, dt, p, b), c, question) {
-        return Some(t);
-    }
-    let (op, x, y) = question?;
-    ask_param(f, cfg, dt, (op, x, y), JOIN_DEPTH)
 }
 
 /// Whether comparison `q` of values available at the end of `p` holds on the edge

@@ -62,6 +62,8 @@ pub fn run(f: &mut Function) -> usize {
     let mut budget = MAX_GROWTH;
     let mut done = 0;
     let mut tried: Vec<Block> = Vec::new();
+    // What hoisting achieves in `f` as it stands (recounted only when `f` changes).
+    let mut hoisted_without = None;
     loop {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
@@ -83,11 +85,13 @@ pub fn run(f: &mut Function) -> usize {
             break;
         };
         tried.push(loops.get(id).header);
-        let hoisted_without = super::hoistloops::run(&mut f.clone());
+        let without =
+            *hoisted_without.get_or_insert_with(|| super::hoistloops::run(&mut f.clone()));
         let mut trial = f.clone();
         unswitch(&mut trial, &loops, id, pre, b);
-        if super::hoistloops::run(&mut trial.clone()) > hoisted_without {
+        if super::hoistloops::run(&mut trial.clone()) > without {
             *f = trial;
+            hoisted_without = None;
             budget -= size;
             done += 1;
         }
