@@ -99,8 +99,9 @@ static const char *const class_names[N_CLASSES] = {
     "alu", "loads", "stores", "mul", "div", "fp", "fdiv", "branches", "jumps", "other",
 };
 
-/* Counter slots: one per class, then instructions, then the cycle estimate. */
-enum { K_INSNS = N_CLASSES, K_CYCLES, N_COUNTERS };
+/* Counter slots: one per class, then instructions, the simple cycle estimate and
+ * the dependence-aware U74 estimate. */
+enum { K_INSNS = N_CLASSES, K_CYCLES, K_U74, N_COUNTERS };
 
 struct decoded {
     int cls;
@@ -123,6 +124,7 @@ static char *out_path;
 struct marked_insn {
     struct decoded d;
     int marker; /* 0 none, 1 start, 2 stop */
+    int u74;    /* this instruction's share of its block's U74 cycles */
 };
 
 static struct decoded make(int cls, int cost) {
@@ -248,12 +250,402 @@ static struct decoded decode(const struct qemu_plugin_insn *insn) {
     return make(C_OTHER, 1);
 }
 
+/* ------------------------------------------ dependence-aware U74 estimate */
+
+/*
+ * A model of the SiFive U74 (in-order, dual issue), evaluated once per
+ * translation block when it is translated:
+ *   - instructions issue in program order, at most two per cycle; pipe A takes
+ *     memory ops, pipe B branches, jumps, mul/div and FP; ALU ops take either;
+ *   - a register scoreboard: every register is ready at block entry; a result is
+ *     ready `early` cycles after issue for an address, multiply, divide or FP
+ *     operand and `late` cycles after for an ALU op, branch or store data;
+ *   - an ALU op or branch whose operands are not early-ready but late-ready
+ *     issues anyway and runs two stages later (the late ALU): its own result is
+ *     then early-ready only after 3 cycles;
+ *   - divides and FP divides / square roots occupy their unit until done;
+ *   - each branch or jump costs one more cycle (no prediction);
+ *   - a block whose last instruction branches back to its own start (a one-block
+ *     loop) is charged its steady state: the cost of a second iteration that
+ *     starts with the first iteration's scoreboard.
+ * Results still in flight when a block ends are not charged to any block (the
+ * next one starts with every register ready).
+ */
+
+enum pipe { P_ANY, P_A, P_B };
+enum use_kind { U_EARLY, U_LATE };
+
+#define NO_REG (-1)
+#define N_REGS 64 /* x0..x31, then f0..f31 */
+
+struct sched_insn {
+    int pipe;
+    int rd;            /* written register or NO_REG */
+    int src[3];        /* read registers or NO_REG */
+    int kind[3];       /* U_EARLY or U_LATE per source */
+    int early, late;   /* result latencies */
+    int alu;           /* may run late (ALU op or branch) */
+    int unit_busy;     /* cycles an unpipelined unit stays busy (0: pipelined) */
+    int unit;          /* 1 integer divider, 2 FP divider */
+    int control;       /* branch or jump */
+    uint64_t target;   /* branch / jal target, 0 when unknown */
+};
+
+static int xr(uint32_t n) { return n == 0 ? NO_REG : (int)n; } /* x0 is never waited on */
+static int fr(uint32_t n) { return 32 + (int)n; }
+
+static struct sched_insn sinsn(int pipe, int rd, int early, int late) {
+    struct sched_insn s;
+    memset(&s, 0, sizeof s);
+    s.pipe = pipe;
+    s.rd = rd;
+    s.src[0] = s.src[1] = s.src[2] = NO_REG;
+    s.early = early;
+    s.late = late;
+    return s;
+}
+
+static void src(struct sched_insn *s, int k, int reg, int kind) {
+    s->src[k] = reg;
+    s->kind[k] = kind;
+}
+
+static struct sched_insn alu1(int rd, int rs1, int rs2) {
+    struct sched_insn s = sinsn(P_ANY, rd, 1, 1);
+    s.alu = 1;
+    src(&s, 0, rs1, U_LATE);
+    src(&s, 1, rs2, U_LATE);
+    return s;
+}
+
+static struct sched_insn load(int rd, int base, int fp) {
+    struct sched_insn s = fp ? sinsn(P_A, rd, 2, 2) : sinsn(P_A, rd, 3, 1);
+    src(&s, 0, base, U_EARLY);
+    return s;
+}
+
+static struct sched_insn store(int base, int data) {
+    struct sched_insn s = sinsn(P_A, NO_REG, 0, 0);
+    src(&s, 0, base, U_EARLY);
+    src(&s, 1, data, U_LATE);
+    return s;
+}
+
+static struct sched_insn branch(int rs1, int rs2, uint64_t target) {
+    struct sched_insn s = sinsn(P_B, NO_REG, 0, 0);
+    s.alu = 1;
+    s.control = 1;
+    s.target = target;
+    src(&s, 0, rs1, U_LATE);
+    src(&s, 1, rs2, U_LATE);
+    return s;
+}
+
+static struct sched_insn jump(int rd, int rs1, uint64_t target) {
+    struct sched_insn s = sinsn(P_B, rd, 1, 1);
+    s.control = 1;
+    s.target = target;
+    src(&s, 0, rs1, U_EARLY);
+    return s;
+}
+
+static int64_t sext(uint64_t v, int bits) {
+    return (int64_t)(v << (64 - bits)) >> (64 - bits);
+}
+
+static struct sched_insn fp_op(uint32_t insn) {
+    uint32_t rd = (insn >> 7) & 31, rs1 = (insn >> 15) & 31, rs2 = (insn >> 20) & 31;
+    uint32_t funct5 = insn >> 27;
+    int dbl = ((insn >> 25) & 3) == 1;
+    struct sched_insn s;
+    switch (funct5) {
+    case 0x00: case 0x01: case 0x02: /* fadd, fsub, fmul */
+        s = sinsn(P_B, fr(rd), dbl ? 7 : 5, dbl ? 7 : 5);
+        src(&s, 0, fr(rs1), U_EARLY);
+        src(&s, 1, fr(rs2), U_EARLY);
+        return s;
+    case 0x03: case 0x0b: /* fdiv, fsqrt */
+        s = sinsn(P_B, fr(rd), dbl ? 56 : 27, dbl ? 56 : 27);
+        s.unit = 2;
+        s.unit_busy = dbl ? 56 : 27;
+        src(&s, 0, fr(rs1), U_EARLY);
+        if (funct5 == 0x03) {
+            src(&s, 1, fr(rs2), U_EARLY);
+        }
+        return s;
+    case 0x14: /* feq, flt, fle */
+        s = sinsn(P_B, xr(rd), 2, 2);
+        src(&s, 0, fr(rs1), U_EARLY);
+        src(&s, 1, fr(rs2), U_EARLY);
+        return s;
+    case 0x18: /* fcvt.w[u].s/d, fcvt.l[u].s/d */
+    case 0x1c: /* fmv.x.w, fmv.x.d, fclass */
+        s = sinsn(P_B, xr(rd), 2, 2);
+        src(&s, 0, fr(rs1), U_EARLY);
+        return s;
+    case 0x1a: /* fcvt.s/d.w[u]/l[u] */
+    case 0x1e: /* fmv.w.x, fmv.d.x */
+        s = sinsn(P_B, fr(rd), 3, 3);
+        src(&s, 0, xr(rs1), U_EARLY);
+        return s;
+    case 0x08: /* fcvt.s.d, fcvt.d.s */
+        s = sinsn(P_B, fr(rd), 3, 3);
+        src(&s, 0, fr(rs1), U_EARLY);
+        return s;
+    default: /* fsgnj*, fmin, fmax */
+        s = sinsn(P_B, fr(rd), 3, 3);
+        src(&s, 0, fr(rs1), U_EARLY);
+        src(&s, 1, fr(rs2), U_EARLY);
+        return s;
+    }
+}
+
+static struct sched_insn sched32(uint32_t insn, uint64_t pc) {
+    uint32_t opcode = insn & 0x7f, funct3 = (insn >> 12) & 7, funct7 = insn >> 25;
+    uint32_t rd = (insn >> 7) & 31, rs1 = (insn >> 15) & 31, rs2 = (insn >> 20) & 31;
+    struct sched_insn s;
+    switch (opcode) {
+    case 0x03: return load(xr(rd), xr(rs1), 0);
+    case 0x07: return load(fr(rd), xr(rs1), 1);
+    case 0x23: return store(xr(rs1), xr(rs2));
+    case 0x27: return store(xr(rs1), fr(rs2));
+    case 0x33:
+    case 0x3b:
+        if (funct7 == 0x01 && funct3 < 4) { /* mul */
+            s = sinsn(P_B, xr(rd), 3, 1);
+        } else if (funct7 == 0x01) { /* div, rem */
+            s = sinsn(P_B, xr(rd), 20, 18);
+            s.unit = 1;
+            s.unit_busy = 20;
+        } else {
+            return alu1(xr(rd), xr(rs1), xr(rs2));
+        }
+        src(&s, 0, xr(rs1), U_EARLY);
+        src(&s, 1, xr(rs2), U_EARLY);
+        return s;
+    case 0x13:
+    case 0x1b: return alu1(xr(rd), xr(rs1), NO_REG);
+    case 0x37:
+    case 0x17: return alu1(xr(rd), NO_REG, NO_REG);
+    case 0x63: {
+        uint64_t imm = ((insn >> 31) & 1) << 12 | ((insn >> 7) & 1) << 11 |
+                       ((insn >> 25) & 0x3f) << 5 | ((insn >> 8) & 0xf) << 1;
+        return branch(xr(rs1), xr(rs2), pc + (uint64_t)sext(imm, 13));
+    }
+    case 0x6f: {
+        uint64_t imm = ((insn >> 31) & 1) << 20 | ((insn >> 12) & 0xff) << 12 |
+                       ((insn >> 20) & 1) << 11 | ((insn >> 21) & 0x3ff) << 1;
+        return jump(xr(rd), NO_REG, pc + (uint64_t)sext(imm, 21));
+    }
+    case 0x67: return jump(xr(rd), xr(rs1), 0);
+    case 0x53: return fp_op(insn);
+    case 0x43: case 0x47: case 0x4b: case 0x4f: { /* fused multiply-add */
+        int dbl = ((insn >> 25) & 3) == 1;
+        s = sinsn(P_B, fr(rd), dbl ? 7 : 5, dbl ? 7 : 5);
+        src(&s, 0, fr(rs1), U_EARLY);
+        src(&s, 1, fr(rs2), U_EARLY);
+        src(&s, 2, fr(insn >> 27), U_EARLY);
+        return s;
+    }
+    case 0x2f: /* atomics: a memory op reading rs1, rs2 and writing rd */
+        s = sinsn(P_A, xr(rd), 3, 1);
+        src(&s, 0, xr(rs1), U_EARLY);
+        src(&s, 1, xr(rs2), U_LATE);
+        return s;
+    default:
+        return sinsn(P_ANY, NO_REG, 1, 1);
+    }
+}
+
+static struct sched_insn sched16(uint32_t insn, uint64_t pc) {
+    uint32_t quadrant = insn & 3, funct3 = (insn >> 13) & 7;
+    uint32_t r = (insn >> 7) & 31, r2 = (insn >> 2) & 31;
+    int rp1 = 8 + (int)((insn >> 7) & 7), rp2 = 8 + (int)((insn >> 2) & 7);
+    if (quadrant == 0) {
+        switch (funct3) {
+        case 0: return alu1(rp2, 2, NO_REG);      /* c.addi4spn */
+        case 1: return load(fr(rp2 & 31), rp1, 1); /* c.fld */
+        case 2:
+        case 3: return load(rp2, rp1, 0);          /* c.lw, c.ld */
+        case 5: return store(rp1, fr(rp2 & 31));   /* c.fsd */
+        case 6:
+        case 7: return store(rp1, rp2);            /* c.sw, c.sd */
+        default: return sinsn(P_ANY, NO_REG, 1, 1);
+        }
+    }
+    if (quadrant == 1) {
+        switch (funct3) {
+        case 0:
+        case 1: return alu1(xr(r), xr(r), NO_REG); /* c.addi, c.addiw */
+        case 2: return alu1(xr(r), NO_REG, NO_REG); /* c.li */
+        case 3: return r == 2 ? alu1(2, 2, NO_REG) : alu1(xr(r), NO_REG, NO_REG);
+        case 4:
+            if (((insn >> 10) & 3) != 3) {
+                return alu1(rp1, rp1, NO_REG); /* c.srli, c.srai, c.andi */
+            }
+            return alu1(rp1, rp1, rp2); /* c.sub, c.xor, c.or, c.and, c.subw, c.addw */
+        case 5: {
+            uint64_t imm = ((insn >> 12) & 1) << 11 | ((insn >> 11) & 1) << 4 |
+                           ((insn >> 9) & 3) << 8 | ((insn >> 8) & 1) << 10 |
+                           ((insn >> 7) & 1) << 6 | ((insn >> 6) & 1) << 7 |
+                           ((insn >> 3) & 7) << 1 | ((insn >> 2) & 1) << 5;
+            return jump(NO_REG, NO_REG, pc + (uint64_t)sext(imm, 12)); /* c.j */
+        }
+        default: {
+            uint64_t imm = ((insn >> 12) & 1) << 8 | ((insn >> 10) & 3) << 3 |
+                           ((insn >> 5) & 3) << 6 | ((insn >> 3) & 3) << 1 |
+                           ((insn >> 2) & 1) << 5;
+            return branch(rp1, NO_REG, pc + (uint64_t)sext(imm, 9)); /* c.beqz, c.bnez */
+        }
+        }
+    }
+    switch (funct3) {
+    case 0: return alu1(xr(r), xr(r), NO_REG);  /* c.slli */
+    case 1: return load(fr(r), 2, 1);           /* c.fldsp */
+    case 2:
+    case 3: return load(xr(r), 2, 0);           /* c.lwsp, c.ldsp */
+    case 5: return store(2, fr(r2));            /* c.fsdsp */
+    case 6:
+    case 7: return store(2, xr(r2));            /* c.swsp, c.sdsp */
+    default:
+        if (((insn >> 12) & 1) == 0) {
+            return r2 == 0 ? jump(NO_REG, xr(r), 0) : alu1(xr(r), xr(r2), NO_REG); /* c.jr, c.mv */
+        }
+        if (r2 != 0) {
+            return alu1(xr(r), xr(r), xr(r2)); /* c.add */
+        }
+        return r == 0 ? sinsn(P_ANY, NO_REG, 1, 1) : jump(1, xr(r), 0); /* c.ebreak, c.jalr */
+    }
+}
+
+static struct sched_insn sched_decode(const struct qemu_plugin_insn *insn) {
+    const uint8_t *bytes = qemu_plugin_insn_data(insn);
+    size_t size = qemu_plugin_insn_size(insn);
+    uint64_t pc = qemu_plugin_insn_vaddr(insn);
+    if (size == 2) {
+        return sched16((uint32_t)bytes[0] | (uint32_t)bytes[1] << 8, pc);
+    }
+    if (size == 4) {
+        uint32_t word;
+        memcpy(&word, bytes, 4);
+        return sched32(word, pc);
+    }
+    return sinsn(P_ANY, NO_REG, 1, 1);
+}
+
+/* The scoreboard and issue state carried through a block (and, for a one-block
+ * loop, into its second iteration). */
+struct machine {
+    int64_t early[N_REGS], late[N_REGS]; /* cycle a register is ready, per use kind */
+    int64_t unit_free[3];                /* cycle each unpipelined unit is free */
+    int64_t cycle;                       /* cycle of the last issue */
+    int slots;                           /* instructions issued in `cycle` */
+    int first_pipe;                      /* pipe of the first instruction in `cycle` */
+    int64_t next_min;                    /* earliest cycle for the next issue */
+};
+
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* Issues `s`, returning its issue cycle. */
+static int64_t issue(struct machine *m, const struct sched_insn *s) {
+    int64_t t = max64(m->cycle, m->next_min);
+    /* Every operand's early readiness, and what each operand needs by its kind. */
+    int64_t early_all = 0, need = 0, late_all = 0;
+    for (int k = 0; k < 3; k++) {
+        int r = s->src[k];
+        if (r == NO_REG) {
+            continue;
+        }
+        early_all = max64(early_all, m->early[r]);
+        late_all = max64(late_all, m->late[r]);
+        need = max64(need, s->kind[k] == U_EARLY ? m->early[r] : m->late[r]);
+    }
+    /* The late ALU only waits for late readiness. */
+    t = max64(t, s->alu ? late_all : need);
+    if (s->unit) {
+        t = max64(t, m->unit_free[s->unit]);
+    }
+    /* Dual issue: a second instruction in the same cycle needs a free pipe. */
+    if (t == m->cycle && m->slots > 0) {
+        int clash = m->slots >= 2 || (s->pipe != P_ANY && s->pipe == m->first_pipe);
+        if (clash) {
+            t++;
+        }
+    }
+    int ran_late = s->alu && early_all > t;
+    if (t != m->cycle || m->slots == 0) {
+        m->cycle = t;
+        m->slots = 0;
+        m->first_pipe = s->pipe;
+    }
+    m->slots++;
+    if (s->unit) {
+        m->unit_free[s->unit] = t + s->unit_busy;
+    }
+    if (s->rd != NO_REG) {
+        m->early[s->rd] = t + (ran_late ? 3 : s->early);
+        m->late[s->rd] = t + s->late;
+    }
+    if (s->control) {
+        m->next_min = t + 2; /* one bubble cycle per branch or jump */
+    }
+    return t;
+}
+
+/* End of the block: the cycle after the last issue, plus a branch's bubble. */
+static int64_t block_end(const struct machine *m) {
+    return max64(m->cycle + 1, m->next_min);
+}
+
+/* The U74 cycles of one execution of `tb`; `share[i]` receives instruction i's
+ * part of it (summing to the total). */
+static uint64_t u74_block_cycles(struct qemu_plugin_tb *tb, int *share) {
+    size_t n = qemu_plugin_tb_n_insns(tb);
+    if (n == 0) {
+        return 0;
+    }
+    struct sched_insn *s = malloc(n * sizeof *s);
+    for (size_t i = 0; i < n; i++) {
+        s[i] = sched_decode(qemu_plugin_tb_get_insn(tb, i));
+    }
+    struct machine m;
+    memset(&m, 0, sizeof m);
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = issue(&m, &s[i]);
+        share[i] = (int)(t - prev);
+        prev = t;
+    }
+    int64_t end = block_end(&m);
+    share[n - 1] += (int)(end - prev);
+    uint64_t start = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
+    if (s[n - 1].control && s[n - 1].target == start) {
+        /* One-block loop: charge the second iteration, which starts at `end` with
+         * the first one's scoreboard. */
+        m.cycle = end;
+        m.slots = 0;
+        m.next_min = end;
+        prev = end;
+        for (size_t i = 0; i < n; i++) {
+            int64_t t = issue(&m, &s[i]);
+            share[i] = (int)(t - prev);
+            prev = t;
+        }
+        int64_t end2 = block_end(&m);
+        share[n - 1] += (int)(end2 - prev);
+        end = end2 - end;
+    }
+    free(s);
+    return (uint64_t)end;
+}
+
 /* -------------------------------------------------------------- callbacks */
 
-static void count_one(const struct decoded *d) {
-    totals[d->cls]++;
+static void count_one(const struct marked_insn *m) {
+    totals[m->d.cls]++;
     totals[K_INSNS]++;
-    totals[K_CYCLES] += (uint64_t)d->cost;
+    totals[K_CYCLES] += (uint64_t)m->d.cost;
+    totals[K_U74] += (uint64_t)m->u74;
 }
 
 /* Per-instruction callback used only in blocks that contain a marker address. */
@@ -270,7 +662,7 @@ static void marked_exec(unsigned int vcpu, void *udata) {
         pairs++;
         in_region = false;
     }
-    count_one(&m->d);
+    count_one(m);
 }
 
 static int marker_of(uint64_t vaddr) {
@@ -292,16 +684,21 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
             marked = true;
         }
     }
+    int *share = calloc(n ? n : 1, sizeof *share);
+    uint64_t u74 = u74_block_cycles(tb, share);
     if (marked) {
         for (size_t i = 0; i < n; i++) {
             struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
             struct marked_insn *m = malloc(sizeof *m); /* lives as long as the block */
             m->d = decode(insn);
             m->marker = marker_of(qemu_plugin_insn_vaddr(insn));
+            m->u74 = share[i];
             qemu_plugin_register_vcpu_insn_exec_cb(insn, marked_exec, QEMU_PLUGIN_CB_NO_REGS, m);
         }
+        free(share);
         return;
     }
+    free(share);
     uint64_t add[N_COUNTERS] = {0};
     for (size_t i = 0; i < n; i++) {
         struct decoded d = decode(qemu_plugin_tb_get_insn(tb, i));
@@ -309,6 +706,7 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
         add[K_CYCLES] += (uint64_t)d.cost;
     }
     add[K_INSNS] = n;
+    add[K_U74] = u74;
     for (int k = 0; k < N_COUNTERS; k++) {
         if (add[k]) {
             qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &totals[k], add[k]);
@@ -324,6 +722,9 @@ static const char *counter_name(int k) {
     }
     if (k == K_CYCLES) {
         return "cycles";
+    }
+    if (k == K_U74) {
+        return "u74";
     }
     return class_names[k];
 }

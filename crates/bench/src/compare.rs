@@ -70,5 +70,13 @@ pub fn render(old: &Report, new: &Report) -> String {
         fmt(new.summary.geomean_insns),
         new.summary.compared
     );
+    let _ = writeln!(
+        out,
+        "geomean sysyc/gcc cycle estimate: A {} -> B {}; U74 estimate: A {} -> B {}",
+        fmt(old.summary.geomean_cycles),
+        fmt(new.summary.geomean_cycles),
+        fmt(old.summary.geomean_u74),
+        fmt(new.summary.geomean_u74)
+    );
     out
 }

@@ -72,6 +72,10 @@ pub struct Counts {
     pub insns: u64,
     /// Weighted cycle estimate (cost model in the plugin and README).
     pub cycles: u64,
+    /// Dependence-aware cycle estimate for the SiFive U74 (dual-issue in-order
+    /// core; model in the plugin and README). Absent (0) in older reports.
+    #[serde(default)]
+    pub u74: u64,
     /// Integer and float loads.
     pub loads: u64,
     /// Integer and float stores.
@@ -113,6 +117,7 @@ impl Counts {
                 "pairs" => &mut c.pairs,
                 "timed.insns" => &mut c.insns,
                 "timed.cycles" => &mut c.cycles,
+                "timed.u74" => &mut c.u74,
                 "timed.loads" => &mut c.loads,
                 "timed.stores" => &mut c.stores,
                 "timed.mul" => &mut c.mul,
@@ -128,8 +133,8 @@ impl Counts {
             *slot = v;
             seen += 1;
         }
-        if seen < 13 {
-            return Err(format!("incomplete plugin output ({seen} of 13 counters)"));
+        if seen < 14 {
+            return Err(format!("incomplete plugin output ({seen} of 14 counters)"));
         }
         Ok(c)
     }
@@ -151,7 +156,7 @@ mod tests {
         let mut text = String::from("pairs 2\n");
         for (i, k) in [
             "alu", "loads", "stores", "mul", "div", "fp", "fdiv", "branches", "jumps", "other",
-            "insns", "cycles",
+            "insns", "cycles", "u74",
         ]
         .iter()
         .enumerate()
@@ -163,6 +168,7 @@ mod tests {
         assert_eq!(c.alu, 1);
         assert_eq!(c.insns, 11);
         assert_eq!(c.cycles, 12);
+        assert_eq!(c.u74, 13);
         assert!(Counts::parse("pairs 1\n").is_err());
         assert!(Counts::parse("timed.insns x\n").is_err());
     }

@@ -38,8 +38,8 @@ pub fn render(report: &Report) -> String {
     let mut out = String::new();
     let _ = write!(
         out,
-        "{:<width$} {:>9} {:>9} {:>7} {:>7}",
-        "case", "sysyc", "gcc", "ratio", "cycles"
+        "{:<width$} {:>9} {:>9} {:>7} {:>7} {:>7}",
+        "case", "sysyc", "gcc", "ratio", "cycles", "u74"
     );
     if with_clang {
         let _ = write!(out, " {:>9} {:>7}", "clang", "cl/gcc");
@@ -59,12 +59,13 @@ pub fn render(report: &Report) -> String {
 fn row(out: &mut String, c: &CaseResult, width: usize) {
     let _ = write!(
         out,
-        "{:<width$} {:>9} {:>9} {:>7} {:>7}",
+        "{:<width$} {:>9} {:>9} {:>7} {:>7} {:>7}",
         c.name,
         insns(&c.sysyc),
         insns(&c.gcc),
         fmt_ratio(c.insn_ratio()),
-        fmt_ratio(c.cycle_ratio())
+        fmt_ratio(c.cycle_ratio()),
+        fmt_ratio(c.u74_ratio())
     );
     let mut status = format!("{}/{}", c.sysyc.status.label(), c.gcc.status.label());
     if let Some(cl) = &c.clang {
@@ -117,9 +118,10 @@ fn summary(out: &mut String, report: &Report) {
     );
     let _ = writeln!(
         out,
-        "geomean sysyc/gcc: instructions {}, cycle estimate {}  (lower is better; 1.0 = gcc -O2)",
+        "geomean sysyc/gcc: instructions {}, cycle estimate {}, U74 estimate {}  (lower is better; 1.0 = gcc -O2)",
         fmt_ratio(s.geomean_insns),
-        fmt_ratio(s.geomean_cycles)
+        fmt_ratio(s.geomean_cycles),
+        fmt_ratio(s.geomean_u74)
     );
     if s.geomean_clang.is_some() {
         let _ = writeln!(

@@ -116,6 +116,11 @@ impl CaseResult {
         ratio(&self.sysyc, &self.gcc, |c| c.cycles)
     }
 
+    /// sysyc / gcc ratio of the dependence-aware U74 estimate, when both passed.
+    pub fn u74_ratio(&self) -> Option<f64> {
+        ratio(&self.sysyc, &self.gcc, |c| c.u74)
+    }
+
     /// clang / gcc instruction ratio, when both passed.
     pub fn clang_ratio(&self) -> Option<f64> {
         ratio(self.clang.as_ref()?, &self.gcc, |c| c.insns)
@@ -147,6 +152,9 @@ pub struct Summary {
     pub geomean_insns: Option<f64>,
     /// Geometric mean of sysyc/gcc cycle-estimate ratios.
     pub geomean_cycles: Option<f64>,
+    /// Geometric mean of sysyc/gcc U74-estimate ratios.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub geomean_u74: Option<f64>,
     /// Geometric mean of clang/gcc instruction ratios (with `--clang`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub geomean_clang: Option<f64>,
@@ -168,6 +176,7 @@ impl Summary {
     pub fn of(cases: &[CaseResult]) -> Summary {
         let insns: Vec<f64> = cases.iter().filter_map(CaseResult::insn_ratio).collect();
         let cycles: Vec<f64> = cases.iter().filter_map(CaseResult::cycle_ratio).collect();
+        let u74: Vec<f64> = cases.iter().filter_map(CaseResult::u74_ratio).collect();
         let clang: Vec<f64> = cases.iter().filter_map(CaseResult::clang_ratio).collect();
         let llc: Vec<f64> = cases.iter().filter_map(CaseResult::llc_ratio).collect();
         let secs: Vec<f64> = cases
@@ -188,6 +197,7 @@ impl Summary {
             compared: insns.len(),
             geomean_insns: geomean(&insns),
             geomean_cycles: geomean(&cycles),
+            geomean_u74: geomean(&u74),
             geomean_clang: geomean(&clang),
             geomean_llc: geomean(&llc),
             compile_seconds_median: median(&secs),

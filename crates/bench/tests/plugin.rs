@@ -18,6 +18,13 @@ use plugin::{build_plugin, qemu_args, Counts};
 
 /// One iteration: 8 instructions, four of them compressed (c.lwsp, c.swsp,
 /// c.addi, c.bnez). Cost: 3 + 3 + 20 + 4 + 20 + 1 + 1 + 1 = 53 cycles.
+///
+/// U74 estimate: the loop is one translation block that branches to its own start,
+/// so each iteration is charged its steady state. From the second iteration on,
+/// the unpipelined FP divider bounds it: each `fdiv.s` waits for the previous one
+/// (27 cycles busy), and the rest (the `divw` waiting for the integer divider,
+/// 20 cycles busy; `fmul.s` 5 cycles ahead of the `fdiv.s`) fits in that shadow,
+/// so one iteration costs exactly 27 cycles.
 const LOOP_ASM: &str = r#"
     .text
     .globl main
@@ -101,6 +108,7 @@ fn counts_are_exact_per_class() {
     assert_eq!(diff(|c| c.branches), k);
     assert_eq!(diff(|c| c.jumps), 0);
     assert_eq!(diff(|c| c.cycles), 53 * k);
+    assert_eq!(diff(|c| c.u74), 27 * k);
     // The region is small apart from the loop: only the timer call's overhead.
     assert!(a.insns >= 8 * k1 && a.insns < 8 * k1 + 2000, "{a:?}");
 }

@@ -7,9 +7,12 @@
 //! isel (+ out_of_ssa)  IR -> machine IR over virtual registers; block arguments
 //!                      become sequentialised parallel copies on (split) edges
 //! licm                 loop-invariant materialisations move to preheaders (-O1)
+//! schedule (pre-RA)    list scheduling over virtual registers, pressure-guarded
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
 //! frame                layout, prologue/epilogue, frame slots -> sp offsets
-//! peephole             self-moves, jump threading, fall-through
+//! peephole             self-moves, jump threading, block placement, fall-through
+//! schedule             list scheduling for the U74's dual-issue pipes (-O1; model
+//!                      in u74)
 //! emit                 text, with branch relaxation
 //! ```
 //!
@@ -28,6 +31,8 @@ pub mod out_of_ssa;
 pub mod peephole;
 pub mod redundant_loads;
 pub mod regalloc;
+pub mod schedule;
+pub mod u74;
 
 use ir::{EntityRef, Module};
 use std::fmt;
@@ -110,6 +115,7 @@ pub fn compile_function(
     let mut mf = isel::select_function(m, fid, names)?;
     if opts.opt_level >= 1 {
         licm::hoist_invariants(&mut mf);
+        schedule::run_before_allocation(&mut mf);
     }
     regalloc::allocate(&mut mf)?;
     if opts.opt_level >= 1 {
@@ -118,6 +124,9 @@ pub fn compile_function(
     let fr = frame::lay_out(&mf);
     frame::lower_frame(&mut mf, &fr)?;
     peephole::run(&mut mf);
+    if opts.opt_level >= 1 {
+        schedule::run(&mut mf);
+    }
     Ok(mf)
 }
 

@@ -6,7 +6,8 @@
 //! registers and call clobbers included), so an interval fits a register exactly when
 //! it overlaps none of those ranges: intervals may use each other's holes, as in
 //! Traub, Holloway and Smith's second-chance binpacking. Preference goes to the
-//! register of a copy's other side (move hints), then caller-saved registers, then
+//! register of a copy's other side (move hints; when that side is not allocated yet,
+//! a register free over both intervals), then caller-saved registers, then
 //! callee-saved ones. When no register is free, the interval may evict the cheapest
 //! set of conflicting intervals of one register if their total spill cost is lower
 //! than its own; evicted intervals get a second chance at any register still free,
@@ -119,9 +120,11 @@ impl State<'_> {
         v
     }
 
-    fn try_free(&mut self, v: usize, class: RegClass, hints: &[Reg]) -> bool {
+    fn try_free(&mut self, v: usize, class: RegClass, hints: &[(Reg, f64)]) -> bool {
         let iv = self.interval(v).clone();
-        for &h in hints {
+        let mut by_weight = hints.to_vec();
+        by_weight.sort_by(|a, b| b.1.total_cmp(&a.1));
+        for &(h, _) in &by_weight {
             let r = if h.is_phys() {
                 Some(h)
             } else {
@@ -134,7 +137,33 @@ impl State<'_> {
                 }
             }
         }
-        for r in self.candidates(class) {
+        // Copy partners not allocated yet: prefer a register also free over their
+        // intervals, so that they can take it too and the copies vanish (a
+        // loop-carried value and its next value meet in one register this way);
+        // failing all of them, over the most executed copy's partner.
+        let mut partners: Vec<(&Interval, f64)> = hints
+            .iter()
+            .filter(|(h, _)| h.is_virtual() && self.assignment[h.vindex()].is_none())
+            .map(|&(h, w)| (self.interval(h.vindex()), w))
+            .filter(|(p, _)| !overlaps(p, &iv))
+            .collect();
+        partners.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let candidates = self.candidates(class);
+        let all = |r: Reg| partners.iter().all(|(p, _)| self.is_free(r, p));
+        let heaviest = |r: Reg| partners.first().is_some_and(|(p, _)| self.is_free(r, p));
+        let shared = (!partners.is_empty())
+            .then(|| {
+                let free = |r: &&Reg| self.is_free(**r, &iv);
+                let found = candidates.iter().filter(free).find(|&&r| all(r));
+                found.or_else(|| candidates.iter().filter(free).find(|&&r| heaviest(r)))
+            })
+            .flatten()
+            .copied();
+        if let Some(r) = shared {
+            self.assign(v, r);
+            return true;
+        }
+        for r in candidates {
             if self.is_free(r, &iv) {
                 self.assign(v, r);
                 return true;
@@ -144,12 +173,29 @@ impl State<'_> {
     }
 }
 
+/// Whether two intervals share a position.
+fn overlaps(a: &Interval, b: &Interval) -> bool {
+    let (mut i, mut j) = (0, 0);
+    while i < a.ranges.len() && j < b.ranges.len() {
+        let (x, y) = (a.ranges[i], b.ranges[j]);
+        if x.0 < y.1 && y.0 < x.1 {
+            return true;
+        }
+        if x.1 <= y.1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    false
+}
+
 /// Allocates registers for every virtual register of `mf`.
 pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation {
     let nv = mf.num_vregs();
     // Spill costs and move hints.
     let mut cost = vec![0f64; nv];
-    let mut hints: Vec<Vec<Reg>> = vec![Vec::new(); nv];
+    let mut hints: Vec<Vec<(Reg, f64)>> = vec![Vec::new(); nv];
     for &b in &mf.layout {
         let w = 10f64.powi(depths[b.index()].min(8) as i32);
         for inst in &mf.blocks[b.index()].insts {
@@ -164,10 +210,10 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
             }
             if let MInst::Mv { rd, rs } = *inst {
                 if rd.is_virtual() {
-                    hints[rd.vindex()].push(rs);
+                    hints[rd.vindex()].push((rs, w));
                 }
                 if rs.is_virtual() {
-                    hints[rs.vindex()].push(rd);
+                    hints[rs.vindex()].push((rd, w));
                 }
             }
         }

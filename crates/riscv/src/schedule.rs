@@ -1,0 +1,700 @@
+//! Instruction scheduling for the SiFive U74: top-down list scheduling of each block
+//! after register allocation and frame layout (the place of GCC's `sched2` and of
+//! LLVM's post-RA machine scheduler), driven by the timing model of [`crate::u74`].
+//!
+//! Algorithm (list scheduling, Gibbons and Muchnick, "Efficient Instruction
+//! Scheduling for a Pipelined Architecture", 1986; the cycle-driven form of Muchnick,
+//! "Advanced Compiler Design and Implementation", §17.1):
+//!
+//! It runs twice: over virtual registers before allocation ([`run_before_allocation`],
+//! where only true dependences constrain the order, guarded so that register
+//! pressure stays allocatable), and over physical registers after allocation and
+//! frame layout ([`run`], which also places spill code, prologue and epilogue).
+//!
+//! 1. A block is cut into regions at calls (nothing moves across a call) and before
+//!    its terminators (they stay last); long regions are cut every [`WINDOW`]
+//!    instructions so the quadratic dependence graph stays small.
+//! 2. The dependence graph of a region has an edge `i -> j` (`i` before `j`) for a
+//!    register read after write (latency: the producer's, early or late by how `j`
+//!    reads it), write after read and write after write (latency 0: order only), two
+//!    memory accesses of which one is a store unless both have the same base
+//!    register and disjoint bytes (if the base is redefined between them they are
+//!    ordered through the register edges anyway), and a memory access against a
+//!    write of `sp`.
+//! 3. Priority is the height: the longest latency path to the region's end,
+//!    counting the registers the rest of the block reads.
+//! 4. Repeatedly, among the instructions whose predecessors are all placed, the one
+//!    that would issue earliest on the modelled core goes next (ties: greater
+//!    height, then original order). Issuing earliest lets a second instruction pair
+//!    with the first and fills the shadow of loads and multiplies.
+//! 5. The new order is kept only if the model says the region (with what follows
+//!    it in the block) runs in fewer cycles; otherwise the block is left as it was.
+//!
+//! What it does not do: move instructions across blocks or calls, overlap loop
+//! iterations (software pipelining), or rename registers to break write-after-read
+//! dependences the allocator created.
+
+use std::collections::HashMap;
+
+use crate::liveness::{compute_liveness, tracked, BitSet};
+use crate::mir::{MFunction, MInst, Reg, RegClass, SP};
+use crate::u74::{self, Machine, Timing, UseKind};
+
+/// Longest run of instructions scheduled as one region.
+pub const WINDOW: usize = 64;
+
+/// Register pressure (values live at once, per file) that the allocator handles
+/// without spilling in practice; before allocation a new order may raise the
+/// pressure of a region up to these, never beyond what it was when already above.
+const PRESSURE_LIMIT: [usize; 2] = [22, 24];
+
+/// Schedules every block of `mf` after register allocation; returns how many
+/// regions changed order.
+pub fn run(mf: &mut MFunction) -> usize {
+    let mut changed = 0;
+    for b in &mut mf.blocks {
+        changed += schedule_block(&mut b.insts);
+    }
+    changed
+}
+
+/// Schedules every block of `mf` over virtual registers, before allocation, where
+/// no register reuse constrains the order yet; a region's new order is kept only if
+/// it does not raise register pressure past [`PRESSURE_LIMIT`]. Returns how many
+/// regions changed order.
+pub fn run_before_allocation(mf: &mut MFunction) -> usize {
+    run_before_allocation_within(mf, PRESSURE_LIMIT)
+}
+
+fn run_before_allocation_within(mf: &mut MFunction, limit: [usize; 2]) -> usize {
+    let live = compute_liveness(mf);
+    let copies = copy_partners(mf);
+    let classes = mf.vreg_class.clone();
+    let class_index = move |r: Reg| {
+        let class = if r.is_virtual() {
+            classes[r.vindex()]
+        } else {
+            r.phys_class()
+        };
+        usize::from(class == RegClass::Float)
+    };
+    let mut changed = 0;
+    for b in mf.layout.clone() {
+        let insts = &mut mf.blocks[b.index()].insts;
+        let regions = regions(insts);
+        // Live registers after each region's end, walking the block backwards.
+        let mut after: Vec<BitSet> = Vec::with_capacity(regions.len());
+        let mut cur = live.live_out[b.index()].clone();
+        let mut pos = insts.len();
+        for &(_, end, _) in regions.iter().rev() {
+            while pos > end {
+                pos -= 1;
+                step_back(&mut cur, &insts[pos]);
+            }
+            after.push(cur.clone());
+        }
+        after.reverse();
+        let is_float = |r: Reg| class_index(r) == 1;
+        for (k, &(start, end, tail_end)) in regions.iter().enumerate() {
+            let pressure = Pressure::new(&insts[start..end], &after[k], &class_index, limit);
+            let region = (start, end, tail_end);
+            if schedule_region(insts, region, &is_float, &copies, Some(pressure)) {
+                changed += 1;
+            }
+        }
+    }
+    changed
+}
+
+/// `live` before `i`, given `live` after it.
+fn step_back(live: &mut BitSet, i: &MInst) {
+    i.for_each_def(|r| {
+        if tracked(r) {
+            live.remove(r.0 as usize)
+        }
+    });
+    i.for_each_use(|r| {
+        if tracked(r) {
+            live.insert(r.0 as usize)
+        }
+    });
+}
+
+/// The most registers of each file live at once within `code`, given what is live
+/// after it.
+fn max_pressure(code: &[MInst], live_after: &BitSet, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
+    let mut live = live_after.clone();
+    let mut count = [0usize; 2];
+    for r in live.iter() {
+        count[class(Reg(r as u32))] += 1;
+    }
+    let mut max = count;
+    for i in code.iter().rev() {
+        i.for_each_def(|r| {
+            if tracked(r) && live.contains(r.0 as usize) {
+                live.remove(r.0 as usize);
+                count[class(r)] -= 1;
+            }
+        });
+        i.for_each_use(|r| {
+            if tracked(r) && !live.contains(r.0 as usize) {
+                live.insert(r.0 as usize);
+                count[class(r)] += 1;
+            }
+        });
+        max = [max[0].max(count[0]), max[1].max(count[1])];
+    }
+    max
+}
+
+/// Register pressure followed while a region is scheduled top-down over virtual
+/// registers: which registers are live, and how many uses of each the region has
+/// left to place.
+struct Pressure<'a> {
+    class: &'a dyn Fn(Reg) -> usize,
+    live_after: &'a BitSet,
+    live: BitSet,
+    remaining: HashMap<u32, usize>,
+    count: [usize; 2],
+    /// Per file: the limit asked for, or the region's own pressure if higher.
+    limit: [usize; 2],
+}
+
+impl<'a> Pressure<'a> {
+    fn new(
+        region: &[MInst],
+        live_after: &'a BitSet,
+        class: &'a dyn Fn(Reg) -> usize,
+        limit: [usize; 2],
+    ) -> Self {
+        let mut live = live_after.clone();
+        for i in region.iter().rev() {
+            step_back(&mut live, i);
+        }
+        let mut count = [0; 2];
+        for r in live.iter() {
+            count[class(Reg(r as u32))] += 1;
+        }
+        let mut remaining = HashMap::new();
+        for i in region {
+            i.for_each_use(|r| {
+                if tracked(r) {
+                    *remaining.entry(r.0).or_insert(0) += 1;
+                }
+            });
+        }
+        let own = max_pressure(region, live_after, class);
+        Pressure {
+            class,
+            live_after,
+            live,
+            remaining,
+            count,
+            limit: [own[0].max(limit[0]), own[1].max(limit[1])],
+        }
+    }
+
+    /// The register counts after placing `i` next, and the registers it kills and
+    /// makes live.
+    fn effect(&self, i: &MInst) -> ([usize; 2], Vec<Reg>, Vec<Reg>) {
+        let mut uses: Vec<Reg> = Vec::new();
+        i.for_each_use(|r| {
+            if tracked(r) {
+                uses.push(r)
+            }
+        });
+        let mut count = self.count;
+        let mut dies = Vec::new();
+        for &r in &uses {
+            if dies.contains(&r) || !self.live.contains(r.0 as usize) {
+                continue;
+            }
+            let here = uses.iter().filter(|&&u| u == r).count();
+            if self.remaining.get(&r.0).copied().unwrap_or(0) <= here
+                && !self.live_after.contains(r.0 as usize)
+            {
+                dies.push(r);
+                count[(self.class)(r)] -= 1;
+            }
+        }
+        let mut born = Vec::new();
+        i.for_each_def(|d| {
+            if !tracked(d) || born.contains(&d) {
+                return;
+            }
+            let live_now = self.live.contains(d.0 as usize) && !dies.contains(&d);
+            let left = self.remaining.get(&d.0).copied().unwrap_or(0)
+                - uses.iter().filter(|&&u| u == d).count();
+            if !live_now && (left > 0 || self.live_after.contains(d.0 as usize)) {
+                born.push(d);
+                count[(self.class)(d)] += 1;
+            }
+        });
+        (count, dies, born)
+    }
+
+    /// Whether placing `i` next would take a register file past its limit.
+    fn exceeds(&self, i: &MInst) -> bool {
+        let (count, _, _) = self.effect(i);
+        (0..2).any(|c| count[c] > self.limit[c] && count[c] > self.count[c])
+    }
+
+    fn place(&mut self, i: &MInst) {
+        let (count, dies, born) = self.effect(i);
+        i.for_each_use(|r| {
+            if let Some(n) = self.remaining.get_mut(&r.0) {
+                *n = n.saturating_sub(1);
+            }
+        });
+        for r in dies {
+            self.live.remove(r.0 as usize);
+        }
+        for r in born {
+            self.live.insert(r.0 as usize);
+        }
+        self.count = count;
+    }
+}
+
+fn is_terminator(i: &MInst) -> bool {
+    matches!(
+        i,
+        MInst::Branch { .. } | MInst::Jump { .. } | MInst::Ret { .. } | MInst::TailCall { .. }
+    )
+}
+
+/// The regions of a block: `(start, end, tail_end)`, where `start..end` may be
+/// reordered and `end..tail_end` is the code after it that the cost judges too.
+fn regions(insts: &[MInst]) -> Vec<(usize, usize, usize)> {
+    let body_end = insts
+        .iter()
+        .rposition(|i| !is_terminator(i))
+        .map_or(0, |p| p + 1);
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < body_end {
+        let mut end = start;
+        while end < body_end && !insts[end].is_call() && end - start < WINDOW {
+            end += 1;
+        }
+        if end > start + 1 {
+            let tail_end = insts[end..]
+                .iter()
+                .position(MInst::is_call)
+                .map_or(insts.len(), |p| end + p)
+                .min(end + WINDOW);
+            out.push((start, end, tail_end));
+        }
+        start = if end < body_end && insts[end].is_call() {
+            end + 1
+        } else {
+            end
+        };
+    }
+    out
+}
+
+/// Schedules the regions of one block of allocated code; returns how many changed.
+pub fn schedule_block(insts: &mut [MInst]) -> usize {
+    let is_float = |r: Reg| r.phys_class() == RegClass::Float;
+    regions(insts)
+        .into_iter()
+        .filter(|&r| schedule_region(insts, r, &is_float, &HashMap::new(), None))
+        .count()
+}
+
+/// The dependence graph of a region: for each instruction, its successors with
+/// latencies, and its number of predecessors.
+struct Graph {
+    succs: Vec<Vec<(usize, u32)>>,
+    npreds: Vec<usize>,
+}
+
+fn latency(producer: &Timing, consumer: &Timing, kind: UseKind) -> u32 {
+    if consumer.late_alu || kind == UseKind::Late {
+        producer.late
+    } else {
+        producer.early
+    }
+}
+
+/// Copies of the function, `mv dst, src`, by source: before allocation, a write of
+/// `src` must stay after the reads of `dst` that came first, or the two would
+/// interfere and the allocator could no longer give them one register (a loop's
+/// next value `i + 1` computed while `i` is still read costs a copy on the back
+/// edge).
+pub type CopyPartners = HashMap<Reg, Vec<Reg>>;
+
+fn copy_partners(mf: &MFunction) -> CopyPartners {
+    let mut m: CopyPartners = HashMap::new();
+    for b in &mf.layout {
+        for i in &mf.blocks[b.index()].insts {
+            if let MInst::Mv { rd, rs } = *i {
+                if rs.is_virtual() {
+                    m.entry(rs).or_default().push(rd);
+                }
+            }
+        }
+    }
+    m
+}
+
+fn build_graph(t: &[Timing], copy_src: &[Option<Reg>], copies: &CopyPartners) -> Graph {
+    let n = t.len();
+    let mut succs = vec![Vec::new(); n];
+    let mut npreds = vec![0; n];
+    let writes_sp = |x: &Timing| x.defs.contains(&SP);
+    for j in 0..n {
+        for i in 0..j {
+            let mut lat: Option<u32> = None;
+            let mut need = |l: u32| lat = Some(lat.map_or(l, |x: u32| x.max(l)));
+            for &(r, kind) in &t[j].uses {
+                // Read after write, from the last write before `j`.
+                if t[i].defs.contains(&r) && !t[i + 1..j].iter().any(|k| k.defs.contains(&r)) {
+                    need(latency(&t[i], &t[j], kind));
+                }
+            }
+            for r in &t[j].defs {
+                if t[i].uses.iter().any(|(u, _)| u == r) || t[i].defs.contains(r) {
+                    need(0);
+                }
+                for p in copies.get(r).into_iter().flatten() {
+                    if t[i].uses.iter().any(|(u, _)| u == p) {
+                        need(0);
+                    }
+                }
+            }
+            // A copy stays after the reads of its source that came first: its source
+            // then dies at the copy, and both sides can share a register.
+            if let Some(src) = copy_src[j] {
+                if !copies.is_empty() && t[i].uses.iter().any(|(u, _)| *u == src) {
+                    need(0);
+                }
+            }
+            match (&t[i].mem, &t[j].mem) {
+                (Some(a), Some(b)) if (a.store || b.store) && !a.disjoint(b) => need(0),
+                (Some(_), None) if writes_sp(&t[j]) => need(0),
+                (None, Some(_)) if writes_sp(&t[i]) => need(0),
+                _ => {}
+            }
+            if let Some(l) = lat {
+                succs[i].push((j, l));
+                npreds[j] += 1;
+            }
+        }
+    }
+    Graph { succs, npreds }
+}
+
+/// Longest latency path from each instruction to the end of the region, where the
+/// instructions after the region (`tail`) read what the region defines.
+fn heights(t: &[Timing], g: &Graph, tail: &[Timing]) -> Vec<u32> {
+    let n = t.len();
+    let mut h = vec![0u32; n];
+    for i in (0..n).rev() {
+        let mut best = 0;
+        for &(s, l) in &g.succs[i] {
+            best = best.max(l + h[s]);
+        }
+        // Registers the tail reads from this instruction (if not redefined later).
+        for &d in &t[i].defs {
+            if t[i + 1..].iter().any(|k| k.defs.contains(&d)) {
+                continue;
+            }
+            for c in tail {
+                if let Some(&(_, kind)) = c.uses.iter().find(|(r, _)| *r == d) {
+                    best = best.max(latency(&t[i], c, kind));
+                }
+                if c.defs.contains(&d) {
+                    break;
+                }
+            }
+        }
+        h[i] = best;
+    }
+    h
+}
+
+/// Schedules `insts[start..end]`, judging by the cycles of `insts[start..tail_end]`;
+/// `accept(old, new)` may veto a new order of the region. Returns whether the order
+/// changed.
+fn schedule_region(
+    insts: &mut [MInst],
+    (start, end, tail_end): (usize, usize, usize),
+    is_float: &dyn Fn(Reg) -> bool,
+    copies: &CopyPartners,
+    mut pressure: Option<Pressure>,
+) -> bool {
+    let timing = |i: &MInst| u74::timing_with(i, is_float);
+    let t: Vec<Timing> = insts[start..end].iter().map(timing).collect();
+    let tail: Vec<Timing> = insts[end..tail_end].iter().map(timing).collect();
+    let copy_src: Vec<Option<Reg>> = insts[start..end]
+        .iter()
+        .map(|i| match i {
+            MInst::Mv { rs, .. } => Some(*rs),
+            _ => None,
+        })
+        .collect();
+    let g = build_graph(&t, &copy_src, copies);
+    let h = heights(&t, &g, &tail);
+    let n = t.len();
+    let mut npreds = g.npreds.clone();
+    let mut placed = vec![false; n];
+    let mut order = Vec::with_capacity(n);
+    let mut m = Machine::default();
+    while order.len() < n {
+        let best = (0..n)
+            .filter(|&c| !placed[c] && npreds[c] == 0)
+            .min_by_key(|&c| {
+                let over = pressure
+                    .as_ref()
+                    .is_some_and(|p| p.exceeds(&insts[start + c]));
+                (over, m.issue_cycle(&t[c]).0, std::cmp::Reverse(h[c]), c)
+            })
+            .expect("the dependence graph is acyclic");
+        if let Some(p) = &mut pressure {
+            p.place(&insts[start + best]);
+        }
+        m.issue(&t[best]);
+        placed[best] = true;
+        order.push(best);
+        for &(s, _) in &g.succs[best] {
+            npreds[s] -= 1;
+        }
+    }
+    if order.iter().enumerate().all(|(k, &i)| k == i) {
+        return false;
+    }
+    let old_cost = u74::cycles_with(&insts[start..tail_end], is_float);
+    let mut candidate: Vec<MInst> = order.iter().map(|&i| insts[start + i].clone()).collect();
+    candidate.extend_from_slice(&insts[end..tail_end]);
+    if u74::cycles_with(&candidate, is_float) >= old_cost {
+        return false;
+    }
+    candidate.truncate(n);
+    if let Some(p) = &pressure {
+        let old = max_pressure(&insts[start..end], p.live_after, p.class);
+        let new = max_pressure(&candidate, p.live_after, p.class);
+        if (0..2).any(|c| new[c] > old[c].max(p.limit[c])) {
+            return false;
+        }
+    }
+    for (k, inst) in candidate.into_iter().enumerate() {
+        insts[start + k] = inst;
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{Addr, AluImmOp, AluOp, Base, Cond, MBlock, MemOp};
+
+    fn lw(rd: u32, base: u32, off: i64) -> MInst {
+        MInst::Load {
+            op: MemOp::W,
+            rd: Reg::x(rd),
+            addr: Addr {
+                base: Base::Reg(Reg::x(base)),
+                off,
+            },
+        }
+    }
+
+    fn sw(src: u32, base: u32, off: i64) -> MInst {
+        MInst::Store {
+            op: MemOp::W,
+            src: Reg::x(src),
+            addr: Addr {
+                base: Base::Reg(Reg::x(base)),
+                off,
+            },
+        }
+    }
+
+    fn addw(rd: u32, a: u32, b: u32) -> MInst {
+        MInst::Alu {
+            op: AluOp::Addw,
+            rd: Reg::x(rd),
+            rs1: Reg::x(a),
+            rs2: Reg::x(b),
+        }
+    }
+
+    fn addi(rd: u32, rs1: u32, imm: i32) -> MInst {
+        MInst::AluImm {
+            op: AluImmOp::Addi,
+            rd: Reg::x(rd),
+            rs1: Reg::x(rs1),
+            imm,
+        }
+    }
+
+    fn bnez(r: u32) -> MInst {
+        MInst::Branch {
+            cond: Cond::Ne,
+            rs1: Reg::x(r),
+            rs2: Reg::x(0),
+            target: MBlock(0),
+        }
+    }
+
+    #[test]
+    fn address_chains_start_first() {
+        // a5 = load; a4 = load via a5 (address: waits 3 cycles); the four
+        // independent adds fill that wait once they move between the loads.
+        let mut b = vec![
+            lw(15, 10, 0),
+            lw(14, 15, 0),
+            addw(13, 14, 13),
+            addi(11, 11, 4),
+            addi(12, 12, 4),
+            addi(16, 16, 4),
+            addi(17, 17, 4),
+            bnez(13),
+        ];
+        let before = u74::cycles(&b);
+        assert_eq!(schedule_block(&mut b), 1);
+        assert!(u74::cycles(&b) < before, "{before} -> {}", u74::cycles(&b));
+        assert_eq!(b[0], lw(15, 10, 0));
+        assert_eq!(b[b.len() - 1], bnez(13), "terminators stay last");
+    }
+
+    #[test]
+    fn stores_and_loads_keep_their_order_unless_disjoint() {
+        // The load through a different base may alias the store: it stays after it.
+        let mut b = vec![
+            addi(11, 11, 1),
+            sw(11, 10, 0),
+            lw(12, 13, 0),
+            addw(14, 12, 12),
+        ];
+        schedule_block(&mut b);
+        let store = b.iter().position(|i| *i == sw(11, 10, 0)).unwrap();
+        let load = b.iter().position(|i| *i == lw(12, 13, 0)).unwrap();
+        assert!(store < load);
+        // Same base, other bytes: the load may move above the store.
+        let mut b = vec![
+            addi(11, 11, 1),
+            sw(11, 10, 0),
+            lw(12, 10, 4),
+            addw(14, 12, 12),
+        ];
+        schedule_block(&mut b);
+        let store = b.iter().position(|i| *i == sw(11, 10, 0)).unwrap();
+        let load = b.iter().position(|i| *i == lw(12, 10, 4)).unwrap();
+        assert!(load < store, "{b:?}");
+    }
+
+    #[test]
+    fn register_reuse_orders_instructions() {
+        // a1 is read, then overwritten: the write may not move above the read.
+        let mut b = vec![
+            lw(15, 10, 0),
+            addw(12, 11, 15),
+            addi(11, 13, 1),
+            addw(14, 11, 11),
+        ];
+        schedule_block(&mut b);
+        let read = b.iter().position(|i| *i == addw(12, 11, 15)).unwrap();
+        let write = b.iter().position(|i| *i == addi(11, 13, 1)).unwrap();
+        assert!(read < write, "{b:?}");
+    }
+
+    /// `s = s + load(a0 + 4k)^2` for k < 12 over virtual registers, returning `ret s`.
+    fn sum_of_squares() -> MFunction {
+        let mut mf = MFunction::new("f".into(), true);
+        let b = mf.new_block();
+        mf.layout.push(b);
+        let mut sum = mf.new_vreg(RegClass::Int);
+        let mut insts = vec![MInst::Li { rd: sum, imm: 0 }];
+        for k in 0..12 {
+            let v = mf.new_vreg(RegClass::Int);
+            let sq = mf.new_vreg(RegClass::Int);
+            let next = mf.new_vreg(RegClass::Int);
+            insts.push(MInst::Load {
+                op: MemOp::W,
+                rd: v,
+                addr: Addr {
+                    base: Base::Reg(Reg::x(10)),
+                    off: 4 * k,
+                },
+            });
+            insts.push(MInst::Alu {
+                op: AluOp::Mulw,
+                rd: sq,
+                rs1: v,
+                rs2: v,
+            });
+            insts.push(MInst::Alu {
+                op: AluOp::Addw,
+                rd: next,
+                rs1: sum,
+                rs2: sq,
+            });
+            sum = next;
+        }
+        insts.push(MInst::Mv {
+            rd: Reg::x(10),
+            rs: sum,
+        });
+        insts.push(MInst::Ret {
+            value: Some(Reg::x(10)),
+        });
+        mf.blocks[b.index()].insts = insts;
+        mf
+    }
+
+    /// Cycles and register pressure of the single block of `mf`.
+    fn cost_and_pressure(mf: &MFunction) -> (u64, usize) {
+        let insts = &mf.blocks[0].insts;
+        let class = |r: Reg| usize::from(!r.is_virtual() && r.phys_class() == RegClass::Float);
+        let live_out = BitSet::new(64 + mf.num_vregs());
+        let pressure = max_pressure(&insts[..insts.len() - 1], &live_out, &class);
+        (u74::cycles(insts), pressure[0])
+    }
+
+    #[test]
+    fn pressure_guard_bounds_what_hoisting_loads_costs() {
+        let orig = sum_of_squares();
+        let (cost, pressure) = cost_and_pressure(&orig);
+        // Unbounded, the schedule hoists the loads: faster, but many values live.
+        let mut free = orig.clone();
+        assert_eq!(run_before_allocation_within(&mut free, [64, 64]), 1);
+        let (free_cost, free_pressure) = cost_and_pressure(&free);
+        assert!(free_cost < cost && free_pressure > 4, "{free_pressure}");
+        // Bounded by 4 registers: still faster, within the bound.
+        assert!(pressure <= 4);
+        let mut bounded = orig.clone();
+        assert_eq!(run_before_allocation_within(&mut bounded, [4, 4]), 1);
+        let (bounded_cost, bounded_pressure) = cost_and_pressure(&bounded);
+        assert!(bounded_cost < cost, "{bounded_cost} vs {cost}");
+        assert!(bounded_pressure <= 4, "{bounded_pressure}");
+        let sorted = |mf: &MFunction| {
+            let mut v: Vec<String> = mf.blocks[0]
+                .insts
+                .iter()
+                .map(|i| format!("{i:?}"))
+                .collect();
+            v.sort();
+            v
+        };
+        assert_eq!(
+            sorted(&orig),
+            sorted(&bounded),
+            "the same instructions, reordered"
+        );
+    }
+
+    #[test]
+    fn calls_are_barriers() {
+        let call = MInst::Call {
+            callee: "f".into(),
+            args: vec![],
+        };
+        let mut b = vec![lw(15, 10, 0), lw(14, 15, 0), call.clone(), addi(11, 11, 4)];
+        let orig = b.clone();
+        schedule_block(&mut b);
+        assert_eq!(b, orig);
+    }
+}

@@ -1,0 +1,451 @@
+//! A timing model of the SiFive U74, the in-order dual-issue core the contest runs
+//! on, for the instruction scheduler (and its tests).
+//!
+//! It is the model the bench's dependence-aware estimate uses (the QEMU plugin in
+//! `crates/bench/plugin/insn_count.c` evaluates it per translation block):
+//!
+//! - instructions issue in program order, at most two per cycle; pipe A takes memory
+//!   operations, pipe B branches, jumps, multiplies, divides and FP; ALU operations
+//!   take either;
+//! - a register scoreboard: a result is *early*-ready (for an address, multiply,
+//!   divide or FP operand) and *late*-ready (for an ALU operand, a branch or store
+//!   data) a fixed number of cycles after issue: ALU 1/1, load 3/1, FP load 2/2,
+//!   multiply 3/1, divide 20/18, FP add and multiply 5/5, FP divide 27/27, other FP
+//!   3/3 (2/2 into an integer register);
+//! - an ALU operation or branch whose operands are late- but not early-ready issues
+//!   anyway and runs two stages later (the U74's late ALU); its result is then
+//!   early-ready only after 3 cycles;
+//! - the integer and FP dividers are not pipelined;
+//! - a branch or jump costs one bubble cycle.
+//!
+//! A machine instruction that the assembler expands (`li` of a wide constant, `lla`)
+//! is modelled as one operation whose latency counts its parts.
+
+use crate::mir::{AluOp, Base, CvtOp, FAluOp, MInst, MemOp, Reg, NUM_PREGS};
+
+/// Issue pipes.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Pipe {
+    /// Either pipe (integer ALU operations).
+    Any,
+    /// Memory operations.
+    A,
+    /// Branches, jumps, multiplies, divides and FP.
+    B,
+}
+
+/// How an instruction reads an operand.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum UseKind {
+    /// An address, multiply, divide or FP operand: needs the early result.
+    Early,
+    /// An ALU operand, branch operand or store data: the late result is enough.
+    Late,
+}
+
+/// Unpipelined units.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum Unit {
+    IntDiv,
+    FpDiv,
+}
+
+/// A memory access, for dependences between loads and stores.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct MemAccess {
+    pub store: bool,
+    /// Base register (`None`: a frame slot not yet resolved, compared by slot).
+    pub base: Option<Reg>,
+    pub slot: Option<u32>,
+    pub off: i64,
+    pub size: i64,
+}
+
+impl MemAccess {
+    /// Whether the two accesses provably touch disjoint bytes: the same base (whose
+    /// value the caller guarantees is the same, or the two are ordered anyway) and
+    /// non-overlapping ranges.
+    pub fn disjoint(&self, other: &MemAccess) -> bool {
+        let same_base = match (self.base, other.base) {
+            (Some(a), Some(b)) => a == b,
+            (None, None) => self.slot == other.slot,
+            _ => false,
+        };
+        same_base && (self.off + self.size <= other.off || other.off + other.size <= self.off)
+    }
+}
+
+/// Timing facts of one machine instruction.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    pub pipe: Pipe,
+    /// Registers read, with how.
+    pub uses: Vec<(Reg, UseKind)>,
+    /// Registers written.
+    pub defs: Vec<Reg>,
+    /// Cycles until the result is early- and late-ready.
+    pub early: u32,
+    pub late: u32,
+    /// An ALU operation or branch (may run in the late ALU).
+    pub late_alu: bool,
+    /// An unpipelined unit and how long it stays busy.
+    pub unit: Option<(Unit, u32)>,
+    /// A branch or jump (one bubble cycle).
+    pub control: bool,
+    pub mem: Option<MemAccess>,
+}
+
+fn mem_size(op: MemOp) -> i64 {
+    match op {
+        MemOp::W | MemOp::FS => 4,
+        MemOp::D | MemOp::FD => 8,
+    }
+}
+
+fn access(store: bool, op: MemOp, addr: &crate::mir::Addr) -> MemAccess {
+    let (base, slot) = match addr.base {
+        Base::Reg(r) => (Some(r), None),
+        Base::Slot(s) => (None, Some(s.0)),
+    };
+    MemAccess {
+        store,
+        base,
+        slot,
+        off: addr.off,
+        size: mem_size(op),
+    }
+}
+
+/// The timing of `i`, an instruction over physical registers. Calls are not
+/// modelled (the scheduler never moves anything across one).
+pub fn timing(i: &MInst) -> Timing {
+    timing_with(i, &|r: Reg| {
+        r.is_phys() && r.phys_class() == crate::mir::RegClass::Float
+    })
+}
+
+/// The timing of `i`, where `is_float` tells the register file of a register
+/// (virtual ones included).
+pub fn timing_with(i: &MInst, is_float: &dyn Fn(Reg) -> bool) -> Timing {
+    let mut t = Timing {
+        pipe: Pipe::Any,
+        uses: Vec::new(),
+        defs: Vec::new(),
+        early: 1,
+        late: 1,
+        late_alu: true,
+        unit: None,
+        control: false,
+        mem: None,
+    };
+    let uses_as = |t: &mut Timing, kind: UseKind| i.for_each_use(|r| t.uses.push((r, kind)));
+    match i {
+        MInst::Alu { op, .. } => match op {
+            AluOp::Mul | AluOp::Mulw | AluOp::Mulh => {
+                t.pipe = Pipe::B;
+                (t.early, t.late, t.late_alu) = (3, 1, false);
+                uses_as(&mut t, UseKind::Early);
+            }
+            AluOp::Div | AluOp::Divw | AluOp::Rem | AluOp::Remw => {
+                t.pipe = Pipe::B;
+                (t.early, t.late, t.late_alu) = (20, 18, false);
+                t.unit = Some((Unit::IntDiv, 20));
+                uses_as(&mut t, UseKind::Early);
+            }
+            _ => uses_as(&mut t, UseKind::Late),
+        },
+        MInst::AluImm { .. } | MInst::FrameAddr { .. } => uses_as(&mut t, UseKind::Late),
+        MInst::Mv { rd, .. } if is_float(*rd) => {
+            t.pipe = Pipe::B;
+            (t.early, t.late, t.late_alu) = (3, 3, false);
+            uses_as(&mut t, UseKind::Early);
+        }
+        MInst::Mv { .. } => uses_as(&mut t, UseKind::Late),
+        MInst::Li { imm, .. } => {
+            let parts = if crate::mir::fits_imm12(*imm) {
+                1
+            } else if i32::try_from(*imm).is_ok() {
+                2
+            } else {
+                6
+            };
+            (t.early, t.late) = (parts, parts);
+        }
+        MInst::La { .. } => (t.early, t.late) = (2, 2),
+        MInst::FAlu { op, .. } => {
+            t.pipe = Pipe::B;
+            t.late_alu = false;
+            match op {
+                FAluOp::Add | FAluOp::Sub | FAluOp::Mul => (t.early, t.late) = (5, 5),
+                FAluOp::Div => {
+                    (t.early, t.late) = (27, 27);
+                    t.unit = Some((Unit::FpDiv, 27));
+                }
+                FAluOp::Sgnjn => (t.early, t.late) = (3, 3),
+            }
+            uses_as(&mut t, UseKind::Early);
+        }
+        MInst::FCmp { .. } => {
+            t.pipe = Pipe::B;
+            (t.early, t.late, t.late_alu) = (2, 2, false);
+            uses_as(&mut t, UseKind::Early);
+        }
+        MInst::Cvt { op, .. } => {
+            t.pipe = Pipe::B;
+            t.late_alu = false;
+            (t.early, t.late) = match op {
+                CvtOp::FcvtWS | CvtOp::FmvXW | CvtOp::FmvXD => (2, 2),
+                CvtOp::FcvtSW | CvtOp::FmvWX | CvtOp::FcvtDS => (3, 3),
+            };
+            uses_as(&mut t, UseKind::Early);
+        }
+        MInst::Load { op, addr, .. } => {
+            t.pipe = Pipe::A;
+            t.late_alu = false;
+            (t.early, t.late) = if op.class() == crate::mir::RegClass::Float {
+                (2, 2)
+            } else {
+                (3, 1)
+            };
+            uses_as(&mut t, UseKind::Early);
+            t.mem = Some(access(false, *op, addr));
+        }
+        MInst::Store { op, src, addr } => {
+            t.pipe = Pipe::A;
+            t.late_alu = false;
+            t.uses.push((*src, UseKind::Late));
+            if let Base::Reg(r) = addr.base {
+                t.uses.push((r, UseKind::Early));
+            }
+            t.mem = Some(access(true, *op, addr));
+        }
+        MInst::Branch { .. } => {
+            t.pipe = Pipe::B;
+            t.control = true;
+            uses_as(&mut t, UseKind::Late);
+        }
+        MInst::Jump { .. } | MInst::Ret { .. } | MInst::TailCall { .. } | MInst::Call { .. } => {
+            t.pipe = Pipe::B;
+            t.control = true;
+            t.late_alu = false;
+            uses_as(&mut t, UseKind::Early);
+        }
+    }
+    t.uses.retain(|(r, _)| r.0 != 0);
+    i.for_each_def(|r| {
+        if r.0 != 0 {
+            t.defs.push(r)
+        }
+    });
+    t
+}
+
+/// The issue state of the core: the register scoreboard, the dividers, and the
+/// cycle being filled.
+#[derive(Clone, Debug)]
+pub struct Machine {
+    early: Vec<u64>,
+    late: Vec<u64>,
+    int_div_free: u64,
+    fp_div_free: u64,
+    /// Cycle of the last issue and what it holds.
+    cycle: u64,
+    slots: u32,
+    /// Pipe of the first instruction issued in `cycle` (an ALU op leaves the
+    /// other pipe to its partner).
+    first_pipe: Pipe,
+    /// Earliest cycle for the next issue (after a branch bubble).
+    next_min: u64,
+}
+
+impl Default for Machine {
+    fn default() -> Self {
+        Machine {
+            early: vec![0; NUM_PREGS as usize],
+            late: vec![0; NUM_PREGS as usize],
+            int_div_free: 0,
+            fp_div_free: 0,
+            cycle: 0,
+            slots: 0,
+            first_pipe: Pipe::Any,
+            next_min: 0,
+        }
+    }
+}
+
+impl Machine {
+    fn ready(v: &[u64], r: Reg) -> u64 {
+        v.get(r.0 as usize).copied().unwrap_or(0)
+    }
+
+    /// The cycle `t` would issue in if it came next, and whether it would run in
+    /// the late ALU.
+    pub fn issue_cycle(&self, t: &Timing) -> (u64, bool) {
+        let mut at = self.cycle.max(self.next_min);
+        // Every operand's early readiness, and what each operand needs by its kind.
+        let mut early_all = 0;
+        let mut need = 0;
+        for &(r, kind) in &t.uses {
+            let e = Self::ready(&self.early, r);
+            early_all = early_all.max(e);
+            need = need.max(match kind {
+                UseKind::Early => e,
+                UseKind::Late => Self::ready(&self.late, r),
+            });
+        }
+        if t.late_alu {
+            // The late ALU waits for late readiness only.
+            let late_all = t
+                .uses
+                .iter()
+                .map(|&(r, _)| Self::ready(&self.late, r))
+                .max()
+                .unwrap_or(0);
+            at = at.max(late_all);
+        } else {
+            at = at.max(need);
+        }
+        match t.unit {
+            Some((Unit::IntDiv, _)) => at = at.max(self.int_div_free),
+            Some((Unit::FpDiv, _)) => at = at.max(self.fp_div_free),
+            None => {}
+        }
+        if at == self.cycle && self.slots > 0 {
+            let clash = self.slots >= 2 || (t.pipe != Pipe::Any && t.pipe == self.first_pipe);
+            if clash {
+                at += 1;
+            }
+        }
+        (at, t.late_alu && early_all > at)
+    }
+
+    /// Issues `t` next; returns its issue cycle.
+    pub fn issue(&mut self, t: &Timing) -> u64 {
+        let (at, ran_late) = self.issue_cycle(t);
+        if at != self.cycle || self.slots == 0 {
+            self.cycle = at;
+            self.slots = 0;
+            self.first_pipe = t.pipe;
+        }
+        self.slots += 1;
+        match t.unit {
+            Some((Unit::IntDiv, busy)) => self.int_div_free = at + busy as u64,
+            Some((Unit::FpDiv, busy)) => self.fp_div_free = at + busy as u64,
+            None => {}
+        }
+        for &r in &t.defs {
+            let k = r.0 as usize;
+            if k >= self.early.len() {
+                // A virtual register (scheduling before allocation).
+                self.early.resize(k + 1, 0);
+                self.late.resize(k + 1, 0);
+            }
+            self.early[k] = at + if ran_late { 3 } else { t.early as u64 };
+            self.late[k] = at + t.late as u64;
+        }
+        if t.control {
+            self.next_min = at + 2;
+        }
+        at
+    }
+
+    /// The cycle after the last issue (and after a branch's bubble).
+    pub fn end(&self) -> u64 {
+        (self.cycle + 1).max(self.next_min)
+    }
+}
+
+/// Cycles of straight-line code in the model, starting with every register ready.
+pub fn cycles(insts: &[MInst]) -> u64 {
+    cycles_with(insts, &|r: Reg| {
+        r.is_phys() && r.phys_class() == crate::mir::RegClass::Float
+    })
+}
+
+/// [`cycles`] of code over virtual registers, whose files `is_float` tells.
+pub fn cycles_with(insts: &[MInst], is_float: &dyn Fn(Reg) -> bool) -> u64 {
+    let mut m = Machine::default();
+    for i in insts {
+        m.issue(&timing_with(i, is_float));
+    }
+    if insts.is_empty() {
+        0
+    } else {
+        m.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::{Addr, AluImmOp};
+
+    fn lw(rd: u32, base: u32, off: i64) -> MInst {
+        MInst::Load {
+            op: MemOp::W,
+            rd: Reg::x(rd),
+            addr: Addr {
+                base: Base::Reg(Reg::x(base)),
+                off,
+            },
+        }
+    }
+
+    fn addi(rd: u32, rs1: u32) -> MInst {
+        MInst::AluImm {
+            op: AluImmOp::Addi,
+            rd: Reg::x(rd),
+            rs1: Reg::x(rs1),
+            imm: 1,
+        }
+    }
+
+    fn mulw(rd: u32, a: u32, b: u32) -> MInst {
+        MInst::Alu {
+            op: AluOp::Mulw,
+            rd: Reg::x(rd),
+            rs1: Reg::x(a),
+            rs2: Reg::x(b),
+        }
+    }
+
+    #[test]
+    fn independent_alu_ops_pair() {
+        // Two independent adds issue together; a dependent third waits a cycle.
+        assert_eq!(cycles(&[addi(10, 11), addi(12, 13)]), 1);
+        assert_eq!(cycles(&[addi(10, 11), addi(12, 13), addi(14, 10)]), 2);
+    }
+
+    #[test]
+    fn loads_do_not_pair_with_loads() {
+        assert_eq!(cycles(&[lw(10, 2, 0), lw(11, 2, 4)]), 2);
+        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 12)]), 1);
+    }
+
+    #[test]
+    fn late_alu_hides_load_latency_but_not_for_addresses() {
+        // lw a0; addi a1, a0: the add runs late, one cycle after the load.
+        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 10)]), 2);
+        // lw a0; lw a1, 0(a0): the address waits the full 3 cycles.
+        assert_eq!(cycles(&[lw(10, 2, 0), lw(11, 10, 0)]), 4);
+        // lw a0; addi a1, a0 (late); lw a2, 0(a1): the late add's result reaches an
+        // address 3 cycles after it issued.
+        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 10), lw(12, 11, 0)]), 5);
+    }
+
+    #[test]
+    fn multiply_feeds_an_add_after_one_cycle_and_a_multiply_after_three() {
+        assert_eq!(cycles(&[mulw(10, 11, 12), addi(13, 10)]), 2);
+        assert_eq!(cycles(&[mulw(10, 11, 12), mulw(13, 10, 10)]), 4);
+    }
+
+    #[test]
+    fn disjoint_accesses() {
+        let a = timing(&lw(10, 2, 0)).mem.unwrap();
+        let b = timing(&lw(10, 2, 4)).mem.unwrap();
+        let c = timing(&lw(10, 3, 4)).mem.unwrap();
+        assert!(a.disjoint(&b));
+        assert!(!b.disjoint(&c), "different bases may alias");
+        assert!(!b.disjoint(&b));
+    }
+}

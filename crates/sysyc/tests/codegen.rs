@@ -1,0 +1,61 @@
+//! Properties of the generated assembly at -O2 on kernels of our own
+//! (`tests/codegen/*.sy`), checked on the text `sysyc -S` writes.
+
+use std::path::Path;
+use std::process::Command;
+
+const SYSYC: &str = env!("CARGO_BIN_EXE_sysyc");
+
+fn asm_of(file: &str) -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/codegen")
+        .join(file);
+    let out = Command::new(SYSYC)
+        .args(["-S", "-O2"])
+        .arg(&path)
+        .output()
+        .expect("run sysyc");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("assembly is UTF-8")
+}
+
+/// The blocks of `asm`: each label with the instructions up to the next label.
+fn blocks(asm: &str) -> Vec<(String, Vec<String>)> {
+    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+    for line in asm.lines() {
+        if let Some(label) = line.strip_suffix(':').filter(|l| l.starts_with(".LBB")) {
+            out.push((label.to_string(), Vec::new()));
+        } else if let (Some(last), Some(inst)) = (out.last_mut(), line.strip_prefix('\t')) {
+            if !inst.starts_with('.') {
+                last.1.push(inst.to_string());
+            }
+        }
+    }
+    out
+}
+
+/// The multiply-add loops of a matrix product (unrolled and remainder) are each
+/// one block that branches to itself: the loop-carried sum, pointers and counter
+/// get the same register as their next values, so no copy block sits on the back
+/// edge (the allocator's copy-partner preference, and the scheduler keeping a
+/// value's next version after the reads of the current one).
+#[test]
+fn multiply_add_loops_are_single_blocks() {
+    let asm = asm_of("matmul_loops.sy");
+    let loops: Vec<_> = blocks(&asm)
+        .into_iter()
+        .filter(|(_, insts)| insts.iter().any(|i| i.starts_with("mulw ")))
+        .collect();
+    assert!(loops.len() >= 2, "{asm}");
+    for (label, insts) in loops {
+        let last = insts.last().expect("a non-empty block");
+        assert!(
+            last.ends_with(&format!(", {label}")),
+            "the block {label} ends in `{last}`, not a branch to itself:\n{asm}"
+        );
+    }
+}
