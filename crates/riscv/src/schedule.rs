@@ -37,7 +37,7 @@
 use std::collections::HashMap;
 
 use crate::liveness::{compute_liveness, tracked, BitSet};
-use crate::mir::{MFunction, MInst, Reg, RegClass, SP};
+use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, SP};
 use crate::u74::{self, Machine, Timing, UseKind};
 
 /// Longest run of instructions scheduled as one region.
@@ -52,8 +52,12 @@ const PRESSURE_LIMIT: [usize; 2] = [22, 24];
 /// regions changed order.
 pub fn run(mf: &mut MFunction) -> usize {
     let mut changed = 0;
-    for b in &mut mf.blocks {
-        changed += schedule_block(&mut b.insts);
+    for (k, b) in mf.blocks.iter_mut().enumerate() {
+        let self_loop = b
+            .insts
+            .iter()
+            .any(|i| i.branch_target() == Some(MBlock(k as u32)));
+        changed += schedule_block_as(&mut b.insts, self_loop);
     }
     changed
 }
@@ -98,7 +102,7 @@ fn run_before_allocation_within(mf: &mut MFunction, limit: [usize; 2]) -> usize 
         for (k, &(start, end, tail_end)) in regions.iter().enumerate() {
             let pressure = Pressure::new(&insts[start..end], &after[k], &class_index, limit);
             let region = (start, end, tail_end);
-            if schedule_region(insts, region, &is_float, &copies, Some(pressure)) {
+            if schedule_region(insts, region, &is_float, &copies, Some(pressure), false) {
                 changed += 1;
             }
         }
@@ -296,10 +300,22 @@ fn regions(insts: &[MInst]) -> Vec<(usize, usize, usize)> {
 
 /// Schedules the regions of one block of allocated code; returns how many changed.
 pub fn schedule_block(insts: &mut [MInst]) -> usize {
+    schedule_block_as(insts, false)
+}
+
+/// [`schedule_block`] for a block that may branch to its own start (`self_loop`):
+/// a loop of one block whose body is one region is scheduled for its steady
+/// state, where the previous iteration's results are still in flight.
+fn schedule_block_as(insts: &mut [MInst], self_loop: bool) -> usize {
     let is_float = |r: Reg| r.phys_class() == RegClass::Float;
-    regions(insts)
+    let regions = regions(insts);
+    let whole = self_loop && matches!(regions.as_slice(), [(0, _, t)] if *t == insts.len());
+    regions
         .into_iter()
-        .filter(|&r| schedule_region(insts, r, &is_float, &HashMap::new(), None))
+        .filter(|&r| {
+            let none = HashMap::new();
+            schedule_region(insts, r, &is_float, &none, None, whole)
+        })
         .count()
 }
 
@@ -424,6 +440,7 @@ fn schedule_region(
     is_float: &dyn Fn(Reg) -> bool,
     copies: &CopyPartners,
     mut pressure: Option<Pressure>,
+    steady_state: bool,
 ) -> bool {
     let timing = |i: &MInst| u74::timing_with(i, is_float);
     let t: Vec<Timing> = insts[start..end].iter().map(timing).collect();
@@ -441,7 +458,22 @@ fn schedule_region(
     let mut npreds = g.npreds.clone();
     let mut placed = vec![false; n];
     let mut order = Vec::with_capacity(n);
+    // The cost of code: once from a fresh start, or per iteration of a loop.
+    let cost = |code: &[MInst]| {
+        if steady_state {
+            u74::steady_state_cycles(code, is_float)
+        } else {
+            u74::cycles_with(code, is_float)
+        }
+    };
     let mut m = Machine::default();
+    if steady_state {
+        // Start from the end of an iteration in the current order.
+        for i in &insts[start..tail_end] {
+            m.issue(&timing(i));
+        }
+        m.next_iteration();
+    }
     while order.len() < n {
         let best = (0..n)
             .filter(|&c| !placed[c] && npreds[c] == 0)
@@ -465,10 +497,10 @@ fn schedule_region(
     if order.iter().enumerate().all(|(k, &i)| k == i) {
         return false;
     }
-    let old_cost = u74::cycles_with(&insts[start..tail_end], is_float);
+    let old_cost = cost(&insts[start..tail_end]);
     let mut candidate: Vec<MInst> = order.iter().map(|&i| insts[start + i].clone()).collect();
     candidate.extend_from_slice(&insts[end..tail_end]);
-    if u74::cycles_with(&candidate, is_float) >= old_cost {
+    if cost(&candidate) >= old_cost {
         return false;
     }
     candidate.truncate(n);
@@ -488,7 +520,7 @@ fn schedule_region(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mir::{Addr, AluImmOp, AluOp, Base, Cond, MBlock, MemOp};
+    use crate::mir::{Addr, AluImmOp, AluOp, Base, Cond, MemOp};
 
     fn lw(rd: u32, base: u32, off: i64) -> MInst {
         MInst::Load {
