@@ -30,6 +30,7 @@ pub mod memoize;
 pub mod mergeargs;
 pub mod partial_inline;
 pub mod postinc;
+pub mod pow2div;
 pub mod pre;
 pub mod predcom;
 pub mod promote;
