@@ -17,5 +17,8 @@ pub mod passes;
 pub mod pipeline;
 pub mod ssa;
 
-pub use pipeline::{lookup, pass_names, pipeline, run_passes, unknown_pass, Pass, PassOptions};
+pub use pipeline::{
+    lookup, module_insts, pass_names, pipeline, run_passes, unknown_pass, Pass, PassOptions,
+    PassTiming,
+};
 pub use ssa::cytron::{count_block_params, mem2reg};

@@ -105,6 +105,45 @@ pub fn function_symbols(m: &Module) -> Vec<String> {
         .collect()
 }
 
+/// Wall time of each back-end stage summed over a module's functions, with the
+/// machine instructions after it (`--time-passes`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct StageTimes {
+    pub stages: Vec<StageTiming>,
+}
+
+/// One back-end stage's total.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StageTiming {
+    pub name: &'static str,
+    pub seconds: f64,
+    /// Machine instructions after the stage, over all functions so far.
+    pub insts_after: usize,
+}
+
+impl StageTimes {
+    fn add(&mut self, name: &'static str, seconds: f64, insts: usize) {
+        match self.stages.iter_mut().find(|s| s.name == name) {
+            Some(s) => {
+                s.seconds += seconds;
+                s.insts_after += insts;
+            }
+            None => self.stages.push(StageTiming {
+                name,
+                seconds,
+                insts_after: insts,
+            }),
+        }
+    }
+}
+
+fn mir_insts(mf: &mir::MFunction) -> usize {
+    mf.layout
+        .iter()
+        .map(|b| mf.blocks[b.index()].insts.len())
+        .sum()
+}
+
 /// Machine code of one defined function after every back-end stage, ready to print.
 pub fn compile_function(
     m: &Module,
@@ -112,26 +151,61 @@ pub fn compile_function(
     names: &[String],
     opts: &Options,
 ) -> Result<mir::MFunction, BackendError> {
+    compile_function_timed(m, fid, names, opts, None)
+}
+
+/// [`compile_function`], adding each stage's time to `times` when given.
+pub fn compile_function_timed(
+    m: &Module,
+    fid: ir::FuncId,
+    names: &[String],
+    opts: &Options,
+    mut times: Option<&mut StageTimes>,
+) -> Result<mir::MFunction, BackendError> {
+    let mut clock = std::time::Instant::now();
+    let mut done = |name: &'static str, mf: &mir::MFunction| {
+        if let Some(t) = times.as_deref_mut() {
+            t.add(name, clock.elapsed().as_secs_f64(), mir_insts(mf));
+        }
+        clock = std::time::Instant::now();
+    };
     let mut mf = isel::select_function(m, fid, names)?;
+    done("isel", &mf);
     if opts.opt_level >= 1 {
         licm::hoist_invariants(&mut mf);
+        done("licm (machine)", &mf);
         schedule::run_before_allocation(&mut mf);
+        done("schedule (pre-RA)", &mf);
     }
     regalloc::allocate(&mut mf)?;
+    done("regalloc", &mf);
     if opts.opt_level >= 1 {
         redundant_loads::run(&mut mf);
+        done("redundant loads", &mf);
     }
     let fr = frame::lay_out(&mf);
     frame::lower_frame(&mut mf, &fr)?;
+    done("frame", &mf);
     peephole::run(&mut mf);
+    done("peephole", &mf);
     if opts.opt_level >= 1 {
         schedule::run(&mut mf);
+        done("schedule", &mf);
     }
     Ok(mf)
 }
 
 /// Translates a whole module to assembly text.
 pub fn emit_module(m: &Module, opts: &Options) -> Result<String, BackendError> {
+    emit_module_timed(m, opts, None)
+}
+
+/// [`emit_module`], adding each stage's time (and the text emission's) to `times`.
+pub fn emit_module_timed(
+    m: &Module,
+    opts: &Options,
+    mut times: Option<&mut StageTimes>,
+) -> Result<String, BackendError> {
     let names = function_symbols(m);
     let global_names: Vec<String> = m
         .globals
@@ -146,9 +220,13 @@ pub fn emit_module(m: &Module, opts: &Options) -> Result<String, BackendError> {
         if f.is_declaration() {
             continue;
         }
-        let mf = compile_function(m, fid, &names, opts)
+        let mf = compile_function_timed(m, fid, &names, opts, times.as_deref_mut())
             .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
+        let clock = std::time::Instant::now();
         out.push_str(&emit::emit_function(&mf, fid.index(), &global));
+        if let Some(t) = times.as_deref_mut() {
+            t.add("emit", clock.elapsed().as_secs_f64(), mir_insts(&mf));
+        }
     }
     Ok(out)
 }

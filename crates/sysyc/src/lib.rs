@@ -11,8 +11,13 @@
 //! [`compile_to_ir`] and [`compile_to_asm`] run the same pipeline in-process on a
 //! source string, for tools that compile many programs (the differential tester).
 
+pub mod time_report;
+
+use std::cell::RefCell;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::Instant;
+use time_report::{Size, TimeReport};
 
 /// What the driver produces.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
@@ -54,12 +59,50 @@ pub struct Driver {
     pub print_after_all: bool,
     pub print_after: Vec<String>,
     pub verify_each: bool,
+    /// Collect wall time and size per stage and print the table on stderr
+    /// (`--time-passes`).
+    pub time_passes: bool,
+}
+
+thread_local! {
+    /// The `--time-passes` rows of the compile running on this thread.
+    static REPORT: RefCell<Option<TimeReport>> = const { RefCell::new(None) };
+}
+
+/// Adds a row to the running `--time-passes` report, if any.
+fn record(name: &str, start: Instant, size: Size) {
+    REPORT.with(|r| {
+        if let Some(r) = r.borrow_mut().as_mut() {
+            r.add(name, start.elapsed().as_secs_f64(), size);
+        }
+    });
+}
+
+fn timing() -> bool {
+    REPORT.with(|r| r.borrow().is_some())
 }
 
 impl Driver {
     /// Runs the invocation. `Ok(status)` is the process exit status (the program's
-    /// own for `--interpret`); `Err` carries a rendered error message.
+    /// own for `--interpret`); `Err` carries a rendered error message. With
+    /// `time_passes`, the timing table goes to stderr at the end (also after an
+    /// error).
     pub fn run(&self) -> Result<u8, String> {
+        if !self.time_passes {
+            return self.run_stages();
+        }
+        REPORT.with(|r| *r.borrow_mut() = Some(TimeReport::default()));
+        let result = self.run_stages();
+        let report = REPORT.with(|r| r.borrow_mut().take()).unwrap_or_default();
+        if !report.is_empty() {
+            let text = report.render(&self.input.display().to_string());
+            // Like the other diagnostics: a closed stderr loses the table, nothing more.
+            let _ = std::io::stderr().write_all(text.as_bytes());
+        }
+        result
+    }
+
+    fn run_stages(&self) -> Result<u8, String> {
         // Pass names are checked before anything is read or written.
         let named = self.passes.iter().flatten().chain(&self.print_after);
         if let Some(n) = named.into_iter().find(|n| opt::lookup(n).is_none()) {
@@ -84,11 +127,19 @@ impl Driver {
         })?;
 
         let mut module = if self.input.extension().is_some_and(|e| e == "ir") {
+            let start = Instant::now();
             let m = ir::text::parse_module(&src).map_err(|e| format!("{name}:{e}"))?;
             ir::verifier::verify_module(&m).map_err(|e| format!("{name}: invalid IR:\n{e}"))?;
+            record(
+                "IR parse and verify",
+                start,
+                Size::After(opt::module_insts(&m)),
+            );
             m
         } else {
+            let start = Instant::now();
             let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+            record("front end (parse, check)", start, Size::None);
             match self.emit {
                 Emit::Check => return Ok(0),
                 Emit::Ast => {
@@ -116,8 +167,18 @@ impl Driver {
                 let opts = riscv::Options {
                     opt_level: self.opt_level,
                 };
-                let asm = riscv::emit_module(&module, &opts)
+                let mut stages = riscv::StageTimes::default();
+                let times = timing().then_some(&mut stages);
+                let asm = riscv::emit_module_timed(&module, &opts, times)
                     .map_err(|e| format!("{name}: error: {e}"))?;
+                REPORT.with(|r| {
+                    if let Some(r) = r.borrow_mut().as_mut() {
+                        for s in &stages.stages {
+                            let name = format!("back end: {}", s.name);
+                            r.add(&name, s.seconds, Size::Machine(s.insts_after));
+                        }
+                    }
+                });
                 self.write_output(asm.as_bytes())?;
                 Ok(0)
             }
@@ -139,7 +200,9 @@ impl Driver {
     }
 
     fn lower(&self, program: &front::tast::Program) -> Result<ir::Module, String> {
+        let start = Instant::now();
         let mut module = lower::lower_program(program, self.ssa == SsaMode::Memory);
+        record("lowering", start, Size::After(opt::module_insts(&module)));
         self.verify(&module, "lowering")?;
         if self.ssa == SsaMode::Memory {
             for (_, f) in module.funcs.iter_mut() {
@@ -170,8 +233,25 @@ impl Driver {
                 None
             },
             print_after: self.print_after.clone(),
+            ..Default::default()
         };
-        opt::run_passes(module, &names, &mut opts)
+        let mut passes = Vec::new();
+        if timing() {
+            opts.timings = Some(&mut passes);
+        }
+        let result = opt::run_passes(module, &names, &mut opts);
+        for t in &passes {
+            REPORT.with(|r| {
+                if let Some(r) = r.borrow_mut().as_mut() {
+                    r.add(
+                        t.name,
+                        t.seconds,
+                        Size::Change(t.insts_before, t.insts_after),
+                    );
+                }
+            });
+        }
+        result
     }
 
     fn verify(&self, module: &ir::Module, after: &str) -> Result<(), String> {
@@ -222,6 +302,7 @@ pub fn compile_to_ir(
         print_after_all: false,
         print_after: Vec::new(),
         verify_each: true,
+        time_passes: false,
     };
     let program = front::check(name, src).map_err(|d| d.render(name, src))?;
     let mut module = driver.lower(&program)?;

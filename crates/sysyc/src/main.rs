@@ -49,6 +49,10 @@ struct Cli {
     /// Run the IR verifier after every pass (always on in debug builds).
     #[arg(long)]
     verify_each: bool,
+    /// Print the wall time and program size of every stage and pass as a table on
+    /// stderr, e.g. `sysyc -O2 --time-passes -S prog.sy -o prog.s`.
+    #[arg(long)]
+    time_passes: bool,
     /// List the optimisation passes (for `--passes` and `--print-after`) and exit.
     #[arg(long)]
     list_passes: bool,
@@ -127,6 +131,7 @@ fn run(cli: Cli) -> ExitCode {
         print_after_all: cli.print_after_all,
         print_after: cli.print_after,
         verify_each: cli.verify_each || cfg!(debug_assertions),
+        time_passes: cli.time_passes,
     };
     match driver.run() {
         Ok(code) => ExitCode::from(code),

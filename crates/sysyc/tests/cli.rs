@@ -131,3 +131,46 @@ fn a_closed_stderr_is_no_panic() {
     // The dump cannot be written: an error, not a panic (101).
     assert_eq!(status.code(), Some(1));
 }
+
+#[test]
+fn time_passes_prints_a_row_per_stage_and_leaves_the_output_alone() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let timed = sysyc(&["-O2", "--time-passes", "-S", p]);
+    let plain = sysyc(&["-O2", "-S", p]);
+    assert!(timed.status.success(), "{}", text(&timed.stderr));
+    assert_eq!(timed.stdout, plain.stdout, "the assembly is the same");
+    let table = text(&timed.stderr);
+    assert!(table.starts_with("===== sysyc --time-passes: "), "{table}");
+    let stages: Vec<&str> = table
+        .lines()
+        .skip(2)
+        .map(|l| l.rsplit("  ").next().unwrap_or(""))
+        .collect();
+    // Every pass of the -O2 pipeline, once, with the front and back ends.
+    let passes = sysyc(&["--list-passes"]);
+    let listed = text(&passes.stdout);
+    let mut expected = vec!["front end (parse, check)", "lowering"];
+    for name in listed.lines().filter_map(|l| l.split_whitespace().next()) {
+        if ["mem2reg", "gvn", "pow2div", "postinc"].contains(&name) {
+            expected.push(name);
+        }
+    }
+    expected.extend([
+        "back end: isel",
+        "back end: regalloc",
+        "back end: schedule",
+        "back end: emit",
+        "total",
+    ]);
+    for name in expected {
+        assert_eq!(
+            stages.iter().filter(|s| **s == name).count(),
+            1,
+            "`{name}` once in:\n{table}"
+        );
+    }
+    // gvn runs twice in the -O2 pipeline: one row that says so.
+    let gvn = table.lines().find(|l| l.ends_with("  gvn")).unwrap();
+    assert_eq!(gvn.split_whitespace().nth(2), Some("2"), "{gvn}");
+}
