@@ -30,6 +30,8 @@
 use crate::analysis::address_root;
 use crate::pipeline::Pass;
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
+use std::collections::BTreeMap;
 
 /// The memforward pass.
 pub struct MemForward;
@@ -69,6 +71,7 @@ fn classify(f: &Function) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
             let a = f.inst_result(i).expect("alloc has a result");
             let mut info = AllocInfo::default();
             let mut derived: Vec<Inst> = Vec::new();
+            let mut seen: FxHashSet<Inst> = FxHashSet::default();
             let mut work = vec![a];
             while let Some(p) = work.pop() {
                 for &u in f.users(p) {
@@ -82,7 +85,7 @@ fn classify(f: &Function) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
                         InstKind::Call { .. } => info.call_visible = true,
                         _ => info.escaped = true,
                     }
-                    if !derived.contains(&u) {
+                    if seen.insert(u) {
                         derived.push(u);
                     }
                 }
@@ -106,12 +109,6 @@ struct Loc {
     alloc: Value,
     off: i64,
     size: i64,
-}
-
-impl Loc {
-    fn overlaps(self, o: Loc) -> bool {
-        self.alloc == o.alloc && self.off < o.off + o.size && o.off < self.off + self.size
-    }
 }
 
 /// Runs memforward over `f`.
@@ -158,6 +155,85 @@ fn remove_write_only(f: &mut Function, a: Value, derived: &[Inst]) {
     f.remove_inst(alloc);
 }
 
+/// Facts about locations of one block, indexed by allocation and offset so that
+/// looking one up, or forgetting those that overlap a store, costs a logarithm and
+/// not a scan: a block of `n` stores to one array is `O(n log n)`.
+struct LocMap<T> {
+    /// allocation -> offset -> (size, fact), facts at one offset in insertion order.
+    by_alloc: FxHashMap<Value, BTreeMap<i64, Vec<(i64, T)>>>,
+    /// The largest size recorded, bounding how far before an offset an overlapping
+    /// location can start.
+    max_size: i64,
+}
+
+impl<T: Copy> LocMap<T> {
+    fn new() -> Self {
+        LocMap {
+            by_alloc: FxHashMap::default(),
+            max_size: 1,
+        }
+    }
+
+    /// The facts recorded for exactly `loc`, oldest first.
+    fn at(&self, loc: Loc) -> impl Iterator<Item = T> + '_ {
+        self.by_alloc
+            .get(&loc.alloc)
+            .and_then(|m| m.get(&loc.off))
+            .into_iter()
+            .flatten()
+            .filter(move |(size, _)| *size == loc.size)
+            .map(|&(_, t)| t)
+    }
+
+    fn push(&mut self, loc: Loc, t: T) {
+        self.max_size = self.max_size.max(loc.size);
+        let m = self.by_alloc.entry(loc.alloc).or_default();
+        m.entry(loc.off).or_default().push((loc.size, t));
+    }
+
+    /// Forgets every fact about a location overlapping `loc`.
+    fn forget_overlapping(&mut self, loc: Loc) {
+        let Some(m) = self.by_alloc.get_mut(&loc.alloc) else {
+            return;
+        };
+        let from = loc.off - self.max_size + 1;
+        let offs: Vec<i64> = m.range(from..loc.off + loc.size).map(|(&o, _)| o).collect();
+        for o in offs {
+            let v = m.get_mut(&o).expect("listed");
+            v.retain(|&(size, _)| o + size <= loc.off);
+            if v.is_empty() {
+                m.remove(&o);
+            }
+        }
+    }
+
+    /// Removes and returns the oldest fact about exactly `loc`.
+    fn take(&mut self, loc: Loc) -> Option<T> {
+        let m = self.by_alloc.get_mut(&loc.alloc)?;
+        let v = m.get_mut(&loc.off)?;
+        let pos = v.iter().position(|&(size, _)| size == loc.size)?;
+        let (_, t) = v.remove(pos);
+        if v.is_empty() {
+            m.remove(&loc.off);
+        }
+        Some(t)
+    }
+
+    /// Forgets everything about allocation `a`.
+    fn forget_alloc(&mut self, a: Value) {
+        self.by_alloc.remove(&a);
+    }
+
+    /// Removes and returns every fact.
+    fn drain(&mut self) -> Vec<T> {
+        let mut out = Vec::new();
+        for (_, m) in self.by_alloc.drain() {
+            out.extend(m.into_values().flatten().map(|(_, t)| t));
+        }
+        out
+    }
+}
+
 /// Step 2 for one block.
 fn forward_in_block(
     f: &mut Function,
@@ -167,8 +243,8 @@ fn forward_in_block(
 ) -> bool {
     let mut changed = false;
     // Known contents, and stores not (yet) possibly read.
-    let mut known: Vec<(Loc, Value)> = Vec::new();
-    let mut pending: Vec<(Loc, Inst)> = Vec::new();
+    let mut known: LocMap<Value> = LocMap::new();
+    let mut pending: LocMap<Inst> = LocMap::new();
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
         match *f.kind(i) {
@@ -180,7 +256,7 @@ fn forward_in_block(
                     continue;
                 }
                 let Some(off) = off else {
-                    pending.retain(|(l, _)| l.alloc != alloc);
+                    pending.forget_alloc(alloc);
                     continue;
                 };
                 let loc = Loc {
@@ -189,17 +265,14 @@ fn forward_in_block(
                     size: ty.size() as i64,
                 };
                 let r = f.inst_result(i).expect("load has a result");
-                let hit = known
-                    .iter()
-                    .find(|(l, v)| *l == loc && f.value_type(*v) == ty)
-                    .map(|&(_, v)| v);
+                let hit = known.at(loc).find(|&v| f.value_type(v) == ty);
                 if let Some(v) = hit {
                     f.replace_all_uses(r, v);
                     f.remove_inst(i);
                     changed = true;
                 } else {
-                    pending.retain(|(l, _)| !l.overlaps(loc));
-                    known.push((loc, r));
+                    pending.forget_overlapping(loc);
+                    known.push(loc, r);
                 }
             }
             InstKind::Store { value, ptr } => {
@@ -210,7 +283,7 @@ fn forward_in_block(
                     continue;
                 }
                 let Some(off) = off else {
-                    known.retain(|(l, _)| l.alloc != alloc);
+                    known.forget_alloc(alloc);
                     continue;
                 };
                 let loc = Loc {
@@ -218,26 +291,27 @@ fn forward_in_block(
                     off,
                     size: f.value_type(value).size() as i64,
                 };
-                if known.iter().any(|&(l, v)| l == loc && v == value) {
+                if known.at(loc).any(|v| v == value) {
                     f.remove_inst(i); // stores what is already there
                     changed = true;
                     continue;
                 }
-                if let Some(pos) = pending.iter().position(|(l, _)| *l == loc) {
-                    let (_, dead) = pending.swap_remove(pos);
+                if let Some(dead) = pending.take(loc) {
                     f.remove_inst(dead);
                     changed = true;
                 }
-                known.retain(|(l, _)| !l.overlaps(loc));
-                known.push((loc, value));
-                pending.push((loc, i));
+                known.forget_overlapping(loc);
+                known.push(loc, value);
+                pending.push(loc, i);
             }
             InstKind::Call { .. } => {
-                known.retain(|(l, _)| !call_visible.contains(&l.alloc));
-                pending.retain(|(l, _)| !call_visible.contains(&l.alloc));
+                for &a in call_visible {
+                    known.forget_alloc(a);
+                    pending.forget_alloc(a);
+                }
             }
             InstKind::Ret { .. } => {
-                for (_, s) in pending.drain(..) {
+                for s in pending.drain() {
                     f.remove_inst(s);
                     changed = true;
                 }
@@ -250,7 +324,46 @@ fn forward_in_block(
 
 #[cfg(test)]
 mod tests {
+    use super::{Loc, LocMap};
     use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn loc_map_forgets_exactly_the_overlapping_locations() {
+        let sig = ir::Signature {
+            params: vec![],
+            ret: ir::Type::Void,
+            variadic: false,
+        };
+        let mut f = ir::Function::new("f", sig);
+        let a = f.iconst(1);
+        let b = f.iconst(2);
+        let loc = |alloc, off, size| Loc { alloc, off, size };
+        let mut m: LocMap<u32> = LocMap::new();
+        m.push(loc(a, 0, 4), 1);
+        m.push(loc(a, 4, 4), 2);
+        m.push(loc(a, 8, 8), 3);
+        m.push(loc(a, 16, 4), 4);
+        m.push(loc(b, 4, 4), 5);
+        // An 8-byte location at 4 overlaps [4, 8) and [8, 16), not [0, 4) or [16, 20).
+        m.forget_overlapping(loc(a, 4, 8));
+        assert_eq!(m.at(loc(a, 0, 4)).collect::<Vec<_>>(), [1]);
+        assert_eq!(m.at(loc(a, 4, 4)).count(), 0);
+        assert_eq!(m.at(loc(a, 8, 8)).count(), 0);
+        assert_eq!(m.at(loc(a, 16, 4)).collect::<Vec<_>>(), [4]);
+        assert_eq!(
+            m.at(loc(b, 4, 4)).collect::<Vec<_>>(),
+            [5],
+            "another allocation"
+        );
+        // Same offset, another size: not the same location.
+        assert_eq!(m.at(loc(a, 0, 8)).count(), 0);
+        assert_eq!(m.take(loc(a, 0, 4)), Some(1));
+        assert_eq!(m.take(loc(a, 0, 4)), None);
+        m.forget_alloc(a);
+        let mut rest = m.drain();
+        rest.sort();
+        assert_eq!(rest, [5]);
+    }
 
     #[test]
     fn forwards_stores_and_loads_in_a_block() {
