@@ -174,10 +174,16 @@ pub fn compile_function_timed(
     if opts.opt_level >= 1 {
         licm::hoist_invariants(&mut mf);
         done("licm (machine)", &mf);
-        schedule::run_before_allocation(&mut mf);
+    }
+    // Block liveness, shared by the pre-allocation scheduler and the allocator
+    // (reordering within blocks leaves it unchanged).
+    let live = liveness::compute_liveness(&mf);
+    done("liveness", &mf);
+    if opts.opt_level >= 1 {
+        schedule::run_before_allocation(&mut mf, &live);
         done("schedule (pre-RA)", &mf);
     }
-    regalloc::allocate(&mut mf)?;
+    regalloc::allocate_with(&mut mf, &live)?;
     done("regalloc", &mf);
     if opts.opt_level >= 1 {
         redundant_loads::run(&mut mf);

@@ -36,7 +36,7 @@
 
 use std::collections::HashMap;
 
-use crate::liveness::{compute_liveness, tracked, BitSet};
+use crate::liveness::{tracked, BitSet, Liveness};
 use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, SP};
 use crate::u74::{self, Machine, Timing, UseKind};
 
@@ -66,12 +66,11 @@ pub fn run(mf: &mut MFunction) -> usize {
 /// no register reuse constrains the order yet; a region's new order is kept only if
 /// it does not raise register pressure past [`PRESSURE_LIMIT`]. Returns how many
 /// regions changed order.
-pub fn run_before_allocation(mf: &mut MFunction) -> usize {
-    run_before_allocation_within(mf, PRESSURE_LIMIT)
+pub fn run_before_allocation(mf: &mut MFunction, live: &Liveness) -> usize {
+    run_before_allocation_within(mf, live, PRESSURE_LIMIT)
 }
 
-fn run_before_allocation_within(mf: &mut MFunction, limit: [usize; 2]) -> usize {
-    let live = compute_liveness(mf);
+fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usize; 2]) -> usize {
     let copies = copy_partners(mf);
     let classes = mf.vreg_class.clone();
     let class_index = move |r: Reg| {
@@ -85,7 +84,15 @@ fn run_before_allocation_within(mf: &mut MFunction, limit: [usize; 2]) -> usize 
     let mut changed = 0;
     for b in mf.layout.clone() {
         let insts = &mut mf.blocks[b.index()].insts;
-        let regions = regions(insts);
+        // Two instructions rarely gain from reordering; skipping such regions keeps
+        // the liveness walk below off the many tiny blocks of branchy code.
+        let regions: Vec<_> = regions(insts)
+            .into_iter()
+            .filter(|&(start, end, _)| end - start >= 3)
+            .collect();
+        if regions.is_empty() {
+            continue;
+        }
         // Live registers after each region's end, walking the block backwards.
         let mut after: Vec<BitSet> = Vec::with_capacity(regions.len());
         let mut cur = live.live_out[b.index()].clone();
@@ -520,6 +527,7 @@ fn schedule_region(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::liveness::compute_liveness;
     use crate::mir::{Addr, AluImmOp, AluOp, Base, Cond, MemOp};
 
     fn lw(rd: u32, base: u32, off: i64) -> MInst {
@@ -692,13 +700,15 @@ mod tests {
         let (cost, pressure) = cost_and_pressure(&orig);
         // Unbounded, the schedule hoists the loads: faster, but many values live.
         let mut free = orig.clone();
-        assert_eq!(run_before_allocation_within(&mut free, [64, 64]), 1);
+        let live = compute_liveness(&free);
+        assert_eq!(run_before_allocation_within(&mut free, &live, [64, 64]), 1);
         let (free_cost, free_pressure) = cost_and_pressure(&free);
         assert!(free_cost < cost && free_pressure > 4, "{free_pressure}");
         // Bounded by 4 registers: still faster, within the bound.
         assert!(pressure <= 4);
         let mut bounded = orig.clone();
-        assert_eq!(run_before_allocation_within(&mut bounded, [4, 4]), 1);
+        let live = compute_liveness(&bounded);
+        assert_eq!(run_before_allocation_within(&mut bounded, &live, [4, 4]), 1);
         let (bounded_cost, bounded_pressure) = cost_and_pressure(&bounded);
         assert!(bounded_cost < cost, "{bounded_cost} vs {cost}");
         assert!(bounded_pressure <= 4, "{bounded_pressure}");

@@ -4,16 +4,22 @@
 pub mod linear_scan;
 pub mod spill;
 
-use crate::liveness::{build_intervals, compute_liveness};
+use crate::liveness::{build_intervals, compute_liveness, Liveness};
 use crate::loops::loop_depths;
 use crate::mir::MFunction;
 use crate::BackendError;
 
 /// Replaces every virtual register of `mf` by a physical register or spill code.
 pub fn allocate(mf: &mut MFunction) -> Result<(), BackendError> {
-    let depths = loop_depths(mf);
     let live = compute_liveness(mf);
-    let intervals = build_intervals(mf, &live);
+    allocate_with(mf, &live)
+}
+
+/// [`allocate`] with the blocks' liveness already known (it does not change when
+/// instructions only move within their blocks, as the scheduler moves them).
+pub fn allocate_with(mf: &mut MFunction, live: &Liveness) -> Result<(), BackendError> {
+    let depths = loop_depths(mf);
+    let intervals = build_intervals(mf, live);
     let alloc = linear_scan::linear_scan(mf, &intervals, &depths);
     spill::rewrite(mf, &alloc)
 }
