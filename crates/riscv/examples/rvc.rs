@@ -51,7 +51,13 @@ fn run() -> ExitCode {
     if std::env::var_os("RVC_PRINT_IR").is_some() {
         eprintln!("{}", ir::print_module(&module));
     }
-    match riscv::emit_module(&module, &riscv::Options { opt_level: 1 }) {
+    match riscv::emit_module(
+        &module,
+        &riscv::Options {
+            opt_level: 1,
+            verify: true,
+        },
+    ) {
         Ok(asm) => {
             match out {
                 Some(o) => {

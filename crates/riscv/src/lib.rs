@@ -16,7 +16,9 @@
 //! emit                 text, with branch relaxation
 //! ```
 //!
-//! Globals are emitted by `globals`. The calling convention lives in `abi`.
+//! Globals are emitted by `globals`. The calling convention lives in `abi`. With
+//! [`Options::verify`], the machine IR verifier (`verify`) checks the function after
+//! every stage.
 
 pub mod abi;
 pub mod emit;
@@ -33,6 +35,7 @@ pub mod redundant_loads;
 pub mod regalloc;
 pub mod schedule;
 pub mod u74;
+pub mod verify;
 
 use ir::{EntityRef, Module};
 use std::fmt;
@@ -41,8 +44,10 @@ use std::fmt;
 #[derive(Clone, Debug, Default)]
 pub struct Options {
     /// Optimisation level: 0 selects and allocates only; 1 and above also hoist
-    /// loop-invariant instructions.
+    /// loop-invariant instructions and schedule.
     pub opt_level: u8,
+    /// Run the machine IR verifier ([`verify`]) after every stage.
+    pub verify: bool,
 }
 
 /// An error the back end reports instead of panicking: IR it cannot translate, or an
@@ -163,40 +168,46 @@ pub fn compile_function_timed(
     mut times: Option<&mut StageTimes>,
 ) -> Result<mir::MFunction, BackendError> {
     let mut clock = std::time::Instant::now();
-    let mut done = |name: &'static str, mf: &mir::MFunction| {
+    let mut done = |name: &'static str, mf: &mir::MFunction, stage: verify::Stage| {
         if let Some(t) = times.as_deref_mut() {
             t.add(name, clock.elapsed().as_secs_f64(), mir_insts(mf));
         }
+        if opts.verify {
+            verify::verify(mf, stage)
+                .map_err(|e| BackendError::new(format!("after {name}: {e}")))?;
+        }
         clock = std::time::Instant::now();
+        Ok::<(), BackendError>(())
     };
+    use verify::Stage;
     let mut mf = isel::select_function(m, fid, names)?;
-    done("isel", &mf);
+    done("isel", &mf, Stage::Virtual)?;
     if opts.opt_level >= 1 {
         licm::hoist_invariants(&mut mf);
-        done("licm (machine)", &mf);
+        done("licm (machine)", &mf, Stage::Virtual)?;
     }
     // Block liveness, shared by the pre-allocation scheduler and the allocator
     // (reordering within blocks leaves it unchanged).
     let live = liveness::compute_liveness(&mf);
-    done("liveness", &mf);
+    done("liveness", &mf, Stage::Virtual)?;
     if opts.opt_level >= 1 {
         schedule::run_before_allocation(&mut mf, &live);
-        done("schedule (pre-RA)", &mf);
+        done("schedule (pre-RA)", &mf, Stage::Virtual)?;
     }
     regalloc::allocate_with(&mut mf, &live)?;
-    done("regalloc", &mf);
+    done("regalloc", &mf, Stage::Allocated)?;
     if opts.opt_level >= 1 {
         redundant_loads::run(&mut mf);
-        done("redundant loads", &mf);
+        done("redundant loads", &mf, Stage::Allocated)?;
     }
     let fr = frame::lay_out(&mf);
     frame::lower_frame(&mut mf, &fr)?;
-    done("frame", &mf);
+    done("frame", &mf, Stage::FrameLaidOut)?;
     peephole::run(&mut mf);
-    done("peephole", &mf);
+    done("peephole", &mf, Stage::Final)?;
     if opts.opt_level >= 1 {
         schedule::run(&mut mf);
-        done("schedule", &mf);
+        done("schedule", &mf, Stage::Final)?;
     }
     Ok(mf)
 }
@@ -240,6 +251,48 @@ pub fn emit_module_timed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_stage_verifies_on_a_module_with_calls_loops_and_floats() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @putfloat(f32) -> void
+
+func @f(i32, f32) -> f32 {
+bb0(%0: i32, %1: f32):
+  %2 = alloc [i32; 4]
+  jump bb1(0, %1)
+bb1(%3: i32, %4: f32):
+  %5 = gep %2, %3, 4
+  store %3, %5
+  %6 = sitofp %3
+  %7 = fmul %4, %6
+  %8 = add %3, 1
+  %9 = slt %8, %0
+  br %9, bb1(%8, %7), bb2
+bb2:
+  %10 = gep %2, 1, 4
+  %11 = load i32, %10
+  call @putint(%11)
+  ret %7
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @f(4, 1.5)
+  call @putfloat(%0)
+  ret 0
+}
+"#;
+        let m = ir::parse_module(src).unwrap();
+        for opt_level in [0, 1, 2] {
+            let opts = Options {
+                opt_level,
+                verify: true,
+            };
+            emit_module(&m, &opts).unwrap_or_else(|e| panic!("-O{opt_level}: {e}"));
+        }
+    }
 
     #[test]
     fn register_like_names() {

@@ -29,8 +29,14 @@ fn compile_and_run(
     expected: &[u8],
 ) -> Result<(), Failed> {
     ir::verify_module(module).map_err(|e| format!("invalid IR: {e}"))?;
-    let asm = riscv::emit_module(module, &riscv::Options { opt_level: 1 })
-        .map_err(|e| format!("back end: {e}"))?;
+    let asm = riscv::emit_module(
+        module,
+        &riscv::Options {
+            opt_level: 1,
+            verify: true,
+        },
+    )
+    .map_err(|e| format!("back end: {e}"))?;
     let h = match harness::Harness::global() {
         Ok(h) => h,
         Err(e) => {
@@ -158,8 +164,14 @@ fn main() {
     trials.push(Trial::test("generated::many_stack_arguments", || {
         let (src, expected) = many_arguments_module(700);
         let module = ir::parse_module(&src).map_err(|e| e.to_string())?;
-        let asm = riscv::emit_module(&module, &riscv::Options { opt_level: 1 })
-            .map_err(|e| e.to_string())?;
+        let asm = riscv::emit_module(
+            &module,
+            &riscv::Options {
+                opt_level: 1,
+                verify: true,
+            },
+        )
+        .map_err(|e| e.to_string())?;
         // Outgoing arguments beyond 2 KiB are addressed from a few shared bases
         // (sp + 2048, sp + 4096) computed before the loop, not one address each
         // computed in the loop (or hoisted, and spilled).
@@ -187,8 +199,14 @@ fn main() {
             %x1 = mul %z, 3\n  %n = gep %p, 1, 4\n  %c = slt %n, %e\n\
             br %c, bb1(%n, %x1), bb2\nbb2:\n  call @putint(%x1)\n  ret 0\n}\n";
         let module = ir::parse_module(src).map_err(|e| e.to_string())?;
-        let asm = riscv::emit_module(&module, &riscv::Options { opt_level: 1 })
-            .map_err(|e| e.to_string())?;
+        let asm = riscv::emit_module(
+            &module,
+            &riscv::Options {
+                opt_level: 1,
+                verify: true,
+            },
+        )
+        .map_err(|e| e.to_string())?;
         let main = &asm[asm.find("main:").ok_or("no main")?..];
         let head = main.find("xor").ok_or("no xor")?;
         let start = main[..head].rfind(".LBB").ok_or("no loop label")?;

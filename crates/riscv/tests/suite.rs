@@ -25,7 +25,14 @@ fn compile(sy: &std::path::Path) -> Result<String, String> {
             let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
             let module = lower::lower_program(&program, false);
             ir::verify_module(&module).map_err(|e| format!("invalid IR from lowering: {e}"))?;
-            riscv::emit_module(&module, &riscv::Options { opt_level: 1 }).map_err(|e| e.to_string())
+            riscv::emit_module(
+                &module,
+                &riscv::Options {
+                    opt_level: 1,
+                    verify: true,
+                },
+            )
+            .map_err(|e| e.to_string())
         })
         .map_err(|e| e.to_string())?
         .join()

@@ -166,6 +166,7 @@ impl Driver {
             Emit::Asm => {
                 let opts = riscv::Options {
                     opt_level: self.opt_level,
+                    verify: self.verify_each,
                 };
                 let mut stages = riscv::StageTimes::default();
                 let times = timing().then_some(&mut stages);
@@ -319,8 +320,14 @@ pub fn compile_to_asm(
     ssa: SsaMode,
 ) -> Result<String, String> {
     let module = compile_to_ir(name, src, opt_level, ssa)?;
-    riscv::emit_module(&module, &riscv::Options { opt_level })
-        .map_err(|e| format!("{name}: error: {e}"))
+    riscv::emit_module(
+        &module,
+        &riscv::Options {
+            opt_level,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| format!("{name}: error: {e}"))
 }
 
 /// Writes `bytes` to `path` whole or not at all: into a new temporary file beside the

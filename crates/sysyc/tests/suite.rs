@@ -72,11 +72,13 @@ fn run_with_timeout(mut cmd: Command, timeout: Duration) -> Result<std::process:
     }
 }
 
-/// Compiles a case to assembly with `flags`; returns the `.s` path.
+/// Compiles a case to assembly with `flags`, verifying the IR after every pass and
+/// the machine IR after every back-end stage; returns the `.s` path.
 fn compile(case: &Case, tag: &str, flags: &[&str]) -> Result<PathBuf, Failed> {
     let asm = scratch_dir().join(format!("{}.{tag}.s", case.name.replace('/', "_")));
     let out = Command::new(SYSYC)
         .args(flags)
+        .arg("--verify-each")
         .arg("-S")
         .arg("-o")
         .arg(&asm)
