@@ -236,6 +236,9 @@ fn split_index(
         }
         return Some((a.invariant, step_stride, i32::try_from(a.offset).ok()?));
     }
+    if let Some(b) = counter_plus_invariant(f, l, g, index) {
+        return Some((Some(b), stride, 0));
+    }
     let offset = iv_plus_constant(f, l.counter.param, index)?;
     // (`i + c` wrapped can only land back in an object when `|c|` is near 2^31.)
     if offset != 0 && (offset.unsigned_abs() > 1 << 16 || !only_addresses(f, g)) {
@@ -284,6 +287,44 @@ fn pointer_iv(
         f.set_target(term, which, t);
     }
     p
+}
+
+/// `index = i + b` with `b` loop-invariant (any value), when the gep `g` may follow
+/// the exact pointer `base + (i + b) * stride` although no access through it need
+/// run on every iteration: the counter `i` counts up by one from a constant `>= 0`
+/// under a strict bound (so it never wraps and stays `>= 0`), `base` is the start of
+/// an object (a global or an `alloc`), and the address is only used to access
+/// memory. Then `i + b` is exact while it is at most `i32::MAX`; once it passes
+/// that (only possible for `b > 0`) the `i32` index is negative, before the start
+/// of the object, so the original could not access memory through it. Either way
+/// the accesses that do run see the same address.
+fn counter_plus_invariant(f: &Function, l: &LoopCounter, g: Inst, index: Value) -> Option<Value> {
+    let c = l.counter;
+    if c.step != 1 || c.inclusive || f.as_iconst(c.init).is_none_or(|v| v < 0) {
+        return None;
+    }
+    let InstKind::Gep { base, .. } = *f.kind(g) else {
+        return None;
+    };
+    let object_start = matches!(f.value_def(base), ir::ValueDef::Global(_))
+        || f.def_inst(base)
+            .is_some_and(|i| matches!(f.kind(i), InstKind::Alloc { .. }));
+    if !object_start || !only_addresses(f, g) {
+        return None;
+    }
+    let InstKind::Binary {
+        op: BinOp::Add,
+        args: [x, y],
+    } = *f.kind(f.def_inst(index)?)
+    else {
+        return None;
+    };
+    let invariant = |v: Value| !(l.in_loop)(v) && f.as_iconst(v).is_none();
+    match (x == c.param, y == c.param) {
+        (true, false) if invariant(y) => Some(y),
+        (false, true) if invariant(x) => Some(x),
+        _ => None,
+    }
 }
 
 /// `v` as the counter `iv` plus a constant.
@@ -666,6 +707,59 @@ bb2:
             assert!(!body.contains("gep @a, %"), "{out}");
             assert!(out.contains(", -1, 4") && out.contains(", 1, 4"), "{out}");
         }
+    }
+
+    /// `a[i + b]` read only on some iterations, `b` read at run time: the counter
+    /// counts up from 0, so the exact pointer is safe (a wrapped `i + b` is negative
+    /// and the guard keeps the access from running then), and the gep goes.
+    #[test]
+    fn conditional_access_at_counter_plus_invariant() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = add %2, %0
+  %5 = slt %4, 16
+  %6 = sge %4, 0
+  %7 = and %5, %6
+  br %7, bb2, bb3(%3)
+bb2:
+  %8 = add %2, %0
+  %9 = gep @a, %8, 4
+  %10 = load i32, %9
+  %11 = mul %3, 3
+  %12 = add %11, %10
+  jump bb3(%12)
+bb3(%13: i32):
+  %14 = add %2, 1
+  %15 = slt %14, %1
+  br %15, bb1(%14, %13), bb4
+bb4:
+  call @putint(%13)
+  ret 0
+}
+"#;
+        for stdin in ["3 10", "-5 12", "2147483640 20", "-2147483648 30", "0 0"] {
+            let out = same_behaviour(src, &["strength"], stdin);
+            let body = &out[out.find("bb1(").unwrap()..];
+            assert!(!body.contains("gep @a, %8"), "{stdin}: {out}");
+            assert!(out.contains(": ptr"), "{out}");
+        }
+        // Counting down, or from an unknown start, the pointer is not used.
+        let down = src.replace("jump bb1(0, 0)", "jump bb1(%1, 0)").replace(
+            "%14 = add %2, 1\n  %15 = slt %14, %1",
+            "%14 = add %2, -1\n  %15 = sgt %14, 0",
+        );
+        assert!(down.contains("sgt %14, 0"));
+        let out = same_behaviour(&down, &["strength"], "-3 9");
+        assert!(out.contains("gep @a, %8"), "{out}");
     }
 
     /// Without an access on every iteration (the loads only run when `s` is even), an
