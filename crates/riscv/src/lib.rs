@@ -34,6 +34,8 @@ pub mod peephole;
 pub mod redundant_loads;
 pub mod regalloc;
 pub mod schedule;
+#[cfg(test)]
+mod testinsts;
 pub mod u74;
 pub mod verify;
 

@@ -528,56 +528,8 @@ fn schedule_region(
 mod tests {
     use super::*;
     use crate::liveness::compute_liveness;
-    use crate::mir::{Addr, AluImmOp, AluOp, Base, Cond, MemOp};
-
-    fn lw(rd: u32, base: u32, off: i64) -> MInst {
-        MInst::Load {
-            op: MemOp::W,
-            rd: Reg::x(rd),
-            addr: Addr {
-                base: Base::Reg(Reg::x(base)),
-                off,
-            },
-        }
-    }
-
-    fn sw(src: u32, base: u32, off: i64) -> MInst {
-        MInst::Store {
-            op: MemOp::W,
-            src: Reg::x(src),
-            addr: Addr {
-                base: Base::Reg(Reg::x(base)),
-                off,
-            },
-        }
-    }
-
-    fn addw(rd: u32, a: u32, b: u32) -> MInst {
-        MInst::Alu {
-            op: AluOp::Addw,
-            rd: Reg::x(rd),
-            rs1: Reg::x(a),
-            rs2: Reg::x(b),
-        }
-    }
-
-    fn addi(rd: u32, rs1: u32, imm: i32) -> MInst {
-        MInst::AluImm {
-            op: AluImmOp::Addi,
-            rd: Reg::x(rd),
-            rs1: Reg::x(rs1),
-            imm,
-        }
-    }
-
-    fn bnez(r: u32) -> MInst {
-        MInst::Branch {
-            cond: Cond::Ne,
-            rs1: Reg::x(r),
-            rs2: Reg::x(0),
-            target: MBlock(0),
-        }
-    }
+    use crate::mir::{Addr, AluOp, Base, MemOp};
+    use crate::testinsts::{addi, addw, bnez, lw, sw};
 
     #[test]
     fn address_chains_start_first() {

@@ -404,64 +404,38 @@ pub fn cycles_with(insts: &[MInst], is_float: &dyn Fn(Reg) -> bool) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mir::{Addr, AluImmOp};
-
-    fn lw(rd: u32, base: u32, off: i64) -> MInst {
-        MInst::Load {
-            op: MemOp::W,
-            rd: Reg::x(rd),
-            addr: Addr {
-                base: Base::Reg(Reg::x(base)),
-                off,
-            },
-        }
-    }
-
-    fn addi(rd: u32, rs1: u32) -> MInst {
-        MInst::AluImm {
-            op: AluImmOp::Addi,
-            rd: Reg::x(rd),
-            rs1: Reg::x(rs1),
-            imm: 1,
-        }
-    }
-
-    fn mulw(rd: u32, a: u32, b: u32) -> MInst {
-        MInst::Alu {
-            op: AluOp::Mulw,
-            rd: Reg::x(rd),
-            rs1: Reg::x(a),
-            rs2: Reg::x(b),
-        }
-    }
+    use crate::testinsts::{addi, lw, mulw};
 
     #[test]
     fn independent_alu_ops_pair() {
         // Two independent adds issue together; a dependent third waits a cycle.
-        assert_eq!(cycles(&[addi(10, 11), addi(12, 13)]), 1);
-        assert_eq!(cycles(&[addi(10, 11), addi(12, 13), addi(14, 10)]), 2);
+        assert_eq!(cycles(&[addi(10, 11, 1), addi(12, 13, 1)]), 1);
+        assert_eq!(
+            cycles(&[addi(10, 11, 1), addi(12, 13, 1), addi(14, 10, 1)]),
+            2
+        );
     }
 
     #[test]
     fn loads_do_not_pair_with_loads() {
         assert_eq!(cycles(&[lw(10, 2, 0), lw(11, 2, 4)]), 2);
-        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 12)]), 1);
+        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 12, 1)]), 1);
     }
 
     #[test]
     fn late_alu_hides_load_latency_but_not_for_addresses() {
         // lw a0; addi a1, a0: the add runs late, one cycle after the load.
-        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 10)]), 2);
+        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 10, 1)]), 2);
         // lw a0; lw a1, 0(a0): the address waits the full 3 cycles.
         assert_eq!(cycles(&[lw(10, 2, 0), lw(11, 10, 0)]), 4);
         // lw a0; addi a1, a0 (late); lw a2, 0(a1): the late add's result reaches an
         // address 3 cycles after it issued.
-        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 10), lw(12, 11, 0)]), 5);
+        assert_eq!(cycles(&[lw(10, 2, 0), addi(11, 10, 1), lw(12, 11, 0)]), 5);
     }
 
     #[test]
     fn multiply_feeds_an_add_after_one_cycle_and_a_multiply_after_three() {
-        assert_eq!(cycles(&[mulw(10, 11, 12), addi(13, 10)]), 2);
+        assert_eq!(cycles(&[mulw(10, 11, 12), addi(13, 10, 1)]), 2);
         assert_eq!(cycles(&[mulw(10, 11, 12), mulw(13, 10, 10)]), 4);
     }
 
@@ -473,9 +447,9 @@ mod tests {
         // because every iteration starts its own load first.
         let body = [
             lw(10, 11, 0),
-            addi(11, 11),
+            addi(11, 11, 1),
             mulw(12, 10, 10),
-            addi(13, 12),
+            addi(13, 12, 1),
             MInst::Branch {
                 cond: crate::mir::Cond::Ne,
                 rs1: Reg::x(11),
@@ -496,7 +470,7 @@ mod tests {
                 rs1: Reg::x(14),
                 rs2: Reg::x(15),
             },
-            addi(13, 12),
+            addi(13, 12, 1),
             MInst::Branch {
                 cond: crate::mir::Cond::Ne,
                 rs1: Reg::x(11),
