@@ -199,6 +199,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "dce",
             "simplifycfg",
             "localconst",
+            "pow2div",
             "dce",
             "sink",
             "postinc",

@@ -74,7 +74,7 @@ pub fn run(m: &mut Module) -> usize {
 
 /// The globals some address of which `f` uses other than to load from it or to
 /// compute another address (a `gep` base): stored to, stored, passed, merged.
-fn escaping_globals(f: &Function) -> Vec<GlobalId> {
+pub(crate) fn escaping_globals(f: &Function) -> Vec<GlobalId> {
     let mut out = Vec::new();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {

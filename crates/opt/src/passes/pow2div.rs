@@ -27,11 +27,18 @@
 //! only if `2^(e + s) < K <= 2^(31 - s)`, so again `e + s + s <= 30`): positive,
 //! never wrapped, and `e` counts the shifts. The bias `x < 0 ? p - 1 : 0` cannot
 //! overflow the addition. Divisions by `p` outside the loop are left alone.
+//!
+//! The same holds for a divisor loaded from a read-only table of powers of two
+//! (`x / pow2[k]`), the exponent then coming from a companion table
+//! ([`by_power_table`]).
 
 use crate::analysis::{LoopForest, LoopId};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{
+    BinOp, Block, BlockCall, CmpOp, FuncId, Function, GlobalData, GlobalId, GlobalInit, Inst,
+    InstKind, Module, Type, Value, ValueDef,
+};
 
 /// The division-by-doubling-induction-variable pass.
 pub struct Pow2Div;
@@ -44,8 +51,119 @@ impl Pass for Pow2Div {
         "divide by a doubling induction variable with shifts"
     }
     fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
+        let tables = by_power_table(m) > 0;
+        super::each_function(m, |f| run(f) > 0) || tables
     }
+}
+
+/// The second rule: `x / t[k]` and `x % t[k]` with `t` a global no instruction can
+/// write (see [`super::constglobals`]) whose `i32` elements are all powers of two
+/// `<= 2^30` become the same shifts, the exponent loaded from a companion table
+/// `t.log2` of the elements' logarithms. Returns how many divisions changed.
+pub fn by_power_table(m: &mut Module) -> usize {
+    let mut written = vec![false; m.globals.len()];
+    for f in m.funcs.values() {
+        for g in super::constglobals::escaping_globals(f) {
+            written[ir::EntityRef::index(g)] = true;
+        }
+    }
+    // The tables, and for each function the divisions through them.
+    let mut tables: Vec<(GlobalId, Option<GlobalId>)> = Vec::new();
+    let mut sites: Vec<(FuncId, Inst, Value, usize)> = Vec::new();
+    for (fid, f) in m.funcs.iter() {
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                let InstKind::Binary {
+                    op: BinOp::SDiv | BinOp::SRem,
+                    args: [_, d],
+                } = *f.kind(i)
+                else {
+                    continue;
+                };
+                let Some((g, k)) = table_load(f, d) else {
+                    continue;
+                };
+                if written[ir::EntityRef::index(g)] || !powers_of_two(&m.globals[g]) {
+                    continue;
+                }
+                let t = match tables.iter().position(|&(t, _)| t == g) {
+                    Some(t) => t,
+                    None => {
+                        tables.push((g, None));
+                        tables.len() - 1
+                    }
+                };
+                sites.push((fid, i, k, t));
+            }
+        }
+    }
+    for t in &mut tables {
+        let g = &m.globals[t.0];
+        let words = (0..g.len as usize)
+            .map(|i| g.word(i).trailing_zeros())
+            .collect();
+        let log2 = GlobalData {
+            name: format!("{}.log2", g.name),
+            elem: Type::I32,
+            len: g.len,
+            init: GlobalInit::Words(words),
+        };
+        t.1 = Some(m.add_global(log2));
+    }
+    for &(fid, i, k, t) in &sites {
+        let f = &mut m.funcs[fid];
+        let InstKind::Binary { args: [_, d], .. } = *f.kind(i) else {
+            unreachable!("a division")
+        };
+        let table = f.global_addr(tables[t].1.expect("made above"));
+        let at = f.insert_inst_before(
+            i,
+            InstKind::Gep {
+                base: table,
+                index: k,
+                stride: 4,
+            },
+            Type::Ptr,
+        );
+        let at = f.inst_result(at).expect("gep has a result");
+        let e = f.insert_inst_before(
+            i,
+            InstKind::Load {
+                ty: Type::I32,
+                ptr: at,
+            },
+            Type::I32,
+        );
+        let e = f.inst_result(e).expect("load has a result");
+        rewrite(f, i, d, e);
+    }
+    sites.len()
+}
+
+/// `d = load i32, gep @t, k, 4`: the global and the index.
+fn table_load(f: &Function, d: Value) -> Option<(GlobalId, Value)> {
+    let InstKind::Load { ty: Type::I32, ptr } = *f.kind(f.def_inst(d)?) else {
+        return None;
+    };
+    let InstKind::Gep {
+        base,
+        index,
+        stride: 4,
+    } = *f.kind(f.def_inst(ptr)?)
+    else {
+        return None;
+    };
+    match f.value_def(base) {
+        ValueDef::Global(g) => Some((g, index)),
+        _ => None,
+    }
+}
+
+/// Whether every element of `g` (an `i32` array) is `2^e` with `e <= 30`.
+fn powers_of_two(g: &GlobalData) -> bool {
+    g.elem == Type::I32
+        && g.len > 0
+        && (0..g.len as usize).all(|i| log2(g.word(i) as i32).is_some_and(|e| e <= 30))
 }
 
 /// A loop with one entry edge and one latch ending in a conditional branch.
@@ -352,6 +470,60 @@ bb2:
             let out = same_behaviour(&src, &["pow2div"], stdin);
             assert_eq!(divisions(&out), 0, "{out}");
         }
+    }
+
+    const TABLE: &str = r#"
+global @t: [i32; 6] = [1, 2, 4, 8, 1024, 1073741824]
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = gep @t, %1, 4
+  %3 = load i32, %2
+  %4 = sdiv %0, %3
+  %5 = srem %0, %3
+  call @putint(%4)
+  call @putint(%5)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn divisions_by_a_table_of_powers_of_two_become_shifts() {
+        for stdin in [
+            "-7 0",
+            "-7 2",
+            "12345 3",
+            "-2147483648 5",
+            "2147483647 5",
+            "-1025 4",
+        ] {
+            let out = same_behaviour(TABLE, &["pow2div"], stdin);
+            assert_eq!(
+                out.matches("sdiv").count() + out.matches("srem").count(),
+                0,
+                "{out}"
+            );
+            assert!(
+                out.contains("global @t.log2: [i32; 6] = [0, 1, 2, 3, 10, 30]"),
+                "{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn tables_that_are_not_all_powers_or_can_be_written_stay() {
+        let three = TABLE.replace("[1, 2, 4, 8,", "[1, 2, 3, 8,");
+        assert!(run(&three, &["pow2div"]).contains("sdiv %0, %3"));
+        let big = TABLE.replace("1073741824]", "-2147483648]");
+        assert!(run(&big, &["pow2div"]).contains("sdiv %0, %3"));
+        let written = TABLE.replace("  %3 = load i32, %2", "  store 16, %2\n  %3 = load i32, %2");
+        assert!(written.contains("store 16"));
+        assert!(run(&written, &["pow2div"]).contains("sdiv %0, %3"));
     }
 
     #[test]
