@@ -21,7 +21,9 @@ struct Cli {
     /// Output file; `-` or none writes to stdout.
     #[arg(short = 'o')]
     output: Option<PathBuf>,
-    /// Optimisation level: -O0, -O1 or -O2.
+    /// Optimisation level: -O0 compiles without optimising; -O1, -O2 and -O3 all run
+    /// the full pipeline and back end (the contest compiles its performance cases
+    /// with -O1). A repeated -O takes the last.
     #[arg(short = 'O', default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// What to write instead of assembly.

@@ -174,3 +174,23 @@ fn time_passes_prints_a_row_per_stage_and_leaves_the_output_alone() {
     let gvn = table.lines().find(|l| l.ends_with("  gvn")).unwrap();
     assert_eq!(gvn.split_whitespace().nth(2), Some("2"), "{gvn}");
 }
+
+#[test]
+fn help_documents_every_optimisation_level_the_parser_accepts() {
+    let help = text(&sysyc(&["--help"]).stdout);
+    let line = help
+        .lines()
+        .find(|l| l.trim_start().starts_with("-O"))
+        .unwrap();
+    for level in ["-O0", "-O1", "-O2", "-O3"] {
+        assert!(help.contains(level), "{level} in:\n{line}");
+    }
+    let p = program();
+    let p = p.to_str().unwrap();
+    let o3 = sysyc(&["-O3", "-S", p]);
+    assert!(o3.status.success(), "{}", text(&o3.stderr));
+    assert_eq!(o3.stdout, sysyc(&["-O2", "-S", p]).stdout, "-O3 is -O2");
+    let o4 = sysyc(&["-O4", "-S", p]);
+    assert!(!o4.status.success());
+    assert!(text(&o4.stderr).contains("0..=3"), "{}", text(&o4.stderr));
+}
