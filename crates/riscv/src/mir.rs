@@ -614,6 +614,14 @@ impl MInst {
         )
     }
 
+    /// Whether this ends a block: a branch, jump, return or tail call.
+    pub fn is_terminator(&self) -> bool {
+        matches!(
+            self,
+            MInst::Branch { .. } | MInst::Jump { .. } | MInst::Ret { .. } | MInst::TailCall { .. }
+        )
+    }
+
     /// Whether this is a call (clobbering caller-saved registers).
     pub fn is_call(&self) -> bool {
         matches!(self, MInst::Call { .. })

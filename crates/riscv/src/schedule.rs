@@ -267,19 +267,12 @@ impl<'a> Pressure<'a> {
     }
 }
 
-fn is_terminator(i: &MInst) -> bool {
-    matches!(
-        i,
-        MInst::Branch { .. } | MInst::Jump { .. } | MInst::Ret { .. } | MInst::TailCall { .. }
-    )
-}
-
 /// The regions of a block: `(start, end, tail_end)`, where `start..end` may be
 /// reordered and `end..tail_end` is the code after it that the cost judges too.
 fn regions(insts: &[MInst]) -> Vec<(usize, usize, usize)> {
     let body_end = insts
         .iter()
-        .rposition(|i| !is_terminator(i))
+        .rposition(|i| !i.is_terminator())
         .map_or(0, |p| p + 1);
     let mut out = Vec::new();
     let mut start = 0;

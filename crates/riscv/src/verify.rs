@@ -75,16 +75,9 @@ pub fn verify(mf: &MFunction, stage: Stage) -> Result<(), BackendError> {
     Ok(())
 }
 
-fn is_terminator(i: &MInst) -> bool {
-    matches!(
-        i,
-        MInst::Branch { .. } | MInst::Jump { .. } | MInst::Ret { .. } | MInst::TailCall { .. }
-    )
-}
-
 /// The terminator rules for one block's instructions.
 fn terminators(insts: &[MInst], stage: Stage, has_next: bool) -> Result<(), String> {
-    let body = insts.iter().take_while(|i| !is_terminator(i)).count();
+    let body = insts.iter().take_while(|i| !i.is_terminator()).count();
     let tail = &insts[body..];
     let ok = match tail {
         [] => stage == Stage::Final && has_next,
@@ -94,7 +87,7 @@ fn terminators(insts: &[MInst], stage: Stage, has_next: bool) -> Result<(), Stri
     };
     if ok {
         Ok(())
-    } else if tail.iter().skip(1).any(|i| !is_terminator(i)) {
+    } else if tail.iter().skip(1).any(|i| !i.is_terminator()) {
         Err("an instruction after a terminator".into())
     } else {
         Err(format!(

@@ -70,12 +70,17 @@ thread_local! {
 }
 
 /// Adds a row to the running `--time-passes` report, if any.
-fn record(name: &str, start: Instant, size: Size) {
+fn add_row(name: &str, seconds: f64, size: Size) {
     REPORT.with(|r| {
         if let Some(r) = r.borrow_mut().as_mut() {
-            r.add(name, start.elapsed().as_secs_f64(), size);
+            r.add(name, seconds, size);
         }
     });
+}
+
+/// Adds a row for a stage that began at `start`.
+fn record(name: &str, start: Instant, size: Size) {
+    add_row(name, start.elapsed().as_secs_f64(), size);
 }
 
 fn timing() -> bool {
@@ -172,14 +177,10 @@ impl Driver {
                 let times = timing().then_some(&mut stages);
                 let asm = riscv::emit_module_timed(&module, &opts, times)
                     .map_err(|e| format!("{name}: error: {e}"))?;
-                REPORT.with(|r| {
-                    if let Some(r) = r.borrow_mut().as_mut() {
-                        for s in &stages.stages {
-                            let name = format!("back end: {}", s.name);
-                            r.add(&name, s.seconds, Size::Machine(s.insts_after));
-                        }
-                    }
-                });
+                for s in &stages.stages {
+                    let name = format!("back end: {}", s.name);
+                    add_row(&name, s.seconds, Size::Machine(s.insts_after));
+                }
                 self.write_output(asm.as_bytes())?;
                 Ok(0)
             }
@@ -242,15 +243,11 @@ impl Driver {
         }
         let result = opt::run_passes(module, &names, &mut opts);
         for t in &passes {
-            REPORT.with(|r| {
-                if let Some(r) = r.borrow_mut().as_mut() {
-                    r.add(
-                        t.name,
-                        t.seconds,
-                        Size::Change(t.insts_before, t.insts_after),
-                    );
-                }
-            });
+            add_row(
+                t.name,
+                t.seconds,
+                Size::Change(t.insts_before, t.insts_after),
+            );
         }
         result
     }
