@@ -14,6 +14,7 @@ mod plugin;
 mod report;
 mod results;
 mod runner;
+mod scaling;
 mod stats;
 mod svg;
 mod symbols;
@@ -51,6 +52,28 @@ enum Command {
         a: PathBuf,
         /// The new report.
         b: PathBuf,
+    },
+    /// Compile time and peak memory of sysyc on generated programs at 1x, 4x and
+    /// 16x along each dimension, with the growth ratio per 4x.
+    Scaling {
+        /// The sysyc binary [default: $CARGO_TARGET_DIR or <repo>/target, then release/sysyc]
+        #[arg(long)]
+        sysyc: Option<PathBuf>,
+        /// sysyc optimisation level (-O LEVEL)
+        #[arg(short = 'O', long = "opt", default_value_t = 2)]
+        opt: u32,
+        /// Only these dimensions (comma-separated; see the table for names)
+        #[arg(long, value_delimiter = ',')]
+        only: Vec<String>,
+        /// Largest scale factor (1, 4, 16, 64, ...)
+        #[arg(long, default_value_t = 16)]
+        max_factor: usize,
+        /// Timeout per compile, in seconds
+        #[arg(long, default_value_t = 120)]
+        timeout: u64,
+        /// Keep the generated programs in this directory
+        #[arg(long)]
+        work_dir: Option<PathBuf>,
     },
     /// Print a .sy file as the C the reference compilers see (prelude included).
     #[command(name = "to-c")]
@@ -109,6 +132,14 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Compare { a, b }) => compare_cmd(&a, &b),
         Some(Command::ToC { sy }) => compile::to_c(&sy).map(|c| print!("{c}")),
+        Some(Command::Scaling {
+            sysyc,
+            opt,
+            only,
+            max_factor,
+            timeout,
+            work_dir,
+        }) => scaling_cmd(sysyc, opt, &only, max_factor, timeout, work_dir),
         None => bench_cmd(&cli.run),
     };
     match result {
@@ -124,6 +155,43 @@ fn compare_cmd(a: &std::path::Path, b: &std::path::Path) -> Result<(), String> {
     let (old, new) = (Report::load(a)?, Report::load(b)?);
     print!("{}", compare::render(&old, &new));
     Ok(())
+}
+
+fn scaling_cmd(
+    sysyc: Option<PathBuf>,
+    opt: u32,
+    only: &[String],
+    max_factor: usize,
+    timeout: u64,
+    work_dir: Option<PathBuf>,
+) -> Result<(), String> {
+    let sysyc = sysyc.unwrap_or_else(default_sysyc);
+    if !sysyc.is_file() {
+        return Err(format!(
+            "sysyc not found at {} (use --sysyc PATH)",
+            sysyc.display()
+        ));
+    }
+    let work = match work_dir {
+        Some(d) => d,
+        None => {
+            let cache = default_cache_dir();
+            fs::create_dir_all(&cache).map_err(|e| e.to_string())?;
+            unique_temp_dir(&cache).map_err(|e| e.to_string())?
+        }
+    };
+    fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    scaling::run(
+        &scaling::ScalingOptions {
+            sysyc: &sysyc,
+            opt,
+            only,
+            max_factor: max_factor.max(1),
+            timeout: Duration::from_secs(timeout),
+            work: &work,
+        },
+        &mut |line| println!("{line}"),
+    )
 }
 
 fn default_sysyc() -> PathBuf {

@@ -17,6 +17,14 @@ use crate::loops::loop_info;
 use crate::mir::*;
 use rustc_hash::FxHashMap;
 
+/// At most this many registers of each class are hoisted into one loop's
+/// preheader: each hoisted result stays live across the whole loop, and past the
+/// registers the loop has free the allocator would spill them, turning one cheap
+/// instruction per use into a reload (the register-pressure limit of LLVM's
+/// `MachineLICM`, as a fixed budget: about half of each register file). The rest
+/// stay in the loop, in layout order.
+pub const HOIST_LIMIT: usize = 16;
+
 fn hoistable_kind(i: &MInst) -> bool {
     matches!(
         i,
@@ -78,6 +86,10 @@ pub fn hoist_invariants(mf: &mut MFunction) {
             .filter(|b| loops[li].body.get(b.index()).copied().unwrap_or(false))
             .collect();
         let mut hoisted: Vec<MInst> = Vec::new();
+        // Hoisted instructions with their result register zeroed, to the result.
+        let mut hoisted_by_key: FxHashMap<MInst, Reg> = FxHashMap::default();
+        // Registers each class's hoisted results occupy across the loop.
+        let mut budget = [HOIST_LIMIT; 2];
         let mut moved: Vec<bool> = vec![false; nv];
         for &b in &body_blocks {
             let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
@@ -117,27 +129,24 @@ pub fn hoist_invariants(mf: &mut MFunction) {
                             *r = ZERO;
                         }
                     });
-                    let dup = hoisted.iter().find_map(|h| {
-                        let mut k = h.clone();
-                        let mut hd = ZERO;
-                        k.map_regs(|r, is_def| {
-                            if is_def {
-                                hd = *r;
-                                *r = ZERO;
-                            }
-                        });
-                        (k == key).then_some(hd)
-                    });
-                    moved[rd.vindex()] = true;
-                    match dup {
-                        Some(first) if mf.class_of(first) == mf.class_of(rd) => {
+                    let class = usize::from(mf.class_of(rd) == RegClass::Float);
+                    match hoisted_by_key.get(&key) {
+                        Some(&first) if mf.class_of(first) == mf.class_of(rd) => {
+                            moved[rd.vindex()] = true;
                             rename.insert(rd, first);
+                            continue;
                         }
-                        _ => hoisted.push(inst),
+                        _ if budget[class] > 0 => {
+                            budget[class] -= 1;
+                            moved[rd.vindex()] = true;
+                            hoisted_by_key.entry(key).or_insert(rd);
+                            hoisted.push(inst);
+                            continue;
+                        }
+                        _ => {}
                     }
-                } else {
-                    keep.push(inst);
                 }
+                keep.push(inst);
             }
             mf.blocks[b.index()].insts = keep;
         }
@@ -264,5 +273,70 @@ mod tests {
             ]
         );
         assert_eq!(mf.blocks[2].insts.len(), 2, "{:?}", mf.blocks[2].insts);
+    }
+
+    /// A loop using more distinct constants than the budget: the first
+    /// `HOIST_LIMIT` leave it, the rest stay next to their uses; repeated
+    /// constants still merge with the hoisted copy.
+    #[test]
+    fn hoisting_stops_at_the_register_budget() {
+        // b0 -> b1 (header and latch) -> b1 | b2
+        let mut mf = MFunction::new("t".into(), false);
+        let b: Vec<MBlock> = (0..3).map(|_| mf.new_block()).collect();
+        mf.layout = b.clone();
+        let i = mf.new_vreg(RegClass::Int);
+        let acc = mf.new_vreg(RegClass::Int);
+        mf.blocks[0].insts = vec![
+            MInst::Li { rd: i, imm: 0 },
+            MInst::Mv { rd: i, rs: ZERO },
+            MInst::Jump { target: b[1] },
+        ];
+        let mut body = Vec::new();
+        let n = HOIST_LIMIT + 10;
+        for k in 0..n + 1 {
+            let c = mf.new_vreg(RegClass::Int);
+            // The last constant repeats the first.
+            let imm = if k == n { 1000 } else { 1000 + k as i64 };
+            body.push(MInst::Li { rd: c, imm });
+            body.push(MInst::Alu {
+                op: AluOp::Add,
+                rd: acc,
+                rs1: i,
+                rs2: c,
+            });
+        }
+        body.push(MInst::Alu {
+            op: AluOp::Add,
+            rd: i,
+            rs1: i,
+            rs2: acc,
+        });
+        body.push(MInst::Branch {
+            cond: Cond::Lt,
+            rs1: i,
+            rs2: acc,
+            target: b[1],
+        });
+        body.push(MInst::Jump { target: b[2] });
+        mf.blocks[1].insts = body;
+        mf.blocks[2].insts = vec![MInst::Ret { value: None }];
+        hoist_invariants(&mut mf);
+        let count_li = |insts: &[MInst]| {
+            insts
+                .iter()
+                .filter(|i| matches!(i, MInst::Li { imm, .. } if *imm >= 1000))
+                .count()
+        };
+        assert_eq!(count_li(&mf.blocks[0].insts), HOIST_LIMIT);
+        assert_eq!(count_li(&mf.blocks[1].insts), n - HOIST_LIMIT);
+        let kept: Vec<i64> = mf.blocks[1]
+            .insts
+            .iter()
+            .filter_map(|i| match i {
+                MInst::Li { imm, .. } => Some(*imm),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(kept[0], 1000 + HOIST_LIMIT as i64, "{kept:?}");
     }
 }

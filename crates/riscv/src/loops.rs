@@ -96,17 +96,34 @@ pub fn loop_info(mf: &MFunction) -> LoopInfo {
             }
         }
     }
-    let dominates = |a: usize, mut b: usize| -> bool {
-        loop {
-            if a == b {
-                return true;
-            }
-            let d = idom[b];
-            if d == b || d == usize::MAX {
-                return false;
-            }
-            b = d;
+    // Dominance in constant time: `a` dominates `b` when `b`'s pre-order number in
+    // the dominator tree falls in `a`'s subtree interval. (Walking up the idom
+    // chain per back-edge test is quadratic in long chains of blocks.)
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
+    for &b in &rpo[1..] {
+        if idom[b] != usize::MAX {
+            children[idom[b]].push(b);
         }
+    }
+    let mut pre = vec![usize::MAX; n];
+    let mut last = vec![0usize; n];
+    let mut counter = 0;
+    let mut walk = vec![(entry.index(), 0usize)];
+    pre[entry.index()] = counter;
+    counter += 1;
+    while let Some(&mut (b, ref mut k)) = walk.last_mut() {
+        if let Some(&c) = children[b].get(*k) {
+            *k += 1;
+            pre[c] = counter;
+            counter += 1;
+            walk.push((c, 0));
+        } else {
+            last[b] = counter;
+            walk.pop();
+        }
+    }
+    let dominates = |a: usize, b: usize| -> bool {
+        pre[a] != usize::MAX && pre[b] != usize::MAX && pre[a] <= pre[b] && pre[b] < last[a]
     };
     // Natural loops, merged per header.
     let mut in_loop: Vec<Vec<bool>> = Vec::new();

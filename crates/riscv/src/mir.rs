@@ -375,7 +375,7 @@ impl Cond {
 }
 
 /// A machine instruction.
-#[derive(Clone, PartialEq, Debug)]
+#[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub enum MInst {
     Alu {
         op: AluOp,

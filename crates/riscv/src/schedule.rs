@@ -36,7 +36,7 @@
 
 use std::collections::HashMap;
 
-use crate::liveness::{tracked, BitSet, Liveness};
+use crate::liveness::{tracked, LiveRegs, Liveness};
 use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, SP};
 use crate::u74::{self, Machine, Timing, UseKind};
 
@@ -94,8 +94,8 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
             continue;
         }
         // Live registers after each region's end, walking the block backwards.
-        let mut after: Vec<BitSet> = Vec::with_capacity(regions.len());
-        let mut cur = live.live_out[b.index()].clone();
+        let mut after: Vec<LiveRegs> = Vec::with_capacity(regions.len());
+        let mut cur = LiveRegs::from(&live.live_out[b.index()]);
         let mut pos = insts.len();
         for &(_, end, _) in regions.iter().rev() {
             while pos > end {
@@ -118,7 +118,7 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
 }
 
 /// `live` before `i`, given `live` after it.
-fn step_back(live: &mut BitSet, i: &MInst) {
+fn step_back(live: &mut LiveRegs, i: &MInst) {
     i.for_each_def(|r| {
         if tracked(r) {
             live.remove(r.0 as usize)
@@ -133,7 +133,7 @@ fn step_back(live: &mut BitSet, i: &MInst) {
 
 /// The most registers of each file live at once within `code`, given what is live
 /// after it.
-fn max_pressure(code: &[MInst], live_after: &BitSet, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
+fn max_pressure(code: &[MInst], live_after: &LiveRegs, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
     let mut live = live_after.clone();
     let mut count = [0usize; 2];
     for r in live.iter() {
@@ -163,8 +163,8 @@ fn max_pressure(code: &[MInst], live_after: &BitSet, class: &dyn Fn(Reg) -> usiz
 /// left to place.
 struct Pressure<'a> {
     class: &'a dyn Fn(Reg) -> usize,
-    live_after: &'a BitSet,
-    live: BitSet,
+    live_after: &'a LiveRegs,
+    live: LiveRegs,
     remaining: HashMap<u32, usize>,
     count: [usize; 2],
     /// Per file: the limit asked for, or the region's own pressure if higher.
@@ -174,7 +174,7 @@ struct Pressure<'a> {
 impl<'a> Pressure<'a> {
     fn new(
         region: &[MInst],
-        live_after: &'a BitSet,
+        live_after: &'a LiveRegs,
         class: &'a dyn Fn(Reg) -> usize,
         limit: [usize; 2],
     ) -> Self {
@@ -634,7 +634,7 @@ mod tests {
     fn cost_and_pressure(mf: &MFunction) -> (u64, usize) {
         let insts = &mf.blocks[0].insts;
         let class = |r: Reg| usize::from(!r.is_virtual() && r.phys_class() == RegClass::Float);
-        let live_out = BitSet::new(64 + mf.num_vregs());
+        let live_out = LiveRegs::new();
         let pressure = max_pressure(&insts[..insts.len() - 1], &live_out, &class);
         (u74::cycles(insts), pressure[0])
     }

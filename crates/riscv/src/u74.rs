@@ -244,8 +244,12 @@ pub fn timing_with(i: &MInst, is_float: &dyn Fn(Reg) -> bool) -> Timing {
 /// cycle being filled.
 #[derive(Clone, Debug)]
 pub struct Machine {
+    /// Cycle each physical register's value is ready for early and late use.
     early: Vec<u64>,
     late: Vec<u64>,
+    /// The same for virtual registers (scheduling before allocation), hashed: a
+    /// region touches few of a function's many virtual registers.
+    virt: rustc_hash::FxHashMap<u32, (u64, u64)>,
     int_div_free: u64,
     fp_div_free: u64,
     /// Cycle of the last issue and what it holds.
@@ -263,6 +267,7 @@ impl Default for Machine {
         Machine {
             early: vec![0; NUM_PREGS as usize],
             late: vec![0; NUM_PREGS as usize],
+            virt: Default::default(),
             int_div_free: 0,
             fp_div_free: 0,
             cycle: 0,
@@ -274,8 +279,20 @@ impl Default for Machine {
 }
 
 impl Machine {
-    fn ready(v: &[u64], r: Reg) -> u64 {
-        v.get(r.0 as usize).copied().unwrap_or(0)
+    /// When `r` is ready for an early use.
+    fn early_ready(&self, r: Reg) -> u64 {
+        match self.early.get(r.0 as usize) {
+            Some(&c) => c,
+            None => self.virt.get(&r.0).map_or(0, |v| v.0),
+        }
+    }
+
+    /// When `r` is ready for a late use.
+    fn late_ready(&self, r: Reg) -> u64 {
+        match self.late.get(r.0 as usize) {
+            Some(&c) => c,
+            None => self.virt.get(&r.0).map_or(0, |v| v.1),
+        }
     }
 
     /// The cycle `t` would issue in if it came next, and whether it would run in
@@ -286,11 +303,11 @@ impl Machine {
         let mut early_all = 0;
         let mut need = 0;
         for &(r, kind) in &t.uses {
-            let e = Self::ready(&self.early, r);
+            let e = self.early_ready(r);
             early_all = early_all.max(e);
             need = need.max(match kind {
                 UseKind::Early => e,
-                UseKind::Late => Self::ready(&self.late, r),
+                UseKind::Late => self.late_ready(r),
             });
         }
         if t.late_alu {
@@ -298,7 +315,7 @@ impl Machine {
             let late_all = t
                 .uses
                 .iter()
-                .map(|&(r, _)| Self::ready(&self.late, r))
+                .map(|&(r, _)| self.late_ready(r))
                 .max()
                 .unwrap_or(0);
             at = at.max(late_all);
@@ -335,13 +352,14 @@ impl Machine {
         }
         for &r in &t.defs {
             let k = r.0 as usize;
-            if k >= self.early.len() {
-                // A virtual register (scheduling before allocation).
-                self.early.resize(k + 1, 0);
-                self.late.resize(k + 1, 0);
+            let early = at + if ran_late { 3 } else { t.early as u64 };
+            let late = at + t.late as u64;
+            if k < self.early.len() {
+                self.early[k] = early;
+                self.late[k] = late;
+            } else {
+                self.virt.insert(r.0, (early, late));
             }
-            self.early[k] = at + if ran_late { 3 } else { t.early as u64 };
-            self.late[k] = at + t.late as u64;
         }
         if t.control {
             self.next_min = at + 2;

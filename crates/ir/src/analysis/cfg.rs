@@ -13,6 +13,8 @@ pub struct ControlFlowGraph {
     succs: SecondaryMap<Block, Vec<Block>>,
     /// Reachable blocks in reverse post-order.
     rpo: Vec<Block>,
+    /// Whether edges changed (by [`Self::update_edges_of`]) since `rpo` was computed.
+    rpo_stale: bool,
 }
 
 impl ControlFlowGraph {
@@ -62,8 +64,33 @@ impl ControlFlowGraph {
     }
 
     /// Reachable blocks in reverse post-order (entry first).
+    ///
+    /// # Panics
+    /// After [`Self::update_edges_of`], which does not maintain the order.
     pub fn rpo(&self) -> &[Block] {
+        assert!(
+            !self.rpo_stale,
+            "the reverse post-order is stale after an edge update"
+        );
         &self.rpo
+    }
+
+    /// Re-reads the outgoing edges of `b` from `func` (after its terminator
+    /// changed, or for a new block): the predecessor and successor lists are
+    /// updated in time proportional to the edges involved. The reverse post-order
+    /// is not maintained; [`Self::rpo`] refuses to answer afterwards.
+    pub fn update_edges_of(&mut self, func: &Function, b: Block) {
+        for s in std::mem::take(&mut self.succs[b]) {
+            let preds = &mut self.preds[s];
+            if let Some(k) = preds.iter().position(|&p| p == b) {
+                preds.remove(k);
+            }
+        }
+        for s in func.successors(b) {
+            self.succs[b].push(s);
+            self.preds[s].push(b);
+        }
+        self.rpo_stale = true;
     }
 
     /// Distinct predecessors of `b`, in first-edge order.
@@ -75,5 +102,68 @@ impl ControlFlowGraph {
             }
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{parse_module, BlockCall};
+
+    /// After retargeting an edge and adding a block, the updated lists equal a
+    /// fresh computation's (as multisets: the order of predecessors may differ).
+    #[test]
+    fn edge_updates_match_a_fresh_computation() {
+        let mut m = parse_module(
+            r#"
+func @main() -> i32 {
+bb0:
+  br 1, bb1, bb2
+bb1:
+  jump bb3
+bb2:
+  jump bb3
+bb3:
+  ret 0
+}
+"#,
+        )
+        .unwrap();
+        let f = m.funcs.values_mut().next().unwrap();
+        let mut cfg = ControlFlowGraph::compute(f);
+        let blocks: Vec<Block> = f.layout.blocks().collect();
+        let (b0, b2, b3) = (blocks[0], blocks[2], blocks[3]);
+        // A new block between bb2 and bb3, and bb0's second arm straight to bb3.
+        let nb = f.create_block();
+        f.layout.insert_block_after(nb, b2);
+        f.append_inst(
+            nb,
+            crate::InstKind::Jump {
+                dest: BlockCall::new(b3, vec![]),
+            },
+            crate::Type::Void,
+        );
+        cfg.update_edges_of(f, nb);
+        let term = f.terminator(b2).unwrap();
+        f.set_target(term, 0, BlockCall::new(nb, vec![]));
+        cfg.update_edges_of(f, b2);
+        let term = f.terminator(b0).unwrap();
+        f.set_target(term, 1, BlockCall::new(b3, vec![]));
+        cfg.update_edges_of(f, b0);
+
+        let fresh = ControlFlowGraph::compute(f);
+        for b in f.layout.blocks() {
+            let sorted = |v: &[Block]| {
+                let mut v = v.to_vec();
+                v.sort();
+                v
+            };
+            assert_eq!(sorted(cfg.preds(b)), sorted(fresh.preds(b)), "{b}");
+            assert_eq!(cfg.succs(b), fresh.succs(b), "{b}");
+        }
+        assert!(fresh.preds(b2).is_empty());
+        assert_eq!(fresh.preds(b3).len(), 3);
+        let stale = std::panic::catch_unwind(|| cfg.rpo().len());
+        assert!(stale.is_err(), "rpo after an edge update must refuse");
     }
 }

@@ -39,6 +39,10 @@ pub struct LoopId(pub u32);
 pub struct LoopForest {
     loops: Vec<Loop>,
     innermost: SecondaryMap<Block, Option<LoopId>>,
+    /// Each loop's interval in a pre-order numbering of the nesting forest: a loop
+    /// contains exactly the loops whose first number falls in its interval, so
+    /// [`Self::contains`] takes constant time however deep the nest.
+    span: Vec<(u32, u32)>,
 }
 
 impl LoopForest {
@@ -112,6 +116,7 @@ impl LoopForest {
             l.children.sort_by_key(|c| c.0);
             l.latches.sort_by_key(|&b| rpo_num[b]);
         }
+        lf.number_nest();
         for &b in cfg.rpo() {
             let mut cur = lf.innermost[b];
             while let Some(l) = cur {
@@ -120,6 +125,38 @@ impl LoopForest {
             }
         }
         lf
+    }
+
+    /// Numbers the nesting forest in pre-order (iteratively: nests can be deep).
+    fn number_nest(&mut self) {
+        self.span = vec![(0, 0); self.loops.len()];
+        let mut next = 0u32;
+        let roots: Vec<usize> = (0..self.loops.len())
+            .filter(|&i| self.loops[i].parent.is_none())
+            .collect();
+        for root in roots {
+            let mut stack = vec![(root, 0usize)];
+            self.span[root].0 = next;
+            next += 1;
+            while let Some(&mut (l, ref mut k)) = stack.last_mut() {
+                if let Some(&c) = self.loops[l].children.get(*k) {
+                    *k += 1;
+                    let c = c.0 as usize;
+                    self.span[c].0 = next;
+                    next += 1;
+                    stack.push((c, 0));
+                } else {
+                    self.span[l].1 = next;
+                    stack.pop();
+                }
+            }
+        }
+    }
+
+    /// Whether loop `inner` is `outer` or nested in it.
+    pub fn nested_in(&self, inner: LoopId, outer: LoopId) -> bool {
+        let (start, end) = self.span[outer.0 as usize];
+        (start..end).contains(&self.span[inner.0 as usize].0)
     }
 
     /// All loops, innermost first (each loop's id is smaller than its parent's).
@@ -162,14 +199,7 @@ impl LoopForest {
 
     /// Whether loop `l` contains block `b` (directly or in a nested loop).
     pub fn contains(&self, l: LoopId, b: Block) -> bool {
-        let mut cur = self.innermost[b];
-        while let Some(c) = cur {
-            if c == l {
-                return true;
-            }
-            cur = self.get(c).parent;
-        }
-        false
+        self.innermost[b].is_some_and(|inner| self.nested_in(inner, l))
     }
 
     /// The preheader of `l`: the unique predecessor of the header from outside the
@@ -319,5 +349,37 @@ mod tests {
         let l1 = lf.get(l2).parent.unwrap();
         assert_eq!(lf.get(l1).parent, None);
         assert!(lf.contains(l1, b[3]) && !lf.contains(l3, b[4]));
+    }
+
+    #[test]
+    fn siblings_and_separate_loops_do_not_contain_each_other() {
+        // Outer loop 1..4 holds two self-loops 2 and 3; loop 6 comes after it.
+        let (lf, _, b) = forest(
+            8,
+            &[
+                (0, 1),
+                (1, 2),
+                (2, 2),
+                (2, 3),
+                (3, 3),
+                (3, 4),
+                (4, 1),
+                (4, 5),
+                (5, 6),
+                (6, 6),
+                (6, 7),
+            ],
+        );
+        assert_eq!(lf.len(), 4);
+        let (l2, l3) = (lf.innermost(b[2]).unwrap(), lf.innermost(b[3]).unwrap());
+        let (outer, other) = (lf.innermost(b[1]).unwrap(), lf.innermost(b[6]).unwrap());
+        assert!(lf.nested_in(l2, outer) && lf.nested_in(l3, outer));
+        assert!(lf.nested_in(outer, outer));
+        assert!(!lf.nested_in(l2, l3) && !lf.nested_in(l3, l2));
+        assert!(!lf.nested_in(outer, l2) && !lf.nested_in(other, outer));
+        assert!(lf.contains(outer, b[3]) && lf.contains(outer, b[4]));
+        assert!(!lf.contains(l2, b[3]) && !lf.contains(l3, b[2]));
+        assert!(!lf.contains(outer, b[6]) && !lf.contains(other, b[4]));
+        assert!(!lf.contains(outer, b[0]) && !lf.contains(other, b[7]));
     }
 }

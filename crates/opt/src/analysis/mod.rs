@@ -1,6 +1,7 @@
 //! Analyses over the IR that the passes share. The CFG and the dominator tree live in
 //! [`ir::analysis`] (the verifier needs them); everything built on top of them is here.
 
+pub mod callgraph;
 pub mod control_dep;
 pub mod frontiers;
 pub mod induction;
@@ -9,6 +10,7 @@ pub mod param_targets;
 pub mod postdom;
 pub mod purity;
 
+pub use callgraph::CallGraph;
 pub use control_dep::ControlDependence;
 pub use frontiers::{iterated_frontier, DominanceFrontiers};
 pub use induction::{Counter, RotatedLoop};

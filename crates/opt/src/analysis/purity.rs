@@ -18,6 +18,9 @@
 //! `putarray`/`putfarray`/`putf` read through theirs; none touches the program's
 //! globals. Any other declaration is assumed to do everything.
 
+use std::collections::VecDeque;
+
+use super::CallGraph;
 use ir::{FuncId, Function, InstKind, Module, SecondaryMap, Value, ValueDef};
 
 /// What calling a function may do.
@@ -151,7 +154,12 @@ pub struct Purity {
 }
 
 impl Purity {
-    /// Computes the summaries to a fixed point.
+    /// Computes the summaries to a fixed point: a work list seeded with every
+    /// function callees first, a function's callers requeued when its summary
+    /// grows. Each summary only grows (a union of finitely many flags), so every
+    /// function is recomputed a bounded number of times: linear in the module,
+    /// where sweeping all functions until nothing changes was quadratic on a
+    /// chain of calls listed callers first.
     pub fn compute(m: &Module) -> Purity {
         let mut p = Purity::default();
         for (id, f) in m.funcs.iter() {
@@ -159,17 +167,27 @@ impl Purity {
                 p.effects[id] = runtime_effects(&f.name).unwrap_or(Effects::ALL);
             }
         }
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (id, f) in m.funcs.iter() {
-                if f.is_declaration() {
-                    continue;
-                }
-                let e = p.local_effects(f);
-                if e != p.effects[id] {
-                    p.effects[id] = e;
-                    changed = true;
+        let graph = CallGraph::of(m);
+        let callers = graph.callers();
+        let mut work: VecDeque<FuncId> = graph
+            .post_order()
+            .into_iter()
+            .filter(|&id| !m.funcs[id].is_declaration())
+            .collect();
+        let mut queued: SecondaryMap<FuncId, bool> = SecondaryMap::new();
+        for &id in &work {
+            queued[id] = true;
+        }
+        while let Some(id) = work.pop_front() {
+            queued[id] = false;
+            let e = p.local_effects(&m.funcs[id]);
+            if e != p.effects[id] {
+                p.effects[id] = e;
+                for &c in &callers[id] {
+                    if !queued[c] {
+                        queued[c] = true;
+                        work.push_back(c);
+                    }
                 }
             }
         }

@@ -92,7 +92,7 @@ pub fn run(f: &mut Function) -> usize {
 /// the plan puts its guard there; returns how many were added. Simplifycfg removes
 /// those left unused.
 fn add_preheaders(f: &mut Function) -> usize {
-    let cfg = ControlFlowGraph::compute(f);
+    let mut cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
     let missing: Vec<LoopId> = loops
@@ -101,7 +101,7 @@ fn add_preheaders(f: &mut Function) -> usize {
         .filter(|&id| loops.preheader(id, &cfg).is_none())
         .collect();
     for &id in &missing {
-        super::licm::insert_preheader(f, &cfg, &loops, id);
+        super::licm::insert_preheader(f, &mut cfg, &loops, id);
     }
     missing.len()
 }

@@ -23,6 +23,8 @@
 //! an `alloc` lives for the whole call of the function holding it, and the copy's
 //! contents are uninitialised on every entry just as the original's were.
 
+use crate::analysis::callgraph::{call_sites, callees_of};
+use crate::analysis::CallGraph;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{
@@ -41,7 +43,7 @@ impl Pass for Inline {
         "inline calls to small and single-use non-recursive functions"
     }
     fn run(&self, m: &mut Module) -> bool {
-        run(m) > 0
+        run(m).calls > 0
     }
 }
 
@@ -55,43 +57,118 @@ pub const MAX_CALLER: usize = 6000;
 /// under this many instructions.
 pub const RECURSIVE_BUDGET: usize = 400;
 
-/// Inlines what qualifies in `m`; returns how many calls were inlined.
-pub fn run(m: &mut Module) -> usize {
-    let graph = CallGraph::of(m);
+/// What [`run`] did.
+#[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
+pub struct Inlined {
+    /// Calls replaced by a copy of the callee.
+    pub calls: usize,
+    /// Instructions copied, over all those calls: the pass's work.
+    pub copied: usize,
+}
+
+/// Inlines what qualifies in `m`.
+///
+/// Functions are visited callees first. A function with a single call site, in
+/// another function, is the exception: it is not visited on its own but inlined
+/// top-down when its caller reaches that site, and its own calls (now the
+/// caller's) are considered next, in the caller. A chain of such functions is
+/// thus copied once, not once per level (bottom-up, the `k`-th function of a chain
+/// would be copied with the `k - 1` it had absorbed: quadratic). A single-site
+/// function its caller declines is visited on its own afterwards. Functions on a
+/// cycle of calls are always visited bottom-up (inlining a function into its
+/// only caller on the same cycle would make that caller call itself).
+pub fn run(m: &mut Module) -> Inlined {
+    let mut graph = CallGraph::of(m);
     let mut sizes: SecondaryMap<FuncId, usize> = SecondaryMap::new();
     for (id, f) in m.funcs.iter() {
         sizes[id] = size(f);
     }
-    let mut inlined = 0;
-    let mut graph = graph;
-    for caller in graph.post_order() {
-        if m.funcs[caller].is_declaration() {
-            continue;
+    let order = graph.post_order();
+    let main = m.func_by_name("main");
+    let recursive = graph.recursive();
+    let mut state: SecondaryMap<FuncId, Visit> = SecondaryMap::new();
+    for &f in &order {
+        if graph.sites[f] == 1 && !recursive[f] && Some(f) != main {
+            state[f] = Visit::Deferred;
         }
-        // The caller's own call sites: calls that inlining copies in come from
-        // callees already processed (post-order), so nothing is lost by not
-        // revisiting them, and a cycle of functions cannot unfold itself.
-        let sites: Vec<Inst> = call_sites(&m.funcs[caller]);
-        for call in sites {
-            let InstKind::Call { callee, .. } = *m.funcs[caller].kind(call) else {
-                continue;
-            };
-            if !worth_inlining(m, &graph, &sizes, caller, callee) {
-                continue;
-            }
-            let body = m.funcs[callee].clone();
-            inline_call(&mut m.funcs[caller], call, &body);
-            sizes[caller] = size(&m.funcs[caller]);
-            inlined += 1;
+    }
+    let mut inlined = Inlined::default();
+    for &caller in &order {
+        if state[caller] == Visit::Pending {
+            visit(m, &mut graph, &mut sizes, &mut state, caller, &mut inlined);
         }
-        graph.callees[caller] = callees_of(&m.funcs[caller]);
+    }
+    // Single-site functions whose caller declined them (or was never visited),
+    // callers first, so that a declined chain is again inlined top-down.
+    for &f in order.iter().rev() {
+        if state[f] == Visit::Deferred {
+            visit(m, &mut graph, &mut sizes, &mut state, f, &mut inlined);
+        }
     }
     for (id, f) in m.funcs.iter_mut() {
         if !f.is_declaration() && graph.callees[id].contains(&id) {
-            inlined += unroll_recursion(f, id);
+            let calls = unroll_recursion(f, id);
+            inlined.calls += calls;
+            inlined.copied += calls * sizes[id];
         }
     }
     inlined
+}
+
+/// Where a function stands in [`run`]'s walk.
+#[derive(Clone, Copy, Default, PartialEq, Eq, Debug)]
+enum Visit {
+    /// Not visited yet.
+    #[default]
+    Pending,
+    /// Single-site: waits for its caller to inline it.
+    Deferred,
+    /// Its call sites have been considered (or it was inlined into its caller).
+    Done,
+}
+
+/// Considers the call sites of `caller`, inlining what qualifies; the call sites
+/// copied in from a deferred (single-site) callee are considered too.
+fn visit(
+    m: &mut Module,
+    graph: &mut CallGraph,
+    sizes: &mut SecondaryMap<FuncId, usize>,
+    state: &mut SecondaryMap<FuncId, Visit>,
+    caller: FuncId,
+    inlined: &mut Inlined,
+) {
+    state[caller] = Visit::Done;
+    if m.funcs[caller].is_declaration() {
+        return;
+    }
+    // A stack of sites, first call on top: the calls copied in from a deferred
+    // callee go on top, so they are considered where the callee's call was.
+    let mut sites: Vec<Inst> = call_sites(&m.funcs[caller]);
+    sites.reverse();
+    while let Some(call) = sites.pop() {
+        let InstKind::Call { callee, .. } = *m.funcs[caller].kind(call) else {
+            continue;
+        };
+        if !worth_inlining(m, graph, sizes, caller, callee) {
+            continue;
+        }
+        let body = m.funcs[callee].clone();
+        let copied = inline_call(&mut m.funcs[caller], call, &body);
+        graph.sites[callee] -= 1;
+        for &c in &copied {
+            if let InstKind::Call { callee: c, .. } = *m.funcs[caller].kind(c) {
+                graph.sites[c] += 1;
+            }
+        }
+        if state[callee] == Visit::Deferred {
+            state[callee] = Visit::Done;
+            sites.extend(copied.into_iter().rev());
+        }
+        sizes[caller] = size(&m.funcs[caller]);
+        inlined.calls += 1;
+        inlined.copied += sizes[callee];
+    }
+    graph.callees[caller] = callees_of(&m.funcs[caller]);
 }
 
 /// Inlines a small self-recursive function into its own recursive calls, level by
@@ -139,28 +216,6 @@ fn size(f: &Function) -> usize {
         .sum()
 }
 
-/// The calls in `f`, in layout order.
-fn call_sites(f: &Function) -> Vec<Inst> {
-    f.layout
-        .blocks()
-        .flat_map(|b| f.layout.block_insts(b))
-        .filter(|&i| matches!(f.kind(i), InstKind::Call { .. }))
-        .collect()
-}
-
-/// The distinct callees of `f`, in order of first call.
-fn callees_of(f: &Function) -> Vec<FuncId> {
-    let mut out = Vec::new();
-    for i in call_sites(f) {
-        if let InstKind::Call { callee, .. } = f.kind(i) {
-            if !out.contains(callee) {
-                out.push(*callee);
-            }
-        }
-    }
-    out
-}
-
 /// Whether to inline a call of `callee` in `caller`. A callee that calls itself is
 /// never inlined (its copy would call it again); one on a longer cycle may be, once
 /// per call site of the caller.
@@ -182,68 +237,9 @@ fn worth_inlining(
     wanted && sizes[caller] + n <= MAX_CALLER
 }
 
-/// Who calls whom.
-struct CallGraph {
-    /// Distinct callees of each function, in order of first call.
-    callees: SecondaryMap<FuncId, Vec<FuncId>>,
-    /// Call instructions naming each function, over the whole module.
-    sites: SecondaryMap<FuncId, usize>,
-    funcs: Vec<FuncId>,
-}
-
-impl CallGraph {
-    fn of(m: &Module) -> Self {
-        let mut g = CallGraph {
-            callees: SecondaryMap::new(),
-            sites: SecondaryMap::new(),
-            funcs: m.funcs.keys().collect(),
-        };
-        for (id, f) in m.funcs.iter() {
-            let mut out = Vec::new();
-            for b in f.layout.blocks() {
-                for i in f.layout.block_insts(b) {
-                    if let InstKind::Call { callee, .. } = f.kind(i) {
-                        g.sites[*callee] += 1;
-                        if !out.contains(callee) {
-                            out.push(*callee);
-                        }
-                    }
-                }
-            }
-            g.callees[id] = out;
-        }
-        g
-    }
-
-    /// Every function, callees before callers (post-order of depth-first walks).
-    fn post_order(&self) -> Vec<FuncId> {
-        let mut done: SecondaryMap<FuncId, bool> = SecondaryMap::new();
-        let mut out = Vec::new();
-        for &root in &self.funcs {
-            if done[root] {
-                continue;
-            }
-            done[root] = true;
-            let mut stack = vec![(root, 0usize)];
-            while let Some((f, next)) = stack.pop() {
-                match self.callees[f].get(next) {
-                    Some(&c) => {
-                        stack.push((f, next + 1));
-                        if !done[c] {
-                            done[c] = true;
-                            stack.push((c, 0));
-                        }
-                    }
-                    None => out.push(f),
-                }
-            }
-        }
-        out
-    }
-}
-
-/// Replaces `call` in `f` by a copy of `callee`'s body.
-pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
+/// Replaces `call` in `f` by a copy of `callee`'s body; returns the calls of the
+/// copy, in the callee's block order.
+pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst> {
     let InstKind::Call { args, .. } = f.kind(call).clone() else {
         panic!("inline_call on a non-call");
     };
@@ -286,6 +282,7 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
         }
     }
     let entry = f.entry_block();
+    let mut copied_calls = Vec::new();
     for &cb in cfg.rpo() {
         let nb = bmap[&cb];
         for ci in callee.layout.block_insts(cb) {
@@ -303,7 +300,11 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
                 .inst_result(ci)
                 .map_or(Type::Void, |r| callee.value_type(r));
             let is_alloc = matches!(kind, InstKind::Alloc { .. });
+            let is_call = matches!(kind, InstKind::Call { .. });
             let ni = f.make_inst(kind, ty);
+            if is_call {
+                copied_calls.push(ni);
+            }
             if is_alloc {
                 f.layout.prepend_inst(ni, entry);
             } else {
@@ -322,6 +323,7 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) {
     f.remove_inst(call);
     let dest = BlockCall::new(bmap[&centry], Vec::new());
     f.append_inst(block, InstKind::Jump { dest }, Type::Void);
+    copied_calls
 }
 
 /// The caller's value for the callee's value `v`.
@@ -536,6 +538,52 @@ bb0:
             !out[out.find("func @main").unwrap()..].contains("call @show"),
             "{out}"
         );
+    }
+
+    /// A chain of single-site functions is inlined top-down: main absorbs the
+    /// chain up to its size limit, the rest of the chain (declined) is absorbed
+    /// by its first function in turn, and so on, so the module ends with a few
+    /// functions of bounded size instead of one copy of the chain's tail in every
+    /// function (which bottom-up inlining leaves: quadratic in the chain).
+    #[test]
+    fn a_chain_of_single_site_functions_is_absorbed_top_down() {
+        const N: usize = 3000;
+        let mut src = String::from("declare @putint(i32) -> void\n");
+        for k in 0..N {
+            if k + 1 < N {
+                src += &format!(
+                    "\nfunc @g{k}(i32) -> i32 {{\nbb0(%0: i32):\n  %1 = add %0, {k}\n  %2 = call @g{}(%1)\n  ret %2\n}}\n",
+                    k + 1
+                );
+            } else {
+                src += &format!("\nfunc @g{k}(i32) -> i32 {{\nbb0(%0: i32):\n  ret %0\n}}\n");
+            }
+        }
+        src +=
+            "\nfunc @main() -> i32 {\nbb0:\n  %0 = call @g0(1)\n  call @putint(%0)\n  ret 0\n}\n";
+        let out = same_behaviour(&src, &["inline", "globaldce"], "");
+        let mut work = ir::parse_module(&src).unwrap();
+        let done = super::run(&mut work);
+        assert_eq!(done.calls, N - 1);
+        assert!(
+            done.copied <= 4 * N,
+            "{} instructions copied for a chain of {N}",
+            done.copied
+        );
+        let m = ir::parse_module(&out).unwrap();
+        let defined: Vec<usize> = m
+            .funcs
+            .values()
+            .filter(|f| !f.is_declaration())
+            .map(super::size)
+            .collect();
+        assert!(defined.len() <= 5, "{} functions left", defined.len());
+        assert!(
+            defined.iter().all(|&n| n <= super::MAX_CALLER),
+            "{defined:?}"
+        );
+        let total: usize = defined.iter().sum();
+        assert!(total <= 6 * N, "{total} instructions for a chain of {N}");
     }
 
     #[test]

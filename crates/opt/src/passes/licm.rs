@@ -93,7 +93,7 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Tar
     let mut added = false;
     for &id in &ids {
         if loops.preheader(id, &cfg).is_none() {
-            insert_preheader(f, &cfg, &loops, id);
+            insert_preheader(f, &mut cfg, &loops, id);
             added = true;
         }
     }
@@ -126,10 +126,13 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Tar
 }
 
 /// Gives loop `id` a preheader: a new block taking every edge that enters the header
-/// from outside the loop and jumping to the header.
+/// from outside the loop and jumping to the header. The edges of `cfg` are kept up
+/// to date (its reverse post-order is not); `loops` stays valid for the other
+/// loops (the preheader belongs to the loop enclosing `id`, which the forest
+/// does not record).
 pub(crate) fn insert_preheader(
     f: &mut Function,
-    cfg: &ControlFlowGraph,
+    cfg: &mut ControlFlowGraph,
     loops: &LoopForest,
     id: LoopId,
 ) {
@@ -158,6 +161,7 @@ pub(crate) fn insert_preheader(
         },
         Type::Void,
     );
+    cfg.update_edges_of(f, ph);
     for pred in outside {
         let Some(term) = f.terminator(pred) else {
             continue;
@@ -170,9 +174,10 @@ pub(crate) fn insert_preheader(
                 f.set_target(term, which, t);
             }
         }
+        cfg.update_edges_of(f, pred);
     }
     // With a single entering edge the parameters just rename its arguments.
-    crate::ssa::remove_trivial_params(f, &params);
+    crate::ssa::remove_trivial_params_with(f, cfg, &params);
 }
 
 /// What the instructions of a loop may write.

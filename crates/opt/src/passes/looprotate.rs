@@ -28,9 +28,9 @@
 //! already leaves the loop (the loop is then rotated already), and the header is
 //! small and free of side effects (it is duplicated).
 
-use crate::analysis::LoopForest;
+use crate::analysis::{LoopForest, LoopId};
 use crate::pipeline::Pass;
-use crate::ssa::remove_trivial_params;
+use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
@@ -55,50 +55,72 @@ impl Pass for LoopRotate {
 const MAX_HEADER_INSTS: usize = 16;
 
 /// Rotates every loop of `f` that qualifies; returns how many were rotated.
+///
+/// The analyses are computed once: loops are rotated innermost first, each
+/// checked again on the current code just before its rotation, with the CFG
+/// updated edge by edge ([`ControlFlowGraph::update_edges_of`]) and the guard
+/// blocks created so far placed in the loop enclosing their own (a rotation
+/// changes no other block's loop). Recomputing the CFG, dominators and loops
+/// after each rotation made the pass quadratic in the number of loops.
 pub fn run(f: &mut Function) -> usize {
     if f.is_declaration() {
         return 0;
     }
+    let mut cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut members = Membership {
+        loops: &loops,
+        guards: FxHashMap::default(),
+    };
+    let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     let mut rotated = 0;
-    // Each rotation changes the CFG, so the analyses are recomputed; the loops that
-    // qualified in the first round bound the work.
-    let mut budget = None;
-    loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
-        let candidates: Vec<(Block, Block)> = loops
-            .loops()
-            .filter_map(|(id, _)| candidate(f, &cfg, &loops, id))
-            .collect();
-        let budget = budget.get_or_insert(candidates.len());
-        let Some(&(header, inside)) = candidates.first() else {
-            break;
+    for id in ids {
+        let Some((header, inside)) = candidate(f, &cfg, &members, id) else {
+            continue;
         };
-        if *budget == 0 {
-            break;
-        }
-        *budget -= 1;
-        rotate(f, &dt, header, inside);
+        let guard = rotate(f, &mut cfg, &members, id, header, inside);
+        members.guards.insert(guard, loops.get(id).parent);
         rotated += 1;
     }
     rotated
+}
+
+/// Which loops a block belongs to: the loop forest computed before any rotation,
+/// and the guard blocks added since (each in the loop enclosing the loop it
+/// guards).
+struct Membership<'a> {
+    loops: &'a LoopForest,
+    guards: FxHashMap<Block, Option<LoopId>>,
+}
+
+impl Membership<'_> {
+    fn contains(&self, l: LoopId, b: Block) -> bool {
+        match self.guards.get(&b) {
+            Some(&parent) => parent.is_some_and(|p| self.loops.nested_in(p, l)),
+            None => self.loops.contains(l, b),
+        }
+    }
 }
 
 /// The header and its in-loop successor, if loop `id` can be rotated.
 fn candidate(
     f: &Function,
     cfg: &ControlFlowGraph,
-    loops: &LoopForest,
-    id: crate::analysis::loops::LoopId,
+    members: &Membership,
+    id: LoopId,
 ) -> Option<(Block, Block)> {
-    let lp = loops.get(id);
-    let h = lp.header;
-    if lp.latches.contains(&h) {
+    let h = members.loops.get(id).header;
+    let latches: Vec<Block> = cfg
+        .unique_preds(h)
+        .into_iter()
+        .filter(|&p| members.contains(id, p))
+        .collect();
+    if latches.contains(&h) {
         return None;
     }
-    let exits_loop = |b: Block| cfg.succs(b).iter().any(|&s| !loops.contains(id, s));
-    if lp.latches.iter().any(|&l| exits_loop(l)) {
+    let exits_loop = |b: Block| cfg.succs(b).iter().any(|&s| !members.contains(id, s));
+    if latches.iter().any(|&l| exits_loop(l)) {
         return None;
     }
     let term = f.terminator(h)?;
@@ -111,7 +133,7 @@ fn candidate(
         return None;
     };
     let (t, e) = (then_dest.block, else_dest.block);
-    let inside = match (loops.contains(id, t), loops.contains(id, e)) {
+    let inside = match (members.contains(id, t), members.contains(id, e)) {
         (true, false) => t,
         (false, true) => e,
         _ => return None,
@@ -133,9 +155,16 @@ fn candidate(
     Some((h, inside))
 }
 
-/// Rotates the loop with header `h`; `dt` is the dominator tree before the change.
-fn rotate(f: &mut Function, dt: &DominatorTree, h: Block, _inside: Block) {
-    let cfg = ControlFlowGraph::compute(f);
+/// Rotates loop `id`, whose header is `h`; `cfg` is kept up to date. Returns the
+/// guard block.
+fn rotate(
+    f: &mut Function,
+    cfg: &mut ControlFlowGraph,
+    members: &Membership,
+    id: LoopId,
+    h: Block,
+    _inside: Block,
+) -> Block {
     // The guard: a copy of the header with its own parameters.
     let g = f.create_block();
     let before = f
@@ -164,9 +193,10 @@ fn rotate(f: &mut Function, dt: &DominatorTree, h: Block, _inside: Block) {
             copy.insert(r, cr);
         }
     }
+    cfg.update_edges_of(f, g);
     // Edges entering the loop now enter the guard.
     for pred in cfg.unique_preds(h) {
-        if dt.dominates(h, pred) {
+        if members.contains(id, pred) {
             continue; // a latch
         }
         let Some(term) = f.terminator(pred) else {
@@ -180,19 +210,18 @@ fn rotate(f: &mut Function, dt: &DominatorTree, h: Block, _inside: Block) {
                 f.set_target(term, which, t);
             }
         }
+        cfg.update_edges_of(f, pred);
     }
     // Every value of the header is now defined twice: repair its outside uses.
-    let cfg = ControlFlowGraph::compute(f);
     let mut created = Vec::new();
     for v in defined_in(f, h) {
-        created.extend(repair_uses(f, &cfg, v, &[(h, v), (g, copy[&v])], |b| {
-            b == h
-        }));
+        created.extend(repair_uses(f, cfg, v, &[(h, v), (g, copy[&v])], |b| b == h));
     }
     // Only now, with every use repaired, may parameters be simplified: removing one
     // can cascade into the header's own parameters (the header now has a single
     // predecessor, the latch).
-    remove_trivial_params(f, &created);
+    remove_trivial_params_with(f, cfg, &created);
+    g
 }
 
 #[cfg(test)]

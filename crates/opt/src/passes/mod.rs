@@ -10,6 +10,7 @@ pub mod constglobals;
 pub mod constoffset;
 pub mod dce;
 pub mod finalvalue;
+pub mod globaldce;
 pub mod globalforward;
 pub mod gvn;
 pub mod hoistloops;

@@ -8,4 +8,4 @@ pub mod trivial;
 pub mod update;
 
 pub use cytron::{count_block_params, mem2reg};
-pub use trivial::remove_trivial_params;
+pub use trivial::{remove_trivial_params, remove_trivial_params_with};

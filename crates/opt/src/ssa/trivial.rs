@@ -17,6 +17,20 @@ pub fn remove_trivial_params(f: &mut Function, candidates: &[Value]) -> usize {
         return 0;
     }
     let cfg = ControlFlowGraph::compute(f);
+    remove_trivial_params_with(f, &cfg, candidates)
+}
+
+/// [`remove_trivial_params`] with the function's current CFG given (removing
+/// parameters changes no edge), for callers that keep one up to date: the cost is
+/// then proportional to the parameters visited, not to the function.
+pub fn remove_trivial_params_with(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    candidates: &[Value],
+) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
     let entry = f.entry_block();
     let mut work: Vec<Value> = candidates.iter().rev().copied().collect();
     let mut removed = 0;

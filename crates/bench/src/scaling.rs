@@ -1,0 +1,399 @@
+//! `bench scaling`: compile time and peak memory of sysyc as generated programs grow.
+//!
+//! Each *dimension* is a family of SysY programs that grows along one axis
+//! (statements in a block, branches in a loop body, functions, loop depth,
+//! sequential loops, call-graph depth, initialiser size). The command generates
+//! each at 1x, 4x and 16x of its base size, compiles it with `sysyc -S`, and
+//! prints the wall time, the peak resident memory (`ru_maxrss` from `wait4`)
+//! and the growth ratio from one size to the next. A compiler that is linear
+//! shows ratios near 4; the budget (issue 20) is at most 5 per 4x.
+//!
+//! These are compile-time measurements only: the programs are not run. The
+//! generators are written so that what they compute depends on input
+//! (`getint()`), which keeps the optimiser from folding them away.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::Path;
+use std::process::Command;
+use std::time::Duration;
+
+use harness::process::run_command;
+
+/// One axis along which the programs grow.
+pub struct Dimension {
+    /// Name used on the command line and in the table.
+    pub name: &'static str,
+    /// What grows.
+    pub what: &'static str,
+    /// Size at 1x.
+    pub base: usize,
+    /// The program of size `n`.
+    pub generate: fn(usize) -> String,
+}
+
+/// Every dimension, in table order.
+pub const DIMENSIONS: &[Dimension] = &[
+    Dimension {
+        name: "stmts",
+        what: "statements in one block",
+        base: 500,
+        generate: straight_line,
+    },
+    Dimension {
+        name: "branches",
+        what: "if/else statements in one loop body",
+        base: 500,
+        generate: branches_in_loop,
+    },
+    Dimension {
+        name: "functions",
+        what: "small functions, each calling two earlier ones",
+        base: 400,
+        generate: many_functions,
+    },
+    Dimension {
+        name: "depth",
+        what: "nested loops of two iterations",
+        base: 10,
+        generate: nested_counted_loops,
+    },
+    Dimension {
+        name: "while-depth",
+        what: "nested while loops with unknown trip counts",
+        base: 60,
+        generate: nested_while_loops,
+    },
+    Dimension {
+        name: "loops",
+        what: "loops one after another",
+        base: 125,
+        generate: sequential_loops,
+    },
+    Dimension {
+        name: "call-depth",
+        what: "a chain of functions, each calling the next",
+        base: 400,
+        generate: call_chain,
+    },
+    Dimension {
+        name: "local-init",
+        what: "elements in a local array's initialiser",
+        base: 6250,
+        generate: local_initialiser,
+    },
+    Dimension {
+        name: "global-init",
+        what: "elements in a global array's initialiser",
+        base: 6250,
+        generate: global_initialiser,
+    },
+];
+
+/// `n` statements in one basic block, each using the previous ones' results.
+pub fn straight_line(n: usize) -> String {
+    let mut s = String::from("int main() {\n  int a = getint();\n  int b = getint();\n");
+    for k in 0..n {
+        match k % 4 {
+            0 => writeln!(s, "  a = a * {} + b;", k % 13 + 2),
+            1 => writeln!(s, "  b = b - a / {};", k % 7 + 3),
+            2 => writeln!(s, "  a = a + (b % {}) * {};", k % 11 + 5, k % 5 + 1),
+            _ => writeln!(s, "  b = b + a - {};", k),
+        }
+        .unwrap();
+    }
+    s.push_str("  putint(a + b);\n  return 0;\n}\n");
+    s
+}
+
+/// One loop whose body holds `n` two-way branches.
+pub fn branches_in_loop(n: usize) -> String {
+    let mut s = String::from("int main() {\n  int n = getint();\n  int s = 0;\n  int i = 0;\n");
+    s.push_str("  while (i < n) {\n");
+    for k in 0..n {
+        let m = k + 2;
+        writeln!(s, "    if (i % {m} == 0) s = s + {m}; else s = s - i;").unwrap();
+    }
+    s.push_str("    i = i + 1;\n  }\n  putint(s);\n  return 0;\n}\n");
+    s
+}
+
+/// `n` three-line functions; function `k` calls functions `k - 1` and `k / 2`.
+pub fn many_functions(n: usize) -> String {
+    let mut s = String::from("int f0(int x) {\n  return x * 3 + 1;\n}\n");
+    for k in 1..n {
+        writeln!(
+            s,
+            "int f{k}(int x) {{ int y = f{}(x + {k}); return y - f{}(y / 2); }}",
+            k - 1,
+            k / 2
+        )
+        .unwrap();
+    }
+    writeln!(
+        s,
+        "int main() {{\n  putint(f{}(getint()));\n  return 0;\n}}",
+        n - 1
+    )
+    .unwrap();
+    s
+}
+
+/// `n` nested counted loops of two iterations each around one statement.
+pub fn nested_counted_loops(n: usize) -> String {
+    let mut s = String::from("int main() {\n  int s = getint();\n");
+    for k in 0..n {
+        writeln!(s, "  int i{k} = 0;\n  while (i{k} < 2) {{").unwrap();
+    }
+    s.push_str("  s = s * 3 + 1;\n");
+    for k in (0..n).rev() {
+        writeln!(s, "  i{k} = i{k} + 1;\n  }}").unwrap();
+    }
+    s.push_str("  putint(s);\n  return 0;\n}\n");
+    s
+}
+
+/// `n` nested while loops whose conditions depend on input.
+pub fn nested_while_loops(n: usize) -> String {
+    let mut s = String::from("int main() {\n  int x = getint();\n  int s = 0;\n");
+    for k in 0..n {
+        writeln!(s, "  while (x > {k}) {{\n  x = x - 1;\n  s = s + {k};").unwrap();
+    }
+    for _ in 0..n {
+        s.push_str("  }\n");
+    }
+    s.push_str("  putint(s);\n  return 0;\n}\n");
+    s
+}
+
+/// `n` loops one after another, each reading an array the previous one wrote.
+pub fn sequential_loops(n: usize) -> String {
+    let mut s = String::from("int a[100];\nint main() {\n  int n = getint();\n  int s = 0;\n");
+    for k in 0..n {
+        writeln!(
+            s,
+            "  int i{k} = 0;\n  while (i{k} < n) {{\n    a[i{k}] = a[i{k}] + s * {};\n    s = s + i{k};\n    i{k} = i{k} + 1;\n  }}",
+            k % 9 + 1
+        )
+        .unwrap();
+    }
+    s.push_str("  putint(s + a[0]);\n  return 0;\n}\n");
+    s
+}
+
+/// A chain of `n` functions, each calling the next once.
+pub fn call_chain(n: usize) -> String {
+    let mut s = format!("int g{}(int x) {{\n  return x + 1;\n}}\n", n - 1);
+    for k in (0..n - 1).rev() {
+        writeln!(
+            s,
+            "int g{k}(int x) {{\n  if (x > {k}) return g{}(x * 3 - {k});\n  return x;\n}}",
+            k + 1
+        )
+        .unwrap();
+    }
+    s.push_str("int main() {\n  putint(g0(getint()));\n  return 0;\n}\n");
+    s
+}
+
+fn initialiser_list(n: usize) -> String {
+    let mut s = String::with_capacity(n * 6);
+    for k in 0..n {
+        if k > 0 {
+            s.push_str(if k % 16 == 0 { ",\n" } else { ", " });
+        }
+        // Mostly small values, some zeros, a few large ones.
+        let v = (k * 7919) % 1000;
+        write!(s, "{}", if v < 100 { 0 } else { v * (k % 3 + 1) }).unwrap();
+    }
+    s
+}
+
+/// A local array with an `n`-element initialiser, read at input-given indices.
+pub fn local_initialiser(n: usize) -> String {
+    format!(
+        "int main() {{\n  int a[{n}] = {{{}}};\n  int k = getint();\n  int s = 0;\n  while (k > 0) {{\n    s = s + a[getint() % {n}];\n    k = k - 1;\n  }}\n  putint(s);\n  return 0;\n}}\n",
+        initialiser_list(n)
+    )
+}
+
+/// A global array with an `n`-element initialiser, read at input-given indices.
+pub fn global_initialiser(n: usize) -> String {
+    format!(
+        "int a[{n}] = {{{}}};\nint main() {{\n  int k = getint();\n  int s = 0;\n  while (k > 0) {{\n    s = s + a[getint() % {n}];\n    k = k - 1;\n  }}\n  putint(s);\n  return 0;\n}}\n",
+        initialiser_list(n)
+    )
+}
+
+/// One compile of one generated program.
+struct Measurement {
+    n: usize,
+    bytes: usize,
+    seconds: Option<f64>,
+    peak_mb: f64,
+    failure: Option<String>,
+}
+
+fn measure(
+    sysyc: &Path,
+    opt: u32,
+    dir: &Path,
+    name: &str,
+    n: usize,
+    source: &str,
+    timeout: Duration,
+) -> Result<Measurement, String> {
+    let file = dir.join(format!("{name}-{n}.sy"));
+    fs::write(&file, source).map_err(|e| format!("{}: {e}", file.display()))?;
+    let mut cmd = Command::new(sysyc);
+    cmd.arg(format!("-O{opt}"))
+        .arg("-S")
+        .arg("-o")
+        .arg("/dev/null")
+        .arg(&file);
+    let out = run_command(&mut cmd, None, Some(timeout)).map_err(|e| e.to_string())?;
+    let failure = if out.success() {
+        None
+    } else {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let first = stderr.lines().next().unwrap_or("").to_string();
+        Some(format!("{} {first}", out.describe()))
+    };
+    Ok(Measurement {
+        n,
+        bytes: source.len(),
+        seconds: (!out.timed_out).then_some(out.duration.as_secs_f64()),
+        peak_mb: out.max_rss_kb as f64 / 1024.0,
+        failure,
+    })
+}
+
+/// Options of `bench scaling`.
+pub struct ScalingOptions<'a> {
+    pub sysyc: &'a Path,
+    pub opt: u32,
+    /// Only these dimensions (all when empty).
+    pub only: &'a [String],
+    /// Scales to run: 1, 4, 16, ... up to this factor.
+    pub max_factor: usize,
+    pub timeout: Duration,
+    pub work: &'a Path,
+}
+
+fn ratio(new: f64, old: f64) -> String {
+    if old > 0.0 {
+        format!("{:.1}", new / old)
+    } else {
+        "-".into()
+    }
+}
+
+/// Runs the dimensions, handing each line of the table to `emit` as soon as it
+/// is measured; `Err` names a dimension that is not known. A compile that fails
+/// or times out is reported in the table.
+pub fn run(options: &ScalingOptions, emit: &mut dyn FnMut(&str)) -> Result<(), String> {
+    for name in options.only {
+        if !DIMENSIONS.iter().any(|d| d.name == name) {
+            let known: Vec<_> = DIMENSIONS.iter().map(|d| d.name).collect();
+            return Err(format!(
+                "unknown dimension `{name}` (known: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    emit(&format!(
+        "{:<12} {:>7} {:>8} {:>9} {:>9} {:>7} {:>7}  what grows",
+        "dimension", "n", "KB", "seconds", "peak MB", "t x", "mem x"
+    ));
+    for dim in DIMENSIONS {
+        if !options.only.is_empty() && !options.only.iter().any(|o| o == dim.name) {
+            continue;
+        }
+        let mut previous: Option<Measurement> = None;
+        let mut factor = 1;
+        while factor <= options.max_factor {
+            let n = dim.base * factor;
+            let source = (dim.generate)(n);
+            let m = measure(
+                options.sysyc,
+                options.opt,
+                options.work,
+                dim.name,
+                n,
+                &source,
+                options.timeout,
+            )?;
+            let secs = match m.seconds {
+                Some(s) => format!("{s:.3}"),
+                None => format!(">{}", options.timeout.as_secs()),
+            };
+            let (tx, mx) = match (&previous, m.seconds) {
+                (Some(p), Some(s)) => (
+                    p.seconds.map_or("-".into(), |ps| ratio(s, ps)),
+                    ratio(m.peak_mb, p.peak_mb),
+                ),
+                _ => ("-".into(), "-".into()),
+            };
+            emit(&format!(
+                "{:<12} {:>7} {:>8.1} {:>9} {:>9.1} {:>7} {:>7}  {}{}",
+                dim.name,
+                m.n,
+                m.bytes as f64 / 1024.0,
+                secs,
+                m.peak_mb,
+                tx,
+                mx,
+                dim.what,
+                m.failure
+                    .as_deref()
+                    .map(|f| format!(" [FAILED: {f}]"))
+                    .unwrap_or_default()
+            ));
+            let stop = m.seconds.is_none();
+            previous = Some(m);
+            if stop {
+                break;
+            }
+            factor *= 4;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every generator makes a valid SysY program, and its source grows about
+    /// linearly with `n` (so the table's ratios measure the compiler, not the
+    /// generator).
+    #[test]
+    fn generators_make_valid_programs_that_grow_linearly() {
+        for dim in DIMENSIONS {
+            let small = (dim.generate)(dim.base.min(40));
+            if let Err(d) = front::check(dim.name, &small) {
+                panic!(
+                    "{}: generated program is not valid:\n{d:?}\n{small}",
+                    dim.name
+                );
+            }
+            let one = (dim.generate)(dim.base).len() as f64;
+            let four = (dim.generate)(4 * dim.base).len() as f64;
+            let growth = four / one;
+            assert!(
+                (3.5..=4.5).contains(&growth),
+                "{}: source grows {growth:.2}x for 4x n",
+                dim.name
+            );
+        }
+    }
+
+    /// The 16x programs stay within the issue's 0.5 MB bound.
+    #[test]
+    fn largest_programs_are_at_most_half_a_megabyte() {
+        for dim in DIMENSIONS {
+            let bytes = (dim.generate)(16 * dim.base).len();
+            assert!(bytes <= 512 * 1024, "{}: {bytes} bytes", dim.name);
+        }
+    }
+}
