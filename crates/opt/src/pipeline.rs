@@ -3,9 +3,13 @@
 //! pipelines as plain lists of names.
 //!
 //! Every pass works on the whole module (some need it: DCE asks which callees have
-//! side effects), reports whether it changed anything, and computes the analyses it
-//! needs itself: they are cheap next to the passes, and nothing can go stale.
+//! side effects) and reports whether it changed anything. The per-function
+//! analyses (CFG, dominators, loops) live in an [`AnalysisManager`]: a pass may
+//! take them from it ([`Pass::run_with`]) and says what it keeps valid
+//! ([`Pass::preserves`]); after a pass that changed something, the rest is
+//! dropped. Passes not converted yet compute their own.
 
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::passes;
 use ir::Module;
 use std::io::Write;
@@ -18,6 +22,16 @@ pub trait Pass: Sync {
     fn description(&self) -> &'static str;
     /// Runs the pass over `m`; returns whether anything changed.
     fn run(&self, m: &mut Module) -> bool;
+    /// What the pass keeps valid when it changes something (by default nothing).
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING
+    }
+    /// Runs the pass with the cached analyses of `am` (by default, [`Pass::run`],
+    /// which computes its own).
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let _ = am;
+        self.run(m)
+    }
 }
 
 /// Every pass, by name.
@@ -280,10 +294,14 @@ pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Res
         return Err(unknown_pass(n));
     }
     let total = passes.len();
+    let mut am = AnalysisManager::new();
     for (k, p) in passes.into_iter().enumerate() {
         let before = opts.timings.is_some().then(|| module_insts(m));
         let start = std::time::Instant::now();
-        let changed = p.run(m);
+        let changed = p.run_with(m, &mut am);
+        if changed {
+            am.invalidate(p.preserves());
+        }
         let seconds = start.elapsed().as_secs_f64();
         if let (Some(t), Some(insts_before)) = (opts.timings.as_mut(), before) {
             t.push(PassTiming {
@@ -301,6 +319,8 @@ pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Res
                     ir::print_module(m)
                 )
             })?;
+            am.check(m)
+                .map_err(|e| format!("after pass '{}': {e}", p.name()))?;
         }
         // `--print-after NAME` prints every time NAME runs; `--print-after-all`
         // only after the passes that changed something (as LLVM's

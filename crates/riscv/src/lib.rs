@@ -34,6 +34,7 @@ pub mod peephole;
 pub mod redundant_loads;
 pub mod regalloc;
 pub mod schedule;
+pub mod speculate;
 #[cfg(test)]
 mod testinsts;
 pub mod u74;
@@ -187,6 +188,8 @@ pub fn compile_function_timed(
     if opts.opt_level >= 1 {
         licm::hoist_invariants(&mut mf);
         done("licm (machine)", &mf, Stage::Virtual)?;
+        speculate::hoist_above_exits(&mut mf);
+        done("speculate", &mf, Stage::Virtual)?;
     }
     // Block liveness, shared by the pre-allocation scheduler and the allocator
     // (reordering within blocks leaves it unchanged).

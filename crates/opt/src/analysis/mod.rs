@@ -3,9 +3,12 @@
 
 pub mod callgraph;
 pub mod control_dep;
+pub mod dataflow;
 pub mod frontiers;
 pub mod induction;
 pub mod loops;
+pub mod manager;
+pub mod param_disjoint;
 pub mod param_targets;
 pub mod postdom;
 pub mod purity;
@@ -15,6 +18,8 @@ pub use control_dep::ControlDependence;
 pub use frontiers::{iterated_frontier, DominanceFrontiers};
 pub use induction::{Counter, RotatedLoop};
 pub use loops::{Loop, LoopForest, LoopId};
+pub use manager::{AnalysisManager, FunctionAnalyses, Preserved};
+pub use param_disjoint::DisjointParams;
 pub use param_targets::{ParamTargets, Targets};
 pub use postdom::PostDominatorTree;
 pub use purity::{address_root, pointer_base, Effects, PointerBase, Purity};

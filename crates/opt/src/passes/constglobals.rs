@@ -13,6 +13,7 @@
 //! loads at variable offsets stay.
 
 use crate::analysis::address_root;
+use crate::analysis::Preserved;
 use crate::pipeline::Pass;
 use ir::{Function, GlobalData, GlobalId, InstKind, Module, Type, Value, ValueDef};
 
@@ -28,6 +29,10 @@ impl Pass for ConstGlobals {
     }
     fn run(&self, m: &mut Module) -> bool {
         run(m) > 0
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

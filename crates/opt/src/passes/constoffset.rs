@@ -19,6 +19,7 @@
 //! addresses into offsets from a pointer; this pass runs after it, for the accesses
 //! it leaves (straight-line code, fully unrolled loops, loops without a counter).
 
+use crate::analysis::Preserved;
 use crate::pipeline::Pass;
 use ir::{BinOp, Function, Inst, InstKind, Module, Type};
 
@@ -34,6 +35,10 @@ impl Pass for ConstOffset {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

@@ -18,6 +18,7 @@
 //! memory and reads everything when it may read memory ([`Purity`]). A block's end
 //! reads everything (globals outlive the function).
 
+use crate::analysis::Preserved;
 use crate::analysis::{address_root, Purity};
 use crate::pipeline::Pass;
 use ir::{Block, Function, GlobalId, Inst, InstKind, Module, Value, ValueDef};
@@ -35,6 +36,10 @@ impl Pass for GlobalForward {
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity) > 0)
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

@@ -29,6 +29,7 @@
 //! Arithmetic made dead by a rewrite is removed (not divisions, which might trap; DCE
 //! decides about those).
 
+use crate::analysis::Preserved;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::Pass;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, SecondaryMap, UnOp, Value};
@@ -45,6 +46,10 @@ impl Pass for InstCombine {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

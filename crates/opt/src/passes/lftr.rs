@@ -14,6 +14,7 @@
 //! back edge (index arithmetic that only fed rewritten addresses is dead), so the
 //! replacement pays for itself.
 
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -32,6 +33,15 @@ impl Pass for Lftr {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (cfg, _, loops) = fa.loops(f);
+            run_on(f, cfg, loops) > 0
+        })
+    }
 }
 
 /// Replaces the exit tests of the loops of `f` that qualify; returns how many.
@@ -42,14 +52,19 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    run_on(f, &cfg, &loops)
+}
+
+/// [`run`] with the function's CFG and loops given (the pass adds no edges).
+pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> usize {
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     let mut replaced = 0;
     for id in ids {
         // Edits add instructions only (no edges), so the loop shapes stay valid.
-        let Some(l) = RotatedLoop::of(f, &cfg, &loops, id) else {
+        let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
             continue;
         };
-        let Some(iv) = Counter::of(f, &loops, id, &l) else {
+        let Some(iv) = Counter::of(f, loops, id, &l) else {
             continue;
         };
         if replace_exit_test(f, &l, &iv) {

@@ -78,7 +78,8 @@ impl GlobalSizes {
 }
 
 /// Hoists what it can out of every loop of `f`, whose pointer parameters point into
-/// `params` ([`ParamTargets`]); returns how many instructions moved.
+/// `params` ([`ParamTargets`]); returns how many instructions moved plus how many
+/// preheaders were created (so that a change to the CFG alone counts as a change).
 pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Targets]) -> usize {
     if f.is_declaration() {
         return 0;
@@ -90,19 +91,19 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Tar
         return 0;
     }
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
-    let mut added = false;
+    let mut added = 0;
     for &id in &ids {
         if loops.preheader(id, &cfg).is_none() {
             insert_preheader(f, &mut cfg, &loops, id);
-            added = true;
+            added += 1;
         }
     }
-    if added {
+    if added > 0 {
         cfg = ControlFlowGraph::compute(f);
         dt = DominatorTree::compute(f, &cfg);
         loops = LoopForest::compute(f, &cfg, &dt);
     }
-    let mut moved = 0;
+    let mut moved = added;
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     for id in ids {
         let Some(ph) = loops.preheader(id, &cfg) else {

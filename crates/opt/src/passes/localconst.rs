@@ -19,6 +19,7 @@
 //! the global gives them zero.
 
 use crate::analysis::address_root;
+use crate::analysis::Preserved;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, GlobalData, GlobalInit, Inst, InstKind, Module, Type};
@@ -36,6 +37,10 @@ impl Pass for LocalConst {
     }
     fn run(&self, m: &mut Module) -> bool {
         run(m) > 0
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

@@ -1,6 +1,7 @@
 //! The mem2reg pass: [`crate::ssa::cytron::mem2reg`] over every function (a no-op on
 //! functions already in SSA form).
 
+use crate::analysis::Preserved;
 use crate::pipeline::Pass;
 use ir::Module;
 
@@ -16,5 +17,9 @@ impl Pass for Mem2Reg {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, crate::ssa::mem2reg)
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }

@@ -28,6 +28,7 @@
 //! Implementation", 13.1), restricted to memory that provably has no other name.
 
 use crate::analysis::address_root;
+use crate::analysis::Preserved;
 use crate::pipeline::Pass;
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -45,6 +46,10 @@ impl Pass for MemForward {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

@@ -24,6 +24,7 @@
 //! (to `gep q, k - c, S`). Other uses keep `p`.
 
 use crate::analysis::LoopForest;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Inst, InstKind, Module, Type, Value};
@@ -41,6 +42,15 @@ impl Pass for PostInc {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (_, dt, loops) = fa.loops(f);
+            run_on(f, dt, loops) > 0
+        })
+    }
 }
 
 /// Rewrites the uses that qualify in `f`; returns how many.
@@ -48,6 +58,12 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    run_on(f, &dt, &loops)
+}
+
+/// [`run`] with the function's dominator tree and loops given (the pass adds no
+/// edges).
+pub fn run_on(f: &mut Function, dt: &DominatorTree, loops: &LoopForest) -> usize {
     let mut increments: Vec<(Value, Inst, i32, u32)> = Vec::new();
     for (_, lp) in loops.loops() {
         for &latch in &lp.latches {
@@ -82,7 +98,7 @@ pub fn run(f: &mut Function) -> usize {
     for (p, q, c, stride) in increments {
         let users: Vec<Inst> = f.users(p).to_vec();
         for u in users {
-            if u == q || !after(f, &dt, q, u) {
+            if u == q || !after(f, dt, q, u) {
                 continue;
             }
             rewritten += usize::from(rewrite(f, u, p, q, c, stride));

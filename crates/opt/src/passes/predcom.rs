@@ -18,16 +18,22 @@
 //!   iteration would do may move to the preheader.
 //! - No store in the loop may write the object `p` walks (the global or local array
 //!   its starting value points into, followed through outer loops' pointer
-//!   parameters), and no call writes memory.
+//!   parameters, or the function's pointer parameter, which a store through
+//!   another parameter cannot reach when every caller passes the two different
+//!   objects: [`crate::analysis::DisjointParams`]), and no call writes memory.
+//! - Every pointer of the loop that qualifies carries its loads (rows of a
+//!   stencil walked by one pointer each), up to [`MAX_CARRIED`] values in all.
 //!
 //! For every loaded offset `o` with `o + s` also loaded, the load at `o` becomes a
 //! new header parameter: the preheader loads `p0 + o` for the first iteration, and
 //! the latch passes the value of offset `o + s` (itself carried, or loaded).
 
-use crate::analysis::{address_root, LoopForest, LoopId, Purity, RotatedLoop};
+use crate::analysis::{
+    address_root, DisjointParams, LoopForest, LoopId, ParamTargets, Purity, RotatedLoop, Targets,
+};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, Function, Inst, InstKind, Module, Type, Value, ValueDef};
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use std::collections::BTreeMap;
 
 /// The predictive commoning pass.
@@ -42,15 +48,68 @@ impl Pass for PredCom {
     }
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
-        super::each_function(m, |f| run(f, &purity) > 0)
+        let targets = ParamTargets::compute(m);
+        let disjoint = DisjointParams::compute(m, &targets);
+        let mut changed = false;
+        for (id, f) in m.funcs.iter_mut() {
+            if f.is_declaration() {
+                continue;
+            }
+            let memory = Memory {
+                func: id,
+                targets: &targets,
+                disjoint: &disjoint,
+            };
+            changed |= run(f, &purity, &memory) > 0;
+        }
+        changed
     }
 }
 
 /// At most this many values carried per loop (registers).
 const MAX_CARRIED: usize = 8;
 
+/// What is known of the objects `f`'s pointer parameters point into.
+pub struct Memory<'a> {
+    /// The function being transformed.
+    pub func: FuncId,
+    pub targets: &'a ParamTargets,
+    pub disjoint: &'a DisjointParams,
+}
+
+impl Memory<'_> {
+    /// Whether objects `a` and `b` (as [`object_of`] returns them: a global, an
+    /// `alloc`, or a parameter of the function) may be the same memory.
+    fn may_share(&self, f: &Function, a: Value, b: Value) -> bool {
+        if a == b {
+            return true;
+        }
+        let param = |v: Value| match f.value_def(v) {
+            ValueDef::Param(_, k) => Some(k as usize),
+            _ => None,
+        };
+        match (param(a), param(b)) {
+            (Some(i), Some(j)) => !self.disjoint.disjoint(self.func, i, j),
+            (Some(k), None) | (None, Some(k)) => {
+                let other = if param(a).is_some() { b } else { a };
+                match f.value_def(other) {
+                    // A parameter never points into this activation's locals.
+                    ValueDef::Inst(_) => false,
+                    ValueDef::Global(g) => !matches!(
+                        self.targets.of(self.func).get(k),
+                        Some(Targets::Known(gs)) if !gs.contains(&g)
+                    ),
+                    _ => true,
+                }
+            }
+            // Two different globals or locals.
+            (None, None) => false,
+        }
+    }
+}
+
 /// Carries loads in every qualifying loop of `f`; returns how many loads went.
-pub fn run(f: &mut Function, purity: &Purity) -> usize {
+pub fn run(f: &mut Function, purity: &Purity, memory: &Memory) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -62,12 +121,11 @@ pub fn run(f: &mut Function, purity: &Purity) -> usize {
         if !lp.children.is_empty() {
             continue;
         }
-        if let Some(p) = plan(f, &cfg, &dt, &loops, id, purity) {
-            plans.push(p);
-        }
+        plans.extend(plan(f, &cfg, &dt, &loops, id, purity, memory));
     }
-    // Plans touch disjoint innermost loops: each only adds parameters to its
-    // header, instructions to its preheader, and replaces its own loads.
+    // Each plan only adds parameters to its loop's header (after the existing
+    // ones, so the pointer indices of other plans of the loop stay valid),
+    // instructions to its preheader, and replaces its own loads.
     plans.into_iter().map(|p| apply(f, p)).sum()
 }
 
@@ -80,6 +138,8 @@ struct Plan {
     loads: BTreeMap<i64, (Inst, Type)>,
 }
 
+/// The plans for loop `id`: one per pointer parameter with loads to carry, at
+/// most [`MAX_CARRIED`] carried values in all.
 fn plan(
     f: &Function,
     cfg: &ControlFlowGraph,
@@ -87,18 +147,39 @@ fn plan(
     loops: &LoopForest,
     id: LoopId,
     purity: &Purity,
-) -> Option<Plan> {
-    let l = RotatedLoop::of(f, cfg, loops, id)?;
+    memory: &Memory,
+) -> Vec<Plan> {
+    let mut plans = Vec::new();
+    let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
+        return plans;
+    };
     let lp = loops.get(id);
     // Only the latch leaves.
     for &b in &lp.blocks {
         if b != l.latch && cfg.succs(b).iter().any(|&s| !loops.contains(id, s)) {
-            return None;
+            return plans;
         }
         if b != l.latch && f.successors(b).is_empty() {
-            return None;
+            return plans;
         }
     }
+    // What the loop writes: the objects of its stores (None: unknown).
+    let mut written: Vec<Option<Value>> = Vec::new();
+    for &b in &lp.blocks {
+        for i in f.layout.block_insts(b) {
+            match f.kind(i) {
+                InstKind::Store { ptr, .. } => written.push(object_of(f, cfg, *ptr)),
+                InstKind::Call { callee, .. }
+                    if purity.effects(*callee).writes_global
+                        || purity.effects(*callee).writes_args =>
+                {
+                    return plans
+                }
+                _ => {}
+            }
+        }
+    }
+    let mut budget = MAX_CARRIED;
     let params = f.block_params(l.header).to_vec();
     for (k, &p) in params.iter().enumerate() {
         let Some((step, stride)) = l.pointer_step(f, k) else {
@@ -108,25 +189,15 @@ fn plan(
         if s == 0 {
             continue;
         }
-        let object = object_of(f, cfg, p)?;
+        let Some(object) = object_of(f, cfg, p) else {
+            continue;
+        };
         // Nothing in the loop writes that object.
-        for &b in &lp.blocks {
-            for i in f.layout.block_insts(b) {
-                match f.kind(i) {
-                    InstKind::Store { ptr, .. }
-                        if object_of(f, cfg, *ptr).is_none_or(|o| o == object) =>
-                    {
-                        return None
-                    }
-                    InstKind::Call { callee, .. }
-                        if purity.effects(*callee).writes_global
-                            || purity.effects(*callee).writes_args =>
-                    {
-                        return None
-                    }
-                    _ => {}
-                }
-            }
+        if written
+            .iter()
+            .any(|w| w.is_none_or(|o| memory.may_share(f, o, object)))
+        {
+            continue;
         }
         let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
         for &b in &lp.blocks {
@@ -149,21 +220,23 @@ fn plan(
             .iter()
             .filter(|(o, (_, t))| loads.get(&(**o + s)).is_some_and(|(_, u)| u == t))
             .count();
-        if carried == 0 || carried > MAX_CARRIED {
+        if carried == 0 || carried > budget {
             continue;
         }
-        return Some(Plan {
-            l,
+        budget -= carried;
+        plans.push(Plan {
+            l: l.clone(),
             ptr: k,
             stride: s,
             loads,
         });
     }
-    None
+    plans
 }
 
-/// The global or `alloc` a pointer points into, following `gep` bases and block
-/// parameters all of whose incoming values point into the same object.
+/// The global, `alloc` or pointer parameter a pointer points into, following
+/// `gep` bases and block parameters all of whose incoming values point into the
+/// same one.
 fn object_of(f: &Function, cfg: &ControlFlowGraph, v: Value) -> Option<Value> {
     let mut seen: Vec<Value> = Vec::new();
     let mut work = vec![v];
@@ -177,7 +250,9 @@ fn object_of(f: &Function, cfg: &ControlFlowGraph, v: Value) -> Option<Value> {
         match f.value_def(root) {
             ValueDef::Global(_) => {}
             ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => {}
-            ValueDef::Param(b, k) if b != f.entry_block() => {
+            // A pointer parameter: the object(s) the caller passed.
+            ValueDef::Param(b, _) if b == f.entry_block() => {}
+            ValueDef::Param(b, k) => {
                 if seen.len() > 64 {
                     return None;
                 }
@@ -342,6 +417,86 @@ bb2:
             .replace("%13 = sub %12, %11", "%13 = sub %12, %24");
         let out = same_behaviour(&cond, &["predcom"], "30");
         assert_eq!(out.matches("load").count(), 3, "{out}");
+    }
+
+    /// `smooth(src, dst)` sums three neighbours of `src` into `dst` along two
+    /// rows walked by two pointers. `main` calls it with `CALLS`.
+    const SMOOTH: &str = r#"
+global @a: [i32; 64] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4, 6, 2, 6, 4]
+global @b: [i32; 64] = [2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4, 5, 9, 0, 4, 5, 2, 3, 5, 3, 6, 0, 2, 8]
+
+declare @putint(i32) -> void
+
+func @smooth(ptr, ptr) -> void {
+bb0(%0: ptr, %1: ptr):
+  %2 = gep %0, 8, 4
+  jump bb1(0, %0, %2, %1)
+bb1(%3: i32, %4: ptr, %5: ptr, %6: ptr):
+  %7 = load i32, %4
+  %8 = gep %4, 1, 4
+  %9 = load i32, %8
+  %10 = load i32, %5
+  %11 = gep %5, 1, 4
+  %12 = load i32, %11
+  %13 = add %7, %9
+  %14 = add %13, %10
+  %15 = add %14, %12
+  store %15, %6
+  %16 = gep %6, 1, 4
+  %17 = add %3, 1
+  %18 = slt %17, 20
+  br %18, bb1(%17, %8, %11, %16), bb2
+bb2:
+  ret
+}
+
+func @main() -> i32 {
+bb0:
+CALLS
+  %0 = gep @a, 5, 4
+  %1 = load i32, %0
+  %2 = gep @b, 7, 4
+  %3 = load i32, %2
+  %4 = gep @a, 30, 4
+  %5 = load i32, %4
+  %6 = gep @b, 25, 4
+  %7 = load i32, %6
+  %8 = add %1, %3
+  %9 = add %8, %5
+  %10 = add %9, %7
+  call @putint(%10)
+  ret 0
+}
+"#;
+
+    fn smooth_loads(out: &str) -> usize {
+        let body = &out[out.find("bb1(").unwrap()..];
+        body[..body.find("bb2").unwrap()].matches("load").count()
+    }
+
+    /// The callers always pass two different arrays: the store through the
+    /// second parameter cannot change what the first walks, and both rows carry
+    /// a value (two loads of four remain).
+    #[test]
+    fn parameters_the_callers_keep_apart_carry_values() {
+        let src = SMOOTH.replace(
+            "CALLS",
+            "  call @smooth(@a, @b)\n  %20 = gep @a, 30, 4\n  call @smooth(@b, %20)",
+        );
+        let out = same_behaviour(&src, &["predcom"], "");
+        assert_eq!(smooth_loads(&out), 2, "{out}");
+    }
+
+    /// One call passes two pointers into the same array: the store may write what
+    /// the loop reads next, so every load stays.
+    #[test]
+    fn parameters_that_may_alias_carry_nothing() {
+        let src = SMOOTH.replace(
+            "CALLS",
+            "  call @smooth(@a, @b)\n  %20 = gep @a, 1, 4\n  call @smooth(@a, %20)",
+        );
+        let out = same_behaviour(&src, &["predcom"], "");
+        assert_eq!(smooth_loads(&out), 4, "{out}");
     }
 }
 

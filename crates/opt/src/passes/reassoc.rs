@@ -16,6 +16,7 @@
 //! have no other use and sit in the same block (so nothing moves between blocks);
 //! trees of two operands are left as they are.
 
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
@@ -33,6 +34,12 @@ impl Pass for Reassociate {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_on(f, fa.cfg(f)) > 0)
+    }
 }
 
 /// Rebuilds the trees of `f` whose order changes; returns how many.
@@ -41,6 +48,11 @@ pub fn run(f: &mut Function) -> usize {
         return 0;
     }
     let cfg = ControlFlowGraph::compute(f);
+    run_on(f, &cfg)
+}
+
+/// [`run`] with the function's CFG given (the pass changes no edges).
+pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph) -> usize {
     // Positions in reverse post-order: block starts and instructions.
     let mut block_pos: SecondaryMap<ir::Block, u32> = SecondaryMap::new();
     let mut inst_pos: SecondaryMap<Inst, u32> = SecondaryMap::new();

@@ -12,6 +12,7 @@
 //! `x == y`.
 
 use super::licm::may_overlap;
+use crate::analysis::Preserved;
 use crate::analysis::Purity;
 use crate::pipeline::Pass;
 use ir::{Function, Inst, InstKind, Module};
@@ -29,6 +30,10 @@ impl Pass for SilentStore {
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity) > 0)
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

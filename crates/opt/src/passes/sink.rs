@@ -16,6 +16,7 @@
 //! divisions that could trap (the trap would move past an output), not calls.
 //! Instructions are visited bottom-up, so a chain `x -> y -> use` sinks as a whole.
 
+use crate::analysis::Preserved;
 use crate::pipeline::Pass;
 use ir::{Function, Inst, InstKind, Module, Value};
 
@@ -31,6 +32,10 @@ impl Pass for Sink {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
     }
 }
 

@@ -26,6 +26,7 @@
 pub(crate) mod facts;
 mod loop_facts;
 
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use facts::{known, Fact};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -44,6 +45,15 @@ impl Pass for CondProp {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (cfg, dt) = fa.domtree(f);
+            run_on(f, cfg, dt) > 0
+        })
+    }
 }
 
 /// Replaces known conditions in `f`; returns how many uses or comparisons changed.
@@ -53,6 +63,12 @@ pub fn run(f: &mut Function) -> usize {
     }
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
+    run_on(f, &cfg, &dt)
+}
+
+/// [`run`] with the function's CFG and dominator tree given (the pass changes
+/// no edges: it rewrites uses and comparisons).
+pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> usize {
     let mut facts: Vec<Fact> = Vec::new();
     let mut changed = 0;
     enum Step {
@@ -65,10 +81,10 @@ pub fn run(f: &mut Function) -> usize {
             Step::Leave(n) => facts.truncate(n),
             Step::Enter(b) => {
                 stack.push(Step::Leave(facts.len()));
-                if let Some(fact) = edge_fact(f, &cfg, b) {
+                if let Some(fact) = edge_fact(f, cfg, b) {
                     facts.push(fact);
                 }
-                let from_loop = loop_facts::loop_facts(f, &cfg, &dt, b, &facts);
+                let from_loop = loop_facts::loop_facts(f, cfg, dt, b, &facts);
                 facts.extend(from_loop);
                 if !facts.is_empty() {
                     changed += rewrite_block(f, b, &facts);

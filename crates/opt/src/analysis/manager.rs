@@ -1,0 +1,262 @@
+//! The analysis manager: per-function analyses computed once and kept until a
+//! pass that changes what they depend on invalidates them (the design of LLVM's
+//! new pass manager and of Cranelift's `Context`, reduced to what the passes
+//! here share).
+//!
+//! The CFG, the dominator tree and the loop forest of a function depend only on
+//! its control flow: its blocks and the edges between them. A pass states what
+//! it keeps valid ([`Preserved`]); after a pass that changed the module, the
+//! pass manager drops every cached analysis the pass does not preserve. A pass
+//! that leaves the edges alone (it rewrites instructions, adds block parameters
+//! or moves code within the CFG) preserves the CFG and so its dominators and
+//! loops, and the next pass that asks for them gets the cached ones.
+//!
+//! Getting this wrong would be a miscompile waiting to happen, so with
+//! verification on (`--verify-each`, every test) [`AnalysisManager::check`]
+//! compares each cached analysis with a fresh computation after every pass.
+
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{FuncId, Function, Module, SecondaryMap};
+
+use super::LoopForest;
+
+/// What a pass keeps valid when it changes the module.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Preserved {
+    /// The blocks and edges of every function (so the CFG, dominator tree and
+    /// loop forest).
+    pub cfg: bool,
+}
+
+impl Preserved {
+    /// The pass may change anything.
+    pub const NOTHING: Preserved = Preserved { cfg: false };
+    /// The pass changes no function's blocks or edges, and adds or removes no
+    /// function.
+    pub const CFG: Preserved = Preserved { cfg: true };
+}
+
+/// The cached analyses of one function.
+#[derive(Clone, Default)]
+pub struct FunctionAnalyses {
+    cfg: Option<ControlFlowGraph>,
+    domtree: Option<DominatorTree>,
+    loops: Option<LoopForest>,
+}
+
+impl FunctionAnalyses {
+    /// The CFG of `f`.
+    pub fn cfg(&mut self, f: &Function) -> &ControlFlowGraph {
+        self.cfg.get_or_insert_with(|| ControlFlowGraph::compute(f))
+    }
+
+    /// The CFG and dominator tree of `f`.
+    pub fn domtree(&mut self, f: &Function) -> (&ControlFlowGraph, &DominatorTree) {
+        let cfg = self.cfg.get_or_insert_with(|| ControlFlowGraph::compute(f));
+        let dt = self
+            .domtree
+            .get_or_insert_with(|| DominatorTree::compute(f, cfg));
+        (cfg, dt)
+    }
+
+    /// The CFG, dominator tree and loop forest of `f`.
+    pub fn loops(&mut self, f: &Function) -> (&ControlFlowGraph, &DominatorTree, &LoopForest) {
+        let cfg = self.cfg.get_or_insert_with(|| ControlFlowGraph::compute(f));
+        let dt = self
+            .domtree
+            .get_or_insert_with(|| DominatorTree::compute(f, cfg));
+        let loops = self
+            .loops
+            .get_or_insert_with(|| LoopForest::compute(f, cfg, dt));
+        (cfg, dt, loops)
+    }
+
+    fn computed(&self) -> usize {
+        usize::from(self.cfg.is_some())
+            + usize::from(self.domtree.is_some())
+            + usize::from(self.loops.is_some())
+    }
+}
+
+/// Cached analyses of every function of a module.
+#[derive(Default)]
+pub struct AnalysisManager {
+    funcs: SecondaryMap<FuncId, FunctionAnalyses>,
+    /// Analyses computed (not served from the cache) so far.
+    computed: usize,
+}
+
+impl AnalysisManager {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The analyses of function `id`, to be asked for `f`, which must be that
+    /// function as it is now.
+    pub fn function(&mut self, id: FuncId) -> &mut FunctionAnalyses {
+        &mut self.funcs[id]
+    }
+
+    /// Runs `pass` over every defined function of `m` with its cached analyses;
+    /// whether any changed. (Invalidation is the pass manager's, by what the
+    /// pass preserves.)
+    pub fn each_function(
+        &mut self,
+        m: &mut Module,
+        mut pass: impl FnMut(&mut Function, &mut FunctionAnalyses) -> bool,
+    ) -> bool {
+        let mut changed = false;
+        for (id, f) in m.funcs.iter_mut() {
+            if f.is_declaration() {
+                continue;
+            }
+            let fa = &mut self.funcs[id];
+            let before = fa.computed();
+            changed |= pass(f, fa);
+            self.computed += self.funcs[id].computed().saturating_sub(before);
+        }
+        changed
+    }
+
+    /// Drops what a pass that changed the module did not preserve.
+    pub fn invalidate(&mut self, kept: Preserved) {
+        if !kept.cfg {
+            self.funcs = SecondaryMap::new();
+        }
+    }
+
+    /// How many analyses were computed rather than taken from the cache.
+    pub fn computed(&self) -> usize {
+        self.computed
+    }
+
+    /// Compares every cached analysis of `m` with a fresh computation: an error
+    /// names the first that differs (a pass preserved what it changed).
+    pub fn check(&self, m: &Module) -> Result<(), String> {
+        for (id, f) in m.funcs.iter() {
+            if f.is_declaration() {
+                continue;
+            }
+            let fa = &self.funcs[id];
+            let Some(cached) = &fa.cfg else {
+                continue;
+            };
+            let fresh = ControlFlowGraph::compute(f);
+            let blocks: Vec<ir::Block> = f.layout.blocks().collect();
+            // Exactly equal, order included: a pass given the cached CFG must
+            // see what a fresh computation would give it.
+            for &b in &blocks {
+                if cached.preds(b) != fresh.preds(b) || cached.succs(b) != fresh.succs(b) {
+                    return Err(format!(
+                        "stale CFG of @{} at {b}: a pass preserved the CFG but changed it",
+                        f.name
+                    ));
+                }
+            }
+            if cached.rpo() != fresh.rpo() {
+                return Err(format!("stale block order of @{}", f.name));
+            }
+            if let Some(dt) = &fa.domtree {
+                let fresh_dt = DominatorTree::compute(f, &fresh);
+                for &b in &blocks {
+                    if dt.idom(b) != fresh_dt.idom(b) {
+                        return Err(format!("stale dominator tree of @{} at {b}", f.name));
+                    }
+                }
+                if let Some(loops) = &fa.loops {
+                    let fresh_loops = LoopForest::compute(f, &fresh, &fresh_dt);
+                    let shape = |lf: &LoopForest| -> Vec<(ir::Block, Vec<ir::Block>)> {
+                        lf.loops()
+                            .map(|(_, l)| (l.header, l.blocks.clone()))
+                            .collect()
+                    };
+                    if shape(loops) != shape(&fresh_loops) {
+                        return Err(format!("stale loop forest of @{}", f.name));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::{run_passes, PassOptions};
+
+    const SRC: &str = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%0: i32):
+  %1 = slt %0, 10
+  br %1, bb2, bb3
+bb2:
+  %2 = add %0, 1
+  jump bb1(%2)
+bb3:
+  call @putint(%0)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn analyses_are_computed_once_and_served_from_the_cache() {
+        let mut m = ir::parse_module(SRC).unwrap();
+        let mut am = AnalysisManager::new();
+        for _ in 0..3 {
+            am.each_function(&mut m, |f, fa| {
+                let (_, _, loops) = fa.loops(f);
+                assert_eq!(loops.len(), 1);
+                false
+            });
+        }
+        assert_eq!(am.computed(), 3, "CFG, dominator tree, loops: once each");
+        am.invalidate(Preserved::CFG);
+        am.each_function(&mut m, |f, fa| fa.loops(f).2.len() == 2);
+        assert_eq!(am.computed(), 3);
+        am.invalidate(Preserved::NOTHING);
+        am.each_function(&mut m, |f, fa| fa.cfg(f).rpo().is_empty());
+        assert_eq!(am.computed(), 4);
+        assert!(am.check(&m).is_ok());
+    }
+
+    /// A change to the edges behind the cache's back is caught by the check.
+    #[test]
+    fn the_check_finds_a_stale_cfg() {
+        let mut m = ir::parse_module(SRC).unwrap();
+        let mut am = AnalysisManager::new();
+        am.each_function(&mut m, |f, fa| {
+            fa.domtree(f);
+            false
+        });
+        // Turn the loop's exit test into a jump straight to the exit.
+        let f = m.funcs.values_mut().find(|f| f.name == "main").unwrap();
+        let header = f.layout.blocks().nth(1).unwrap();
+        let exit = f.layout.blocks().nth(3).unwrap();
+        let term = f.terminator(header).unwrap();
+        f.replace_kind(
+            term,
+            ir::InstKind::Jump {
+                dest: ir::BlockCall::new(exit, vec![]),
+            },
+        );
+        let err = am.check(&m).unwrap_err();
+        assert!(err.contains("stale CFG of @main"), "{err}");
+    }
+
+    /// The -O2 pipeline with verification: every cached analysis a pass
+    /// preserved matches a fresh one after it.
+    #[test]
+    fn preserved_analyses_stay_exact_through_the_pipeline() {
+        let mut m = ir::parse_module(SRC).unwrap();
+        let mut opts = PassOptions {
+            verify_each: true,
+            ..Default::default()
+        };
+        run_passes(&mut m, &crate::pipeline::pipeline(2), &mut opts).unwrap();
+    }
+}
