@@ -126,3 +126,54 @@ fn to_c_keeps_line_numbers() {
     assert!(text.contains("enum { N = (int)(20) };"), "{text}");
     assert!(text.contains("#line 1"), "{text}");
 }
+
+/// `bench scaling` with the stand-in compiler on two small dimensions: a header,
+/// one row per size with a growth ratio from the second on, and an error for an
+/// unknown dimension.
+#[test]
+fn scaling_prints_a_row_per_size_and_rejects_unknown_dimensions() {
+    if !toolchain_present() {
+        return;
+    }
+    let dir = manifest_dir();
+    let work = std::env::temp_dir().join(format!("bench-scaling-{}", std::process::id()));
+    let out = bench()
+        .args([
+            "scaling",
+            "--only",
+            "stmts,global-init",
+            "--max-factor",
+            "4",
+        ])
+        .arg("--sysyc")
+        .arg(dir.join("tests/standin-sysyc.sh"))
+        .arg("--work-dir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: Vec<&str> = stdout.lines().collect();
+    assert!(rows[0].starts_with("dimension"), "{stdout}");
+    assert_eq!(rows.len(), 5, "{stdout}");
+    assert!(rows[1].starts_with("stmts") && rows[2].starts_with("stmts"));
+    assert!(rows[3].starts_with("global-init") && rows[4].starts_with("global-init"));
+    assert!(!stdout.contains("FAILED"), "{stdout}");
+    // The 4x row has a time ratio, the 1x row none.
+    let cols = |r: &str| r.split_whitespace().map(String::from).collect::<Vec<_>>();
+    assert_eq!(cols(rows[1])[5], "-");
+    assert!(cols(rows[2])[5].parse::<f64>().is_ok(), "{stdout}");
+    let _ = std::fs::remove_dir_all(&work);
+
+    let bad = bench()
+        .args(["scaling", "--only", "nosuch", "--sysyc"])
+        .arg(dir.join("tests/standin-sysyc.sh"))
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown dimension `nosuch`"));
+}

@@ -82,26 +82,35 @@ impl LoopCopy {
     /// entered: each reads whichever copy's definition reaches it. Returns the block
     /// parameters created, for [`crate::ssa::remove_trivial_params`] once the CFG is final.
     pub fn repair_uses_outside(&self, f: &mut Function, lp: &Loop) -> Vec<Value> {
-        let cfg = ControlFlowGraph::compute(f);
-        let both: FxHashSet<Block> = lp
-            .blocks
-            .iter()
-            .chain(self.blocks.values())
-            .copied()
-            .collect();
-        let inside = |b: Block| both.contains(&b);
-        // What the loop defined when copied: the repair itself adds parameters
-        // (to blocks of the loop too), which have no counterpart.
-        let defined: Vec<(Block, Value)> = lp
-            .blocks
-            .iter()
-            .flat_map(|&b| defined_in(f, b).into_iter().map(move |v| (b, v)))
-            .collect();
-        let mut created = Vec::new();
-        for (b, v) in defined {
-            let defs = [(b, v), (self.blocks[&b], self.values[&v])];
-            created.extend(repair_uses(f, &cfg, v, &defs, inside));
-        }
-        created
+        repair_uses_outside(f, lp, std::slice::from_ref(self))
     }
+}
+
+/// [`LoopCopy::repair_uses_outside`] for any number of copies of `lp`: each value
+/// `lp` defines has its original definition and one per copy.
+pub fn repair_uses_outside(f: &mut Function, lp: &Loop, copies: &[LoopCopy]) -> Vec<Value> {
+    let cfg = ControlFlowGraph::compute(f);
+    let all: FxHashSet<Block> = lp
+        .blocks
+        .iter()
+        .copied()
+        .chain(copies.iter().flat_map(|c| c.blocks.values().copied()))
+        .collect();
+    let inside = |b: Block| all.contains(&b);
+    // What the loop defined when copied: the repair itself adds parameters
+    // (to blocks of the loop too), which have no counterpart.
+    let defined: Vec<(Block, Value)> = lp
+        .blocks
+        .iter()
+        .flat_map(|&b| defined_in(f, b).into_iter().map(move |v| (b, v)))
+        .collect();
+    let mut created = Vec::new();
+    for (b, v) in defined {
+        let mut defs = vec![(b, v)];
+        for c in copies {
+            defs.push((c.blocks[&b], c.values[&v]));
+        }
+        created.extend(repair_uses(f, &cfg, v, &defs, inside));
+    }
+    created
 }

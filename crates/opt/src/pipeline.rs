@@ -75,6 +75,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::postinc::PostInc,
     &passes::pow2div::Pow2Div,
     &passes::rtunroll::RuntimeUnroll,
+    &passes::mve::ModuloVariableExpansion,
     &passes::looppeel::LoopPeel,
     &passes::unswitch::Unswitch,
 ];
@@ -211,6 +212,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "lftr",
             "promote",
             "rtunroll",
+            "mve",
             "instcombine",
             "dce",
             "simplifycfg",

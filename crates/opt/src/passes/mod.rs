@@ -29,6 +29,7 @@ pub mod mem2reg;
 pub mod memforward;
 pub mod memoize;
 pub mod mergeargs;
+pub mod mve;
 pub mod partial_inline;
 pub mod postinc;
 pub mod pow2div;
