@@ -105,11 +105,29 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Tar
     }
     let mut moved = added;
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
+    // What each loop writes, inner loops' writes included, built innermost first
+    // from each loop's own blocks (hoisting only moves code within a loop's
+    // region, so the sets stay right as the inner loops are processed).
+    let mut all_writes: Vec<LoopWrites> = Vec::with_capacity(ids.len());
+    for &id in &ids {
+        let mut w = LoopWrites::of(f, purity, params, &loops, id);
+        for c in &loops.get(id).children {
+            let inner = &all_writes[c.0 as usize];
+            w.union(inner);
+        }
+        all_writes.push(w);
+    }
+    // With every loop given a preheader, an inner loop has already hoisted all
+    // that its enclosing loops could take from its blocks (invariance in the outer
+    // loop implies it in the inner one, and the outer loop may hoist nothing from
+    // an inner loop's blocks that needs guaranteed execution), so each loop visits
+    // only its own blocks: linear in the code, not in code x nesting depth.
+    let own_blocks_only = ids.iter().all(|&id| loops.preheader(id, &cfg).is_some());
     for id in ids {
         let Some(ph) = loops.preheader(id, &cfg) else {
             continue;
         };
-        let writes = LoopWrites::of(f, purity, params, &loops, id);
+        let writes = std::mem::take(&mut all_writes[id.0 as usize]);
         let mut ctx = Hoist {
             f,
             cfg: &cfg,
@@ -120,6 +138,7 @@ pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Tar
             sizes,
             writes,
             guaranteed: SecondaryMap::new(),
+            own_blocks_only,
         };
         moved += ctx.hoist_into(ph);
     }
@@ -201,6 +220,8 @@ struct LoopWrites {
 }
 
 impl LoopWrites {
+    /// The writes of the blocks whose innermost loop is `id` (not those of its
+    /// inner loops: see [`LoopWrites::union`]).
     fn of(
         f: &Function,
         purity: &Purity,
@@ -210,6 +231,9 @@ impl LoopWrites {
     ) -> Self {
         let mut w = LoopWrites::default();
         for &b in &loops.get(id).blocks {
+            if loops.innermost(b) != Some(id) {
+                continue;
+            }
             for i in f.layout.block_insts(b) {
                 match f.kind(i) {
                     InstKind::Store { ptr, .. } => w.add_write(f, params, *ptr),
@@ -229,6 +253,24 @@ impl LoopWrites {
             }
         }
         w
+    }
+
+    /// Adds what `other` writes.
+    fn union(&mut self, other: &LoopWrites) {
+        self.unknown |= other.unknown;
+        self.params |= other.params;
+        self.param_memory |= other.param_memory;
+        self.all_globals |= other.all_globals;
+        for &a in &other.locals {
+            if !self.locals.contains(&a) {
+                self.locals.push(a);
+            }
+        }
+        for &g in &other.globals {
+            if !self.globals.contains(&g) {
+                self.globals.push(g);
+            }
+        }
     }
 
     fn add_write(&mut self, f: &Function, params: &[Targets], ptr: Value) {
@@ -351,13 +393,22 @@ struct Hoist<'a> {
     /// Per block of the loop: whether reaching its first instruction is guaranteed
     /// once the loop is entered (computed on demand).
     guaranteed: SecondaryMap<Block, Option<bool>>,
+    /// Visit only the blocks whose innermost loop is this one.
+    own_blocks_only: bool,
 }
 
 impl Hoist<'_> {
     /// Moves the loop's invariant instructions to the end of `ph`.
     fn hoist_into(&mut self, ph: Block) -> usize {
         let mut moved = 0;
-        let blocks = self.loops.get(self.id).blocks.clone();
+        let blocks: Vec<Block> = self
+            .loops
+            .get(self.id)
+            .blocks
+            .iter()
+            .copied()
+            .filter(|&b| !self.own_blocks_only || self.loops.innermost(b) == Some(self.id))
+            .collect();
         for b in blocks {
             // Still on the guaranteed prefix of the block: nothing before the current
             // instruction could trap, loop or have a side effect.
