@@ -21,6 +21,7 @@
 //! every stage.
 
 pub mod abi;
+pub mod divinv;
 pub mod emit;
 pub mod frame;
 pub mod globals;
@@ -186,6 +187,8 @@ pub fn compile_function_timed(
     let mut mf = isel::select_function(m, fid, names)?;
     done("isel", &mf, Stage::Virtual)?;
     if opts.opt_level >= 1 {
+        divinv::run(&mut mf);
+        done("divinv", &mf, Stage::Virtual)?;
         licm::hoist_invariants(&mut mf);
         done("licm (machine)", &mf, Stage::Virtual)?;
         speculate::hoist_above_exits(&mut mf);

@@ -133,7 +133,11 @@ pub enum AluOp {
     Mul,
     Mulw,
     Mulh,
+    /// High 64 bits of the unsigned 128-bit product.
+    Mulhu,
     Div,
+    /// Unsigned 64-bit division.
+    Divu,
     Divw,
     Rem,
     Remw,
@@ -160,7 +164,9 @@ impl AluOp {
             AluOp::Mul => "mul",
             AluOp::Mulw => "mulw",
             AluOp::Mulh => "mulh",
+            AluOp::Mulhu => "mulhu",
             AluOp::Div => "div",
+            AluOp::Divu => "divu",
             AluOp::Divw => "divw",
             AluOp::Rem => "rem",
             AluOp::Remw => "remw",

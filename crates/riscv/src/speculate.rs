@@ -40,7 +40,10 @@ fn speculatable(i: &MInst) -> bool {
 /// defined result), but division is slow and stays where the program put it.
 fn may_trap(i: &MInst) -> bool {
     match i {
-        MInst::Alu { op, .. } => matches!(op, AluOp::Div | AluOp::Divw | AluOp::Rem | AluOp::Remw),
+        MInst::Alu { op, .. } => matches!(
+            op,
+            AluOp::Div | AluOp::Divu | AluOp::Divw | AluOp::Rem | AluOp::Remw
+        ),
         _ => false,
     }
 }

@@ -141,12 +141,12 @@ pub fn timing_with(i: &MInst, is_float: &dyn Fn(Reg) -> bool) -> Timing {
     let uses_as = |t: &mut Timing, kind: UseKind| i.for_each_use(|r| t.uses.push((r, kind)));
     match i {
         MInst::Alu { op, .. } => match op {
-            AluOp::Mul | AluOp::Mulw | AluOp::Mulh => {
+            AluOp::Mul | AluOp::Mulw | AluOp::Mulh | AluOp::Mulhu => {
                 t.pipe = Pipe::B;
                 (t.early, t.late, t.late_alu) = (3, 1, false);
                 uses_as(&mut t, UseKind::Early);
             }
-            AluOp::Div | AluOp::Divw | AluOp::Rem | AluOp::Remw => {
+            AluOp::Div | AluOp::Divu | AluOp::Divw | AluOp::Rem | AluOp::Remw => {
                 t.pipe = Pipe::B;
                 (t.early, t.late, t.late_alu) = (20, 18, false);
                 t.unit = Some((Unit::IntDiv, 20));
