@@ -41,19 +41,7 @@ pub fn run(mf: &mut MFunction) -> usize {
     if info.loops.is_empty() {
         return 0;
     }
-    let nv = mf.num_vregs();
-    let mut def_count = vec![0u32; nv];
-    let mut def_block = vec![usize::MAX; nv];
-    for &b in &mf.layout {
-        for i in &mf.blocks[b.index()].insts {
-            i.for_each_def(|r| {
-                if r.is_virtual() {
-                    def_count[r.vindex()] += 1;
-                    def_block[r.vindex()] = b.index();
-                }
-            });
-        }
-    }
+    let (def_count, def_block) = mf.vreg_defs();
     let mut replaced = 0;
     // Innermost loops first (outer loops come first in the list).
     for lp in info.loops.iter().rev() {

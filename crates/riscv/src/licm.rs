@@ -53,18 +53,7 @@ pub fn hoist_invariants(mf: &mut MFunction) {
         return;
     }
     let nv = mf.num_vregs();
-    let mut def_count = vec![0u32; nv];
-    let mut def_block = vec![usize::MAX; nv];
-    for &b in &mf.layout {
-        for i in &mf.blocks[b.index()].insts {
-            i.for_each_def(|r| {
-                if r.is_virtual() {
-                    def_count[r.vindex()] += 1;
-                    def_block[r.vindex()] = b.index();
-                }
-            });
-        }
-    }
+    let (def_count, mut def_block) = mf.vreg_defs();
     let mut loops = info.loops;
     let preds = info.preds;
     let mut rename: FxHashMap<Reg, Reg> = FxHashMap::default();

@@ -708,6 +708,26 @@ impl MFunction {
         self.vreg_class.len()
     }
 
+    /// For each virtual register: how many instructions define it, and the
+    /// number of the (last, in layout order) block defining it (`usize::MAX`
+    /// when none does).
+    pub fn vreg_defs(&self) -> (Vec<u32>, Vec<usize>) {
+        let nv = self.num_vregs();
+        let mut count = vec![0u32; nv];
+        let mut block = vec![usize::MAX; nv];
+        for &b in &self.layout {
+            for i in &self.blocks[b.index()].insts {
+                i.for_each_def(|r| {
+                    if r.is_virtual() {
+                        count[r.vindex()] += 1;
+                        block[r.vindex()] = b.index();
+                    }
+                });
+            }
+        }
+        (count, block)
+    }
+
     /// Successors of a block, from its branches, in order, without duplicates.
     pub fn succs(&self, b: MBlock) -> Vec<MBlock> {
         let mut v = Vec::new();

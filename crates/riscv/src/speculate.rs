@@ -56,18 +56,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         return 0;
     }
     let nv = mf.num_vregs();
-    let mut defs = vec![0u32; nv];
-    let mut def_block = vec![usize::MAX; nv];
-    for &b in &mf.layout {
-        for i in &mf.blocks[b.index()].insts {
-            i.for_each_def(|r| {
-                if r.is_virtual() {
-                    defs[r.vindex()] += 1;
-                    def_block[r.vindex()] = b.index();
-                }
-            });
-        }
-    }
+    let (defs, def_block) = mf.vreg_defs();
     // Registers read outside the block that defines them.
     let mut escapes = vec![false; nv];
     for &b in &mf.layout {
