@@ -222,7 +222,10 @@ mod tests {
         assert!(has(0, AluOp::Divu), "{:?}", mf.blocks[0].insts);
         assert!(has(1, AluOp::Mulhu) && !has(1, AluOp::Divw) && has(1, AluOp::Remw));
         // The preheader's jump stays last.
-        assert!(matches!(mf.blocks[0].insts.last(), Some(MInst::Jump { .. })));
+        assert!(matches!(
+            mf.blocks[0].insts.last(),
+            Some(MInst::Jump { .. })
+        ));
     }
 
     /// The arithmetic of the replacement, on 64-bit registers as the code
