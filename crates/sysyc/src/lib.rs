@@ -113,7 +113,12 @@ impl Driver {
         if let Some(n) = named.into_iter().find(|n| opt::lookup(n).is_none()) {
             return Err(format!("error: {}", opt::unknown_pass(n)));
         }
-        let name = self.input.display().to_string();
+        let from_stdin = self.input.as_os_str() == "-";
+        let name = if from_stdin {
+            "<stdin>".to_string()
+        } else {
+            self.input.display().to_string()
+        };
         if let Some(out) = &self.output {
             if same_file(out, &self.input) {
                 return Err(format!(
@@ -122,14 +127,25 @@ impl Driver {
                 ));
             }
         }
-        let bytes =
-            std::fs::read(&self.input).map_err(|e| format!("error: cannot read {name}: {e}"))?;
+        let bytes = if from_stdin {
+            let mut buf = Vec::new();
+            std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf).map(|_| buf)
+        } else {
+            std::fs::read(&self.input)
+        }
+        .map_err(|e| format!("error: cannot read {name}: {}", io_reason(&e)))?;
         let src = String::from_utf8(bytes).map_err(|e| {
             format!(
                 "{name}: error: the file is not valid UTF-8 (byte {})",
                 e.utf8_error().valid_up_to()
             )
         })?;
+
+        // A UTF-8 byte-order mark is not part of the program (gcc and clang skip it).
+        let src = src
+            .strip_prefix('\u{feff}')
+            .map(str::to_string)
+            .unwrap_or(src);
 
         let mut module = if self.input.extension().is_some_and(|e| e == "ir") {
             let start = Instant::now();
@@ -272,11 +288,11 @@ impl Driver {
                     // A reader that stopped early (`| head`) wants no more, and no
                     // message: end quietly, as `cat` does.
                     Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
-                    r => r.map_err(|e| format!("error: cannot write output: {e}")),
+                    r => r.map_err(|e| format!("error: cannot write output: {}", io_reason(&e))),
                 }
             }
             Some(path) => write_atomically(path, bytes)
-                .map_err(|e| format!("error: cannot write {}: {e}", path.display())),
+                .map_err(|e| format!("error: cannot write {}: {}", path.display(), io_reason(&e))),
         }
     }
 }
@@ -372,6 +388,15 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Whether `a` and `b` name the same existing file (after following links).
+/// An I/O error's description without the "(os error N)" suffix Rust adds.
+fn io_reason(e: &std::io::Error) -> String {
+    let s = e.to_string();
+    match s.find(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
 fn same_file(a: &Path, b: &Path) -> bool {
     match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
         (Ok(a), Ok(b)) => a == b,

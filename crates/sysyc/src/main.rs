@@ -100,7 +100,7 @@ fn run(cli: Cli) -> ExitCode {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
             Err(e) => {
-                let _ = writeln!(std::io::stderr(), "error: {e}");
+                let _ = writeln!(std::io::stderr(), "sysyc: error: {e}");
                 ExitCode::from(1)
             }
         };
@@ -140,8 +140,14 @@ fn run(cli: Cli) -> ExitCode {
         Err(msg) => {
             // Not `eprint!`, which panics when stderr is closed: the message is
             // lost then, the exit status still says what happened.
+            // Errors not about a place in the input name the tool, as gcc's do.
             let nl = if msg.ends_with('\n') { "" } else { "\n" };
-            let _ = write!(std::io::stderr(), "{msg}{nl}");
+            let tool = if msg.starts_with("error: ") {
+                "sysyc: "
+            } else {
+                ""
+            };
+            let _ = write!(std::io::stderr(), "{tool}{msg}{nl}");
             ExitCode::from(1)
         }
     }

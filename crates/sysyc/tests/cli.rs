@@ -72,7 +72,7 @@ fn a_misspelt_pass_is_an_error_with_a_suggestion() {
         assert!(out.stdout.is_empty());
         assert_eq!(
             text(&out.stderr).trim(),
-            "error: unknown pass 'gvnn' (did you mean 'gvn'?)"
+            "sysyc: error: unknown pass 'gvnn' (did you mean 'gvn'?)"
         );
     }
     let out = sysyc(&["--passes", "qqqqzzzz", p]);
@@ -193,4 +193,63 @@ fn help_documents_every_optimisation_level_the_parser_accepts() {
     let o4 = sysyc(&["-O4", "-S", p]);
     assert!(!o4.status.success());
     assert!(text(&o4.stderr).contains("0..=3"), "{}", text(&o4.stderr));
+}
+
+fn sysyc_with_stdin(args: &[&str], input: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(SYSYC)
+        .args(args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run sysyc");
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+/// `-` reads the program from standard input (as gcc's `-x c -`): the same
+/// output as from the file, and errors point into `<stdin>`.
+#[test]
+fn a_dash_reads_the_program_from_stdin() {
+    let p = program();
+    let src = std::fs::read(&p).unwrap();
+    let from_file = sysyc(&["-O2", "--emit", "ir", p.to_str().unwrap()]);
+    let from_stdin = sysyc_with_stdin(&["-O2", "--emit", "ir", "-"], &src);
+    assert!(from_stdin.status.success(), "{}", text(&from_stdin.stderr));
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+    let bad = sysyc_with_stdin(&["-S", "-o", "-", "-"], b"int main() { return 3 }\n");
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        text(&bad.stderr).starts_with("<stdin>:1:22: error: expected `;`"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
+/// A UTF-8 byte-order mark before the program is skipped, and positions count
+/// from after it.
+#[test]
+fn a_byte_order_mark_is_skipped() {
+    let with_bom = sysyc_with_stdin(&["--check", "-"], b"\xef\xbb\xbfint main() { return 0; }\n");
+    assert!(with_bom.status.success(), "{}", text(&with_bom.stderr));
+    let bad = sysyc_with_stdin(&["--check", "-"], b"\xef\xbb\xbfint main() { return x; }\n");
+    assert!(
+        text(&bad.stderr).starts_with("<stdin>:1:21: error:"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
+/// A file that cannot be read: `sysyc: error:`, the reason as the system
+/// says it, and no "(os error N)".
+#[test]
+fn an_unreadable_input_is_reported_without_os_error_numbers() {
+    let out = sysyc(&["-S", "-o", "-", "/no/such/dir/prog.sy"]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert_eq!(
+        err.trim(),
+        "sysyc: error: cannot read /no/such/dir/prog.sy: No such file or directory"
+    );
 }
