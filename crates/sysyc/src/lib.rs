@@ -120,6 +120,14 @@ impl Driver {
             self.input.display().to_string()
         };
         if let Some(out) = &self.output {
+            // A directory that does not exist is reported before the compile, not after.
+            let dir = out.parent().filter(|d| !d.as_os_str().is_empty());
+            if out.as_os_str() != "-" && dir.is_some_and(|d| !d.is_dir()) {
+                return Err(format!(
+                    "error: cannot write {}: No such file or directory",
+                    out.display()
+                ));
+            }
             if same_file(out, &self.input) {
                 return Err(format!(
                     "error: the output file {} is the input file",

@@ -30,10 +30,10 @@ struct Cli {
     #[arg(long, value_enum)]
     emit: Option<EmitArg>,
     /// Stop after semantic analysis (exit 0 when the program is valid).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["emit", "interpret", "output", "assembly"])]
     check: bool,
     /// Run the program in the IR interpreter with this process's stdin/stdout.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["emit", "output", "assembly"])]
     interpret: bool,
     /// How to build SSA: on the fly while lowering (Braun et al.) or from memory form
     /// by mem2reg (Cytron et al.).
@@ -76,6 +76,21 @@ enum SsaArg {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let (true, Some(emit)) = (cli.assembly, cli.emit) {
+        if !matches!(emit, EmitArg::Asm) {
+            use clap::CommandFactory;
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::ArgumentConflict,
+                    format!(
+                        "-S asks for assembly but --emit {} asks for something else",
+                        emit.to_possible_value()
+                            .map_or("?".into(), |v| v.get_name().to_string())
+                    ),
+                )
+                .exit();
+        }
+    }
     // Deeply nested programs and big functions recurse in places; give the compiler a
     // generous stack of its own rather than relying on the main thread's.
     let worker = std::thread::Builder::new()

@@ -253,3 +253,36 @@ fn an_unreadable_input_is_reported_without_os_error_numbers() {
         "sysyc: error: cannot read /no/such/dir/prog.sy: No such file or directory"
     );
 }
+
+/// Options that ask for two different things are refused with a usage error
+/// (exit 2), as clap reports conflicts; an output directory that does not exist
+/// is reported before compiling.
+#[test]
+fn conflicting_options_and_a_missing_output_directory_are_errors() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    for args in [
+        vec!["--check", "--emit", "ir", p],
+        vec!["--interpret", "-o", "x.s", p],
+        vec!["-S", "--emit", "ir", p],
+        vec!["--check", "--interpret", p],
+    ] {
+        let out = sysyc(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        assert!(text(&out.stderr).contains("error:"), "{args:?}");
+    }
+    assert!(sysyc(&["-S", "--emit", "asm", "-o", "-", p])
+        .status
+        .success());
+    let out = sysyc(&["-S", "-o", "/no/such/dir/x.s", p]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr).trim(),
+        "sysyc: error: cannot write /no/such/dir/x.s: No such file or directory"
+    );
+}
