@@ -167,19 +167,50 @@ fn render_one(
         line_idx + 1,
         d.message
     ));
-    out.push_str(line_text);
+    // A long line is shown as a window around the column (as rustc does), so
+    // that a file of one huge line does not echo all of it for every error.
+    let total = line_text.chars().count();
+    let (skip, take) = if total > LONG_LINE {
+        let skip = (col - 1).saturating_sub(WINDOW);
+        (skip, (col - 1 - skip) + WINDOW)
+    } else {
+        (0, total)
+    };
+    let cut_left = skip > 0;
+    let cut_right = skip + take < total;
+    if cut_left {
+        out.push_str("...");
+    }
+    out.extend(line_text.chars().skip(skip).take(take));
+    if cut_right {
+        out.push_str("...");
+    }
     out.push('\n');
-    let mut caret: String = before
-        .chars()
-        .map(|c| if c == '\t' { '\t' } else { ' ' })
-        .collect();
+    let mut caret: String = if cut_left {
+        "   ".into()
+    } else {
+        String::new()
+    };
+    caret.extend(
+        before
+            .chars()
+            .skip(skip)
+            .map(|c| if c == '\t' { '\t' } else { ' ' }),
+    );
     let line_end = line_range.start + line_text.len();
     let under = &source[r.start..r.end.min(line_end).max(r.start)];
-    let n = under.chars().count().max(1);
+    // Carets under the span, not past the part of the line shown.
+    let shown_from_col = (skip + take).saturating_sub(col - 1).max(1);
+    let n = under.chars().count().clamp(1, shown_from_col);
     caret.extend(std::iter::repeat_n('^', n));
     out.push_str(&caret);
     out.push('\n');
 }
+
+/// Lines longer than this many characters are shown in part.
+const LONG_LINE: usize = 160;
+/// Characters shown on each side of the column in a long line.
+const WINDOW: usize = 60;
 
 #[cfg(test)]
 mod tests {
@@ -213,6 +244,33 @@ mod tests {
         assert_eq!(
             r,
             "t.sy:2:1: error: expected `;`\n\n^\nt.sy:1:1: error: multi\nint a\n^^^^^\n"
+        );
+    }
+
+    /// An error in the middle of a 100 000-character line shows 60 characters on
+    /// each side of it, marked as cut, with the caret under the error.
+    #[test]
+    fn long_lines_are_shown_around_the_column() {
+        let mut src = "x".repeat(50_000);
+        src.push('@');
+        src.push_str(&"y".repeat(50_000));
+        let mut d = Diagnostics::default();
+        d.error("unexpected character `@`", Span::new(50_000, 50_001));
+        let text = d.render("long.sy", &src);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines[0], "long.sy:1:50001: error: unexpected character `@`");
+        assert_eq!(
+            lines[1],
+            format!("...{}@{}...", "x".repeat(60), "y".repeat(59))
+        );
+        assert_eq!(lines[2].find('^'), lines[1].find('@'));
+        assert!(text.len() < 400, "{} bytes", text.len());
+        // A short line is shown whole.
+        let mut d = Diagnostics::default();
+        d.error("bad", Span::new(2, 3));
+        assert_eq!(
+            d.render("s.sy", "ab@cd"),
+            "s.sy:1:3: error: bad\nab@cd\n  ^\n"
         );
     }
 }
