@@ -1,66 +1,163 @@
-//! Diagnostics: error messages with source spans, and their rendering.
-//!
-//! [`Diagnostics::render`] gives the compact compiler style used in tests and by the
-//! driver:
+//! Diagnostics: errors, warnings and their notes, with source spans, and their
+//! rendering in the compact compiler style used in tests and by the driver:
 //!
 //! ```text
-//! file.sy:3:5: error: use of undeclared identifier `x`
-//!     x = 1;
-//!     ^
+//! file.sy:3:5: error: redefinition of `x`
+//!     int x = 2;
+//!         ^
+//! file.sy:2:9: note: previous definition is here
+//!     int x = 1;
+//!         ^
 //! ```
 //!
-//! [`Diagnostics::render_rich`] gives codespan-reporting's multi-line style.
-
-use codespan_reporting::diagnostic::{Diagnostic as CsDiagnostic, Label};
-use codespan_reporting::files::{Files, SimpleFile};
-use codespan_reporting::term::{self, termcolor::NoColor};
+//! Rendering is plain text, or coloured with ANSI escapes as gcc colours it
+//! ([`Style::color`]). The driver decides which (terminal, `NO_COLOR`, `--color`).
 
 use crate::span::Span;
 
-/// Most errors reported for one file; later ones are dropped (one final note says so).
+/// Most errors (and, separately, warnings) reported for one file; later ones are
+/// dropped and counted (one final note says how many).
 pub const MAX_ERRORS: usize = 100;
 
-/// One error: a message about a span of the source.
+/// The warnings the front end gives, by the name of the `-W` option controlling each.
+pub const WARNING_FLAGS: &[(&str, &str)] = &[
+    (
+        "return-type",
+        "a non-void function can reach its end without `return`",
+    ),
+    ("unused-variable", "a local variable is never used"),
+    ("unused-parameter", "a parameter is never used"),
+    (
+        "overflow",
+        "an integer or float constant does not fit its type",
+    ),
+    (
+        "div-by-zero",
+        "integer division or remainder by a constant zero",
+    ),
+    (
+        "tautological-compare",
+        "a comparison of constants is always true or false",
+    ),
+    (
+        "unreachable-code",
+        "code after `return`, `break` or `continue` in a block",
+    ),
+    (
+        "incompatible-pointer-types",
+        "an array passed flattened to a `T[]` parameter",
+    ),
+];
+
+/// How serious a diagnostic is.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Severity {
+    /// The program is rejected.
+    Error,
+    /// Compilation goes on; `-Werror` makes it an error, `-w` hides it.
+    Warning,
+}
+
+/// A note attached to a diagnostic: a related place ("previous definition is here").
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Note {
+    /// The note's text, without the `note:` prefix.
+    pub message: String,
+    /// Where it points.
+    pub span: Span,
+}
+
+/// One error or warning: a message about a span of the source, with notes.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Diagnostic {
+    /// Error or warning.
+    pub severity: Severity,
     /// The message, without the `error:` prefix.
     pub message: String,
-    /// The primary location; `None` for errors about the file as a whole.
+    /// The primary location; `None` for diagnostics about the file as a whole.
     pub span: Option<Span>,
+    /// For warnings, the name of the option that controls it (`unused-variable`),
+    /// shown as `[-Wunused-variable]`.
+    pub flag: Option<&'static str>,
+    /// Related places, shown after the diagnostic.
+    pub notes: Vec<Note>,
 }
 
 impl Diagnostic {
     /// An error with `message` at `span`.
     pub fn error(message: impl Into<String>, span: Span) -> Diagnostic {
         Diagnostic {
+            severity: Severity::Error,
             message: message.into(),
             span: Some(span),
+            flag: None,
+            notes: Vec::new(),
         }
     }
 
     /// An error about the whole file (rendered without a source line).
     pub fn file_error(message: impl Into<String>) -> Diagnostic {
         Diagnostic {
-            message: message.into(),
             span: None,
+            ..Diagnostic::error(message, Span::default())
         }
+    }
+
+    /// A warning with `message` at `span`, controlled by `-W<flag>`.
+    pub fn warning(flag: &'static str, message: impl Into<String>, span: Span) -> Diagnostic {
+        Diagnostic {
+            severity: Severity::Warning,
+            flag: Some(flag),
+            ..Diagnostic::error(message, span)
+        }
+    }
+
+    /// The same diagnostic with a note at `span`.
+    pub fn with_note(mut self, message: impl Into<String>, span: Span) -> Diagnostic {
+        self.notes.push(Note {
+            message: message.into(),
+            span,
+        });
+        self
     }
 }
 
-/// The errors found in one file, in the order they were found.
+/// The errors and warnings found in one file, in the order they were found.
+///
+/// [`len`](Self::len), [`is_empty`](Self::is_empty) and [`is_full`](Self::is_full)
+/// count errors only: warnings never stop the compiler.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Diagnostics {
-    errors: Vec<Diagnostic>,
-    dropped: usize,
+    items: Vec<Diagnostic>,
+    errors: usize,
+    warnings: usize,
+    dropped_errors: usize,
+    dropped_warnings: usize,
+    /// Whether the last [`push`](Self::push) was kept (notes attach to it).
+    last_kept: bool,
+}
+
+/// How to render diagnostics.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct Style {
+    /// ANSI colours (bold locations, red errors, magenta warnings, cyan notes, green
+    /// carets), as gcc and clang use on a terminal.
+    pub color: bool,
 }
 
 impl Diagnostics {
-    /// Adds an error (dropped, but counted, beyond [`MAX_ERRORS`]).
+    /// Adds a diagnostic (dropped, but counted, beyond [`MAX_ERRORS`] of its kind).
     pub fn push(&mut self, d: Diagnostic) {
-        if self.errors.len() < MAX_ERRORS {
-            self.errors.push(d);
+        let (kept, dropped) = match d.severity {
+            Severity::Error => (&mut self.errors, &mut self.dropped_errors),
+            Severity::Warning => (&mut self.warnings, &mut self.dropped_warnings),
+        };
+        self.last_kept = *kept < MAX_ERRORS;
+        if self.last_kept {
+            *kept += 1;
+            self.items.push(d);
         } else {
-            self.dropped += 1;
+            *dropped += 1;
         }
     }
 
@@ -69,58 +166,173 @@ impl Diagnostics {
         self.push(Diagnostic::error(message, span));
     }
 
-    /// Number of errors kept.
-    pub fn len(&self) -> usize {
-        self.errors.len()
+    /// Adds a warning with `message` at `span`, controlled by `-W<flag>`.
+    pub fn warning(&mut self, flag: &'static str, message: impl Into<String>, span: Span) {
+        self.push(Diagnostic::warning(flag, message, span));
     }
 
-    /// True when there are no errors.
+    /// Attaches a note to the diagnostic added last (nothing if it was dropped).
+    pub fn note(&mut self, message: impl Into<String>, span: Span) {
+        if self.last_kept {
+            if let Some(d) = self.items.last_mut() {
+                d.notes.push(Note {
+                    message: message.into(),
+                    span,
+                });
+            }
+        }
+    }
+
+    /// Number of errors kept.
+    pub fn len(&self) -> usize {
+        self.errors
+    }
+
+    /// True when there are no errors (there may be warnings).
     pub fn is_empty(&self) -> bool {
-        self.errors.is_empty()
+        self.errors == 0
+    }
+
+    /// Number of warnings kept.
+    pub fn warning_count(&self) -> usize {
+        self.warnings
     }
 
     /// True once [`MAX_ERRORS`] errors have been reported (further work is pointless).
     pub fn is_full(&self) -> bool {
-        self.errors.len() >= MAX_ERRORS
+        self.errors >= MAX_ERRORS
     }
 
-    /// The errors.
+    /// The errors and warnings, in order.
     pub fn iter(&self) -> impl Iterator<Item = &Diagnostic> {
-        self.errors.iter()
+        self.items.iter()
     }
 
-    /// Renders every error as `file:line:col: error: message`, the source line, and a
-    /// line of carets under the span (clipped to that line). Columns count characters,
-    /// from 1; tabs before the span are kept in the caret line so that it lines up.
-    pub fn render(&self, file_name: &str, source: &str) -> String {
-        let file = SimpleFile::new(file_name, source);
-        let mut out = String::new();
-        for d in &self.errors {
-            render_one(&file, source, file_name, d, &mut out);
+    /// Removes every warning (`-w`).
+    pub fn drop_warnings(&mut self) {
+        self.items.retain(|d| d.severity == Severity::Error);
+        self.warnings = 0;
+        self.dropped_warnings = 0;
+    }
+
+    /// Removes the warnings controlled by `flag` (`-Wno-<flag>`). Dropped warnings
+    /// beyond the limit are not known by flag and stay counted.
+    pub fn drop_warnings_of(&mut self, flag: &str) {
+        let before = self.items.len();
+        self.items
+            .retain(|d| d.severity == Severity::Error || d.flag != Some(flag));
+        self.warnings -= before - self.items.len();
+    }
+
+    /// Makes every warning an error (`-Werror`); its flag then reads
+    /// `[-Werror=unused-variable]`.
+    pub fn promote_warnings(&mut self) {
+        for d in &mut self.items {
+            d.severity = Severity::Error;
         }
-        if self.dropped > 0 {
-            out.push_str(&format!(
-                "{file_name}: note: {} more errors not shown\n",
-                self.dropped
-            ));
+        self.errors += self.warnings;
+        self.dropped_errors += self.dropped_warnings;
+        self.warnings = 0;
+        self.dropped_warnings = 0;
+    }
+
+    /// Renders plainly (see [`render_styled`](Self::render_styled)).
+    pub fn render(&self, file_name: &str, source: &str) -> String {
+        self.render_styled(file_name, source, Style::default())
+    }
+
+    /// Renders every diagnostic as `file:line:col: error: message`, the source line,
+    /// and a line of carets under the span (clipped to that line), then its notes the
+    /// same way. Columns count characters, from 1; tabs before the span are kept in
+    /// the caret line so that it lines up.
+    pub fn render_styled(&self, file_name: &str, source: &str, style: Style) -> String {
+        let lines = LineIndex::new(source);
+        let mut out = String::new();
+        for d in &self.items {
+            let (label, flag) = match (d.severity, d.flag) {
+                (Severity::Warning, Some(f)) => (Label::Warning, format!(" [-W{f}]")),
+                (Severity::Error, Some(f)) => (Label::Error, format!(" [-Werror={f}]")),
+                (Severity::Warning, None) => (Label::Warning, String::new()),
+                (Severity::Error, None) => (Label::Error, String::new()),
+            };
+            let message = format!("{}{flag}", d.message);
+            let at = d.span.map(|s| (&lines, s));
+            render_one(&mut out, style, file_name, source, at, label, &message);
+            for n in &d.notes {
+                let at = Some((&lines, n.span));
+                render_one(
+                    &mut out,
+                    style,
+                    file_name,
+                    source,
+                    at,
+                    Label::Note,
+                    &n.message,
+                );
+            }
+        }
+        for (n, what) in [
+            (self.dropped_errors, "errors"),
+            (self.dropped_warnings, "warnings"),
+        ] {
+            if n > 0 {
+                let msg = format!("{n} more {what} not shown");
+                render_one(&mut out, style, file_name, source, None, Label::Note, &msg);
+            }
         }
         out
     }
+}
 
-    /// Renders every error in codespan-reporting's rich (multi-line, boxed) style.
-    pub fn render_rich(&self, file_name: &str, source: &str) -> String {
-        let file = SimpleFile::new(file_name, source);
-        let config = term::Config::default();
-        let mut buf = NoColor::new(Vec::new());
-        for d in &self.errors {
-            let mut cs = CsDiagnostic::error().with_message(&d.message);
-            if let Some(sp) = d.span {
-                cs = cs.with_labels(vec![Label::primary((), clamp(sp, source))]);
-            }
-            // Writing into a Vec cannot fail; an error would only lose this message.
-            let _ = term::emit(&mut buf, &config, &file, &cs);
+/// The word before a message, and its colour.
+#[derive(Copy, Clone)]
+enum Label {
+    Error,
+    Warning,
+    Note,
+}
+
+impl Label {
+    fn word(self) -> &'static str {
+        match self {
+            Label::Error => "error",
+            Label::Warning => "warning",
+            Label::Note => "note",
         }
-        String::from_utf8_lossy(&buf.into_inner()).into_owned()
+    }
+
+    /// ANSI: bold red, bold magenta, bold cyan.
+    fn color(self) -> &'static str {
+        match self {
+            Label::Error => "\x1b[1;31m",
+            Label::Warning => "\x1b[1;35m",
+            Label::Note => "\x1b[1;36m",
+        }
+    }
+}
+
+const BOLD: &str = "\x1b[1m";
+const GREEN: &str = "\x1b[1;32m";
+const RESET: &str = "\x1b[0m";
+
+/// Byte offsets of line starts, for line numbers by binary search.
+struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    fn new(source: &str) -> LineIndex {
+        let starts = std::iter::once(0)
+            .chain(source.match_indices('\n').map(|(i, _)| i + 1))
+            .collect();
+        LineIndex { starts }
+    }
+
+    /// The 0-based line of byte `pos` and that line's byte range (with its newline).
+    fn line(&self, pos: usize, len: usize) -> (usize, std::ops::Range<usize>) {
+        let i = self.starts.partition_point(|&s| s <= pos).saturating_sub(1);
+        let end = self.starts.get(i + 1).copied().unwrap_or(len);
+        (i, self.starts[i]..end)
     }
 }
 
@@ -137,36 +349,38 @@ fn clamp(span: Span, source: &str) -> std::ops::Range<usize> {
     s..e
 }
 
+/// One `file:line:col: label: message` line with its snippet and carets (or
+/// `file: label: message` without a place).
 fn render_one(
-    file: &SimpleFile<&str, &str>,
-    source: &str,
-    file_name: &str,
-    d: &Diagnostic,
     out: &mut String,
+    style: Style,
+    file_name: &str,
+    source: &str,
+    at: Option<(&LineIndex, Span)>,
+    label: Label,
+    message: &str,
 ) {
-    let Some(span) = d.span else {
-        out.push_str(&format!("{file_name}: error: {}\n", d.message));
+    let (bold, color, green, reset) = if style.color {
+        (BOLD, label.color(), GREEN, RESET)
+    } else {
+        ("", "", "", "")
+    };
+    let head = |out: &mut String, place: &str| {
+        out.push_str(&format!(
+            "{bold}{place}:{reset} {color}{}:{reset} {bold}{message}{reset}\n",
+            label.word()
+        ));
+    };
+    let Some((lines, span)) = at else {
+        head(out, file_name);
         return;
     };
     let r = clamp(span, source);
-    let (line_idx, line_range) = match file
-        .line_index((), r.start)
-        .and_then(|l| Ok((l, file.line_range((), l)?)))
-    {
-        Ok(x) => x,
-        Err(_) => {
-            out.push_str(&format!("{file_name}: error: {}\n", d.message));
-            return;
-        }
-    };
+    let (line_idx, line_range) = lines.line(r.start, source.len());
     let line_text = source[line_range.clone()].trim_end_matches(['\n', '\r']);
     let before = &source[line_range.start..r.start];
     let col = before.chars().count() + 1;
-    out.push_str(&format!(
-        "{file_name}:{}:{col}: error: {}\n",
-        line_idx + 1,
-        d.message
-    ));
+    head(out, &format!("{file_name}:{}:{col}", line_idx + 1));
     // A long line is shown as a window around the column (as rustc does), so
     // that a file of one huge line does not echo all of it for every error.
     let total = line_text.chars().count();
@@ -202,7 +416,9 @@ fn render_one(
     // Carets under the span, not past the part of the line shown.
     let shown_from_col = (skip + take).saturating_sub(col - 1).max(1);
     let n = under.chars().count().clamp(1, shown_from_col);
+    caret.push_str(green);
     caret.extend(std::iter::repeat_n('^', n));
+    caret.push_str(reset);
     out.push_str(&caret);
     out.push('\n');
 }
@@ -225,7 +441,6 @@ mod tests {
             d.render("t.sy", src),
             "t.sy:2:9: error: use of undeclared identifier `x`\n\treturn x;\n\t       ^\n"
         );
-        assert!(d.render_rich("t.sy", src).contains("t.sy:2:9"));
         let mut d = Diagnostics::default();
         d.push(Diagnostic::file_error("no `main` function defined"));
         assert_eq!(
@@ -244,6 +459,65 @@ mod tests {
         assert_eq!(
             r,
             "t.sy:2:1: error: expected `;`\n\n^\nt.sy:1:1: error: multi\nint a\n^^^^^\n"
+        );
+    }
+
+    /// Warnings carry their flag, notes follow their diagnostic, `-Werror` turns
+    /// warnings into errors, `-w` removes them, and colour wraps the parts in ANSI.
+    #[test]
+    fn warnings_notes_and_colour() {
+        let src = "int a;\nint a;\n";
+        let mut d = Diagnostics::default();
+        d.error("redefinition of `a`", Span::new(11, 12));
+        d.note("previous definition is here", Span::new(4, 5));
+        d.warning("unused-variable", "unused variable `a`", Span::new(4, 5));
+        assert_eq!((d.len(), d.warning_count()), (1, 1));
+        let plain = d.render("t.sy", src);
+        assert_eq!(
+            plain,
+            "t.sy:2:5: error: redefinition of `a`\nint a;\n    ^\n\
+             t.sy:1:5: note: previous definition is here\nint a;\n    ^\n\
+             t.sy:1:5: warning: unused variable `a` [-Wunused-variable]\nint a;\n    ^\n"
+        );
+        let coloured = d.render_styled("t.sy", src, Style { color: true });
+        assert!(coloured.contains("\x1b[1;31merror:\x1b[0m"), "{coloured}");
+        assert!(coloured.contains("\x1b[1;35mwarning:\x1b[0m"));
+        assert!(coloured.contains("\x1b[1;36mnote:\x1b[0m"));
+        assert_eq!(
+            coloured
+                .replace(BOLD, "")
+                .replace(RESET, "")
+                .replace(GREEN, "")
+                .replace("\x1b[1;31m", "")
+                .replace("\x1b[1;35m", "")
+                .replace("\x1b[1;36m", ""),
+            plain
+        );
+        let mut w = d.clone();
+        w.drop_warnings();
+        assert_eq!(w.warning_count(), 0);
+        assert!(!w.render("t.sy", src).contains("warning"));
+        d.promote_warnings();
+        assert_eq!((d.len(), d.warning_count()), (2, 0));
+        assert!(d
+            .render("t.sy", src)
+            .contains("error: unused variable `a` [-Werror=unused-variable]"));
+    }
+
+    /// Beyond the limit, errors are counted and one note says how many were left out.
+    #[test]
+    fn dropped_errors_are_counted() {
+        let mut d = Diagnostics::default();
+        for _ in 0..MAX_ERRORS + 7 {
+            d.error("bad", Span::new(0, 1));
+            d.note("dropped with its error", Span::new(0, 1));
+        }
+        let text = d.render("t.sy", "x");
+        assert_eq!(text.matches("error: bad").count(), MAX_ERRORS);
+        assert_eq!(text.matches("note: dropped").count(), MAX_ERRORS);
+        assert!(
+            text.ends_with("t.sy: note: 7 more errors not shown\n"),
+            "{text}"
         );
     }
 

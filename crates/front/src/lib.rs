@@ -27,27 +27,51 @@ pub mod tast;
 pub use diag::{Diagnostic, Diagnostics};
 pub use dump::dump;
 
-/// Checks one SysY source file: the typed program, or every error found.
+/// Checks one SysY source file: the typed program, or every error found (with the
+/// warnings among them). Warnings of a valid program are dropped: use [`check_all`]
+/// to see them.
 ///
 /// `file_name` is not needed by the analysis (diagnostics hold byte spans); pass the
 /// same name to [`Diagnostics::render`]. Never panics, whatever the input.
 pub fn check(file_name: &str, source: &str) -> Result<tast::Program, Diagnostics> {
+    let checked = check_all(file_name, source);
+    match checked.program {
+        Some(p) => Ok(p),
+        None => Err(checked.diagnostics),
+    }
+}
+
+/// What the front end made of one file.
+#[derive(Debug)]
+pub struct Checked {
+    /// The typed program; `None` when there were errors.
+    pub program: Option<tast::Program>,
+    /// The errors and warnings, in the order they were found.
+    pub diagnostics: Diagnostics,
+}
+
+/// Checks one SysY source file, keeping the warnings of a valid program (see
+/// [`check`]).
+pub fn check_all(file_name: &str, source: &str) -> Checked {
     let _ = file_name;
     let mut diags = Diagnostics::default();
+    let failed = |diagnostics| Checked {
+        program: None,
+        diagnostics,
+    };
     let lexed = lexer::lex(source, &mut diags);
     if !diags.is_empty() {
         // Parsing around malformed tokens would mostly report consequences of them.
-        return Err(diags);
+        return failed(diags);
     }
     let unit = parser::parse(source, &lexed, &mut diags);
     drop(lexed);
     if !diags.is_empty() {
-        return Err(diags);
+        return failed(diags);
     }
     let program = sema::analyze(&unit, source, &mut diags);
-    if diags.is_empty() {
-        Ok(program)
-    } else {
-        Err(diags)
+    Checked {
+        program: diags.is_empty().then_some(program),
+        diagnostics: diags,
     }
 }

@@ -26,8 +26,8 @@ impl Rng {
     }
 }
 
-/// Runs the whole front end and exercises rendering (`rich` too: slow in debug builds,
-/// so only for some inputs) and dumping of the result.
+/// Runs the whole front end and exercises rendering (coloured too, for some inputs)
+/// and dumping of the result.
 fn exercise(src: &str, rich: bool) {
     match front::check("fuzz.sy", src) {
         Ok(p) => {
@@ -37,7 +37,8 @@ fn exercise(src: &str, rich: bool) {
             assert!(!d.is_empty());
             let _ = d.render("fuzz.sy", src);
             if rich {
-                let _ = d.render_rich("fuzz.sy", src);
+                let style = front::diag::Style { color: true };
+                let _ = d.render_styled("fuzz.sy", src, style);
             }
         }
     }

@@ -45,6 +45,42 @@ pub enum SsaMode {
     Memory,
 }
 
+/// What becomes of the front end's warnings (`-w`, `-Werror`, `-Wno-<flag>`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Warnings {
+    /// Show, hide or promote them.
+    pub mode: WarningMode,
+    /// Flags whose warnings are hidden (`-Wno-unused-parameter` gives
+    /// `unused-parameter`).
+    pub disabled: Vec<String>,
+}
+
+/// Whether warnings are shown, hidden or errors.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub enum WarningMode {
+    /// Printed on stderr; compilation goes on (the default).
+    #[default]
+    Show,
+    /// Not printed (`-w`).
+    Silence,
+    /// Errors: printed, and the compile fails (`-Werror`).
+    Error,
+}
+
+impl Warnings {
+    /// Applies the settings to a file's diagnostics.
+    pub fn apply(&self, diags: &mut front::Diagnostics) {
+        for flag in &self.disabled {
+            diags.drop_warnings_of(flag);
+        }
+        match self.mode {
+            WarningMode::Show => {}
+            WarningMode::Silence => diags.drop_warnings(),
+            WarningMode::Error => diags.promote_warnings(),
+        }
+    }
+}
+
 /// One compiler invocation.
 #[derive(Clone, Debug)]
 pub struct Driver {
@@ -62,6 +98,10 @@ pub struct Driver {
     /// Collect wall time and size per stage and print the table on stderr
     /// (`--time-passes`).
     pub time_passes: bool,
+    /// What becomes of warnings.
+    pub warnings: Warnings,
+    /// Colour diagnostics with ANSI escapes (`--color`).
+    pub color: bool,
 }
 
 thread_local! {
@@ -167,7 +207,17 @@ impl Driver {
             m
         } else {
             let start = Instant::now();
-            let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+            let checked = front::check_all(&name, &src);
+            let mut diags = checked.diagnostics;
+            self.warnings.apply(&mut diags);
+            let style = front::diag::Style { color: self.color };
+            let rendered = diags.render_styled(&name, &src, style);
+            let program = match checked.program {
+                Some(p) if diags.is_empty() => p,
+                _ => return Err(rendered),
+            };
+            // Warnings go to stderr now, before any output; they change nothing else.
+            let _ = std::io::stderr().write_all(rendered.as_bytes());
             record("front end (parse, check)", start, Size::None);
             match self.emit {
                 Emit::Check => return Ok(0),
@@ -325,6 +375,8 @@ pub fn compile_to_ir(
         print_after: Vec::new(),
         verify_each: true,
         time_passes: false,
+        warnings: Warnings::default(),
+        color: false,
     };
     let program = front::check(name, src).map_err(|d| d.render(name, src))?;
     let mut module = driver.lower(&program)?;

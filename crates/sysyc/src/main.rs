@@ -6,7 +6,7 @@ use clap::{Parser, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use sysyc::{Driver, Emit, SsaMode};
+use sysyc::{Driver, Emit, SsaMode, WarningMode, Warnings};
 
 /// An optimizing compiler from SysY to RV64GC assembly.
 #[derive(Parser, Debug)]
@@ -58,6 +58,37 @@ struct Cli {
     /// List the optimisation passes (for `--passes` and `--print-after`) and exit.
     #[arg(long)]
     list_passes: bool,
+    /// Hide every warning.
+    #[arg(short = 'w')]
+    no_warnings: bool,
+    /// Warning options: -Wall (accepted; every warning is on by default), -Werror
+    /// (warnings are errors: the compile fails), -Wno-NAME hides one kind, e.g.
+    /// `-Wno-unused-parameter`. Names: return-type, unused-variable,
+    /// unused-parameter, overflow, div-by-zero, tautological-compare,
+    /// unreachable-code, incompatible-pointer-types.
+    #[arg(short = 'W', value_name = "OPTION")]
+    warning_options: Vec<String>,
+    /// Colour diagnostics: auto colours them when stderr is a terminal and
+    /// NO_COLOR is not set, e.g. `--color=always 2>&1 | less -R`.
+    #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
+    color: ColorArg,
+    /// Target options, for gcc's command line: -march=rv64gc and -mabi=lp64d are
+    /// accepted (sysyc targets RV64GC with the LP64D ABI only); others are errors.
+    #[arg(short = 'm', value_name = "OPTION")]
+    machine: Vec<String>,
+    /// gcc's -c: not supported (sysyc writes assembly, it does not assemble).
+    #[arg(short = 'c', hide = true)]
+    compile_only: bool,
+    /// gcc's -g: ignored with a warning (sysyc emits no debug information).
+    #[arg(short = 'g', hide = true)]
+    debug_info: bool,
+}
+
+#[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorArg {
+    Auto,
+    Always,
+    Never,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -103,7 +134,104 @@ fn main() -> ExitCode {
     }
 }
 
+/// Prints `sysyc: KIND: message` on stderr (a closed stderr loses it, nothing more).
+fn say(color: bool, kind: &str, msg: &str) {
+    let paint = match (color, kind) {
+        (false, _) => "",
+        (true, "error") => "\x1b[1;31m",
+        (true, _) => "\x1b[1;35m",
+    };
+    let reset = if color { "\x1b[0m" } else { "" };
+    let _ = writeln!(std::io::stderr(), "sysyc: {paint}{kind}:{reset} {msg}");
+}
+
+/// The warning settings of `-w` and the `-W` options, or the message for an unknown
+/// one.
+fn warning_settings(cli: &Cli) -> Result<Warnings, String> {
+    let known = |n: &str| front::diag::WARNING_FLAGS.iter().any(|(f, _)| *f == n);
+    let mut w = Warnings::default();
+    for opt in &cli.warning_options {
+        match opt.as_str() {
+            "all" | "extra" => {}
+            "error" => w.mode = WarningMode::Error,
+            "no-error" => w.mode = WarningMode::Show,
+            o if o.strip_prefix("no-").is_some_and(known) => {
+                w.disabled.push(o["no-".len()..].to_string());
+            }
+            o if known(o) => w.disabled.retain(|d| d != o),
+            o => {
+                let names: Vec<&str> = front::diag::WARNING_FLAGS.iter().map(|(f, _)| *f).collect();
+                return Err(format!(
+                    "unknown warning option '-W{o}' (known: -Wall, -Werror, -W[no-]NAME with NAME one of {})",
+                    names.join(", ")
+                ));
+            }
+        }
+    }
+    if cli.no_warnings {
+        w.mode = WarningMode::Silence;
+    }
+    Ok(w)
+}
+
+/// Checks gcc's target options: RV64GC and LP64D are what sysyc generates.
+fn check_machine(opts: &[String]) -> Result<(), String> {
+    for o in opts {
+        let ok = match o.split_once('=') {
+            Some(("arch", a)) => {
+                let a = a.to_ascii_lowercase();
+                a.starts_with("rv64gc") || a.starts_with("rv64imafdc")
+            }
+            Some(("abi", a)) => a == "lp64d",
+            _ => false,
+        };
+        if !ok {
+            return Err(format!(
+                "'-m{o}' is not supported: sysyc generates RV64GC code for the LP64D ABI only (accepted: -march=rv64gc, -mabi=lp64d)"
+            ));
+        }
+    }
+    Ok(())
+}
+
 fn run(cli: Cli) -> ExitCode {
+    let color = match cli.color {
+        ColorArg::Always => true,
+        ColorArg::Never => false,
+        ColorArg::Auto => {
+            use std::io::IsTerminal;
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let warnings = match warning_settings(&cli) {
+        Ok(w) => w,
+        Err(msg) => {
+            say(color, "error", &msg);
+            return ExitCode::from(1);
+        }
+    };
+    if let Err(msg) = check_machine(&cli.machine) {
+        say(color, "error", &msg);
+        return ExitCode::from(1);
+    }
+    if cli.compile_only {
+        say(
+            color,
+            "error",
+            "-c is not supported: sysyc writes assembly and does not assemble it; \
+             run `sysyc -S -o prog.s prog.sy`, then `riscv64-linux-gnu-gcc -c prog.s`",
+        );
+        return ExitCode::from(1);
+    }
+    let show_warnings = warnings.mode != WarningMode::Silence;
+    if cli.debug_info && show_warnings {
+        say(
+            color,
+            "warning",
+            "-g is ignored: sysyc emits no debug information",
+        );
+    }
     if cli.list_passes {
         let passes = opt::pass_names();
         let width = passes.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
@@ -149,20 +277,35 @@ fn run(cli: Cli) -> ExitCode {
         print_after: cli.print_after,
         verify_each: cli.verify_each || cfg!(debug_assertions),
         time_passes: cli.time_passes,
+        warnings,
+        color,
     };
+    if let Some(out) = &driver.output {
+        let assembly_name = out.extension().is_some_and(|e| e == "s" || e == "S");
+        if emit == Emit::Asm && !cli.assembly && !assembly_name && show_warnings {
+            say(
+                color,
+                "warning",
+                &format!(
+                    "writing assembly to '{}': sysyc does not assemble or link (pass -S, or name the output *.s, to silence this)",
+                    out.display()
+                ),
+            );
+        }
+    }
     match driver.run() {
         Ok(code) => ExitCode::from(code),
         Err(msg) => {
             // Not `eprint!`, which panics when stderr is closed: the message is
             // lost then, the exit status still says what happened.
             // Errors not about a place in the input name the tool, as gcc's do.
-            let nl = if msg.ends_with('\n') { "" } else { "\n" };
-            let tool = if msg.starts_with("error: ") {
-                "sysyc: "
-            } else {
-                ""
-            };
-            let _ = write!(std::io::stderr(), "{tool}{msg}{nl}");
+            match msg.strip_prefix("error: ") {
+                Some(rest) => say(color, "error", rest.trim_end_matches('\n')),
+                None => {
+                    let nl = if msg.ends_with('\n') { "" } else { "\n" };
+                    let _ = write!(std::io::stderr(), "{msg}{nl}");
+                }
+            }
             ExitCode::from(1)
         }
     }

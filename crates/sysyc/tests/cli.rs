@@ -286,3 +286,164 @@ fn conflicting_options_and_a_missing_output_directory_are_errors() {
         "sysyc: error: cannot write /no/such/dir/x.s: No such file or directory"
     );
 }
+
+/// A temporary file holding `src`, named `name` in a directory of this test's own.
+fn source_file(test: &str, name: &str, src: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("sysyc-cli-{test}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(name);
+    std::fs::write(&path, src).unwrap();
+    path
+}
+
+const WARNS: &str = "int f(int a, int unused) {\n  int x;\n  if (a) return 1;\n}\n\
+                     int main() {\n  return f(1, 2) / 0;\n}\n";
+
+/// Warnings go to stderr and change nothing else: exit 0 and the same assembly as
+/// with `-w`, which prints none. `-Werror` makes them errors (exit 1, no output),
+/// `-Wno-NAME` hides one kind, `-Wall` is accepted, an unknown `-W` is an error.
+#[test]
+fn warnings_are_shown_silenced_or_promoted() {
+    let p = source_file("warn", "w.sy", WARNS);
+    let p = p.to_str().unwrap();
+    let shown = sysyc(&["-S", "-O1", "-o", "-", p]);
+    assert!(shown.status.success(), "{}", text(&shown.stderr));
+    let err = text(&shown.stderr);
+    for w in [
+        "w.sy:1:18: warning: unused parameter `unused` [-Wunused-parameter]",
+        "w.sy:2:7: warning: unused variable `x` [-Wunused-variable]",
+        "w.sy:4:1: warning: control can reach the end of non-void function `f` (it then returns 0) [-Wreturn-type]",
+        "w.sy:6:10: warning: division by zero [-Wdiv-by-zero]",
+    ] {
+        assert!(err.contains(w), "{w} missing from\n{err}");
+    }
+    assert!(err.contains("  int x;\n      ^\n"), "{err}");
+    assert!(!err.contains("error"), "{err}");
+    let quiet = sysyc(&["-S", "-O1", "-w", "-o", "-", p]);
+    assert!(quiet.status.success());
+    assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
+    assert_eq!(
+        quiet.stdout, shown.stdout,
+        "warnings must not change the code"
+    );
+    assert!(!shown.stdout.is_empty());
+
+    let promoted = sysyc(&["-S", "-Wall", "-Werror", "-o", "-", p]);
+    assert_eq!(promoted.status.code(), Some(1));
+    assert!(promoted.stdout.is_empty());
+    let err = text(&promoted.stderr);
+    assert!(
+        err.contains("w.sy:2:7: error: unused variable `x` [-Werror=unused-variable]"),
+        "{err}"
+    );
+    assert!(!err.contains("warning:"), "{err}");
+
+    let some = sysyc(&[
+        "--check",
+        "-Wno-unused-parameter",
+        "-Wno-unused-variable",
+        p,
+    ]);
+    let err = text(&some.stderr);
+    assert!(some.status.success());
+    assert!(!err.contains("unused"), "{err}");
+    assert!(err.contains("[-Wreturn-type]"), "{err}");
+
+    let bad = sysyc(&["--check", "-Wunused-varable", p]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        text(&bad.stderr).starts_with("sysyc: error: unknown warning option '-Wunused-varable'"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
+/// `--color=always` colours the severity (red error, magenta warning, cyan note) and
+/// `--color=never` or `auto` into a pipe prints none; `NO_COLOR` only affects auto.
+#[test]
+fn colour_is_chosen_by_the_option_and_the_terminal() {
+    let p = source_file(
+        "colour",
+        "c.sy",
+        "int a;\nint a;\nint main() { int u; return 0; }\n",
+    );
+    let p = p.to_str().unwrap();
+    let always = sysyc(&["--check", "--color=always", p]);
+    let err = text(&always.stderr);
+    assert_eq!(always.status.code(), Some(1));
+    assert!(err.contains("\x1b[1;31merror:\x1b[0m"), "{err:?}");
+    assert!(err.contains("\x1b[1;36mnote:\x1b[0m"), "{err:?}");
+    let forced = Command::new(SYSYC)
+        .args(["--check", "--color=always", p])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(forced.stderr, always.stderr);
+    for args in [vec!["--check", "--color=never", p], vec!["--check", p]] {
+        let out = sysyc(&args);
+        assert!(!out.stderr.contains(&0x1b), "{args:?}");
+        assert!(text(&out.stderr).contains("c.sy:2:5: error: redefinition of `a`"));
+    }
+    let warn = source_file("colour", "w.sy", "int main() { int u; return 0; }\n");
+    let out = sysyc(&["--check", "--color=always", warn.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(text(&out.stderr).contains("\x1b[1;35mwarning:\x1b[0m"));
+    let bad = sysyc(&["--check", "--color=sometimes", p]);
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+/// gcc's options: `-march=rv64gc` and `-mabi=lp64d` are accepted (same assembly),
+/// another `-march` is refused saying what is supported, `-c` says what to do
+/// instead, `-g` is ignored with a warning, and `-o prog` without `-S` warns that
+/// the file holds assembly.
+#[test]
+fn gcc_options_get_a_clear_answer() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let plain = sysyc(&["-S", "-O1", "-o", "-", p]);
+    let marched = sysyc(&["-S", "-O1", "-march=rv64gc", "-mabi=lp64d", "-o", "-", p]);
+    assert!(marched.status.success(), "{}", text(&marched.stderr));
+    assert_eq!(marched.stdout, plain.stdout);
+    assert!(marched.stderr.is_empty());
+
+    let rv32 = sysyc(&["-S", "-march=rv32imac", "-o", "-", p]);
+    assert_eq!(rv32.status.code(), Some(1));
+    assert!(
+        text(&rv32.stderr).starts_with(
+            "sysyc: error: '-march=rv32imac' is not supported: sysyc generates RV64GC code"
+        ),
+        "{}",
+        text(&rv32.stderr)
+    );
+    let c = sysyc(&["-c", p]);
+    assert_eq!(c.status.code(), Some(1));
+    assert!(text(&c.stderr).contains("-c is not supported: sysyc writes assembly"));
+    assert!(!text(&c.stderr).contains("-- -c"));
+
+    let g = sysyc(&["-S", "-g", "-O1", "-o", "-", p]);
+    assert!(g.status.success());
+    assert_eq!(g.stdout, plain.stdout);
+    assert_eq!(
+        text(&g.stderr).trim(),
+        "sysyc: warning: -g is ignored: sysyc emits no debug information"
+    );
+
+    let dir = std::env::temp_dir().join(format!("sysyc-cli-o-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let exe = dir.join("prog");
+    let o = sysyc(&["-O1", "-o", exe.to_str().unwrap(), p]);
+    assert!(o.status.success());
+    assert!(
+        text(&o.stderr).contains("warning: writing assembly to"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(std::fs::read(&exe).unwrap(), plain.stdout);
+    for args in [vec!["-S", "-O1", "-o"], vec!["-O1", "-w", "-o"]] {
+        let mut args = args.clone();
+        let path = exe.to_str().unwrap();
+        args.extend([path, p]);
+        let out = sysyc(&args);
+        assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
+    }
+}

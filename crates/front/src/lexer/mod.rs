@@ -215,6 +215,32 @@ pub fn lex(source: &str, diags: &mut Diagnostics) -> Lexed {
     out
 }
 
+/// Warns when a float literal does not fit in `float`: too large (it becomes
+/// infinity) or too small (a non-zero literal becomes 0). Returns `v`.
+fn float_range_warning(v: f32, text: &str, span: Span, diags: &mut Diagnostics) -> f32 {
+    let hex = text.starts_with("0x") || text.starts_with("0X");
+    let mantissa = if hex {
+        text[2..].split(['p', 'P']).next().unwrap_or("")
+    } else {
+        text.split(['e', 'E']).next().unwrap_or("")
+    };
+    let nonzero = mantissa.chars().any(|c| c.is_ascii_hexdigit() && c != '0');
+    if v.is_infinite() {
+        diags.warning(
+            "overflow",
+            format!("floating constant `{text}` exceeds the range of `float`; it becomes infinity"),
+            span,
+        );
+    } else if v == 0.0 && nonzero {
+        diags.warning(
+            "overflow",
+            format!("floating constant `{text}` is too small for `float`; it becomes 0"),
+            span,
+        );
+    }
+    v
+}
+
 /// Converts one raw token; `None` (with a diagnostic) for malformed ones.
 fn convert(
     raw: RawTok,
@@ -247,14 +273,14 @@ fn convert(
             }
         },
         RawTok::DecFloat => match number::parse_dec_float(text) {
-            Some(v) => Tok::FloatLit(v),
+            Some(v) => Tok::FloatLit(float_range_warning(v, text, span, diags)),
             None => {
                 diags.push(Diagnostic::error("invalid float literal", span));
                 Tok::FloatLit(0.0)
             }
         },
         RawTok::HexFloat => match number::parse_hex_float(text) {
-            Some(v) => Tok::FloatLit(v),
+            Some(v) => Tok::FloatLit(float_range_warning(v, text, span, diags)),
             None => {
                 diags.push(Diagnostic::error("invalid hexadecimal float literal", span));
                 Tok::FloatLit(0.0)

@@ -84,7 +84,7 @@ impl<'a> Parser<'a> {
             Tok::LParen => {
                 self.bump();
                 let e = self.expr()?;
-                let close = self.expect(Tok::RParen)?.span;
+                let close = self.expect_closing(Tok::RParen, t.span)?.span;
                 return Ok(Expr {
                     kind: e.kind,
                     span: t.span.to(close),
@@ -105,6 +105,7 @@ impl<'a> Parser<'a> {
             Tok::Ident => {
                 let name = self.ident()?;
                 if self.eat(Tok::LParen) {
+                    let open = self.prev_span();
                     let mut args = Vec::new();
                     if !self.at(Tok::RParen) {
                         loop {
@@ -114,7 +115,7 @@ impl<'a> Parser<'a> {
                             }
                         }
                     }
-                    let close = self.expect(Tok::RParen)?.span;
+                    let close = self.expect_closing(Tok::RParen, open)?.span;
                     return Ok(Expr {
                         span: name.span.to(close),
                         kind: ExprKind::Call { name, args },
@@ -122,8 +123,9 @@ impl<'a> Parser<'a> {
                 }
                 let mut indices = Vec::new();
                 while self.eat(Tok::LBracket) {
+                    let open = self.prev_span();
                     indices.push(self.expr()?);
-                    self.expect(Tok::RBracket)?;
+                    self.expect_closing(Tok::RBracket, open)?;
                 }
                 let span = name.span.to(self.prev_span());
                 return Ok(Expr {

@@ -124,6 +124,21 @@ impl<'a> Parser<'a> {
         )
     }
 
+    /// Expects `t`, which closes the bracket opened at `open`; a failure gets a note
+    /// pointing at that opening bracket ("to match this `{`").
+    fn expect_closing(&mut self, t: Tok, open: Span) -> PResult<Token> {
+        let r = self.expect(t);
+        if r.is_err() {
+            let what = match t {
+                Tok::RBrace => "`{`",
+                Tok::RParen => "`(`",
+                _ => "`[`",
+            };
+            self.diags.note(format!("to match this {what}"), open);
+        }
+        r
+    }
+
     fn ident(&mut self) -> PResult<Ident> {
         let t = self.peek();
         if t.tok != Tok::Ident {
@@ -300,8 +315,9 @@ impl<'a> Parser<'a> {
         let name = self.ident()?;
         let mut dims = Vec::new();
         while self.eat(Tok::LBracket) {
+            let open = self.prev_span();
             dims.push(self.expr()?);
-            self.expect(Tok::RBracket)?;
+            self.expect_closing(Tok::RBracket, open)?;
         }
         let init = if self.eat(Tok::Assign) {
             Some(self.init_val()?)
@@ -336,7 +352,7 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
-        let close = self.expect(Tok::RBrace)?.span;
+        let close = self.expect_closing(Tok::RBrace, open)?.span;
         self.leave();
         Ok(InitVal::List(items, open.to(close)))
     }
@@ -349,7 +365,7 @@ impl<'a> Parser<'a> {
             _ => FuncType::Void,
         };
         let name = self.ident()?;
-        self.expect(Tok::LParen)?;
+        let open = self.expect(Tok::LParen)?.span;
         let mut params = Vec::new();
         if self.at(Tok::Void) && self.nth(1) == Tok::RParen {
             self.bump();
@@ -361,7 +377,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        self.expect(Tok::RParen)?;
+        self.expect_closing(Tok::RParen, open)?;
         let body = self.block()?;
         Ok(FuncDef {
             span: start.to(body.span),

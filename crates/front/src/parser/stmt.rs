@@ -26,7 +26,7 @@ impl<'a> Parser<'a> {
                 }
             }
         }
-        let close = self.expect(Tok::RBrace)?.span;
+        let close = self.expect_closing(Tok::RBrace, open)?.span;
         self.leave();
         Ok(Block {
             items,
@@ -62,9 +62,9 @@ impl<'a> Parser<'a> {
             }
             Tok::If => {
                 self.bump();
-                self.expect(Tok::LParen)?;
+                let open = self.expect(Tok::LParen)?.span;
                 let cond = self.expr()?;
-                self.expect(Tok::RParen)?;
+                self.expect_closing(Tok::RParen, open)?;
                 let then = Box::new(self.stmt()?);
                 let els = if self.eat(Tok::Else) {
                     Some(Box::new(self.stmt()?))
@@ -80,9 +80,9 @@ impl<'a> Parser<'a> {
             }
             Tok::While => {
                 self.bump();
-                self.expect(Tok::LParen)?;
+                let open = self.expect(Tok::LParen)?.span;
                 let cond = self.expr()?;
-                self.expect(Tok::RParen)?;
+                self.expect_closing(Tok::RParen, open)?;
                 let body = Box::new(self.stmt()?);
                 Ok(Stmt::While {
                     cond,

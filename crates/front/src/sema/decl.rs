@@ -87,7 +87,10 @@ impl<'a> Sema<'a> {
         ty: ScalarTy,
         need_const: Option<(&str, &str)>,
     ) -> R<Expr> {
-        let v = self.value_as(e, ty)?;
+        self.const_ctx += u32::from(need_const.is_some());
+        let v = self.value_as(e, ty);
+        self.const_ctx -= u32::from(need_const.is_some());
+        let v = v?;
         if let Some((kind, name)) = need_const {
             if fold::as_const(&v).is_none() {
                 return self.err(
@@ -124,11 +127,7 @@ impl<'a> Sema<'a> {
         for def in &d.defs {
             let dims = self.dims(def);
             let name = self.text(&def.name);
-            let redefined = self.scopes.lookup_innermost(name).is_some();
-            if redefined {
-                self.diags
-                    .error(format!("redefinition of `{name}`"), def.name.span);
-            }
+            let redefined = self.check_redefinition("", name, def.name.span);
             let id = GlobalId(self.globals.len() as u32);
             let zero_init = if dims.is_empty() {
                 GlobalInit::Scalar(zero(ty))
@@ -184,11 +183,7 @@ impl<'a> Sema<'a> {
         for def in &d.defs {
             let dims = self.dims(def);
             let name = self.text(&def.name);
-            let redefined = self.scopes.lookup_innermost(name).is_some();
-            if redefined {
-                self.diags
-                    .error(format!("redefinition of `{name}`"), def.name.span);
-            }
+            let redefined = self.check_redefinition("", name, def.name.span);
             let id = LocalId(self.locals.len() as u32);
             self.locals.push(LocalVar {
                 name: name.to_string(),
@@ -203,6 +198,7 @@ impl<'a> Sema<'a> {
                 span: def.name.span,
             });
             self.local_consts.push(None);
+            self.used.push(false);
             if !redefined {
                 self.scopes.insert(name, Symbol::Local(id));
             }
@@ -273,12 +269,16 @@ impl<'a> Sema<'a> {
             .collect();
         let name = self.text(&f.name);
         let id = FuncId(self.funcs.len() as u32);
-        if self.scopes.lookup_innermost(name).is_some() {
-            self.diags
-                .error(format!("redefinition of `{name}`"), f.name.span);
-        } else {
+        if !self.check_redefinition("", name, f.name.span) {
             self.scopes.insert(name, Symbol::Func(id));
         }
+        let src = self.src;
+        self.param_spans.push(
+            f.params
+                .iter()
+                .map(|p| (p.span, p.name.text(src)))
+                .collect(),
+        );
         self.funcs.push(Function {
             name: name.to_string(),
             ret,
@@ -291,8 +291,10 @@ impl<'a> Sema<'a> {
             span: f.name.span,
         });
 
+        let errors_before = self.diags.len();
         self.locals = Vec::new();
         self.local_consts = Vec::new();
+        self.used = Vec::new();
         self.ret = ret;
         self.loops = 0;
         self.scopes.push();
@@ -308,12 +310,8 @@ impl<'a> Sema<'a> {
                 span: p.name.span,
             });
             self.local_consts.push(None);
-            if self.scopes.lookup_innermost(self.text(&p.name)).is_some() {
-                self.diags.error(
-                    format!("redefinition of parameter `{}`", self.text(&p.name)),
-                    p.name.span,
-                );
-            } else {
+            self.used.push(false);
+            if !self.check_redefinition("parameter ", self.text(&p.name), p.name.span) {
                 self.scopes.insert(self.text(&p.name), Symbol::Local(pid));
             }
             params.push(pid);
@@ -321,6 +319,10 @@ impl<'a> Sema<'a> {
         self.func_name = name;
         let body = self.block_items(&f.body.items);
         self.scopes.pop();
+        // After an error, the body is incomplete: its flow and uses would mislead.
+        if self.diags.len() == errors_before {
+            self.function_end_warnings(f, &body);
+        }
         let func = &mut self.funcs[id.index()];
         func.params = params;
         func.locals = std::mem::take(&mut self.locals);

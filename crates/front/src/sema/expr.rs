@@ -2,7 +2,7 @@
 
 use super::fold;
 use super::scope::Symbol;
-use super::{type_name, ConstInfo, Reported, Sema, VarInfo, R};
+use super::{type_name, warn, ConstInfo, Reported, Sema, VarInfo, R};
 use crate::ast;
 use crate::span::Span;
 use crate::tast::*;
@@ -12,7 +12,10 @@ impl<'a> Sema<'a> {
     pub fn expr(&mut self, e: &'a ast::Expr) -> R<Expr> {
         let span = e.span;
         match &e.kind {
-            ast::ExprKind::IntLit(v) => Ok(fold::int_lit(*v, span)),
+            ast::ExprKind::IntLit(v) => {
+                self.check_int_literal(span, false);
+                Ok(fold::int_lit(*v, span))
+            }
             ast::ExprKind::FloatLit(v) => Ok(fold::float_lit(*v, span)),
             ast::ExprKind::StrLit(bytes) => Ok(Expr {
                 kind: ExprKind::StrLit(bytes.clone()),
@@ -21,6 +24,14 @@ impl<'a> Sema<'a> {
             }),
             ast::ExprKind::LVal(lv) => self.lval_expr(lv),
             ast::ExprKind::Call { name, args } => self.call(name, args, span),
+            ast::ExprKind::Unary(ast::UnOp::Neg, operand)
+                if matches!(operand.kind, ast::ExprKind::IntLit(_)) =>
+            {
+                // `-2147483648` is INT_MIN, not an overflow.
+                self.check_int_literal(operand.span, true);
+                let v = self.expr_unchecked_literal(operand);
+                Ok(fold::unary(UnOp::Neg, v, span))
+            }
             ast::ExprKind::Unary(op, operand) => {
                 let v = self.value(operand)?;
                 Ok(match op {
@@ -33,24 +44,18 @@ impl<'a> Sema<'a> {
         }
     }
 
+    /// An integer literal's typed form, without the overflow check.
+    fn expr_unchecked_literal(&self, e: &ast::Expr) -> Expr {
+        match e.kind {
+            ast::ExprKind::IntLit(v) => fold::int_lit(v, e.span),
+            _ => fold::int_lit(0, e.span),
+        }
+    }
+
     /// Checks an expression that must be an `int` or `float` value.
     pub fn value(&mut self, e: &'a ast::Expr) -> R<Expr> {
         let v = self.expr(e)?;
-        match v.ty {
-            Type::Int | Type::Float => Ok(v),
-            Type::Void => self.err("void value not ignored as it ought to be", e.span),
-            Type::Str => self.err(
-                "a string literal can only be the first argument of `putf`",
-                e.span,
-            ),
-            Type::Ptr { .. } => self.err(
-                format!(
-                    "expected an `int` or `float` value, found array `{}`",
-                    type_name(&v.ty)
-                ),
-                e.span,
-            ),
-        }
+        self.checked_value(v, e.span)
     }
 
     /// Checks a scalar expression and converts it to `ty`.
@@ -69,7 +74,10 @@ impl<'a> Sema<'a> {
 
     /// Evaluates a constant int expression (array dimensions).
     pub fn const_dim(&mut self, e: &'a ast::Expr) -> R<u32> {
-        let v = self.value(e)?;
+        self.const_ctx += 1;
+        let v = self.value(e);
+        self.const_ctx -= 1;
+        let v = v?;
         match v.kind {
             ExprKind::IntLit(x) if x >= 0 => Ok(x as u32),
             ExprKind::IntLit(x) => self.err(format!("array dimension is negative ({x})"), e.span),
@@ -86,7 +94,14 @@ impl<'a> Sema<'a> {
                 name.span,
             ),
             Some(sym) => match self.var_info(sym) {
-                Some(info) => Ok(info),
+                Some(info) => {
+                    if let Symbol::Local(id) = sym {
+                        if let Some(u) = self.used.get_mut(id.index()) {
+                            *u = true;
+                        }
+                    }
+                    Ok(info)
+                }
                 None => self.err(
                     format!("`{}` is a function, not a variable", self.text(name)),
                     name.span,
@@ -219,17 +234,45 @@ impl<'a> Sema<'a> {
     /// generated code) is walked iteratively, so that stack depth only grows with
     /// right operands and parentheses.
     fn binary_chain(&mut self, top: &'a ast::Expr) -> R<Expr> {
-        let mut spine: Vec<(ast::BinOp, &'a ast::Expr, Span)> = Vec::new();
+        let mut spine: Vec<(ast::BinOp, &'a ast::Expr, &'a ast::Expr)> = Vec::new();
         let mut leaf = top;
         while let ast::ExprKind::Binary(op, l, r) = &leaf.kind {
-            spine.push((*op, r, leaf.span));
+            spine.push((*op, r, leaf));
             leaf = l;
         }
         let mut acc = self.value(leaf);
-        for &(op, r, span) in spine.iter().rev() {
+        for &(op, r, node) in spine.iter().rev() {
+            let ast::ExprKind::Binary(_, l, _) = &node.kind else {
+                continue;
+            };
             let rv = self.value(r);
             acc = match (acc, rv) {
-                (Ok(lv), Ok(rv)) => self.binary(op, lv, rv, span),
+                (Ok(lv), Ok(rv)) => {
+                    let literals = fold::as_const(&lv).is_some() && fold::as_const(&rv).is_some();
+                    let v = self.binary(op, lv, rv, node.span);
+                    let comparison = matches!(
+                        op,
+                        ast::BinOp::Lt
+                            | ast::BinOp::Le
+                            | ast::BinOp::Gt
+                            | ast::BinOp::Ge
+                            | ast::BinOp::Eq
+                            | ast::BinOp::Ne
+                    );
+                    // One warning per chain of comparisons (`1 < 8 != 0`): the innermost.
+                    let nested = warn::is_comparison(l) || warn::is_comparison(r);
+                    if literals && comparison && !nested && !warn::mentions_name(node) {
+                        if let Ok(ExprKind::IntLit(x)) = v.as_ref().map(|v| &v.kind) {
+                            let truth = if *x != 0 { "true" } else { "false" };
+                            self.warn(
+                                "tautological-compare",
+                                format!("comparison of constants is always {truth}"),
+                                node.span,
+                            );
+                        }
+                    }
+                    v
+                }
                 _ => Err(Reported),
             };
         }
@@ -264,6 +307,33 @@ impl<'a> Sema<'a> {
                 span,
             );
         }
+        if matches!(op, BinOp::Div | BinOp::Rem) && !float && matches!(rv.kind, ExprKind::IntLit(0))
+        {
+            if self.const_ctx > 0 {
+                return self.err("division by zero in a constant expression", span);
+            }
+            self.warn("div-by-zero", "division by zero", span);
+        }
+        if let (ExprKind::IntLit(a), ExprKind::IntLit(b)) = (&lv.kind, &rv.kind) {
+            let exact = match op {
+                BinOp::Add => a.checked_add(*b),
+                BinOp::Sub => a.checked_sub(*b),
+                BinOp::Mul => a.checked_mul(*b),
+                _ => Some(0),
+            };
+            if exact.is_none() {
+                let wrapped = fold::eval_binary(op, ConstVal::Int(*a), ConstVal::Int(*b));
+                if let Some(ConstVal::Int(w)) = wrapped {
+                    self.warn(
+                        "overflow",
+                        format!(
+                            "integer overflow in a constant expression; the result wraps to {w}"
+                        ),
+                        span,
+                    );
+                }
+            }
+        }
         let ty = if float {
             ScalarTy::Float
         } else {
@@ -275,6 +345,43 @@ impl<'a> Sema<'a> {
             fold::convert(rv, ty),
             span,
         ))
+    }
+
+    /// A checked expression that must be an `int` or `float` value (see [`value`]).
+    fn checked_value(&mut self, v: Expr, span: Span) -> R<Expr> {
+        match v.ty {
+            Type::Int | Type::Float => Ok(v),
+            Type::Void => self.err("void value not ignored as it ought to be", span),
+            Type::Str => self.err(
+                "a string literal can only be the first argument of `putf`",
+                span,
+            ),
+            Type::Ptr { .. } => self.err(
+                format!(
+                    "expected an `int` or `float` value, found array `{}`",
+                    type_name(&v.ty)
+                ),
+                span,
+            ),
+        }
+    }
+
+    /// Reports an error about argument `i` of a call to `func`, with a note at the
+    /// parameter it is passed to.
+    fn arg_error<T>(&mut self, msg: String, span: Span, func: FuncId, i: usize) -> R<T> {
+        self.diags.error(msg, span);
+        self.param_note(func, i);
+        Err(Reported)
+    }
+
+    /// Attaches "parameter `p` is declared here" to the last diagnostic (user
+    /// functions only: the runtime library has no source).
+    fn param_note(&mut self, func: FuncId, i: usize) {
+        let param = self.param_spans.get(func.index()).and_then(|p| p.get(i));
+        if let Some(&(span, name)) = param {
+            self.diags
+                .note(format!("parameter `{name}` is declared here"), span);
+        }
     }
 
     /// Checks a call `name(args)`.
@@ -335,13 +442,36 @@ impl<'a> Sema<'a> {
                 ),
                 span,
             );
+            if let Some(at) = self.definition_span(Symbol::Func(id)) {
+                self.diags
+                    .note(format!("`{}` is declared here", self.text(name)), at);
+            }
             failed = true;
         }
+        let fname = self.text(name);
         let mut out = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
             let checked = match params.get(i) {
-                Some(Type::Int) => self.value_as(a, ScalarTy::Int),
-                Some(Type::Float) => self.value_as(a, ScalarTy::Float),
+                Some(pt @ (Type::Int | Type::Float)) => match self.expr(a) {
+                    Ok(e) if matches!(e.ty, Type::Ptr { .. }) => {
+                        let msg = format!(
+                            "incompatible type for argument {} of `{fname}`: expected `{}`, found `{}`",
+                            i + 1,
+                            type_name(pt),
+                            type_name(&e.ty)
+                        );
+                        self.arg_error(msg, a.span, id, i)
+                    }
+                    Ok(e) => {
+                        let ty = if *pt == Type::Int {
+                            ScalarTy::Int
+                        } else {
+                            ScalarTy::Float
+                        };
+                        self.checked_value(e, a.span).map(|v| fold::convert(v, ty))
+                    }
+                    Err(r) => Err(r),
+                },
                 Some(Type::Str) => match &a.kind {
                     ast::ExprKind::StrLit(_) => self.expr(a),
                     _ => {
@@ -363,21 +493,31 @@ impl<'a> Sema<'a> {
                         if dims.is_empty()
                             && matches!(&e.ty, Type::Ptr { elem: el, .. } if el == elem) =>
                     {
+                        self.warn(
+                            "incompatible-pointer-types",
+                            format!(
+                                "argument {} of `{fname}` is `{}`, passed flattened as `{}`",
+                                i + 1,
+                                type_name(&e.ty),
+                                type_name(pt)
+                            ),
+                            a.span,
+                        );
+                        self.param_note(id, i);
                         Ok(Expr {
                             ty: pt.clone(),
                             ..e
                         })
                     }
-                    Ok(e) => self.err(
-                        format!(
-                            "incompatible type for argument {} of `{}`: expected `{}`, found `{}`",
+                    Ok(e) => {
+                        let msg = format!(
+                            "incompatible type for argument {} of `{fname}`: expected `{}`, found `{}`",
                             i + 1,
-                            self.text(name),
                             type_name(pt),
                             type_name(&e.ty)
-                        ),
-                        a.span,
-                    ),
+                        );
+                        self.arg_error(msg, a.span, id, i)
+                    }
                     Err(r) => Err(r),
                 },
                 Some(Type::Void) => self.expr(a),

@@ -9,7 +9,7 @@
 //!
 //! Submodules: [`scope`] (symbols and scopes), `decl` (declarations and functions),
 //! `stmt` (statements), `expr` (expressions), [`fold`] (constant folding), [`init`]
-//! (initialiser normalisation).
+//! (initialiser normalisation), `warn` (warnings about whole functions).
 
 mod decl;
 mod expr;
@@ -17,6 +17,7 @@ pub mod fold;
 pub mod init;
 pub mod scope;
 mod stmt;
+mod warn;
 
 use std::rc::Rc;
 
@@ -91,6 +92,15 @@ pub(crate) struct Sema<'a> {
     pub ret: RetTy,
     pub loops: u32,
     pub func_name: &'a str,
+    /// Whether each local of the current function has been referenced (for the
+    /// unused-variable and unused-parameter warnings).
+    pub used: Vec<bool>,
+    /// The spans of each function's parameters, by [`FuncId`] (empty for the runtime
+    /// library), for the note saying which parameter a wrong argument belongs to.
+    pub param_spans: Vec<Vec<(Span, &'a str)>>,
+    /// Nonzero while checking an expression that must be a compile-time constant (a
+    /// division by zero there is an error, not a warning).
+    pub const_ctx: u32,
 }
 
 impl<'a> Sema<'a> {
@@ -108,6 +118,9 @@ impl<'a> Sema<'a> {
             ret: RetTy::Void,
             loops: 0,
             func_name: "",
+            used: Vec::new(),
+            param_spans: Vec::new(),
+            const_ctx: 0,
         };
         s.declare_runtime();
         s
@@ -149,6 +162,7 @@ impl<'a> Sema<'a> {
                 span: Span::default(),
             });
             self.scopes.insert(name, Symbol::Func(id));
+            self.param_spans.push(Vec::new());
         }
         self.scopes.insert("starttime", Symbol::StartTime);
         self.scopes.insert("stoptime", Symbol::StopTime);
@@ -164,6 +178,39 @@ impl<'a> Sema<'a> {
     pub fn err<T>(&mut self, msg: impl Into<String>, span: Span) -> R<T> {
         self.diags.error(msg, span);
         Err(Reported)
+    }
+
+    /// Reports a warning controlled by `-W<flag>`.
+    pub fn warn(&mut self, flag: &'static str, msg: impl Into<String>, span: Span) {
+        self.diags.warning(flag, msg, span);
+    }
+
+    /// Where the symbol was defined (for "previous definition is here").
+    pub fn definition_span(&self, sym: Symbol) -> Option<Span> {
+        match sym {
+            Symbol::Local(id) => self.locals.get(id.index()).map(|l| l.span),
+            Symbol::Global(id) => self.globals.get(id.index()).map(|g| g.span),
+            Symbol::Func(id) => self
+                .funcs
+                .get(id.index())
+                .filter(|f| !f.is_runtime)
+                .map(|f| f.span),
+            Symbol::StartTime | Symbol::StopTime => None,
+        }
+    }
+
+    /// Reports `redefinition of {what}` at `span` when `name` is already defined in the
+    /// innermost scope, with a note at the previous definition; true if so.
+    pub fn check_redefinition(&mut self, what: &str, name: &str, span: Span) -> bool {
+        let Some(prev) = self.scopes.lookup_innermost(name) else {
+            return false;
+        };
+        self.diags
+            .error(format!("redefinition of {what}`{name}`"), span);
+        if let Some(at) = self.definition_span(prev) {
+            self.diags.note("previous definition is here", at);
+        }
+        true
     }
 
     /// 1-based source line of byte offset `pos`.

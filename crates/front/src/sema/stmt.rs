@@ -8,10 +8,24 @@ impl<'a> Sema<'a> {
     /// Checks the items of a block (in the current scope, which the caller opened).
     pub fn block_items(&mut self, items: &'a [ast::BlockItem]) -> Vec<Stmt> {
         let mut out = Vec::with_capacity(items.len());
+        // The `return`, `break` or `continue` that ended the block early, and whether
+        // the code after it was warned about (once per block).
+        let mut jumped: Option<&str> = None;
+        let mut warned = false;
         for item in items {
             if self.diags.is_full() {
                 break;
             }
+            let empty = matches!(item, ast::BlockItem::Stmt(ast::Stmt::Expr(None, _)));
+            if let (Some(kw), false, false) = (jumped, warned, empty) {
+                self.warn(
+                    "unreachable-code",
+                    format!("code after `{kw}` is never executed"),
+                    super::warn::item_span(item),
+                );
+                warned = true;
+            }
+            let errors_before = self.diags.len();
             match item {
                 ast::BlockItem::Decl(d) => self.local_decl(d, &mut out),
                 ast::BlockItem::Stmt(s) => {
@@ -19,6 +33,10 @@ impl<'a> Sema<'a> {
                         out.push(s);
                     }
                 }
+            }
+            // A jump that was itself an error (`break` outside a loop) ends nothing.
+            if jumped.is_none() && self.diags.len() == errors_before {
+                jumped = super::warn::jump_keyword(item);
             }
         }
         out
