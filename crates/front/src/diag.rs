@@ -405,12 +405,13 @@ fn render_one(
     } else {
         String::new()
     };
-    caret.extend(
-        before
-            .chars()
-            .skip(skip)
-            .map(|c| if c == '\t' { '\t' } else { ' ' }),
-    );
+    for c in before.chars().skip(skip) {
+        caret.push_str(match c {
+            '\t' => "\t",
+            c if is_wide(c) => "  ",
+            _ => " ",
+        });
+    }
     let line_end = line_range.start + line_text.len();
     let under = &source[r.start..r.end.min(line_end).max(r.start)];
     // Carets under the span, not past the part of the line shown.
@@ -421,6 +422,24 @@ fn render_one(
     caret.push_str(reset);
     out.push_str(&caret);
     out.push('\n');
+}
+
+/// True for characters a terminal shows two columns wide (CJK ideographs, Hangul,
+/// full-width forms), so that carets after them line up.
+fn is_wide(c: char) -> bool {
+    matches!(c as u32,
+        0x1100..=0x115f
+        | 0x2e80..=0x303e
+        | 0x3041..=0x33ff
+        | 0x3400..=0x4dbf
+        | 0x4e00..=0x9fff
+        | 0xa000..=0xa4cf
+        | 0xac00..=0xd7a3
+        | 0xf900..=0xfaff
+        | 0xfe30..=0xfe4f
+        | 0xff00..=0xff60
+        | 0xffe0..=0xffe6
+        | 0x20000..=0x3fffd)
 }
 
 /// Lines longer than this many characters are shown in part.
@@ -502,6 +521,19 @@ mod tests {
         assert!(d
             .render("t.sy", src)
             .contains("error: unused variable `a` [-Werror=unused-variable]"));
+    }
+
+    /// A caret after full-width characters lines up under the terminal's columns.
+    #[test]
+    fn carets_count_wide_characters_twice() {
+        let src = "putint（a）;";
+        let mut d = Diagnostics::default();
+        let at = src.find('）').unwrap();
+        d.error("bad", Span::new(at, at + '）'.len_utf8()));
+        assert_eq!(
+            d.render("w.sy", src),
+            format!("w.sy:1:9: error: bad\n{src}\n         ^\n")
+        );
     }
 
     /// Beyond the limit, errors are counted and one note says how many were left out.

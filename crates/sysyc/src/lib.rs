@@ -182,12 +182,13 @@ impl Driver {
             std::fs::read(&self.input)
         }
         .map_err(|e| format!("error: cannot read {name}: {}", io_reason(&e)))?;
-        let src = String::from_utf8(bytes).map_err(|e| {
-            format!(
-                "{name}: error: the file is not valid UTF-8 (byte {})",
-                e.utf8_error().valid_up_to()
-            )
-        })?;
+        // Each run of bytes that are not UTF-8 becomes one U+FFFD: harmless in
+        // comments, as in gcc and clang, and reported with its line and column
+        // anywhere else.
+        let src = match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+        };
 
         // A UTF-8 byte-order mark is not part of the program (gcc and clang skip it).
         let src = src

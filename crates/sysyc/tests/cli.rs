@@ -447,3 +447,19 @@ fn gcc_options_get_a_clear_answer() {
         assert!(out.stderr.is_empty(), "{args:?}: {}", text(&out.stderr));
     }
 }
+
+/// Bytes that are not UTF-8 are accepted in comments (as gcc and clang do) and
+/// reported by line and column, with the line, anywhere else.
+#[test]
+fn bytes_that_are_not_utf8_are_placed() {
+    let gbk_comment = b"// \xd6\xd0\xce\xc4\nint main() { /* \xff */ return 0; }\n";
+    let ok = sysyc_with_stdin(&["--check", "-"], gbk_comment);
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    let bad = sysyc_with_stdin(&["--check", "-"], b"int main() {\n  return 0 \xff;\n}\n");
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        text(&bad.stderr),
+        "<stdin>:2:12: error: invalid UTF-8 (the bytes shown as `\u{fffd}`): a SysY source \
+         must be UTF-8 outside comments\n  return 0 \u{fffd};\n           ^\n"
+    );
+}

@@ -177,10 +177,7 @@ pub fn lex(source: &str, diags: &mut Diagnostics) -> Lexed {
             Ok(raw) => raw,
             Err(()) => {
                 let c = text.chars().next().unwrap_or('?');
-                diags.push(Diagnostic::error(
-                    format!("unexpected character `{}`", c.escape_default()),
-                    span,
-                ));
+                diags.push(Diagnostic::error(unexpected_char(c), span));
                 continue;
             }
         };
@@ -213,6 +210,43 @@ pub fn lex(source: &str, diags: &mut Diagnostics) -> Lexed {
         span: Span::new(end, end),
     });
     out
+}
+
+/// The message for a character no token starts with: the character as itself (or
+/// escaped, if it is invisible), with a hint when it looks like an ASCII one (a
+/// full-width `；` from a Chinese input method) or stands for bytes that were not
+/// UTF-8.
+pub fn unexpected_char(c: char) -> String {
+    if c == char::REPLACEMENT_CHARACTER {
+        return "invalid UTF-8 (the bytes shown as `\u{fffd}`): a SysY source must be UTF-8 outside comments".into();
+    }
+    let shown = if c.is_control() || c.is_whitespace() {
+        c.escape_default().to_string()
+    } else {
+        c.to_string()
+    };
+    match ascii_look_alike(c) {
+        Some(a) => format!(
+            "unexpected character `{shown}` (U+{:04X}): did you mean the ASCII `{a}`?",
+            c as u32
+        ),
+        None => format!("unexpected character `{shown}`"),
+    }
+}
+
+/// The ASCII character that `c` is easily mistaken for: full-width forms (U+FF01 to
+/// U+FF5E, `；` `（` `）` `，` ...), the ideographic space and typographic quotes.
+fn ascii_look_alike(c: char) -> Option<char> {
+    match c {
+        '\u{ff01}'..='\u{ff5e}' => char::from_u32(c as u32 - 0xfee0),
+        '\u{3000}' => Some(' '),
+        '\u{3001}' => Some(','),
+        '\u{3002}' => Some('.'),
+        '\u{2018}' | '\u{2019}' => Some('\''),
+        '\u{201c}' | '\u{201d}' => Some('"'),
+        '\u{2212}' => Some('-'),
+        _ => None,
+    }
 }
 
 /// Warns when a float literal does not fit in `float`: too large (it becomes
