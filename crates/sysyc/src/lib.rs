@@ -11,6 +11,7 @@
 //! [`compile_to_ir`] and [`compile_to_asm`] run the same pipeline in-process on a
 //! source string, for tools that compile many programs (the differential tester).
 
+pub mod ir_input;
 pub mod time_report;
 
 use std::cell::RefCell;
@@ -196,22 +197,41 @@ impl Driver {
             .map(str::to_string)
             .unwrap_or(src);
 
+        let style = front::diag::Style { color: self.color };
         let mut module = if self.input.extension().is_some_and(|e| e == "ir") {
+            if self.emit == Emit::Ast {
+                return Err(format!(
+                    "error: --emit ast needs a SysY source, and {name} is textual IR (--emit ir prints it)"
+                ));
+            }
             let start = Instant::now();
-            let m = ir::text::parse_module(&src).map_err(|e| format!("{name}:{e}"))?;
-            ir::verifier::verify_module(&m).map_err(|e| format!("{name}: invalid IR:\n{e}"))?;
+            let m = ir::text::parse_module(&src)
+                .map_err(|e| ir_input::parse_error(&name, &src, &e, style))?;
+            ir::verifier::verify_module(&m)
+                .map_err(|e| ir_input::verifier_errors(&name, &src, &e, style))?;
             record(
                 "IR parse and verify",
                 start,
                 Size::After(opt::module_insts(&m)),
             );
+            if self.emit == Emit::Check {
+                // Checking IR is parsing and verifying it.
+                return Ok(0);
+            }
+            let has_main = m
+                .func_by_name("main")
+                .is_some_and(|f| !m.funcs[f].is_declaration());
+            if !has_main && matches!(self.emit, Emit::Asm | Emit::Interpret) {
+                let mut d = front::Diagnostics::default();
+                d.push(front::Diagnostic::file_error("no `main` function defined"));
+                return Err(d.render_styled(&name, &src, style));
+            }
             m
         } else {
             let start = Instant::now();
             let checked = front::check_all(&name, &src);
             let mut diags = checked.diagnostics;
             self.warnings.apply(&mut diags);
-            let style = front::diag::Style { color: self.color };
             let rendered = diags.render_styled(&name, &src, style);
             let program = match checked.program {
                 Some(p) if diags.is_empty() => p,

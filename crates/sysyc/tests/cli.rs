@@ -463,3 +463,59 @@ fn bytes_that_are_not_utf8_are_placed() {
          must be UTF-8 outside comments\n  return 0 \u{fffd};\n           ^\n"
     );
 }
+
+/// Errors in `.ir` input read like SysY ones (`file:line:col: error:`, the line, a
+/// caret), verifier errors included; `--check` parses and verifies, `--emit ast`
+/// is refused, and a module without `main` cannot become a program.
+#[test]
+fn textual_ir_input_is_diagnosed_like_sysy() {
+    let bad = source_file(
+        "ir",
+        "bad.ir",
+        "func @main() -> i32 {\nbb0:\n  %0 = add 1.5, 2\n  ret %0\n}\n",
+    );
+    let bad = bad.to_str().unwrap();
+    for args in [vec!["-S", "-o", "-", bad], vec!["--check", bad]] {
+        let out = sysyc(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(
+            text(&out.stderr),
+            format!(
+                "{bad}:3:3: error: invalid IR in @main, bb0: operand 1.5 has type f32, expected i32\n  %0 = add 1.5, 2\n  ^^^^^^^^^^^^^^^\n"
+            )
+        );
+    }
+    let typo = source_file(
+        "ir",
+        "typo.ir",
+        "func @main() -> i32 {\nbb0:\n  rett 0\n}\n",
+    );
+    let out = sysyc(&["--check", typo.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("typo.ir:3:3: error: ")
+            && text(&out.stderr).contains("  rett 0\n  ^^^^\n"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let good = source_file("ir", "good.ir", "func @main() -> i32 {\nbb0:\n  ret 7\n}\n");
+    let good = good.to_str().unwrap();
+    let out = sysyc(&["--check", good]);
+    assert!(out.status.success() && out.stdout.is_empty() && out.stderr.is_empty());
+    let out = sysyc(&["--emit", "ast", good]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).starts_with("sysyc: error: --emit ast needs a SysY source"));
+
+    let empty = source_file("ir", "empty.ir", "");
+    let empty = empty.to_str().unwrap();
+    for args in [vec!["-S", "-o", "-", empty], vec!["--interpret", empty]] {
+        let out = sysyc(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert!(out.stdout.is_empty());
+        assert_eq!(
+            text(&out.stderr),
+            format!("{empty}: error: no `main` function defined\n")
+        );
+    }
+}
