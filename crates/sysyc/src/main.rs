@@ -105,8 +105,60 @@ enum SsaArg {
     Memory,
 }
 
+/// What sysyc does instead of a gcc option it does not take, if it is one.
+fn gcc_hint(arg: &str) -> Option<&'static str> {
+    const LINK: &str = "sysyc does not link: link its assembly with the runtime, e.g. \
+                        `riscv64-linux-gnu-gcc -static prog.s runtime/sylib.c -o prog`";
+    const NO_CPP: &str = "SysY has no preprocessor: sysyc compiles the file as it is";
+    const NO_F: &str =
+        "sysyc has no -f options: -O0 to -O3 choose the optimisations, --passes lists them exactly";
+    let flag = arg.split('=').next().unwrap_or(arg);
+    Some(match flag {
+        "-static" | "-shared" | "-pthread" => LINK,
+        "-std" | "-x" => "sysyc compiles SysY 2022 (.sy) or its own textual IR (.ir)",
+        "-E" | "-include" => NO_CPP,
+        _ if flag.starts_with("-l") || flag.starts_with("-L") => LINK,
+        _ if ["-I", "-D", "-U"].iter().any(|p| flag.starts_with(p)) => NO_CPP,
+        _ if flag.starts_with("-f") => NO_F,
+        _ => return None,
+    })
+}
+
+/// Parses the command line; an unknown option is reported as gcc users expect (what
+/// sysyc does instead, or the option meant), not with clap's "use `-- -x`" tip.
+fn parse_command_line() -> Cli {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let err = match Cli::try_parse() {
+        Ok(cli) => return cli,
+        Err(e) => e,
+    };
+    if err.kind() != ErrorKind::UnknownArgument {
+        err.exit();
+    }
+    let arg = match err.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => err.exit(),
+    };
+    // clap names one letter of `-std=c99`; show the option as it was written.
+    let arg = std::env::args()
+        .skip(1)
+        .find(|a| a.starts_with(&arg) && a.starts_with("--") == arg.starts_with("--"))
+        .unwrap_or(arg);
+    let mut msg = format!("unknown option '{arg}'");
+    if let Some(hint) = gcc_hint(&arg) {
+        msg += &format!(": {hint}");
+    } else if let Some(ContextValue::String(s)) = err.get(ContextKind::SuggestedArg) {
+        msg += &format!(" (did you mean '{s}'?)");
+    }
+    let _ = writeln!(
+        std::io::stderr(),
+        "sysyc: error: {msg}\nsysyc: note: 'sysyc --help' lists the options"
+    );
+    std::process::exit(2);
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = parse_command_line();
     if let (true, Some(emit)) = (cli.assembly, cli.emit) {
         if !matches!(emit, EmitArg::Asm) {
             use clap::CommandFactory;

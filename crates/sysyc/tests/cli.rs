@@ -519,3 +519,37 @@ fn textual_ir_input_is_diagnosed_like_sysy() {
         );
     }
 }
+
+/// An option sysyc does not know is a usage error (exit 2) that says what sysyc
+/// does instead for gcc's options, or which option was meant, without clap's
+/// "use `-- -x`" tip.
+#[test]
+fn unknown_options_say_what_to_do_instead() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    for (arg, says) in [
+        ("-E", "unknown option '-E': SysY has no preprocessor"),
+        ("-lm", "unknown option '-lm': sysyc does not link"),
+        (
+            "-std=c99",
+            "unknown option '-std=c99': sysyc compiles SysY 2022",
+        ),
+        (
+            "-fno-inline",
+            "unknown option '-fno-inline': sysyc has no -f options",
+        ),
+        (
+            "--emitt",
+            "unknown option '--emitt' (did you mean '--emit'?)",
+        ),
+    ] {
+        let out = sysyc(&[arg, p]);
+        assert_eq!(out.status.code(), Some(2), "{arg}");
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with(&format!("sysyc: error: {says}")),
+            "{arg}: {err}"
+        );
+        assert!(!err.contains("-- "), "{arg}: {err}");
+    }
+}
