@@ -50,6 +50,11 @@ pub fn verifier_errors(
     d.render_styled(name, src, style)
 }
 
+/// The span of the header line of function `name` (`func @name(...`) in `src`.
+pub fn function_span(src: &str, name: &str) -> Option<Span> {
+    locate(src, &format!("in @{name}"))
+}
+
 /// The byte offset of 1-based `line` and `column` (in characters), clamped.
 fn offset_of(src: &str, line: u32, column: u32) -> usize {
     let mut start = 0;

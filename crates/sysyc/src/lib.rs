@@ -198,6 +198,7 @@ impl Driver {
             .unwrap_or(src);
 
         let style = front::diag::Style { color: self.color };
+        let defined_at: Vec<(String, front::span::Span)>;
         let mut module = if self.input.extension().is_some_and(|e| e == "ir") {
             if self.emit == Emit::Ast {
                 return Err(format!(
@@ -218,6 +219,11 @@ impl Driver {
                 // Checking IR is parsing and verifying it.
                 return Ok(0);
             }
+            defined_at = m
+                .funcs
+                .values()
+                .filter_map(|f| Some((f.name.clone(), ir_input::function_span(&src, &f.name)?)))
+                .collect();
             let has_main = m
                 .func_by_name("main")
                 .is_some_and(|f| !m.funcs[f].is_declaration());
@@ -248,6 +254,14 @@ impl Driver {
                 }
                 _ => {}
             }
+            // Where each user function is defined, to say where a run-time error
+            // of `--interpret` happened.
+            defined_at = program
+                .funcs
+                .iter()
+                .filter(|f| !f.is_runtime)
+                .map(|f| (f.name.clone(), f.span))
+                .collect();
             self.lower(&program)?
         };
 
@@ -283,15 +297,24 @@ impl Driver {
                 let stdin = std::io::stdin();
                 let stdout = std::io::stdout();
                 let stderr = std::io::stderr();
-                let code = interp::run_with_io(
+                let run = interp::run_with_io(
                     &module,
                     &mut stdin.lock(),
                     &mut stdout.lock(),
                     &mut stderr.lock(),
                     &interp::RunOptions::default(),
-                )
-                .map_err(|e| format!("{name}: runtime error: {e}"))?;
-                Ok((code & 0xff) as u8)
+                );
+                match run {
+                    Ok(code) => Ok((code & 0xff) as u8),
+                    Err(e) => {
+                        let text = runtime_error(&name, &src, &defined_at, &e, style);
+                        if !is_trap(&e.kind) {
+                            return Err(text);
+                        }
+                        let _ = std::io::stderr().write_all(text.as_bytes());
+                        Ok(RUNTIME_ERROR_STATUS)
+                    }
+                }
             }
         }
     }
@@ -374,6 +397,46 @@ impl Driver {
                 .map_err(|e| format!("error: cannot write {}: {}", path.display(), io_reason(&e))),
         }
     }
+}
+
+/// The exit status of `--interpret` when the program stops on a run-time error
+/// (division by zero, out-of-bounds access, stack exhaustion); a program that
+/// returns 3 exits 3 too, but then with no message on stderr.
+pub const RUNTIME_ERROR_STATUS: u8 = 3;
+
+/// True for errors of the running program (as opposed to malformed IR or I/O).
+fn is_trap(kind: &interp::ErrorKind) -> bool {
+    use interp::ErrorKind::*;
+    matches!(
+        kind,
+        OutOfBounds { .. } | DivisionByZero | StackOverflow { .. } | StepLimit { .. }
+    )
+}
+
+/// `FILE: error: run-time error in function `f`: what`, with a note at the
+/// definition of `f` when it is known.
+fn runtime_error(
+    name: &str,
+    src: &str,
+    defined_at: &[(String, front::span::Span)],
+    e: &interp::InterpError,
+    style: front::diag::Style,
+) -> String {
+    let message = match &e.func {
+        Some(f) => format!("run-time error in function `{f}`: {}", e.kind),
+        None => format!("run-time error: {}", e.kind),
+    };
+    let mut d = front::Diagnostic::file_error(message);
+    let at = e
+        .func
+        .as_ref()
+        .and_then(|f| defined_at.iter().find(|(n, _)| n == f));
+    if let Some((f, span)) = at {
+        d = d.with_note(format!("`{f}` is defined here"), *span);
+    }
+    let mut all = front::Diagnostics::default();
+    all.push(d);
+    all.render_styled(name, src, style)
 }
 
 /// The optimised IR that `sysyc -O<opt_level> --emit ir` prints for a SysY source,

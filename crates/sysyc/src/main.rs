@@ -32,7 +32,11 @@ struct Cli {
     /// Stop after semantic analysis (exit 0 when the program is valid).
     #[arg(long, conflicts_with_all = ["emit", "interpret", "output", "assembly"])]
     check: bool,
-    /// Run the program in the IR interpreter with this process's stdin/stdout.
+    /// Run the program in the IR interpreter with this process's stdin/stdout; the
+    /// exit status is the program's, or 3 when it stops on a run-time error (division
+    /// by zero, out-of-bounds access, too deep recursion), which is reported with the
+    /// function it happened in (after optimisation: -O0 keeps every function), e.g.
+    /// `sysyc --interpret prog.sy < prog.in`.
     #[arg(long, conflicts_with_all = ["emit", "output", "assembly"])]
     interpret: bool,
     /// How to build SSA: on the fly while lowering (Braun et al.) or from memory form

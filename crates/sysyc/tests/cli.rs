@@ -553,3 +553,29 @@ fn unknown_options_say_what_to_do_instead() {
         assert!(!err.contains("-- "), "{arg}: {err}");
     }
 }
+
+/// A run-time error under `--interpret` exits 3 (not 1, which a program may
+/// return) and names the function, with a note at its definition; the program's
+/// output before it is kept.
+#[test]
+fn an_interpreted_runtime_error_has_its_own_status_and_place() {
+    let p = source_file(
+        "interp",
+        "rt.sy",
+        "int div(int a, int b) {\n  return a / b;\n}\nint main() {\n  putint(div(6, 2));\n  return div(1, getint());\n}\n",
+    );
+    let p = p.to_str().unwrap();
+    let out = sysyc_with_stdin(&["--interpret", p], b"0\n");
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "3");
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{p}: error: run-time error in function `div`: integer division by zero\n\
+             {p}:1:5: note: `div` is defined here\nint div(int a, int b) {{\n    ^^^\n"
+        )
+    );
+    let ok = sysyc_with_stdin(&["--interpret", p], b"1\n");
+    assert_eq!(ok.status.code(), Some(1), "{}", text(&ok.stderr));
+    assert!(!text(&ok.stderr).contains("error"), "{}", text(&ok.stderr));
+}
