@@ -12,6 +12,7 @@
 //! source string, for tools that compile many programs (the differential tester).
 
 pub mod ir_input;
+pub mod print_passes;
 pub mod time_report;
 
 use std::cell::RefCell;
@@ -95,6 +96,10 @@ pub struct Driver {
     pub passes: Option<Vec<String>>,
     pub print_after_all: bool,
     pub print_after: Vec<String>,
+    /// Passes before which to print the IR (`--print-before`).
+    pub print_before: Vec<String>,
+    /// Functions the IR dumps show (`--filter-print-funcs`); all when empty.
+    pub print_funcs: Vec<String>,
     pub verify_each: bool,
     /// Collect wall time and size per stage and print the table on stderr
     /// (`--time-passes`).
@@ -150,7 +155,9 @@ impl Driver {
 
     fn run_stages(&self) -> Result<u8, String> {
         // Pass names are checked before anything is read or written.
-        let named = self.passes.iter().flatten().chain(&self.print_after);
+        let named = (self.passes.iter().flatten())
+            .chain(&self.print_after)
+            .chain(&self.print_before);
         if let Some(n) = named.into_iter().find(|n| opt::lookup(n).is_none()) {
             return Err(format!("error: {}", opt::unknown_pass(n)));
         }
@@ -344,6 +351,29 @@ impl Driver {
                 .collect(),
         };
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        if !self.print_before.is_empty() || !self.print_funcs.is_empty() {
+            if let Some(msg) = print_passes::unknown_function(module, &self.print_funcs) {
+                return Err(msg);
+            }
+            let dumps = print_passes::Dumps {
+                before: &self.print_before,
+                after: &self.print_after,
+                after_all: self.print_after_all,
+                funcs: &self.print_funcs,
+            };
+            let mut passes = Vec::new();
+            let times = timing().then_some(&mut passes);
+            let result =
+                print_passes::run_printing(module, &names, self.verify_each, &dumps, times);
+            for t in &passes {
+                add_row(
+                    t.name,
+                    t.seconds,
+                    Size::Change(t.insts_before, t.insts_after),
+                );
+            }
+            return result;
+        }
         let mut err = std::io::stderr();
         let mut opts = opt::PassOptions {
             verify_each: self.verify_each,
@@ -457,6 +487,8 @@ pub fn compile_to_ir(
         passes: None,
         print_after_all: false,
         print_after: Vec::new(),
+        print_before: Vec::new(),
+        print_funcs: Vec::new(),
         verify_each: true,
         time_passes: false,
         warnings: Warnings::default(),

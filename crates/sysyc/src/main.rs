@@ -49,9 +49,17 @@ struct Cli {
     /// Print the IR after every pass that changes it, numbered in the run (to stderr).
     #[arg(long)]
     print_after_all: bool,
-    /// Print the IR after the named passes (to stderr).
-    #[arg(long, value_delimiter = ',')]
+    /// Print the IR after the named passes (to stderr), e.g.
+    /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy`.
+    #[arg(long, value_delimiter = ',', value_name = "PASSES")]
     print_after: Vec<String>,
+    /// Print the IR before the named passes (to stderr), e.g. `--print-before licm`.
+    #[arg(long, value_delimiter = ',', value_name = "PASSES")]
+    print_before: Vec<String>,
+    /// Show only these functions in the IR dumps of --print-before, --print-after
+    /// and --print-after-all, e.g. `--print-after-all --filter-print-funcs main`.
+    #[arg(long, value_delimiter = ',', value_name = "FUNCS")]
+    filter_print_funcs: Vec<String>,
     /// Run the IR verifier after every pass (always on in debug builds).
     #[arg(long)]
     verify_each: bool,
@@ -331,6 +339,8 @@ fn run(cli: Cli) -> ExitCode {
         passes: cli.passes,
         print_after_all: cli.print_after_all,
         print_after: cli.print_after,
+        print_before: cli.print_before,
+        print_funcs: cli.filter_print_funcs,
         verify_each: cli.verify_each || cfg!(debug_assertions),
         time_passes: cli.time_passes,
         warnings,

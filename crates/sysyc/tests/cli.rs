@@ -579,3 +579,80 @@ fn an_interpreted_runtime_error_has_its_own_status_and_place() {
     assert_eq!(ok.status.code(), Some(1), "{}", text(&ok.stderr));
     assert!(!text(&ok.stderr).contains("error"), "{}", text(&ok.stderr));
 }
+
+/// `--print-before PASS` prints the IR before each run of PASS, and
+/// `--filter-print-funcs F` limits every dump to the function F; neither changes
+/// the assembly; a function name that does not exist is an error.
+#[test]
+fn print_before_and_filter_print_funcs() {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs/recursion.sy");
+    let p = p.to_str().unwrap();
+    let plain = sysyc(&["-O1", "-S", "-o", "-", p]);
+    let out = sysyc(&[
+        "-O1",
+        "-S",
+        "-o",
+        "-",
+        "--print-before",
+        "licm",
+        "--filter-print-funcs",
+        "main",
+        p,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, plain.stdout);
+    let err = text(&out.stderr);
+    let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("; IR")).collect();
+    assert!(!headers.is_empty());
+    assert!(
+        headers
+            .iter()
+            .all(|h| h.starts_with("; IR before licm (pass ")),
+        "{headers:?}"
+    );
+    let funcs: Vec<&str> = err.lines().filter(|l| l.starts_with("func @")).collect();
+    assert_eq!(funcs.len(), headers.len(), "{err}");
+    assert!(
+        funcs.iter().all(|f| f.starts_with("func @main(")),
+        "{funcs:?}"
+    );
+
+    let all = sysyc(&["-O1", "--print-after-all", "-S", "-o", "/dev/null", p]);
+    let filtered = sysyc(&[
+        "-O1",
+        "--print-after-all",
+        "--filter-print-funcs",
+        "main",
+        "-S",
+        "-o",
+        "/dev/null",
+        p,
+    ]);
+    let (all, filtered) = (text(&all.stderr), text(&filtered.stderr));
+    assert!(all.contains("func @") && filtered.contains("func @main("));
+    assert!(filtered
+        .lines()
+        .filter(|l| l.starts_with("func @"))
+        .all(|l| l.starts_with("func @main(")));
+    assert!(all
+        .lines()
+        .any(|l| l.starts_with("func @") && !l.starts_with("func @main(")));
+
+    let bad = sysyc(&[
+        "-O1",
+        "--print-after-all",
+        "--filter-print-funcs",
+        "mian",
+        p,
+    ]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(
+        text(&bad.stderr)
+            .starts_with("sysyc: error: --filter-print-funcs: no function named 'mian'"),
+        "{}",
+        text(&bad.stderr)
+    );
+    let bad = sysyc(&["-O1", "--print-before", "lcim", p]);
+    assert_eq!(bad.status.code(), Some(1));
+    assert!(text(&bad.stderr).contains("unknown pass 'lcim' (did you mean 'licm'?)"));
+}
