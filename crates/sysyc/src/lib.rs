@@ -11,6 +11,7 @@
 //! [`compile_to_ir`] and [`compile_to_asm`] run the same pipeline in-process on a
 //! source string, for tools that compile many programs (the differential tester).
 
+pub mod dot;
 pub mod ir_input;
 pub mod print_passes;
 pub mod time_report;
@@ -34,6 +35,8 @@ pub enum Emit {
     Llvm,
     /// RV64GC assembly.
     Asm,
+    /// Each function's CFG and dominator tree after optimisation, as Graphviz.
+    Dot,
     /// Run the optimised IR in the interpreter.
     Interpret,
 }
@@ -282,6 +285,14 @@ impl Driver {
             }
             Emit::Llvm => {
                 self.write_output(llvm::emit_module(&module).as_bytes())?;
+                Ok(0)
+            }
+            Emit::Dot => {
+                if let Some(msg) = print_passes::unknown_function(&module, &self.print_funcs) {
+                    return Err(msg);
+                }
+                let text = dot::module_to_dot(&module, &self.print_funcs);
+                self.write_output(text.as_bytes())?;
                 Ok(0)
             }
             Emit::Asm => {

@@ -26,7 +26,9 @@ struct Cli {
     /// with -O1). A repeated -O takes the last.
     #[arg(short = 'O', default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
-    /// What to write instead of assembly.
+    /// What to write instead of assembly: the typed AST, the optimised IR, LLVM IR,
+    /// assembly, or Graphviz pictures of each function's CFG and dominator tree
+    /// (`--filter-print-funcs` picks functions), e.g. `--emit ir`.
     #[arg(long, value_enum)]
     emit: Option<EmitArg>,
     /// Stop after semantic analysis (exit 0 when the program is valid).
@@ -109,6 +111,9 @@ enum EmitArg {
     Ir,
     Llvm,
     Asm,
+    /// Graphviz: each function's control-flow graph and dominator tree, e.g.
+    /// `sysyc -O1 --emit dot prog.sy | dot -Tsvg -o prog.svg`.
+    Dot,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -324,6 +329,7 @@ fn run(cli: Cli) -> ExitCode {
             Some(EmitArg::Ast) => Emit::Ast,
             Some(EmitArg::Ir) => Emit::Ir,
             Some(EmitArg::Llvm) => Emit::Llvm,
+            Some(EmitArg::Dot) => Emit::Dot,
             Some(EmitArg::Asm) | None => Emit::Asm,
         }
     };

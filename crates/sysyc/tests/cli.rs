@@ -656,3 +656,57 @@ fn print_before_and_filter_print_funcs() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(text(&bad.stderr).contains("unknown pass 'lcim' (did you mean 'licm'?)"));
 }
+
+/// `--emit dot` draws each function's CFG (back edges marked) and dominator tree;
+/// Graphviz renders it (skipped with a message when `dot` is not installed).
+#[test]
+fn emit_dot_renders_with_graphviz() {
+    let p = program();
+    let out = sysyc(&["-O1", "--emit", "dot", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dot = text(&out.stdout);
+    assert!(dot.starts_with("digraph sysyc {"));
+    assert!(dot.contains("subgraph \"cluster_cfg.main\""));
+    assert!(dot.contains("subgraph \"cluster_dom.main\""));
+    assert!(dot.contains("back edge"), "loops.sy has loops");
+    let rec = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs/recursion.sy");
+    let only = sysyc(&[
+        "-O0",
+        "--emit",
+        "dot",
+        "--filter-print-funcs",
+        "main",
+        rec.to_str().unwrap(),
+    ]);
+    assert!(only.status.success(), "{}", text(&only.stderr));
+    assert!(!text(&only.stdout).contains("cluster_cfg.fib"));
+    assert!(text(&only.stdout).contains("cluster_cfg.main"));
+
+    let rendered = Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = rendered else {
+        eprintln!("skipped: Graphviz `dot` is not installed (apt-get install graphviz)");
+        return;
+    };
+    {
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(dot.as_bytes())
+            .unwrap();
+    }
+    let svg = child.wait_with_output().unwrap();
+    assert!(svg.status.success(), "{}", text(&svg.stderr));
+    assert!(svg.stderr.is_empty(), "{}", text(&svg.stderr));
+    let svg = text(&svg.stdout);
+    assert!(
+        svg.contains("<svg") && svg.contains("@main: control&#45;flow graph"),
+        "{svg}"
+    );
+}
