@@ -12,18 +12,22 @@ use sysyc::{Driver, Emit, SsaMode, WarningMode, Warnings};
 #[derive(Parser, Debug)]
 #[command(name = "sysyc", version, about, args_override_self = true)]
 struct Cli {
-    /// Input: a SysY source (`.sy`) or a textual IR file (`.ir`).
+    /// Input: a SysY source (`.sy`), a textual IR file (`.ir`), or `-` for SysY on
+    /// stdin, e.g. `sysyc -S -o prog.s prog.sy`.
     #[arg(required_unless_present = "list_passes")]
     input: Option<PathBuf>,
-    /// Produce assembly (the default output; accepted for the contest's command line).
+    /// Produce assembly (the default output; accepted for the contest's command
+    /// line `sysyc -S -o prog.s prog.sy -O1`).
     #[arg(short = 'S')]
     assembly: bool,
-    /// Output file; `-` or none writes to stdout.
+    /// Output file; `-` or none writes to stdout, e.g. `-o prog.s`. sysyc does not
+    /// link: without -S, a name not ending in .s gets a warning.
     #[arg(short = 'o')]
     output: Option<PathBuf>,
     /// Optimisation level: -O0 compiles without optimising; -O1, -O2 and -O3 all run
     /// the full pipeline and back end (the contest compiles its performance cases
-    /// with -O1). A repeated -O takes the last.
+    /// with -O1). A repeated -O takes the last; a bare -O is -O1, as in gcc. E.g.
+    /// `-O1`.
     #[arg(short = 'O', default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// What to write instead of assembly: the typed AST, the optimised IR, LLVM IR,
@@ -31,7 +35,8 @@ struct Cli {
     /// (`--filter-print-funcs` picks functions), e.g. `--emit ir`.
     #[arg(long, value_enum)]
     emit: Option<EmitArg>,
-    /// Stop after semantic analysis (exit 0 when the program is valid).
+    /// Stop after semantic analysis (exit 0 when the program is valid; for .ir
+    /// input, after parsing and verifying), e.g. `sysyc --check prog.sy`.
     #[arg(long, conflicts_with_all = ["emit", "interpret", "output", "assembly"])]
     check: bool,
     /// Run the program in the IR interpreter with this process's stdin/stdout; the
@@ -42,13 +47,15 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["emit", "output", "assembly"])]
     interpret: bool,
     /// How to build SSA: on the fly while lowering (Braun et al.) or from memory form
-    /// by mem2reg (Cytron et al.).
+    /// by mem2reg (Cytron et al.), e.g. `--ssa memory`.
     #[arg(long, value_enum, default_value_t = SsaArg::Braun)]
     ssa: SsaArg,
-    /// Run exactly these passes (comma separated) instead of the -O pipeline.
+    /// Run exactly these passes (comma separated) instead of the -O pipeline, e.g.
+    /// `--passes mem2reg,gvn,dce --emit ir`.
     #[arg(long, value_delimiter = ',')]
     passes: Option<Vec<String>>,
-    /// Print the IR after every pass that changes it, numbered in the run (to stderr).
+    /// Print the IR after every pass that changes it, numbered in the run (to
+    /// stderr), e.g. `sysyc -O1 --print-after-all -S -o /dev/null prog.sy`.
     #[arg(long)]
     print_after_all: bool,
     /// Print the IR after the named passes (to stderr), e.g.
@@ -62,17 +69,19 @@ struct Cli {
     /// and --print-after-all, e.g. `--print-after-all --filter-print-funcs main`.
     #[arg(long, value_delimiter = ',', value_name = "FUNCS")]
     filter_print_funcs: Vec<String>,
-    /// Run the IR verifier after every pass (always on in debug builds).
+    /// Run the IR verifier after every pass and the machine IR verifier after
+    /// every back-end stage (always on in debug builds), e.g. `-O2 --verify-each`.
     #[arg(long)]
     verify_each: bool,
     /// Print the wall time and program size of every stage and pass as a table on
     /// stderr, e.g. `sysyc -O2 --time-passes -S prog.sy -o prog.s`.
     #[arg(long)]
     time_passes: bool,
-    /// List the optimisation passes (for `--passes` and `--print-after`) and exit.
+    /// List the optimisation passes (for `--passes` and `--print-after`) and exit:
+    /// `sysyc --list-passes`.
     #[arg(long)]
     list_passes: bool,
-    /// Hide every warning.
+    /// Hide every warning, e.g. `sysyc -w -S -o prog.s prog.sy`.
     #[arg(short = 'w')]
     no_warnings: bool,
     /// Warning options: -Wall (accepted; every warning is on by default), -Werror
@@ -87,7 +96,8 @@ struct Cli {
     #[arg(long, value_enum, value_name = "WHEN", default_value_t = ColorArg::Auto)]
     color: ColorArg,
     /// Target options, for gcc's command line: -march=rv64gc and -mabi=lp64d are
-    /// accepted (sysyc targets RV64GC with the LP64D ABI only); others are errors.
+    /// accepted (sysyc targets RV64GC with the LP64D ABI only); others are errors,
+    /// e.g. `-march=rv64gc`.
     #[arg(short = 'm', value_name = "OPTION")]
     machine: Vec<String>,
     /// gcc's -c: not supported (sysyc writes assembly, it does not assemble).
@@ -145,7 +155,9 @@ fn gcc_hint(arg: &str) -> Option<&'static str> {
 /// sysyc does instead, or the option meant), not with clap's "use `-- -x`" tip.
 fn parse_command_line() -> Cli {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    let err = match Cli::try_parse() {
+    // A bare `-O` is `-O1`, as in gcc (rather than taking the next argument).
+    let args = std::env::args_os().map(|a| if a == "-O" { "-O1".into() } else { a });
+    let err = match Cli::try_parse_from(args) {
         Ok(cli) => return cli,
         Err(e) => e,
     };

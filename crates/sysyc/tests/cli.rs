@@ -710,3 +710,36 @@ fn emit_dot_renders_with_graphviz() {
         "{svg}"
     );
 }
+
+/// `--help` gives an example for every option (the entries other than --help and
+/// --version quote a command line), and a bare `-O` is `-O1` as in gcc instead
+/// of taking the file name as its level.
+#[test]
+fn help_has_an_example_for_every_option_and_a_bare_o_is_o1() {
+    let help = text(&sysyc(&["--help"]).stdout);
+    let options = &help[help.find("Options:").unwrap()..];
+    let mut entries: Vec<String> = Vec::new();
+    for line in options.lines().skip(1) {
+        let t = line.trim_start();
+        if t.starts_with('-') && line.starts_with("  ") && !line.starts_with("          ") {
+            entries.push(String::new());
+        }
+        if let Some(e) = entries.last_mut() {
+            e.push_str(line);
+            e.push('\n');
+        }
+    }
+    assert!(entries.len() > 20, "{help}");
+    for e in &entries {
+        let head = e.lines().next().unwrap().trim();
+        if head.starts_with("-h") || head.starts_with("-V") {
+            continue;
+        }
+        assert!(e.contains('`'), "no example for {head}:\n{e}");
+    }
+    let p = program();
+    let p = p.to_str().unwrap();
+    let bare = sysyc(&["-O", "--emit", "ir", p]);
+    assert!(bare.status.success(), "{}", text(&bare.stderr));
+    assert_eq!(bare.stdout, sysyc(&["-O1", "--emit", "ir", p]).stdout);
+}
