@@ -6,6 +6,9 @@
 //! `(lt.f x y)`), conversions as `(i2f e)` / `(f2i e)`, variables as `name@l3` (local)
 //! or `name@g0` (global); a pointer-typed (array) expression is wrapped as
 //! `(ptr <type> e)`.
+//!
+//! [`dump_with_positions`] (the driver's form) ends each line of a declaration or a
+//! statement with where it is in the source, as `; line:col`.
 
 use std::fmt::Write;
 
@@ -14,10 +17,26 @@ use crate::tast::*;
 
 /// Dumps a checked program.
 pub fn dump(p: &Program) -> String {
+    dump_inner(p, None)
+}
+
+/// Dumps a checked program with the source position (`; line:col`) of every
+/// declaration and statement; `source` is the text `p` was checked from.
+pub fn dump_with_positions(p: &Program, source: &str) -> String {
+    dump_inner(p, Some(source))
+}
+
+fn dump_inner(p: &Program, source: Option<&str>) -> String {
     let mut d = Dumper {
         p,
         f: None,
         out: String::new(),
+        source,
+        line_starts: source.map_or_else(Vec::new, |s| {
+            std::iter::once(0)
+                .chain(s.match_indices('\n').map(|(i, _)| i + 1))
+                .collect()
+        }),
     };
     for (i, g) in p.globals.iter().enumerate() {
         d.global(i, g);
@@ -37,6 +56,9 @@ struct Dumper<'p> {
     p: &'p Program,
     f: Option<&'p Function>,
     out: String,
+    /// The source, when positions are wanted, and its line start offsets.
+    source: Option<&'p str>,
+    line_starts: Vec<usize>,
 }
 
 fn scalar(t: ScalarTy) -> &'static str {
@@ -80,6 +102,24 @@ impl<'p> Dumper<'p> {
         self.out.push('\n');
     }
 
+    /// [`line`](Self::line), followed by `  ; line:col` of `span` when positions are
+    /// wanted.
+    fn line_at(&mut self, indent: usize, text: &str, span: Span) {
+        self.line(indent, text);
+        let Some(src) = self.source else {
+            return;
+        };
+        let pos = (span.start as usize).min(src.len());
+        let i = self
+            .line_starts
+            .partition_point(|&s| s <= pos)
+            .saturating_sub(1);
+        let start = self.line_starts.get(i).copied().unwrap_or(0);
+        let col = src.get(start..pos).map_or(0, |t| t.chars().count()) + 1;
+        self.out.pop();
+        let _ = writeln!(self.out, "  ; {}:{col}", i + 1);
+    }
+
     fn global(&mut self, i: usize, g: &GlobalVar) {
         let shape = if g.dims.is_empty() {
             Shape::Scalar
@@ -102,7 +142,7 @@ impl<'p> Dumper<'p> {
             g.name,
             shape_str(g.ty, &shape)
         );
-        self.line(0, &text);
+        self.line_at(0, &text, g.span);
     }
 
     fn func(&mut self, i: usize, f: &'p Function) {
@@ -114,7 +154,7 @@ impl<'p> Dumper<'p> {
             RetTy::Void => "void",
         };
         let text = format!("fn f{i} {}({}) -> {ret}", f.name, params.join(", "));
-        self.line(0, &text);
+        self.line_at(0, &text, f.span);
         for (j, l) in f.locals.iter().enumerate() {
             let kind = if l.is_param {
                 "param"
@@ -124,7 +164,7 @@ impl<'p> Dumper<'p> {
                 "local"
             };
             let text = format!("{kind} l{j} {}: {}", l.name, shape_str(l.ty, &l.shape));
-            self.line(1, &text);
+            self.line_at(1, &text, l.span);
         }
         if let Some(body) = &f.body {
             for s in body {
@@ -143,11 +183,11 @@ impl<'p> Dumper<'p> {
                     t.push(']');
                 }
                 let text = format!("{t} = {}", self.expr(rhs));
-                self.line(ind, &text);
+                self.line_at(ind, &text, lhs.span);
             }
             Stmt::Expr(e) => {
                 let text = self.expr(e);
-                self.line(ind, &text);
+                self.line_at(ind, &text, e.span);
             }
             Stmt::Block(b) => {
                 self.line(ind, "{");
@@ -158,7 +198,7 @@ impl<'p> Dumper<'p> {
             }
             Stmt::If { cond, then, els } => {
                 let text = format!("if {}", self.expr(cond));
-                self.line(ind, &text);
+                self.line_at(ind, &text, cond.span);
                 self.stmt(ind + 1, then);
                 if let Some(e) = els {
                     self.line(ind, "else");
@@ -167,7 +207,7 @@ impl<'p> Dumper<'p> {
             }
             Stmt::While { cond, body } => {
                 let text = format!("while {}", self.expr(cond));
-                self.line(ind, &text);
+                self.line_at(ind, &text, cond.span);
                 self.stmt(ind + 1, body);
             }
             Stmt::Break => self.line(ind, "break"),
@@ -175,7 +215,7 @@ impl<'p> Dumper<'p> {
             Stmt::Return(None) => self.line(ind, "return"),
             Stmt::Return(Some(e)) => {
                 let text = format!("return {}", self.expr(e));
-                self.line(ind, &text);
+                self.line_at(ind, &text, e.span);
             }
             Stmt::Decl { local, init } => {
                 let name = self.var(Var::Local(*local));
@@ -190,7 +230,14 @@ impl<'p> Dumper<'p> {
                         format!("decl {name} = {{{}}}", items.join(", "))
                     }
                 };
-                self.line(ind, &text);
+                let at = self
+                    .f
+                    .and_then(|f| f.locals.get(local.index()))
+                    .map(|l| l.span);
+                match at {
+                    Some(span) => self.line_at(ind, &text, span),
+                    None => self.line(ind, &text),
+                }
             }
         }
     }

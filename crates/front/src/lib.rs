@@ -2,7 +2,8 @@
 //!
 //! [`check`] runs the whole front end on one file and returns the typed AST ([`tast`]),
 //! which the lowering to SSA IR consumes, or the [`Diagnostics`] to show the user.
-//! [`dump`] prints a typed AST readably (the driver's `--emit ast`).
+//! [`dump`] prints a typed AST readably; [`dump_with_positions`] adds where each
+//! declaration and statement is in the source (the driver's `--emit ast`).
 //!
 //! Pipeline: [`lexer`] (logos) -> [`parser`] (recursive descent, precedence climbing)
 //! -> [`ast`] -> [`sema`] (names, types, constants, initialisers) -> [`tast`].
@@ -25,7 +26,7 @@ pub mod span;
 pub mod tast;
 
 pub use diag::{Diagnostic, Diagnostics};
-pub use dump::dump;
+pub use dump::{dump, dump_with_positions};
 
 /// Checks one SysY source file: the typed program, or every error found (with the
 /// warnings among them). Warnings of a valid program are dropped: use [`check_all`]

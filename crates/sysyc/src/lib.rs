@@ -259,7 +259,7 @@ impl Driver {
             match self.emit {
                 Emit::Check => return Ok(0),
                 Emit::Ast => {
-                    self.write_output(front::dump(&program).as_bytes())?;
+                    self.write_output(front::dump_with_positions(&program, &src).as_bytes())?;
                     return Ok(0);
                 }
                 _ => {}

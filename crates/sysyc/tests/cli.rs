@@ -743,3 +743,31 @@ fn help_has_an_example_for_every_option_and_a_bare_o_is_o1() {
     assert!(bare.status.success(), "{}", text(&bare.stderr));
     assert_eq!(bare.stdout, sysyc(&["-O1", "--emit", "ir", p]).stdout);
 }
+
+/// `--emit ast` prints user names and the source position of every declaration
+/// and statement.
+#[test]
+fn emit_ast_has_names_and_positions() {
+    let p = source_file(
+        "ast",
+        "a.sy",
+        "int g = 2;\nint main() {\n  int x = g + 1;\n  return x;\n}\n",
+    );
+    let out = sysyc(&["--emit", "ast", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ast = text(&out.stdout);
+    for line in [
+        "global g0 g: int = 2  ; 1:5",
+        "  local l0 x: int  ; 3:7",
+        "  decl x@l0 = (add.i g@g0 1)  ; 3:7",
+        "  return x@l0  ; 4:10",
+    ] {
+        assert!(
+            ast.lines().any(|l| l == line),
+            "{line:?} missing from\n{ast}"
+        );
+    }
+    assert!(ast
+        .lines()
+        .any(|l| l.starts_with("fn f") && l.ends_with("main() -> int  ; 2:5")));
+}
