@@ -12,6 +12,7 @@
 //! source string, for tools that compile many programs (the differential tester).
 
 pub mod dot;
+pub mod explore;
 pub mod ir_input;
 pub mod print_passes;
 pub mod time_report;
@@ -37,6 +38,8 @@ pub enum Emit {
     Asm,
     /// Each function's CFG and dominator tree after optimisation, as Graphviz.
     Dot,
+    /// One self-contained HTML page: source, IR after each pass, CFGs, assembly.
+    Html,
     /// Run the optimised IR in the interpreter.
     Interpret,
 }
@@ -275,10 +278,13 @@ impl Driver {
             self.lower(&program)?
         };
 
+        if self.emit == Emit::Html {
+            return self.explore(&name, &src, module);
+        }
         self.optimize(&mut module)?;
 
         match self.emit {
-            Emit::Check | Emit::Ast => Ok(0),
+            Emit::Check | Emit::Ast | Emit::Html => Ok(0),
             Emit::Ir => {
                 self.write_output(ir::text::print_module(&module).as_bytes())?;
                 Ok(0)
@@ -353,14 +359,48 @@ impl Driver {
         Ok(module)
     }
 
-    fn optimize(&self, module: &mut ir::Module) -> Result<(), String> {
-        let names: Vec<String> = match &self.passes {
+    /// The passes to run: `--passes`, or the `-O` level's pipeline.
+    fn pass_names(&self) -> Vec<String> {
+        match &self.passes {
             Some(p) => p.clone(),
             None => opt::pipeline(self.opt_level)
                 .iter()
                 .map(|s| s.to_string())
                 .collect(),
+        }
+    }
+
+    /// `--emit html`: the explorer page (see [`explore`]).
+    fn explore(&self, name: &str, src: &str, mut module: ir::Module) -> Result<u8, String> {
+        let lowered = ir::text::print_module(&module);
+        let names = self.pass_names();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let steps = explore::run_steps(&mut module, &names, self.verify_each)?;
+        let opts = riscv::Options {
+            opt_level: self.opt_level,
+            verify: self.verify_each,
         };
+        let asm = riscv::emit_module(&module, &opts).map_err(|e| format!("{name}: error: {e}"))?;
+        if let Some(msg) = print_passes::unknown_function(&module, &self.print_funcs) {
+            return Err(msg);
+        }
+        let page = explore::Page {
+            file: name,
+            source: src,
+            opt_level: self.opt_level,
+            lowered,
+            steps,
+            dot: dot::module_to_dot(&module, &self.print_funcs),
+            asm,
+            timings: self.time_passes,
+        };
+        let svg = explore::render_svg(&page.dot);
+        self.write_output(explore::render(&page, svg.as_deref()).as_bytes())?;
+        Ok(0)
+    }
+
+    fn optimize(&self, module: &mut ir::Module) -> Result<(), String> {
+        let names = self.pass_names();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         if !self.print_before.is_empty() || !self.print_funcs.is_empty() {
             if let Some(msg) = print_passes::unknown_function(module, &self.print_funcs) {

@@ -124,6 +124,10 @@ enum EmitArg {
     /// Graphviz: each function's control-flow graph and dominator tree, e.g.
     /// `sysyc -O1 --emit dot prog.sy | dot -Tsvg -o prog.svg`.
     Dot,
+    /// One self-contained page exploring the compile (source, IR after each pass
+    /// with its changes, CFG pictures, assembly), e.g.
+    /// `sysyc -O1 --emit html prog.sy -o prog.html`.
+    Html,
 }
 
 #[derive(Copy, Clone, Debug, ValueEnum)]
@@ -342,6 +346,7 @@ fn run(cli: Cli) -> ExitCode {
             Some(EmitArg::Ir) => Emit::Ir,
             Some(EmitArg::Llvm) => Emit::Llvm,
             Some(EmitArg::Dot) => Emit::Dot,
+            Some(EmitArg::Html) => Emit::Html,
             Some(EmitArg::Asm) | None => Emit::Asm,
         }
     };

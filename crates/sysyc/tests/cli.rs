@@ -771,3 +771,54 @@ fn emit_ast_has_names_and_positions() {
         .lines()
         .any(|l| l.starts_with("fn f") && l.ends_with("main() -> int  ; 2:5")));
 }
+
+/// `--emit html` writes one self-contained, script-free page in which every pass of
+/// the pipeline appears (the changed ones with their diff), with the CFG pictures
+/// and the same assembly as `-S`; the page is the same on every run.
+#[test]
+fn emit_html_explores_every_pass() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let out = sysyc(&["-O1", "--emit", "html", p]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = text(&out.stdout);
+    assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+    assert!(!html.contains("<script") && !html.contains("src=\"http"));
+    for tag in ["details", "pre", "table", "tr", "svg", "h2"] {
+        let open =
+            html.matches(&format!("<{tag}>")).count() + html.matches(&format!("<{tag} ")).count();
+        assert_eq!(open, html.matches(&format!("</{tag}>")).count(), "<{tag}>");
+    }
+    // The pipeline as --print-after-all numbers it: every pass has a row.
+    let dumps = text(&sysyc(&["-O1", "--print-after-all", "--emit", "ir", p]).stderr);
+    let total: usize = dumps
+        .lines()
+        .find_map(|l| l.split(" of ").nth(1)?.split(')').next()?.parse().ok())
+        .expect("a numbered dump");
+    for n in 1..=total {
+        assert!(
+            html.contains(&format!("<td class=\"n\">{n}</td><td>")),
+            "pass {n} of {total} missing"
+        );
+    }
+    assert!(!html.contains(&format!("<td class=\"n\">{}</td><td>", total + 1)));
+    let changed = dumps
+        .lines()
+        .filter(|l| l.starts_with("; IR after"))
+        .count();
+    assert_eq!(html.matches("<details id=\"pass-").count(), changed);
+    assert!(html.contains("<span class=\"add\">+ ") && html.contains("<span class=\"del\">- "));
+    let asm = text(&sysyc(&["-O1", "-S", p]).stdout);
+    let unescaped = html
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    assert!(
+        unescaped.contains(&asm),
+        "the page's assembly differs from -S"
+    );
+    assert!(html.contains("cluster_cfg.main") || html.contains("<svg"));
+    let again = sysyc(&["-O1", "--emit", "html", p]);
+    assert_eq!(again.stdout, out.stdout, "the page must be deterministic");
+}
