@@ -822,3 +822,33 @@ fn emit_html_explores_every_pass() {
     let again = sysyc(&["-O1", "--emit", "html", p]);
     assert_eq!(again.stdout, out.stdout, "the page must be deterministic");
 }
+
+/// On a terminal (a pseudo-terminal from util-linux `script`), `--color=auto`
+/// colours, unless `NO_COLOR` is set (skipped when `script` is missing).
+#[test]
+fn auto_colour_follows_the_terminal_and_no_color() {
+    let p = source_file("tty", "t.sy", "int main() { int u; return 0; }\n");
+    let cmd = format!("{SYSYC} --check {}", p.display());
+    let run = |no_color: bool| {
+        let mut c = Command::new("script");
+        c.args(["-qec", &cmd, "/dev/null"]);
+        if no_color {
+            c.env("NO_COLOR", "1");
+        } else {
+            c.env_remove("NO_COLOR");
+        }
+        c.output()
+    };
+    let Ok(tty) = run(false) else {
+        eprintln!("skipped: util-linux `script` is not installed");
+        return;
+    };
+    assert!(
+        text(&tty.stdout).contains("\x1b[1;35mwarning:"),
+        "{:?}",
+        text(&tty.stdout)
+    );
+    let plain = run(true).unwrap();
+    assert!(text(&plain.stdout).contains("warning: unused variable `u`"));
+    assert!(!plain.stdout.contains(&0x1b), "{:?}", text(&plain.stdout));
+}
