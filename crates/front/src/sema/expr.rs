@@ -234,34 +234,28 @@ impl<'a> Sema<'a> {
     /// generated code) is walked iteratively, so that stack depth only grows with
     /// right operands and parentheses.
     fn binary_chain(&mut self, top: &'a ast::Expr) -> R<Expr> {
-        let mut spine: Vec<(ast::BinOp, &'a ast::Expr, &'a ast::Expr)> = Vec::new();
+        // Each binary node of the spine: operator, operands and the node itself.
+        type Node<'e> = (ast::BinOp, &'e ast::Expr, &'e ast::Expr, &'e ast::Expr);
+        let mut spine: Vec<Node<'a>> = Vec::new();
         let mut leaf = top;
         while let ast::ExprKind::Binary(op, l, r) = &leaf.kind {
-            spine.push((*op, r, leaf));
+            spine.push((*op, l, r, leaf));
             leaf = l;
         }
         let mut acc = self.value(leaf);
-        for &(op, r, node) in spine.iter().rev() {
-            let ast::ExprKind::Binary(_, l, _) = &node.kind else {
-                continue;
-            };
+        for &(op, l, r, node) in spine.iter().rev() {
             let rv = self.value(r);
             acc = match (acc, rv) {
                 (Ok(lv), Ok(rv)) => {
                     let literals = fold::as_const(&lv).is_some() && fold::as_const(&rv).is_some();
                     let v = self.binary(op, lv, rv, node.span);
-                    let comparison = matches!(
-                        op,
-                        ast::BinOp::Lt
-                            | ast::BinOp::Le
-                            | ast::BinOp::Gt
-                            | ast::BinOp::Ge
-                            | ast::BinOp::Eq
-                            | ast::BinOp::Ne
-                    );
                     // One warning per chain of comparisons (`1 < 8 != 0`): the innermost.
                     let nested = warn::is_comparison(l) || warn::is_comparison(r);
-                    if literals && comparison && !nested && !warn::mentions_name(node) {
+                    if literals
+                        && warn::is_comparison(node)
+                        && !nested
+                        && !warn::mentions_name(node)
+                    {
                         if let Ok(ExprKind::IntLit(x)) = v.as_ref().map(|v| &v.kind) {
                             let truth = if *x != 0 { "true" } else { "false" };
                             self.warn(
