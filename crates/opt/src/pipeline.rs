@@ -78,6 +78,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::mve::ModuloVariableExpansion,
     &passes::looppeel::LoopPeel,
     &passes::unswitch::Unswitch,
+    &passes::unrolljam::UnrollAndJam,
+    &passes::indexsplit::IndexSplit,
 ];
 
 /// The pass registered as `name`.
@@ -174,6 +176,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "mergeargs",
             "licm",
             "condprop",
+            "indexsplit",
             "looppeel",
             "jumpthread",
             "unroll",
@@ -198,6 +201,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "finalvalue",
             "loopdelete",
             "loopsplit",
+            "unrolljam",
             "strength",
             "constoffset",
             "instcombine",

@@ -14,6 +14,7 @@ pub mod globaldce;
 pub mod globalforward;
 pub mod gvn;
 pub mod hoistloops;
+pub mod indexsplit;
 pub mod inline;
 pub mod instcombine;
 pub mod jumpthread;
@@ -44,6 +45,7 @@ pub mod simplifycfg;
 pub mod sink;
 pub mod strength;
 pub mod unroll;
+pub mod unrolljam;
 pub mod unswitch;
 
 #[cfg(test)]
