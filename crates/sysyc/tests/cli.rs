@@ -823,6 +823,103 @@ fn emit_html_explores_every_pass() {
     assert_eq!(again.stdout, out.stdout, "the page must be deterministic");
 }
 
+/// The `--emit html` page in a real browser: headless Chromium loads it without a
+/// console message (no script error; the page has no script) and the DOM it builds
+/// still has a row for every pass of the pipeline, each changed pass's diff, the CFG
+/// pictures and the assembly (skipped with a message when Chromium is not installed).
+#[test]
+fn emit_html_loads_in_headless_chromium() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let out = sysyc(&["-O1", "--emit", "html", p]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = text(&out.stdout);
+    let page = source_file("chromium", "page.html", &html);
+    let dir = page.parent().unwrap().to_path_buf();
+    let profile = dir.join("profile");
+    let mut child = None;
+    for browser in ["chromium", "chromium-browser", "google-chrome"] {
+        let spawned = Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", page.display()))
+            // Keep the browser's caches and settings out of the user's home.
+            .env("HOME", &dir)
+            .env("XDG_CONFIG_HOME", &dir)
+            .env("XDG_CACHE_HOME", &dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn();
+        if let Ok(c) = spawned {
+            child = Some(c);
+            break;
+        }
+    }
+    let Some(child) = child else {
+        eprintln!("skipped: Chromium is not installed (apt-get install chromium)");
+        return;
+    };
+    let run = child.wait_with_output().expect("wait for chromium");
+    let log = text(&run.stderr);
+    assert!(run.status.success(), "chromium failed:\n{log}");
+    // Console messages, script errors among them, are logged as INFO:CONSOLE.
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom = text(&run.stdout);
+    assert!(
+        dom.contains("<h2 id=\"passes\">"),
+        "no page in the DOM:\n{dom}"
+    );
+    // The parser kept the structure: as many rows, details, pictures and <pre> as
+    // the page has (a misnested tag would move or drop some).
+    for tag in ["<tr", "<details ", "<svg ", "<pre>", "<h2 "] {
+        assert_eq!(dom.matches(tag).count(), html.matches(tag).count(), "{tag}");
+    }
+    // Every pass of the pipeline, as --print-after-all numbers it, has its row, and
+    // every pass that changed the IR its diff.
+    let dumps = text(&sysyc(&["-O1", "--print-after-all", "--emit", "ir", p]).stderr);
+    let total: usize = dumps
+        .lines()
+        .find_map(|l| l.split(" of ").nth(1)?.split(')').next()?.parse().ok())
+        .expect("a numbered dump");
+    assert!(total > 10, "{total}");
+    for n in 1..=total {
+        assert!(
+            dom.contains(&format!("<td class=\"n\">{n}</td><td>")),
+            "pass {n} of {total} missing from the DOM"
+        );
+    }
+    for l in dumps.lines().filter(|l| l.starts_with("; IR after ")) {
+        // "; IR after NAME (pass N of T)"
+        let name = l["; IR after ".len()..].split(' ').next().unwrap();
+        let n = l.split("(pass ").nth(1).unwrap().split(' ').next().unwrap();
+        assert!(
+            dom.contains(&format!("<details id=\"pass-{n}\"><summary>{n}. {name} (")),
+            "the diff of pass {n} ({name}) is missing from the DOM"
+        );
+    }
+    assert!(dom.contains("<svg ") || !html.contains("<svg "));
+    let asm = text(&sysyc(&["-O1", "-S", p]).stdout);
+    let unescaped = dom
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    assert!(
+        unescaped.contains(&asm),
+        "the assembly is missing from the DOM"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// On a terminal (a pseudo-terminal from util-linux `script`), `--color=auto`
 /// colours, unless `NO_COLOR` is set (skipped when `script` is missing).
 #[test]
