@@ -32,7 +32,7 @@ pub enum Emit {
     Ast,
     /// Textual IR after optimisation.
     Ir,
-    /// LLVM IR (LLVM 14) after optimisation.
+    /// LLVM IR (LLVM 14) after optimisation, for 64-bit RISC-V Linux (RV64GC, lp64d).
     Llvm,
     /// RV64GC assembly.
     Asm,
@@ -290,7 +290,7 @@ impl Driver {
                 Ok(0)
             }
             Emit::Llvm => {
-                self.write_output(llvm::emit_module(&module).as_bytes())?;
+                self.write_output(llvm::emit_module_riscv64(&module).as_bytes())?;
                 Ok(0)
             }
             Emit::Dot => {

@@ -119,6 +119,8 @@ enum ColorArg {
 enum EmitArg {
     Ast,
     Ir,
+    /// LLVM 14 IR for riscv64-unknown-linux-gnu (triple, data layout, RV64GC, lp64d),
+    /// e.g. `sysyc -O2 --emit llvm prog.sy -o prog.ll && llc-14 -mattr=+m,+a,+f,+d,+c prog.ll`.
     Llvm,
     Asm,
     /// Graphviz: each function's control-flow graph and dominator tree, e.g.

@@ -823,6 +823,25 @@ fn emit_html_explores_every_pass() {
     assert_eq!(again.stdout, out.stdout, "the page must be deterministic");
 }
 
+/// `--emit llvm` is LLVM IR for the contest's machine: clang-14's triple and data
+/// layout for riscv64-linux-gnu (crates/llvm's tests check it with opt-14 and llc-14).
+#[test]
+fn emit_llvm_names_the_riscv64_target() {
+    let p = program();
+    let out = sysyc(&["-O1", "--emit", "llvm", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ll = text(&out.stdout);
+    let head: Vec<&str> = ll.lines().take(3).collect();
+    assert_eq!(
+        head[1..],
+        [
+            "target datalayout = \"e-m:e-p:64:64-i64:64-i128:128-n64-S128\"",
+            "target triple = \"riscv64-unknown-linux-gnu\"",
+        ]
+    );
+    assert!(ll.contains("define signext i32 @main() #0 {"), "{ll}");
+}
+
 /// The `--emit html` page in a real browser: headless Chromium loads it without a
 /// console message (no script error; the page has no script) and the DOM it builds
 /// still has a row for every pass of the pipeline, each changed pass's diff, the CFG
