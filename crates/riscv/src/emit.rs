@@ -97,9 +97,17 @@ fn size(i: &MInst) -> u32 {
 }
 
 /// Text of a machine function, physical registers only. `fn_index` makes labels
-/// unique in the module; `global` names globals.
+/// unique in the module; `global` names globals. Block labels are numbered in layout
+/// order (`.LBB{fn_index}_0` is the entry, then `_1`, `_2`, ... down the text), not
+/// by block id, so reading the assembly they only go up.
 pub fn emit_function(mf: &MFunction, fn_index: usize, global: &dyn Fn(u32) -> String) -> String {
-    let label = |b: MBlock| format!(".LBB{fn_index}_{}", b.0);
+    // A block outside the layout cannot be a target of valid code; it still gets a
+    // distinct name after the laid-out ones.
+    let mut number: Vec<usize> = (0..mf.blocks.len()).map(|i| mf.layout.len() + i).collect();
+    for (n, &b) in mf.layout.iter().enumerate() {
+        number[b.index()] = n;
+    }
+    let label = |b: MBlock| format!(".LBB{fn_index}_{}", number[b.index()]);
     // Branch relaxation.
     let insts: Vec<(MBlock, &MInst)> = mf
         .layout
