@@ -13,8 +13,12 @@
 //! peephole             self-moves, jump threading, block placement, fall-through
 //! schedule             list scheduling for the U74's dual-issue pipes (-O1; model
 //!                      in u74)
-//! emit                 text, with branch relaxation
+//! emit                 text, with branch relaxation; labels in layout order
 //! ```
+//!
+//! With source lines asked for (`sysyc -g`), `srcloc` follows each instruction's
+//! source position from isel through the stages, beside the machine function (no
+//! stage sees it), and the emitter writes `# file:LINE: text` comments.
 //!
 //! Globals are emitted by `globals`. The calling convention lives in `abi`. With
 //! [`Options::verify`], the machine IR verifier (`verify`) checks the function after
