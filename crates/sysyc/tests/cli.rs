@@ -947,6 +947,7 @@ fn emit_html_loads_in_headless_chromium() {
     }
     let Some(child) = child else {
         eprintln!("skipped: Chromium is not installed (apt-get install chromium)");
+        let _ = std::fs::remove_dir_all(&dir);
         return;
     };
     let run = child.wait_with_output().expect("wait for chromium");
