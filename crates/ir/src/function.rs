@@ -85,6 +85,11 @@ pub struct Function {
     iconsts: FxHashMap<i32, Value>,
     fconsts: FxHashMap<u32, Value>,
     globals: FxHashMap<GlobalId, Value>,
+    /// Source position of each instruction, for comments in the assembly: a byte
+    /// offset into the source plus one, 0 when unknown. Lowering fills it; passes that
+    /// copy instructions (inlining, unrolling, loop copies) copy it; instructions a
+    /// pass makes from scratch have none. Nothing else reads it.
+    src_locs: SecondaryMap<Inst, u32>,
 }
 
 impl Function {
@@ -100,6 +105,7 @@ impl Function {
             iconsts: FxHashMap::default(),
             fconsts: FxHashMap::default(),
             globals: FxHashMap::default(),
+            src_locs: SecondaryMap::new(),
         }
     }
 
@@ -336,6 +342,25 @@ impl Function {
         inst
     }
 
+    /// The source position `inst` comes from (a byte offset into the source), if known.
+    pub fn src_loc(&self, inst: Inst) -> Option<u32> {
+        self.src_locs[inst].checked_sub(1)
+    }
+
+    /// Sets (or, with `None`, forgets) the source position of `inst`.
+    pub fn set_src_loc(&mut self, inst: Inst, pos: Option<u32>) {
+        let v = pos.map_or(0, |p| p.saturating_add(1));
+        if v != 0 || self.src_locs[inst] != 0 {
+            self.src_locs[inst] = v;
+        }
+    }
+
+    /// Gives `to` the source position of `from` (for a copy of `from`).
+    pub fn copy_src_loc(&mut self, from: Inst, to: Inst) {
+        let pos = self.src_loc(from);
+        self.set_src_loc(to, pos);
+    }
+
     /// The instruction's data.
     pub fn inst(&self, inst: Inst) -> &InstData {
         &self.insts[inst]
@@ -469,5 +494,29 @@ impl Function {
     /// A side table over blocks.
     pub fn block_map<T: Clone + Default>(&self) -> SecondaryMap<Block, T> {
         SecondaryMap::with_capacity(self.blocks.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn source_positions_are_kept_copied_and_forgotten() {
+        let mut f = Function::new("f", Signature::default());
+        let b = f.append_new_block();
+        let a = f.append_inst(b, InstKind::Ret { value: None }, Type::Void);
+        let c = f.make_inst(InstKind::Ret { value: None }, Type::Void);
+        assert_eq!(f.src_loc(a), None);
+        f.set_src_loc(a, Some(0));
+        assert_eq!(f.src_loc(a), Some(0));
+        f.copy_src_loc(a, c);
+        assert_eq!(f.src_loc(c), Some(0));
+        f.set_src_loc(a, Some(41));
+        assert_eq!(f.src_loc(a), Some(41));
+        f.set_src_loc(c, None);
+        assert_eq!(f.src_loc(c), None);
+        // Cloned with the function.
+        assert_eq!(f.clone().src_loc(a), Some(41));
     }
 }

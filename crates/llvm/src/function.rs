@@ -54,6 +54,8 @@ pub struct ModuleCtx<'a> {
     pub symbols: &'a Symbols,
     /// The layout of each global, indexed by `GlobalId::index`.
     pub globals: &'a [GlobalLayout],
+    /// Written after a definition's parameter list, e.g. `" #0"` (or empty).
+    pub define_attrs: &'a str,
 }
 
 /// The `declare` or `define` of function `id`, with a trailing newline.
@@ -211,10 +213,11 @@ impl<'a> FuncEmitter<'a> {
         let params: Vec<&str> = params.iter().map(String::as_str).collect();
         let linkage = if is_external(f) { "" } else { "internal " };
         let header = format!(
-            "define {linkage}{} {}({}) {{\n",
+            "define {linkage}{} {}({}){} {{\n",
             abi_ret(f.sig.ret),
             self.ctx.symbols.func(id),
-            param_list(&params, f.sig.variadic)
+            param_list(&params, f.sig.variadic),
+            self.ctx.define_attrs
         );
         self.out.push_str(&header);
 

@@ -577,3 +577,128 @@ fn null_pointer_constants_and_odd_structure_do_not_break_the_output() {
     // An empty module is fine too.
     emit_verified(&Module::new());
 }
+
+/// `emit_module_riscv64` (`sysyc --emit llvm`) names the contest's machine as clang-14
+/// does for `--target=riscv64-linux-gnu -march=rv64gc -mabi=lp64d`: the same triple,
+/// data layout, target features and ABI flag. LLVM accepts it (`opt-14 -verify`),
+/// `llc-14 -mattr=+m,+a,+f,+d,+c` (no -march, no -target-abi) makes RV64GC code
+/// passing floats in float registers, and that links with the RISC-V runtime and
+/// runs under qemu when the cross toolchain is installed.
+#[test]
+fn riscv64_output_has_the_triple_and_data_layout_of_clang() {
+    let text = format!(
+        "{RUNTIME}
+func @twice(f32) -> f32 {{
+bb0(%x: f32):
+  %0 = fadd %x, %x
+  ret %0
+}}
+func @main() -> i32 {{
+bb0:
+  %0 = call @twice(1.25)
+  call @putfloat(%0)
+  call @putch(10)
+  ret 3
+}}"
+    );
+    let m = parse(&text);
+    let ll = llvm::emit_module_riscv64(&m);
+    let lines: Vec<&str> = ll.lines().collect();
+    assert_eq!(
+        lines[1],
+        "target datalayout = \"e-m:e-p:64:64-i64:64-i128:128-n64-S128\""
+    );
+    assert_eq!(lines[2], "target triple = \"riscv64-unknown-linux-gnu\"");
+    // Every definition (not the declarations) carries the target features.
+    let defines: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| l.starts_with("define "))
+        .collect();
+    assert_eq!(defines.len(), 3, "{ll}");
+    assert!(defines.iter().all(|l| l.ends_with(") #0 {")), "{ll}");
+    assert!(lines
+        .iter()
+        .any(|l| l.starts_with("declare ") && !l.contains('#')));
+    assert!(ll.contains("attributes #0 = { \"target-features\"=\"+64bit,+a,+c,+d,+f,+m\" }"));
+    assert!(ll.contains("!0 = !{i32 1, !\"target-abi\", !\"lp64d\"}"));
+    // The target-neutral output is unchanged.
+    assert!(!llvm::emit_module(&m).contains("target"));
+
+    let tools = match common::tools() {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("skipping the LLVM checks: {e}");
+            return;
+        }
+    };
+    // What clang-14 writes for the same target.
+    let mut clang = std::process::Command::new(&tools.clang)
+        .args([
+            "--target=riscv64-linux-gnu",
+            "-march=rv64gc",
+            "-mabi=lp64d",
+            "-S",
+            "-emit-llvm",
+            "-x",
+            "c",
+            "-",
+            "-o",
+            "-",
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run clang-14");
+    {
+        use std::io::Write;
+        let mut stdin = clang.stdin.take().unwrap();
+        stdin
+            .write_all(b"float twice(float x) { return x + x; }\n")
+            .unwrap();
+    }
+    let c = clang.wait_with_output().unwrap();
+    assert!(c.status.success());
+    let c = String::from_utf8_lossy(&c.stdout).into_owned();
+    for line in [lines[1], lines[2], "!{i32 1, !\"target-abi\", !\"lp64d\"}"] {
+        let tail = line.split(" = ").last().unwrap_or(line);
+        assert!(c.contains(tail), "clang-14 does not write {line}:\n{c}");
+    }
+    assert!(
+        c.contains("\"target-features\"=\"+64bit,+a,+c,+d,+f,+m\""),
+        "{c}"
+    );
+
+    let dir = common::scratch_dir();
+    common::verify(tools, &ll, &dir).unwrap_or_else(|e| panic!("{e}\n{ll}"));
+    let ll_path = dir.join("riscv.ll");
+    let asm = dir.join("riscv.s");
+    fs::write(&ll_path, &ll).unwrap();
+    let out = std::process::Command::new(&tools.llc)
+        .args(["-O2", "-mattr=+m,+a,+f,+d,+c"])
+        .arg(&ll_path)
+        .arg("-o")
+        .arg(&asm)
+        .output()
+        .expect("run llc-14");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && err.is_empty(), "llc-14: {err}");
+    let s = fs::read_to_string(&asm).unwrap();
+    assert!(
+        s.contains("\"rv64i2p0_m2p0_a2p0_f2p0_d2p0_c2p0\""),
+        "not RV64GC:\n{s}"
+    );
+    assert!(s.contains("fadd.s\tfa0, fa0, fa0"), "not lp64d:\n{s}");
+    if let Ok(h) = harness::Harness::global() {
+        let exe = dir.join("riscv");
+        h.link(&asm, &exe).unwrap();
+        let r = h
+            .run_with(&exe, None, &harness::RunOptions::default())
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&r.stdout), "0x1.4p+1\n");
+        assert_eq!(r.exit_code, 3);
+    } else {
+        eprintln!("skipping the qemu run: no RISC-V toolchain");
+    }
+    fs::remove_dir_all(&dir).ok();
+}

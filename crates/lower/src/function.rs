@@ -54,6 +54,9 @@ struct FnLower<'a, 'p> {
     /// predecessors and needless parameters).
     dead: bool,
     loops: Vec<LoopTargets>,
+    /// Source position (byte offset) the instructions appended now come from: the
+    /// innermost statement or expression being lowered.
+    loc: Option<u32>,
 }
 
 /// Lowers `tf` (whose body is `body`) to an IR function.
@@ -82,6 +85,7 @@ pub(crate) fn lower_function<'p>(
         block: entry,
         dead: false,
         loops: Vec::new(),
+        loc: Some(tf.span.start),
     };
     lw.ssa.seal_block(&mut lw.f, entry);
     lw.allocate_locals(&params);
@@ -149,7 +153,20 @@ impl<'a, 'p> FnLower<'a, 'p> {
     // ---- blocks and edges -----------------------------------------------------
 
     fn append(&mut self, kind: InstKind, ty: Type) -> ir::Inst {
-        self.f.append_inst(self.block, kind, ty)
+        let i = self.f.append_inst(self.block, kind, ty);
+        self.f.set_src_loc(i, self.loc);
+        i
+    }
+
+    /// Runs `lower` with the instructions it appends placed at `pos` (when known).
+    fn at<T>(&mut self, pos: Option<u32>, lower: impl FnOnce(&mut Self) -> T) -> T {
+        let outer = self.loc;
+        if pos.is_some() {
+            self.loc = pos;
+        }
+        let r = lower(self);
+        self.loc = outer;
+        r
     }
 
     fn value(&mut self, kind: InstKind, ty: Type) -> Value {
@@ -302,6 +319,17 @@ impl<'a, 'p> FnLower<'a, 'p> {
     }
 
     fn stmt(&mut self, s: &Stmt) {
+        let pos = match s {
+            Stmt::Assign { lhs, .. } => Some(lhs.span.start),
+            Stmt::Expr(e) | Stmt::Return(Some(e)) => Some(e.span.start),
+            Stmt::If { cond, .. } | Stmt::While { cond, .. } => Some(cond.span.start),
+            Stmt::Decl { local, .. } => Some(self.tf.local(*local).span.start),
+            Stmt::Block(_) | Stmt::Break | Stmt::Continue | Stmt::Return(None) => None,
+        };
+        self.at(pos, |lw| lw.stmt_here(s));
+    }
+
+    fn stmt_here(&mut self, s: &Stmt) {
         match s {
             Stmt::Assign { lhs, rhs } => {
                 let v = self.expr(rhs);
@@ -509,6 +537,10 @@ impl<'a, 'p> FnLower<'a, 'p> {
 
     /// Lowers a value-producing expression.
     fn expr(&mut self, e: &Expr) -> Value {
+        self.at(Some(e.span.start), |lw| lw.expr_here(e))
+    }
+
+    fn expr_here(&mut self, e: &Expr) -> Value {
         match &e.kind {
             ExprKind::IntLit(c) => self.f.iconst(*c),
             ExprKind::FloatLit(c) => self.f.fconst(*c),
@@ -722,6 +754,10 @@ impl<'a, 'p> FnLower<'a, 'p> {
     /// `&&`, `||` and `!` become control flow (short-circuit); the blocks created on the
     /// way are sealed here, `t` and `f` are left to the caller.
     fn cond(&mut self, e: &Expr, t: Block, fb: Block) {
+        self.at(Some(e.span.start), |lw| lw.cond_here(e, t, fb))
+    }
+
+    fn cond_here(&mut self, e: &Expr, t: Block, fb: Block) {
         match &e.kind {
             ExprKind::And(a, b) => {
                 let mid = self.new_block();

@@ -49,6 +49,7 @@ impl LoopCopy {
                 let kind = f.kind(i).clone();
                 let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
                 let c = f.append_inst(nb, kind, ty);
+                f.copy_src_loc(i, c);
                 if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
                     values.insert(r, cr);
                 }

@@ -9,6 +9,7 @@
 //! `jump L, t6` pseudo (auipc + jalr; `t6` is a scratch register, dead at branches).
 
 use crate::mir::*;
+use crate::srcloc::{InstLocs, SourceLines};
 use std::fmt::Write;
 
 /// Text of one instruction (without branch relaxation); `label` names blocks and
@@ -97,9 +98,31 @@ fn size(i: &MInst) -> u32 {
 }
 
 /// Text of a machine function, physical registers only. `fn_index` makes labels
-/// unique in the module; `global` names globals.
+/// unique in the module; `global` names globals. Block labels are numbered in layout
+/// order (`.LBB{fn_index}_0` is the entry, then `_1`, `_2`, ... down the text), not
+/// by block id, so reading the assembly they only go up.
 pub fn emit_function(mf: &MFunction, fn_index: usize, global: &dyn Fn(u32) -> String) -> String {
-    let label = |b: MBlock| format!(".LBB{fn_index}_{}", b.0);
+    emit_function_annotated(mf, fn_index, global, None)
+}
+
+/// [`emit_function`], with `# file:LINE: text` before each instruction whose source
+/// line differs from the previous instruction's in its block (the first located
+/// instruction of each block always gets one) when `source` gives the positions of
+/// the instructions and the source text. Instructions without a position (spill
+/// code, prologue, epilogue) belong to the line above them.
+pub fn emit_function_annotated(
+    mf: &MFunction,
+    fn_index: usize,
+    global: &dyn Fn(u32) -> String,
+    source: Option<(&InstLocs, &SourceLines<'_>)>,
+) -> String {
+    // A block outside the layout cannot be a target of valid code; it still gets a
+    // distinct name after the laid-out ones.
+    let mut number: Vec<usize> = (0..mf.blocks.len()).map(|i| mf.layout.len() + i).collect();
+    for (n, &b) in mf.layout.iter().enumerate() {
+        number[b.index()] = n;
+    }
+    let label = |b: MBlock| format!(".LBB{fn_index}_{}", number[b.index()]);
     // Branch relaxation.
     let insts: Vec<(MBlock, &MInst)> = mf
         .layout
@@ -157,7 +180,17 @@ pub fn emit_function(mf: &MFunction, fn_index: usize, global: &dyn Fn(u32) -> St
     let mut skip_label = 0usize;
     for &b in &mf.layout {
         let _ = writeln!(s, "{}:", label(b));
-        for i in &mf.blocks[b.index()].insts {
+        let mut line = 0;
+        for (n, i) in mf.blocks[b.index()].insts.iter().enumerate() {
+            if let Some((locs, src)) = source {
+                if let Some(pos) = locs.get(b.index(), n) {
+                    let l = src.line_of(pos);
+                    if l != line {
+                        line = l;
+                        let _ = writeln!(s, "\t{}", src.comment(l));
+                    }
+                }
+            }
             match i {
                 MInst::Branch {
                     cond,

@@ -22,6 +22,7 @@
 use crate::abi::{self, ArgKind, ArgLoc};
 use crate::mir::*;
 use crate::out_of_ssa::sequentialize;
+use crate::srcloc::InstLocs;
 use crate::BackendError;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
@@ -69,6 +70,16 @@ pub fn select_function(
     fid: FuncId,
     func_names: &[String],
 ) -> Result<MFunction, BackendError> {
+    select_function_located(m, fid, func_names).map(|(mf, _)| mf)
+}
+
+/// [`select_function`], with the source position of each machine instruction: that of
+/// the IR instruction it was selected for.
+pub fn select_function_located(
+    m: &Module,
+    fid: FuncId,
+    func_names: &[String],
+) -> Result<(MFunction, InstLocs), BackendError> {
     let f = &m.funcs[fid];
     let mf = MFunction::new(func_names[fid.index()].clone(), f.name == "main");
     let cfg = ControlFlowGraph::compute(f);
@@ -90,9 +101,16 @@ pub fn select_function(
         dt,
         ir_block: f.entry_block(),
         split_after: Vec::new(),
+        locs: InstLocs::default(),
+        cur_loc: 0,
     };
     s.run(&cfg)?;
-    Ok(s.mf)
+    let mut locs = s.locs;
+    locs.blocks.resize(s.mf.blocks.len(), Vec::new());
+    for (l, b) in locs.blocks.iter_mut().zip(&s.mf.blocks) {
+        l.resize(b.insts.len(), 0);
+    }
+    Ok((s.mf, locs))
 }
 
 struct Isel<'a> {
@@ -121,6 +139,10 @@ struct Isel<'a> {
     ir_block: Block,
     /// Edge blocks to lay out right after a block, by block index.
     split_after: Vec<Vec<MBlock>>,
+    /// The source position of each instruction pushed (see [`InstLocs`]).
+    locs: InstLocs,
+    /// The position of the IR instruction being selected (plus one; 0 unknown).
+    cur_loc: u32,
 }
 
 fn class_of_type(t: Type) -> RegClass {
@@ -232,8 +254,10 @@ impl<'a> Isel<'a> {
             self.ir_block = b;
             let insts: Vec<Inst> = f.layout.block_insts(b).collect();
             for i in insts {
+                self.cur_loc = f.src_loc(i).map_or(0, |p| p.saturating_add(1));
                 self.inst(i)?;
             }
+            self.cur_loc = 0;
         }
         // Final layout: every block followed by its edge blocks.
         let mut layout = Vec::with_capacity(self.mf.blocks.len());
@@ -253,7 +277,15 @@ impl<'a> Isel<'a> {
     }
 
     fn push(&mut self, i: MInst) {
-        self.mf.blocks[self.cur.index()].insts.push(i);
+        let b = self.cur.index();
+        self.mf.blocks[b].insts.push(i);
+        if self.locs.blocks.len() <= b {
+            self.locs.blocks.resize(b + 1, Vec::new());
+        }
+        let l = &mut self.locs.blocks[b];
+        // Keep the table parallel to the block's instructions.
+        l.resize(self.mf.blocks[b].insts.len() - 1, 0);
+        l.push(self.cur_loc);
     }
 
     fn new_vreg(&mut self, c: RegClass) -> Reg {

@@ -13,8 +13,12 @@
 //! peephole             self-moves, jump threading, block placement, fall-through
 //! schedule             list scheduling for the U74's dual-issue pipes (-O1; model
 //!                      in u74)
-//! emit                 text, with branch relaxation
+//! emit                 text, with branch relaxation; labels in layout order
 //! ```
+//!
+//! With source lines asked for (`sysyc -g`), `srcloc` follows each instruction's
+//! source position from isel through the stages, beside the machine function (no
+//! stage sees it), and the emitter writes `# file:LINE: text` comments.
 //!
 //! Globals are emitted by `globals`. The calling convention lives in `abi`. With
 //! [`Options::verify`], the machine IR verifier (`verify`) checks the function after
@@ -36,6 +40,7 @@ pub mod redundant_loads;
 pub mod regalloc;
 pub mod schedule;
 pub mod speculate;
+pub mod srcloc;
 #[cfg(test)]
 mod testinsts;
 pub mod u74;
@@ -169,8 +174,24 @@ pub fn compile_function_timed(
     fid: ir::FuncId,
     names: &[String],
     opts: &Options,
-    mut times: Option<&mut StageTimes>,
+    times: Option<&mut StageTimes>,
 ) -> Result<mir::MFunction, BackendError> {
+    compile_function_located(m, fid, names, opts, times, false).map(|(mf, _)| mf)
+}
+
+/// [`compile_function_timed`], also giving the source position of every final
+/// instruction when `locate` (see [`srcloc`]; the code is the same either way).
+pub fn compile_function_located(
+    m: &Module,
+    fid: ir::FuncId,
+    names: &[String],
+    opts: &Options,
+    mut times: Option<&mut StageTimes>,
+    locate: bool,
+) -> Result<(mir::MFunction, Option<srcloc::InstLocs>), BackendError> {
+    let (mut mf, locs) = isel::select_function_located(m, fid, names)?;
+    // The function before the last stage with its positions, when locating.
+    let mut located = locate.then(|| (mf.clone(), locs));
     let mut clock = std::time::Instant::now();
     let mut done = |name: &'static str, mf: &mir::MFunction, stage: verify::Stage| {
         if let Some(t) = times.as_deref_mut() {
@@ -180,11 +201,14 @@ pub fn compile_function_timed(
             verify::verify(mf, stage)
                 .map_err(|e| BackendError::new(format!("after {name}: {e}")))?;
         }
+        if let Some((before, locs)) = &mut located {
+            *locs = locs.follow(before, mf);
+            *before = mf.clone();
+        }
         clock = std::time::Instant::now();
         Ok::<(), BackendError>(())
     };
     use verify::Stage;
-    let mut mf = isel::select_function(m, fid, names)?;
     done("isel", &mf, Stage::Virtual)?;
     if opts.opt_level >= 1 {
         divinv::run(&mut mf);
@@ -217,7 +241,7 @@ pub fn compile_function_timed(
         schedule::run(&mut mf);
         done("schedule", &mf, Stage::Final)?;
     }
-    Ok(mf)
+    Ok((mf, located.map(|(_, l)| l)))
 }
 
 /// Translates a whole module to assembly text.
@@ -229,7 +253,19 @@ pub fn emit_module(m: &Module, opts: &Options) -> Result<String, BackendError> {
 pub fn emit_module_timed(
     m: &Module,
     opts: &Options,
+    times: Option<&mut StageTimes>,
+) -> Result<String, BackendError> {
+    emit_module_annotated(m, opts, times, None)
+}
+
+/// [`emit_module_timed`], with `source`: each run of instructions from one source line
+/// is preceded by a comment `# file:LINE: text` (as far as positions survive the
+/// passes; see [`srcloc`]). The instructions are the same as without.
+pub fn emit_module_annotated(
+    m: &Module,
+    opts: &Options,
     mut times: Option<&mut StageTimes>,
+    source: Option<&srcloc::SourceLines<'_>>,
 ) -> Result<String, BackendError> {
     let names = function_symbols(m);
     let global_names: Vec<String> = m
@@ -245,10 +281,17 @@ pub fn emit_module_timed(
         if f.is_declaration() {
             continue;
         }
-        let mf = compile_function_timed(m, fid, &names, opts, times.as_deref_mut())
-            .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
+        let (mf, locs) =
+            compile_function_located(m, fid, &names, opts, times.as_deref_mut(), source.is_some())
+                .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
         let clock = std::time::Instant::now();
-        out.push_str(&emit::emit_function(&mf, fid.index(), &global));
+        let annotate = locs.as_ref().zip(source);
+        out.push_str(&emit::emit_function_annotated(
+            &mf,
+            fid.index(),
+            &global,
+            annotate,
+        ));
         if let Some(t) = times.as_deref_mut() {
             t.add("emit", clock.elapsed().as_secs_f64(), mir_insts(&mf));
         }

@@ -3,7 +3,8 @@
 //! an SSA compiler works: the source, the IR after lowering, every pass of the
 //! pipeline in order with what it changed (removed lines red, added lines green),
 //! the pictures of the final CFGs and dominator trees (inline SVG when Graphviz's
-//! `dot` is installed, its input otherwise), and the assembly.
+//! `dot` is installed, its input otherwise), and the assembly (with
+//! the source line of each run of instructions, as `-S -g` writes it).
 //!
 //! The page has no scripts and no external resources (collapsible sections are
 //! HTML `<details>`). It is deterministic: pass timings are shown only with
@@ -177,7 +178,7 @@ pub fn render(p: &Page, svg: Option<&str>) -> String {
         esc(&title),
         esc(&title)
     );
-    h.push_str("<p>How sysyc compiles this program: the source, the SSA IR built from it, what each optimisation pass changed, the control-flow graphs at the end, and the RV64GC assembly.</p>\n");
+    h.push_str("<p>How sysyc compiles this program: the source, the SSA IR built from it, what each optimisation pass changed, the control-flow graphs at the end, and the RV64GC assembly (under each source line, as <code>-S -g</code> writes it).</p>\n");
 
     h.push_str("<h2 id=\"source\">Source</h2>\n<pre>");
     for (i, line) in p.source.lines().enumerate() {

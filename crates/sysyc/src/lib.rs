@@ -32,7 +32,7 @@ pub enum Emit {
     Ast,
     /// Textual IR after optimisation.
     Ir,
-    /// LLVM IR (LLVM 14) after optimisation.
+    /// LLVM IR (LLVM 14) after optimisation, for 64-bit RISC-V Linux (RV64GC, lp64d).
     Llvm,
     /// RV64GC assembly.
     Asm,
@@ -110,6 +110,8 @@ pub struct Driver {
     /// Collect wall time and size per stage and print the table on stderr
     /// (`--time-passes`).
     pub time_passes: bool,
+    /// Comment the assembly with the source line of each run of instructions (`-g`).
+    pub source_lines: bool,
     /// What becomes of warnings.
     pub warnings: Warnings,
     /// Colour diagnostics with ANSI escapes (`--color`).
@@ -290,7 +292,7 @@ impl Driver {
                 Ok(0)
             }
             Emit::Llvm => {
-                self.write_output(llvm::emit_module(&module).as_bytes())?;
+                self.write_output(llvm::emit_module_riscv64(&module).as_bytes())?;
                 Ok(0)
             }
             Emit::Dot => {
@@ -308,7 +310,9 @@ impl Driver {
                 };
                 let mut stages = riscv::StageTimes::default();
                 let times = timing().then_some(&mut stages);
-                let asm = riscv::emit_module_timed(&module, &opts, times)
+                let lines = riscv::srcloc::SourceLines::new(&name, &src);
+                let source = self.source_lines.then_some(&lines);
+                let asm = riscv::emit_module_annotated(&module, &opts, times, source)
                     .map_err(|e| format!("{name}: error: {e}"))?;
                 for s in &stages.stages {
                     let name = format!("back end: {}", s.name);
@@ -380,7 +384,10 @@ impl Driver {
             opt_level: self.opt_level,
             verify: self.verify_each,
         };
-        let asm = riscv::emit_module(&module, &opts).map_err(|e| format!("{name}: error: {e}"))?;
+        // The assembly of `-S -g`: each run of instructions under its source line.
+        let lines = riscv::srcloc::SourceLines::new(name, src);
+        let asm = riscv::emit_module_annotated(&module, &opts, None, Some(&lines))
+            .map_err(|e| format!("{name}: error: {e}"))?;
         if let Some(msg) = print_passes::unknown_function(&module, &self.print_funcs) {
             return Err(msg);
         }
@@ -542,6 +549,7 @@ pub fn compile_to_ir(
         print_funcs: Vec::new(),
         verify_each: true,
         time_passes: false,
+        source_lines: false,
         warnings: Warnings::default(),
         color: false,
     };

@@ -103,9 +103,11 @@ struct Cli {
     /// gcc's -c: not supported (sysyc writes assembly, it does not assemble).
     #[arg(short = 'c', hide = true)]
     compile_only: bool,
-    /// gcc's -g: ignored with a warning (sysyc emits no debug information).
-    #[arg(short = 'g', hide = true)]
-    debug_info: bool,
+    /// In the assembly, precede each run of instructions from one source line by that
+    /// line as a comment, `# prog.sy:12: s = s + a[i];` (gcc's -g: no DWARF, the
+    /// instructions are the same), e.g. `sysyc -O2 -S -g prog.sy -o prog.s`.
+    #[arg(short = 'g', long = "source-lines")]
+    source_lines: bool,
 }
 
 #[derive(Copy, Clone, Debug, PartialEq, Eq, ValueEnum)]
@@ -119,6 +121,8 @@ enum ColorArg {
 enum EmitArg {
     Ast,
     Ir,
+    /// LLVM 14 IR for riscv64-unknown-linux-gnu (triple, data layout, RV64GC, lp64d),
+    /// e.g. `sysyc -O2 --emit llvm prog.sy -o prog.ll && llc-14 -mattr=+m,+a,+f,+d,+c prog.ll`.
     Llvm,
     Asm,
     /// Graphviz: each function's control-flow graph and dominator tree, e.g.
@@ -310,13 +314,6 @@ fn run(cli: Cli) -> ExitCode {
         return ExitCode::from(1);
     }
     let show_warnings = warnings.mode != WarningMode::Silence;
-    if cli.debug_info && show_warnings {
-        say(
-            color,
-            "warning",
-            "-g is ignored: sysyc emits no debug information",
-        );
-    }
     if cli.list_passes {
         let passes = opt::pass_names();
         let width = passes.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
@@ -366,6 +363,7 @@ fn run(cli: Cli) -> ExitCode {
         print_funcs: cli.filter_print_funcs,
         verify_each: cli.verify_each || cfg!(debug_assertions),
         time_passes: cli.time_passes,
+        source_lines: cli.source_lines,
         warnings,
         color,
     };

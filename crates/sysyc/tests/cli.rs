@@ -420,13 +420,10 @@ fn gcc_options_get_a_clear_answer() {
     assert!(text(&c.stderr).contains("-c is not supported: sysyc writes assembly"));
     assert!(!text(&c.stderr).contains("-- -c"));
 
+    // -g comments the assembly with source lines (tested below); no warning.
     let g = sysyc(&["-S", "-g", "-O1", "-o", "-", p]);
     assert!(g.status.success());
-    assert_eq!(g.stdout, plain.stdout);
-    assert_eq!(
-        text(&g.stderr).trim(),
-        "sysyc: warning: -g is ignored: sysyc emits no debug information"
-    );
+    assert!(g.stderr.is_empty(), "{}", text(&g.stderr));
 
     let dir = std::env::temp_dir().join(format!("sysyc-cli-o-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -774,7 +771,7 @@ fn emit_ast_has_names_and_positions() {
 
 /// `--emit html` writes one self-contained, script-free page in which every pass of
 /// the pipeline appears (the changed ones with their diff), with the CFG pictures
-/// and the same assembly as `-S`; the page is the same on every run.
+/// and the same assembly as `-S -g`; the page is the same on every run.
 #[test]
 fn emit_html_explores_every_pass() {
     let p = program();
@@ -808,7 +805,8 @@ fn emit_html_explores_every_pass() {
         .count();
     assert_eq!(html.matches("<details id=\"pass-").count(), changed);
     assert!(html.contains("<span class=\"add\">+ ") && html.contains("<span class=\"del\">- "));
-    let asm = text(&sysyc(&["-O1", "-S", p]).stdout);
+    let asm = text(&sysyc(&["-O1", "-S", "-g", p]).stdout);
+    assert!(asm.contains("\t# "), "the page shows the source lines");
     let unescaped = html
         .replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -816,11 +814,193 @@ fn emit_html_explores_every_pass() {
         .replace("&amp;", "&");
     assert!(
         unescaped.contains(&asm),
-        "the page's assembly differs from -S"
+        "the page's assembly differs from -S -g"
     );
     assert!(html.contains("cluster_cfg.main") || html.contains("<svg"));
     let again = sysyc(&["-O1", "--emit", "html", p]);
     assert_eq!(again.stdout, out.stdout, "the page must be deterministic");
+}
+
+/// `--emit llvm` is LLVM IR for the contest's machine: clang-14's triple and data
+/// layout for riscv64-linux-gnu (crates/llvm's tests check it with opt-14 and llc-14).
+#[test]
+fn emit_llvm_names_the_riscv64_target() {
+    let p = program();
+    let out = sysyc(&["-O1", "--emit", "llvm", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let ll = text(&out.stdout);
+    let head: Vec<&str> = ll.lines().take(3).collect();
+    assert_eq!(
+        head[1..],
+        [
+            "target datalayout = \"e-m:e-p:64:64-i64:64-i128:128-n64-S128\"",
+            "target triple = \"riscv64-unknown-linux-gnu\"",
+        ]
+    );
+    assert!(ll.contains("define signext i32 @main() #0 {"), "{ll}");
+}
+
+/// `-g` (`--source-lines`) puts `# file:LINE: text` before each run of instructions
+/// from one source line, also for code inlined from another function or copied by
+/// unrolling, and changes nothing else: without the comments the assembly is that of
+/// `-S`, at every level.
+#[test]
+fn source_lines_comment_the_assembly_and_change_no_code() {
+    let src = "int sq(int x) {\n  return x * x;\n}\n\
+               int main() {\n  int i = 0, s = 0, n = getint();\n  while (i < n) {\n\
+               \x20   s = s + sq(i);\n    i = i + 1;\n  }\n  putint(s);\n  return 0;\n}\n";
+    let p = source_file("lines", "l.sy", src);
+    let p = p.to_str().unwrap();
+    let name = p;
+    for level in ["-O0", "-O1", "-O2"] {
+        let plain = sysyc(&[level, "-S", p]);
+        let g = sysyc(&[level, "-S", "-g", p]);
+        let long = sysyc(&[level, "-S", "--source-lines", p]);
+        assert!(g.status.success(), "{}", text(&g.stderr));
+        assert!(g.stderr.is_empty(), "{}", text(&g.stderr));
+        assert_eq!(g.stdout, long.stdout);
+        let g = text(&g.stdout);
+        let plain = text(&plain.stdout);
+        assert!(!plain.lines().any(|l| l.trim_start().starts_with('#')));
+        let stripped: String = g
+            .lines()
+            .filter(|l| !l.starts_with("\t# "))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(stripped, plain, "{level}: -g changed the code");
+        for l in g.lines().filter(|l| l.starts_with("\t# ")) {
+            let line: usize = l[3 + name.len() + 1..]
+                .split(':')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap_or_else(|_| panic!("{l}"));
+            let want = format!(
+                "\t# {name}:{line}: {}",
+                src.lines().nth(line - 1).unwrap().trim()
+            );
+            assert_eq!(l, want);
+        }
+        let main = &g[g.find("\nmain:").unwrap()..];
+        for (line, what) in [(7, "s = s + sq(i);"), (11, "return 0;")] {
+            assert!(
+                main.contains(&format!("\t# {name}:{line}: {what}\n")),
+                "{level}: line {line} missing from\n{main}"
+            );
+        }
+        if level != "-O0" {
+            // sq is inlined (and the loop unrolled): its line appears in main.
+            assert!(
+                main.contains(&format!("\t# {name}:2: return x * x;\n")),
+                "{level}: the inlined line is missing from\n{main}"
+            );
+        }
+    }
+    // IR input has no source lines: no comments, the same code.
+    let ir = sysyc(&["-O1", "--emit", "ir", p]);
+    let irp = source_file("lines", "l.ir", &text(&ir.stdout));
+    let g = sysyc(&["-O1", "-S", "-g", irp.to_str().unwrap()]);
+    assert!(g.status.success(), "{}", text(&g.stderr));
+    assert!(!text(&g.stdout).contains('#'));
+}
+
+/// The `--emit html` page in a real browser: headless Chromium loads it without a
+/// console message (no script error; the page has no script) and the DOM it builds
+/// still has a row for every pass of the pipeline, each changed pass's diff, the CFG
+/// pictures and the assembly of `-S -g` (skipped with a message when Chromium is not
+/// installed).
+#[test]
+fn emit_html_loads_in_headless_chromium() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let out = sysyc(&["-O1", "--emit", "html", p]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let html = text(&out.stdout);
+    let page = source_file("chromium", "page.html", &html);
+    let dir = page.parent().unwrap().to_path_buf();
+    let profile = dir.join("profile");
+    let mut child = None;
+    for browser in ["chromium", "chromium-browser", "google-chrome"] {
+        let spawned = Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                "--enable-logging=stderr",
+                "--v=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg("--dump-dom")
+            .arg(format!("file://{}", page.display()))
+            // Keep the browser's caches and settings out of the user's home.
+            .env("HOME", &dir)
+            .env("XDG_CONFIG_HOME", &dir)
+            .env("XDG_CACHE_HOME", &dir)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn();
+        if let Ok(c) = spawned {
+            child = Some(c);
+            break;
+        }
+    }
+    let Some(child) = child else {
+        eprintln!("skipped: Chromium is not installed (apt-get install chromium)");
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    };
+    let run = child.wait_with_output().expect("wait for chromium");
+    let log = text(&run.stderr);
+    assert!(run.status.success(), "chromium failed:\n{log}");
+    // Console messages, script errors among them, are logged as INFO:CONSOLE.
+    let console: Vec<&str> = log.lines().filter(|l| l.contains(":CONSOLE")).collect();
+    assert!(console.is_empty(), "console messages: {console:#?}");
+    let dom = text(&run.stdout);
+    assert!(
+        dom.contains("<h2 id=\"passes\">"),
+        "no page in the DOM:\n{dom}"
+    );
+    // The parser kept the structure: as many rows, details, pictures and <pre> as
+    // the page has (a misnested tag would move or drop some).
+    for tag in ["<tr", "<details ", "<svg ", "<pre>", "<h2 "] {
+        assert_eq!(dom.matches(tag).count(), html.matches(tag).count(), "{tag}");
+    }
+    // Every pass of the pipeline, as --print-after-all numbers it, has its row, and
+    // every pass that changed the IR its diff.
+    let dumps = text(&sysyc(&["-O1", "--print-after-all", "--emit", "ir", p]).stderr);
+    let total: usize = dumps
+        .lines()
+        .find_map(|l| l.split(" of ").nth(1)?.split(')').next()?.parse().ok())
+        .expect("a numbered dump");
+    assert!(total > 10, "{total}");
+    for n in 1..=total {
+        assert!(
+            dom.contains(&format!("<td class=\"n\">{n}</td><td>")),
+            "pass {n} of {total} missing from the DOM"
+        );
+    }
+    for l in dumps.lines().filter(|l| l.starts_with("; IR after ")) {
+        // "; IR after NAME (pass N of T)"
+        let name = l["; IR after ".len()..].split(' ').next().unwrap();
+        let n = l.split("(pass ").nth(1).unwrap().split(' ').next().unwrap();
+        assert!(
+            dom.contains(&format!("<details id=\"pass-{n}\"><summary>{n}. {name} (")),
+            "the diff of pass {n} ({name}) is missing from the DOM"
+        );
+    }
+    assert!(dom.contains("<svg ") || !html.contains("<svg "));
+    let asm = text(&sysyc(&["-O1", "-S", "-g", p]).stdout);
+    let unescaped = dom
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&amp;", "&");
+    assert!(
+        unescaped.contains(&asm),
+        "the assembly is missing from the DOM"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// On a terminal (a pseudo-terminal from util-linux `script`), `--color=auto`

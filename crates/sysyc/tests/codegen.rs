@@ -59,3 +59,53 @@ fn multiply_add_loops_are_single_blocks() {
         );
     }
 }
+
+/// Block labels are numbered in the order they appear: in each function
+/// `.LBB<f>_0`, `.LBB<f>_1`, ... down the text, every branch target among them.
+#[test]
+fn block_labels_go_up_in_layout_order() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "sy"))
+        .collect();
+    files.sort();
+    assert!(files.len() > 10);
+    for f in files {
+        let out = Command::new(SYSYC)
+            .args(["-S", "-O2", "-w"])
+            .arg(&f)
+            .output()
+            .expect("run sysyc");
+        assert!(out.status.success(), "{}", f.display());
+        let asm = String::from_utf8(out.stdout).unwrap();
+        let mut defined: Vec<(String, usize)> = Vec::new();
+        for line in asm.lines() {
+            if let Some(l) = line.strip_suffix(':').filter(|l| l.starts_with(".LBB")) {
+                let (func, n) = l[4..].split_once('_').unwrap();
+                defined.push((func.to_string(), n.parse().unwrap()));
+            }
+        }
+        assert!(!defined.is_empty());
+        let mut expect: Option<(String, usize)> = None;
+        for (func, n) in &defined {
+            let want = match &expect {
+                Some((g, m)) if g == func => m + 1,
+                _ => 0,
+            };
+            assert_eq!(*n, want, "{}: .LBB{func}_{n} out of order", f.display());
+            expect = Some((func.clone(), *n));
+        }
+        for line in asm.lines().filter(|l| l.starts_with('\t')) {
+            if let Some(at) = line.find(".LBB") {
+                let target = line[at..].split([',', ' ']).next().unwrap();
+                assert!(
+                    asm.contains(&format!("\n{target}:\n")),
+                    "{}: {target} is not defined",
+                    f.display()
+                );
+            }
+        }
+    }
+}

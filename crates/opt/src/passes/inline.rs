@@ -302,6 +302,7 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
             let is_alloc = matches!(kind, InstKind::Alloc { .. });
             let is_call = matches!(kind, InstKind::Call { .. });
             let ni = f.make_inst(kind, ty);
+            f.set_src_loc(ni, callee.src_loc(ci));
             if is_call {
                 copied_calls.push(ni);
             }

@@ -401,6 +401,7 @@ fn thread(f: &mut Function, b: Block, edges: &[Edge]) {
             });
             let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
             let c = f.append_inst(nb, kind, ty);
+            f.copy_src_loc(i, c);
             if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
                 map.insert(r, cr);
             }

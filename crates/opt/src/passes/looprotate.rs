@@ -189,6 +189,7 @@ fn rotate(
         });
         let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
         let c = f.append_inst(g, kind, ty);
+        f.copy_src_loc(i, c);
         if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
             copy.insert(r, cr);
         }

@@ -82,6 +82,9 @@ pub fn run(f: &mut Function) -> usize {
                 .first_inst(b)
                 .expect("a block ends in a terminator");
             let inst = f.insert_inst_before(at, kind, ty);
+            if let Some(first) = copies.first().and_then(|&v| f.def_inst(v)) {
+                f.copy_src_loc(first, inst);
+            }
             let r = f.inst_result(inst).expect("an operation with a result");
             f.replace_all_uses(p, r);
             f.remove_block_param(b, k, &preds);

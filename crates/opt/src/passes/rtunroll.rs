@@ -234,6 +234,7 @@ fn unroll(f: &mut Function, p: &Plan) {
             });
             let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
             let c = f.insert_inst_before(jump_placeholder, kind, ty);
+            f.copy_src_loc(i, c);
             if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
                 map.insert(r, cr);
             }

@@ -129,6 +129,7 @@ fn unroll(f: &mut Function, l: &RotatedLoop, n: i32) {
             kind.map_args(|a| *a = lookup(&this, *a));
             let ty = f.inst_result(inst).map_or(Type::Void, |r| f.value_type(r));
             let copy = f.insert_inst_before(branch, kind, ty);
+            f.copy_src_loc(inst, copy);
             if let (Some(r), Some(c)) = (f.inst_result(inst), f.inst_result(copy)) {
                 this.insert(r, c);
             }
