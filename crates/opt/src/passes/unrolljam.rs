@@ -422,6 +422,7 @@ fn clone_before(f: &mut Function, i: Inst, before: Inst, map: &mut FxHashMap<Val
     });
     let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
     let c = f.insert_inst_before(before, kind, ty);
+    f.copy_src_loc(i, c);
     if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
         map.insert(r, cr);
     }
@@ -527,6 +528,7 @@ fn share_with_first(
         },
         Type::Ptr,
     );
+    f.copy_src_loc(i, g);
     f.inst_result(g)
 }
 
