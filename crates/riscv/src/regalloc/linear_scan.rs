@@ -39,6 +39,9 @@ struct State<'a> {
     spilled: Vec<bool>,
     cost: Vec<f64>,
     callee_used: Vec<bool>,
+    /// Per physical register: the unallocated copy partners of the intervals it
+    /// was given, which would like it too.
+    wishes: Vec<Vec<u32>>,
 }
 
 impl State<'_> {
@@ -132,7 +135,7 @@ impl State<'_> {
             };
             if let Some(r) = r {
                 if abi::allocatable(class).contains(&r) && self.is_free(r, &iv) {
-                    self.assign(v, r);
+                    self.take(v, r, hints);
                     return true;
                 }
             }
@@ -160,16 +163,40 @@ impl State<'_> {
             .flatten()
             .copied();
         if let Some(r) = shared {
-            self.assign(v, r);
+            self.take(v, r, hints);
             return true;
         }
-        for r in candidates {
-            if self.is_free(r, &iv) {
-                self.assign(v, r);
-                return true;
+        // A free register no waiting partner of an earlier interval wants over
+        // this one's range, else any free register.
+        let wanted = |r: Reg| {
+            self.wishes[r.0 as usize].iter().any(|&w| {
+                let w = w as usize;
+                self.assignment[w].is_none() && !self.spilled[w] && overlaps(self.interval(w), &iv)
+            })
+        };
+        let free: Vec<Reg> = candidates
+            .into_iter()
+            .filter(|&r| self.is_free(r, &iv))
+            .collect();
+        match free.iter().find(|&&r| !wanted(r)).or(free.first()) {
+            Some(&r) => {
+                self.take(v, r, hints);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Assigns `r` to `v` and records that `v`'s unallocated copy partners would
+    /// like `r` as well (Wimmer and Franz 2010 register hints, kept for the
+    /// partner: later intervals that overlap it choose another free register).
+    fn take(&mut self, v: usize, r: Reg, hints: &[(Reg, f64)]) {
+        self.assign(v, r);
+        for &(h, _) in hints {
+            if h.is_virtual() && self.assignment[h.vindex()].is_none() {
+                self.wishes[r.0 as usize].push(h.vindex() as u32);
             }
         }
-        false
     }
 }
 
@@ -230,6 +257,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
         spilled: vec![false; nv],
         cost,
         callee_used: vec![false; NUM_PREGS as usize],
+        wishes: vec![Vec::new(); NUM_PREGS as usize],
     };
     for p in 0..NUM_PREGS {
         let r = Reg(p);
