@@ -4,9 +4,9 @@
 //! decided.
 //!
 //! ```text
-//!   pre:  jump h(i0)                 pre:  br slt(i0, c), h1(i0), q(i0)
+//!   pre:  jump h(i0)                 pre:  jump h1(i0)                    (i0 < c)
 //!   h(i): if (i < c) A else B        h1(i): A; br slt(i + 1, c), h1(i + 1), m
-//!         br slt(i + 1, n),          m:     br slt(i + 1, n), q(i + 1), exit
+//!         br slt(i + 1, n),          m:     br slt(i + 1, n), q(c), exit
 //!            h(i + 1), exit          q(i):  jump h(i)
 //!                                    h(i):  B; br slt(i + 1, n), h(i + 1), exit
 //! ```
@@ -18,13 +18,13 @@
 //! both `i + 1 < n` and `i + 1 < c` hold, that is `i + 1 < min(n, c)` (a
 //! constant when `n` is one, else chosen by a branch before the loop). What is left runs in the
 //! original loop, entered from the first one's exit when `i + 1 < n` still holds,
-//! or directly when `i0 < c` fails. A chain `if (i < 20) .. else if (i < 40) ..`
-//! splits once per test, one test per round.
+//! at `i = c` exactly. A chain `if (i < 20) .. else if (i < 40) ..` splits once
+//! per test, one test per round, each second loop starting at a constant.
 //!
 //! Conditions, all checked: the loop is rotated with a counter stepping by +1 whose
 //! latch tests `i + 1 < n`; the test is `i < c` or `i >= c` (either operand
-//! order) on the counter itself with `c` a constant, below `n` and above `i0` when
-//! those are constants; it ends a block of the loop outside its
+//! order) on the counter itself with `c` a constant above the constant start
+//! `i0` (and below `n` when that is a constant); it ends a block of the loop outside its
 //! inner loops, other than the latch. Loops of up to [`MAX_LOOP`] instructions
 //! are split, and a function grows by at most [`MAX_GROWTH`] instructions.
 
@@ -33,7 +33,7 @@ use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 
 /// The index-set splitting pass.
 pub struct IndexSplit;
@@ -110,7 +110,11 @@ impl Split {
         if !matches!(f.kind(f.terminator(l.preheader)?), InstKind::Jump { .. }) {
             return None;
         }
-        let i0 = f.as_iconst(counter.init);
+        // A constant start decides the entry, and the second loop's start is then
+        // the constant `c`, so a chain of tests splits again (a start known only
+        // at run time would cost a test per entry, for loops that often run only
+        // a few iterations on each side).
+        let i0 = constant(f, cfg, counter.init, 4)?;
         let i = counter.param;
         loops.get(id).blocks.iter().find_map(|&b| {
             if b == l.latch || loops.innermost(b) != Some(id) {
@@ -133,7 +137,7 @@ impl Split {
                 CmpOp::Sge => false,
                 _ => return None,
             };
-            if n.is_some_and(|n| c >= n) || i0.is_some_and(|i0| i0 >= c) {
+            if n.is_some_and(|n| c >= n) || i0 >= c {
                 return None;
             }
             Some(Split {
@@ -145,6 +149,39 @@ impl Split {
             })
         })
     }
+}
+
+/// The constant `v` always is: a constant, or a block parameter every edge into
+/// its block passes the same such value (looking `depth` blocks up).
+fn constant(f: &Function, cfg: &ControlFlowGraph, v: Value, depth: u32) -> Option<i32> {
+    if let Some(c) = f.as_iconst(v) {
+        return Some(c);
+    }
+    let ValueDef::Param(b, k) = f.value_def(v) else {
+        return None;
+    };
+    if depth == 0 || b == f.entry_block() {
+        return None;
+    }
+    let mut found = None;
+    for &p in cfg.unique_preds(b).iter() {
+        let t = f.terminator(p)?;
+        for target in f.kind(t).targets() {
+            if target.block != b {
+                continue;
+            }
+            let arg = *target.args.get(k as usize)?;
+            if arg == v {
+                return None;
+            }
+            let c = constant(f, cfg, arg, depth - 1)?;
+            if found.is_some_and(|x| x != c) {
+                return None;
+            }
+            found = Some(c);
+        }
+    }
+    found
 }
 
 /// Replaces the conditional branch `br` by a jump to the target it takes when its
@@ -203,7 +240,7 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
     f.append_inst(
         q,
         InstKind::Jump {
-            dest: BlockCall::new(h, q_args),
+            dest: BlockCall::new(h, q_args.clone()),
         },
         Type::Void,
     );
@@ -260,7 +297,11 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
             else_dest: BlockCall::new(m, Vec::new()),
         },
     );
-    let to_q = BlockCall::new(q, back1.args.clone());
+    // The second loop starts at exactly `c`: the first ran from `i0 < c` by ones
+    // until `i + 1` reached min(n, c), and `i + 1 < n` holds on this edge.
+    let mut q_in = back1.args.clone();
+    q_in[s.counter.index] = c;
+    let to_q = BlockCall::new(q, q_in);
     let (then_dest, else_dest) = if s.l.back == 0 {
         (to_q, exit1)
     } else {
@@ -276,25 +317,16 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
         Type::Void,
     );
 
-    // The preheader (or the block choosing the bound) enters the first loop when
-    // the first iteration is before `c`.
-    let first = BlockCall::new(h1, init.clone());
-    let second = BlockCall::new(q, init);
-    match f.as_iconst(s.counter.init) {
-        Some(_) => f.replace_kind(pre, InstKind::Jump { dest: first }),
-        None => {
-            let enter = less_than(f, pre, s.counter.init, c);
-            f.replace_kind(
-                pre,
-                InstKind::Br {
-                    cond: enter,
-                    then_dest: first,
-                    else_dest: second,
-                },
-            );
-        }
-    }
-    let created = copy.repair_uses_outside(f, lp);
+    // The preheader (or the block choosing the bound) enters the first loop: the
+    // first iteration is before `c`.
+    f.replace_kind(
+        pre,
+        InstKind::Jump {
+            dest: BlockCall::new(h1, init),
+        },
+    );
+    let mut created = copy.repair_uses_outside(f, lp);
+    created.extend(q_args);
     remove_trivial_params(f, &created);
     // The sides each loop no longer takes.
     crate::cfg_edit::remove_unreachable_blocks(f);
@@ -304,8 +336,8 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
 mod tests {
     use crate::passes::testutil::same_behaviour;
 
-    /// `for (i = s; i < 10; i++) if (i < 4) x = x * 3 + i; else x = x - i;` with
-    /// `s` read; `x` and the last `i` printed after the loop.
+    /// `for (i = S; i < 10; i++) if (i < 4) x = x * 3 + i; else x = x - i;` (when
+    /// the number read is below 10); `x` and the last `i` printed after the loop.
     const CHAIN: &str = r#"
 declare @getint() -> i32
 declare @putint(i32) -> void
@@ -317,7 +349,7 @@ bb0:
   %1 = slt %0, 10
   br %1, bb1, bb6(7, %0)
 bb1:
-  jump bb2(%0, 1)
+  jump bb2(S, 1)
 bb2(%2: i32, %3: i32):
   %4 = slt %2, 4
   br %4, bb3, bb4
@@ -340,78 +372,89 @@ bb6(%11: i32, %12: i32):
 }
 "#;
 
+    fn starting_at(start: &str) -> String {
+        CHAIN.replace("jump bb2(S, 1)", &format!("jump bb2({start}, 1)"))
+    }
+
+    /// Whether each loop kept one side: one `mul` (first loop), one `sub`
+    /// (second), and `brs` conditional branches: the entry guard, the two loops'
+    /// latches and the one between them (no branch on the test left).
+    fn split(out: &str, brs: usize) -> bool {
+        out.matches("= mul").count() == 1
+            && out.matches("= sub").count() == 1
+            && out.matches("  br ").count() == brs
+    }
+
     #[test]
-    fn every_start_runs_the_same() {
-        // Starts before, at and after the split point, and past the end.
-        for start in -3..12 {
-            let out = same_behaviour(CHAIN, &["indexsplit"], &start.to_string());
-            // Each loop keeps one side: one `mul` (first loop), one `sub` (second).
-            assert_eq!(out.matches("= mul").count(), 1, "{out}");
-            assert_eq!(out.matches("= sub").count(), 1, "{out}");
-            assert!(!out.contains("slt %2, 4"), "{out}");
+    fn every_start_before_the_split_point_runs_the_same() {
+        for start in -3..4 {
+            let out = same_behaviour(&starting_at(&start.to_string()), &["indexsplit"], "0");
+            assert!(split(&out, 4), "{out}");
+            // The second loop starts at the constant 4.
+            assert!(out.contains("(4, "), "{out}");
         }
     }
 
     #[test]
-    fn a_constant_start_enters_the_first_loop_directly() {
-        let src = CHAIN.replace("jump bb2(%0, 1)", "jump bb2(0, 1)");
-        let out = same_behaviour(&src, &["indexsplit"], "0");
-        assert_eq!(out.matches("= mul").count(), 1, "{out}");
-        assert!(!out.contains("slt 0, 4"), "{out}");
+    fn a_start_every_edge_passes_as_the_same_constant_counts_as_constant() {
+        let src = starting_at("%21").replace(
+            "bb1:\n  jump bb2(%21, 1)",
+            "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(0), bb7(0)\nbb7(%21: i32):\n  jump bb2(%21, 1)",
+        );
+        for n in ["2", "7"] {
+            let out = same_behaviour(&src, &["indexsplit"], n);
+            assert!(split(&out, 5), "{out}");
+        }
+    }
+
+    #[test]
+    fn starts_at_or_after_the_split_point_or_unknown_are_left() {
+        for start in ["4", "7", "%0"] {
+            let out = same_behaviour(&starting_at(start), &["indexsplit"], "2");
+            assert!(out.contains("br %4, bb3, bb4"), "{out}");
+        }
     }
 
     #[test]
     fn a_variable_bound_is_met_at_the_smaller_end() {
         // `i + 1 < n` with `n` read: the first loop ends at min(n, 4).
-        let src = CHAIN
+        let src = starting_at("0")
             .replace(
                 "%0 = call @getint()",
                 "%0 = call @getint()\n  %13 = call @getint()",
             )
             .replace("%10 = slt %9, 10", "%10 = slt %9, %13");
-        for (start, n) in [
-            (0, 10),
-            (0, 3),
-            (0, 4),
-            (2, 5),
-            (-2, 1),
-            (5, 8),
-            (3, 3),
-            (7, 2),
-        ] {
-            let out = same_behaviour(&src, &["indexsplit"], &format!("{start} {n}"));
-            assert_eq!(out.matches("= mul").count(), 1, "{out}");
-            assert_eq!(out.matches("= sub").count(), 1, "{out}");
+        for n in [-5, 0, 1, 3, 4, 5, 9, 12] {
+            let out = same_behaviour(&src, &["indexsplit"], &format!("0 {n}"));
+            // And the choice of the first loop's bound.
+            assert!(split(&out, 5), "{out}");
         }
     }
 
     #[test]
     fn the_mirrored_test_splits_the_same_way() {
         // `4 <= i` (sge with the counter second): the second side comes first.
-        let src = CHAIN.replace(
+        let src = starting_at("1").replace(
             "%4 = slt %2, 4\n  br %4, bb3, bb4",
             "%4 = sle 4, %2\n  br %4, bb4, bb3",
         );
-        for start in [-1, 4, 9] {
-            let out = same_behaviour(&src, &["indexsplit"], &start.to_string());
-            assert_eq!(out.matches("= mul").count(), 1, "{out}");
-        }
+        let out = same_behaviour(&src, &["indexsplit"], "0");
+        assert_eq!(out.matches("= mul").count(), 1, "{out}");
+        assert_eq!(out.matches("= sub").count(), 1, "{out}");
     }
 
     #[test]
     fn tests_at_or_past_the_bound_are_left() {
         // `i < 10` holds on every iteration of a loop ending at 10: nothing to split.
-        let src = CHAIN.replace("%4 = slt %2, 4", "%4 = slt %2, 10");
+        let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = slt %2, 10");
         let out = same_behaviour(&src, &["indexsplit"], "0");
-        assert_eq!(out.matches("= mul").count(), 1, "{out}");
-        assert_eq!(out.matches("= sub").count(), 1, "{out}");
         assert!(out.contains("slt %2, 10"), "{out}");
     }
 
     #[test]
     fn tests_of_other_values_are_left() {
         // `x < 4` is not the counter.
-        let src = CHAIN.replace("%4 = slt %2, 4", "%4 = slt %3, 4");
+        let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = slt %3, 4");
         let out = same_behaviour(&src, &["indexsplit"], "0");
         assert!(out.contains("slt %3, 4"), "{out}");
     }
