@@ -199,19 +199,6 @@ fn decide(f: &mut Function, br: Inst, holds: bool) {
     f.replace_kind(br, InstKind::Jump { dest });
 }
 
-/// `slt a, b`, inserted before `before`.
-fn less_than(f: &mut Function, before: Inst, a: Value, b: Value) -> Value {
-    let c = f.insert_inst_before(
-        before,
-        InstKind::Cmp {
-            op: CmpOp::Slt,
-            args: [a, b],
-        },
-        Type::I32,
-    );
-    f.inst_result(c).expect("cmp has a result")
-}
-
 fn apply(f: &mut Function, lp: &Loop, s: &Split) {
     let h = s.l.header;
     let init = s.l.init_args(f).to_vec();
@@ -269,7 +256,7 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
             let j = f.create_block();
             f.layout.insert_block_after(j, s.l.preheader);
             let m = f.append_block_param(j, Type::I32);
-            let n_first = less_than(f, pre, s.counter.bound, c);
+            let n_first = super::slt_before(f, pre, s.counter.bound, c);
             f.replace_kind(
                 pre,
                 InstKind::Br {
@@ -288,7 +275,7 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
             (m, jump)
         }
     };
-    let on = less_than(f, latch1, next1, bound1);
+    let on = super::slt_before(f, latch1, next1, bound1);
     f.replace_kind(
         latch1,
         InstKind::Br {

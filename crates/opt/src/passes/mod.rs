@@ -63,6 +63,19 @@ pub(crate) fn accesses_through(f: &Function, u: Inst, p: Value) -> bool {
     }
 }
 
+/// `slt a, b`, inserted before `before`; its result.
+pub(crate) fn slt_before(f: &mut Function, before: Inst, a: Value, b: Value) -> Value {
+    let c = f.insert_inst_before(
+        before,
+        InstKind::Cmp {
+            op: ir::CmpOp::Slt,
+            args: [a, b],
+        },
+        ir::Type::I32,
+    );
+    f.inst_result(c).expect("cmp has a result")
+}
+
 /// Runs `pass` over every defined function of `m`; whether any changed.
 pub(crate) fn each_function(m: &mut Module, mut pass: impl FnMut(&mut Function) -> bool) -> bool {
     let mut changed = false;

@@ -175,19 +175,6 @@ fn gep_before(f: &mut Function, before: Inst, p: Value, k: i32, stride: u32) -> 
     f.inst_result(g).expect("gep has a result")
 }
 
-/// `slt p, end`, inserted before `before`.
-fn below(f: &mut Function, before: Inst, p: Value, end: Value) -> Value {
-    let c = f.insert_inst_before(
-        before,
-        InstKind::Cmp {
-            op: CmpOp::Slt,
-            args: [p, end],
-        },
-        Type::I32,
-    );
-    f.inst_result(c).expect("cmp has a result")
-}
-
 fn unroll(f: &mut Function, p: &Plan) {
     let b = p.l.header;
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
@@ -248,7 +235,7 @@ fn unroll(f: &mut Function, p: &Plan) {
         .terminator(p.l.preheader)
         .expect("preheader ends in a jump");
     let end_ahead = gep_before(f, pt, p.end, -ahead, p.stride);
-    let more = below(f, jump_placeholder, next_k[p.iv], end_ahead);
+    let more = super::slt_before(f, jump_placeholder, next_k[p.iv], end_ahead);
     // Fewer than `factor` left: the remainder loop, or the exit.
     let m = f.create_block();
     f.layout.insert_block_after(m, u);
@@ -260,7 +247,7 @@ fn unroll(f: &mut Function, p: &Plan) {
         },
         Type::Void,
     );
-    let cond_k = below(f, m_branch, next_k[p.iv], p.end);
+    let cond_k = super::slt_before(f, m_branch, next_k[p.iv], p.end);
     f.replace_kind(
         m_branch,
         InstKind::Br {
@@ -279,7 +266,7 @@ fn unroll(f: &mut Function, p: &Plan) {
     );
     // The preheader enters the unrolled loop when `factor` iterations are certain.
     let init = p.l.init_args(f).to_vec();
-    let enter = below(f, pt, init[p.iv], end_ahead);
+    let enter = super::slt_before(f, pt, init[p.iv], end_ahead);
     f.replace_kind(
         pt,
         InstKind::Br {
