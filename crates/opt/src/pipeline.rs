@@ -80,6 +80,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::unswitch::Unswitch,
     &passes::unrolljam::UnrollAndJam,
     &passes::indexsplit::IndexSplit,
+    &passes::polyiv::PolyIv,
 ];
 
 /// The pass registered as `name`.
@@ -202,6 +203,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "loopdelete",
             "loopsplit",
             "unrolljam",
+            "polyiv",
             "strength",
             "constoffset",
             "instcombine",

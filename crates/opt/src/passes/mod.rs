@@ -32,6 +32,7 @@ pub mod memoize;
 pub mod mergeargs;
 pub mod mve;
 pub mod partial_inline;
+pub mod polyiv;
 pub mod postinc;
 pub mod pow2div;
 pub mod pre;
