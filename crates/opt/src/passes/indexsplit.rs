@@ -67,12 +67,18 @@ pub fn run(f: &mut Function) -> usize {
         let dt = DominatorTree::compute(f, &cfg);
         let loops = LoopForest::compute(f, &cfg, &dt);
         let found = loops.loops().find_map(|(id, lp)| {
+            // Blocks first (each holds an instruction at least), so that the
+            // outer loops of a deep nest cost nothing: linear in the function.
+            let limit = MAX_LOOP.min(budget);
+            if lp.blocks.len() > limit {
+                return None;
+            }
             let size: usize = lp
                 .blocks
                 .iter()
                 .map(|&b| f.layout.block_insts(b).count())
                 .sum();
-            if size > MAX_LOOP.min(budget) {
+            if size > limit {
                 return None;
             }
             let split = Split::of(f, &cfg, &loops, id)?;
