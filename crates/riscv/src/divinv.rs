@@ -41,6 +41,28 @@ pub fn run(mf: &mut MFunction) -> usize {
     if info.loops.is_empty() {
         return 0;
     }
+    // The blocks holding a division, in layout order: each loop looks only at
+    // those of its body (linear in the code when few blocks divide, instead of
+    // every block once per loop of a deep nest).
+    let div_blocks: Vec<MBlock> = mf
+        .layout
+        .iter()
+        .copied()
+        .filter(|b| {
+            mf.blocks[b.index()].insts.iter().any(|i| {
+                matches!(
+                    i,
+                    MInst::Alu {
+                        op: AluOp::Divw | AluOp::Remw,
+                        ..
+                    }
+                )
+            })
+        })
+        .collect();
+    if div_blocks.is_empty() {
+        return 0;
+    }
     let (def_count, def_block) = mf.vreg_defs();
     let mut replaced = 0;
     // Innermost loops first (outer loops come first in the list).
@@ -64,13 +86,10 @@ pub fn run(mf: &mut MFunction) -> usize {
         };
         let mut recips: FxHashMap<Reg, Reciprocal> = FxHashMap::default();
         let mut setup: Vec<MInst> = Vec::new();
-        let blocks: Vec<MBlock> = mf
-            .layout
-            .iter()
-            .copied()
-            .filter(|b| lp.body.get(b.index()).copied().unwrap_or(false))
-            .collect();
-        for b in blocks {
+        for &b in &div_blocks {
+            if !lp.body.get(b.index()).copied().unwrap_or(false) {
+                continue;
+            }
             let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
             let mut out = Vec::with_capacity(insts.len());
             for inst in insts {
