@@ -22,11 +22,12 @@
 //! per test, one test per round, each second loop starting at a constant.
 //!
 //! Conditions, all checked: the loop is rotated with a counter stepping by +1 whose
-//! latch tests `i + 1 < n`; the test is `i < c` or `i >= c` (either operand
-//! order) on the counter itself with `c` a constant above the constant start
-//! `i0` (and below `n` when that is a constant); it ends a block of the loop outside its
-//! inner loops, other than the latch. Loops of up to [`MAX_LOOP`] instructions
-//! are split, and a function grows by at most [`MAX_GROWTH`] instructions.
+//! latch tests `i + 1 < n`; the test is `i < c`, `i >= c`, `i <= c` or `i > c`
+//! (either operand order; the last two split at `c + 1`) on the counter itself,
+//! with the split point a constant above the constant start `i0` (and below `n`
+//! when that is a constant); it ends a block of the loop outside its inner loops,
+//! other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
+//! a function grows by at most [`MAX_GROWTH`] instructions.
 
 use crate::analysis::{Counter, Loop, LoopForest, LoopId, RotatedLoop};
 use crate::loop_copy::LoopCopy;
@@ -138,9 +139,13 @@ impl Split {
                 (false, true) => (op.swapped(), f.as_iconst(x)?),
                 _ => return None,
             };
-            let first_true = match op {
-                CmpOp::Slt => true,
-                CmpOp::Sge => false,
+            // `i <= c` is `i < c + 1` and `i > c` its negation (no split when
+            // `c + 1` does not exist: the test is then constant).
+            let (first_true, c) = match op {
+                CmpOp::Slt => (true, c),
+                CmpOp::Sge => (false, c),
+                CmpOp::Sle => (true, c.checked_add(1)?),
+                CmpOp::Sgt => (false, c.checked_add(1)?),
                 _ => return None,
             };
             if n.is_some_and(|n| c >= n) || i0 >= c {
@@ -434,6 +439,24 @@ bb6(%11: i32, %12: i32):
         let out = same_behaviour(&src, &["indexsplit"], "0");
         assert_eq!(out.matches("= mul").count(), 1, "{out}");
         assert_eq!(out.matches("= sub").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn inclusive_tests_split_one_later() {
+        // `i <= 3` and `3 < i` both change value between 3 and 4.
+        for test in [
+            "%4 = sle %2, 3\n  br %4, bb3, bb4",
+            "%4 = slt 3, %2\n  br %4, bb4, bb3",
+        ] {
+            let src = starting_at("0").replace("%4 = slt %2, 4\n  br %4, bb3, bb4", test);
+            let out = same_behaviour(&src, &["indexsplit"], "0");
+            assert!(split(&out, 4), "{out}");
+            assert!(out.contains("(4, "), "{out}");
+        }
+        // `i <= MAX` holds for every `i`: nothing to split.
+        let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = sle %2, 2147483647");
+        let out = same_behaviour(&src, &["indexsplit"], "0");
+        assert!(out.contains("br %4, bb3, bb4"), "{out}");
     }
 
     #[test]
