@@ -3,7 +3,8 @@
 # oracle: the host C++ compiler (g++ -O0 with SysY's float rules) and a libc-based
 # runtime. Run it after adding a program; review the diff before committing.
 set -euo pipefail
-cd "$(dirname "$0")"
+# With a directory argument (e.g. tests/relations), its programs instead.
+cd "${1:-$(dirname "$0")}"
 hdr=$(mktemp --suffix=.h); exe=$(mktemp); trap 'rm -f "$hdr" "$exe"' EXIT
 cat >"$hdr" <<'H'
 #include <stdio.h>

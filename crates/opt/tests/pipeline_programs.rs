@@ -145,8 +145,9 @@ fn each_pass_alone() {
 
 #[test]
 fn project_programs() {
-    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/programs"));
-    assert!(check_dir(dir) > 0);
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests"));
+    assert!(check_dir(&root.join("programs")) > 0);
+    assert!(check_dir(&root.join("relations")) > 0);
 }
 
 #[test]
