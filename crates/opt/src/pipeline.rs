@@ -58,6 +58,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::jumpthread::JumpThread,
     &passes::gvn::Gvn,
     &passes::cgvn::Cgvn,
+    &passes::affine::Affine,
     &passes::pre::Pre,
     &passes::sink::Sink,
     &passes::mergeargs::MergeArgs,
@@ -114,6 +115,13 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// needs, so every equality the complete GVN finds alone is applied before they run
 /// (`tests/equalities_survive.rs` checks this over all programs; fft: -5% cycles).
 ///
+/// `affine` (affine relations modulo 2^32) right after that first `cgvn`, and
+/// again after the second round's `reassoc`/`linearize`/`instcombine`/`sccp`, once
+/// the tests the first run decided are folded (`j != i` with `j == i + 1`: a count
+/// of both tests is then `2 * i`). Not before `linearize`: merging parts of the sums
+/// it rebuilds (exclusive-or written with additions, once inlined) changed their
+/// association in crypto and cost the scheduler its interleaving there.
+///
 /// `jumpthread` once loops are rotated and the guards' facts are propagated: an
 /// inner loop's guard in an outer header is decided on both edges when the inner
 /// loop runs only in the first outer iteration, and a test repeated after a join
@@ -163,6 +171,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
         _ => vec![
             "mem2reg",
             "cgvn",
+            "affine",
             "constglobals",
             "simplifycfg",
             "instcombine",
@@ -197,6 +206,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "linearize",
             "instcombine",
             "sccp",
+            "affine",
             "dce",
             "simplifycfg",
             "unroll",

@@ -74,7 +74,11 @@ fn instrument(m: &mut Module, probe: FuncId) -> usize {
         }
         for &(v, w) in pairs.iter().take(MAX_PROBES) {
             let (b, pos) = position(f, v).unwrap();
-            let before = f.layout.block_insts(b).nth(pos).expect("a terminator follows");
+            let before = f
+                .layout
+                .block_insts(b)
+                .nth(pos)
+                .expect("a terminator follows");
             let diff = InstKind::Binary {
                 op: ir::BinOp::Sub,
                 args: [v, w],
@@ -203,7 +207,10 @@ fn project_programs_keep_cgvn_equalities() {
 
 #[test]
 fn suite_keeps_cgvn_equalities() {
-    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/sysy2022"));
+    let root = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/sysy2022"
+    ));
     if !root.exists() {
         eprintln!("skipped: {} not found", root.display());
         return;

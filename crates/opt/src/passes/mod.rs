@@ -3,6 +3,7 @@
 //! exposes a function over one function (`run(&mut Function, ...) -> bool`) and a unit
 //! struct implementing [`Pass`](crate::Pass) for the registry.
 
+pub mod affine;
 pub mod cgvn;
 pub mod closedform;
 pub mod condprop;

@@ -1,0 +1,169 @@
+//! Using the checked forms: in dominator-tree preorder with a scoped table from
+//! forms to the values that have them, a value whose form is a constant becomes
+//! that constant, a value whose form an available value already has becomes that
+//! value (value numbering modulo the affine algebra), and a parameter the relations
+//! solve as `±q + k` for an available `q` becomes one instruction computing it (the
+//! redundant induction variable: its own update dies with it).
+
+use super::form::Form;
+use super::solve::{Forms, Relations};
+use ir::analysis::DominatorTree;
+use ir::{BinOp, Block, Function, InstKind, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// What the rewrite did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Rewrites {
+    /// Values replaced by a constant.
+    pub constants: usize,
+    /// Values replaced by an equal available value.
+    pub merged: usize,
+    /// Parameters replaced by one instruction over another value.
+    pub materialized: usize,
+}
+
+impl Rewrites {
+    pub fn changed(&self) -> bool {
+        self.constants + self.merged + self.materialized > 0
+    }
+}
+
+/// The forms table with its undo log for leaving dominator subtrees.
+struct Scoped {
+    table: FxHashMap<Form, Value>,
+    log: Vec<Form>,
+}
+
+impl Scoped {
+    fn insert(&mut self, form: Form, v: Value) {
+        if !self.table.contains_key(&form) {
+            self.table.insert(form.clone(), v);
+            self.log.push(form);
+        }
+    }
+
+    fn unwind(&mut self, to: usize) {
+        while self.log.len() > to {
+            let form = self.log.pop().unwrap();
+            self.table.remove(&form);
+        }
+    }
+}
+
+enum Visit {
+    Enter(Block),
+    Leave(usize),
+}
+
+/// Replaces `v` by the constant or value `form` names, if any; whether it did.
+fn replace(f: &mut Function, s: &Scoped, form: &Form, v: Value, out: &mut Rewrites) -> bool {
+    if let Some(k) = form.as_constant() {
+        let c = f.iconst(k as i32);
+        f.replace_all_uses(v, c);
+        out.constants += 1;
+        return true;
+    }
+    match s.table.get(form) {
+        Some(&w) if w != v => {
+            f.replace_all_uses(v, w);
+            out.merged += 1;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// `±q + k` as one instruction at the top of `b`, when `form` is that.
+fn materialize(f: &mut Function, b: Block, form: &Form) -> Option<Value> {
+    let [(q, c)] = form.terms[..] else {
+        return None;
+    };
+    let k = f.iconst(form.k as i32);
+    let kind = match c {
+        1 => InstKind::Binary {
+            op: BinOp::Add,
+            args: [q, k],
+        },
+        u32::MAX => InstKind::Binary {
+            op: BinOp::Sub,
+            args: [k, q],
+        },
+        _ => return None,
+    };
+    let first = f.layout.first_inst(b)?;
+    let i = f.insert_inst_before(first, kind, Type::I32);
+    f.inst_result(i)
+}
+
+/// Rewrites `f` with the forms of `forms`, computed under `rel`.
+pub fn rewrite(f: &mut Function, dt: &DominatorTree, rel: &Relations, forms: &Forms) -> Rewrites {
+    let mut out = Rewrites::default();
+    let mut s = Scoped {
+        table: FxHashMap::default(),
+        log: Vec::new(),
+    };
+    let Some(&entry) = dt.rpo().first() else {
+        return out;
+    };
+    let mut stack = vec![Visit::Enter(entry)];
+    while let Some(visit) = stack.pop() {
+        let b = match visit {
+            Visit::Leave(to) => {
+                s.unwind(to);
+                continue;
+            }
+            Visit::Enter(b) => b,
+        };
+        stack.push(Visit::Leave(s.log.len()));
+        for &c in dt.children(b).iter().rev() {
+            stack.push(Visit::Enter(c));
+        }
+        let params: Vec<Value> = f
+            .block_params(b)
+            .iter()
+            .copied()
+            .filter(|&p| f.value_type(p) == Type::I32)
+            .collect();
+        // Free parameters first: a pivot's form is written over them.
+        for pivots in [false, true] {
+            for &p in &params {
+                if rel.contains_key(&p) != pivots {
+                    continue;
+                }
+                let Some(form) = forms.of[p].clone() else {
+                    continue;
+                };
+                if replace(f, &s, &form, p, &mut out) {
+                    continue;
+                }
+                if pivots {
+                    if let Some(m) = materialize(f, b, &form) {
+                        f.replace_all_uses(p, m);
+                        out.materialized += 1;
+                        s.insert(form, m);
+                        continue;
+                    }
+                }
+                s.insert(form, p);
+            }
+        }
+        let insts: Vec<_> = f.layout.block_insts(b).collect();
+        for i in insts {
+            let Some(r) = f.inst_result(i) else { continue };
+            let Some(form) = forms.of[r].clone() else {
+                continue;
+            };
+            let pure = match f.kind(i) {
+                InstKind::Binary { op, .. } => !op.can_trap(),
+                InstKind::Cmp { .. } => true,
+                _ => false,
+            };
+            if pure && replace(f, &s, &form, r, &mut out) {
+                f.remove_inst(i);
+                continue;
+            }
+            s.insert(form, r);
+        }
+    }
+    out
+}
