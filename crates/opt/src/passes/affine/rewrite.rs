@@ -73,11 +73,16 @@ fn replace(f: &mut Function, s: &Scoped, form: &Form, v: Value, out: &mut Rewrit
     }
 }
 
-/// `±q + k` as one instruction at the top of `b`, when `form` is that.
-fn materialize(f: &mut Function, b: Block, form: &Form) -> Option<Value> {
+/// `±q + k` as one instruction at the top of `b` (for its parameter `p`), when
+/// `form` is that and `q` is not `p`.
+fn materialize(f: &mut Function, b: Block, p: Value, form: &Form) -> Option<Value> {
     let [(q, c)] = form.terms[..] else {
         return None;
     };
+    if q == p {
+        // A relation given up for size (the parameter is its own atom).
+        return None;
+    }
     let k = f.iconst(form.k as i32);
     let kind = match c {
         1 => InstKind::Binary {
@@ -137,7 +142,7 @@ pub fn rewrite(f: &mut Function, dt: &DominatorTree, rel: &Relations, forms: &Fo
                     continue;
                 }
                 if pivots {
-                    if let Some(m) = materialize(f, b, &form) {
+                    if let Some(m) = materialize(f, b, p, &form) {
                         f.replace_all_uses(p, m);
                         out.materialized += 1;
                         s.insert(form, m);
