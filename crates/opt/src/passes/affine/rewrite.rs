@@ -28,24 +28,30 @@ impl Rewrites {
     }
 }
 
-/// The forms table with its undo log for leaving dominator subtrees.
+/// The forms table with its undo log for leaving dominator subtrees. Atoms are not
+/// entered: a value whose form is the atom `q` is `q` itself, which dominates it.
 struct Scoped {
     table: FxHashMap<Form, Value>,
-    log: Vec<Form>,
+    /// The values whose forms (in `Forms::of`) were entered, in order.
+    log: Vec<Value>,
 }
 
 impl Scoped {
-    fn insert(&mut self, form: Form, v: Value) {
-        if !self.table.contains_key(&form) {
+    /// Enters `forms.of[key]` as computed by `v` (unless an atom or already there).
+    fn insert(&mut self, forms: &Forms, key: Value, v: Value) {
+        let Some(form) = &forms.of[key] else { return };
+        if form.as_atom().is_none() && !self.table.contains_key(form) {
             self.table.insert(form.clone(), v);
-            self.log.push(form);
+            self.log.push(key);
         }
     }
 
-    fn unwind(&mut self, to: usize) {
+    fn unwind(&mut self, forms: &Forms, to: usize) {
         while self.log.len() > to {
-            let form = self.log.pop().unwrap();
-            self.table.remove(&form);
+            let key = self.log.pop().unwrap();
+            if let Some(form) = &forms.of[key] {
+                self.table.remove(form);
+            }
         }
     }
 }
@@ -63,8 +69,9 @@ fn replace(f: &mut Function, s: &Scoped, form: &Form, v: Value, out: &mut Rewrit
         out.constants += 1;
         return true;
     }
-    match s.table.get(form) {
-        Some(&w) if w != v => {
+    let same = form.as_atom().or_else(|| s.table.get(form).copied());
+    match same {
+        Some(w) if w != v => {
             f.replace_all_uses(v, w);
             out.merged += 1;
             true
@@ -114,7 +121,7 @@ pub fn rewrite(f: &mut Function, dt: &DominatorTree, rel: &Relations, forms: &Fo
     while let Some(visit) = stack.pop() {
         let b = match visit {
             Visit::Leave(to) => {
-                s.unwind(to);
+                s.unwind(forms, to);
                 continue;
             }
             Visit::Enter(b) => b,
@@ -135,39 +142,35 @@ pub fn rewrite(f: &mut Function, dt: &DominatorTree, rel: &Relations, forms: &Fo
                 if rel.contains_key(&p) != pivots {
                     continue;
                 }
-                let Some(form) = forms.of[p].clone() else {
-                    continue;
-                };
-                if replace(f, &s, &form, p, &mut out) {
+                let Some(form) = &forms.of[p] else { continue };
+                if replace(f, &s, form, p, &mut out) {
                     continue;
                 }
                 if pivots {
-                    if let Some(m) = materialize(f, b, p, &form) {
+                    if let Some(m) = materialize(f, b, p, form) {
                         f.replace_all_uses(p, m);
                         out.materialized += 1;
-                        s.insert(form, m);
+                        s.insert(forms, p, m);
                         continue;
                     }
                 }
-                s.insert(form, p);
+                s.insert(forms, p, p);
             }
         }
         let insts: Vec<_> = f.layout.block_insts(b).collect();
         for i in insts {
             let Some(r) = f.inst_result(i) else { continue };
-            let Some(form) = forms.of[r].clone() else {
-                continue;
-            };
+            let Some(form) = &forms.of[r] else { continue };
             let pure = match f.kind(i) {
                 InstKind::Binary { op, .. } => !op.can_trap(),
                 InstKind::Cmp { .. } => true,
                 _ => false,
             };
-            if pure && replace(f, &s, &form, r, &mut out) {
+            if pure && replace(f, &s, form, r, &mut out) {
                 f.remove_inst(i);
                 continue;
             }
-            s.insert(form, r);
+            s.insert(forms, r, r);
         }
     }
     out

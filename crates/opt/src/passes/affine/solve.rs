@@ -36,10 +36,18 @@ pub struct Forms {
 impl Forms {
     /// The form of `v` (a constant's value; an atom when not computed).
     pub fn get(&self, f: &Function, v: Value) -> Form {
+        self.with(f, v, Form::clone)
+    }
+
+    /// `k` applied to the form of `v`, without copying a computed one.
+    pub fn with<R>(&self, f: &Function, v: Value, k: impl FnOnce(&Form) -> R) -> R {
         if let Some(c) = f.as_iconst(v) {
-            return Form::constant(c as u32);
+            return k(&Form::constant(c as u32));
         }
-        self.of[v].clone().unwrap_or_else(|| Form::atom(v))
+        match &self.of[v] {
+            Some(form) => k(form),
+            None => k(&Form::atom(v)),
+        }
     }
 }
 
@@ -68,25 +76,30 @@ fn incoming(f: &Function, rpo: &[Block]) -> FxHashMap<Block, Vec<Edge>> {
 fn transfer(f: &Function, forms: &Forms, kind: &InstKind, r: Value) -> Form {
     let form = match *kind {
         InstKind::Binary { op, args: [a, b] } => {
-            let (fa, fb) = (forms.get(f, a), forms.get(f, b));
-            match op {
-                BinOp::Add => fa.add(&fb),
-                BinOp::Sub => fa.sub(&fb),
-                BinOp::Mul => match (fa.as_constant(), fb.as_constant()) {
-                    (_, Some(k)) => fa.scale(k),
-                    (Some(k), _) => fb.scale(k),
-                    _ => Form::atom(r),
-                },
-                BinOp::Shl => match fb.as_constant() {
-                    Some(k) => fa.scale(1u32 << (k & 31)),
-                    None => Form::atom(r),
-                },
-                _ => Form::atom(r),
+            let affine = matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Shl);
+            if !affine {
+                return Form::atom(r);
             }
+            forms.with(f, a, |fa| {
+                forms.with(f, b, |fb| match op {
+                    BinOp::Add => fa.add(fb),
+                    BinOp::Sub => fa.sub(fb),
+                    BinOp::Mul => match (fa.as_constant(), fb.as_constant()) {
+                        (_, Some(k)) => fa.scale(k),
+                        (Some(k), _) => fb.scale(k),
+                        _ => Form::atom(r),
+                    },
+                    _ => match fb.as_constant() {
+                        Some(k) => fa.scale(1u32 << (k & 31)),
+                        None => Form::atom(r),
+                    },
+                })
+            })
         }
         // Equal or different by a known amount: decided whatever the values.
         InstKind::Cmp { op, args: [a, b] } if !op.is_float() => {
-            match forms.get(f, a).sub(&forms.get(f, b)).as_constant() {
+            let diff = forms.with(f, a, |fa| forms.with(f, b, |fb| fa.sub(fb)));
+            match diff.as_constant() {
                 Some(0) => Form::constant(matches!(op, CmpOp::Eq | CmpOp::Sle | CmpOp::Sge) as u32),
                 Some(_) if matches!(op, CmpOp::Eq | CmpOp::Ne) => {
                     Form::constant((op == CmpOp::Ne) as u32)
@@ -362,6 +375,10 @@ pub fn analyze(f: &Function, dt: &DominatorTree) -> (Relations, Forms) {
             if let Ok(found) = propose(f, b, &ps, edges, dt, &forms) {
                 proposal.extend(found);
             }
+        }
+        if proposal == rel {
+            // Nothing new: the forms under `rel` are the answer (checked already).
+            break;
         }
         let mut checked = false;
         for _ in 0..MAX_CHECKS {
