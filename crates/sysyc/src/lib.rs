@@ -162,12 +162,35 @@ impl Driver {
     }
 
     fn run_stages(&self) -> Result<u8, String> {
-        // Pass names are checked before anything is read or written.
-        let named = (self.passes.iter().flatten())
-            .chain(&self.print_after)
-            .chain(&self.print_before);
-        if let Some(n) = named.into_iter().find(|n| opt::lookup(n).is_none()) {
+        // Pass names are checked before anything is read or written. The dumps also
+        // name back-end stages.
+        if let Some(n) = (self.passes.iter().flatten()).find(|n| opt::lookup(n).is_none()) {
             return Err(format!("error: {}", opt::unknown_pass(n)));
+        }
+        let printed = self.print_after.iter().chain(&self.print_before);
+        if let Some(n) = printed
+            .into_iter()
+            .find(|n| opt::lookup(n).is_none() && riscv::lookup_stage(n).is_none())
+        {
+            let score = |m: &str| strsim::jaro_winkler(n, m);
+            let best = |names: &mut dyn Iterator<Item = &'static str>| {
+                names
+                    .map(|m| (score(m), m))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+            };
+            let ir = best(&mut opt::pass_names().into_iter().map(|(m, _)| m));
+            let stage = best(&mut riscv::STAGES.iter().map(|s| s.name));
+            let mut msg = opt::unknown_pass(n);
+            if let Some((sc, m)) = stage.filter(|&(sc, _)| sc >= 0.8) {
+                if ir.is_none_or(|(ir_sc, _)| ir_sc < sc) {
+                    msg = format!("unknown pass '{n}' (did you mean the back-end stage '{m}'?)");
+                }
+            }
+            if !msg.contains("did you mean") {
+                let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
+                msg += &format!(" (back-end stages: {})", stages.join(", "));
+            }
+            return Err(format!("error: {msg}"));
         }
         let from_stdin = self.input.as_os_str() == "-";
         let name = if from_stdin {
@@ -312,7 +335,18 @@ impl Driver {
                 let times = timing().then_some(&mut stages);
                 let lines = riscv::srcloc::SourceLines::new(&name, &src);
                 let source = self.source_lines.then_some(&lines);
-                let asm = riscv::emit_module_annotated(&module, &opts, times, source)
+                let mut dumps = print_passes::MirDumps::new(
+                    &self.print_before,
+                    &self.print_after,
+                    self.print_after_all,
+                    &self.print_funcs,
+                );
+                let wanted = dumps.wanted();
+                let mut hook =
+                    |when, stage: &'static riscv::StageInfo, mf: &_| dumps.around(when, stage, mf);
+                let hook: Option<riscv::StageHook<'_>> =
+                    if wanted { Some(&mut hook) } else { None };
+                let asm = riscv::emit_module_hooked(&module, &opts, times, source, hook)
                     .map_err(|e| format!("{name}: error: {e}"))?;
                 for s in &stages.stages {
                     let name = format!("back end: {}", s.name);
@@ -409,13 +443,21 @@ impl Driver {
     fn optimize(&self, module: &mut ir::Module) -> Result<(), String> {
         let names = self.pass_names();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        if !self.print_before.is_empty() || !self.print_funcs.is_empty() {
+        // The IR passes among the names to print around (the rest are back-end stages).
+        let ir_only = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .filter(|n| opt::lookup(n).is_some())
+                .cloned()
+                .collect()
+        };
+        let (print_before, print_after) = (ir_only(&self.print_before), ir_only(&self.print_after));
+        if !print_before.is_empty() || !self.print_funcs.is_empty() {
             if let Some(msg) = print_passes::unknown_function(module, &self.print_funcs) {
                 return Err(msg);
             }
             let dumps = print_passes::Dumps {
-                before: &self.print_before,
-                after: &self.print_after,
+                before: &print_before,
+                after: &print_after,
                 after_all: self.print_after_all,
                 funcs: &self.print_funcs,
             };
@@ -440,7 +482,7 @@ impl Driver {
             } else {
                 None
             },
-            print_after: self.print_after.clone(),
+            print_after,
             ..Default::default()
         };
         let mut passes = Vec::new();

@@ -54,15 +54,20 @@ struct Cli {
     /// `--passes mem2reg,gvn,dce --emit ir`.
     #[arg(long, value_delimiter = ',')]
     passes: Option<Vec<String>>,
-    /// Print the IR after every pass that changes it, numbered in the run (to
-    /// stderr), e.g. `sysyc -O1 --print-after-all -S -o /dev/null prog.sy`.
+    /// Print the IR after every pass that changes it, numbered in the run, and the
+    /// machine IR after isel and every back-end stage that changes it (to stderr),
+    /// e.g. `sysyc -O1 --print-after-all -S -o /dev/null prog.sy`.
     #[arg(long)]
     print_after_all: bool,
-    /// Print the IR after the named passes (to stderr), e.g.
-    /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy`.
+    /// Print the IR after the named passes (to stderr), or the machine IR after the
+    /// named back-end stages (isel, divinv, machine-licm, speculate, liveness,
+    /// schedule-pre-ra, regalloc, redundant-loads, frame, peephole, schedule), e.g.
+    /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or
+    /// `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]
     print_after: Vec<String>,
-    /// Print the IR before the named passes (to stderr), e.g. `--print-before licm`.
+    /// Print the IR before the named passes or the machine IR before the named
+    /// back-end stages (to stderr), e.g. `--print-before licm,peephole`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]
     print_before: Vec<String>,
     /// Show only these functions in the IR dumps of --print-before, --print-after

@@ -1032,3 +1032,61 @@ fn auto_colour_follows_the_terminal_and_no_color() {
     assert!(text(&plain.stdout).contains("warning: unused variable `u`"));
     assert!(!plain.stdout.contains(&0x1b), "{:?}", text(&plain.stdout));
 }
+
+/// `--print-after`/`--print-before` name back-end stages too: each function's
+/// machine IR in its text form, which parses back; `--print-after-all` shows isel
+/// and the stages that changed the function; unknown names list the stages.
+#[test]
+fn back_end_stages_print_machine_ir() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let out = sysyc(&[
+        "-O2",
+        "--print-after",
+        "regalloc,gvn",
+        "--print-before",
+        "peephole",
+        "--filter-print-funcs",
+        "main",
+        "-S",
+        "-o",
+        "/dev/null",
+        p,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("; MIR")).collect();
+    assert_eq!(
+        headers,
+        [
+            "; MIR after regalloc (main)",
+            "; MIR before peephole (main)"
+        ],
+        "{err}"
+    );
+    assert!(err.contains("; IR after gvn"), "{err}");
+    let mir = err.split("; MIR after regalloc (main)\n").nth(1).unwrap();
+    let mir = &mir[..mir.find("\nend\n").unwrap() + 5];
+    let mf = riscv::text::parse_function(mir).unwrap_or_else(|e| panic!("{e}\n{mir}"));
+    assert_eq!(riscv::text::print_function(&mf), mir);
+    riscv::verify::verify(&mf, riscv::verify::Stage::Allocated).unwrap();
+
+    let all = text(&sysyc(&["-O2", "--print-after-all", "-S", "-o", "/dev/null", p]).stderr);
+    assert!(all.contains("; MIR after isel (main)\nfunction main global\n"));
+    assert!(all.contains("; MIR after regalloc (main)\n"));
+    assert!(
+        !all.contains("; MIR after liveness"),
+        "liveness changes nothing"
+    );
+
+    let bad = sysyc(&["-O2", "--print-after", "regaloc", p]);
+    assert_eq!(bad.status.code(), Some(1));
+    let msg = text(&bad.stderr);
+    assert!(
+        msg.contains("unknown pass 'regaloc' (did you mean the back-end stage 'regalloc'?)"),
+        "{msg}"
+    );
+    let bad = sysyc(&["-O2", "--print-before", "zzzz", p]);
+    let msg = text(&bad.stderr);
+    assert!(msg.contains("(back-end stages: isel, divinv,"), "{msg}");
+}
