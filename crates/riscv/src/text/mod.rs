@@ -131,3 +131,28 @@ end
         }
     }
 }
+
+#[cfg(test)]
+mod doc_tests {
+    use super::*;
+
+    /// The code blocks of docs/mir-text.md that hold functions parse, print back to
+    /// an equal function and verify.
+    #[test]
+    fn the_documented_examples_parse() {
+        let doc = include_str!("../../../../docs/mir-text.md");
+        let blocks: Vec<&str> = doc.split("```").skip(1).step_by(2).collect();
+        let mut seen = 0;
+        for b in blocks {
+            let input = b.split("; output:").next().unwrap();
+            if !input.contains("function ") {
+                continue;
+            }
+            let mf = parse_function(input).unwrap_or_else(|e| panic!("{e}\n{input}"));
+            assert_eq!(parse_function(&print_function(&mf)).unwrap(), mf);
+            crate::verify::verify(&mf, crate::verify::Stage::Virtual).unwrap();
+            seen += 1;
+        }
+        assert_eq!(seen, 2);
+    }
+}
