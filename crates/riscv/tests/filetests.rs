@@ -12,31 +12,11 @@
 //! `BLESS=1 cargo test --release -p riscv --test filetests` rewrites every
 //! `; output:` section with what the stages produce now (a missing one is added).
 
-use libtest_mimic::{Arguments, Failed, Trial};
-use std::path::{Path, PathBuf};
-
-const OUTPUT_MARK: &str = "; output:";
-
-/// The header's stage names.
-fn stages(input: &str) -> Result<Vec<String>, String> {
-    let line = input
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("; run:"))
-        .ok_or("no `; run: STAGE` line")?;
-    let names: Vec<String> = line
-        .split(',')
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect();
-    if names.is_empty() {
-        return Err("`; run:` names no stage".into());
-    }
-    Ok(names)
-}
+use std::path::Path;
 
 /// Runs the test's stages on its input; the output text.
 fn run(path: &Path, input: &str) -> Result<String, String> {
-    let names = stages(input)?;
+    let names = harness::filetest::run_names(input)?;
     let mut names: Vec<&str> = names.iter().map(String::as_str).collect();
     let mut funcs = if path.extension().is_some_and(|e| e == "ir") {
         if names.first() != Some(&"isel") {
@@ -75,71 +55,7 @@ fn run(path: &Path, input: &str) -> Result<String, String> {
     Ok(texts.join("\n"))
 }
 
-/// The input part and the expected output (`None` without an output section).
-fn split(text: &str) -> (&str, Option<&str>) {
-    let mut at = 0;
-    for line in text.split_inclusive('\n') {
-        if line.trim_end() == OUTPUT_MARK {
-            let rest = &text[at + line.len()..];
-            return (&text[..at], Some(rest));
-        }
-        at += line.len();
-    }
-    (text, None)
-}
-
-fn check(path: &Path, bless: bool) -> Result<(), Failed> {
-    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
-    let (input, expected) = split(&text);
-    let actual = run(path, input)?;
-    if expected.map(str::trim) == Some(actual.trim()) {
-        return Ok(());
-    }
-    if bless {
-        let mut new = input.trim_end().to_string();
-        new.push_str(&format!("\n\n{OUTPUT_MARK}\n{}\n", actual.trim_end()));
-        std::fs::write(path, new).map_err(|e| e.to_string())?;
-        return Ok(());
-    }
-    Err(match expected {
-        None => format!("no `{OUTPUT_MARK}` section; the stages give:\n{actual}"),
-        Some(e) => format!(
-            "output differs (BLESS=1 to accept)\n{}",
-            diff(e.trim(), actual.trim())
-        ),
-    }
-    .into())
-}
-
-/// The lines from the first difference on, expected (`-`) then actual (`+`).
-fn diff(expected: &str, actual: &str) -> String {
-    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
-    let same = e.iter().zip(&a).take_while(|(x, y)| x == y).count();
-    let mut out = format!("first difference at output line {}:\n", same + 1);
-    for l in &e[same..] {
-        out += &format!("-{l}\n");
-    }
-    for l in &a[same..] {
-        out += &format!("+{l}\n");
-    }
-    out
-}
-
 fn main() {
-    let args = Arguments::from_args();
-    let bless = std::env::var_os("BLESS").is_some_and(|v| v != "0" && !v.is_empty());
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("filetests");
-    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-        .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
-    files.retain(|p| p.extension().is_some_and(|e| e == "mir" || e == "ir"));
-    files.sort();
-    let trials = files
-        .into_iter()
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            Trial::test(name, move || check(&p, bless))
-        })
-        .collect();
-    libtest_mimic::run(&args, trials).exit();
+    harness::filetest::main(&dir, &["mir", "ir"], run)
 }
