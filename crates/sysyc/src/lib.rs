@@ -36,6 +36,9 @@ pub enum Emit {
     Llvm,
     /// RV64GC assembly.
     Asm,
+    /// Machine IR text after the back-end stages (for `.mir` input, after the stages
+    /// of `--passes`).
+    Mir,
     /// Each function's CFG and dominator tree after optimisation, as Graphviz.
     Dot,
     /// One self-contained HTML page: source, IR after each pass, CFGs, assembly.
@@ -162,9 +165,20 @@ impl Driver {
     }
 
     fn run_stages(&self) -> Result<u8, String> {
+        let mir_input = self.input.extension().is_some_and(|e| e == "mir");
         // Pass names are checked before anything is read or written. The dumps also
-        // name back-end stages.
-        if let Some(n) = (self.passes.iter().flatten()).find(|n| opt::lookup(n).is_none()) {
+        // name back-end stages, and so do the passes for machine IR input.
+        if mir_input {
+            if let Some(n) = (self.passes.iter().flatten())
+                .find(|n| riscv::lookup_stage(n).is_none_or(|s| s.name == "isel"))
+            {
+                let stages: Vec<&str> = riscv::STAGES.iter().skip(1).map(|s| s.name).collect();
+                return Err(format!(
+                    "error: unknown back-end stage '{n}' for machine IR input (stages: {})",
+                    stages.join(", ")
+                ));
+            }
+        } else if let Some(n) = (self.passes.iter().flatten()).find(|n| opt::lookup(n).is_none()) {
             return Err(format!("error: {}", opt::unknown_pass(n)));
         }
         let printed = self.print_after.iter().chain(&self.print_before);
@@ -236,6 +250,9 @@ impl Driver {
             .unwrap_or(src);
 
         let style = front::diag::Style { color: self.color };
+        if mir_input {
+            return self.run_mir(&name, &src);
+        }
         let defined_at: Vec<(String, front::span::Span)>;
         let mut module = if self.input.extension().is_some_and(|e| e == "ir") {
             if self.emit == Emit::Ast {
@@ -326,6 +343,23 @@ impl Driver {
                 self.write_output(text.as_bytes())?;
                 Ok(0)
             }
+            Emit::Mir => {
+                let opts = riscv::Options {
+                    opt_level: self.opt_level,
+                    verify: self.verify_each,
+                };
+                let names = riscv::function_symbols(&module);
+                let mut text = Vec::new();
+                for (fid, f) in module.funcs.iter() {
+                    if !f.is_declaration() {
+                        let mf = riscv::compile_function(&module, fid, &names, &opts)
+                            .map_err(|e| format!("{name}: error: in function {}: {e}", f.name))?;
+                        text.push(riscv::text::print_function(&mf));
+                    }
+                }
+                self.write_output(text.join("\n").as_bytes())?;
+                Ok(0)
+            }
             Emit::Asm => {
                 let opts = riscv::Options {
                     opt_level: self.opt_level,
@@ -379,6 +413,62 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// Machine IR input: parse (and verify, as the first stage of `--passes` reads
+    /// it), run the stages of `--passes`, print with `--emit mir` (or only check).
+    fn run_mir(&self, name: &str, src: &str) -> Result<u8, String> {
+        match self.emit {
+            Emit::Check | Emit::Mir => {}
+            _ => {
+                return Err(format!(
+                    "error: {name} is machine IR: only --emit mir and --check read it \
+                     (assembly needs the module's globals)"
+                ))
+            }
+        }
+        let start = Instant::now();
+        let mut funcs = riscv::text::parse_functions(src)
+            .map_err(|e| format!("{name}:{}: error: {}", e.line, e.message))?;
+        let stages: Vec<&str> = self.passes.iter().flatten().map(String::as_str).collect();
+        if self.verify_each {
+            let rules = match stages.first() {
+                Some(s) => {
+                    riscv::lookup_stage(s).map_or(riscv::verify::Stage::Virtual, riscv::stage_input)
+                }
+                None => riscv::verify::Stage::Virtual,
+            };
+            for mf in &funcs {
+                riscv::verify::verify(mf, rules).map_err(|e| {
+                    let first = stages.first().map_or("", |s| s);
+                    format!("{name}: error: as input of {first}: {e}")
+                })?;
+            }
+        }
+        record("MIR parse and verify", start, Size::None);
+        let mut dumps = print_passes::MirDumps::new(
+            &self.print_before,
+            &self.print_after,
+            self.print_after_all,
+            &self.print_funcs,
+        );
+        for mf in &mut funcs {
+            for s in &stages {
+                let info = riscv::lookup_stage(s).expect("stage names are checked");
+                dumps.around(riscv::When::Before, info, mf);
+                let start = Instant::now();
+                riscv::run_stages(mf, &[s], self.verify_each)
+                    .map_err(|e| format!("{name}: error: in function {}: {e}", mf.name))?;
+                record(&format!("back end: {}", info.title), start, Size::None);
+                dumps.around(riscv::When::After, info, mf);
+            }
+        }
+        if self.emit == Emit::Check {
+            return Ok(0);
+        }
+        let text: Vec<String> = funcs.iter().map(riscv::text::print_function).collect();
+        self.write_output(text.join("\n").as_bytes())?;
+        Ok(0)
     }
 
     fn lower(&self, program: &front::tast::Program) -> Result<ir::Module, String> {

@@ -12,8 +12,9 @@ use sysyc::{Driver, Emit, SsaMode, WarningMode, Warnings};
 #[derive(Parser, Debug)]
 #[command(name = "sysyc", version, about, args_override_self = true)]
 struct Cli {
-    /// Input: a SysY source (`.sy`), a textual IR file (`.ir`), or `-` for SysY on
-    /// stdin, e.g. `sysyc -S -o prog.s prog.sy`.
+    /// Input: a SysY source (`.sy`), a textual IR file (`.ir`), machine IR (`.mir`,
+    /// run through the back-end stages `--passes` names and printed with --emit mir),
+    /// or `-` for SysY on stdin, e.g. `sysyc -S -o prog.s prog.sy`.
     #[arg(required_unless_present = "list_passes")]
     input: Option<PathBuf>,
     /// Produce assembly (the default output; accepted for the contest's command
@@ -51,7 +52,8 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = SsaArg::Braun)]
     ssa: SsaArg,
     /// Run exactly these passes (comma separated) instead of the -O pipeline, e.g.
-    /// `--passes mem2reg,gvn,dce --emit ir`.
+    /// `--passes mem2reg,gvn,dce --emit ir`; for a `.mir` input, these back-end
+    /// stages, e.g. `--passes regalloc,frame --emit mir prog.mir`.
     #[arg(long, value_delimiter = ',')]
     passes: Option<Vec<String>>,
     /// Print the IR after every pass that changes it, numbered in the run, and the
@@ -130,6 +132,10 @@ enum EmitArg {
     /// e.g. `sysyc -O2 --emit llvm prog.sy -o prog.ll && llc-14 -mattr=+m,+a,+f,+d,+c prog.ll`.
     Llvm,
     Asm,
+    /// Each function's machine IR after the back end's stages, before emission
+    /// (text form of docs/mir-text.md), e.g. `sysyc -O2 --emit mir prog.sy`; for a
+    /// `.mir` input, after the stages `--passes` names.
+    Mir,
     /// Graphviz: each function's control-flow graph and dominator tree, e.g.
     /// `sysyc -O1 --emit dot prog.sy | dot -Tsvg -o prog.svg`.
     Dot,
@@ -349,6 +355,7 @@ fn run(cli: Cli) -> ExitCode {
             Some(EmitArg::Llvm) => Emit::Llvm,
             Some(EmitArg::Dot) => Emit::Dot,
             Some(EmitArg::Html) => Emit::Html,
+            Some(EmitArg::Mir) => Emit::Mir,
             Some(EmitArg::Asm) | None => Emit::Asm,
         }
     };

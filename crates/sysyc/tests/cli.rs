@@ -1090,3 +1090,70 @@ fn back_end_stages_print_machine_ir() {
     let msg = text(&bad.stderr);
     assert!(msg.contains("(back-end stages: isel, divinv,"), "{msg}");
 }
+
+/// `--emit mir` prints the final machine IR; a `.mir` input runs the back-end stages
+/// `--passes` names on it (verifying its input and every result).
+#[test]
+fn machine_ir_output_and_input() {
+    let p = program();
+    let out = sysyc(&["-O2", "--emit", "mir", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let fs = riscv::text::parse_functions(&text(&out.stdout)).unwrap();
+    assert!(fs.iter().any(|f| f.name == "main" && f.global));
+    for f in &fs {
+        riscv::verify::verify(f, riscv::verify::Stage::Final).unwrap();
+    }
+
+    let dir = std::env::temp_dir().join(format!("sysyc-cli-mir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("f.mir");
+    std::fs::write(
+        &input,
+        "function f local\n  int %v0..%v1\nbb0:\n  mv %v0, a0\n  addiw %v1, %v0, 1\n  \
+         mv a0, %v1\n  ret a0\nend\n",
+    )
+    .unwrap();
+    let input = input.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut v = args.to_vec();
+        v.push(input);
+        sysyc(&v)
+    };
+    let out = run(&[
+        "--verify-each",
+        "--passes",
+        "regalloc,frame,peephole",
+        "--emit",
+        "mir",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "function f local\n  int %v0..%v1\nbb0:\n  addiw a0, a0, 1\n  ret a0\nend\n"
+    );
+    // The input is checked with the rules of the first stage's input.
+    let out = run(&["--verify-each", "--passes", "frame", "--emit", "mir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("as input of frame") && text(&out.stderr).contains("%v0"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["--passes", "gvn", "--emit", "mir"]);
+    assert!(text(&out.stderr).contains("unknown back-end stage 'gvn'"));
+    let out = run(&["-S"]);
+    assert!(text(&out.stderr).contains("only --emit mir and --check read it"));
+    std::fs::write(
+        dir.join("bad.mir"),
+        "function f local\nbb0:\n  frob a0\nend\n",
+    )
+    .unwrap();
+    let out = sysyc(&["--check", dir.join("bad.mir").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("bad.mir:3: error: unknown instruction `frob`"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
