@@ -1,9 +1,10 @@
 //! The machine IR text form over whole programs: every `.sy` of the official suite
 //! (functional, hidden functional and performance; skipped with a message when
-//! `shared/sysy2022` is absent) and of `tests/programs` is compiled at -O2, and after
-//! every back-end stage each function is printed, parsed back, compared with the
-//! original (`parse(print(f)) == f`, so also `print(parse(print(f))) == print(f)`)
-//! and verified with the rules of that stage.
+//! `shared/sysy2022` is absent) and of `tests/programs` is compiled at -O2 (and -O0,
+//! whose functions reach the late stages in another shape), and after every
+//! back-end stage each function is printed, parsed back, compared with the original
+//! (`parse(print(f)) == f`, so also `print(parse(print(f))) == print(f)`) and
+//! verified with the rules of that stage.
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use std::path::{Path, PathBuf};
@@ -23,14 +24,21 @@ fn check_program(sy: &Path) -> Result<(), Failed> {
 
 fn check_source(name: &str, src: &str) -> Result<(), String> {
     let program = front::check(name, src).map_err(|d| d.render(name, src))?;
-    let mut module = lower::lower_program(&program, false);
+    for opt_level in [2, 0] {
+        check_module(&program, opt_level).map_err(|e| format!("-O{opt_level}: {e}"))?;
+    }
+    Ok(())
+}
+
+fn check_module(program: &front::tast::Program, opt_level: u8) -> Result<(), String> {
+    let mut module = lower::lower_program(program, false);
     opt::run_passes(
         &mut module,
-        &opt::pipeline(2),
+        &opt::pipeline(opt_level),
         &mut opt::PassOptions::default(),
     )?;
     let opts = riscv::Options {
-        opt_level: 2,
+        opt_level,
         verify: true,
     };
     let mut failure: Option<String> = None;

@@ -15,7 +15,7 @@ struct Cli {
     /// Input: a SysY source (`.sy`), a textual IR file (`.ir`), machine IR (`.mir`,
     /// run through the back-end stages `--passes` names and printed with --emit mir),
     /// or `-` for SysY on stdin, e.g. `sysyc -S -o prog.s prog.sy`.
-    #[arg(required_unless_present = "list_passes")]
+    #[arg(required_unless_present_any = ["list_passes", "list_stages"])]
     input: Option<PathBuf>,
     /// Produce assembly (the default output; accepted for the contest's command
     /// line `sysyc -S -o prog.s prog.sy -O1`).
@@ -88,6 +88,11 @@ struct Cli {
     /// `sysyc --list-passes`.
     #[arg(long)]
     list_passes: bool,
+    /// List the back-end stages in pipeline order (for `--print-after`,
+    /// `--print-before`, and `--passes` on a `.mir` input) and exit, marking those
+    /// only -O1 and above run: `sysyc --list-stages`.
+    #[arg(long)]
+    list_stages: bool,
     /// Hide every warning, e.g. `sysyc -w -S -o prog.s prog.sy`.
     #[arg(short = 'w')]
     no_warnings: bool,
@@ -325,8 +330,21 @@ fn run(cli: Cli) -> ExitCode {
         return ExitCode::from(1);
     }
     let show_warnings = warnings.mode != WarningMode::Silence;
-    if cli.list_passes {
-        let passes = opt::pass_names();
+    if cli.list_passes || cli.list_stages {
+        let passes: Vec<(&str, String)> = if cli.list_passes {
+            opt::pass_names()
+                .into_iter()
+                .map(|(n, w)| (n, w.to_string()))
+                .collect()
+        } else {
+            riscv::STAGES
+                .iter()
+                .map(|s| {
+                    let only = if s.optimising { " (-O1 and above)" } else { "" };
+                    (s.name, format!("{}{only}", s.description))
+                })
+                .collect()
+        };
         let width = passes.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
         let mut text = String::new();
         for (name, what) in passes {
@@ -342,7 +360,7 @@ fn run(cli: Cli) -> ExitCode {
         };
     }
     let Some(input) = cli.input else {
-        unreachable!("clap requires the input unless --list-passes");
+        unreachable!("clap requires the input unless --list-passes or --list-stages");
     };
     let emit = if cli.check {
         Emit::Check

@@ -1079,6 +1079,16 @@ fn back_end_stages_print_machine_ir() {
         "liveness changes nothing"
     );
 
+    // --list-stages names them all, in pipeline order.
+    let listed = text(&sysyc(&["--list-stages"]).stdout);
+    let names: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
+    assert_eq!(names, stages);
+    assert!(listed.contains("(-O1 and above)"));
+
     let bad = sysyc(&["-O2", "--print-after", "regaloc", p]);
     assert_eq!(bad.status.code(), Some(1));
     let msg = text(&bad.stderr);
