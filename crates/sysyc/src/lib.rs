@@ -415,8 +415,9 @@ impl Driver {
         }
     }
 
-    /// Machine IR input: parse (and verify, as the first stage of `--passes` reads
-    /// it), run the stages of `--passes`, print with `--emit mir` (or only check).
+    /// Machine IR input: parse and verify (with the rules for the first stage of
+    /// `--passes`), run the stages of `--passes`, print with `--emit mir` (or only
+    /// check).
     fn run_mir(&self, name: &str, src: &str) -> Result<u8, String> {
         match self.emit {
             Emit::Check | Emit::Mir => {}
@@ -431,7 +432,8 @@ impl Driver {
         let mut funcs = riscv::text::parse_functions(src)
             .map_err(|e| format!("{name}:{}: error: {}", e.line, e.message))?;
         let stages: Vec<&str> = self.passes.iter().flatten().map(String::as_str).collect();
-        if self.verify_each {
+        // Like textual IR, the input is always verified (the stages assume valid code).
+        {
             let rules = match stages.first() {
                 Some(s) => {
                     riscv::lookup_stage(s).map_or(riscv::verify::Stage::Virtual, riscv::stage_input)

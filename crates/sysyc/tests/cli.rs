@@ -1142,7 +1142,7 @@ fn machine_ir_output_and_input() {
         "function f local\n  int %v0..%v1\nbb0:\n  addiw a0, a0, 1\n  ret a0\nend\n"
     );
     // The input is checked with the rules of the first stage's input.
-    let out = run(&["--verify-each", "--passes", "frame", "--emit", "mir"]);
+    let out = run(&["--passes", "frame", "--emit", "mir"]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stderr).contains("as input of frame") && text(&out.stderr).contains("%v0"),

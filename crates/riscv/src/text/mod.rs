@@ -122,6 +122,16 @@ end
             ("function g local\nbb0:\n  ret\n", 3, "no `end`"),
             ("function g local\nbb0:\nbb0:\nend\n", 3, "defined twice"),
             ("function g\n", 1, "expected a name"),
+            (
+                "function g local\nbb0:\n  lw a0, 0(slot0)\nend\n",
+                3,
+                "slot0 is not declared",
+            ),
+            (
+                "function g local\n  slot0 spill\nbb0:\n  frameaddr a0, slot1+0\nend\n",
+                4,
+                "slot1 is not",
+            ),
         ] {
             let e = parse_function(text).unwrap_err();
             assert!(

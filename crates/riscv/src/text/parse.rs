@@ -373,6 +373,18 @@ fn inst(l: &mut Line) -> Result<MInst, ParseError> {
     Ok(i)
 }
 
+/// The frame slot an instruction addresses.
+fn slot_of(i: &MInst) -> Option<Slot> {
+    match i {
+        MInst::FrameAddr { slot, .. } => Some(*slot),
+        MInst::Load { addr, .. } | MInst::Store { addr, .. } => match addr.base {
+            Base::Slot(s) => Some(s),
+            Base::Reg(_) => None,
+        },
+        _ => None,
+    }
+}
+
 /// Parses every function of `text` (each from `function` to `end`).
 pub fn parse_functions(text: &str) -> Result<Vec<MFunction>, ParseError> {
     let mut lines = Vec::new();
@@ -484,6 +496,9 @@ fn function(
             if let Some(r) = undeclared {
                 return l.err(format!("{r} has no declared class"));
             }
+            if let Some(s) = slot_of(&i).filter(|s| s.0 as usize >= mf.slots.len()) {
+                return l.err(format!("slot{} is not declared", s.0));
+            }
             match unplaced.last_mut() {
                 Some((_, insts)) => insts.push(i),
                 None => mf.blocks[b.index()].insts.push(i),
@@ -575,6 +590,12 @@ fn function(
         }
     }
     for (v, i) in remat {
+        if slot_of(&i).is_some_and(|s| s.0 as usize >= mf.slots.len()) {
+            return Err(ParseError {
+                line: header_line,
+                message: format!("the remat of %v{v} addresses an undeclared slot"),
+            });
+        }
         if v >= mf.vreg_remat.len() {
             return Err(ParseError {
                 line: header_line,
