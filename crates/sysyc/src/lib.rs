@@ -433,19 +433,26 @@ impl Driver {
             .map_err(|e| format!("{name}:{}: error: {}", e.line, e.message))?;
         let stages: Vec<&str> = self.passes.iter().flatten().map(String::as_str).collect();
         // Like textual IR, the input is always verified (the stages assume valid code).
-        {
-            let rules = match stages.first() {
-                Some(s) => {
-                    riscv::lookup_stage(s).map_or(riscv::verify::Stage::Virtual, riscv::stage_input)
-                }
-                None => riscv::verify::Stage::Virtual,
+        // Without stages, the rules of any point of the back end will do.
+        use riscv::verify::Stage;
+        for mf in &funcs {
+            let result = match stages.first().and_then(|s| riscv::lookup_stage(s)) {
+                Some(first) => riscv::verify::verify(mf, riscv::stage_input(first))
+                    .map_err(|e| format!("as input of {}: {e}", first.name)),
+                None => [
+                    Stage::Virtual,
+                    Stage::Allocated,
+                    Stage::FrameLaidOut,
+                    Stage::Final,
+                ]
+                .into_iter()
+                .map(|rules| riscv::verify::verify(mf, rules).map_err(|e| e.to_string()))
+                .find(Result::is_ok)
+                .unwrap_or_else(|| {
+                    riscv::verify::verify(mf, Stage::Virtual).map_err(|e| e.to_string())
+                }),
             };
-            for mf in &funcs {
-                riscv::verify::verify(mf, rules).map_err(|e| {
-                    let first = stages.first().map_or("", |s| s);
-                    format!("{name}: error: as input of {first}: {e}")
-                })?;
-            }
+            result.map_err(|e| format!("{name}: error: {e}"))?;
         }
         record("MIR parse and verify", start, Size::None);
         let mut dumps = print_passes::MirDumps::new(
