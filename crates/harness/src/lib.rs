@@ -8,11 +8,13 @@
 //! - [`exec`]: [`link`] assembly with the runtime and [`run`] it under qemu;
 //! - [`judge`]: compare a run with a `.out` file the way the contest does;
 //! - [`csource`]: compile a SysY file with a C compiler (prelude, flags, rewrites);
-//! - [`cases`]: discover `NAME.sy` / `NAME.in` / `NAME.out` cases and the suite root.
+//! - [`cases`]: discover `NAME.sy` / `NAME.in` / `NAME.out` cases and the suite root;
+//! - [`filetest`]: files of input, passes to run and expected output, with bless.
 
 pub mod cases;
 pub mod csource;
 pub mod exec;
+pub mod filetest;
 pub mod judge;
 pub mod process;
 pub mod runtime;

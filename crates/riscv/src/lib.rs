@@ -22,7 +22,9 @@
 //!
 //! Globals are emitted by `globals`. The calling convention lives in `abi`. With
 //! [`Options::verify`], the machine IR verifier (`verify`) checks the function after
-//! every stage.
+//! every stage. The stages are named in [`STAGES`]; [`run_stages`] runs named ones on
+//! a function (read back from its text form, [`text`], in the filetests), and a
+//! [`StageHook`] sees the function around each stage (`--print-after`).
 
 pub mod abi;
 pub mod divinv;
@@ -43,6 +45,7 @@ pub mod speculate;
 pub mod srcloc;
 #[cfg(test)]
 mod testinsts;
+pub mod text;
 pub mod u74;
 pub mod verify;
 
@@ -179,6 +182,232 @@ pub fn compile_function_timed(
     compile_function_located(m, fid, names, opts, times, false).map(|(mf, _)| mf)
 }
 
+/// One back-end stage, as the driver's `--print-after` and the filetests name it.
+#[derive(Debug, PartialEq, Eq)]
+pub struct StageInfo {
+    /// The name to select it by: `regalloc`, `machine-licm`, ...
+    pub name: &'static str,
+    /// Its row in `--time-passes` (`back end: licm (machine)`).
+    pub title: &'static str,
+    /// The verifier's rules for the function after it.
+    pub after: verify::Stage,
+    /// Whether only `-O1` and above run it.
+    pub optimising: bool,
+    /// One line on what it does.
+    pub description: &'static str,
+}
+
+const fn stage(
+    name: &'static str,
+    title: &'static str,
+    after: verify::Stage,
+    optimising: bool,
+    description: &'static str,
+) -> StageInfo {
+    StageInfo {
+        name,
+        title,
+        after,
+        optimising,
+        description,
+    }
+}
+
+/// Every back-end stage, in pipeline order. `liveness` changes nothing: it computes
+/// the block liveness that `schedule-pre-ra` and `regalloc` share (run on their own,
+/// they compute it themselves).
+pub static STAGES: &[StageInfo] = {
+    use verify::Stage::*;
+    &[
+        stage(
+            "isel",
+            "isel",
+            Virtual,
+            false,
+            "instruction selection and out-of-SSA copies",
+        ),
+        stage(
+            "divinv",
+            "divinv",
+            Virtual,
+            true,
+            "loop-invariant divisors become multiplications by the inverse",
+        ),
+        stage(
+            "machine-licm",
+            "licm (machine)",
+            Virtual,
+            true,
+            "loop-invariant materialisations move to preheaders",
+        ),
+        stage(
+            "speculate",
+            "speculate",
+            Virtual,
+            true,
+            "cheap instructions hoisted above loop exits",
+        ),
+        stage(
+            "liveness",
+            "liveness",
+            Virtual,
+            false,
+            "block liveness (an analysis: the function is unchanged)",
+        ),
+        stage(
+            "schedule-pre-ra",
+            "schedule (pre-RA)",
+            Virtual,
+            true,
+            "list scheduling over virtual registers, pressure-guarded",
+        ),
+        stage(
+            "regalloc",
+            "regalloc",
+            Allocated,
+            false,
+            "linear-scan register allocation with spilling",
+        ),
+        stage(
+            "redundant-loads",
+            "redundant loads",
+            Allocated,
+            true,
+            "reloads of a value still in a register removed",
+        ),
+        stage(
+            "frame",
+            "frame",
+            FrameLaidOut,
+            false,
+            "frame layout, prologue and epilogue, slots to sp offsets",
+        ),
+        stage(
+            "peephole",
+            "peephole",
+            Final,
+            false,
+            "self-moves, jump threading, block placement, fall-through",
+        ),
+        stage(
+            "schedule",
+            "schedule",
+            Final,
+            true,
+            "list scheduling for the U74's dual-issue pipes",
+        ),
+    ]
+};
+
+/// The stage named `name`.
+pub fn lookup_stage(name: &str) -> Option<&'static StageInfo> {
+    STAGES.iter().find(|s| s.name == name)
+}
+
+/// The stages run at `-O<opt_level>`, in order (`isel` first).
+pub fn stage_pipeline(opt_level: u8) -> impl Iterator<Item = &'static StageInfo> {
+    STAGES
+        .iter()
+        .filter(move |s| opt_level >= 1 || !s.optimising)
+}
+
+/// The verifier's rules for the function a stage reads.
+pub fn stage_input(info: &StageInfo) -> verify::Stage {
+    let k = STAGES.iter().position(|s| s == info).unwrap_or(0);
+    match k {
+        0 => verify::Stage::Virtual,
+        _ => STAGES[k - 1].after,
+    }
+}
+
+/// Runs the stage `info` (any but `isel`, which reads IR) on `mf`. `live` carries the
+/// block liveness from `liveness` to `schedule-pre-ra` and `regalloc` (each
+/// computes it when it is absent; reordering within blocks keeps it valid).
+fn apply_stage(
+    info: &StageInfo,
+    mf: &mut mir::MFunction,
+    live: &mut Option<liveness::Liveness>,
+) -> Result<(), BackendError> {
+    match info.name {
+        "divinv" => {
+            divinv::run(mf);
+        }
+        "machine-licm" => {
+            licm::hoist_invariants(mf);
+        }
+        "speculate" => {
+            speculate::hoist_above_exits(mf);
+        }
+        "liveness" => *live = Some(liveness::compute_liveness(mf)),
+        "schedule-pre-ra" => {
+            if live.is_none() {
+                *live = Some(liveness::compute_liveness(mf));
+            }
+            if let Some(l) = live {
+                schedule::run_before_allocation(mf, l);
+            }
+        }
+        "regalloc" => {
+            let l = match live.take() {
+                Some(l) => l,
+                None => liveness::compute_liveness(mf),
+            };
+            regalloc::allocate_with(mf, &l)?;
+        }
+        "redundant-loads" => {
+            redundant_loads::run(mf);
+        }
+        "frame" => {
+            let fr = frame::lay_out(mf);
+            frame::lower_frame(mf, &fr)?;
+        }
+        "peephole" => {
+            peephole::run(mf);
+        }
+        "schedule" => {
+            schedule::run(mf);
+        }
+        other => {
+            return Err(BackendError::new(format!(
+                "stage {other} does not run on machine IR"
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// Runs the named stages in order on `mf` (as the pipeline would, liveness shared),
+/// verifying the result of each when `verify`.
+pub fn run_stages(
+    mf: &mut mir::MFunction,
+    names: &[&str],
+    verify: bool,
+) -> Result<(), BackendError> {
+    let mut live = None;
+    for name in names {
+        let info =
+            lookup_stage(name).ok_or_else(|| BackendError::new(format!("unknown stage {name}")))?;
+        apply_stage(info, mf, &mut live)?;
+        if verify {
+            verify::verify(mf, info.after)
+                .map_err(|e| BackendError::new(format!("after {name}: {e}")))?;
+        }
+    }
+    Ok(())
+}
+
+/// Before or after a stage, for a [`StageHook`].
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub enum When {
+    Before,
+    After,
+}
+
+/// Called with the function before and after every stage (`--print-after`, the
+/// text round-trip test). Before `isel` there is no machine function: the hook sees
+/// `isel` only after it.
+pub type StageHook<'a> = &'a mut dyn FnMut(When, &'static StageInfo, &mir::MFunction);
+
 /// [`compile_function_timed`], also giving the source position of every final
 /// instruction when `locate` (see [`srcloc`]; the code is the same either way).
 pub fn compile_function_located(
@@ -186,60 +415,50 @@ pub fn compile_function_located(
     fid: ir::FuncId,
     names: &[String],
     opts: &Options,
+    times: Option<&mut StageTimes>,
+    locate: bool,
+) -> Result<(mir::MFunction, Option<srcloc::InstLocs>), BackendError> {
+    compile_function_hooked(m, fid, names, opts, times, locate, None)
+}
+
+/// [`compile_function_located`], calling `hook` around every stage.
+pub fn compile_function_hooked(
+    m: &Module,
+    fid: ir::FuncId,
+    names: &[String],
+    opts: &Options,
     mut times: Option<&mut StageTimes>,
     locate: bool,
+    mut hook: Option<StageHook<'_>>,
 ) -> Result<(mir::MFunction, Option<srcloc::InstLocs>), BackendError> {
     let (mut mf, locs) = isel::select_function_located(m, fid, names)?;
     // The function before the last stage with its positions, when locating.
     let mut located = locate.then(|| (mf.clone(), locs));
     let mut clock = std::time::Instant::now();
-    let mut done = |name: &'static str, mf: &mir::MFunction, stage: verify::Stage| {
+    let mut live = None;
+    for info in stage_pipeline(opts.opt_level) {
+        if info.name != "isel" {
+            if let Some(h) = hook.as_deref_mut() {
+                h(When::Before, info, &mf);
+                clock = std::time::Instant::now();
+            }
+            apply_stage(info, &mut mf, &mut live)?;
+        }
         if let Some(t) = times.as_deref_mut() {
-            t.add(name, clock.elapsed().as_secs_f64(), mir_insts(mf));
+            t.add(info.title, clock.elapsed().as_secs_f64(), mir_insts(&mf));
         }
         if opts.verify {
-            verify::verify(mf, stage)
-                .map_err(|e| BackendError::new(format!("after {name}: {e}")))?;
+            verify::verify(&mf, info.after)
+                .map_err(|e| BackendError::new(format!("after {}: {e}", info.title)))?;
         }
         if let Some((before, locs)) = &mut located {
-            *locs = locs.follow(before, mf);
+            *locs = locs.follow(before, &mf);
             *before = mf.clone();
         }
+        if let Some(h) = hook.as_deref_mut() {
+            h(When::After, info, &mf);
+        }
         clock = std::time::Instant::now();
-        Ok::<(), BackendError>(())
-    };
-    use verify::Stage;
-    done("isel", &mf, Stage::Virtual)?;
-    if opts.opt_level >= 1 {
-        divinv::run(&mut mf);
-        done("divinv", &mf, Stage::Virtual)?;
-        licm::hoist_invariants(&mut mf);
-        done("licm (machine)", &mf, Stage::Virtual)?;
-        speculate::hoist_above_exits(&mut mf);
-        done("speculate", &mf, Stage::Virtual)?;
-    }
-    // Block liveness, shared by the pre-allocation scheduler and the allocator
-    // (reordering within blocks leaves it unchanged).
-    let live = liveness::compute_liveness(&mf);
-    done("liveness", &mf, Stage::Virtual)?;
-    if opts.opt_level >= 1 {
-        schedule::run_before_allocation(&mut mf, &live);
-        done("schedule (pre-RA)", &mf, Stage::Virtual)?;
-    }
-    regalloc::allocate_with(&mut mf, &live)?;
-    done("regalloc", &mf, Stage::Allocated)?;
-    if opts.opt_level >= 1 {
-        redundant_loads::run(&mut mf);
-        done("redundant loads", &mf, Stage::Allocated)?;
-    }
-    let fr = frame::lay_out(&mf);
-    frame::lower_frame(&mut mf, &fr)?;
-    done("frame", &mf, Stage::FrameLaidOut)?;
-    peephole::run(&mut mf);
-    done("peephole", &mf, Stage::Final)?;
-    if opts.opt_level >= 1 {
-        schedule::run(&mut mf);
-        done("schedule", &mf, Stage::Final)?;
     }
     Ok((mf, located.map(|(_, l)| l)))
 }
@@ -264,8 +483,19 @@ pub fn emit_module_timed(
 pub fn emit_module_annotated(
     m: &Module,
     opts: &Options,
+    times: Option<&mut StageTimes>,
+    source: Option<&srcloc::SourceLines<'_>>,
+) -> Result<String, BackendError> {
+    emit_module_hooked(m, opts, times, source, None)
+}
+
+/// [`emit_module_annotated`], calling `hook` around every stage of every function.
+pub fn emit_module_hooked(
+    m: &Module,
+    opts: &Options,
     mut times: Option<&mut StageTimes>,
     source: Option<&srcloc::SourceLines<'_>>,
+    mut hook: Option<StageHook<'_>>,
 ) -> Result<String, BackendError> {
     let names = function_symbols(m);
     let global_names: Vec<String> = m
@@ -281,9 +511,19 @@ pub fn emit_module_annotated(
         if f.is_declaration() {
             continue;
         }
-        let (mf, locs) =
-            compile_function_located(m, fid, &names, opts, times.as_deref_mut(), source.is_some())
-                .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
+        let (mf, locs) = compile_function_hooked(
+            m,
+            fid,
+            &names,
+            opts,
+            times.as_deref_mut(),
+            source.is_some(),
+            match &mut hook {
+                Some(h) => Some(&mut **h),
+                None => None,
+            },
+        )
+        .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
         let clock = std::time::Instant::now();
         let annotate = locs.as_ref().zip(source);
         out.push_str(&emit::emit_function_annotated(

@@ -204,65 +204,7 @@ pub fn hoist_invariants(mf: &mut MFunction) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn constants_leave_the_loop_and_merge() {
-        // b0 -> b1 (header) -> b2 -> b1 | b3
-        let mut mf = MFunction::new("t".into(), false);
-        let b: Vec<MBlock> = (0..4).map(|_| mf.new_block()).collect();
-        mf.layout = b.clone();
-        let i = mf.new_vreg(RegClass::Int);
-        let (c1, c2, s) = (
-            mf.new_vreg(RegClass::Int),
-            mf.new_vreg(RegClass::Int),
-            mf.new_vreg(RegClass::Int),
-        );
-        mf.blocks[0].insts = vec![MInst::Li { rd: i, imm: 0 }, MInst::Jump { target: b[1] }];
-        mf.blocks[1].insts = vec![
-            MInst::Li { rd: c1, imm: 100 },
-            MInst::Branch {
-                cond: Cond::Ge,
-                rs1: i,
-                rs2: c1,
-                target: b[3],
-            },
-            MInst::Jump { target: b[2] },
-        ];
-        mf.blocks[2].insts = vec![
-            MInst::Li { rd: c2, imm: 100 },
-            MInst::Alu {
-                op: AluOp::Add,
-                rd: s,
-                rs1: c2,
-                rs2: SP,
-            },
-            MInst::Alu {
-                op: AluOp::Add,
-                rd: i,
-                rs1: i,
-                rs2: s,
-            },
-            MInst::Jump { target: b[1] },
-        ];
-        mf.blocks[3].insts = vec![MInst::Ret { value: None }];
-        // `i` has two definitions: it must stay.
-        mf.blocks[0].insts.insert(1, MInst::Mv { rd: i, rs: ZERO });
-        hoist_invariants(&mut mf);
-        assert_eq!(
-            mf.blocks[0].insts[..4],
-            [
-                MInst::Li { rd: i, imm: 0 },
-                MInst::Mv { rd: i, rs: ZERO },
-                MInst::Li { rd: c1, imm: 100 },
-                MInst::Alu {
-                    op: AluOp::Add,
-                    rd: s,
-                    rs1: c1,
-                    rs2: SP,
-                },
-            ]
-        );
-        assert_eq!(mf.blocks[2].insts.len(), 2, "{:?}", mf.blocks[2].insts);
-    }
+    // constants_leave_the_loop_and_merge: crates/riscv/filetests/machine-licm-*.mir.
 
     /// A loop using more distinct constants than the budget: the first
     /// `HOIST_LIMIT` leave it, the rest stay next to their uses; repeated

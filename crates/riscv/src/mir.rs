@@ -113,7 +113,7 @@ impl MBlock {
 pub struct Slot(pub u32);
 
 /// What a frame slot holds.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub enum SlotKind {
     /// Local memory (an IR `alloc`).
     Local { size: u64, align: u64 },
@@ -635,13 +635,14 @@ impl MInst {
 }
 
 /// One block: straight-line code ending in branches.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MBlockData {
     pub insts: Vec<MInst>,
 }
 
-/// A function in machine IR.
-#[derive(Clone, Debug)]
+/// A function in machine IR. Everything a stage reads is here, so the function
+/// prints and parses back (see [`crate::text`]) between any two stages.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MFunction {
     pub name: String,
     /// Whether the symbol is exported (`.globl`).

@@ -36,6 +36,9 @@ pub enum Emit {
     Llvm,
     /// RV64GC assembly.
     Asm,
+    /// Machine IR text after the back-end stages (for `.mir` input, after the stages
+    /// of `--passes`).
+    Mir,
     /// Each function's CFG and dominator tree after optimisation, as Graphviz.
     Dot,
     /// One self-contained HTML page: source, IR after each pass, CFGs, assembly.
@@ -162,12 +165,46 @@ impl Driver {
     }
 
     fn run_stages(&self) -> Result<u8, String> {
-        // Pass names are checked before anything is read or written.
-        let named = (self.passes.iter().flatten())
-            .chain(&self.print_after)
-            .chain(&self.print_before);
-        if let Some(n) = named.into_iter().find(|n| opt::lookup(n).is_none()) {
+        let mir_input = self.input.extension().is_some_and(|e| e == "mir");
+        // Pass names are checked before anything is read or written. The dumps also
+        // name back-end stages, and so do the passes for machine IR input.
+        if mir_input {
+            if let Some(n) = (self.passes.iter().flatten())
+                .find(|n| riscv::lookup_stage(n).is_none_or(|s| s.name == "isel"))
+            {
+                let stages: Vec<&str> = riscv::STAGES.iter().skip(1).map(|s| s.name).collect();
+                return Err(format!(
+                    "error: unknown back-end stage '{n}' for machine IR input (stages: {})",
+                    stages.join(", ")
+                ));
+            }
+        } else if let Some(n) = (self.passes.iter().flatten()).find(|n| opt::lookup(n).is_none()) {
             return Err(format!("error: {}", opt::unknown_pass(n)));
+        }
+        let printed = self.print_after.iter().chain(&self.print_before);
+        if let Some(n) = printed
+            .into_iter()
+            .find(|n| opt::lookup(n).is_none() && riscv::lookup_stage(n).is_none())
+        {
+            let score = |m: &str| strsim::jaro_winkler(n, m);
+            let best = |names: &mut dyn Iterator<Item = &'static str>| {
+                names
+                    .map(|m| (score(m), m))
+                    .max_by(|a, b| a.0.total_cmp(&b.0))
+            };
+            let ir = best(&mut opt::pass_names().into_iter().map(|(m, _)| m));
+            let stage = best(&mut riscv::STAGES.iter().map(|s| s.name));
+            let mut msg = opt::unknown_pass(n);
+            if let Some((sc, m)) = stage.filter(|&(sc, _)| sc >= 0.8) {
+                if ir.is_none_or(|(ir_sc, _)| ir_sc < sc) {
+                    msg = format!("unknown pass '{n}' (did you mean the back-end stage '{m}'?)");
+                }
+            }
+            if !msg.contains("did you mean") {
+                let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
+                msg += &format!(" (back-end stages: {})", stages.join(", "));
+            }
+            return Err(format!("error: {msg}"));
         }
         let from_stdin = self.input.as_os_str() == "-";
         let name = if from_stdin {
@@ -213,6 +250,9 @@ impl Driver {
             .unwrap_or(src);
 
         let style = front::diag::Style { color: self.color };
+        if mir_input {
+            return self.run_mir(&name, &src);
+        }
         let defined_at: Vec<(String, front::span::Span)>;
         let mut module = if self.input.extension().is_some_and(|e| e == "ir") {
             if self.emit == Emit::Ast {
@@ -303,6 +343,23 @@ impl Driver {
                 self.write_output(text.as_bytes())?;
                 Ok(0)
             }
+            Emit::Mir => {
+                let opts = riscv::Options {
+                    opt_level: self.opt_level,
+                    verify: self.verify_each,
+                };
+                let names = riscv::function_symbols(&module);
+                let mut text = Vec::new();
+                for (fid, f) in module.funcs.iter() {
+                    if !f.is_declaration() {
+                        let mf = riscv::compile_function(&module, fid, &names, &opts)
+                            .map_err(|e| format!("{name}: error: in function {}: {e}", f.name))?;
+                        text.push(riscv::text::print_function(&mf));
+                    }
+                }
+                self.write_output(text.join("\n").as_bytes())?;
+                Ok(0)
+            }
             Emit::Asm => {
                 let opts = riscv::Options {
                     opt_level: self.opt_level,
@@ -312,7 +369,18 @@ impl Driver {
                 let times = timing().then_some(&mut stages);
                 let lines = riscv::srcloc::SourceLines::new(&name, &src);
                 let source = self.source_lines.then_some(&lines);
-                let asm = riscv::emit_module_annotated(&module, &opts, times, source)
+                let mut dumps = print_passes::MirDumps::new(
+                    &self.print_before,
+                    &self.print_after,
+                    self.print_after_all,
+                    &self.print_funcs,
+                );
+                let wanted = dumps.wanted();
+                let mut hook =
+                    |when, stage: &'static riscv::StageInfo, mf: &_| dumps.around(when, stage, mf);
+                let hook: Option<riscv::StageHook<'_>> =
+                    if wanted { Some(&mut hook) } else { None };
+                let asm = riscv::emit_module_hooked(&module, &opts, times, source, hook)
                     .map_err(|e| format!("{name}: error: {e}"))?;
                 for s in &stages.stages {
                     let name = format!("back end: {}", s.name);
@@ -345,6 +413,71 @@ impl Driver {
                 }
             }
         }
+    }
+
+    /// Machine IR input: parse and verify (with the rules for the first stage of
+    /// `--passes`), run the stages of `--passes`, print with `--emit mir` (or only
+    /// check).
+    fn run_mir(&self, name: &str, src: &str) -> Result<u8, String> {
+        match self.emit {
+            Emit::Check | Emit::Mir => {}
+            _ => {
+                return Err(format!(
+                    "error: {name} is machine IR: only --emit mir and --check read it \
+                     (assembly needs the module's globals)"
+                ))
+            }
+        }
+        let start = Instant::now();
+        let mut funcs = riscv::text::parse_functions(src)
+            .map_err(|e| format!("{name}:{}: error: {}", e.line, e.message))?;
+        let stages: Vec<&str> = self.passes.iter().flatten().map(String::as_str).collect();
+        // Like textual IR, the input is always verified (the stages assume valid code).
+        // Without stages, the rules of any point of the back end will do.
+        use riscv::verify::Stage;
+        for mf in &funcs {
+            let result = match stages.first().and_then(|s| riscv::lookup_stage(s)) {
+                Some(first) => riscv::verify::verify(mf, riscv::stage_input(first))
+                    .map_err(|e| format!("as input of {}: {e}", first.name)),
+                None => [
+                    Stage::Virtual,
+                    Stage::Allocated,
+                    Stage::FrameLaidOut,
+                    Stage::Final,
+                ]
+                .into_iter()
+                .map(|rules| riscv::verify::verify(mf, rules).map_err(|e| e.to_string()))
+                .find(Result::is_ok)
+                .unwrap_or_else(|| {
+                    riscv::verify::verify(mf, Stage::Virtual).map_err(|e| e.to_string())
+                }),
+            };
+            result.map_err(|e| format!("{name}: error: {e}"))?;
+        }
+        record("MIR parse and verify", start, Size::None);
+        let mut dumps = print_passes::MirDumps::new(
+            &self.print_before,
+            &self.print_after,
+            self.print_after_all,
+            &self.print_funcs,
+        );
+        for mf in &mut funcs {
+            for s in &stages {
+                let info = riscv::lookup_stage(s).expect("stage names are checked");
+                dumps.around(riscv::When::Before, info, mf);
+                let start = Instant::now();
+                riscv::run_stages(mf, &[s], self.verify_each)
+                    .map_err(|e| format!("{name}: error: in function {}: {e}", mf.name))?;
+                record(&format!("back end: {}", info.title), start, Size::None);
+                dumps.around(riscv::When::After, info, mf);
+            }
+        }
+        if self.emit == Emit::Check {
+            return Ok(0);
+        }
+        let text: Vec<String> = funcs.iter().map(riscv::text::print_function).collect();
+        self.write_output(text.join("\n").as_bytes())?;
+        Ok(0)
     }
 
     fn lower(&self, program: &front::tast::Program) -> Result<ir::Module, String> {
@@ -409,13 +542,21 @@ impl Driver {
     fn optimize(&self, module: &mut ir::Module) -> Result<(), String> {
         let names = self.pass_names();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        if !self.print_before.is_empty() || !self.print_funcs.is_empty() {
+        // The IR passes among the names to print around (the rest are back-end stages).
+        let ir_only = |v: &[String]| -> Vec<String> {
+            v.iter()
+                .filter(|n| opt::lookup(n).is_some())
+                .cloned()
+                .collect()
+        };
+        let (print_before, print_after) = (ir_only(&self.print_before), ir_only(&self.print_after));
+        if !print_before.is_empty() || !self.print_funcs.is_empty() {
             if let Some(msg) = print_passes::unknown_function(module, &self.print_funcs) {
                 return Err(msg);
             }
             let dumps = print_passes::Dumps {
-                before: &self.print_before,
-                after: &self.print_after,
+                before: &print_before,
+                after: &print_after,
                 after_all: self.print_after_all,
                 funcs: &self.print_funcs,
             };
@@ -440,7 +581,7 @@ impl Driver {
             } else {
                 None
             },
-            print_after: self.print_after.clone(),
+            print_after,
             ..Default::default()
         };
         let mut passes = Vec::new();

@@ -12,9 +12,10 @@ use sysyc::{Driver, Emit, SsaMode, WarningMode, Warnings};
 #[derive(Parser, Debug)]
 #[command(name = "sysyc", version, about, args_override_self = true)]
 struct Cli {
-    /// Input: a SysY source (`.sy`), a textual IR file (`.ir`), or `-` for SysY on
-    /// stdin, e.g. `sysyc -S -o prog.s prog.sy`.
-    #[arg(required_unless_present = "list_passes")]
+    /// Input: a SysY source (`.sy`), a textual IR file (`.ir`), machine IR (`.mir`,
+    /// run through the back-end stages `--passes` names and printed with --emit mir),
+    /// or `-` for SysY on stdin, e.g. `sysyc -S -o prog.s prog.sy`.
+    #[arg(required_unless_present_any = ["list_passes", "list_stages"])]
     input: Option<PathBuf>,
     /// Produce assembly (the default output; accepted for the contest's command
     /// line `sysyc -S -o prog.s prog.sy -O1`).
@@ -51,18 +52,24 @@ struct Cli {
     #[arg(long, value_enum, default_value_t = SsaArg::Braun)]
     ssa: SsaArg,
     /// Run exactly these passes (comma separated) instead of the -O pipeline, e.g.
-    /// `--passes mem2reg,gvn,dce --emit ir`.
+    /// `--passes mem2reg,gvn,dce --emit ir`; for a `.mir` input, these back-end
+    /// stages, e.g. `--passes regalloc,frame --emit mir prog.mir`.
     #[arg(long, value_delimiter = ',')]
     passes: Option<Vec<String>>,
-    /// Print the IR after every pass that changes it, numbered in the run (to
-    /// stderr), e.g. `sysyc -O1 --print-after-all -S -o /dev/null prog.sy`.
+    /// Print the IR after every pass that changes it, numbered in the run, and the
+    /// machine IR after isel and every back-end stage that changes it (to stderr),
+    /// e.g. `sysyc -O1 --print-after-all -S -o /dev/null prog.sy`.
     #[arg(long)]
     print_after_all: bool,
-    /// Print the IR after the named passes (to stderr), e.g.
-    /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy`.
+    /// Print the IR after the named passes (to stderr), or the machine IR after the
+    /// named back-end stages (isel, divinv, machine-licm, speculate, liveness,
+    /// schedule-pre-ra, regalloc, redundant-loads, frame, peephole, schedule), e.g.
+    /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or
+    /// `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]
     print_after: Vec<String>,
-    /// Print the IR before the named passes (to stderr), e.g. `--print-before licm`.
+    /// Print the IR before the named passes or the machine IR before the named
+    /// back-end stages (to stderr), e.g. `--print-before licm,peephole`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]
     print_before: Vec<String>,
     /// Show only these functions in the IR dumps of --print-before, --print-after
@@ -81,6 +88,11 @@ struct Cli {
     /// `sysyc --list-passes`.
     #[arg(long)]
     list_passes: bool,
+    /// List the back-end stages in pipeline order (for `--print-after`,
+    /// `--print-before`, and `--passes` on a `.mir` input) and exit, marking those
+    /// only -O1 and above run: `sysyc --list-stages`.
+    #[arg(long)]
+    list_stages: bool,
     /// Hide every warning, e.g. `sysyc -w -S -o prog.s prog.sy`.
     #[arg(short = 'w')]
     no_warnings: bool,
@@ -125,6 +137,10 @@ enum EmitArg {
     /// e.g. `sysyc -O2 --emit llvm prog.sy -o prog.ll && llc-14 -mattr=+m,+a,+f,+d,+c prog.ll`.
     Llvm,
     Asm,
+    /// Each function's machine IR after the back end's stages, before emission
+    /// (text form of docs/mir-text.md), e.g. `sysyc -O2 --emit mir prog.sy`; for a
+    /// `.mir` input, after the stages `--passes` names.
+    Mir,
     /// Graphviz: each function's control-flow graph and dominator tree, e.g.
     /// `sysyc -O1 --emit dot prog.sy | dot -Tsvg -o prog.svg`.
     Dot,
@@ -314,8 +330,21 @@ fn run(cli: Cli) -> ExitCode {
         return ExitCode::from(1);
     }
     let show_warnings = warnings.mode != WarningMode::Silence;
-    if cli.list_passes {
-        let passes = opt::pass_names();
+    if cli.list_passes || cli.list_stages {
+        let passes: Vec<(&str, String)> = if cli.list_passes {
+            opt::pass_names()
+                .into_iter()
+                .map(|(n, w)| (n, w.to_string()))
+                .collect()
+        } else {
+            riscv::STAGES
+                .iter()
+                .map(|s| {
+                    let only = if s.optimising { " (-O1 and above)" } else { "" };
+                    (s.name, format!("{}{only}", s.description))
+                })
+                .collect()
+        };
         let width = passes.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
         let mut text = String::new();
         for (name, what) in passes {
@@ -331,7 +360,7 @@ fn run(cli: Cli) -> ExitCode {
         };
     }
     let Some(input) = cli.input else {
-        unreachable!("clap requires the input unless --list-passes");
+        unreachable!("clap requires the input unless --list-passes or --list-stages");
     };
     let emit = if cli.check {
         Emit::Check
@@ -344,6 +373,7 @@ fn run(cli: Cli) -> ExitCode {
             Some(EmitArg::Llvm) => Emit::Llvm,
             Some(EmitArg::Dot) => Emit::Dot,
             Some(EmitArg::Html) => Emit::Html,
+            Some(EmitArg::Mir) => Emit::Mir,
             Some(EmitArg::Asm) | None => Emit::Asm,
         }
     };

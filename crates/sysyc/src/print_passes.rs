@@ -1,6 +1,8 @@
 //! IR dumps around passes that the pass manager does not print itself:
 //! `--print-before NAME` and `--filter-print-funcs F` (with `--print-after` and
-//! `--print-after-all`), as LLVM's options of the same names.
+//! `--print-after-all`), as LLVM's options of the same names; and the machine IR
+//! dumps around back-end stages (the same options naming a stage of
+//! `riscv::STAGES`, in the text form of `docs/mir-text.md`).
 //!
 //! With either option the driver runs the passes one at a time and prints around
 //! each. Analyses are then recomputed for every pass instead of being kept between
@@ -99,4 +101,88 @@ pub fn run_printing(
         }
     }
     Ok(())
+}
+
+/// The machine IR dumps around back-end stages, function by function.
+pub struct MirDumps<'a> {
+    before: Vec<&'a str>,
+    after: Vec<&'a str>,
+    after_all: bool,
+    funcs: &'a [String],
+    /// The function's text after the last stage, for `--print-after-all`.
+    last: Option<String>,
+}
+
+impl<'a> MirDumps<'a> {
+    /// The dumps the options ask for; names that are not back-end stages (IR
+    /// passes) are left to the IR dumps.
+    pub fn new(
+        before: &'a [String],
+        after: &'a [String],
+        after_all: bool,
+        funcs: &'a [String],
+    ) -> Self {
+        let stages = |v: &'a [String]| {
+            v.iter()
+                .map(String::as_str)
+                .filter(|n| riscv::lookup_stage(n).is_some())
+                .collect()
+        };
+        MirDumps {
+            before: stages(before),
+            after: stages(after),
+            after_all,
+            funcs,
+            last: None,
+        }
+    }
+
+    /// Whether anything is to be printed.
+    pub fn wanted(&self) -> bool {
+        self.after_all || !self.before.is_empty() || !self.after.is_empty()
+    }
+
+    /// Whether `mf` (an assembly symbol: `f.` before a name the assembler would
+    /// take for a register) is one of the functions shown.
+    fn shown(&self, mf: &riscv::mir::MFunction) -> bool {
+        self.funcs.is_empty()
+            || self.funcs.iter().any(|f| {
+                *f == mf.name || mf.name.strip_prefix("f.").is_some_and(|n| n == f.as_str())
+            })
+    }
+
+    /// Prints on stderr what is asked around `stage`. `--print-after-all` shows the
+    /// function after `isel` and after every stage that changed it.
+    pub fn around(
+        &mut self,
+        when: riscv::When,
+        stage: &riscv::StageInfo,
+        mf: &riscv::mir::MFunction,
+    ) {
+        if !self.shown(mf) {
+            return;
+        }
+        let name = stage.name;
+        let mut err = std::io::stderr();
+        if when == riscv::When::Before {
+            if self.before.contains(&name) {
+                let text = riscv::text::print_function(mf);
+                let _ = write!(err, "; MIR before {name} ({})\n{text}", mf.name);
+            }
+            return;
+        }
+        let wanted = self.after.contains(&name);
+        if !wanted && !self.after_all {
+            return;
+        }
+        let text = riscv::text::print_function(mf);
+        let changed = name == "isel" || self.last.as_ref() != Some(&text);
+        if wanted || changed {
+            let note = if changed { "" } else { ", unchanged" };
+            let _ = write!(err, "; MIR after {name} ({}{note})\n{text}", mf.name);
+        }
+        if self.after_all {
+            self.last = Some(text);
+        }
+    }
 }

@@ -1032,3 +1032,148 @@ fn auto_colour_follows_the_terminal_and_no_color() {
     assert!(text(&plain.stdout).contains("warning: unused variable `u`"));
     assert!(!plain.stdout.contains(&0x1b), "{:?}", text(&plain.stdout));
 }
+
+/// `--print-after`/`--print-before` name back-end stages too: each function's
+/// machine IR in its text form, which parses back; `--print-after-all` shows isel
+/// and the stages that changed the function; unknown names list the stages.
+#[test]
+fn back_end_stages_print_machine_ir() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let out = sysyc(&[
+        "-O2",
+        "--print-after",
+        "regalloc,gvn",
+        "--print-before",
+        "peephole",
+        "--filter-print-funcs",
+        "main",
+        "-S",
+        "-o",
+        "/dev/null",
+        p,
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    let headers: Vec<&str> = err.lines().filter(|l| l.starts_with("; MIR")).collect();
+    assert_eq!(
+        headers,
+        [
+            "; MIR after regalloc (main)",
+            "; MIR before peephole (main)"
+        ],
+        "{err}"
+    );
+    assert!(err.contains("; IR after gvn"), "{err}");
+    let mir = err.split("; MIR after regalloc (main)\n").nth(1).unwrap();
+    let mir = &mir[..mir.find("\nend\n").unwrap() + 5];
+    let mf = riscv::text::parse_function(mir).unwrap_or_else(|e| panic!("{e}\n{mir}"));
+    assert_eq!(riscv::text::print_function(&mf), mir);
+    riscv::verify::verify(&mf, riscv::verify::Stage::Allocated).unwrap();
+
+    let all = text(&sysyc(&["-O2", "--print-after-all", "-S", "-o", "/dev/null", p]).stderr);
+    assert!(all.contains("; MIR after isel (main)\nfunction main global\n"));
+    assert!(all.contains("; MIR after regalloc (main)\n"));
+    assert!(
+        !all.contains("; MIR after liveness"),
+        "liveness changes nothing"
+    );
+
+    // --list-stages names them all, in pipeline order.
+    let listed = text(&sysyc(&["--list-stages"]).stdout);
+    let names: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
+    assert_eq!(names, stages);
+    assert!(listed.contains("(-O1 and above)"));
+
+    let bad = sysyc(&["-O2", "--print-after", "regaloc", p]);
+    assert_eq!(bad.status.code(), Some(1));
+    let msg = text(&bad.stderr);
+    assert!(
+        msg.contains("unknown pass 'regaloc' (did you mean the back-end stage 'regalloc'?)"),
+        "{msg}"
+    );
+    let bad = sysyc(&["-O2", "--print-before", "zzzz", p]);
+    let msg = text(&bad.stderr);
+    assert!(msg.contains("(back-end stages: isel, divinv,"), "{msg}");
+}
+
+/// `--emit mir` prints the final machine IR; a `.mir` input runs the back-end stages
+/// `--passes` names on it (verifying its input and every result).
+#[test]
+fn machine_ir_output_and_input() {
+    let p = program();
+    let out = sysyc(&["-O2", "--emit", "mir", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let fs = riscv::text::parse_functions(&text(&out.stdout)).unwrap();
+    assert!(fs.iter().any(|f| f.name == "main" && f.global));
+    for f in &fs {
+        riscv::verify::verify(f, riscv::verify::Stage::Final).unwrap();
+    }
+
+    let dir = std::env::temp_dir().join(format!("sysyc-cli-mir-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let input = dir.join("f.mir");
+    std::fs::write(
+        &input,
+        "function f local\n  int %v0..%v1\nbb0:\n  mv %v0, a0\n  addiw %v1, %v0, 1\n  \
+         mv a0, %v1\n  ret a0\nend\n",
+    )
+    .unwrap();
+    let input = input.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut v = args.to_vec();
+        v.push(input);
+        sysyc(&v)
+    };
+    let out = run(&[
+        "--verify-each",
+        "--passes",
+        "regalloc,frame,peephole",
+        "--emit",
+        "mir",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "function f local\n  int %v0..%v1\nbb0:\n  addiw a0, a0, 1\n  ret a0\nend\n"
+    );
+    // The input is checked with the rules of the first stage's input.
+    let out = run(&["--passes", "frame", "--emit", "mir"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("as input of frame") && text(&out.stderr).contains("%v0"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Without stages, code valid at any point of the back end is accepted: here,
+    // final code that falls through.
+    let done = dir.join("final.mir");
+    std::fs::write(
+        &done,
+        "function f local\nbb0:\n  beq a0, zero, bb1\nbb2:\n  ret\nbb1:\n  ret\nend\n",
+    )
+    .unwrap();
+    let out = sysyc(&["--check", done.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&["--passes", "gvn", "--emit", "mir"]);
+    assert!(text(&out.stderr).contains("unknown back-end stage 'gvn'"));
+    let out = run(&["-S"]);
+    assert!(text(&out.stderr).contains("only --emit mir and --check read it"));
+    std::fs::write(
+        dir.join("bad.mir"),
+        "function f local\nbb0:\n  frob a0\nend\n",
+    )
+    .unwrap();
+    let out = sysyc(&["--check", dir.join("bad.mir").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("bad.mir:3: error: unknown instruction `frob`"),
+        "{}",
+        text(&out.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

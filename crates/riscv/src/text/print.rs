@@ -1,0 +1,155 @@
+//! Machine IR to text.
+
+use crate::mir::*;
+use std::fmt::Write;
+
+fn alu_imm_text(off: i64) -> String {
+    format!("{off:+}")
+}
+
+fn addr_text(a: &Addr) -> String {
+    match a.base {
+        Base::Reg(r) => format!("{}({r})", a.off),
+        Base::Slot(s) => format!("{}(slot{})", a.off, s.0),
+    }
+}
+
+fn regs_text(rs: &[Reg]) -> String {
+    rs.iter()
+        .map(|r| r.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Mnemonic of a conversion.
+pub fn cvt_mnemonic(op: CvtOp) -> &'static str {
+    match op {
+        CvtOp::FcvtSW => "fcvt.s.w",
+        CvtOp::FcvtWS => "fcvt.w.s",
+        CvtOp::FmvWX => "fmv.w.x",
+        CvtOp::FmvXW => "fmv.x.w",
+        CvtOp::FcvtDS => "fcvt.d.s",
+        CvtOp::FmvXD => "fmv.x.d",
+    }
+}
+
+/// One instruction, without indentation: `addw %v3, %v1, a0`, `lw t0, 8(slot2)`,
+/// `call putint(a0)`, `bne %v4, zero, bb2`.
+pub fn print_inst(i: &MInst) -> String {
+    match i {
+        MInst::Alu { op, rd, rs1, rs2 } => format!("{} {rd}, {rs1}, {rs2}", op.mnemonic()),
+        MInst::AluImm { op, rd, rs1, imm } => format!("{} {rd}, {rs1}, {imm}", op.mnemonic()),
+        MInst::Li { rd, imm } => format!("li {rd}, {imm}"),
+        MInst::La { rd, global, off } => format!("lla {rd}, g{global}{}", alu_imm_text(*off)),
+        MInst::FrameAddr { rd, slot, off } => {
+            format!("frameaddr {rd}, slot{}{}", slot.0, alu_imm_text(*off))
+        }
+        MInst::Mv { rd, rs } => format!("mv {rd}, {rs}"),
+        MInst::FAlu { op, rd, rs1, rs2 } => format!("{} {rd}, {rs1}, {rs2}", op.mnemonic()),
+        MInst::FCmp { op, rd, rs1, rs2 } => format!("{} {rd}, {rs1}, {rs2}", op.mnemonic()),
+        MInst::Cvt { op, rd, rs } => format!("{} {rd}, {rs}", cvt_mnemonic(*op)),
+        MInst::Load { op, rd, addr } => format!("{} {rd}, {}", op.load_mnemonic(), addr_text(addr)),
+        MInst::Store { op, src, addr } => {
+            format!("{} {src}, {}", op.store_mnemonic(), addr_text(addr))
+        }
+        MInst::Call { callee, args } => format!("call {callee}({})", regs_text(args)),
+        MInst::TailCall { callee, args } => format!("tail {callee}({})", regs_text(args)),
+        MInst::Ret { value: None } => "ret".to_string(),
+        MInst::Ret { value: Some(r) } => format!("ret {r}"),
+        MInst::Branch {
+            cond,
+            rs1,
+            rs2,
+            target,
+        } => format!("{} {rs1}, {rs2}, bb{}", cond.mnemonic(), target.0),
+        MInst::Jump { target } => format!("j bb{}", target.0),
+    }
+}
+
+/// Runs of consecutive virtual register numbers of one class: `%v0..%v4 %v7`.
+fn vreg_ranges(mf: &MFunction, class: RegClass) -> String {
+    let mut out = String::new();
+    let n = mf.num_vregs();
+    let mut i = 0;
+    while i < n {
+        if mf.vreg_class[i] != class {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i + 1 < n && mf.vreg_class[i + 1] == class {
+            i += 1;
+        }
+        out.push(' ');
+        if start == i {
+            let _ = write!(out, "%v{start}");
+        } else {
+            let _ = write!(out, "%v{start}..%v{i}");
+        }
+        i += 1;
+    }
+    out
+}
+
+/// The whole function: header, declarations, then the blocks in layout order (and
+/// any non-empty block outside the layout, marked `unplaced`), then `end`.
+pub fn print_function(mf: &MFunction) -> String {
+    let mut s = String::new();
+    let linkage = if mf.global { "global" } else { "local" };
+    let _ = writeln!(s, "function {} {linkage}", mf.name);
+    if mf.outgoing_size != 0 {
+        let _ = writeln!(s, "  outgoing {}", mf.outgoing_size);
+    }
+    for (k, slot) in mf.slots.iter().enumerate() {
+        let _ = match slot {
+            SlotKind::Local { size, align } => {
+                writeln!(s, "  slot{k} local {size} align {align}")
+            }
+            SlotKind::Spill => writeln!(s, "  slot{k} spill"),
+            SlotKind::Incoming(n) => writeln!(s, "  slot{k} incoming {n}"),
+        };
+    }
+    for (class, name) in [(RegClass::Int, "int"), (RegClass::Float, "float")] {
+        let list = vreg_ranges(mf, class);
+        if !list.is_empty() {
+            let _ = writeln!(s, "  {name}{list}");
+        }
+    }
+    for (v, remat) in mf.vreg_remat.iter().enumerate() {
+        if let Some(i) = remat {
+            let _ = writeln!(s, "  remat %v{v}: {}", print_inst(i));
+        }
+    }
+    let mut placed = vec![false; mf.blocks.len()];
+    let mut order: Vec<(MBlock, bool)> = Vec::new();
+    for &b in &mf.layout {
+        if let Some(p) = placed.get_mut(b.index()) {
+            *p = true;
+        }
+        order.push((b, true));
+    }
+    for (k, data) in mf.blocks.iter().enumerate() {
+        if !placed[k] && !data.insts.is_empty() {
+            order.push((MBlock(k as u32), false));
+        }
+    }
+    let last = mf.blocks.len();
+    let listed_last = order.iter().map(|(b, _)| b.index() + 1).max().unwrap_or(0);
+    if last != listed_last {
+        let _ = writeln!(s, "  blocks {last}");
+    }
+    for (b, in_layout) in order {
+        if in_layout {
+            let _ = writeln!(s, "bb{}:", b.0);
+        } else {
+            let _ = writeln!(s, "bb{} unplaced:", b.0);
+        }
+        if let Some(data) = mf.blocks.get(b.index()) {
+            for i in &data.insts {
+                let _ = writeln!(s, "  {}", print_inst(i));
+            }
+        }
+    }
+    s.push_str("end\n");
+    s
+}
