@@ -1,10 +1,10 @@
 //! The RV64GC back end: IR module to GNU assembler text for
 //! `riscv64-linux-gnu-gcc -march=rv64gc -mabi=lp64d`.
 //!
-//! Pipeline per function, one file per stage:
+//! Pipeline per function, one file (or folder) per stage:
 //!
 //! ```text
-//! isel (+ out_of_ssa)  IR -> machine IR over virtual registers; block arguments
+//! isel/ (+ out_of_ssa) IR -> machine IR over virtual registers; block arguments
 //!                      become sequentialised parallel copies on (split) edges
 //! licm                 loop-invariant materialisations move to preheaders (-O1)
 //! schedule (pre-RA)    list scheduling over virtual registers, pressure-guarded

@@ -1,0 +1,230 @@
+//! The calling convention (`crate::abi` classifies): calls with their arguments in
+//! registers or outgoing stack slots (floats of variadic calls as doubles), the
+//! result read from `a0`/`fa0`; the entry block's parameters taken from the argument
+//! registers or incoming stack slots; `ret`.
+
+use super::memory::mem_op;
+use super::{CacheKey, Isel, Opnd, PBase, PtrLoc};
+use crate::abi::{self, ArgKind, ArgLoc};
+use crate::mir::*;
+use crate::BackendError;
+use ir::{EntityRef, FuncId, Type, Value};
+
+impl Isel<'_> {
+    /// The entry block's parameters (those used), from their argument registers or
+    /// incoming stack slots.
+    pub(super) fn entry_params(&mut self) -> Result<(), BackendError> {
+        let f = self.f;
+        let params = f.block_params(f.entry_block()).to_vec();
+        let kinds: Vec<ArgKind> = params
+            .iter()
+            .map(|&p| match f.value_type(p) {
+                Type::F32 => ArgKind::Float,
+                _ => ArgKind::Int,
+            })
+            .collect();
+        let (locs, _) = abi::classify_args(&kinds);
+        for (i, &p) in params.iter().enumerate() {
+            if !f.has_users(p) {
+                continue;
+            }
+            let ty = f.value_type(p);
+            let r = self.def_reg(p);
+            match locs[i] {
+                ArgLoc::IntReg(a) if ty == Type::F32 => self.push(MInst::Cvt {
+                    op: CvtOp::FmvWX,
+                    rd: r,
+                    rs: a,
+                }),
+                ArgLoc::IntReg(a) | ArgLoc::FloatReg(a) => self.push(MInst::Mv { rd: r, rs: a }),
+                ArgLoc::Stack(k) => {
+                    let slot = self.mf.new_slot(SlotKind::Incoming(k));
+                    self.push_remat(MInst::Load {
+                        op: mem_op(ty)?,
+                        rd: r,
+                        addr: Addr {
+                            base: Base::Slot(slot),
+                            off: 0,
+                        },
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `res = call callee(args)`: stack arguments stored, register arguments moved in
+    /// (constants last), the call, the result moved out of `a0`/`fa0`.
+    pub(super) fn call(
+        &mut self,
+        res: Option<Value>,
+        callee: FuncId,
+        args: &[Value],
+    ) -> Result<(), BackendError> {
+        let f = self.f;
+        let sig = &self.m.funcs[callee].sig;
+        let kinds: Vec<ArgKind> = args
+            .iter()
+            .enumerate()
+            .map(|(i, &a)| match f.value_type(a) {
+                Type::F32 if sig.variadic && i >= sig.params.len() => ArgKind::VariadicDouble,
+                Type::F32 => ArgKind::Float,
+                _ => ArgKind::Int,
+            })
+            .collect();
+        let (locs, nstack) = abi::classify_args(&kinds);
+        self.mf.outgoing_size = self.mf.outgoing_size.max(nstack as u64 * 8);
+        let mut moves: Vec<(Reg, Reg)> = Vec::new();
+        let mut consts: Vec<(Reg, i32)> = Vec::new();
+        let mut arg_regs = Vec::new();
+        for (i, &a) in args.iter().enumerate() {
+            match (kinds[i], locs[i]) {
+                (ArgKind::Int, ArgLoc::IntReg(p)) => {
+                    arg_regs.push(p);
+                    match self.operand(a)? {
+                        Opnd::Int(c) => consts.push((p, c)),
+                        _ => {
+                            let r = self.reg(a)?;
+                            moves.push((p, r));
+                        }
+                    }
+                }
+                (ArgKind::Float, ArgLoc::FloatReg(p)) => {
+                    arg_regs.push(p);
+                    let r = self.reg(a)?;
+                    moves.push((p, r));
+                }
+                (ArgKind::Float, ArgLoc::IntReg(p)) => {
+                    arg_regs.push(p);
+                    let r = self.reg(a)?;
+                    let t = self.tmp();
+                    self.push(MInst::Cvt {
+                        op: CvtOp::FmvXW,
+                        rd: t,
+                        rs: r,
+                    });
+                    moves.push((p, t));
+                }
+                (ArgKind::VariadicDouble, loc) => {
+                    let r = self.reg(a)?;
+                    let d = self.new_vreg(RegClass::Float);
+                    self.push(MInst::Cvt {
+                        op: CvtOp::FcvtDS,
+                        rd: d,
+                        rs: r,
+                    });
+                    match loc {
+                        ArgLoc::Stack(k) => {
+                            let addr = self.out_arg_addr(k);
+                            self.push(MInst::Store {
+                                op: MemOp::FD,
+                                src: d,
+                                addr,
+                            });
+                        }
+                        ArgLoc::IntReg(p) | ArgLoc::FloatReg(p) => {
+                            arg_regs.push(p);
+                            let t = self.tmp();
+                            self.push(MInst::Cvt {
+                                op: CvtOp::FmvXD,
+                                rd: t,
+                                rs: d,
+                            });
+                            moves.push((p, t));
+                        }
+                    }
+                }
+                (kind, ArgLoc::Stack(k)) => {
+                    let r = self.reg(a)?;
+                    let op = if kind == ArgKind::Float {
+                        MemOp::FS
+                    } else {
+                        MemOp::D
+                    };
+                    let addr = self.out_arg_addr(k);
+                    self.push(MInst::Store { op, src: r, addr });
+                }
+                (_, loc) => {
+                    return Err(BackendError::new(format!(
+                        "internal: argument {i} classified as {loc:?}"
+                    )))
+                }
+            }
+        }
+        for (p, r) in moves {
+            self.push(MInst::Mv { rd: p, rs: r });
+        }
+        for (p, c) in consts {
+            self.push(MInst::Li {
+                rd: p,
+                imm: c as i64,
+            });
+        }
+        let name = self.func_names[callee.index()].clone();
+        self.push(MInst::Call {
+            callee: name,
+            args: arg_regs,
+        });
+        if let Some(r) = res.filter(|&r| f.has_users(r)) {
+            let ret = if f.value_type(r) == Type::F32 {
+                FA0
+            } else {
+                A0
+            };
+            let rd = self.def_reg(r);
+            self.push(MInst::Mv { rd, rs: ret });
+        }
+        Ok(())
+    }
+
+    /// Address of outgoing stack argument `k`.
+    fn out_arg_addr(&mut self, k: u32) -> Addr {
+        let off = k as i64 * 8;
+        if fits_imm12(off) {
+            Addr {
+                base: Base::Reg(SP),
+                off,
+            }
+        } else {
+            // `sp + hi`, shared by the (up to 256) arguments in the same 2 KiB window
+            // and cached per block, so a call with a thousand stack arguments computes
+            // four bases, not a thousand addresses (which machine LICM would hoist out
+            // of a loop and the allocator would then spill).
+            let hi = off & !0x7ff;
+            let a = self.cached(CacheKey::Loc(PtrLoc {
+                base: PBase::Reg(SP),
+                off: hi,
+            }));
+            Addr {
+                base: Base::Reg(a),
+                off: off - hi,
+            }
+        }
+    }
+
+    /// `ret`, the value (if any) in `a0` or `fa0`.
+    pub(super) fn ret(&mut self, value: Option<Value>) -> Result<(), BackendError> {
+        match value {
+            None => self.push(MInst::Ret { value: None }),
+            Some(v) => {
+                let r = if self.f.value_type(v) == Type::F32 {
+                    FA0
+                } else {
+                    A0
+                };
+                match self.operand(v)? {
+                    Opnd::Int(c) => self.push(MInst::Li {
+                        rd: r,
+                        imm: c as i64,
+                    }),
+                    _ => {
+                        let s = self.reg(v)?;
+                        self.push(MInst::Mv { rd: r, rs: s });
+                    }
+                }
+                self.push(MInst::Ret { value: Some(r) });
+            }
+        }
+        Ok(())
+    }
+}
