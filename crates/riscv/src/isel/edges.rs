@@ -5,7 +5,7 @@
 //! Edge blocks are laid out right after the block that branches to them.
 //!
 //! The copies are made here, while selecting, and not by a separate out-of-SSA stage
-//! after isel (`crate::out_of_ssa` only orders them, [`sequentialize`]): the
+//! after isel (`crate::out_of_ssa` only orders them, [`sequentialize_edge`]): the
 //! forms of the arguments (constants, frame and global addresses, a register plus an
 //! offset) and the block's cache of materialised constants and addresses exist only
 //! during selection, where an argument's address is computed before the branch and
@@ -18,7 +18,7 @@
 
 use super::{class_of_type, CacheKey, Isel, Opnd, PBase, PtrLoc};
 use crate::mir::*;
-use crate::out_of_ssa::sequentialize;
+use crate::out_of_ssa::{sequentialize_edge, CopySource};
 use crate::BackendError;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, EntityRef};
@@ -71,14 +71,17 @@ impl Isel<'_> {
         })
     }
 
-    /// Emits the parallel copy from `dest`'s arguments to its block's parameters.
+    /// Emits the parallel copy from `dest`'s arguments to its block's parameters: an
+    /// address based on a register is computed first (into a register of its own, in
+    /// the block's cache); the copies from registers are then sequentialised, and
+    /// constants and frame or global addresses written last (see
+    /// [`sequentialize_edge`]).
     pub(super) fn edge_copies(&mut self, dest: &BlockCall) -> Result<(), BackendError> {
         if !self.needs_copies(dest) {
             return Ok(());
         }
         let params = self.f.block_params(dest.block).to_vec();
-        let mut reg_copies = Vec::new();
-        let mut late: Vec<(Reg, Opnd)> = Vec::new();
+        let mut copies: Vec<(Reg, CopySource<Opnd>)> = Vec::new();
         for (&p, &a) in params.iter().zip(&dest.args) {
             if !self.f.has_users(p) {
                 continue;
@@ -86,60 +89,65 @@ impl Isel<'_> {
             let Some(dst) = self.vreg[p.index()] else {
                 continue;
             };
-            match self.operand(a)? {
-                Opnd::Reg(r) => reg_copies.push((dst, r)),
+            let src = match self.operand(a)? {
+                Opnd::Reg(r) => CopySource::Reg(r),
                 Opnd::Loc(l) if matches!(l.base, PBase::Reg(_)) => {
-                    let r = self.materialize(l);
-                    reg_copies.push((dst, r));
+                    CopySource::Reg(self.materialize(l))
                 }
-                o => late.push((dst, o)),
-            }
+                o => CopySource::Value(o),
+            };
+            copies.push((dst, src));
         }
-        let moves = {
+        let ordered = {
             let mf = &mut self.mf;
-            sequentialize(&reg_copies, |like| {
+            sequentialize_edge(&copies, |like| {
                 let c = mf.class_of(like);
                 mf.new_vreg(c)
             })
         };
-        for (d, s) in moves {
-            self.push(MInst::Mv { rd: d, rs: s });
-        }
-        for (dst, o) in late {
-            match o {
-                Opnd::Int(c) => self.push(MInst::Li {
-                    rd: dst,
-                    imm: c as i64,
-                }),
-                Opnd::FBits(0) => self.push(MInst::Cvt {
-                    op: CvtOp::FmvWX,
-                    rd: dst,
-                    rs: ZERO,
-                }),
-                Opnd::FBits(b) => {
-                    let t = self.cached(CacheKey::Int(b as i32));
-                    self.push(MInst::Cvt {
-                        op: CvtOp::FmvWX,
-                        rd: dst,
-                        rs: t,
-                    });
-                }
-                Opnd::Loc(PtrLoc {
-                    base: PBase::Slot(slot),
-                    off,
-                }) => self.push(MInst::FrameAddr { rd: dst, slot, off }),
-                Opnd::Loc(PtrLoc {
-                    base: PBase::Global(g),
-                    off,
-                }) => self.push(MInst::La {
-                    rd: dst,
-                    global: g,
-                    off,
-                }),
-                Opnd::Loc(_) | Opnd::Reg(_) => unreachable!("register copies handled above"),
+        for (dst, src) in ordered {
+            match src {
+                CopySource::Reg(s) => self.push(MInst::Mv { rd: dst, rs: s }),
+                CopySource::Value(o) => self.copy_value(dst, o),
             }
         }
         Ok(())
+    }
+
+    /// `dst = o`, for a constant or a frame or global address.
+    fn copy_value(&mut self, dst: Reg, o: Opnd) {
+        match o {
+            Opnd::Int(c) => self.push(MInst::Li {
+                rd: dst,
+                imm: c as i64,
+            }),
+            Opnd::FBits(0) => self.push(MInst::Cvt {
+                op: CvtOp::FmvWX,
+                rd: dst,
+                rs: ZERO,
+            }),
+            Opnd::FBits(b) => {
+                let t = self.cached(CacheKey::Int(b as i32));
+                self.push(MInst::Cvt {
+                    op: CvtOp::FmvWX,
+                    rd: dst,
+                    rs: t,
+                });
+            }
+            Opnd::Loc(PtrLoc {
+                base: PBase::Slot(slot),
+                off,
+            }) => self.push(MInst::FrameAddr { rd: dst, slot, off }),
+            Opnd::Loc(PtrLoc {
+                base: PBase::Global(g),
+                off,
+            }) => self.push(MInst::La {
+                rd: dst,
+                global: g,
+                off,
+            }),
+            Opnd::Loc(_) | Opnd::Reg(_) => unreachable!("register copies are moves"),
+        }
     }
 
     /// The machine block a `br` arm jumps to: the target itself, or a new edge block
