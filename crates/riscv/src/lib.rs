@@ -22,7 +22,8 @@
 //!
 //! Globals are emitted by `globals`. The calling convention lives in `abi`. With
 //! [`Options::verify`], the machine IR verifier (`verify`) checks the function after
-//! every stage.
+//! every stage, and the allocation checker (`regalloc::checker`) proves the register
+//! allocation (it also runs in debug builds).
 
 pub mod abi;
 pub mod divinv;
@@ -226,7 +227,8 @@ pub fn compile_function_located(
         schedule::run_before_allocation(&mut mf, &live);
         done("schedule (pre-RA)", &mf, Stage::Virtual)?;
     }
-    regalloc::allocate_with(&mut mf, &live)?;
+    // The allocation checker runs with the verifier, and always in debug builds.
+    regalloc::allocate_checked(&mut mf, &live, opts.verify || cfg!(debug_assertions))?;
     done("regalloc", &mf, Stage::Allocated)?;
     if opts.opt_level >= 1 {
         redundant_loads::run(&mut mf);
