@@ -60,28 +60,71 @@ pub struct Options {
     pub verify: bool,
 }
 
-/// An error the back end reports instead of panicking: IR it cannot translate, or an
-/// internal inconsistency.
+/// An error the back end reports instead of panicking. Its text (`Display`) is what
+/// the driver prints after `FILE: error: `.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackendError {
-    pub message: String,
+pub enum BackendError {
+    /// IR the back end cannot translate (a type it cannot load, a value used before
+    /// its definition is selected, a block without terminator).
+    Untranslatable(String),
+    /// An inconsistency inside a stage (printed after `internal: `).
+    Internal(String),
+    /// The machine IR verifier rejected the function after the stage `after`.
+    Invalid {
+        after: &'static str,
+        error: verify::VerifyError,
+    },
+    /// The allocation checker could not prove the register allocation.
+    Allocation(Box<regalloc::checker::CheckError>),
+    /// An error in one function of the module.
+    InFunction {
+        function: String,
+        error: Box<BackendError>,
+    },
+    /// Any other error, as text (for callers written against the former
+    /// message-only error: [`BackendError::new`]).
+    Other(String),
 }
 
 impl BackendError {
+    /// An error with only a message ([`BackendError::Other`]).
     pub fn new(message: impl Into<String>) -> Self {
-        BackendError {
-            message: message.into(),
+        BackendError::Other(message.into())
+    }
+
+    /// The error under any [`BackendError::InFunction`] context.
+    pub fn innermost(&self) -> &BackendError {
+        match self {
+            BackendError::InFunction { error, .. } => error.innermost(),
+            e => e,
         }
     }
 }
 
 impl fmt::Display for BackendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        match self {
+            BackendError::Untranslatable(m) | BackendError::Other(m) => f.write_str(m),
+            BackendError::Internal(m) => write!(f, "internal: {m}"),
+            BackendError::Invalid { after, error } => write!(f, "after {after}: {error}"),
+            BackendError::Allocation(e) => write!(f, "after regalloc: {e}"),
+            BackendError::InFunction { function, error } => {
+                write!(f, "in function {function}: {error}")
+            }
+        }
     }
 }
 
-impl std::error::Error for BackendError {}
+impl std::error::Error for BackendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BackendError::Invalid { error, .. } => Some(error),
+            BackendError::Allocation(e) => Some(&**e),
+            BackendError::InFunction { error, .. } => Some(&**error),
+            _ => None,
+        }
+    }
+}
 
 /// Names that the assembler would read as registers.
 fn is_register_name(s: &str) -> bool {
@@ -200,7 +243,7 @@ pub fn compile_function_located(
         }
         if opts.verify {
             verify::verify(mf, stage)
-                .map_err(|e| BackendError::new(format!("after {name}: {e}")))?;
+                .map_err(|error| BackendError::Invalid { after: name, error })?;
         }
         if let Some((before, locs)) = &mut located {
             *locs = locs.follow(before, mf);
@@ -285,7 +328,10 @@ pub fn emit_module_annotated(
         }
         let (mf, locs) =
             compile_function_located(m, fid, &names, opts, times.as_deref_mut(), source.is_some())
-                .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
+                .map_err(|e| BackendError::InFunction {
+                    function: f.name.clone(),
+                    error: Box::new(e),
+                })?;
         let clock = std::time::Instant::now();
         let annotate = locs.as_ref().zip(source);
         out.push_str(&emit::emit_function_annotated(
@@ -345,6 +391,37 @@ bb0:
             };
             emit_module(&m, &opts).unwrap_or_else(|e| panic!("-O{opt_level}: {e}"));
         }
+    }
+
+    #[test]
+    fn error_texts_are_the_driver_messages() {
+        let inner = BackendError::Internal("out of scratch registers".into());
+        let e = BackendError::InFunction {
+            function: "f".into(),
+            error: Box::new(inner.clone()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "in function f: internal: out of scratch registers"
+        );
+        assert_eq!(e.innermost(), &inner);
+        let mut mf = mir::MFunction::new("g".into(), false);
+        let b = mf.new_block();
+        mf.layout.push(b);
+        let error = verify::verify(&mf, verify::Stage::Virtual).expect_err("no terminator");
+        let e = BackendError::Invalid {
+            after: "isel",
+            error,
+        };
+        assert!(
+            e.to_string()
+                .starts_with("after isel: machine IR of g is invalid at block 0 (Virtual): "),
+            "{e}"
+        );
+        assert_eq!(
+            BackendError::new("no such thing").to_string(),
+            "no such thing"
+        );
     }
 
     #[test]

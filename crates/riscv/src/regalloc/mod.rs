@@ -37,7 +37,7 @@ pub fn allocate_checked(
     let provenance = spill::rewrite(mf, &alloc)?;
     if let Some(before) = before {
         checker::check(&before, mf, &provenance)
-            .map_err(|e| BackendError::new(format!("after regalloc: {e}")))?;
+            .map_err(|e| BackendError::Allocation(Box::new(e)))?;
     }
     Ok(())
 }

@@ -48,7 +48,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
             return Ok(r);
         }
         alloc.assignment[r.vindex()]
-            .ok_or_else(|| BackendError::new(format!("internal: {r} has no register")))
+            .ok_or_else(|| BackendError::Internal(format!("{r} has no register")))
     };
     let spilled = |r: Reg| r.is_virtual() && alloc.spilled[r.vindex()];
     let mut provenance: Provenance = vec![Vec::new(); mf.blocks.len()];
@@ -100,7 +100,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
                     RegClass::Int => int_pool.next(),
                     RegClass::Float => float_pool.next(),
                 }
-                .ok_or_else(|| BackendError::new("internal: out of scratch registers"))?;
+                .ok_or_else(|| BackendError::Internal("out of scratch registers".into()))?;
                 reload(mf, &slot, u, scratch, &mut out)?;
                 origins.push(match mf.vreg_remat[u.vindex()] {
                     Some(_) => Origin::Remat(u),
@@ -185,8 +185,7 @@ fn reload(
         out.push(i);
         return Ok(());
     }
-    let s =
-        slot[v.vindex()].ok_or_else(|| BackendError::new(format!("internal: {v} has no slot")))?;
+    let s = slot[v.vindex()].ok_or_else(|| BackendError::Internal(format!("{v} has no slot")))?;
     out.push(MInst::Load {
         op: if mf.class_of(v) == RegClass::Int {
             MemOp::D
