@@ -110,6 +110,33 @@ pub struct CheckError {
     pub kind: CheckErrorKind,
 }
 
+/// `inst` as `Debug` prints it, with registers by name (`t1`, `%v3`) instead of
+/// number (`Reg(6)`).
+fn named(inst: &MInst) -> String {
+    let text = format!("{inst:?}");
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(i) = rest.find("Reg(") {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 4..];
+        let number = after
+            .find(')')
+            .and_then(|j| Some((j, after[..j].parse::<u32>().ok()?)));
+        match number {
+            Some((j, n)) => {
+                out.push_str(&Reg(n).to_string());
+                rest = &after[j + 1..];
+            }
+            None => {
+                out.push_str("Reg(");
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 fn list(vals: &[Reg]) -> String {
     let v: Vec<String> = vals.iter().map(|r| r.to_string()).collect();
     format!("{{{}}}", v.join(", "))
@@ -137,7 +164,7 @@ impl fmt::Display for CheckErrorKind {
                 write!(f, "the early def of {value} shares {reg} with a use")
             }
             CheckErrorKind::Mismatch { expected } => {
-                write!(f, "not the original instruction `{expected:?}`")
+                write!(f, "not the original instruction `{}`", named(expected))
             }
             CheckErrorKind::NotSpillCode => f.write_str("spill code that moves no spill slot"),
             CheckErrorKind::BadProvenance => {
@@ -155,7 +182,7 @@ impl fmt::Display for CheckError {
             self.function, self.at.block.0, self.at.index
         )?;
         if let Some(i) = &self.inst {
-            write!(f, " (`{i:?}`)")?;
+            write!(f, " (`{}`)", named(i))?;
         }
         write!(f, ": {}", self.kind)
     }
@@ -638,6 +665,22 @@ mod tests {
                 e.kind
             }
         }
+    }
+
+    #[test]
+    fn instructions_print_with_register_names() {
+        let i = MInst::Load {
+            op: MemOp::W,
+            rd: Reg::virt(3),
+            addr: Addr {
+                base: Base::Reg(Reg::x(10)),
+                off: 4,
+            },
+        };
+        assert_eq!(
+            named(&i),
+            "Load { op: W, rd: %v3, addr: Addr { base: Reg(a0), off: 4 } }"
+        );
     }
 
     #[test]
