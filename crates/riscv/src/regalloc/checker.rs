@@ -8,7 +8,10 @@
 //! abstract state maps each location (physical register or spill slot) to the set
 //! of symbolic values it certainly holds. A symbolic value names a register of the
 //! code before allocation: a virtual register, or a physical one that code already
-//! uses (argument and result registers, fixed operands). The transfer functions:
+//! uses (argument and result registers, fixed operands). Here a set never has more
+//! than one element (a copy of the original code defines a new value, and spill
+//! code copies whole sets), so a location holds one known value or nothing known,
+//! and the state is a flat array of those. The transfer functions:
 //!
 //! - an instruction of the original code ([`Origin::Inst`]) reads each use operand's
 //!   value from the register the allocator put in its place, which must hold it;
@@ -69,13 +72,13 @@ pub struct InstRef {
 /// What is wrong with an allocation.
 #[derive(Clone, PartialEq, Eq, Debug)]
 pub enum CheckErrorKind {
-    /// A use of `value` reads `loc`, which certainly holds only `held` (empty when
-    /// nothing is known there: never written on some path, or different values on
-    /// different paths).
+    /// A use of `value` reads `loc`, which holds `held` (`None` when nothing is
+    /// known there: never written on some path, or different values on different
+    /// paths).
     WrongValue {
         value: Reg,
         loc: Loc,
-        held: Vec<Reg>,
+        held: Option<Reg>,
     },
     /// A use of `value` reads `loc`, a register the call `call` overwrote (on some
     /// path) after `value` was put there.
@@ -137,17 +140,13 @@ fn named(inst: &MInst) -> String {
     out
 }
 
-fn list(vals: &[Reg]) -> String {
-    let v: Vec<String> = vals.iter().map(|r| r.to_string()).collect();
-    format!("{{{}}}", v.join(", "))
-}
-
 impl fmt::Display for CheckErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CheckErrorKind::WrongValue { value, loc, held } => {
-                write!(f, "{value} is read from {loc}, which holds {}", list(held))
-            }
+            CheckErrorKind::WrongValue { value, loc, held } => match held {
+                Some(h) => write!(f, "{value} is read from {loc}, which holds {h}"),
+                None => write!(f, "{value} is read from {loc}, which holds no known value"),
+            },
             CheckErrorKind::ClobberedByCall { value, loc, call } => write!(
                 f,
                 "{value} is read from {loc}, clobbered by the call at block {} instruction {}",
@@ -191,10 +190,10 @@ impl fmt::Display for CheckError {
 impl std::error::Error for CheckError {}
 
 /// What one location certainly holds.
-#[derive(Clone, PartialEq, Eq, Debug, Default)]
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
 struct Cell {
-    /// Sorted.
-    vals: Vec<Reg>,
+    /// The value, if one is known (the set `{v}`, or the empty set).
+    val: Option<Reg>,
     /// The call that last overwrote the location, on some path (for the error).
     clobbered_by: Option<InstRef>,
 }
@@ -202,16 +201,18 @@ struct Cell {
 impl Cell {
     fn holding(v: Reg) -> Cell {
         Cell {
-            vals: vec![v],
+            val: Some(v),
             clobbered_by: None,
         }
     }
 
     /// `self ∩= other`; whether anything changed.
     fn meet(&mut self, other: &Cell) -> bool {
-        let before = self.vals.len();
-        self.vals.retain(|v| other.vals.binary_search(v).is_ok());
-        let mut changed = self.vals.len() != before;
+        let mut changed = false;
+        if self.val.is_some() && self.val != other.val {
+            self.val = None;
+            changed = true;
+        }
         let by = match (self.clobbered_by, other.clobbered_by) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -219,6 +220,21 @@ impl Cell {
         changed |= by != self.clobbered_by;
         self.clobbered_by = by;
         changed
+    }
+}
+
+/// For each value (by register number), the cells it has ever been put in, in any
+/// state: an over-approximation of where it can be, so that a def need not look at
+/// every location for older copies (a value enters a location only by a def, a
+/// copy or a recomputation, all noted here; meets only remove values).
+struct Places(Vec<Vec<u32>>);
+
+impl Places {
+    fn note(&mut self, value: Reg, cell: usize) {
+        let list = &mut self.0[value.0 as usize];
+        if !list.contains(&(cell as u32)) {
+            list.push(cell as u32);
+        }
     }
 }
 
@@ -253,29 +269,40 @@ impl State {
     }
 
     /// An original instruction writes `value` into `loc`.
-    fn def(&mut self, value: Reg, loc: Loc) {
-        for c in &mut self.cells {
-            if let Ok(i) = c.vals.binary_search(&value) {
-                c.vals.remove(i);
+    fn def(&mut self, places: &mut Places, value: Reg, loc: Loc) {
+        for &c in &places.0[value.0 as usize] {
+            let cell = &mut self.cells[c as usize];
+            if cell.val == Some(value) {
+                cell.val = None;
             }
         }
+        self.put(places, value, loc);
+    }
+
+    /// `loc` holds `value` only.
+    fn put(&mut self, places: &mut Places, value: Reg, loc: Loc) {
         self.cells[index(loc)] = Cell::holding(value);
+        places.note(value, index(loc));
     }
 
     /// Spill code copies `from` into `to`.
-    fn copy(&mut self, from: Loc, to: Loc) {
-        self.cells[index(to)] = self.cells[index(from)].clone();
+    fn copy(&mut self, places: &mut Places, from: Loc, to: Loc) {
+        let cell = self.cells[index(from)];
+        if let Some(v) = cell.val {
+            places.note(v, index(to));
+        }
+        self.cells[index(to)] = cell;
     }
 
     /// A call overwrites `r`.
-    fn clobber(&mut self, r: Reg, call: InstRef) {
-        self.def(r, Loc::Reg(r));
+    fn clobber(&mut self, places: &mut Places, r: Reg, call: InstRef) {
+        self.def(places, r, Loc::Reg(r));
         self.cells[r.0 as usize].clobbered_by = Some(call);
     }
 
     fn read(&self, value: Reg, loc: Loc) -> Result<(), CheckErrorKind> {
         let c = &self.cells[index(loc)];
-        if c.vals.binary_search(&value).is_ok() {
+        if c.val == Some(value) {
             return Ok(());
         }
         Err(match c.clobbered_by {
@@ -283,7 +310,7 @@ impl State {
             None => CheckErrorKind::WrongValue {
                 value,
                 loc,
-                held: c.vals.clone(),
+                held: c.val,
             },
         })
     }
@@ -307,6 +334,7 @@ struct Checker<'a> {
     before: &'a MFunction,
     after: &'a MFunction,
     provenance: &'a Provenance,
+    places: std::cell::RefCell<Places>,
 }
 
 impl Checker<'_> {
@@ -377,6 +405,7 @@ impl Checker<'_> {
         inst: &MInst,
         origin: Origin,
     ) -> Result<(), CheckErrorKind> {
+        let places = &mut *self.places.borrow_mut();
         let original = |k: u32| {
             self.before.blocks[at.block.index()]
                 .insts
@@ -422,7 +451,7 @@ impl Checker<'_> {
                                 reg: r,
                             });
                         }
-                        st.def(o.reg, Loc::Reg(r));
+                        st.def(places, o.reg, Loc::Reg(r));
                     }
                 }
                 for &(o, r) in &pairs {
@@ -431,11 +460,11 @@ impl Checker<'_> {
                     }
                 }
                 for c in inst.clobbers() {
-                    st.clobber(c, at);
+                    st.clobber(places, c, at);
                 }
                 for &(o, r) in &pairs {
                     if o.kind == OperandKind::Def {
-                        st.def(o.reg, Loc::Reg(r));
+                        st.def(places, o.reg, Loc::Reg(r));
                     }
                 }
                 Ok(())
@@ -453,7 +482,7 @@ impl Checker<'_> {
                             .ok_or(CheckErrorKind::NotSpillCode)?;
                         self.placed(rd, *r)?;
                         st.read(rs, Loc::Slot(s))?;
-                        st.def(rd, Loc::Reg(*r));
+                        st.def(places, rd, Loc::Reg(*r));
                     }
                     MInst::Store { op, src, addr } => {
                         let s = self
@@ -462,12 +491,12 @@ impl Checker<'_> {
                             .ok_or(CheckErrorKind::NotSpillCode)?;
                         self.placed(rs, *src)?;
                         st.read(rs, Loc::Reg(*src))?;
-                        st.def(rd, Loc::Slot(s));
+                        st.def(places, rd, Loc::Slot(s));
                     }
                     _ => {
                         let r = self.recomputes(rs, inst)?;
                         self.placed(rd, r)?;
-                        st.def(rd, Loc::Reg(r));
+                        st.def(places, rd, Loc::Reg(r));
                     }
                 }
                 Ok(())
@@ -476,11 +505,11 @@ impl Checker<'_> {
                 match inst {
                     MInst::Load { op, rd, addr } if rd.is_phys() && *op == spill_op(*rd) => {
                         let s = self.spill_slot(addr).ok_or(CheckErrorKind::NotSpillCode)?;
-                        st.copy(Loc::Slot(s), Loc::Reg(*rd));
+                        st.copy(places, Loc::Slot(s), Loc::Reg(*rd));
                     }
                     MInst::Store { op, src, addr } if src.is_phys() && *op == spill_op(*src) => {
                         let s = self.spill_slot(addr).ok_or(CheckErrorKind::NotSpillCode)?;
-                        st.copy(Loc::Reg(*src), Loc::Slot(s));
+                        st.copy(places, Loc::Reg(*src), Loc::Slot(s));
                     }
                     _ => return Err(CheckErrorKind::NotSpillCode),
                 }
@@ -489,7 +518,7 @@ impl Checker<'_> {
             Origin::Remat(v) => {
                 let r = self.recomputes(v, inst)?;
                 // The same value again: older copies stay valid.
-                st.cells[r.0 as usize] = Cell::holding(v);
+                st.put(places, v, Loc::Reg(r));
                 Ok(())
             }
         }
@@ -531,6 +560,17 @@ pub fn check(
         before,
         after,
         provenance,
+        places: std::cell::RefCell::new(Places(
+            (0..NUM_PREGS as usize + before.num_vregs())
+                .map(|r| {
+                    if r < NUM_PREGS as usize {
+                        vec![r as u32]
+                    } else {
+                        Vec::new()
+                    }
+                })
+                .collect(),
+        )),
     };
     let Some(&entry) = after.layout.first() else {
         return Ok(());
@@ -809,7 +849,7 @@ mod tests {
         match check_err(&before, &after, &prov) {
             CheckErrorKind::WrongValue { loc, held, .. } => {
                 assert_eq!(loc, Loc::Reg(scratch));
-                assert!(!held.is_empty());
+                assert!(held.is_some());
             }
             k => panic!("{k:?}"),
         }
@@ -825,9 +865,9 @@ mod tests {
             .expect("a spill store");
         after.blocks[b.index()].insts.remove(i);
         prov[b.index()].remove(i);
-        // The reload copies the slot's (empty) set into a scratch register.
+        // The reload copies the slot's unknown content into a scratch register.
         match check_err(&before, &after, &prov) {
-            CheckErrorKind::WrongValue { held, .. } => assert!(held.is_empty()),
+            CheckErrorKind::WrongValue { held, .. } => assert_eq!(held, None),
             k => panic!("{k:?}"),
         }
     }
@@ -861,7 +901,7 @@ mod tests {
         match check_err(&before, &after, &prov) {
             CheckErrorKind::WrongValue { value, held, .. } => {
                 assert!(
-                    (value == va && held == [vb]) || (value == vb && held == [va]),
+                    (value == va && held == Some(vb)) || (value == vb && held == Some(va)),
                     "{value} {held:?}"
                 );
             }
