@@ -955,6 +955,79 @@ mod tests {
         }
     }
 
+    /// Moving one value to another register of its file is accepted exactly when the
+    /// live intervals allow it: when the value overlaps neither the register's fixed
+    /// interval (arguments, results, call clobbers) nor a value already there.
+    #[test]
+    fn random_reassignments_are_accepted_exactly_when_the_intervals_allow_them() {
+        use crate::regalloc::linear_scan::overlaps;
+        let before = selected();
+        let (iv, alloc) = allocation(&before);
+        let nv = before.num_vregs();
+        let interval = |v: usize| &iv.regs[NUM_PREGS as usize + v];
+        let in_reg: Vec<usize> = (0..nv).filter(|&v| alloc.assignment[v].is_some()).collect();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        let (mut accepted, mut rejected) = (0, 0);
+        for _ in 0..1000 {
+            let v = in_reg[next(in_reg.len())];
+            let regs = abi::allocatable(before.vreg_class[v]);
+            let r = regs[next(regs.len())];
+            let mut assignment = alloc.assignment.clone();
+            assignment[v] = Some(r);
+            let allowed = !overlaps(interval(v), &iv.regs[r.0 as usize])
+                && (0..nv).all(|w| {
+                    w == v || assignment[w] != Some(r) || !overlaps(interval(v), interval(w))
+                });
+            let moved = Allocation {
+                assignment,
+                spilled: alloc.spilled.clone(),
+            };
+            let (after, prov) = rewritten(&before, &moved);
+            let got = check(&before, &after, &prov);
+            assert_eq!(got.is_ok(), allowed, "%v{v} in {r}: {got:?}");
+            if allowed {
+                accepted += 1;
+            } else {
+                rejected += 1;
+            }
+        }
+        eprintln!("{accepted} accepted, {rejected} rejected");
+        assert!(accepted >= 50 && rejected >= 50, "{accepted} {rejected}");
+    }
+
+    /// Spilling any set of values is correct (spill code goes through the scratch
+    /// registers), and the checker accepts it.
+    #[test]
+    fn spilling_random_sets_of_values_is_accepted() {
+        let before = selected();
+        let (_, alloc) = allocation(&before);
+        let nv = before.num_vregs();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for round in 0..50 {
+            let mut moved = Allocation {
+                assignment: alloc.assignment.clone(),
+                spilled: alloc.spilled.clone(),
+            };
+            for v in 0..nv {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                if moved.assignment[v].is_some() && seed % 100 < 2 * round {
+                    moved.assignment[v] = None;
+                    moved.spilled[v] = true;
+                }
+            }
+            let (after, prov) = rewritten(&before, &moved);
+            check(&before, &after, &prov).unwrap_or_else(|e| panic!("round {round}: {e}"));
+        }
+    }
+
     #[test]
     fn a_moved_fixed_register_is_caught() {
         let before = selected();
