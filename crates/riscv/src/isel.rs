@@ -158,7 +158,9 @@ fn mem_op(t: Type) -> Result<MemOp, BackendError> {
         Type::I32 => Ok(MemOp::W),
         Type::F32 => Ok(MemOp::FS),
         Type::Ptr => Ok(MemOp::D),
-        t => Err(BackendError::new(format!("no load/store of type {t}"))),
+        t => Err(BackendError::Untranslatable(format!(
+            "no load/store of type {t}"
+        ))),
     }
 }
 
@@ -225,7 +227,7 @@ impl<'a> Isel<'a> {
             let preds = cfg.preds(b);
             if preds.len() == 1 {
                 let term = f.terminator(preds[0]).ok_or_else(|| {
-                    BackendError::new(format!("block {} has no terminator", preds[0]))
+                    BackendError::Untranslatable(format!("block {} has no terminator", preds[0]))
                 })?;
                 let call = f
                     .kind(term)
@@ -321,7 +323,7 @@ impl<'a> Isel<'a> {
                 } else if let Some(r) = self.vreg[v.index()] {
                     Opnd::Reg(r)
                 } else {
-                    return Err(BackendError::new(format!(
+                    return Err(BackendError::Untranslatable(format!(
                         "{}: value {v} used before its definition was selected",
                         self.f.name
                     )));
@@ -701,7 +703,7 @@ impl<'a> Isel<'a> {
 
     fn target(&self, b: Block) -> Result<MBlock, BackendError> {
         self.mblock[b.index()]
-            .ok_or_else(|| BackendError::new(format!("branch to unreachable block {b}")))
+            .ok_or_else(|| BackendError::Untranslatable(format!("branch to unreachable block {b}")))
     }
 
     /// Whether the comparison `i` can be folded into the branch ending its block.
@@ -1282,8 +1284,8 @@ impl<'a> Isel<'a> {
                     self.push(MInst::Store { op, src: r, addr });
                 }
                 (_, loc) => {
-                    return Err(BackendError::new(format!(
-                        "internal: argument {i} classified as {loc:?}"
+                    return Err(BackendError::Internal(format!(
+                        "argument {i} classified as {loc:?}"
                     )))
                 }
             }
