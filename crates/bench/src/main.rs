@@ -74,6 +74,9 @@ enum Command {
         /// Keep the generated programs in this directory
         #[arg(long)]
         work_dir: Option<PathBuf>,
+        /// Compile each program this many times and report the least time
+        #[arg(long, default_value_t = 1)]
+        repeat: usize,
     },
     /// Print a .sy file as the C the reference compilers see (prelude included).
     #[command(name = "to-c")]
@@ -139,7 +142,8 @@ fn main() -> ExitCode {
             max_factor,
             timeout,
             work_dir,
-        }) => scaling_cmd(sysyc, opt, &only, max_factor, timeout, work_dir),
+            repeat,
+        }) => scaling_cmd(sysyc, opt, &only, max_factor, timeout, work_dir, repeat),
         None => bench_cmd(&cli.run),
     };
     match result {
@@ -164,6 +168,7 @@ fn scaling_cmd(
     max_factor: usize,
     timeout: u64,
     work_dir: Option<PathBuf>,
+    repeat: usize,
 ) -> Result<(), String> {
     let sysyc = sysyc.unwrap_or_else(default_sysyc);
     if !sysyc.is_file() {
@@ -189,6 +194,7 @@ fn scaling_cmd(
             max_factor: max_factor.max(1),
             timeout: Duration::from_secs(timeout),
             work: &work,
+            repeat,
         },
         &mut |line| println!("{line}"),
     )
