@@ -54,6 +54,9 @@ impl LoopForest {
         for (i, &b) in cfg.rpo().iter().enumerate() {
             rpo_num[b] = i;
         }
+        // Per loop, a loop enclosing it (itself when none is known yet), towards
+        // its outermost enclosing loop found so far.
+        let mut top_of: Vec<LoopId> = Vec::new();
         for h in dom_postorder(dt) {
             let latches: Vec<Block> = cfg
                 .unique_preds(h)
@@ -73,6 +76,7 @@ impl LoopForest {
                 depth: 0,
             });
             lf.innermost[h] = Some(id);
+            top_of.push(id);
             let mut work = latches;
             while let Some(b) = work.pop() {
                 match lf.innermost[b] {
@@ -83,14 +87,14 @@ impl LoopForest {
                     Some(inner) => {
                         // Part of a loop found earlier: continue from the header of its
                         // outermost enclosing loop so far, which becomes our child.
-                        let mut top = inner;
-                        while let Some(p) = lf.loops[top.0 as usize].parent {
-                            top = p;
-                        }
+                        // (A union-find with path compression: walking up the parent
+                        // chain each time is quadratic in the depth of a nest.)
+                        let top = outermost(&mut top_of, inner);
                         if top == id {
                             continue;
                         }
                         lf.loops[top.0 as usize].parent = Some(id);
+                        top_of[top.0 as usize] = id;
                         let sub_header = lf.loops[top.0 as usize].header;
                         work.extend(
                             cfg.preds(sub_header)
@@ -235,6 +239,21 @@ impl LoopForest {
 }
 
 /// Post-order of the dominator tree (children before parents), iteratively.
+/// The outermost loop enclosing `l` found so far, compressing the paths walked.
+fn outermost(top_of: &mut [LoopId], l: LoopId) -> LoopId {
+    let mut root = l;
+    while top_of[root.0 as usize] != root {
+        root = top_of[root.0 as usize];
+    }
+    let mut x = l;
+    while top_of[x.0 as usize] != root {
+        let next = top_of[x.0 as usize];
+        top_of[x.0 as usize] = root;
+        x = next;
+    }
+    root
+}
+
 fn dom_postorder(dt: &DominatorTree) -> Vec<Block> {
     let mut out = Vec::with_capacity(dt.rpo().len());
     let Some(&entry) = dt.rpo().first() else {
