@@ -1,22 +1,19 @@
 //! Loops of machine functions: the nesting forest and the depth of every block.
 //!
-//! Dominators by the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple,
-//! Fast Dominance Algorithm", 2001) over the machine CFG; an edge `u -> h` with `h`
-//! dominating `u` is a back edge, and its natural loop is `h` plus every block that
-//! reaches `u` without passing through `h` (Aho, Sethi, Ullman, section 10.4). Loops
-//! sharing a header are merged. Two natural loops with different headers are
-//! disjoint or nested, so the loops form a forest, and a block's depth is the depth
-//! of the innermost loop containing it.
+//! The dominator tree and the natural loops are the IR's own analyses
+//! ([`ir::analysis::DomTree`], [`ir::analysis::natural_loops`]), run on the machine
+//! CFG through the [`Graph`] interface: an edge `u -> h` with `h` dominating `u` is
+//! a back edge, and its natural loop is `h` plus every block that reaches `u`
+//! without passing through `h`. Loops sharing a header are merged. Two natural
+//! loops with different headers are disjoint or nested, so the loops form a forest,
+//! and a block's depth is the depth of the innermost loop containing it.
 //!
-//! The forest is found as LLVM's `LoopInfo` (and the IR's `LoopForest`) do: headers
-//! are visited in post-order of the dominator tree, so inner loops come first, and
-//! the reverse walk from a loop's latches jumps over an inner loop already found
-//! through its outermost enclosing loop so far (a union-find with path compression,
-//! so a deep nest costs no walk up the parent chain per block). Membership is not a
-//! bit vector per loop (quadratic in a deep nest) but the innermost loop of each
-//! block plus an interval numbering of the forest: `contains` takes constant time.
+//! Membership is not a bit vector per loop (quadratic in a deep nest) but the
+//! innermost loop of each block plus an interval numbering of the forest:
+//! `contains` takes constant time.
 
 use crate::mir::{MBlock, MFunction};
+use ir::analysis::{natural_loops, DomTree, Graph};
 
 const NONE: u32 = u32::MAX;
 
@@ -94,19 +91,61 @@ pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
     loop_info(mf).depth
 }
 
-/// The representative of `l`'s outermost enclosing loop found so far.
-fn find(top: &mut [u32], l: u32) -> u32 {
-    let mut root = l;
-    while top[root as usize] != root {
-        root = top[root as usize];
+/// The CFG of a machine function, as the IR's analyses see graphs.
+struct MachineCfg {
+    preds: Vec<Vec<MBlock>>,
+    succs: Vec<Vec<MBlock>>,
+    /// Reachable blocks in reverse post-order.
+    rpo: Vec<MBlock>,
+}
+
+impl Graph for MachineCfg {
+    type Node = MBlock;
+    fn preds(&self, b: MBlock) -> &[MBlock] {
+        &self.preds[b.index()]
     }
-    let mut x = l;
-    while top[x as usize] != root {
-        let next = top[x as usize];
-        top[x as usize] = root;
-        x = next;
+    fn succs(&self, b: MBlock) -> &[MBlock] {
+        &self.succs[b.index()]
     }
-    root
+    fn rpo(&self) -> &[MBlock] {
+        &self.rpo
+    }
+}
+
+impl MachineCfg {
+    fn compute(mf: &MFunction, entry: MBlock) -> Self {
+        let n = mf.blocks.len();
+        let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
+        let mut preds: Vec<Vec<MBlock>> = vec![Vec::new(); n];
+        for (b, ss) in succs.iter().enumerate() {
+            for s in ss {
+                preds[s.index()].push(MBlock(b as u32));
+            }
+        }
+        // Reverse post-order by iterative DFS.
+        let mut post = Vec::with_capacity(n);
+        let mut visited = vec![false; n];
+        let mut stack = vec![(entry, 0usize)];
+        visited[entry.index()] = true;
+        while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+            if let Some(&s) = succs[b.index()].get(*i) {
+                *i += 1;
+                if !visited[s.index()] {
+                    visited[s.index()] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(b);
+                stack.pop();
+            }
+        }
+        post.reverse();
+        MachineCfg {
+            preds,
+            succs,
+            rpo: post,
+        }
+    }
 }
 
 /// Finds the natural loops of `mf`.
@@ -120,136 +159,17 @@ pub fn loop_info(mf: &MFunction) -> LoopInfo {
             ..Default::default()
         };
     };
-    let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (b, ss) in succs.iter().enumerate() {
-        for s in ss {
-            preds[s.index()].push(b);
-        }
-    }
-    // Reverse post-order by iterative DFS.
-    let mut post = Vec::with_capacity(n);
-    let mut visited = vec![false; n];
-    let mut stack = vec![(entry.index(), 0usize)];
-    visited[entry.index()] = true;
-    while let Some(&mut (b, ref mut i)) = stack.last_mut() {
-        if let Some(s) = succs[b].get(*i) {
-            *i += 1;
-            if !visited[s.index()] {
-                visited[s.index()] = true;
-                stack.push((s.index(), 0));
-            }
-        } else {
-            post.push(b);
-            stack.pop();
-        }
-    }
-    let rpo: Vec<usize> = post.into_iter().rev().collect();
+    let cfg = MachineCfg::compute(mf, entry);
+    let dt = DomTree::of_graph(&cfg);
+    let nest = natural_loops(&cfg, &dt);
     let mut rpo_num = vec![usize::MAX; n];
-    for (i, &b) in rpo.iter().enumerate() {
-        rpo_num[b] = i;
+    for (i, &b) in cfg.rpo.iter().enumerate() {
+        rpo_num[b.index()] = i;
     }
-    let mut idom = vec![usize::MAX; n];
-    idom[entry.index()] = entry.index();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in &rpo[1..] {
-            let mut new = usize::MAX;
-            for &p in &preds[b] {
-                if idom[p] == usize::MAX {
-                    continue;
-                }
-                new = if new == usize::MAX {
-                    p
-                } else {
-                    intersect(&idom, &rpo_num, p, new)
-                };
-            }
-            if new != usize::MAX && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
-    }
-    // Dominance in constant time: `a` dominates `b` when `b`'s pre-order number in
-    // the dominator tree falls in `a`'s subtree interval. (Walking up the idom
-    // chain per back-edge test is quadratic in long chains of blocks.) The same
-    // walk lists the tree in post-order.
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &b in &rpo[1..] {
-        if idom[b] != usize::MAX {
-            children[idom[b]].push(b);
-        }
-    }
-    let mut pre = vec![usize::MAX; n];
-    let mut last = vec![0usize; n];
-    let mut dom_post = Vec::with_capacity(rpo.len());
-    let mut counter = 0;
-    let mut walk = vec![(entry.index(), 0usize)];
-    pre[entry.index()] = counter;
-    counter += 1;
-    while let Some(&mut (b, ref mut k)) = walk.last_mut() {
-        if let Some(&c) = children[b].get(*k) {
-            *k += 1;
-            pre[c] = counter;
-            counter += 1;
-            walk.push((c, 0));
-        } else {
-            last[b] = counter;
-            dom_post.push(b);
-            walk.pop();
-        }
-    }
-    let dominates = |a: usize, b: usize| -> bool {
-        pre[a] != usize::MAX && pre[b] != usize::MAX && pre[a] <= pre[b] && pre[b] < last[a]
-    };
-    let reachable = |b: usize| rpo_num[b] != usize::MAX;
-    // Natural loops, inner loops first.
-    let mut innermost = vec![NONE; n];
-    let mut headers: Vec<usize> = Vec::new();
-    let mut parent: Vec<u32> = Vec::new();
-    let mut top: Vec<u32> = Vec::new();
-    let mut work: Vec<usize> = Vec::new();
-    for &h in &dom_post {
-        work.clear();
-        work.extend(
-            preds[h]
-                .iter()
-                .copied()
-                .filter(|&p| reachable(p) && dominates(h, p)),
-        );
-        if work.is_empty() {
-            continue;
-        }
-        let id = headers.len() as u32;
-        headers.push(h);
-        parent.push(NONE);
-        top.push(id);
-        innermost[h] = id;
-        while let Some(b) = work.pop() {
-            if innermost[b] == NONE {
-                innermost[b] = id;
-                work.extend(preds[b].iter().copied().filter(|&p| reachable(p)));
-                continue;
-            }
-            // Part of a loop found earlier: continue from the header of its
-            // outermost enclosing loop so far, which becomes a child of this one.
-            let t = find(&mut top, innermost[b]);
-            if t == id {
-                continue;
-            }
-            parent[t as usize] = id;
-            top[t as usize] = id;
-            let sub = headers[t as usize];
-            work.extend(
-                preds[sub]
-                    .iter()
-                    .copied()
-                    .filter(|&p| reachable(p) && !dominates(sub, p)),
-            );
-        }
-    }
+    let headers: Vec<usize> = nest.loops.iter().map(|l| l.header.index()).collect();
+    let mut innermost: Vec<u32> = (0..n)
+        .map(|b| nest.innermost[MBlock(b as u32)].map_or(NONE, |l| l as u32))
+        .collect();
     // Outer loops first: an outer loop's header dominates the inner header, so it
     // comes first in reverse post-order.
     let mut order: Vec<usize> = (0..headers.len()).collect();
@@ -262,7 +182,7 @@ pub fn loop_info(mf: &MFunction) -> LoopInfo {
         .iter()
         .map(|&l| Loop {
             header: MBlock(headers[l] as u32),
-            parent: (parent[l] != NONE).then(|| renumber[parent[l] as usize] as usize),
+            parent: nest.loops[l].parent.map(|p| renumber[p] as usize),
         })
         .collect();
     for m in &mut innermost {
@@ -304,29 +224,13 @@ pub fn loop_info(mf: &MFunction) -> LoopInfo {
         .iter()
         .map(|&m| if m == NONE { 0 } else { loop_depth[m as usize] })
         .collect();
-    let preds = preds
-        .into_iter()
-        .map(|v| v.into_iter().map(|p| MBlock(p as u32)).collect())
-        .collect();
     LoopInfo {
         loops,
         depth,
-        preds,
+        preds: cfg.preds,
         innermost,
         span,
     }
-}
-
-fn intersect(idom: &[usize], rpo_num: &[usize], mut a: usize, mut b: usize) -> usize {
-    while a != b {
-        while rpo_num[a] > rpo_num[b] {
-            a = idom[a];
-        }
-        while rpo_num[b] > rpo_num[a] {
-            b = idom[b];
-        }
-    }
-    a
 }
 
 #[cfg(test)]

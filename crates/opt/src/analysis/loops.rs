@@ -8,9 +8,11 @@
 //! the reverse walk from the latches skips over already discovered inner loops through
 //! their headers, which also links each inner loop to its parent (the method of LLVM's
 //! `LoopInfo`). Cycles that are not natural loops (irreducible control flow, entered
-//! at more than one block) are not loops here.
+//! at more than one block) are not loops here. The discovery itself is
+//! [`ir::analysis::natural_loops`], which the back end's machine loops share; this
+//! forest adds children, depths, block lists and the nesting intervals.
 
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::{natural_loops, ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, SecondaryMap};
 
 /// One natural loop.
@@ -71,56 +73,22 @@ impl LoopForest {
         for (i, &b) in cfg.rpo().iter().enumerate() {
             rpo_num[b] = i;
         }
-        // Per loop, a loop enclosing it (itself when none is known yet), towards
-        // its outermost enclosing loop found so far.
-        let mut top_of: Vec<LoopId> = Vec::new();
-        for h in dom_postorder(dt) {
-            let latches: Vec<Block> = cfg
-                .unique_preds(h)
-                .into_iter()
-                .filter(|&p| dt.dominates(h, p))
-                .collect();
-            if latches.is_empty() {
-                continue;
-            }
-            let id = LoopId(lf.loops.len() as u32);
-            lf.loops.push(Loop {
-                header: h,
-                latches: latches.clone(),
+        // The natural loops, innermost first, by the code the back end uses too.
+        let nest = natural_loops(cfg, dt);
+        lf.loops = nest
+            .loops
+            .into_iter()
+            .map(|l| Loop {
+                header: l.header,
+                latches: l.latches,
                 blocks: Vec::new(),
-                parent: None,
+                parent: l.parent.map(|p| LoopId(p as u32)),
                 children: Vec::new(),
                 depth: 0,
-            });
-            lf.innermost[h] = Some(id);
-            top_of.push(id);
-            let mut work = latches;
-            while let Some(b) = work.pop() {
-                match lf.innermost[b] {
-                    None => {
-                        lf.innermost[b] = Some(id);
-                        work.extend(cfg.preds(b).iter().filter(|&&p| dt.is_reachable(p)));
-                    }
-                    Some(inner) => {
-                        // Part of a loop found earlier: continue from the header of its
-                        // outermost enclosing loop so far, which becomes our child.
-                        // (A union-find with path compression: walking up the parent
-                        // chain each time is quadratic in the depth of a nest.)
-                        let top = outermost(&mut top_of, inner);
-                        if top == id {
-                            continue;
-                        }
-                        lf.loops[top.0 as usize].parent = Some(id);
-                        top_of[top.0 as usize] = id;
-                        let sub_header = lf.loops[top.0 as usize].header;
-                        work.extend(
-                            cfg.preds(sub_header)
-                                .iter()
-                                .filter(|&&p| dt.is_reachable(p) && !dt.dominates(sub_header, p)),
-                        );
-                    }
-                }
-            }
+            })
+            .collect();
+        for &b in cfg.rpo() {
+            lf.innermost[b] = nest.innermost[b].map(|l| LoopId(l as u32));
         }
         // Children, depths (parents were created after their children) and block lists.
         for i in (0..lf.loops.len()).rev() {
@@ -246,41 +214,6 @@ impl LoopForest {
         }
         out
     }
-}
-
-/// The outermost loop enclosing `l` found so far, compressing the paths walked.
-fn outermost(top_of: &mut [LoopId], l: LoopId) -> LoopId {
-    let mut root = l;
-    while top_of[root.0 as usize] != root {
-        root = top_of[root.0 as usize];
-    }
-    let mut x = l;
-    while top_of[x.0 as usize] != root {
-        let next = top_of[x.0 as usize];
-        top_of[x.0 as usize] = root;
-        x = next;
-    }
-    root
-}
-
-/// Post-order of the dominator tree (children before parents), iteratively.
-fn dom_postorder(dt: &DominatorTree) -> Vec<Block> {
-    let mut out = Vec::with_capacity(dt.rpo().len());
-    let Some(&entry) = dt.rpo().first() else {
-        return out;
-    };
-    let mut stack = vec![(entry, false)];
-    while let Some((b, done)) = stack.pop() {
-        if done {
-            out.push(b);
-            continue;
-        }
-        stack.push((b, true));
-        for &c in dt.children(b).iter().rev() {
-            stack.push((c, false));
-        }
-    }
-    out
 }
 
 #[cfg(test)]
