@@ -3,7 +3,8 @@
 //! Each *dimension* is a family of SysY programs that grows along one axis
 //! (statements in a block, branches in a loop body, functions, loop depth,
 //! sequential loops, call-graph depth, initialiser size). The command generates
-//! each at 1x, 4x and 16x of its base size, compiles it with `sysyc -S`, and
+//! each at 1x, 4x, 16x, ... of its base size up to the largest factor (at most
+//! 64x) whose program stays within the 0.5 MB, compiles it with `sysyc -S`, and
 //! prints the wall time, the CPU time (user plus system), the peak resident
 //! memory (`ru_maxrss` from `wait4`) and the growth ratio of CPU time and memory
 //! from one size to the next. A compiler that is linear shows ratios near 4; the
@@ -31,6 +32,9 @@ pub struct Dimension {
     pub what: &'static str,
     /// Size at 1x.
     pub base: usize,
+    /// Largest scale factor of a default run: the largest power of 4 up to 64
+    /// whose program stays within the 0.5 MB.
+    pub top: usize,
     /// The program of size `n`.
     pub generate: fn(usize) -> String,
 }
@@ -41,54 +45,63 @@ pub const DIMENSIONS: &[Dimension] = &[
         name: "stmts",
         what: "statements in one block",
         base: 500,
+        top: 16,
         generate: straight_line,
     },
     Dimension {
         name: "branches",
         what: "if/else statements in one loop body",
         base: 500,
+        top: 16,
         generate: branches_in_loop,
     },
     Dimension {
         name: "functions",
         what: "small functions, each calling two earlier ones",
         base: 400,
+        top: 16,
         generate: many_functions,
     },
     Dimension {
         name: "depth",
         what: "nested loops of two iterations",
         base: 10,
+        top: 64,
         generate: nested_counted_loops,
     },
     Dimension {
         name: "while-depth",
         what: "nested while loops with unknown trip counts",
         base: 60,
+        top: 64,
         generate: nested_while_loops,
     },
     Dimension {
         name: "loops",
         what: "loops one after another",
         base: 125,
+        top: 16,
         generate: sequential_loops,
     },
     Dimension {
         name: "call-depth",
         what: "a chain of functions, each calling the next",
         base: 400,
+        top: 16,
         generate: call_chain,
     },
     Dimension {
         name: "local-init",
         what: "elements in a local array's initialiser",
         base: 6250,
+        top: 16,
         generate: local_initialiser,
     },
     Dimension {
         name: "global-init",
         what: "elements in a global array's initialiser",
         base: 6250,
+        top: 16,
         generate: global_initialiser,
     },
 ];
@@ -286,8 +299,9 @@ pub struct ScalingOptions<'a> {
     pub opt: u32,
     /// Only these dimensions (all when empty).
     pub only: &'a [String],
-    /// Scales to run: 1, 4, 16, ... up to this factor.
-    pub max_factor: usize,
+    /// Scales to run: 1, 4, 16, ... up to this factor (each dimension's
+    /// [`Dimension::top`] when `None`).
+    pub max_factor: Option<usize>,
     pub timeout: Duration,
     pub work: &'a Path,
     /// Compiles of each program; the least time is reported.
@@ -325,7 +339,7 @@ pub fn run(options: &ScalingOptions, emit: &mut dyn FnMut(&str)) -> Result<(), S
         }
         let mut previous: Option<Measurement> = None;
         let mut factor = 1;
-        while factor <= options.max_factor {
+        while factor <= options.max_factor.unwrap_or(dim.top) {
             let n = dim.base * factor;
             let source = (dim.generate)(n);
             let m = measure(options, dim.name, n, &source)?;
@@ -395,12 +409,22 @@ mod tests {
         }
     }
 
-    /// The 16x programs stay within the 0.5 MB bound.
+    /// The programs at each dimension's top factor stay within the issue's
+    /// 0.5 MB bound, and the next factor would not (unless the top is 64x).
     #[test]
     fn largest_programs_are_at_most_half_a_megabyte() {
         for dim in DIMENSIONS {
-            let bytes = (dim.generate)(16 * dim.base).len();
+            let bytes = (dim.generate)(dim.top * dim.base).len();
             assert!(bytes <= 512 * 1024, "{}: {bytes} bytes", dim.name);
+            if dim.top < 64 {
+                let next = (dim.generate)(4 * dim.top * dim.base).len();
+                assert!(
+                    next > 512 * 1024,
+                    "{}: {next} bytes at {}x",
+                    dim.name,
+                    4 * dim.top
+                );
+            }
         }
     }
 }
