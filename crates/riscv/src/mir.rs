@@ -108,6 +108,16 @@ impl MBlock {
     }
 }
 
+/// Blocks number the nodes of the machine CFG for the IR's graph analyses.
+impl ir::EntityRef for MBlock {
+    fn new(index: usize) -> Self {
+        MBlock(index as u32)
+    }
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A stack object of the frame, placed after register allocation.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Slot(pub u32);
