@@ -32,6 +32,9 @@ pub struct Outcome {
     pub duration: Duration,
     /// Peak resident set size of the child, in KiB.
     pub max_rss_kb: u64,
+    /// CPU time of the child (user plus system), from `wait4`: unlike the wall
+    /// time, it does not grow when other processes compete for the cores.
+    pub cpu_time: Duration,
 }
 
 impl Outcome {
@@ -108,6 +111,7 @@ pub fn run_command(
         timed_out,
         duration,
         max_rss_kb: rusage.ru_maxrss.max(0) as u64,
+        cpu_time: timeval(rusage.ru_utime) + timeval(rusage.ru_stime),
         ..Outcome::default()
     };
     if libc::WIFEXITED(status) {
@@ -167,6 +171,10 @@ fn wait_no_reap(pid: libc::pid_t) -> io::Result<()> {
     }
 }
 
+fn timeval(t: libc::timeval) -> Duration {
+    Duration::from_secs(t.tv_sec.max(0) as u64) + Duration::from_micros(t.tv_usec.max(0) as u64)
+}
+
 /// Reaps `pid`, returning its wait status and resource usage.
 fn reap(pid: libc::pid_t) -> io::Result<(libc::c_int, libc::rusage)> {
     loop {
@@ -224,5 +232,25 @@ mod tests {
         assert!(o.timed_out);
         assert_eq!(o.signal, Some(libc::SIGKILL));
         assert!(o.duration < Duration::from_secs(5));
+    }
+
+    /// A child that sleeps uses wall time but almost no CPU time; one that
+    /// spins uses CPU time.
+    #[test]
+    fn measures_cpu_time_apart_from_wall_time() {
+        let idle = run_command(Command::new("sleep").arg("0.3"), None, None).unwrap();
+        assert!(idle.duration >= Duration::from_millis(300));
+        assert!(idle.cpu_time < Duration::from_millis(200));
+        let busy = run_command(
+            Command::new("sh").args(["-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done"]),
+            None,
+            None,
+        )
+        .unwrap();
+        assert!(
+            busy.cpu_time > Duration::from_millis(10),
+            "{:?}",
+            busy.cpu_time
+        );
     }
 }

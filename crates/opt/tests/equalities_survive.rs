@@ -156,17 +156,8 @@ fn check(path: &Path) -> Result<usize, String> {
     }
 }
 
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "sy"))
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::sources;
 
 /// Checks every program of `dirs` (on a thread with the driver's stack); returns the
 /// number of programs and probes.

@@ -7,17 +7,8 @@
 use opt::{pass_names, pipeline, run_passes, PassOptions};
 use std::path::{Path, PathBuf};
 
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "sy"))
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::sources;
 
 /// How a run ended: output and exit status, an interpreter error, or out of steps.
 #[derive(PartialEq, Debug)]

@@ -8,18 +8,15 @@ use ir::InstKind;
 use opt::{pipeline, run_passes, PassOptions};
 use std::path::Path;
 
+mod common;
+
 #[test]
 fn every_relation_program_prints_a_constant_at_o2() {
     let dir = Path::new(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/relations"
     ));
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "sy"))
-        .collect();
-    files.sort();
+    let files = common::sources(dir);
     assert!(files.len() >= 12);
     let mut unfolded = Vec::new();
     for path in &files {

@@ -5,19 +5,10 @@
 //! verify, contain no promotable slot any more, create comparable numbers of block
 //! parameters, and (for the programs run here) behave identically in the interpreter.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-fn sources(dir: &Path) -> Vec<PathBuf> {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut v: Vec<PathBuf> = rd
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "sy"))
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::sources;
 
 fn lower_both(path: &Path) -> (ir::Module, ir::Module) {
     let src = std::fs::read_to_string(path).unwrap();

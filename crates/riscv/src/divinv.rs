@@ -66,12 +66,12 @@ pub fn run(mf: &mut MFunction) -> usize {
     let (def_count, def_block) = mf.vreg_defs();
     let mut replaced = 0;
     // Innermost loops first (outer loops come first in the list).
-    for lp in info.loops.iter().rev() {
+    for (li, lp) in info.loops.iter().enumerate().rev() {
         let header = lp.header;
         let outside: Vec<MBlock> = info.preds[header.index()]
             .iter()
             .copied()
-            .filter(|p| !lp.body[p.index()])
+            .filter(|&p| !info.contains(li, p))
             .collect();
         let [pre] = outside[..] else {
             continue;
@@ -82,12 +82,12 @@ pub fn run(mf: &mut MFunction) -> usize {
         let invariant = |r: Reg| {
             r.is_virtual()
                 && def_count[r.vindex()] == 1
-                && !lp.body.get(def_block[r.vindex()]).copied().unwrap_or(false)
+                && !info.contains_index(li, def_block[r.vindex()])
         };
         let mut recips: FxHashMap<Reg, Reciprocal> = FxHashMap::default();
         let mut setup: Vec<MInst> = Vec::new();
         for &b in &div_blocks {
-            if !lp.body.get(b.index()).copied().unwrap_or(false) {
+            if !info.contains(li, b) {
                 continue;
             }
             let insts = std::mem::take(&mut mf.blocks[b.index()].insts);

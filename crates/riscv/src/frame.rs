@@ -106,7 +106,9 @@ fn free_scratch(inst: &MInst) -> Result<Reg, BackendError> {
     [T5, T6]
         .into_iter()
         .find(|&r| !mentions(inst, r))
-        .ok_or_else(|| BackendError::new("internal: no scratch register for a large frame offset"))
+        .ok_or_else(|| {
+            BackendError::Internal("no scratch register for a large frame offset".into())
+        })
 }
 
 /// `tmp = sp + off` for an offset beyond 12 bits.

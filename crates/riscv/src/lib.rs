@@ -25,6 +25,8 @@
 //! every stage. The stages are named in [`STAGES`]; [`run_stages`] runs named ones on
 //! a function (read back from its text form, [`text`], in the filetests), and a
 //! [`StageHook`] sees the function around each stage (`--print-after`).
+//! The allocation checker (`regalloc::checker`) proves the register allocation with
+//! the verifier (and always in debug builds).
 
 pub mod abi;
 pub mod divinv;
@@ -62,28 +64,71 @@ pub struct Options {
     pub verify: bool,
 }
 
-/// An error the back end reports instead of panicking: IR it cannot translate, or an
-/// internal inconsistency.
+/// An error the back end reports instead of panicking. Its text (`Display`) is what
+/// the driver prints after `FILE: error: `.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct BackendError {
-    pub message: String,
+pub enum BackendError {
+    /// IR the back end cannot translate (a type it cannot load, a value used before
+    /// its definition is selected, a block without terminator).
+    Untranslatable(String),
+    /// An inconsistency inside a stage (printed after `internal: `).
+    Internal(String),
+    /// The machine IR verifier rejected the function after the stage `after`.
+    Invalid {
+        after: &'static str,
+        error: verify::VerifyError,
+    },
+    /// The allocation checker could not prove the register allocation.
+    Allocation(Box<regalloc::checker::CheckError>),
+    /// An error in one function of the module.
+    InFunction {
+        function: String,
+        error: Box<BackendError>,
+    },
+    /// Any other error, as text (for callers written against the former
+    /// message-only error: [`BackendError::new`]).
+    Other(String),
 }
 
 impl BackendError {
+    /// An error with only a message ([`BackendError::Other`]).
     pub fn new(message: impl Into<String>) -> Self {
-        BackendError {
-            message: message.into(),
+        BackendError::Other(message.into())
+    }
+
+    /// The error under any [`BackendError::InFunction`] context.
+    pub fn innermost(&self) -> &BackendError {
+        match self {
+            BackendError::InFunction { error, .. } => error.innermost(),
+            e => e,
         }
     }
 }
 
 impl fmt::Display for BackendError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+        match self {
+            BackendError::Untranslatable(m) | BackendError::Other(m) => f.write_str(m),
+            BackendError::Internal(m) => write!(f, "internal: {m}"),
+            BackendError::Invalid { after, error } => write!(f, "after {after}: {error}"),
+            BackendError::Allocation(e) => write!(f, "after regalloc: {e}"),
+            BackendError::InFunction { function, error } => {
+                write!(f, "in function {function}: {error}")
+            }
+        }
     }
 }
 
-impl std::error::Error for BackendError {}
+impl std::error::Error for BackendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            BackendError::Invalid { error, .. } => Some(error),
+            BackendError::Allocation(e) => Some(&**e),
+            BackendError::InFunction { error, .. } => Some(&**error),
+            _ => None,
+        }
+    }
+}
 
 /// Names that the assembler would read as registers.
 fn is_register_name(s: &str) -> bool {
@@ -327,6 +372,7 @@ fn apply_stage(
     info: &StageInfo,
     mf: &mut mir::MFunction,
     live: &mut Option<liveness::Liveness>,
+    check: bool,
 ) -> Result<(), BackendError> {
     match info.name {
         "divinv" => {
@@ -352,7 +398,8 @@ fn apply_stage(
                 Some(l) => l,
                 None => liveness::compute_liveness(mf),
             };
-            regalloc::allocate_with(mf, &l)?;
+            // The allocation checker runs with the verifier, and always in debug builds.
+            regalloc::allocate_checked(mf, &l, check)?;
         }
         "redundant-loads" => {
             redundant_loads::run(mf);
@@ -385,12 +432,14 @@ pub fn run_stages(
 ) -> Result<(), BackendError> {
     let mut live = None;
     for name in names {
-        let info =
-            lookup_stage(name).ok_or_else(|| BackendError::new(format!("unknown stage {name}")))?;
-        apply_stage(info, mf, &mut live)?;
+        let info = lookup_stage(name)
+            .ok_or_else(|| BackendError::Other(format!("unknown stage {name}")))?;
+        apply_stage(info, mf, &mut live, verify || cfg!(debug_assertions))?;
         if verify {
-            verify::verify(mf, info.after)
-                .map_err(|e| BackendError::new(format!("after {name}: {e}")))?;
+            verify::verify(mf, info.after).map_err(|error| BackendError::Invalid {
+                after: info.title,
+                error,
+            })?;
         }
     }
     Ok(())
@@ -442,14 +491,21 @@ pub fn compile_function_hooked(
                 h(When::Before, info, &mf);
                 clock = std::time::Instant::now();
             }
-            apply_stage(info, &mut mf, &mut live)?;
+            apply_stage(
+                info,
+                &mut mf,
+                &mut live,
+                opts.verify || cfg!(debug_assertions),
+            )?;
         }
         if let Some(t) = times.as_deref_mut() {
             t.add(info.title, clock.elapsed().as_secs_f64(), mir_insts(&mf));
         }
         if opts.verify {
-            verify::verify(&mf, info.after)
-                .map_err(|e| BackendError::new(format!("after {}: {e}", info.title)))?;
+            verify::verify(&mf, info.after).map_err(|error| BackendError::Invalid {
+                after: info.title,
+                error,
+            })?;
         }
         if let Some((before, locs)) = &mut located {
             *locs = locs.follow(before, &mf);
@@ -523,7 +579,10 @@ pub fn emit_module_hooked(
                 None => None,
             },
         )
-        .map_err(|e| BackendError::new(format!("in function {}: {e}", f.name)))?;
+        .map_err(|e| BackendError::InFunction {
+            function: f.name.clone(),
+            error: Box::new(e),
+        })?;
         let clock = std::time::Instant::now();
         let annotate = locs.as_ref().zip(source);
         out.push_str(&emit::emit_function_annotated(
@@ -583,6 +642,37 @@ bb0:
             };
             emit_module(&m, &opts).unwrap_or_else(|e| panic!("-O{opt_level}: {e}"));
         }
+    }
+
+    #[test]
+    fn error_texts_are_the_driver_messages() {
+        let inner = BackendError::Internal("out of scratch registers".into());
+        let e = BackendError::InFunction {
+            function: "f".into(),
+            error: Box::new(inner.clone()),
+        };
+        assert_eq!(
+            e.to_string(),
+            "in function f: internal: out of scratch registers"
+        );
+        assert_eq!(e.innermost(), &inner);
+        let mut mf = mir::MFunction::new("g".into(), false);
+        let b = mf.new_block();
+        mf.layout.push(b);
+        let error = verify::verify(&mf, verify::Stage::Virtual).expect_err("no terminator");
+        let e = BackendError::Invalid {
+            after: "isel",
+            error,
+        };
+        assert!(
+            e.to_string()
+                .starts_with("after isel: machine IR of g is invalid at block 0 (Virtual): "),
+            "{e}"
+        );
+        assert_eq!(
+            BackendError::new("no such thing").to_string(),
+            "no such thing"
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! This is the classic algorithm of Aho, Sethi and Ullman (section 10.7, "code
 //! motion"), restricted to instructions that may be executed speculatively.
 
-use crate::loops::loop_info;
+use crate::loops::{loop_info, LoopInfo};
 use crate::mir::*;
 use rustc_hash::FxHashMap;
 
@@ -46,42 +46,105 @@ fn insert_point(insts: &[MInst]) -> usize {
     k
 }
 
+/// Whether `inst` could ever be hoisted: a hoistable kind whose operands and
+/// result are virtual registers with one definition (or `zero` and `sp`
+/// operands). Whether its operands are invariant depends on the loop.
+fn candidate(inst: &MInst, def_count: &[u32]) -> bool {
+    let mut ok = hoistable_kind(inst);
+    if ok {
+        inst.for_each_def(|d| ok &= d.is_virtual() && def_count[d.vindex()] == 1);
+        inst.for_each_use(|u| {
+            ok &= if u.is_virtual() {
+                def_count[u.vindex()] == 1
+            } else {
+                u == ZERO || u == SP
+            }
+        });
+    }
+    ok
+}
+
 /// Hoists loop-invariant instructions of `mf` into loop preheaders.
+///
+/// Each loop looks only at the blocks of its body that hold a candidate (see
+/// [`candidate`]); a loop hands the blocks still holding one, and its new
+/// preheader, to its parent. Instructions that are no candidate never move, so
+/// skipping the blocks without any changes nothing, and a deep nest whose
+/// blocks are mostly left behind is no longer scanned once per enclosing loop.
 pub fn hoist_invariants(mf: &mut MFunction) {
-    let info = loop_info(mf);
+    let mut info = loop_info(mf);
     if info.loops.is_empty() {
         return;
     }
     let nv = mf.num_vregs();
     let (def_count, mut def_block) = mf.vreg_defs();
-    let mut loops = info.loops;
-    let preds = info.preds;
+    let preds = std::mem::take(&mut info.preds);
+    let nloops = info.loops.len();
     let mut rename: FxHashMap<Reg, Reg> = FxHashMap::default();
-    for li in (0..loops.len()).rev() {
-        let header = loops[li].header;
+    // Candidates of every block, and the blocks' order: odd keys for the layout,
+    // the even key below its header for a new preheader.
+    let old_layout = mf.layout.clone();
+    let mut cands = vec![0u32; mf.blocks.len()];
+    let mut order_key = vec![u64::MAX; mf.blocks.len()];
+    // Blocks to look at, per loop: its own, then what its inner loops leave.
+    let mut pending: Vec<Vec<MBlock>> = vec![Vec::new(); nloops];
+    for (k, &b) in old_layout.iter().enumerate() {
+        order_key[b.index()] = 2 * k as u64 + 1;
+        cands[b.index()] = mf.blocks[b.index()]
+            .insts
+            .iter()
+            .filter(|i| candidate(i, &def_count))
+            .count() as u32;
+        if cands[b.index()] > 0 {
+            if let Some(l) = info.innermost(b) {
+                pending[l].push(b);
+            }
+        }
+    }
+    // The preheader created before each header.
+    let mut preheader_of: FxHashMap<MBlock, MBlock> = FxHashMap::default();
+    let mut appended: Vec<MBlock> = Vec::new();
+    // Loop in whose scan each register was hoisted (`moved` of that loop).
+    let mut moved_in = vec![u32::MAX; nv];
+    for li in (0..nloops).rev() {
+        let header = info.loops[li].header;
+        let parent = info.loops[li].parent;
+        let mut body_blocks = std::mem::take(&mut pending[li]);
+        body_blocks.retain(|b| cands[b.index()] > 0);
+        body_blocks.sort_unstable_by_key(|b| order_key[b.index()]);
+        body_blocks.dedup();
+        // The blocks of the body still holding candidates go to the enclosing
+        // loop; a block outside it goes to the innermost unvisited loop holding
+        // it (loops are visited in decreasing index).
+        let hand_on = |pending: &mut Vec<Vec<MBlock>>, info: &LoopInfo, b: MBlock| {
+            let mut l = info.innermost(b);
+            while let Some(x) = l {
+                if x < li {
+                    pending[x].push(b);
+                    return;
+                }
+                l = info.loops[x].parent;
+            }
+        };
         let outside: Vec<MBlock> = preds[header.index()]
             .iter()
             .copied()
-            .filter(|p| !loops[li].body[p.index()])
+            .filter(|&p| !info.contains(li, p))
             .collect();
         if outside.is_empty() {
+            if let Some(p) = parent {
+                pending[p].extend(body_blocks);
+            }
             continue;
         }
-        // Collect the hoistable instructions first; create a preheader only if needed.
-        let body_blocks: Vec<MBlock> = mf
-            .layout
-            .iter()
-            .copied()
-            .filter(|b| loops[li].body.get(b.index()).copied().unwrap_or(false))
-            .collect();
         let mut hoisted: Vec<MInst> = Vec::new();
         // Hoisted instructions with their result register zeroed, to the result.
         let mut hoisted_by_key: FxHashMap<MInst, Reg> = FxHashMap::default();
         // Registers each class's hoisted results occupy across the loop.
         let mut budget = [HOIST_LIMIT; 2];
-        let mut moved: Vec<bool> = vec![false; nv];
         for &b in &body_blocks {
             let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+            let before = insts.len();
             let mut keep = Vec::with_capacity(insts.len());
             for mut inst in insts {
                 let mut ok = hoistable_kind(&inst);
@@ -93,8 +156,8 @@ pub fn hoist_invariants(mf: &mut MFunction) {
                         let invariant = if u.is_virtual() {
                             let v = u.vindex();
                             def_count[v] == 1
-                                && (moved[v]
-                                    || !loops[li].body.get(def_block[v]).copied().unwrap_or(false))
+                                && (moved_in[v] == li as u32
+                                    || !info.contains_index(li, def_block[v]))
                         } else {
                             u == ZERO || u == SP
                         };
@@ -121,13 +184,13 @@ pub fn hoist_invariants(mf: &mut MFunction) {
                     let class = usize::from(mf.class_of(rd) == RegClass::Float);
                     match hoisted_by_key.get(&key) {
                         Some(&first) if mf.class_of(first) == mf.class_of(rd) => {
-                            moved[rd.vindex()] = true;
+                            moved_in[rd.vindex()] = li as u32;
                             rename.insert(rd, first);
                             continue;
                         }
                         _ if budget[class] > 0 => {
                             budget[class] -= 1;
-                            moved[rd.vindex()] = true;
+                            moved_in[rd.vindex()] = li as u32;
                             hoisted_by_key.entry(key).or_insert(rd);
                             hoisted.push(inst);
                             continue;
@@ -137,7 +200,11 @@ pub fn hoist_invariants(mf: &mut MFunction) {
                 }
                 keep.push(inst);
             }
+            cands[b.index()] -= (before - keep.len()) as u32;
             mf.blocks[b.index()].insts = keep;
+        }
+        if let Some(p) = parent {
+            pending[p].extend(body_blocks.iter().filter(|b| cands[b.index()] > 0));
         }
         if hoisted.is_empty() {
             continue;
@@ -159,25 +226,42 @@ pub fn hoist_invariants(mf: &mut MFunction) {
                     }
                 }
             }
-            let pos = mf
-                .layout
-                .iter()
-                .position(|&b| b == header)
-                .unwrap_or(mf.layout.len());
-            mf.layout.insert(pos, pre);
+            // Placed right before the header (the layout is rebuilt at the end).
+            cands.push(0);
+            order_key.push(match order_key[header.index()] {
+                // A header outside the layout: the preheader goes at its end.
+                u64::MAX => {
+                    appended.push(pre);
+                    (1 << 62) + appended.len() as u64
+                }
+                k => k - 1,
+            });
+            preheader_of.insert(header, pre);
             // The preheader belongs to every loop enclosing this one.
-            for (k, l) in loops.iter_mut().enumerate() {
-                let inside = k != li && l.body[header.index()];
-                l.body.push(inside);
-            }
+            info.add_block(pre, parent);
             pre
         };
+        cands[pre.index()] += hoisted.len() as u32;
+        if order_key[pre.index()] != u64::MAX {
+            hand_on(&mut pending, &info, pre);
+        }
         for inst in &hoisted {
             inst.for_each_def(|d| def_block[d.vindex()] = pre.index());
         }
         let insts = &mut mf.blocks[pre.index()].insts;
         let at = insert_point(insts);
         insts.splice(at..at, hoisted);
+    }
+    if !preheader_of.is_empty() {
+        let mut layout = Vec::with_capacity(old_layout.len() + preheader_of.len());
+        for b in old_layout {
+            if let Some(&pre) = preheader_of.get(&b) {
+                layout.push(pre);
+            }
+            layout.push(b);
+        }
+        layout.extend(appended);
+        mf.layout = layout;
     }
     if rename.is_empty() {
         return;

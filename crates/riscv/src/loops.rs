@@ -1,31 +1,88 @@
-//! Loop nesting depth of machine blocks, for spill weights.
+//! Loops of machine functions: the nesting forest and the depth of every block.
 //!
-//! Dominators by the iterative algorithm of Cooper, Harvey and Kennedy ("A Simple,
-//! Fast Dominance Algorithm", 2001) over the machine CFG; an edge `u -> h` with `h`
-//! dominating `u` is a back edge, and its natural loop is `h` plus every block that
-//! reaches `u` without passing through `h` (Aho, Sethi, Ullman, section 10.4). Loops
-//! sharing a header are merged; a block's depth is the number of loops containing it.
+//! The dominator tree and the natural loops are the IR's own analyses
+//! ([`ir::analysis::DomTree`], [`ir::analysis::natural_loops`]), run on the machine
+//! CFG through the [`Graph`] interface: an edge `u -> h` with `h` dominating `u` is
+//! a back edge, and its natural loop is `h` plus every block that reaches `u`
+//! without passing through `h`. Loops sharing a header are merged. Two natural
+//! loops with different headers are disjoint or nested, so the loops form a forest,
+//! and a block's depth is the depth of the innermost loop containing it.
+//!
+//! Membership is not a bit vector per loop (quadratic in a deep nest) but the
+//! innermost loop of each block plus an interval numbering of the forest:
+//! `contains` takes constant time.
 
 use crate::mir::{MBlock, MFunction};
+use ir::analysis::{natural_loops, DomTree, Graph};
+
+const NONE: u32 = u32::MAX;
 
 /// A natural loop (all back edges to one header merged).
 #[derive(Clone, Debug)]
 pub struct Loop {
     pub header: MBlock,
-    /// Membership of every block (by block number).
-    pub body: Vec<bool>,
+    /// The innermost loop enclosing this one (an index into [`LoopInfo::loops`]).
+    pub parent: Option<usize>,
 }
 
 /// Loops of a function and the depth of every block.
 #[derive(Clone, Debug, Default)]
 pub struct LoopInfo {
-    /// Loops, outer loops before the loops they contain.
+    /// Loops, outer loops before the loops they contain (in reverse post-order
+    /// of their headers).
     pub loops: Vec<Loop>,
     /// Loop depth of every block (by block number; 0 outside loops and for
     /// unreachable blocks).
     pub depth: Vec<u32>,
     /// Predecessors of every block (by block number).
     pub preds: Vec<Vec<MBlock>>,
+    /// The innermost loop containing each block (by block number; `NONE` when
+    /// none does).
+    innermost: Vec<u32>,
+    /// Each loop's interval in a pre-order numbering of the forest: a loop
+    /// contains exactly the loops whose first number falls in its interval.
+    span: Vec<(u32, u32)>,
+}
+
+impl LoopInfo {
+    /// The innermost loop containing `b`.
+    pub fn innermost(&self, b: MBlock) -> Option<usize> {
+        match self.innermost.get(b.index()) {
+            Some(&l) if l != NONE => Some(l as usize),
+            _ => None,
+        }
+    }
+
+    /// Whether loop `l` contains block number `b` (directly or in a nested
+    /// loop); false for block numbers the analysis has not seen.
+    pub fn contains_index(&self, l: usize, b: usize) -> bool {
+        match self.innermost.get(b) {
+            Some(&m) if m != NONE => {
+                let (start, end) = self.span[l];
+                (start..end).contains(&self.span[m as usize].0)
+            }
+            _ => false,
+        }
+    }
+
+    /// Whether loop `l` contains block `b` (directly or in a nested loop).
+    pub fn contains(&self, l: usize, b: MBlock) -> bool {
+        self.contains_index(l, b.index())
+    }
+
+    /// Records a block created after the analysis (a preheader) as belonging to
+    /// loop `l` and the loops enclosing it, or to none.
+    pub fn add_block(&mut self, b: MBlock, l: Option<usize>) {
+        if self.innermost.len() <= b.index() {
+            self.innermost.resize(b.index() + 1, NONE);
+            self.depth.resize(b.index() + 1, 0);
+        }
+        self.innermost[b.index()] = l.map_or(NONE, |l| l as u32);
+        self.depth[b.index()] = match l {
+            Some(l) => self.depth[self.loops[l].header.index()],
+            None => 0,
+        };
+    }
 }
 
 /// Loop depth of every block (indexed by block number; 0 outside loops and for
@@ -34,169 +91,146 @@ pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
     loop_info(mf).depth
 }
 
+/// The CFG of a machine function, as the IR's analyses see graphs.
+struct MachineCfg {
+    preds: Vec<Vec<MBlock>>,
+    succs: Vec<Vec<MBlock>>,
+    /// Reachable blocks in reverse post-order.
+    rpo: Vec<MBlock>,
+}
+
+impl Graph for MachineCfg {
+    type Node = MBlock;
+    fn preds(&self, b: MBlock) -> &[MBlock] {
+        &self.preds[b.index()]
+    }
+    fn succs(&self, b: MBlock) -> &[MBlock] {
+        &self.succs[b.index()]
+    }
+    fn rpo(&self) -> &[MBlock] {
+        &self.rpo
+    }
+}
+
+impl MachineCfg {
+    fn compute(mf: &MFunction, entry: MBlock) -> Self {
+        let n = mf.blocks.len();
+        let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
+        let mut preds: Vec<Vec<MBlock>> = vec![Vec::new(); n];
+        for (b, ss) in succs.iter().enumerate() {
+            for s in ss {
+                preds[s.index()].push(MBlock(b as u32));
+            }
+        }
+        // Reverse post-order by iterative DFS.
+        let mut post = Vec::with_capacity(n);
+        let mut visited = vec![false; n];
+        let mut stack = vec![(entry, 0usize)];
+        visited[entry.index()] = true;
+        while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+            if let Some(&s) = succs[b.index()].get(*i) {
+                *i += 1;
+                if !visited[s.index()] {
+                    visited[s.index()] = true;
+                    stack.push((s, 0));
+                }
+            } else {
+                post.push(b);
+                stack.pop();
+            }
+        }
+        post.reverse();
+        MachineCfg {
+            preds,
+            succs,
+            rpo: post,
+        }
+    }
+}
+
 /// Finds the natural loops of `mf`.
 pub fn loop_info(mf: &MFunction) -> LoopInfo {
     let n = mf.blocks.len();
-    let mut depth = vec![0u32; n];
+    let depth = vec![0u32; n];
     let Some(&entry) = mf.layout.first() else {
         return LoopInfo {
             depth,
+            innermost: vec![NONE; n],
             ..Default::default()
         };
     };
-    let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
-    let mut preds: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for (b, ss) in succs.iter().enumerate() {
-        for s in ss {
-            preds[s.index()].push(b);
-        }
-    }
-    // Reverse post-order by iterative DFS.
-    let mut post = Vec::with_capacity(n);
-    let mut visited = vec![false; n];
-    let mut stack = vec![(entry.index(), 0usize)];
-    visited[entry.index()] = true;
-    while let Some(&mut (b, ref mut i)) = stack.last_mut() {
-        if let Some(s) = succs[b].get(*i) {
-            *i += 1;
-            if !visited[s.index()] {
-                visited[s.index()] = true;
-                stack.push((s.index(), 0));
-            }
-        } else {
-            post.push(b);
-            stack.pop();
-        }
-    }
-    let rpo: Vec<usize> = post.into_iter().rev().collect();
+    let cfg = MachineCfg::compute(mf, entry);
+    let dt = DomTree::of_graph(&cfg);
+    let nest = natural_loops(&cfg, &dt);
     let mut rpo_num = vec![usize::MAX; n];
-    for (i, &b) in rpo.iter().enumerate() {
-        rpo_num[b] = i;
+    for (i, &b) in cfg.rpo.iter().enumerate() {
+        rpo_num[b.index()] = i;
     }
-    let mut idom = vec![usize::MAX; n];
-    idom[entry.index()] = entry.index();
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in &rpo[1..] {
-            let mut new = usize::MAX;
-            for &p in &preds[b] {
-                if idom[p] == usize::MAX {
-                    continue;
-                }
-                new = if new == usize::MAX {
-                    p
-                } else {
-                    intersect(&idom, &rpo_num, p, new)
-                };
-            }
-            if new != usize::MAX && idom[b] != new {
-                idom[b] = new;
-                changed = true;
-            }
-        }
+    let headers: Vec<usize> = nest.loops.iter().map(|l| l.header.index()).collect();
+    let mut innermost: Vec<u32> = (0..n)
+        .map(|b| nest.innermost[MBlock(b as u32)].map_or(NONE, |l| l as u32))
+        .collect();
+    // Outer loops first: an outer loop's header dominates the inner header, so it
+    // comes first in reverse post-order.
+    let mut order: Vec<usize> = (0..headers.len()).collect();
+    order.sort_by_key(|&l| rpo_num[headers[l]]);
+    let mut renumber = vec![0u32; headers.len()];
+    for (k, &l) in order.iter().enumerate() {
+        renumber[l] = k as u32;
     }
-    // Dominance in constant time: `a` dominates `b` when `b`'s pre-order number in
-    // the dominator tree falls in `a`'s subtree interval. (Walking up the idom
-    // chain per back-edge test is quadratic in long chains of blocks.)
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); n];
-    for &b in &rpo[1..] {
-        if idom[b] != usize::MAX {
-            children[idom[b]].push(b);
-        }
-    }
-    let mut pre = vec![usize::MAX; n];
-    let mut last = vec![0usize; n];
-    let mut counter = 0;
-    let mut walk = vec![(entry.index(), 0usize)];
-    pre[entry.index()] = counter;
-    counter += 1;
-    while let Some(&mut (b, ref mut k)) = walk.last_mut() {
-        if let Some(&c) = children[b].get(*k) {
-            *k += 1;
-            pre[c] = counter;
-            counter += 1;
-            walk.push((c, 0));
-        } else {
-            last[b] = counter;
-            walk.pop();
-        }
-    }
-    let dominates = |a: usize, b: usize| -> bool {
-        pre[a] != usize::MAX && pre[b] != usize::MAX && pre[a] <= pre[b] && pre[b] < last[a]
-    };
-    // Natural loops, merged per header.
-    let mut in_loop: Vec<Vec<bool>> = Vec::new();
-    let mut headers: Vec<usize> = Vec::new();
-    let mut header_index = vec![usize::MAX; n];
-    for &u in &rpo {
-        for s in &succs[u] {
-            let h = s.index();
-            if rpo_num[h] == usize::MAX || !dominates(h, u) {
-                continue;
-            }
-            if header_index[h] == usize::MAX {
-                header_index[h] = in_loop.len();
-                headers.push(h);
-                let mut body = vec![false; n];
-                body[h] = true;
-                in_loop.push(body);
-            }
-            let body = &mut in_loop[header_index[h]];
-            let mut work = vec![u];
-            while let Some(x) = work.pop() {
-                if body[x] {
-                    continue;
-                }
-                body[x] = true;
-                work.extend(
-                    preds[x]
-                        .iter()
-                        .copied()
-                        .filter(|&p| rpo_num[p] != usize::MAX),
-                );
-            }
-        }
-    }
-    for body in &in_loop {
-        for (b, &inside) in body.iter().enumerate() {
-            if inside {
-                depth[b] += 1;
-            }
-        }
-    }
-    // An outer loop's header dominates the inner header, so it comes first in
-    // reverse post-order.
-    let mut loops: Vec<Loop> = headers
-        .into_iter()
-        .zip(in_loop)
-        .map(|(h, body)| Loop {
-            header: MBlock(h as u32),
-            body,
+    let loops: Vec<Loop> = order
+        .iter()
+        .map(|&l| Loop {
+            header: MBlock(headers[l] as u32),
+            parent: nest.loops[l].parent.map(|p| renumber[p] as usize),
         })
         .collect();
-    loops.sort_by_key(|l| rpo_num[l.header.index()]);
-    let preds = preds
-        .into_iter()
-        .map(|v| v.into_iter().map(|p| MBlock(p as u32)).collect())
+    for m in &mut innermost {
+        if *m != NONE {
+            *m = renumber[*m as usize];
+        }
+    }
+    // Parents come before their children now.
+    let mut loop_depth = vec![0u32; loops.len()];
+    let mut kids: Vec<Vec<usize>> = vec![Vec::new(); loops.len()];
+    for (l, lp) in loops.iter().enumerate() {
+        loop_depth[l] = match lp.parent {
+            Some(p) => {
+                kids[p].push(l);
+                loop_depth[p] + 1
+            }
+            None => 1,
+        };
+    }
+    let mut span = vec![(0u32, 0u32); loops.len()];
+    let mut next = 0u32;
+    for root in (0..loops.len()).filter(|&l| loops[l].parent.is_none()) {
+        let mut stack = vec![(root, 0usize)];
+        span[root].0 = next;
+        next += 1;
+        while let Some(&mut (l, ref mut k)) = stack.last_mut() {
+            if let Some(&c) = kids[l].get(*k) {
+                *k += 1;
+                span[c].0 = next;
+                next += 1;
+                stack.push((c, 0));
+            } else {
+                span[l].1 = next;
+                stack.pop();
+            }
+        }
+    }
+    let depth = innermost
+        .iter()
+        .map(|&m| if m == NONE { 0 } else { loop_depth[m as usize] })
         .collect();
     LoopInfo {
         loops,
         depth,
-        preds,
+        preds: cfg.preds,
+        innermost,
+        span,
     }
-}
-
-fn intersect(idom: &[usize], rpo_num: &[usize], mut a: usize, mut b: usize) -> usize {
-    while a != b {
-        while rpo_num[a] > rpo_num[b] {
-            a = idom[a];
-        }
-        while rpo_num[b] > rpo_num[a] {
-            b = idom[b];
-        }
-    }
-    a
 }
 
 #[cfg(test)]
@@ -239,7 +273,150 @@ mod tests {
         assert_eq!(li.loops.len(), 2);
         assert_eq!(li.loops[0].header, MBlock(1));
         assert_eq!(li.loops[1].header, MBlock(2));
-        assert!(li.loops[0].body[4] && !li.loops[1].body[4]);
+        assert!(li.contains(0, MBlock(4)) && !li.contains(1, MBlock(4)));
+        assert_eq!(li.loops[1].parent, Some(0));
+    }
+
+    /// The natural loops by definition: per header, the blocks reaching a back
+    /// edge's source without passing the header, as one bit vector each.
+    fn reference(mf: &MFunction) -> Vec<(MBlock, Vec<bool>)> {
+        let n = mf.blocks.len();
+        let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
+        let entry = mf.layout[0].index();
+        let reach_avoiding = |from: usize, avoid: usize| {
+            let mut seen = vec![false; n];
+            let mut work = vec![from];
+            while let Some(x) = work.pop() {
+                if x == avoid || seen[x] {
+                    continue;
+                }
+                seen[x] = true;
+                work.extend(succs[x].iter().map(|s| s.index()));
+            }
+            seen
+        };
+        let reachable = reach_avoiding(entry, usize::MAX);
+        // `a` dominates `b`: `b` is reachable and not reachable avoiding `a`.
+        let dominates =
+            |a: usize, b: usize| reachable[b] && (a == b || !reach_avoiding(entry, a)[b]);
+        let mut loops: Vec<(MBlock, Vec<bool>)> = Vec::new();
+        for h in 0..n {
+            let latches: Vec<usize> = (0..n)
+                .filter(|&u| {
+                    reachable[u] && succs[u].contains(&MBlock(h as u32)) && dominates(h, u)
+                })
+                .collect();
+            if latches.is_empty() {
+                continue;
+            }
+            let mut body = vec![false; n];
+            body[h] = true;
+            for x in 0..n {
+                if reachable[x] && x != h {
+                    let r = reach_avoiding(x, h);
+                    body[x] = latches.iter().any(|&l| r[l]);
+                }
+            }
+            loops.push((MBlock(h as u32), body));
+        }
+        loops
+    }
+
+    /// Random control flow (reducible and not), checked against the definition:
+    /// the same loops, the same members, depths and parents.
+    #[test]
+    fn random_graphs_match_the_definition() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u32| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % u64::from(m)) as u32
+        };
+        for _ in 0..300 {
+            let n = 2 + next(12);
+            let edges: Vec<Vec<u32>> = (0..n)
+                .map(|b| match next(5) {
+                    0 if b > 0 => vec![],
+                    1 | 2 => vec![next(n)],
+                    _ => {
+                        let a = next(n);
+                        let mut c = next(n);
+                        if c == a {
+                            c = (a + 1) % n;
+                        }
+                        vec![a, c]
+                    }
+                })
+                .collect();
+            let refs: Vec<&[u32]> = edges.iter().map(|e| &e[..]).collect();
+            let mf = func(&refs);
+            let li = loop_info(&mf);
+            let mut want = reference(&mf);
+            let got_headers: Vec<MBlock> = li.loops.iter().map(|l| l.header).collect();
+            want.sort_by_key(|(h, _)| got_headers.iter().position(|g| g == h));
+            assert_eq!(
+                got_headers,
+                want.iter().map(|(h, _)| *h).collect::<Vec<_>>(),
+                "{edges:?}"
+            );
+            for (l, (_, body)) in want.iter().enumerate() {
+                for (b, &inside) in body.iter().enumerate() {
+                    assert_eq!(
+                        li.contains_index(l, b),
+                        inside,
+                        "{edges:?} loop {l} block {b}"
+                    );
+                }
+                // The parent is the smallest strictly enclosing loop.
+                let size = |k: usize| want[k].1.iter().filter(|&&x| x).count();
+                let parent = (0..want.len())
+                    .filter(|&k| k != l && body.iter().zip(&want[k].1).all(|(&a, &b)| !a || b))
+                    .min_by_key(|&k| size(k));
+                assert_eq!(li.loops[l].parent, parent, "{edges:?} loop {l}");
+            }
+            for b in 0..n as usize {
+                let d = want.iter().filter(|(_, body)| body[b]).count() as u32;
+                assert_eq!(li.depth[b], d, "{edges:?} block {b}");
+            }
+        }
+    }
+
+    /// A nest thousands of loops deep: every block's depth and membership, and
+    /// preheaders added afterwards.
+    #[test]
+    fn deep_nest() {
+        // Block 0 enters; loop k has header 2k+1 and latch 2k+2 (jumping back
+        // to the header); the header enters loop k + 1 (the innermost: its own
+        // latch) or leaves to the latch of loop k - 1 (the outermost: to the
+        // exit, block 2d + 1).
+        let d = 3000u32;
+        let mut edges: Vec<Vec<u32>> = vec![vec![1]];
+        for k in 0..d {
+            let (h, latch) = (2 * k + 1, 2 * k + 2);
+            let inner = if k + 1 < d { h + 2 } else { latch };
+            let out = if k > 0 { h - 1 } else { 2 * d + 1 };
+            edges.push(vec![inner, out]);
+            edges.push(vec![h]);
+        }
+        edges.push(vec![]);
+        let refs: Vec<&[u32]> = edges.iter().map(|e| &e[..]).collect();
+        let mf = func(&refs);
+        let mut li = loop_info(&mf);
+        assert_eq!(li.loops.len(), d as usize);
+        for k in 0..d as usize {
+            assert_eq!(li.loops[k].header, MBlock(2 * k as u32 + 1));
+            assert_eq!(li.loops[k].parent, k.checked_sub(1));
+            assert_eq!(li.depth[2 * k + 1], k as u32 + 1);
+            assert_eq!(li.depth[2 * k + 2], k as u32 + 1);
+        }
+        assert!(li.contains(0, MBlock(2 * d - 1)));
+        assert!(!li.contains(5, MBlock(2)));
+        assert_eq!(li.innermost(MBlock(0)), None);
+        let pre = MBlock(2 * d + 2);
+        li.add_block(pre, Some(7));
+        assert!(li.contains(3, pre) && li.contains(7, pre) && !li.contains(8, pre));
+        assert_eq!(li.depth[pre.index()], 8);
     }
 
     #[test]

@@ -108,6 +108,16 @@ impl MBlock {
     }
 }
 
+/// Blocks number the nodes of the machine CFG for the IR's graph analyses.
+impl ir::EntityRef for MBlock {
+    fn new(index: usize) -> Self {
+        MBlock(index as u32)
+    }
+    fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
 /// A stack object of the frame, placed after register allocation.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Slot(pub u32);
@@ -488,6 +498,42 @@ pub fn call_clobbers() -> impl Iterator<Item = Reg> {
     )
 }
 
+/// How an instruction accesses one of its register operands.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum OperandKind {
+    /// Read before any def of the instruction is written.
+    Use,
+    /// Written after every use is read, so it may share a register with a use that
+    /// dies at the instruction.
+    Def,
+    /// Written before the uses are read (an early clobber): it must not share a
+    /// register with any use. No instruction has one today.
+    EarlyDef,
+}
+
+/// A register operand as the register allocator sees it: the register (virtual, or
+/// physical for a fixed-register constraint that allocation must keep), how it is
+/// accessed, and the register file the instruction needs there.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct Operand {
+    pub reg: Reg,
+    pub kind: OperandKind,
+    /// The register file the instruction requires; `None` where it works in either
+    /// (a copy, a call or return argument: the file of the register itself).
+    pub class: Option<RegClass>,
+}
+
+impl Operand {
+    /// Whether the operand names a physical register, which the allocator must leave
+    /// in place.
+    pub fn is_fixed(&self) -> bool {
+        self.reg.is_phys()
+    }
+    pub fn is_use(&self) -> bool {
+        self.kind == OperandKind::Use
+    }
+}
+
 impl MInst {
     /// Calls `f` on every register read.
     pub fn for_each_use(&self, mut f: impl FnMut(Reg)) {
@@ -594,6 +640,88 @@ impl MInst {
             }
             MInst::Jump { .. } => {}
         }
+    }
+
+    /// Calls `f` on every explicit register operand with its kind and register file,
+    /// in the order of [`MInst::map_regs`] (so the operands of an instruction and of
+    /// a copy with other registers pair up by position). Implicit clobbers are not
+    /// operands: see [`MInst::clobbers`].
+    pub fn for_each_operand(&self, mut f: impl FnMut(Operand)) {
+        use OperandKind::{Def, Use};
+        use RegClass::{Float, Int};
+        let mut op =
+            |reg: Reg, kind: OperandKind, class: Option<RegClass>| f(Operand { reg, kind, class });
+        match self {
+            MInst::Alu { rd, rs1, rs2, .. } => {
+                op(*rs1, Use, Some(Int));
+                op(*rs2, Use, Some(Int));
+                op(*rd, Def, Some(Int));
+            }
+            MInst::FAlu { rd, rs1, rs2, .. } => {
+                op(*rs1, Use, Some(Float));
+                op(*rs2, Use, Some(Float));
+                op(*rd, Def, Some(Float));
+            }
+            MInst::FCmp { rd, rs1, rs2, .. } => {
+                op(*rs1, Use, Some(Float));
+                op(*rs2, Use, Some(Float));
+                op(*rd, Def, Some(Int));
+            }
+            MInst::AluImm { rd, rs1, .. } => {
+                op(*rs1, Use, Some(Int));
+                op(*rd, Def, Some(Int));
+            }
+            MInst::Mv { rd, rs } => {
+                op(*rs, Use, None);
+                op(*rd, Def, None);
+            }
+            MInst::Cvt { op: c, rd, rs } => {
+                let (d, s) = c.classes();
+                op(*rs, Use, Some(s));
+                op(*rd, Def, Some(d));
+            }
+            MInst::Li { rd, .. } | MInst::La { rd, .. } | MInst::FrameAddr { rd, .. } => {
+                op(*rd, Def, Some(Int))
+            }
+            MInst::Load { op: m, rd, addr } => {
+                if let Base::Reg(r) = addr.base {
+                    op(r, Use, Some(Int))
+                }
+                op(*rd, Def, Some(m.class()));
+            }
+            MInst::Store { op: m, src, addr } => {
+                op(*src, Use, Some(m.class()));
+                if let Base::Reg(r) = addr.base {
+                    op(r, Use, Some(Int))
+                }
+            }
+            MInst::Branch { rs1, rs2, .. } => {
+                op(*rs1, Use, Some(Int));
+                op(*rs2, Use, Some(Int));
+            }
+            MInst::Call { args, .. } | MInst::TailCall { args, .. } => {
+                args.iter().for_each(|&r| op(r, Use, None))
+            }
+            MInst::Ret { value } => {
+                if let Some(r) = value {
+                    op(*r, Use, None)
+                }
+            }
+            MInst::Jump { .. } => {}
+        }
+    }
+
+    /// The explicit register operands (see [`MInst::for_each_operand`]).
+    pub fn operands(&self) -> Vec<Operand> {
+        let mut v = Vec::new();
+        self.for_each_operand(|o| v.push(o));
+        v
+    }
+
+    /// Registers the instruction overwrites without naming them (a call's
+    /// caller-saved registers, its results among them), after its uses are read.
+    pub fn clobbers(&self) -> impl Iterator<Item = Reg> {
+        self.is_call().then(call_clobbers).into_iter().flatten()
     }
 
     /// The block this instruction may transfer control to.

@@ -101,12 +101,12 @@ fn place_blocks(mf: &mut MFunction) {
     // A loop's only back edge leaving an unconditional block (the latch's copies
     // for the header's arguments): that block goes right before the header.
     let mut back_block: Vec<Option<MBlock>> = vec![None; mf.blocks.len()];
-    for l in &info.loops {
+    for (li, l) in info.loops.iter().enumerate() {
         let h = l.header;
         let backs: Vec<MBlock> = info.preds[h.index()]
             .iter()
             .copied()
-            .filter(|p| l.body[p.index()])
+            .filter(|&p| info.contains(li, p))
             .collect();
         if let [b] = backs[..] {
             let insts = &mf.blocks[b.index()].insts;

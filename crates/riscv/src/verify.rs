@@ -15,7 +15,7 @@
 //!   slot (`FrameAddr`, slot-based address) is left.
 
 use crate::mir::*;
-use crate::BackendError;
+use std::fmt;
 
 /// How far the back end has got, which decides the rules.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -30,14 +30,38 @@ pub enum Stage {
     Final,
 }
 
-/// Checks `mf` against the rules of `stage`; the error names the stage's caller,
-/// the block and the instruction.
-pub fn verify(mf: &MFunction, stage: Stage) -> Result<(), BackendError> {
+/// A broken rule: the function, the block, the stage's rules and the problem
+/// (naming the instruction when there is one).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VerifyError {
+    pub function: String,
+    pub block: MBlock,
+    pub stage: Stage,
+    pub problem: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "machine IR of {} is invalid at block {} ({:?}): {}",
+            self.function, self.block.0, self.stage, self.problem
+        )
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+/// Checks `mf` against the rules of `stage`; the error names the block and the
+/// instruction.
+pub fn verify(mf: &MFunction, stage: Stage) -> Result<(), VerifyError> {
     let fail = |b: MBlock, what: String| {
-        Err(BackendError::new(format!(
-            "machine IR of {} is invalid at block {} ({stage:?}): {what}",
-            mf.name, b.0
-        )))
+        Err(VerifyError {
+            function: mf.name.clone(),
+            block: b,
+            stage,
+            problem: what,
+        })
     };
     let mut in_layout = vec![false; mf.blocks.len()];
     for &b in &mf.layout {
@@ -233,7 +257,7 @@ mod tests {
     }
 
     fn message(mf: &MFunction, stage: Stage) -> String {
-        verify(mf, stage).expect_err("invalid").message
+        verify(mf, stage).expect_err("invalid").to_string()
     }
 
     #[test]

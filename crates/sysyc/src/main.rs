@@ -76,8 +76,9 @@ struct Cli {
     /// and --print-after-all, e.g. `--print-after-all --filter-print-funcs main`.
     #[arg(long, value_delimiter = ',', value_name = "FUNCS")]
     filter_print_funcs: Vec<String>,
-    /// Run the IR verifier after every pass and the machine IR verifier after
-    /// every back-end stage (always on in debug builds), e.g. `-O2 --verify-each`.
+    /// Run the IR verifier after every pass, the machine IR verifier after every
+    /// back-end stage and the register allocation checker after allocation (always
+    /// on in debug builds), e.g. `-O2 --verify-each`.
     #[arg(long)]
     verify_each: bool,
     /// Print the wall time and program size of every stage and pass as a table on

@@ -105,6 +105,19 @@ impl ControlFlowGraph {
     }
 }
 
+impl super::graph::Graph for ControlFlowGraph {
+    type Node = Block;
+    fn preds(&self, b: Block) -> &[Block] {
+        ControlFlowGraph::preds(self, b)
+    }
+    fn succs(&self, b: Block) -> &[Block] {
+        ControlFlowGraph::succs(self, b)
+    }
+    fn rpo(&self) -> &[Block] {
+        ControlFlowGraph::rpo(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -2,31 +2,59 @@
 //! Fast Dominance Algorithm" (2001): immediate dominators refined over reverse
 //! post-order until a fixed point, intersecting along the current tree by RPO number.
 //! Only blocks reachable from the entry are in the tree.
+//!
+//! The tree is computed over any [`Graph`]: the IR's [`ControlFlowGraph`]
+//! ([`DominatorTree`]) and the back end's machine CFG use the same code.
 
 use super::cfg::ControlFlowGraph;
+use super::graph::Graph;
 use crate::entities::Block;
 use crate::function::Function;
-use cranelift_entity::packed_option::PackedOption;
-use cranelift_entity::SecondaryMap;
+use cranelift_entity::{EntityRef, SecondaryMap};
 
-/// Immediate dominators, tree children, and RPO numbers for O(1) order queries.
-#[derive(Clone, Debug, Default)]
-pub struct DominatorTree {
-    idom: SecondaryMap<Block, PackedOption<Block>>,
+/// Immediate dominators, tree children, and RPO numbers for O(1) order queries,
+/// over the nodes `N` of some [`Graph`].
+#[derive(Clone, Debug)]
+pub struct DomTree<N: EntityRef> {
+    idom: SecondaryMap<N, Option<N>>,
     /// RPO index + 1 (0 means unreachable).
-    rpo_num: SecondaryMap<Block, u32>,
-    children: SecondaryMap<Block, Vec<Block>>,
+    rpo_num: SecondaryMap<N, u32>,
+    children: SecondaryMap<N, Vec<N>>,
     /// Pre-order and post-order numbers of the dominator tree, for O(1) `dominates`.
-    pre: SecondaryMap<Block, u32>,
-    post: SecondaryMap<Block, u32>,
-    rpo: Vec<Block>,
+    pre: SecondaryMap<N, u32>,
+    post: SecondaryMap<N, u32>,
+    rpo: Vec<N>,
 }
 
-impl DominatorTree {
+/// The dominator tree of an IR function.
+pub type DominatorTree = DomTree<Block>;
+
+impl<N: EntityRef> Default for DomTree<N> {
+    fn default() -> Self {
+        DomTree {
+            idom: SecondaryMap::new(),
+            rpo_num: SecondaryMap::new(),
+            children: SecondaryMap::new(),
+            pre: SecondaryMap::new(),
+            post: SecondaryMap::new(),
+            rpo: Vec::new(),
+        }
+    }
+}
+
+impl DomTree<Block> {
     /// Computes the dominator tree of `func` from its CFG.
     pub fn compute(func: &Function, cfg: &ControlFlowGraph) -> Self {
-        let rpo = cfg.rpo().to_vec();
-        let mut dt = DominatorTree {
+        let _ = func;
+        Self::of_graph(cfg)
+    }
+}
+
+impl<N: EntityRef> DomTree<N> {
+    /// Computes the dominator tree of graph `g`.
+    pub fn of_graph<G: Graph<Node = N>>(g: &G) -> Self {
+        let rpo = g.rpo().to_vec();
+        let mut dt = DomTree {
             rpo: rpo.clone(),
             ..Default::default()
         };
@@ -36,14 +64,13 @@ impl DominatorTree {
         let Some(&entry) = rpo.first() else {
             return dt;
         };
-        let _ = func;
-        dt.idom[entry] = entry.into();
+        dt.idom[entry] = Some(entry);
         let mut changed = true;
         while changed {
             changed = false;
             for &b in &rpo[1..] {
-                let mut new_idom: Option<Block> = None;
-                for &p in cfg.preds(b) {
+                let mut new_idom: Option<N> = None;
+                for &p in g.preds(b) {
                     if dt.rpo_num[p] == 0 || dt.idom[p].is_none() {
                         continue; // unreachable or not yet processed
                     }
@@ -53,16 +80,16 @@ impl DominatorTree {
                     });
                 }
                 if let Some(n) = new_idom {
-                    if dt.idom[b].expand() != Some(n) {
-                        dt.idom[b] = n.into();
+                    if dt.idom[b] != Some(n) {
+                        dt.idom[b] = Some(n);
                         changed = true;
                     }
                 }
             }
         }
-        dt.idom[entry] = None.into();
+        dt.idom[entry] = None;
         for &b in &rpo[1..] {
-            if let Some(d) = dt.idom[b].expand() {
+            if let Some(d) = dt.idom[b] {
                 dt.children[d].push(b);
             }
         }
@@ -70,19 +97,19 @@ impl DominatorTree {
         dt
     }
 
-    fn intersect(&self, mut a: Block, mut b: Block) -> Block {
+    fn intersect(&self, mut a: N, mut b: N) -> N {
         while a != b {
             while self.rpo_num[a] > self.rpo_num[b] {
-                a = self.idom[a].expand().expect("processed");
+                a = self.idom[a].expect("processed");
             }
             while self.rpo_num[b] > self.rpo_num[a] {
-                b = self.idom[b].expand().expect("processed");
+                b = self.idom[b].expect("processed");
             }
         }
         a
     }
 
-    fn number_tree(&mut self, entry: Block) {
+    fn number_tree(&mut self, entry: N) {
         let mut counter = 0u32;
         let mut stack = vec![(entry, false)];
         while let Some((b, done)) = stack.pop() {
@@ -101,22 +128,22 @@ impl DominatorTree {
     }
 
     /// Whether `b` is reachable from the entry.
-    pub fn is_reachable(&self, b: Block) -> bool {
+    pub fn is_reachable(&self, b: N) -> bool {
         self.rpo_num[b] != 0
     }
 
     /// The immediate dominator of `b` (`None` for the entry and unreachable blocks).
-    pub fn idom(&self, b: Block) -> Option<Block> {
-        self.idom[b].expand()
+    pub fn idom(&self, b: N) -> Option<N> {
+        self.idom[b]
     }
 
     /// Children of `b` in the dominator tree, in RPO order.
-    pub fn children(&self, b: Block) -> &[Block] {
+    pub fn children(&self, b: N) -> &[N] {
         &self.children[b]
     }
 
     /// Whether `a` dominates `b` (reflexive). False when either is unreachable.
-    pub fn dominates(&self, a: Block, b: Block) -> bool {
+    pub fn dominates(&self, a: N, b: N) -> bool {
         if !self.is_reachable(a) || !self.is_reachable(b) {
             return false;
         }
@@ -124,17 +151,17 @@ impl DominatorTree {
     }
 
     /// Whether `a` strictly dominates `b`.
-    pub fn strictly_dominates(&self, a: Block, b: Block) -> bool {
+    pub fn strictly_dominates(&self, a: N, b: N) -> bool {
         a != b && self.dominates(a, b)
     }
 
     /// Reachable blocks in reverse post-order.
-    pub fn rpo(&self) -> &[Block] {
+    pub fn rpo(&self) -> &[N] {
         &self.rpo
     }
 
     /// Blocks in a pre-order walk of the dominator tree (each block after its idom).
-    pub fn preorder(&self) -> Vec<Block> {
+    pub fn preorder(&self) -> Vec<N> {
         let mut out = Vec::with_capacity(self.rpo.len());
         let Some(&entry) = self.rpo.first() else {
             return out;

@@ -39,7 +39,10 @@ impl ControlDependence {
                     if Some(r) == stop {
                         break;
                     }
-                    if !cd.deps[r].contains(&x) {
+                    // Blocks are visited once each, so `x` is among `r`'s
+                    // dependences only if it was the last one added (a scan of
+                    // the list is quadratic when a block depends on many).
+                    if cd.deps[r].last() != Some(&x) {
                         cd.deps[r].push(x);
                         cd.dependents[x].push(r);
                     }

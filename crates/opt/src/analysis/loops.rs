@@ -8,9 +8,11 @@
 //! the reverse walk from the latches skips over already discovered inner loops through
 //! their headers, which also links each inner loop to its parent (the method of LLVM's
 //! `LoopInfo`). Cycles that are not natural loops (irreducible control flow, entered
-//! at more than one block) are not loops here.
+//! at more than one block) are not loops here. The discovery itself is
+//! [`ir::analysis::natural_loops`], which the back end's machine loops share; this
+//! forest adds children, depths, block lists and the nesting intervals.
 
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::{natural_loops, ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, SecondaryMap};
 
 /// One natural loop.
@@ -20,7 +22,8 @@ pub struct Loop {
     pub header: Block,
     /// Sources of back edges to the header, in RPO order.
     pub latches: Vec<Block>,
-    /// All blocks of the loop, inner loops' included, in RPO order (header first).
+    /// All blocks of the loop, inner loops' included, in RPO order (header first);
+    /// empty in a forest from [`LoopForest::compute_nest`].
     pub blocks: Vec<Block>,
     /// The innermost enclosing loop.
     pub parent: Option<LoopId>,
@@ -48,58 +51,44 @@ pub struct LoopForest {
 impl LoopForest {
     /// Finds the natural loops of `func`.
     pub fn compute(func: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Self {
+        let mut lf = Self::compute_nest(func, cfg, dt);
+        for &b in cfg.rpo() {
+            let mut cur = lf.innermost[b];
+            while let Some(l) = cur {
+                lf.loops[l.0 as usize].blocks.push(b);
+                cur = lf.loops[l.0 as usize].parent;
+            }
+        }
+        lf
+    }
+
+    /// The loops of `func` without their block lists (every [`Loop::blocks`] is
+    /// empty): the headers, latches, nesting and membership, for a pass that
+    /// needs no more. The lists hold each block once per loop around it, which
+    /// is quadratic in the depth of a nest.
+    pub fn compute_nest(func: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Self {
         let _ = func;
         let mut lf = LoopForest::default();
         let mut rpo_num: SecondaryMap<Block, usize> = SecondaryMap::new();
         for (i, &b) in cfg.rpo().iter().enumerate() {
             rpo_num[b] = i;
         }
-        for h in dom_postorder(dt) {
-            let latches: Vec<Block> = cfg
-                .unique_preds(h)
-                .into_iter()
-                .filter(|&p| dt.dominates(h, p))
-                .collect();
-            if latches.is_empty() {
-                continue;
-            }
-            let id = LoopId(lf.loops.len() as u32);
-            lf.loops.push(Loop {
-                header: h,
-                latches: latches.clone(),
+        // The natural loops, innermost first, by the code the back end uses too.
+        let nest = natural_loops(cfg, dt);
+        lf.loops = nest
+            .loops
+            .into_iter()
+            .map(|l| Loop {
+                header: l.header,
+                latches: l.latches,
                 blocks: Vec::new(),
-                parent: None,
+                parent: l.parent.map(|p| LoopId(p as u32)),
                 children: Vec::new(),
                 depth: 0,
-            });
-            lf.innermost[h] = Some(id);
-            let mut work = latches;
-            while let Some(b) = work.pop() {
-                match lf.innermost[b] {
-                    None => {
-                        lf.innermost[b] = Some(id);
-                        work.extend(cfg.preds(b).iter().filter(|&&p| dt.is_reachable(p)));
-                    }
-                    Some(inner) => {
-                        // Part of a loop found earlier: continue from the header of its
-                        // outermost enclosing loop so far, which becomes our child.
-                        let mut top = inner;
-                        while let Some(p) = lf.loops[top.0 as usize].parent {
-                            top = p;
-                        }
-                        if top == id {
-                            continue;
-                        }
-                        lf.loops[top.0 as usize].parent = Some(id);
-                        let sub_header = lf.loops[top.0 as usize].header;
-                        work.extend(
-                            cfg.preds(sub_header)
-                                .iter()
-                                .filter(|&&p| dt.is_reachable(p) && !dt.dominates(sub_header, p)),
-                        );
-                    }
-                }
-            }
+            })
+            .collect();
+        for &b in cfg.rpo() {
+            lf.innermost[b] = nest.innermost[b].map(|l| LoopId(l as u32));
         }
         // Children, depths (parents were created after their children) and block lists.
         for i in (0..lf.loops.len()).rev() {
@@ -117,13 +106,6 @@ impl LoopForest {
             l.latches.sort_by_key(|&b| rpo_num[b]);
         }
         lf.number_nest();
-        for &b in cfg.rpo() {
-            let mut cur = lf.innermost[b];
-            while let Some(l) = cur {
-                lf.loops[l.0 as usize].blocks.push(b);
-                cur = lf.loops[l.0 as usize].parent;
-            }
-        }
         lf
     }
 
@@ -234,26 +216,6 @@ impl LoopForest {
     }
 }
 
-/// Post-order of the dominator tree (children before parents), iteratively.
-fn dom_postorder(dt: &DominatorTree) -> Vec<Block> {
-    let mut out = Vec::with_capacity(dt.rpo().len());
-    let Some(&entry) = dt.rpo().first() else {
-        return out;
-    };
-    let mut stack = vec![(entry, false)];
-    while let Some((b, done)) = stack.pop() {
-        if done {
-            out.push(b);
-            continue;
-        }
-        stack.push((b, true));
-        for &c in dt.children(b).iter().rev() {
-            stack.push((c, false));
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -264,6 +226,43 @@ mod tests {
         let cfg = ControlFlowGraph::compute(&f);
         let dt = DominatorTree::compute(&f, &cfg);
         (LoopForest::compute(&f, &cfg, &dt), cfg, b)
+    }
+
+    /// A nest 2000 loops deep (header `2k+1` enters loop `k+1` or leaves to the
+    /// latch `2k` of loop `k-1`): nesting, depths and membership, and the same
+    /// forest without block lists from `compute_nest`.
+    #[test]
+    fn deep_nest_and_the_forest_without_block_lists() {
+        let d = 2000usize;
+        let mut edges = vec![(0, 1)];
+        for k in 0..d {
+            let (h, latch) = (2 * k + 1, 2 * k + 2);
+            edges.push((h, if k + 1 < d { h + 2 } else { latch }));
+            edges.push((h, if k > 0 { h - 1 } else { 2 * d + 1 }));
+            edges.push((latch, h));
+        }
+        let (f, b) = cfg_func(2 * d + 2, &edges);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        let full = LoopForest::compute(&f, &cfg, &dt);
+        let nest = LoopForest::compute_nest(&f, &cfg, &dt);
+        assert_eq!(full.len(), d);
+        assert_eq!(nest.len(), d);
+        for k in 0..d {
+            let (h, latch) = (b[2 * k + 1], b[2 * k + 2]);
+            let l = full.innermost(h).unwrap();
+            assert_eq!(full.get(l).header, h);
+            assert_eq!(full.depth(latch), k as u32 + 1);
+            assert_eq!(full.get(l).blocks.len(), 2 * (d - k));
+            assert_eq!(nest.innermost(h), Some(l));
+            assert_eq!(nest.get(l).parent, full.get(l).parent);
+            assert_eq!(nest.get(l).latches, vec![latch]);
+            assert!(nest.get(l).blocks.is_empty());
+        }
+        let outer = full.innermost(b[1]).unwrap();
+        let inner = full.innermost(b[2 * d - 1]).unwrap();
+        assert!(nest.contains(outer, b[2 * d]) && !nest.contains(inner, b[2]));
+        assert!(nest.nested_in(inner, outer));
     }
 
     #[test]

@@ -99,7 +99,9 @@ pub fn run(f: &mut Function) -> usize {
     'rounds: while threaded < MAX_THREADS {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        // Headers and membership only: the block lists are not needed, and in a
+        // deep nest they would cost the square of its depth every round.
+        let loops = LoopForest::compute_nest(f, &cfg, &dt);
         for &b in cfg.rpo() {
             match plan(f, &cfg, &dt, &loops, b) {
                 Action::Thread(edges) => {

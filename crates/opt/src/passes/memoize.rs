@@ -36,6 +36,7 @@ use ir::{
     BinOp, CmpOp, FuncBuilder, FuncId, Function, GlobalData, GlobalId, GlobalInit, InstKind,
     Module, Type, UnOp, Value,
 };
+use rustc_hash::FxHashSet;
 
 /// The memoisation pass.
 pub struct Memoize;
@@ -61,9 +62,13 @@ pub const MAX_PARAMS: usize = 4;
 pub fn run(m: &mut Module) -> usize {
     let purity = Purity::compute(m);
     let ids: Vec<FuncId> = m.funcs.keys().collect();
+    // The functions' names, kept up to date (looking each name up in the
+    // module is quadratic in the number of functions).
+    let mut names: FxHashSet<String> = m.funcs.values().map(|f| f.name.clone()).collect();
     let mut done = 0;
     for id in ids {
-        if qualifies(m, id, &purity) {
+        if qualifies(m, id, &purity, &names) {
+            names.insert(memo_name(&m.funcs[id].name));
             memoize(m, id);
             done += 1;
         }
@@ -72,7 +77,7 @@ pub fn run(m: &mut Module) -> usize {
 }
 
 /// Whether `id` meets the conditions of the module doc.
-fn qualifies(m: &Module, id: FuncId, purity: &Purity) -> bool {
+fn qualifies(m: &Module, id: FuncId, purity: &Purity, names: &FxHashSet<String>) -> bool {
     let f = &m.funcs[id];
     let scalar = |t: Type| matches!(t, Type::I32 | Type::F32);
     if f.is_declaration()
@@ -82,7 +87,7 @@ fn qualifies(m: &Module, id: FuncId, purity: &Purity) -> bool {
         || f.sig.params.len() > MAX_PARAMS
         || !f.sig.params.iter().all(|&t| scalar(t))
         || !scalar(f.sig.ret)
-        || m.func_by_name(&memo_name(&f.name)).is_some()
+        || names.contains(&memo_name(&f.name))
         || !purity.effects(id).is_pure()
     {
         return false;

@@ -23,6 +23,7 @@
 
 use crate::pipeline::Pass;
 use ir::{BlockCall, FuncId, Function, Inst, InstKind, Module, Type};
+use rustc_hash::FxHashSet;
 
 /// The partial inlining (function splitting) pass.
 pub struct PartialInline;
@@ -57,14 +58,14 @@ pub fn run(m: &mut Module) -> usize {
         }
     }
     let ids: Vec<FuncId> = m.funcs.keys().collect();
+    // The functions' names, kept up to date (looking each name up in the
+    // module is quadratic in the number of functions).
+    let mut names: FxHashSet<String> = m.funcs.values().map(|f| f.name.clone()).collect();
     let mut split = 0;
     for id in ids {
         let f = &m.funcs[id];
         let part = format!("{}.body", f.name);
-        if !called[ir::EntityRef::index(id)]
-            || f.name.ends_with(".body")
-            || m.func_by_name(&part).is_some()
-        {
+        if !called[ir::EntityRef::index(id)] || f.name.ends_with(".body") || names.contains(&part) {
             continue;
         }
         let Some(rest_arm) = early_exit(f) else {
@@ -72,6 +73,7 @@ pub fn run(m: &mut Module) -> usize {
         };
         let mut body = f.clone();
         body.name = part;
+        names.insert(body.name.clone());
         let body_id = m.add_function(body);
         keep_entry_and_early_exit(&mut m.funcs[id], rest_arm, body_id);
         split += 1;

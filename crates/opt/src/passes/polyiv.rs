@@ -23,7 +23,7 @@
 //! of the same pair share one recurrence.
 
 use crate::analysis::induction::step_of;
-use crate::analysis::{LoopForest, RotatedLoop};
+use crate::analysis::{AnalysisManager, LoopForest, Preserved, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Function, Inst, InstKind, Module, Type, Value};
@@ -41,6 +41,15 @@ impl Pass for PolyIv {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (cfg, dt, loops) = fa.loops(f);
+            run_on(f, cfg, dt, loops) > 0
+        })
     }
 }
 
@@ -65,12 +74,24 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    run_on(f, &cfg, &dt, &loops)
+}
+
+/// [`run`] with the function's analyses given: the pass adds instructions, block
+/// parameters and jump arguments, but no block or edge, so they stay valid (and
+/// the pass manager's cached ones serve).
+pub fn run_on(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+) -> usize {
     let mut work = Vec::new();
     for (id, lp) in loops.loops() {
         if !lp.children.is_empty() {
             continue;
         }
-        let Some(l) = RotatedLoop::of(f, &cfg, &loops, id) else {
+        let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
             continue;
         };
         let jumps = f

@@ -145,8 +145,8 @@ impl Isel<'_> {
                     self.push(MInst::Store { op, src: r, addr });
                 }
                 (_, loc) => {
-                    return Err(BackendError::new(format!(
-                        "internal: argument {i} classified as {loc:?}"
+                    return Err(BackendError::Internal(format!(
+                        "argument {i} classified as {loc:?}"
                     )))
                 }
             }

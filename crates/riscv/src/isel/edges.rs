@@ -41,7 +41,7 @@ impl Isel<'_> {
             let preds = cfg.preds(b);
             if preds.len() == 1 {
                 let term = f.terminator(preds[0]).ok_or_else(|| {
-                    BackendError::new(format!("block {} has no terminator", preds[0]))
+                    BackendError::Untranslatable(format!("block {} has no terminator", preds[0]))
                 })?;
                 let call = f
                     .kind(term)

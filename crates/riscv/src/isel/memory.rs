@@ -15,7 +15,9 @@ pub(super) fn mem_op(t: Type) -> Result<MemOp, BackendError> {
         Type::I32 => Ok(MemOp::W),
         Type::F32 => Ok(MemOp::FS),
         Type::Ptr => Ok(MemOp::D),
-        t => Err(BackendError::new(format!("no load/store of type {t}"))),
+        t => Err(BackendError::Untranslatable(format!(
+            "no load/store of type {t}"
+        ))),
     }
 }
 

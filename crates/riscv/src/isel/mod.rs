@@ -288,7 +288,7 @@ impl<'a> Isel<'a> {
                 } else if let Some(r) = self.vreg[v.index()] {
                     Opnd::Reg(r)
                 } else {
-                    return Err(BackendError::new(format!(
+                    return Err(BackendError::Untranslatable(format!(
                         "{}: value {v} used before its definition was selected",
                         self.f.name
                     )));
@@ -372,6 +372,6 @@ impl<'a> Isel<'a> {
     /// The machine block of the IR block `b`.
     fn target(&self, b: Block) -> Result<MBlock, BackendError> {
         self.mblock[b.index()]
-            .ok_or_else(|| BackendError::new(format!("branch to unreachable block {b}")))
+            .ok_or_else(|| BackendError::Untranslatable(format!("branch to unreachable block {b}")))
     }
 }

@@ -201,7 +201,7 @@ impl State<'_> {
 }
 
 /// Whether two intervals share a position.
-fn overlaps(a: &Interval, b: &Interval) -> bool {
+pub(crate) fn overlaps(a: &Interval, b: &Interval) -> bool {
     let (mut i, mut j) = (0, 0);
     while i < a.ranges.len() && j < b.ranges.len() {
         let (x, y) = (a.ranges[i], b.ranges[j]);

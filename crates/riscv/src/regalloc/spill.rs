@@ -6,13 +6,37 @@
 //! across instructions. Float reloads are emitted before integer ones, so that a
 //! float reload whose slot offset needs an integer temporary (see `frame.rs`) finds
 //! one free.
+//!
+//! The rewrite records where each instruction of its result came from ([`Origin`]),
+//! for the allocation checker (`checker.rs`).
 
 use super::linear_scan::Allocation;
 use crate::mir::*;
 use crate::BackendError;
 
-/// Applies `alloc` to `mf`.
-pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<(), BackendError> {
+/// Where an instruction after the rewrite came from.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub enum Origin {
+    /// Instruction `k` of the block before allocation, its virtual registers
+    /// replaced by physical ones (a spilled one by a scratch register).
+    Inst(u32),
+    /// Instruction `k` of the block, a copy one side of which is spilled, done as
+    /// the load (or recomputation) or the store between the allocated side's
+    /// register and the spilled side's slot.
+    SpilledCopy(u32),
+    /// Spill code: a load from, or store to, a spill slot.
+    Spill,
+    /// The recomputation of the spilled virtual register by its recipe
+    /// ([`MFunction::vreg_remat`]).
+    Remat(Reg),
+}
+
+/// The origin of every instruction after the rewrite: by block number, one per
+/// instruction of the block.
+pub type Provenance = Vec<Vec<Origin>>;
+
+/// Applies `alloc` to `mf`, returning where each resulting instruction came from.
+pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, BackendError> {
     let nv = mf.num_vregs();
     let mut slot: Vec<Option<Slot>> = Vec::with_capacity(nv);
     for v in 0..nv {
@@ -24,14 +48,17 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<(), BackendErro
             return Ok(r);
         }
         alloc.assignment[r.vindex()]
-            .ok_or_else(|| BackendError::new(format!("internal: {r} has no register")))
+            .ok_or_else(|| BackendError::Internal(format!("{r} has no register")))
     };
     let spilled = |r: Reg| r.is_virtual() && alloc.spilled[r.vindex()];
+    let mut provenance: Provenance = vec![Vec::new(); mf.blocks.len()];
     let layout = mf.layout.clone();
     for b in layout {
         let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
         let mut out = Vec::with_capacity(insts.len());
-        for mut inst in insts {
+        let origins = &mut provenance[b.index()];
+        for (k, mut inst) in insts.into_iter().enumerate() {
+            let k = k as u32;
             // The defining instruction of a rematerialised value disappears.
             let mut def_remat = false;
             inst.for_each_def(|d| {
@@ -45,11 +72,13 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<(), BackendErro
             if let MInst::Mv { rd, rs } = inst {
                 if spilled(rs) && !spilled(rd) {
                     reload(mf, &slot, rs, phys(rd)?, &mut out)?;
+                    origins.push(Origin::SpilledCopy(k));
                     continue;
                 }
                 if spilled(rd) && !spilled(rs) {
                     let s = slot[rd.vindex()].expect("spilled move target has a slot");
                     out.push(store(mf.class_of(rd), phys(rs)?, s));
+                    origins.push(Origin::SpilledCopy(k));
                     continue;
                 }
             }
@@ -71,8 +100,12 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<(), BackendErro
                     RegClass::Int => int_pool.next(),
                     RegClass::Float => float_pool.next(),
                 }
-                .ok_or_else(|| BackendError::new("internal: out of scratch registers"))?;
+                .ok_or_else(|| BackendError::Internal("out of scratch registers".into()))?;
                 reload(mf, &slot, u, scratch, &mut out)?;
+                origins.push(match mf.vreg_remat[u.vindex()] {
+                    Some(_) => Origin::Remat(u),
+                    None => Origin::Spill,
+                });
                 use_map.push((u, scratch));
             }
             let mut def_stores: Vec<(Reg, Slot, RegClass)> = Vec::new();
@@ -107,13 +140,16 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<(), BackendErro
                 return Err(e);
             }
             out.push(inst);
+            origins.push(Origin::Inst(k));
             for (scratch, s, class) in def_stores {
                 out.push(store(class, scratch, s));
+                origins.push(Origin::Spill);
             }
         }
+        debug_assert_eq!(out.len(), origins.len());
         mf.blocks[b.index()].insts = out;
     }
-    Ok(())
+    Ok(provenance)
 }
 
 fn store(class: RegClass, src: Reg, s: Slot) -> MInst {
@@ -149,8 +185,7 @@ fn reload(
         out.push(i);
         return Ok(());
     }
-    let s =
-        slot[v.vindex()].ok_or_else(|| BackendError::new(format!("internal: {v} has no slot")))?;
+    let s = slot[v.vindex()].ok_or_else(|| BackendError::Internal(format!("{v} has no slot")))?;
     out.push(MInst::Load {
         op: if mf.class_of(v) == RegClass::Int {
             MemOp::D
