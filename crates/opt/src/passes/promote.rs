@@ -140,7 +140,7 @@ fn next_candidate(
             if only_accesses && writes && matches!(ty, Some(Type::I32 | Type::F32)) {
                 return Some(Candidate {
                     preheader,
-                    blocks: loops.get(id).blocks.clone(),
+                    blocks: loops.get(id).blocks.to_vec(),
                     global: g,
                 });
             }
