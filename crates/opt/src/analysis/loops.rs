@@ -321,6 +321,93 @@ impl LoopForest {
         (cfg.succs(p) == [header]).then_some(p)
     }
 
+    /// Per loop (indexed by [`LoopId`]), the sum of `per_block` over its blocks,
+    /// inner loops' included: each block is visited once, so this is linear in
+    /// the function however deep the nest, where summing over every loop's
+    /// [`Loop::blocks`] is quadratic.
+    pub fn sum_over_blocks(
+        &self,
+        func: &Function,
+        mut per_block: impl FnMut(Block) -> usize,
+    ) -> Vec<usize> {
+        let mut sums = vec![0usize; self.loops.len()];
+        for b in func.layout.blocks() {
+            if let Some(l) = self.innermost[b] {
+                sums[l.0 as usize] += per_block(b);
+            }
+        }
+        // Inner loops come before the loops around them.
+        for l in 0..self.loops.len() {
+            if let Some(p) = self.loops[l].parent {
+                sums[p.0 as usize] += sums[l];
+            }
+        }
+        sums
+    }
+
+    /// Per loop (indexed by [`LoopId`]), the number of its blocks that leave it:
+    /// that have a successor outside it, or none at all (a return). A block
+    /// leaves the loops around it from its innermost one up to the outermost
+    /// that one of its successors lies outside of, so each block costs the
+    /// loops its edges leave, not the depth of the nest.
+    pub fn exiting_counts(&self, func: &Function, cfg: &ControlFlowGraph) -> Vec<usize> {
+        let n = self.loops.len();
+        // +1 at the innermost loop a block leaves, -1 above the outermost.
+        let mut diff = vec![0isize; n];
+        for b in func.layout.blocks() {
+            let Some(inner) = self.innermost[b] else {
+                continue;
+            };
+            let top = if func.successors(b).is_empty() {
+                Some(None)
+            } else {
+                let mut top: Option<Option<LoopId>> = None;
+                for &s in cfg.succs(b) {
+                    if self.contains(inner, s) {
+                        continue;
+                    }
+                    let mut l = inner;
+                    while let Some(p) = self.get(l).parent {
+                        if self.contains(p, s) {
+                            break;
+                        }
+                        l = p;
+                    }
+                    // The loop above the outermost one left (`None`: it
+                    // leaves them all); the highest over the edges wins.
+                    let above = self.get(l).parent;
+                    let higher = match (top, above) {
+                        (None, _) | (Some(Some(_)), None) => true,
+                        (Some(None), _) => false,
+                        (Some(Some(t)), Some(a)) => t != a && self.nested_in(t, a),
+                    };
+                    if higher {
+                        top = Some(above);
+                    }
+                }
+                top
+            };
+            if let Some(above) = top {
+                diff[inner.0 as usize] += 1;
+                if let Some(a) = above {
+                    diff[a.0 as usize] -= 1;
+                }
+            }
+        }
+        // Inner loops come before the loops around them.
+        for l in 0..n {
+            if let Some(p) = self.loops[l].parent {
+                diff[p.0 as usize] += diff[l];
+            }
+        }
+        diff.into_iter().map(|d| d as usize).collect()
+    }
+
+    /// Per loop (indexed by [`LoopId`]), its number of instructions.
+    pub fn inst_counts(&self, func: &Function) -> Vec<usize> {
+        self.sum_over_blocks(func, |b| func.layout.block_insts(b).count())
+    }
+
     /// Blocks outside `l` that are successors of blocks in `l`, in RPO of discovery.
     pub fn exits(&self, l: LoopId, cfg: &ControlFlowGraph) -> Vec<Block> {
         let mut out = Vec::new();
@@ -407,6 +494,82 @@ mod tests {
         let inner = full.innermost(b[2 * d - 1]).unwrap();
         assert!(nest.contains(outer, b[2 * d]) && !nest.contains(inner, b[2]));
         assert!(nest.nested_in(inner, outer));
+    }
+
+    /// Sums over blocks count each block once per loop around it.
+    #[test]
+    fn sums_over_blocks_cover_inner_loops() {
+        let (f, b) = cfg_func(14, CYTRON_FIG5);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        let lf = LoopForest::compute(&f, &cfg, &dt);
+        let sums = lf.sum_over_blocks(&f, |x| if x == b[10] { 100 } else { 1 });
+        let (inner, outer) = (lf.innermost(b[10]).unwrap(), lf.innermost(b[3]).unwrap());
+        assert_eq!(sums[inner.0 as usize], 102);
+        assert_eq!(sums[outer.0 as usize], 110);
+        check_exiting_counts(&lf, &f, &cfg);
+        let counts = lf.inst_counts(&f);
+        for (l, lp) in lf.loops() {
+            let want: usize = lp
+                .blocks
+                .iter()
+                .map(|&x| f.layout.block_insts(x).count())
+                .sum();
+            assert_eq!(counts[l.0 as usize], want);
+        }
+    }
+
+    /// Exits that leave one, two and all three loops of a nest are counted
+    /// for each loop they leave.
+    #[test]
+    fn exiting_blocks_of_multi_level_exits() {
+        // A: header 1, latch 5; B: header 2, latch 4; C: 3 -> 11 -> 13 -> 3.
+        // 3 -> 10 (-> 6 -> 5) leaves C and B; 11 -> 12 leaves C; 13 -> 8 (a
+        // return) leaves all three; 12 -> 8 leaves B and A; 4 -> 5 leaves B;
+        // 5 -> 7 leaves A. Block 9 is unreachable.
+        let edges = [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 11),
+            (3, 10),
+            (11, 13),
+            (11, 12),
+            (13, 3),
+            (13, 8),
+            (12, 4),
+            (12, 8),
+            (4, 2),
+            (4, 5),
+            (5, 1),
+            (5, 7),
+            (10, 6),
+            (6, 5),
+        ];
+        let (f, b) = cfg_func(14, &edges);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        let lf = LoopForest::compute(&f, &cfg, &dt);
+        check_block_lists(&lf, &cfg);
+        check_exiting_counts(&lf, &f, &cfg);
+        let exiting = lf.exiting_counts(&f, &cfg);
+        let count = |h: usize| exiting[lf.innermost(b[h]).unwrap().0 as usize];
+        assert_eq!((count(3), count(2), count(1)), (3, 4, 3));
+    }
+
+    /// Exiting counts agree with a scan of every loop's blocks.
+    fn check_exiting_counts(lf: &LoopForest, f: &Function, cfg: &ControlFlowGraph) {
+        let exiting = lf.exiting_counts(f, cfg);
+        for (l, lp) in lf.loops() {
+            let want = lp
+                .blocks
+                .iter()
+                .filter(|&&x| {
+                    f.successors(x).is_empty() || cfg.succs(x).iter().any(|&s| !lf.contains(l, s))
+                })
+                .count();
+            assert_eq!(exiting[l.0 as usize], want, "{l:?}");
+        }
     }
 
     #[test]
