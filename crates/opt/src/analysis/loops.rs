@@ -403,6 +403,18 @@ impl LoopForest {
         diff.into_iter().map(|d| d as usize).collect()
     }
 
+    /// Per loop (indexed by [`LoopId`]), the blocks whose innermost loop it is,
+    /// in RPO order; `cfg` is the graph the forest was computed from.
+    pub fn own_blocks(&self, cfg: &ControlFlowGraph) -> Vec<Vec<Block>> {
+        let mut own = vec![Vec::new(); self.loops.len()];
+        for &b in cfg.rpo() {
+            if let Some(l) = self.innermost[b] {
+                own[l.0 as usize].push(b);
+            }
+        }
+        own
+    }
+
     /// Per loop (indexed by [`LoopId`]), its number of instructions.
     pub fn inst_counts(&self, func: &Function) -> Vec<usize> {
         self.sum_over_blocks(func, |b| func.layout.block_insts(b).count())
@@ -508,6 +520,16 @@ mod tests {
         assert_eq!(sums[inner.0 as usize], 102);
         assert_eq!(sums[outer.0 as usize], 110);
         check_exiting_counts(&lf, &f, &cfg);
+        let own = lf.own_blocks(&cfg);
+        for (l, lp) in lf.loops() {
+            let want: Vec<Block> = lp
+                .blocks
+                .iter()
+                .copied()
+                .filter(|&x| lf.innermost(x) == Some(l))
+                .collect();
+            assert_eq!(own[l.0 as usize], want);
+        }
         let counts = lf.inst_counts(&f);
         for (l, lp) in lf.loops() {
             let want: usize = lp
