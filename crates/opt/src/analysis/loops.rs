@@ -11,9 +11,94 @@
 //! at more than one block) are not loops here. The discovery itself is
 //! [`ir::analysis::natural_loops`], which the back end's machine loops share; this
 //! forest adds children, depths, block lists and the nesting intervals.
+//!
+//! A loop's block list ([`LoopBlocks`]) is built the first time it is read: a
+//! deep nest holds every block once per loop around it, so building every list
+//! is quadratic in the depth of the nest, while most passes read the lists of
+//! few loops (or only their lengths, which take constant time).
+
+use std::fmt;
+use std::ops::Deref;
+use std::sync::{Arc, OnceLock};
 
 use ir::analysis::{natural_loops, ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, SecondaryMap};
+
+/// What every loop's block list is built from: the reverse post-order and, per
+/// block, the pre-order number of its innermost loop (`u32::MAX` outside loops).
+#[derive(Debug, Default)]
+struct BlockIndex {
+    rpo: Vec<Block>,
+    nest_num: SecondaryMap<Block, u32>,
+}
+
+/// The blocks of one loop, inner loops' included, in RPO order (header first),
+/// built on first use; it reads as a `&[Block]`. Its length takes constant time.
+#[derive(Clone, Default)]
+pub struct LoopBlocks {
+    /// `None` in a forest without block lists.
+    index: Option<Arc<BlockIndex>>,
+    /// The loop's blocks lie in these RPO positions (header first).
+    rpo_range: (u32, u32),
+    /// The loop's interval in the pre-order numbering of the nest.
+    span: (u32, u32),
+    len: usize,
+    list: OnceLock<Vec<Block>>,
+}
+
+impl LoopBlocks {
+    /// Number of blocks in the loop.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the list is empty (only in a forest without block lists).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl Deref for LoopBlocks {
+    type Target = [Block];
+    fn deref(&self) -> &[Block] {
+        self.list.get_or_init(|| {
+            let Some(index) = &self.index else {
+                return Vec::new();
+            };
+            let (start, end) = self.span;
+            let (lo, hi) = self.rpo_range;
+            let mut list = Vec::with_capacity(self.len);
+            list.extend(
+                index.rpo[lo as usize..hi as usize]
+                    .iter()
+                    .copied()
+                    .filter(|&b| (start..end).contains(&index.nest_num[b])),
+            );
+            debug_assert_eq!(list.len(), self.len);
+            list
+        })
+    }
+}
+
+impl<'a> IntoIterator for &'a LoopBlocks {
+    type Item = &'a Block;
+    type IntoIter = std::slice::Iter<'a, Block>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.iter()
+    }
+}
+
+impl fmt::Debug for LoopBlocks {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq<Vec<Block>> for LoopBlocks {
+    fn eq(&self, other: &Vec<Block>) -> bool {
+        **self == **other
+    }
+}
 
 /// One natural loop.
 #[derive(Clone, Debug)]
@@ -23,8 +108,8 @@ pub struct Loop {
     /// Sources of back edges to the header, in RPO order.
     pub latches: Vec<Block>,
     /// All blocks of the loop, inner loops' included, in RPO order (header first);
-    /// empty in a forest from [`LoopForest::compute_nest`].
-    pub blocks: Vec<Block>,
+    /// empty in a forest from [`LoopForest::compute_nest`]. Built on first use.
+    pub blocks: LoopBlocks,
     /// The innermost enclosing loop.
     pub parent: Option<LoopId>,
     /// Loops immediately nested in this one.
@@ -52,12 +137,46 @@ impl LoopForest {
     /// Finds the natural loops of `func`.
     pub fn compute(func: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Self {
         let mut lf = Self::compute_nest(func, cfg, dt);
-        for &b in cfg.rpo() {
-            let mut cur = lf.innermost[b];
-            while let Some(l) = cur {
-                lf.loops[l.0 as usize].blocks.push(b);
-                cur = lf.loops[l.0 as usize].parent;
+        let n = lf.loops.len();
+        // Per loop, its number of blocks and the RPO positions they lie in: the
+        // header comes first, and the end is the largest over its own blocks
+        // and its inner loops' (children have smaller ids than their parents).
+        let mut len = vec![0usize; n];
+        let mut end = vec![0u32; n];
+        let mut index = BlockIndex {
+            rpo: cfg.rpo().to_vec(),
+            nest_num: SecondaryMap::with_default(u32::MAX),
+        };
+        for (i, &b) in cfg.rpo().iter().enumerate() {
+            if let Some(l) = lf.innermost[b] {
+                let l = l.0 as usize;
+                len[l] += 1;
+                end[l] = end[l].max(i as u32 + 1);
+                index.nest_num[b] = lf.span[l].0;
             }
+        }
+        let mut start = vec![0u32; n];
+        for (i, &b) in cfg.rpo().iter().enumerate() {
+            if lf.is_header(b) {
+                start[lf.innermost[b].unwrap().0 as usize] = i as u32;
+            }
+        }
+        for l in 0..n {
+            if let Some(p) = lf.loops[l].parent {
+                let p = p.0 as usize;
+                len[p] += len[l];
+                end[p] = end[p].max(end[l]);
+            }
+        }
+        let index = Arc::new(index);
+        for (l, lp) in lf.loops.iter_mut().enumerate() {
+            lp.blocks = LoopBlocks {
+                index: Some(Arc::clone(&index)),
+                rpo_range: (start[l], end[l]),
+                span: lf.span[l],
+                len: len[l],
+                list: OnceLock::new(),
+            };
         }
         lf
     }
@@ -81,7 +200,7 @@ impl LoopForest {
             .map(|l| Loop {
                 header: l.header,
                 latches: l.latches,
-                blocks: Vec::new(),
+                blocks: LoopBlocks::default(),
                 parent: l.parent.map(|p| LoopId(p as u32)),
                 children: Vec::new(),
                 depth: 0,
@@ -202,6 +321,105 @@ impl LoopForest {
         (cfg.succs(p) == [header]).then_some(p)
     }
 
+    /// Per loop (indexed by [`LoopId`]), the sum of `per_block` over its blocks,
+    /// inner loops' included: each block is visited once, so this is linear in
+    /// the function however deep the nest, where summing over every loop's
+    /// [`Loop::blocks`] is quadratic.
+    pub fn sum_over_blocks(
+        &self,
+        func: &Function,
+        mut per_block: impl FnMut(Block) -> usize,
+    ) -> Vec<usize> {
+        let mut sums = vec![0usize; self.loops.len()];
+        for b in func.layout.blocks() {
+            if let Some(l) = self.innermost[b] {
+                sums[l.0 as usize] += per_block(b);
+            }
+        }
+        // Inner loops come before the loops around them.
+        for l in 0..self.loops.len() {
+            if let Some(p) = self.loops[l].parent {
+                sums[p.0 as usize] += sums[l];
+            }
+        }
+        sums
+    }
+
+    /// Per loop (indexed by [`LoopId`]), the number of its blocks that leave it:
+    /// that have a successor outside it, or none at all (a return). A block
+    /// leaves the loops around it from its innermost one up to the outermost
+    /// that one of its successors lies outside of, so each block costs the
+    /// loops its edges leave, not the depth of the nest.
+    pub fn exiting_counts(&self, func: &Function, cfg: &ControlFlowGraph) -> Vec<usize> {
+        let n = self.loops.len();
+        // +1 at the innermost loop a block leaves, -1 above the outermost.
+        let mut diff = vec![0isize; n];
+        for b in func.layout.blocks() {
+            let Some(inner) = self.innermost[b] else {
+                continue;
+            };
+            let top = if func.successors(b).is_empty() {
+                Some(None)
+            } else {
+                let mut top: Option<Option<LoopId>> = None;
+                for &s in cfg.succs(b) {
+                    if self.contains(inner, s) {
+                        continue;
+                    }
+                    let mut l = inner;
+                    while let Some(p) = self.get(l).parent {
+                        if self.contains(p, s) {
+                            break;
+                        }
+                        l = p;
+                    }
+                    // The loop above the outermost one left (`None`: it
+                    // leaves them all); the highest over the edges wins.
+                    let above = self.get(l).parent;
+                    let higher = match (top, above) {
+                        (None, _) | (Some(Some(_)), None) => true,
+                        (Some(None), _) => false,
+                        (Some(Some(t)), Some(a)) => t != a && self.nested_in(t, a),
+                    };
+                    if higher {
+                        top = Some(above);
+                    }
+                }
+                top
+            };
+            if let Some(above) = top {
+                diff[inner.0 as usize] += 1;
+                if let Some(a) = above {
+                    diff[a.0 as usize] -= 1;
+                }
+            }
+        }
+        // Inner loops come before the loops around them.
+        for l in 0..n {
+            if let Some(p) = self.loops[l].parent {
+                diff[p.0 as usize] += diff[l];
+            }
+        }
+        diff.into_iter().map(|d| d as usize).collect()
+    }
+
+    /// Per loop (indexed by [`LoopId`]), the blocks whose innermost loop it is,
+    /// in RPO order; `cfg` is the graph the forest was computed from.
+    pub fn own_blocks(&self, cfg: &ControlFlowGraph) -> Vec<Vec<Block>> {
+        let mut own = vec![Vec::new(); self.loops.len()];
+        for &b in cfg.rpo() {
+            if let Some(l) = self.innermost[b] {
+                own[l.0 as usize].push(b);
+            }
+        }
+        own
+    }
+
+    /// Per loop (indexed by [`LoopId`]), its number of instructions.
+    pub fn inst_counts(&self, func: &Function) -> Vec<usize> {
+        self.sum_over_blocks(func, |b| func.layout.block_insts(b).count())
+    }
+
     /// Blocks outside `l` that are successors of blocks in `l`, in RPO of discovery.
     pub fn exits(&self, l: LoopId, cfg: &ControlFlowGraph) -> Vec<Block> {
         let mut out = Vec::new();
@@ -225,7 +443,30 @@ mod tests {
         let (f, b) = cfg_func(n, edges);
         let cfg = ControlFlowGraph::compute(&f);
         let dt = DominatorTree::compute(&f, &cfg);
-        (LoopForest::compute(&f, &cfg, &dt), cfg, b)
+        let lf = LoopForest::compute(&f, &cfg, &dt);
+        check_block_lists(&lf, &cfg);
+        (lf, cfg, b)
+    }
+
+    fn check_block_lists_of(lf: &LoopForest, cfg: &ControlFlowGraph, l: LoopId) {
+        let want: Vec<Block> = cfg
+            .rpo()
+            .iter()
+            .copied()
+            .filter(|&b| lf.contains(l, b))
+            .collect();
+        assert_eq!(lf.get(l).blocks, want);
+    }
+
+    /// Every loop's block list, built on first use, is the blocks it contains in
+    /// RPO order, and its length (known without building it) agrees.
+    fn check_block_lists(lf: &LoopForest, cfg: &ControlFlowGraph) {
+        for (l, lp) in lf.loops() {
+            let len = lp.blocks.len();
+            check_block_lists_of(lf, cfg, l);
+            assert_eq!(lp.blocks[0], lp.header);
+            assert_eq!(lp.blocks.iter().count(), len);
+        }
     }
 
     /// A nest 2000 loops deep (header `2k+1` enters loop `k+1` or leaves to the
@@ -246,6 +487,8 @@ mod tests {
         let dt = DominatorTree::compute(&f, &cfg);
         let full = LoopForest::compute(&f, &cfg, &dt);
         let nest = LoopForest::compute_nest(&f, &cfg, &dt);
+        // Only the innermost loop's list is built here: the rest is its length.
+        check_block_lists_of(&full, &cfg, full.innermost(b[2 * d - 1]).unwrap());
         assert_eq!(full.len(), d);
         assert_eq!(nest.len(), d);
         for k in 0..d {
@@ -263,6 +506,92 @@ mod tests {
         let inner = full.innermost(b[2 * d - 1]).unwrap();
         assert!(nest.contains(outer, b[2 * d]) && !nest.contains(inner, b[2]));
         assert!(nest.nested_in(inner, outer));
+    }
+
+    /// Sums over blocks count each block once per loop around it.
+    #[test]
+    fn sums_over_blocks_cover_inner_loops() {
+        let (f, b) = cfg_func(14, CYTRON_FIG5);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        let lf = LoopForest::compute(&f, &cfg, &dt);
+        let sums = lf.sum_over_blocks(&f, |x| if x == b[10] { 100 } else { 1 });
+        let (inner, outer) = (lf.innermost(b[10]).unwrap(), lf.innermost(b[3]).unwrap());
+        assert_eq!(sums[inner.0 as usize], 102);
+        assert_eq!(sums[outer.0 as usize], 110);
+        check_exiting_counts(&lf, &f, &cfg);
+        let own = lf.own_blocks(&cfg);
+        for (l, lp) in lf.loops() {
+            let want: Vec<Block> = lp
+                .blocks
+                .iter()
+                .copied()
+                .filter(|&x| lf.innermost(x) == Some(l))
+                .collect();
+            assert_eq!(own[l.0 as usize], want);
+        }
+        let counts = lf.inst_counts(&f);
+        for (l, lp) in lf.loops() {
+            let want: usize = lp
+                .blocks
+                .iter()
+                .map(|&x| f.layout.block_insts(x).count())
+                .sum();
+            assert_eq!(counts[l.0 as usize], want);
+        }
+    }
+
+    /// Exits that leave one, two and all three loops of a nest are counted
+    /// for each loop they leave.
+    #[test]
+    fn exiting_blocks_of_multi_level_exits() {
+        // A: header 1, latch 5; B: header 2, latch 4; C: 3 -> 11 -> 13 -> 3.
+        // 3 -> 10 (-> 6 -> 5) leaves C and B; 11 -> 12 leaves C; 13 -> 8 (a
+        // return) leaves all three; 12 -> 8 leaves B and A; 4 -> 5 leaves B;
+        // 5 -> 7 leaves A. Block 9 is unreachable.
+        let edges = [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 11),
+            (3, 10),
+            (11, 13),
+            (11, 12),
+            (13, 3),
+            (13, 8),
+            (12, 4),
+            (12, 8),
+            (4, 2),
+            (4, 5),
+            (5, 1),
+            (5, 7),
+            (10, 6),
+            (6, 5),
+        ];
+        let (f, b) = cfg_func(14, &edges);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        let lf = LoopForest::compute(&f, &cfg, &dt);
+        check_block_lists(&lf, &cfg);
+        check_exiting_counts(&lf, &f, &cfg);
+        let exiting = lf.exiting_counts(&f, &cfg);
+        let count = |h: usize| exiting[lf.innermost(b[h]).unwrap().0 as usize];
+        assert_eq!((count(3), count(2), count(1)), (3, 4, 3));
+    }
+
+    /// Exiting counts agree with a scan of every loop's blocks.
+    fn check_exiting_counts(lf: &LoopForest, f: &Function, cfg: &ControlFlowGraph) {
+        let exiting = lf.exiting_counts(f, cfg);
+        for (l, lp) in lf.loops() {
+            let want = lp
+                .blocks
+                .iter()
+                .filter(|&&x| {
+                    f.successors(x).is_empty() || cfg.succs(x).iter().any(|&s| !lf.contains(l, s))
+                })
+                .count();
+            assert_eq!(exiting[l.0 as usize], want, "{l:?}");
+        }
     }
 
     #[test]

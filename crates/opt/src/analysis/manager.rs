@@ -167,7 +167,7 @@ impl AnalysisManager {
                     let fresh_loops = LoopForest::compute(f, &fresh, &fresh_dt);
                     let shape = |lf: &LoopForest| -> Vec<(ir::Block, Vec<ir::Block>)> {
                         lf.loops()
-                            .map(|(_, l)| (l.header, l.blocks.clone()))
+                            .map(|(_, l)| (l.header, l.blocks.to_vec()))
                             .collect()
                     };
                     if shape(loops) != shape(&fresh_loops) {

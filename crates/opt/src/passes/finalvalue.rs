@@ -52,9 +52,10 @@ pub fn run(f: &mut Function) -> usize {
     let loops = LoopForest::compute(f, &cfg, &dt);
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // Only instructions in preheaders and branch arguments change: the loop
-    // structure stays valid.
+    // structure stays valid, and so do the blocks that leave each loop.
+    let exiting = loops.exiting_counts(f, &cfg);
     ids.into_iter()
-        .map(|id| replace_exit_values(f, &cfg, &loops, id))
+        .map(|id| replace_exit_values(f, &cfg, &loops, &exiting, id))
         .sum()
 }
 
@@ -62,18 +63,19 @@ fn replace_exit_values(
     f: &mut Function,
     cfg: &ControlFlowGraph,
     loops: &LoopForest,
+    exiting: &[usize],
     id: LoopId,
 ) -> usize {
     let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
         return 0;
     };
-    // The latch is the only way out.
-    for &b in &loops.get(id).blocks {
-        let leaves =
-            f.successors(b).is_empty() || cfg.succs(b).iter().any(|&s| !loops.contains(id, s));
-        if leaves != (b == l.latch) {
-            return 0;
-        }
+    // The latch is the only way out: it leaves the loop, and no other block
+    // does (counted for all loops at once: a deep nest would scan each block
+    // once per loop around it).
+    let latch_leaves = f.successors(l.latch).is_empty()
+        || cfg.succs(l.latch).iter().any(|&s| !loops.contains(id, s));
+    if !latch_leaves || exiting[id.0 as usize] != 1 {
+        return 0;
     }
     let Some(n) = Counter::of(f, loops, id, &l).and_then(|c| c.trip_count(f)) else {
         return 0;

@@ -189,7 +189,7 @@ impl Plan {
             outer_preheader: outer.preheader,
             entry,
             inner,
-            inner_blocks: lp.blocks.clone(),
+            inner_blocks: lp.blocks.to_vec(),
             accumulators,
         })
     }

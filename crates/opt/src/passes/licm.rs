@@ -124,9 +124,11 @@ pub fn run_with_params(
     // What each loop writes, inner loops' writes included, built innermost first
     // from each loop's own blocks (hoisting only moves code within a loop's
     // region, so the sets stay right as the inner loops are processed).
+    // Each loop's own blocks (not its inner loops'), listed in one pass.
+    let own = loops.own_blocks(&cfg);
     let mut all_writes: Vec<LoopWrites> = Vec::with_capacity(ids.len());
     for &id in &ids {
-        let mut w = LoopWrites::of(f, purity, params, &loops, id);
+        let mut w = LoopWrites::of(f, purity, params, &own[id.0 as usize]);
         for c in &loops.get(id).children {
             let inner = &all_writes[c.0 as usize];
             w.union(inner);
@@ -156,7 +158,7 @@ pub fn run_with_params(
             sizes,
             writes,
             guaranteed: SecondaryMap::new(),
-            own_blocks_only,
+            own_blocks: own_blocks_only.then_some(&own[id.0 as usize][..]),
         };
         moved += ctx.hoist_into(ph);
     }
@@ -244,20 +246,11 @@ struct LoopWrites {
 }
 
 impl LoopWrites {
-    /// The writes of the blocks whose innermost loop is `id` (not those of its
-    /// inner loops: see [`LoopWrites::union`]).
-    fn of(
-        f: &Function,
-        purity: &Purity,
-        params: &[Targets],
-        loops: &LoopForest,
-        id: LoopId,
-    ) -> Self {
+    /// The writes of `own`, the blocks whose innermost loop is the loop (not
+    /// those of its inner loops: see [`LoopWrites::union`]).
+    fn of(f: &Function, purity: &Purity, params: &[Targets], own: &[Block]) -> Self {
         let mut w = LoopWrites::default();
-        for &b in &loops.get(id).blocks {
-            if loops.innermost(b) != Some(id) {
-                continue;
-            }
+        for &b in own {
             for i in f.layout.block_insts(b) {
                 match f.kind(i) {
                     InstKind::Store { ptr, .. } => w.add_write(f, params, *ptr),
@@ -477,22 +470,19 @@ struct Hoist<'a> {
     /// Per block of the loop: whether reaching its first instruction is guaranteed
     /// once the loop is entered (computed on demand).
     guaranteed: SecondaryMap<Block, Option<bool>>,
-    /// Visit only the blocks whose innermost loop is this one.
-    own_blocks_only: bool,
+    /// Visit only these blocks, those whose innermost loop is this one (all
+    /// the loop's blocks when `None`).
+    own_blocks: Option<&'a [Block]>,
 }
 
 impl Hoist<'_> {
     /// Moves the loop's invariant instructions to the end of `ph`.
     fn hoist_into(&mut self, ph: Block) -> usize {
         let mut moved = 0;
-        let blocks: Vec<Block> = self
-            .loops
-            .get(self.id)
-            .blocks
-            .iter()
-            .copied()
-            .filter(|&b| !self.own_blocks_only || self.loops.innermost(b) == Some(self.id))
-            .collect();
+        let blocks: Vec<Block> = match self.own_blocks {
+            Some(own) => own.to_vec(),
+            None => self.loops.get(self.id).blocks.to_vec(),
+        };
         for b in blocks {
             // Still on the guaranteed prefix of the block: nothing before the current
             // instruction could trap, loop or have a side effect.

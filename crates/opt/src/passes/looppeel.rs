@@ -70,12 +70,10 @@ pub fn run(f: &mut Function) -> usize {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
         let loops = LoopForest::compute(f, &cfg, &dt);
+        // Sizes summed up the nest: linear however deep it is.
+        let sizes = loops.inst_counts(f);
         let candidate = loops.loops().find_map(|(id, lp)| {
-            let size = lp
-                .blocks
-                .iter()
-                .map(|&b| f.layout.block_insts(b).count())
-                .sum::<usize>();
+            let size = sizes[id.0 as usize];
             (!done.contains(&lp.header)
                 && size <= MAX_LOOP_INSTS.min(budget)
                 && worth_peeling(f, &cfg, &dt, &loops, id))

@@ -68,12 +68,10 @@ pub fn run(f: &mut Function) -> usize {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
         let loops = LoopForest::compute(f, &cfg, &dt);
+        // Sizes summed up the nest: linear however deep it is.
+        let sizes = loops.inst_counts(f);
         let candidate = loops.loops().find_map(|(id, lp)| {
-            let size: usize = lp
-                .blocks
-                .iter()
-                .map(|&b| f.layout.block_insts(b).count())
-                .sum();
+            let size = sizes[id.0 as usize];
             (lp.children.is_empty()
                 && !done.contains(&lp.header)
                 && size <= MAX_LOOP_INSTS.min(budget)

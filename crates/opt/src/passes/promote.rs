@@ -82,12 +82,18 @@ fn next_candidate(
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    let accesses = scalar_accesses(f, &loops, scalars);
     let mut ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     ids.sort_by_key(|&id| loops.get(id).depth);
     for id in ids {
         let Some(preheader) = loops.preheader(id, &cfg) else {
             continue;
         };
+        // Nothing to promote (and nothing to scan) without an access to a
+        // scalar global in the loop.
+        if accesses[id.0 as usize] == 0 {
+            continue;
+        }
         // Calls in the loop must leave globals alone.
         let mut globals: Vec<Value> = Vec::new();
         let mut calls_ok = true;
@@ -140,13 +146,30 @@ fn next_candidate(
             if only_accesses && writes && matches!(ty, Some(Type::I32 | Type::F32)) {
                 return Some(Candidate {
                     preheader,
-                    blocks: loops.get(id).blocks.clone(),
+                    blocks: loops.get(id).blocks.to_vec(),
                     global: g,
                 });
             }
         }
     }
     None
+}
+
+/// Per loop, the number of loads and stores in it (inner loops' included) whose
+/// address is a scalar global: counted once per block and summed up the nest,
+/// so a deep nest costs no scan of each block once per loop around it.
+fn scalar_accesses(f: &Function, loops: &LoopForest, scalars: &FxHashSet<GlobalId>) -> Vec<usize> {
+    loops.sum_over_blocks(f, |b| {
+        f.layout
+            .block_insts(b)
+            .filter(|&i| match f.kind(i) {
+                InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. } => {
+                    matches!(f.value_def(*ptr), ValueDef::Global(g) if scalars.contains(&g))
+                }
+                _ => false,
+            })
+            .count()
+    })
 }
 
 /// Redirects the accesses to the candidate's global in its loop to a new slot,
@@ -297,5 +320,36 @@ bb4:
         let out = run(&no_writes, &["promote"]);
         assert!(!out.contains("alloc"), "{out}");
         same_behaviour(&no_writes, &["promote"], "8");
+    }
+
+    /// Accesses to scalar globals are counted per loop, inner loops' included,
+    /// and not for loops without any (`@a` is not a scalar).
+    #[test]
+    fn scalar_accesses_are_summed_up_the_nest() {
+        use ir::analysis::{ControlFlowGraph, DominatorTree};
+        // An inner self-loop bb6 in bb1's loop that touches only the array.
+        let src = COUNTER
+            .replace("  jump bb3\nbb3:", "  jump bb6(0)\nbb6(%20: i32):\n  %21 = gep @a, %20, 4\n  %22 = load i32, %21\n  %23 = add %20, 1\n  %24 = slt %23, %22\n  br %24, bb6(%23), bb3\nbb3:");
+        let m = ir::parse_module(&src).expect("parses");
+        ir::verify_module(&m).expect("valid");
+        let scalars: super::FxHashSet<ir::GlobalId> = m
+            .globals
+            .iter()
+            .filter(|(_, g)| g.len == 1)
+            .map(|(id, _)| id)
+            .collect();
+        let f = m.funcs.values().find(|f| f.name == "main").unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        let loops = super::LoopForest::compute(f, &cfg, &dt);
+        assert_eq!(loops.len(), 2);
+        let counts = super::scalar_accesses(f, &loops, &scalars);
+        let mut by_depth: Vec<(u32, usize)> = loops
+            .loops()
+            .map(|(id, lp)| (lp.depth, counts[id.0 as usize]))
+            .collect();
+        by_depth.sort();
+        assert_eq!(by_depth, vec![(1, 4), (2, 0)]);
+        same_behaviour(&src, &["promote"], "8");
     }
 }

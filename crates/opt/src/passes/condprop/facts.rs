@@ -3,6 +3,7 @@
 //! value to.
 
 use ir::{Block, CmpOp, Function, InstKind, Value};
+use rustc_hash::FxHashMap;
 
 /// A fact: the comparison `cmp` (and the value `cond`, when the fact is a condition in
 /// the IR) is `truth`.
@@ -38,25 +39,155 @@ pub fn branch_fact(f: &Function, pred: Block, target: Block) -> Option<Fact> {
     })
 }
 
-/// What the facts say about comparison `op(a, b)` or about condition value `v`.
-pub fn known(
-    f: &Function,
-    facts: &[Fact],
-    v: Option<Value>,
-    cmp: Option<(CmpOp, Value, Value)>,
-) -> Option<bool> {
-    for fact in facts.iter().rev() {
-        if v.is_some() && fact.cond == v {
-            return Some(fact.truth);
+/// Facts, latest last, as [`known`] asks them.
+pub trait Facts {
+    /// What the latest fact about condition value `v` or answering comparison
+    /// `q` (the same question, swapped or inverted) says.
+    fn answer(&self, v: Option<Value>, q: Option<(CmpOp, Value, Value)>) -> Option<bool>;
+    /// The interval the facts comparing `x` with constants confine it to
+    /// (`None` when they contradict each other).
+    fn interval(&self, f: &Function, x: Value) -> Option<(i64, i64)>;
+}
+
+impl Facts for [Fact] {
+    fn answer(&self, v: Option<Value>, cmp: Option<(CmpOp, Value, Value)>) -> Option<bool> {
+        for fact in self.iter().rev() {
+            if v.is_some() && fact.cond == v {
+                return Some(fact.truth);
+            }
+            if let (Some(q), Some(c)) = (cmp, fact.cmp) {
+                if let Some(t) = same_question(q, c) {
+                    return Some(fact.truth == t);
+                }
+            }
         }
-        if let (Some(q), Some(c)) = (cmp, fact.cmp) {
-            if let Some(t) = same_question(q, c) {
-                return Some(fact.truth == t);
+        None
+    }
+    fn interval(&self, f: &Function, x: Value) -> Option<(i64, i64)> {
+        interval(f, self.iter(), x)
+    }
+}
+
+impl Facts for Vec<Fact> {
+    fn answer(&self, v: Option<Value>, q: Option<(CmpOp, Value, Value)>) -> Option<bool> {
+        self[..].answer(v, q)
+    }
+    fn interval(&self, f: &Function, x: Value) -> Option<(i64, i64)> {
+        self[..].interval(f, x)
+    }
+}
+
+/// A stack of facts (those of the dominating edges, as a walk of the dominator
+/// tree pushes and pops them) indexed by condition value, by the pair of
+/// values compared and by the value compared with a constant, so a question
+/// looks at the facts about its own values only, not at every fact on the
+/// stack (a deep nest holds one per loop around).
+#[derive(Default)]
+pub struct FactStack {
+    facts: Vec<Fact>,
+    /// Per fact, the value compared with a constant, if any (as indexed).
+    var: Vec<Option<Value>>,
+    by_cond: FxHashMap<Value, Vec<u32>>,
+    by_pair: FxHashMap<(Value, Value), Vec<u32>>,
+    by_var: FxHashMap<Value, Vec<u32>>,
+}
+
+/// The unordered pair of a comparison's operands.
+fn pair(a: Value, b: Value) -> (Value, Value) {
+    if a <= b {
+        (a, b)
+    } else {
+        (b, a)
+    }
+}
+
+impl FactStack {
+    pub fn len(&self) -> usize {
+        self.facts.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.facts.is_empty()
+    }
+
+    pub fn push(&mut self, f: &Function, fact: Fact) {
+        let i = self.facts.len() as u32;
+        if let Some(c) = fact.cond {
+            self.by_cond.entry(c).or_default().push(i);
+        }
+        let var = fact.cmp.and_then(|cmp| {
+            let (a, b) = (cmp.1, cmp.2);
+            self.by_pair.entry(pair(a, b)).or_default().push(i);
+            against_constant(f, cmp).map(|(_, x, _)| x)
+        });
+        if let Some(x) = var {
+            self.by_var.entry(x).or_default().push(i);
+        }
+        self.facts.push(fact);
+        self.var.push(var);
+    }
+
+    /// Drops the facts pushed after the first `n`.
+    pub fn truncate(&mut self, n: usize) {
+        while self.facts.len() > n {
+            let fact = self.facts.pop().expect("more than n facts");
+            let var = self.var.pop().expect("one per fact");
+            if let Some(c) = fact.cond {
+                self.by_cond.get_mut(&c).and_then(Vec::pop);
+            }
+            if let Some((_, a, b)) = fact.cmp {
+                self.by_pair.get_mut(&pair(a, b)).and_then(Vec::pop);
+            }
+            if let Some(x) = var {
+                self.by_var.get_mut(&x).and_then(Vec::pop);
             }
         }
     }
+
+    /// The latest fact about condition value `v`.
+    pub fn about_cond(&self, v: Value) -> Option<&Fact> {
+        let &i = self.by_cond.get(&v)?.last()?;
+        Some(&self.facts[i as usize])
+    }
+}
+
+impl Facts for FactStack {
+    fn answer(&self, v: Option<Value>, cmp: Option<(CmpOp, Value, Value)>) -> Option<bool> {
+        // The latest fact about `v` answers unless a later one asks `cmp`.
+        let by_cond = v.and_then(|v| self.by_cond.get(&v)?.last().copied());
+        if let Some(q) = cmp {
+            if let Some(list) = self.by_pair.get(&pair(q.1, q.2)) {
+                for &i in list.iter().rev() {
+                    if by_cond.is_some_and(|c| i <= c) {
+                        break;
+                    }
+                    let fact = &self.facts[i as usize];
+                    if let Some(t) = fact.cmp.and_then(|c| same_question(q, c)) {
+                        return Some(fact.truth == t);
+                    }
+                }
+            }
+        }
+        by_cond.map(|c| self.facts[c as usize].truth)
+    }
+    fn interval(&self, f: &Function, x: Value) -> Option<(i64, i64)> {
+        let list = self.by_var.get(&x).map_or(&[][..], |l| &l[..]);
+        interval(f, list.iter().map(|&i| &self.facts[i as usize]), x)
+    }
+}
+
+/// What the facts say about comparison `op(a, b)` or about condition value `v`.
+pub fn known<F: Facts + ?Sized>(
+    f: &Function,
+    facts: &F,
+    v: Option<Value>,
+    cmp: Option<(CmpOp, Value, Value)>,
+) -> Option<bool> {
+    if let Some(t) = facts.answer(v, cmp) {
+        return Some(t);
+    }
     let (op, x, c) = against_constant(f, cmp?)?;
-    decide(op, c, interval(f, facts, x)?)
+    decide(op, c, facts.interval(f, x)?)
 }
 
 /// Whether comparison `q` asks what `c` asks (`Some(true)`), its negation
@@ -98,7 +229,11 @@ fn against_constant(f: &Function, cmp: (CmpOp, Value, Value)) -> Option<(CmpOp, 
 /// The interval `[lo, hi]` that the facts comparing `x` with constants confine it to;
 /// `None` when they contradict each other (the code is unreachable, and nothing is
 /// worth deciding there).
-fn interval(f: &Function, facts: &[Fact], x: Value) -> Option<(i64, i64)> {
+fn interval<'a>(
+    f: &Function,
+    facts: impl Iterator<Item = &'a Fact>,
+    x: Value,
+) -> Option<(i64, i64)> {
     let (mut lo, mut hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
     for fact in facts {
         let Some((op, y, c)) = fact.cmp.and_then(|cmp| against_constant(f, cmp)) else {
@@ -143,6 +278,76 @@ fn decide(op: CmpOp, c: i64, (lo, hi): (i64, i64)) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ir::{Signature, Type};
+
+    /// The indexed stack answers every question as the plain list of the same
+    /// facts does, through pushes and pops.
+    #[test]
+    fn fact_stack_answers_as_the_list_does() {
+        let mut f = Function::new(
+            "t",
+            Signature {
+                params: vec![],
+                ret: Type::Void,
+                variadic: false,
+            },
+        );
+        let b = f.append_new_block();
+        let mut vals: Vec<Value> = (0..4).map(|_| f.append_block_param(b, Type::I32)).collect();
+        vals.extend([-1, 0, 3, 7].map(|c| f.iconst(c)));
+        let ops = [
+            CmpOp::Slt,
+            CmpOp::Sle,
+            CmpOp::Sgt,
+            CmpOp::Sge,
+            CmpOp::Eq,
+            CmpOp::Ne,
+        ];
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let mut stack = FactStack::default();
+        let mut list: Vec<Fact> = Vec::new();
+        let mut decided = 0;
+        for _ in 0..2000 {
+            match next(5) {
+                0 if !list.is_empty() => {
+                    let n = next(list.len() + 1);
+                    stack.truncate(n);
+                    list.truncate(n);
+                }
+                _ => {
+                    let cmp = (ops[next(6)], vals[next(8)], vals[next(8)]);
+                    let fact = Fact {
+                        cond: (next(3) > 0).then(|| vals[next(4)]),
+                        cmp: (next(4) > 0).then_some(cmp),
+                        truth: next(2) == 0,
+                    };
+                    stack.push(&f, fact);
+                    list.push(fact);
+                }
+            }
+            assert_eq!(stack.len(), list.len());
+            for _ in 0..8 {
+                let v = (next(2) == 0).then(|| vals[next(8)]);
+                let q = (next(4) > 0).then(|| (ops[next(6)], vals[next(8)], vals[next(8)]));
+                let answer = known(&f, &stack, v, q);
+                assert_eq!(answer, known(&f, &list[..], v, q), "{v:?} {q:?}");
+                decided += usize::from(answer.is_some());
+                let a = vals[next(8)];
+                let latest = list.iter().rev().find(|x| x.cond == Some(a));
+                assert_eq!(
+                    stack.about_cond(a).map(|x| x.truth),
+                    latest.map(|x| x.truth)
+                );
+            }
+        }
+        assert!(decided > 1000, "{decided}");
+    }
 
     #[test]
     fn intervals_decide_comparisons_with_constants() {

@@ -20,19 +20,19 @@
 //! i32::MAX`, no step wraps around, the values of `p` only grow, and `p >= init`
 //! holds too. The mirror image holds for `s < 0`.
 
-use super::facts::{branch_fact, known, Fact};
+use super::facts::{branch_fact, known, Fact, FactStack};
 use crate::fold::{fold_cmp, Const};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, CmpOp, Function, InstKind, Value, ValueDef};
 
 /// The facts about the counters of the loop headed by `h`, given the `facts` known
-/// at `h`'s immediate dominator.
+/// at `h`'s immediate dominator (left as they were).
 pub fn loop_facts(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
     h: Block,
-    facts: &[Fact],
+    facts: &mut FactStack,
 ) -> Vec<Fact> {
     let mut out = Vec::new();
     let Some(shape) = Shape::of(f, cfg, dt, h) else {
@@ -40,15 +40,17 @@ pub fn loop_facts(
     };
     // What holds on the entry edge: the facts at `h`'s immediate dominator (which
     // dominates the entry block) and the edge's own condition.
-    let mut at_entry = facts.to_vec();
-    at_entry.extend(branch_fact(f, shape.entry, h));
+    let before = facts.len();
+    if let Some(fact) = branch_fact(f, shape.entry, h) {
+        facts.push(f, fact);
+    }
     let params = f.block_params(h);
     for (j, &p) in params.iter().enumerate() {
         let (init, next) = (shape.init[j], shape.next[j]);
         let Some((op, bound)) = upper_fact(f, cfg, &shape, p, next) else {
             continue;
         };
-        if !defined_before(f, dt, bound, h) || !holds(f, &at_entry, op, init, bound) {
+        if !defined_before(f, dt, bound, h) || !holds(f, facts, op, init, bound) {
             continue;
         }
         out.push(fact(op, p, bound));
@@ -62,6 +64,7 @@ pub fn loop_facts(
             out.push(fact(lower, p, start));
         }
     }
+    facts.truncate(before);
     out
 }
 
@@ -231,7 +234,7 @@ fn defined_before(f: &Function, dt: &DominatorTree, v: Value, h: Block) -> bool 
 }
 
 /// Whether `op(a, b)` is known to hold: both constants, or decided by `facts`.
-fn holds(f: &Function, facts: &[Fact], op: CmpOp, a: Value, b: Value) -> bool {
+fn holds(f: &Function, facts: &FactStack, op: CmpOp, a: Value, b: Value) -> bool {
     if let (Some(x), Some(y)) = (Const::of(f, a), Const::of(f, b)) {
         return fold_cmp(op, x, y) == Some(Const::I(1));
     }

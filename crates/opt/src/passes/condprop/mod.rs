@@ -28,7 +28,7 @@ mod loop_facts;
 
 use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
-use facts::{known, Fact};
+use facts::{known, Fact, FactStack};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
 
@@ -69,7 +69,7 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`] with the function's CFG and dominator tree given (the pass changes
 /// no edges: it rewrites uses and comparisons).
 pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> usize {
-    let mut facts: Vec<Fact> = Vec::new();
+    let mut facts = FactStack::default();
     let mut changed = 0;
     enum Step {
         Enter(Block),
@@ -82,10 +82,12 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> u
             Step::Enter(b) => {
                 stack.push(Step::Leave(facts.len()));
                 if let Some(fact) = edge_fact(f, cfg, b) {
-                    facts.push(fact);
+                    facts.push(f, fact);
                 }
-                let from_loop = loop_facts::loop_facts(f, cfg, dt, b, &facts);
-                facts.extend(from_loop);
+                let from_loop = loop_facts::loop_facts(f, cfg, dt, b, &mut facts);
+                for fact in from_loop {
+                    facts.push(f, fact);
+                }
                 if !facts.is_empty() {
                     changed += rewrite_block(f, b, &facts);
                 }
@@ -108,7 +110,7 @@ fn edge_fact(f: &Function, cfg: &ControlFlowGraph, b: Block) -> Option<Fact> {
 }
 
 /// Rewrites the instructions of `b` with what `facts` know; returns the count.
-fn rewrite_block(f: &mut Function, b: Block, facts: &[Fact]) -> usize {
+fn rewrite_block(f: &mut Function, b: Block, facts: &FactStack) -> usize {
     let mut changed = 0;
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
@@ -130,7 +132,7 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &[Fact]) -> usize {
         let is_br = matches!(f.kind(i), InstKind::Br { .. });
         let mut known_ops: Vec<Option<bool>> = Vec::new();
         f.kind(i).for_each_arg(|a| {
-            let fact = facts.iter().rev().find(|x| x.cond == Some(a));
+            let fact = facts.about_cond(a);
             let is_cond = is_br && known_ops.is_empty();
             known_ops.push(fact.filter(|x| x.cmp.is_some() || is_cond).map(|x| x.truth));
         });

@@ -98,7 +98,7 @@ fn reduce_loop(
         return 0;
     };
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
-    let blocks = loops.get(id).blocks.clone();
+    let blocks = loops.get(id).blocks.to_vec();
     let mut rewritten = gep_reassoc::reassociate(f, ranges, &blocks, s.preheader, &in_loop);
     // The geps to rewrite, grouped, with the constant offset (in units of the stride)
     // of each.
