@@ -274,6 +274,22 @@ impl Isel<'_> {
         (c > 1 && (c as u32).is_power_of_two()).then(|| c.trailing_zeros() as i32)
     }
 
+    /// `x + (x < 0 ? 2^k - 1 : 0)`: a negative dividend biased so that shifting it
+    /// right by `k` rounds toward zero (shared by division and remainder by `2^k`).
+    fn biased_for_shift(&mut self, rx: Reg, k: i32) -> Reg {
+        let bias = self.tmp();
+        if k == 1 {
+            self.alui(AluImmOp::Srliw, bias, rx, 31);
+        } else {
+            let sign = self.tmp();
+            self.alui(AluImmOp::Sraiw, sign, rx, 31);
+            self.alui(AluImmOp::Srliw, bias, sign, 32 - k);
+        }
+        let sum = self.tmp();
+        self.alu(AluOp::Addw, sum, rx, bias);
+        sum
+    }
+
     /// `q = x / c` truncating, for `c` not 0 or `i32::MIN`.
     fn div_const(&mut self, rd: Reg, x: Value, c: i32) -> Result<(), BackendError> {
         let rx = self.reg(x)?;
@@ -288,17 +304,7 @@ impl Isel<'_> {
         }
         if ad.is_power_of_two() {
             let k = ad.trailing_zeros() as i32;
-            // Bias negative dividends by 2^k - 1 so the shift rounds toward zero.
-            let bias = self.tmp();
-            if k == 1 {
-                self.alui(AluImmOp::Srliw, bias, rx, 31);
-            } else {
-                let sign = self.tmp();
-                self.alui(AluImmOp::Sraiw, sign, rx, 31);
-                self.alui(AluImmOp::Srliw, bias, sign, 32 - k);
-            }
-            let sum = self.tmp();
-            self.alu(AluOp::Addw, sum, rx, bias);
+            let sum = self.biased_for_shift(rx, k);
             if c > 0 {
                 self.alui(AluImmOp::Sraiw, rd, sum, k);
             } else {
@@ -345,17 +351,7 @@ impl Isel<'_> {
         }
         let rx = self.reg(x)?;
         if ad.is_power_of_two() {
-            let k = ad.trailing_zeros() as i32;
-            let bias = self.tmp();
-            if k == 1 {
-                self.alui(AluImmOp::Srliw, bias, rx, 31);
-            } else {
-                let sign = self.tmp();
-                self.alui(AluImmOp::Sraiw, sign, rx, 31);
-                self.alui(AluImmOp::Srliw, bias, sign, 32 - k);
-            }
-            let sum = self.tmp();
-            self.alu(AluOp::Addw, sum, rx, bias);
+            let sum = self.biased_for_shift(rx, ad.trailing_zeros() as i32);
             let mask = -(ad as i64);
             let rounded = self.tmp();
             if fits_imm12(mask) {
