@@ -56,6 +56,7 @@ fn run() -> ExitCode {
         &riscv::Options {
             opt_level: 1,
             verify: true,
+            ..Default::default()
         },
     ) {
         Ok(asm) => {

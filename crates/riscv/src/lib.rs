@@ -10,7 +10,8 @@
 //! schedule (pre-RA)    list scheduling over virtual registers, pressure-guarded
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
 //! frame                layout, prologue/epilogue, frame slots -> sp offsets
-//! peephole             self-moves, jump threading, block placement, fall-through
+//! peephole             self-moves, jump threading, unreachable blocks
+//! placement            block order (chains by loop depth), fall-through branches
 //! schedule             list scheduling for the U74's dual-issue pipes (-O1; model
 //!                      in u74)
 //! emit                 text, with branch relaxation; labels in layout order
@@ -40,6 +41,7 @@ pub mod loops;
 pub mod mir;
 pub mod out_of_ssa;
 pub mod peephole;
+pub mod placement;
 pub mod redundant_loads;
 pub mod regalloc;
 pub mod schedule;
@@ -62,6 +64,61 @@ pub struct Options {
     pub opt_level: u8,
     /// Run the machine IR verifier ([`verify`]) after every stage.
     pub verify: bool,
+    /// Optimisations switched off by gcc's `-fno-...` options.
+    pub flags: CodegenFlags,
+}
+
+/// Back-end optimisations that gcc's `-f` options switch off by name (all on by
+/// default, at `-O1` and above), so their effect can be measured by toggling.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CodegenFlags {
+    /// `-fno-schedule-insns`: no list scheduling before register allocation.
+    pub no_schedule_insns: bool,
+    /// `-fno-schedule-insns2`: no list scheduling after it.
+    pub no_schedule_insns2: bool,
+    /// `-fno-reorder-blocks`: blocks keep instruction selection's order (jumps to
+    /// the next block still fall through).
+    pub no_reorder_blocks: bool,
+}
+
+impl CodegenFlags {
+    /// Sets the flag of gcc's option `-f<name>` (`name` without `-f`, e.g.
+    /// `no-schedule-insns` or `reorder-blocks`); `Err` for a name not known.
+    pub fn set(&mut self, name: &str) -> Result<(), String> {
+        let (on, base) = match name.strip_prefix("no-") {
+            Some(base) => (false, base),
+            None => (true, name),
+        };
+        let flag = match base {
+            "schedule-insns" => &mut self.no_schedule_insns,
+            "schedule-insns2" => &mut self.no_schedule_insns2,
+            "reorder-blocks" => &mut self.no_reorder_blocks,
+            _ => {
+                return Err(format!(
+                    "unknown option '-f{name}': sysyc's -f options are -f[no-]schedule-insns, -f[no-]schedule-insns2 and -f[no-]reorder-blocks; -O0 to -O3 choose the optimisations, --passes lists them exactly"
+                ))
+            }
+        };
+        *flag = !on;
+        Ok(())
+    }
+
+    /// Whether the stage named `stage` runs under these flags.
+    fn runs(&self, stage: &str) -> bool {
+        match stage {
+            "schedule-pre-ra" => !self.no_schedule_insns,
+            "schedule" => !self.no_schedule_insns2,
+            _ => true,
+        }
+    }
+
+    fn placement(&self) -> placement::Placement {
+        if self.no_reorder_blocks {
+            placement::Placement::KeepOrder
+        } else {
+            placement::Placement::Chains
+        }
+    }
 }
 
 /// An error the back end reports instead of panicking. Its text (`Display`) is what
@@ -330,9 +387,16 @@ pub static STAGES: &[StageInfo] = {
         stage(
             "peephole",
             "peephole",
+            FrameLaidOut,
+            false,
+            "self-moves, jump threading, unreachable blocks removed",
+        ),
+        stage(
+            "placement",
+            "placement",
             Final,
             false,
-            "self-moves, jump threading, block placement, fall-through",
+            "block order in chains by loop depth, fall-through branches",
         ),
         stage(
             "schedule",
@@ -373,6 +437,7 @@ fn apply_stage(
     mf: &mut mir::MFunction,
     live: &mut Option<liveness::Liveness>,
     check: bool,
+    flags: &CodegenFlags,
 ) -> Result<(), BackendError> {
     match info.name {
         "divinv" => {
@@ -411,6 +476,9 @@ fn apply_stage(
         "peephole" => {
             peephole::run(mf);
         }
+        "placement" => {
+            placement::run(mf, flags.placement());
+        }
         "schedule" => {
             schedule::run(mf);
         }
@@ -434,7 +502,13 @@ pub fn run_stages(
     for name in names {
         let info = lookup_stage(name)
             .ok_or_else(|| BackendError::Other(format!("unknown stage {name}")))?;
-        apply_stage(info, mf, &mut live, verify || cfg!(debug_assertions))?;
+        apply_stage(
+            info,
+            mf,
+            &mut live,
+            verify || cfg!(debug_assertions),
+            &CodegenFlags::default(),
+        )?;
         if verify {
             verify::verify(mf, info.after).map_err(|error| BackendError::Invalid {
                 after: info.title,
@@ -485,7 +559,7 @@ pub fn compile_function_hooked(
     let mut located = locate.then(|| (mf.clone(), locs));
     let mut clock = std::time::Instant::now();
     let mut live = None;
-    for info in stage_pipeline(opts.opt_level) {
+    for info in stage_pipeline(opts.opt_level).filter(|s| opts.flags.runs(s.name)) {
         if info.name != "isel" {
             if let Some(h) = hook.as_deref_mut() {
                 h(When::Before, info, &mf);
@@ -496,6 +570,7 @@ pub fn compile_function_hooked(
                 &mut mf,
                 &mut live,
                 opts.verify || cfg!(debug_assertions),
+                &opts.flags,
             )?;
         }
         if let Some(t) = times.as_deref_mut() {
@@ -639,6 +714,7 @@ bb0:
             let opts = Options {
                 opt_level,
                 verify: true,
+                ..Options::default()
             };
             emit_module(&m, &opts).unwrap_or_else(|e| panic!("-O{opt_level}: {e}"));
         }

@@ -40,6 +40,7 @@ fn check_module(program: &front::tast::Program, opt_level: u8) -> Result<(), Str
     let opts = riscv::Options {
         opt_level,
         verify: true,
+        ..Default::default()
     };
     let mut failure: Option<String> = None;
     let mut stages = 0usize;

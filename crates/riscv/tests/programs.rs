@@ -34,6 +34,7 @@ fn compile_and_run(
         &riscv::Options {
             opt_level: 1,
             verify: true,
+            ..Default::default()
         },
     )
     .map_err(|e| format!("back end: {e}"))?;
@@ -169,6 +170,7 @@ fn main() {
             &riscv::Options {
                 opt_level: 1,
                 verify: true,
+                ..Default::default()
             },
         )
         .map_err(|e| e.to_string())?;
@@ -204,6 +206,7 @@ fn main() {
             &riscv::Options {
                 opt_level: 1,
                 verify: true,
+                ..Default::default()
             },
         )
         .map_err(|e| e.to_string())?;

@@ -30,6 +30,7 @@ fn compile(sy: &std::path::Path) -> Result<String, String> {
                 &riscv::Options {
                     opt_level: 1,
                     verify: true,
+                    ..Default::default()
                 },
             )
             .map_err(|e| e.to_string())

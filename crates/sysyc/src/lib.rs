@@ -119,6 +119,8 @@ pub struct Driver {
     pub warnings: Warnings,
     /// Colour diagnostics with ANSI escapes (`--color`).
     pub color: bool,
+    /// Back-end optimisations switched off (`-fno-schedule-insns`, ...).
+    pub codegen: riscv::CodegenFlags,
 }
 
 thread_local! {
@@ -145,6 +147,15 @@ fn timing() -> bool {
 }
 
 impl Driver {
+    /// The back end's options for this invocation.
+    fn backend_options(&self) -> riscv::Options {
+        riscv::Options {
+            opt_level: self.opt_level,
+            verify: self.verify_each,
+            flags: self.codegen.clone(),
+        }
+    }
+
     /// Runs the invocation. `Ok(status)` is the process exit status (the program's
     /// own for `--interpret`); `Err` carries a rendered error message. With
     /// `time_passes`, the timing table goes to stderr at the end (also after an
@@ -344,10 +355,7 @@ impl Driver {
                 Ok(0)
             }
             Emit::Mir => {
-                let opts = riscv::Options {
-                    opt_level: self.opt_level,
-                    verify: self.verify_each,
-                };
+                let opts = self.backend_options();
                 let names = riscv::function_symbols(&module);
                 let mut text = Vec::new();
                 for (fid, f) in module.funcs.iter() {
@@ -361,10 +369,7 @@ impl Driver {
                 Ok(0)
             }
             Emit::Asm => {
-                let opts = riscv::Options {
-                    opt_level: self.opt_level,
-                    verify: self.verify_each,
-                };
+                let opts = self.backend_options();
                 let mut stages = riscv::StageTimes::default();
                 let times = timing().then_some(&mut stages);
                 let lines = riscv::srcloc::SourceLines::new(&name, &src);
@@ -513,10 +518,7 @@ impl Driver {
         let names = self.pass_names();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let steps = explore::run_steps(&mut module, &names, self.verify_each)?;
-        let opts = riscv::Options {
-            opt_level: self.opt_level,
-            verify: self.verify_each,
-        };
+        let opts = self.backend_options();
         // The assembly of `-S -g`: each run of instructions under its source line.
         let lines = riscv::srcloc::SourceLines::new(name, src);
         let asm = riscv::emit_module_annotated(&module, &opts, None, Some(&lines))
@@ -693,6 +695,7 @@ pub fn compile_to_ir(
         source_lines: false,
         warnings: Warnings::default(),
         color: false,
+        codegen: riscv::CodegenFlags::default(),
     };
     let program = front::check(name, src).map_err(|d| d.render(name, src))?;
     let mut module = driver.lower(&program)?;

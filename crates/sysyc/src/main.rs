@@ -63,7 +63,7 @@ struct Cli {
     print_after_all: bool,
     /// Print the IR after the named passes (to stderr), or the machine IR after the
     /// named back-end stages (isel, divinv, machine-licm, speculate, liveness,
-    /// schedule-pre-ra, regalloc, redundant-loads, frame, peephole, schedule), e.g.
+    /// schedule-pre-ra, regalloc, redundant-loads, frame, peephole, placement, schedule), e.g.
     /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or
     /// `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]
@@ -113,6 +113,12 @@ struct Cli {
     /// e.g. `-march=rv64gc`.
     #[arg(short = 'm', value_name = "OPTION")]
     machine: Vec<String>,
+    /// Code generation options, gcc's names: -fno-schedule-insns (no scheduling
+    /// before register allocation), -fno-schedule-insns2 (none after),
+    /// -fno-reorder-blocks (blocks in instruction selection's order), and their
+    /// positive forms (the default), e.g. `-fno-schedule-insns2`.
+    #[arg(short = 'f', value_name = "OPTION")]
+    feature: Vec<String>,
     /// gcc's -c: not supported (sysyc writes assembly, it does not assemble).
     #[arg(short = 'c', hide = true)]
     compile_only: bool,
@@ -162,8 +168,6 @@ fn gcc_hint(arg: &str) -> Option<&'static str> {
     const LINK: &str = "sysyc does not link: link its assembly with the runtime, e.g. \
                         `riscv64-linux-gnu-gcc -static prog.s runtime/sylib.c -o prog`";
     const NO_CPP: &str = "SysY has no preprocessor: sysyc compiles the file as it is";
-    const NO_F: &str =
-        "sysyc has no -f options: -O0 to -O3 choose the optimisations, --passes lists them exactly";
     let flag = arg.split('=').next().unwrap_or(arg);
     Some(match flag {
         "-static" | "-shared" | "-pthread" => LINK,
@@ -171,7 +175,6 @@ fn gcc_hint(arg: &str) -> Option<&'static str> {
         "-E" | "-include" => NO_CPP,
         _ if flag.starts_with("-l") || flag.starts_with("-L") => LINK,
         _ if ["-I", "-D", "-U"].iter().any(|p| flag.starts_with(p)) => NO_CPP,
-        _ if flag.starts_with("-f") => NO_F,
         _ => return None,
     })
 }
@@ -317,6 +320,15 @@ fn run(cli: Cli) -> ExitCode {
             return ExitCode::from(1);
         }
     };
+    let mut codegen = riscv::CodegenFlags::default();
+    for f in &cli.feature {
+        if let Err(msg) = codegen.set(f) {
+            // A usage error, as for any other unknown option.
+            say(color, "error", &msg);
+            say(color, "note", "'sysyc --help' lists the options");
+            return ExitCode::from(2);
+        }
+    }
     if let Err(msg) = check_machine(&cli.machine) {
         say(color, "error", &msg);
         return ExitCode::from(1);
@@ -397,6 +409,7 @@ fn run(cli: Cli) -> ExitCode {
         source_lines: cli.source_lines,
         warnings,
         color,
+        codegen,
     };
     if let Some(out) = &driver.output {
         let assembly_name = out.extension().is_some_and(|e| e == "s" || e == "S");

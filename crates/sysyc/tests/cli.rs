@@ -445,6 +445,73 @@ fn gcc_options_get_a_clear_answer() {
     }
 }
 
+/// gcc's `-f` options switch back-end optimisations off by name: without the
+/// schedulers their stages do not run (and the order changes), without block
+/// reordering the blocks keep instruction selection's order; the positive forms
+/// are the default; an unknown one is an error naming the known ones.
+#[test]
+fn codegen_options_switch_stages_off() {
+    // Loads, multiplies and an `if` in a loop: every switched-off stage shows.
+    let src = "int a[100], b[100], c[100];\n\
+        int main() {\n\
+          int n = getarray(a);\n\
+          getarray(b);\n\
+          int i = 0, s = 0, t = 0;\n\
+          while (i < n) {\n\
+            if (a[i] > b[i]) s = s + a[i] * b[i] + c[i];\n\
+            else t = t + a[i] - b[i] * c[i];\n\
+            i = i + 1;\n\
+          }\n\
+          putint(s); putint(t);\n\
+          return 0;\n\
+        }\n";
+    let p = source_file("codegen-options", "loop.sy", src);
+    let p = p.to_str().unwrap();
+    let asm = |flags: &[&str]| {
+        let mut args = vec!["-S", "-O2", "-o", "-"];
+        args.extend(flags);
+        args.push(p);
+        let out = sysyc(&args);
+        assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let plain = asm(&[]);
+    assert_eq!(
+        asm(&["-fschedule-insns", "-fschedule-insns2", "-freorder-blocks"]),
+        plain
+    );
+    assert_ne!(asm(&["-fno-schedule-insns"]), plain);
+    assert_ne!(asm(&["-fno-reorder-blocks"]), plain);
+    // After the first scheduler, the second finds this loop in order already;
+    // without the first, it reorders.
+    assert_ne!(
+        asm(&["-fno-schedule-insns", "-fno-schedule-insns2"]),
+        asm(&["-fno-schedule-insns"])
+    );
+    // The last of a pair wins, as in gcc.
+    assert_eq!(asm(&["-fno-reorder-blocks", "-freorder-blocks"]), plain);
+
+    let stages = |flags: &[&str]| {
+        let mut args = vec!["-S", "-O2", "-o", "/dev/null"];
+        args.extend(["--print-after", "schedule-pre-ra,schedule"]);
+        args.extend(flags);
+        args.push(p);
+        let err = text(&sysyc(&args).stderr);
+        ["schedule-pre-ra", "schedule"].map(|s| err.contains(&format!("; MIR after {s} (")))
+    };
+    assert_eq!(stages(&[]), [true, true]);
+    assert_eq!(stages(&["-fno-schedule-insns"]), [false, true]);
+    assert_eq!(stages(&["-fno-schedule-insns2"]), [true, false]);
+
+    let bad = sysyc(&["-S", "-funroll-loops", "-o", "-", p]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(
+        text(&bad.stderr).contains("unknown option '-funroll-loops': sysyc's -f options are"),
+        "{}",
+        text(&bad.stderr)
+    );
+}
+
 /// Bytes that are not UTF-8 are accepted in comments (as gcc and clang do) and
 /// reported by line and column, with the line, anywhere else.
 #[test]
@@ -533,7 +600,7 @@ fn unknown_options_say_what_to_do_instead() {
         ),
         (
             "-fno-inline",
-            "unknown option '-fno-inline': sysyc has no -f options",
+            "unknown option '-fno-inline': sysyc's -f options are -f[no-]schedule-insns",
         ),
         (
             "--emitt",

@@ -34,6 +34,7 @@ fn check_file(path: &Path, opt_level: u8) -> Result<usize, String> {
     let opts = riscv::Options {
         opt_level,
         verify: true,
+        ..Default::default()
     };
     riscv::emit_module(&module, &opts).map_err(|e| format!("{name} -O{opt_level}: {e}"))?;
     Ok(module

@@ -1,0 +1,143 @@
+//! Block placement: the order of a function's blocks in memory, and the branches
+//! that order lets fall through.
+//!
+//! - Blocks are placed in chains so that a block whose successors are both away
+//!   from it gets one of them next (greedy chain formation, the profile-free form
+//!   of Pettis and Hansen, "Profile Guided Code Positioning", PLDI 1990, with loop
+//!   depth in place of a profile): a loop body whose `if` arms would otherwise end
+//!   in a branch *and* a jump falls through instead, and a loop's back-edge copy
+//!   block goes right before its header.
+//! - A jump to the next block in layout order is removed, and `bcc T; j F` with `T`
+//!   next becomes `b!cc F` falling through to `T`.
+//!
+//! With [`Placement::KeepOrder`] (`-fno-reorder-blocks`) only the second step runs,
+//! on the order instruction selection made.
+
+use crate::mir::{MBlock, MFunction, MInst};
+
+/// Whether to reorder blocks before making fall-throughs explicit.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Chain blocks by loop depth and successors (the default).
+    Chains,
+    /// Keep instruction selection's order.
+    KeepOrder,
+}
+
+/// Places the blocks of `mf` (unless `KeepOrder`) and removes jumps to the next block.
+pub fn run(mf: &mut MFunction, placement: Placement) {
+    if placement == Placement::Chains {
+        place_blocks(mf);
+    }
+    fall_through(mf);
+}
+
+/// Reorders `mf.layout` in chains. After a block comes the block that followed it
+/// before when that is one of its successors (the order instruction selection made
+/// from the IR keeps most fall-throughs already); otherwise its successor of greatest
+/// loop depth not yet placed (a loop's body follows its header and its exit stays out
+/// of the way), then the one leading deeper (a preheader before a latch), then the
+/// target of the final jump (for `bcc T; j F`, `F`). When no successor is free, the
+/// next unplaced block of the old order. A loop header whose only back edge comes
+/// from a block ending in a plain jump (the copies for the header's arguments) gets
+/// that block right before it, so each iteration falls into the header instead of
+/// jumping (loop rotation, as LLVM's MachineBlockPlacement does; the entry edge jumps
+/// instead, once per loop). The entry stays first. Every block ends in explicit
+/// control flow (module `mir`), so any order is correct.
+fn place_blocks(mf: &mut MFunction) {
+    let info = crate::loops::loop_info(mf);
+    let depth = &info.depth;
+    // A loop's only back edge leaving an unconditional block (the latch's copies
+    // for the header's arguments): that block goes right before the header.
+    let mut back_block: Vec<Option<MBlock>> = vec![None; mf.blocks.len()];
+    for (li, l) in info.loops.iter().enumerate() {
+        let h = l.header;
+        let backs: Vec<MBlock> = info.preds[h.index()]
+            .iter()
+            .copied()
+            .filter(|&p| info.contains(li, p))
+            .collect();
+        if let [b] = backs[..] {
+            let insts = &mf.blocks[b.index()].insts;
+            let only_jump = insts
+                .iter()
+                .all(|i| i.branch_target().is_none() || i.is_barrier());
+            if b != h
+                && only_jump
+                && matches!(insts.last(), Some(MInst::Jump { target }) if *target == h)
+            {
+                back_block[h.index()] = Some(b);
+            }
+        }
+    }
+    let old = std::mem::take(&mut mf.layout);
+    let mut placed = vec![false; mf.blocks.len()];
+    let mut in_layout = vec![false; mf.blocks.len()];
+    let mut old_next = vec![None; mf.blocks.len()];
+    for (k, b) in old.iter().enumerate() {
+        in_layout[b.index()] = true;
+        old_next[b.index()] = old.get(k + 1).copied();
+    }
+    let free = |b: MBlock, placed: &[bool]| in_layout[b.index()] && !placed[b.index()];
+    let leads_to = |b: MBlock| {
+        let succ_depth = mf.succs(b).iter().map(|s| depth[s.index()]).max();
+        (depth[b.index()], succ_depth.unwrap_or(0))
+    };
+    let mut layout = Vec::with_capacity(old.len());
+    let mut rest = old.iter().copied();
+    let mut cur = old.first().copied();
+    while let Some(b) = cur {
+        if let Some(back) = back_block[b.index()].filter(|&k| free(k, &placed)) {
+            placed[back.index()] = true;
+            layout.push(back);
+        }
+        placed[b.index()] = true;
+        layout.push(b);
+        let insts = &mf.blocks[b.index()].insts;
+        let n = insts.len();
+        let mut succs = Vec::with_capacity(2);
+        if let Some(MInst::Jump { target }) = insts.last() {
+            succs.push(*target);
+            if let Some(MInst::Branch { target, .. }) = n.checked_sub(2).map(|k| &insts[k]) {
+                succs.push(*target);
+            }
+        }
+        succs.retain(|&t| free(t, &placed));
+        let kept = old_next[b.index()].filter(|t| succs.contains(t));
+        cur = kept
+            .or_else(|| succs.iter().rev().copied().max_by_key(|&t| leads_to(t)))
+            .or_else(|| rest.by_ref().find(|&t| free(t, &placed)));
+    }
+    mf.layout = layout;
+}
+
+fn fall_through(mf: &mut MFunction) {
+    for k in 0..mf.layout.len() {
+        let b = mf.layout[k];
+        let next = mf.layout.get(k + 1).copied();
+        let insts = &mut mf.blocks[b.index()].insts;
+        let n = insts.len();
+        if n >= 2 {
+            if let (MInst::Branch { cond, target, .. }, MInst::Jump { target: f }) =
+                (&insts[n - 2], &insts[n - 1])
+            {
+                if Some(*target) == next {
+                    let (inv, f) = (cond.inverse(), *f);
+                    if let MInst::Branch { cond, target, .. } = &mut insts[n - 2] {
+                        *cond = inv;
+                        *target = f;
+                    }
+                    insts.pop();
+                    continue;
+                }
+            }
+        }
+        if let Some(MInst::Jump { target }) = insts.last() {
+            if Some(*target) == next {
+                insts.pop();
+            }
+        }
+    }
+}
+
+// Tests: crates/riscv/filetests/placement-*.mir.
