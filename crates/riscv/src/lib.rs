@@ -464,7 +464,7 @@ fn apply_stage(
                 None => liveness::compute_liveness(mf),
             };
             // The allocation checker runs with the verifier, and always in debug builds.
-            regalloc::allocate_checked(mf, &l, check)?;
+            regalloc::allocate_checked(mf, l, check)?;
         }
         "redundant-loads" => {
             redundant_loads::run(mf);

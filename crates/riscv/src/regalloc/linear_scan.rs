@@ -31,6 +31,16 @@ pub struct Allocation {
     pub spilled: Vec<bool>,
 }
 
+impl Allocation {
+    /// The same allocation for the function after virtual registers were added
+    /// that no instruction uses (they get neither register nor slot).
+    pub fn grown_to(mut self, num_vregs: usize) -> Allocation {
+        self.assignment.resize(num_vregs, None);
+        self.spilled.resize(num_vregs, false);
+        self
+    }
+}
+
 struct State<'a> {
     iv: &'a Intervals,
     /// Per physical register: start -> (end, owner).
