@@ -315,38 +315,6 @@ bb2:
     }
 
     #[test]
-    fn parameter_cycle_without_users_is_dead() {
-        // Two parameters feeding only each other around a loop.
-        check(
-            &["dce"],
-            r#"
-func @f(i32) -> i32 {
-bb0(%0: i32):
-  jump bb1(1, 2, 0)
-bb1(%1: i32, %2: i32, %3: i32):
-  %4 = add %3, 1
-  %5 = slt %4, %0
-  br %5, bb1(%2, %1, %4), bb2
-bb2:
-  ret %3
-}
-"#,
-            r#"
-func @f(i32) -> i32 {
-bb0(%0: i32):
-  jump bb1(0)
-bb1(%1: i32):
-  %2 = add %1, 1
-  %3 = slt %2, %0
-  br %3, bb1(%2), bb2
-bb2:
-  ret %1
-}
-"#,
-        );
-    }
-
-    #[test]
     fn behaviour_is_preserved_on_a_program() {
         same_behaviour(
             r#"

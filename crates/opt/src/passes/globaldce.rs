@@ -100,57 +100,6 @@ mod tests {
     use crate::passes::testutil::check;
 
     #[test]
-    fn removes_functions_main_cannot_reach_and_renumbers_calls() {
-        check(
-            &["globaldce"],
-            r#"
-declare @putint(i32) -> void
-
-func @unused(i32) -> i32 {
-bb0(%0: i32):
-  %1 = call @helper(%0)
-  ret %1
-}
-
-func @helper(i32) -> i32 {
-bb0(%0: i32):
-  %1 = add %0, 1
-  ret %1
-}
-
-func @also_unused() -> void {
-bb0:
-  call @putint(7)
-  ret
-}
-
-func @main() -> i32 {
-bb0:
-  %0 = call @helper(41)
-  call @putint(%0)
-  ret 0
-}
-"#,
-            r#"
-declare @putint(i32) -> void
-
-func @helper(i32) -> i32 {
-bb0(%0: i32):
-  %1 = add %0, 1
-  ret %1
-}
-
-func @main() -> i32 {
-bb0:
-  %0 = call @helper(41)
-  call @putint(%0)
-  ret 0
-}
-"#,
-        );
-    }
-
-    #[test]
     fn keeps_mutually_recursive_functions_reached_from_main_and_drops_a_dead_cycle() {
         let src = r#"
 func @even(i32) -> i32 {

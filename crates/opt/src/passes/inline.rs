@@ -344,67 +344,7 @@ fn map_value(
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::{check, same_behaviour};
-
-    #[test]
-    fn inlines_a_small_function_with_branches() {
-        check(
-            &["inline"],
-            r#"
-declare @putint(i32) -> void
-
-func @abs(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 0
-  br %1, bb1, bb2(%0)
-bb1:
-  %2 = sub 0, %0
-  jump bb2(%2)
-bb2(%3: i32):
-  ret %3
-}
-
-func @main() -> i32 {
-bb0:
-  %0 = call @abs(-5)
-  %1 = add %0, 1
-  call @putint(%1)
-  ret 0
-}
-"#,
-            r#"
-declare @putint(i32) -> void
-
-func @abs(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 0
-  br %1, bb1, bb2(%0)
-bb1:
-  %2 = sub 0, %0
-  jump bb2(%2)
-bb2(%3: i32):
-  ret %3
-}
-
-func @main() -> i32 {
-bb0:
-  jump bb1
-bb1:
-  %0 = slt -5, 0
-  br %0, bb2, bb3(-5)
-bb2:
-  %1 = sub 0, -5
-  jump bb3(%1)
-bb3(%2: i32):
-  jump bb4(%2)
-bb4(%3: i32):
-  %4 = add %3, 1
-  call @putint(%4)
-  ret 0
-}
-"#,
-        );
-    }
+    use crate::passes::testutil::same_behaviour;
 
     #[test]
     fn recursion_is_not_inlined_and_chains_are() {

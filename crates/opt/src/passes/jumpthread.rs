@@ -639,59 +639,6 @@ bb6:
     }
 
     #[test]
-    fn a_branch_decided_alike_on_every_edge_becomes_a_jump() {
-        // Both arms pass a positive value: `x > 0` holds on every edge, no copy
-        // is needed.
-        check(
-            &["jumpthread"],
-            r#"
-declare @getint() -> i32
-declare @putint(i32) -> void
-
-func @main() -> i32 {
-bb0:
-  %0 = call @getint()
-  %1 = slt %0, 0
-  br %1, bb1, bb2
-bb1:
-  jump bb3(1)
-bb2:
-  jump bb3(2)
-bb3(%2: i32):
-  %3 = sgt %2, 0
-  br %3, bb4, bb5
-bb4:
-  call @putint(%2)
-  ret 0
-bb5:
-  ret 1
-}
-"#,
-            r#"
-declare @getint() -> i32
-declare @putint(i32) -> void
-
-func @main() -> i32 {
-bb0:
-  %0 = call @getint()
-  %1 = slt %0, 0
-  br %1, bb1, bb2
-bb1:
-  jump bb3(1)
-bb2:
-  jump bb3(2)
-bb3(%2: i32):
-  %3 = sgt %2, 0
-  jump bb4
-bb4:
-  call @putint(%2)
-  ret 0
-}
-"#,
-        );
-    }
-
-    #[test]
     fn a_flag_set_on_both_arms_is_tested_once() {
         // `flag = x < 0 ? 1 : 0; if (flag) ...`: each arm knows the flag.
         let src = r#"

@@ -692,49 +692,6 @@ mod tests {
     use crate::passes::testutil::{check, run, same_behaviour};
 
     #[test]
-    fn hoists_invariant_arithmetic_and_global_loads() {
-        check(
-            &["licm"],
-            r#"
-global @g: i32 = 3
-
-func @f(i32, i32) -> i32 {
-bb0(%0: i32, %1: i32):
-  jump bb1(0, 0)
-bb1(%2: i32, %3: i32):
-  %4 = load i32, @g
-  %5 = mul %1, %4
-  %6 = add %5, 7
-  %7 = add %3, %6
-  %8 = add %2, 1
-  %9 = slt %8, %0
-  br %9, bb1(%8, %7), bb2
-bb2:
-  ret %7
-}
-"#,
-            r#"
-global @g: i32 = 3
-
-func @f(i32, i32) -> i32 {
-bb0(%0: i32, %1: i32):
-  %2 = load i32, @g
-  %3 = mul %1, %2
-  %4 = add %3, 7
-  jump bb1(0, 0)
-bb1(%5: i32, %6: i32):
-  %7 = add %6, %4
-  %8 = add %5, 1
-  %9 = slt %8, %0
-  br %9, bb1(%8, %7), bb2
-bb2:
-  ret %7
-}
-"#,
-        );
-    }
-
-    #[test]
     fn keeps_loads_of_memory_the_loop_writes() {
         let src = r#"
 global @g: i32 = 3

@@ -165,42 +165,7 @@ fn dead_loop(
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::{check, same_behaviour};
-
-    #[test]
-    fn deletes_a_counted_loop_whose_results_are_unused() {
-        check(
-            &["loopdelete"],
-            r#"
-declare @putint(i32) -> void
-
-func @main() -> i32 {
-bb0:
-  jump bb1(0, 0)
-bb1(%0: i32, %1: i32):
-  %2 = mul %0, %0
-  %3 = add %1, %2
-  %4 = add %0, 1
-  %5 = slt %4, 100
-  br %5, bb1(%4, %3), bb2(7)
-bb2(%6: i32):
-  call @putint(%6)
-  ret 0
-}
-"#,
-            r#"
-declare @putint(i32) -> void
-
-func @main() -> i32 {
-bb0:
-  jump bb1(7)
-bb1(%0: i32):
-  call @putint(%0)
-  ret 0
-}
-"#,
-        );
-    }
+    use crate::passes::testutil::same_behaviour;
 
     #[test]
     fn keeps_loops_that_matter_or_might_not_end() {

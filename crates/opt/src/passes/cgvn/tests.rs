@@ -239,51 +239,6 @@ bb0:
 }
 
 #[test]
-fn a_parameter_constant_on_every_path_becomes_the_constant() {
-    // k = φ(3, k') with k' = k * 1 + 0 is 3 in every iteration; and the comparison of
-    // two congruent values folds.
-    check(
-        &["cgvn"],
-        r#"
-func @f(i32) -> i32 {
-bb0(%0: i32):
-  jump bb1(3, 0, %0)
-bb1(%1: i32, %2: i32, %3: i32):
-  %4 = mul %1, 1
-  %5 = add %4, 0
-  %6 = add %2, 1
-  %7 = slt %6, %0
-  %8 = add %3, %6
-  br %7, bb1(%5, %6, %8), bb2
-bb2:
-  %9 = sub %3, %0
-  %10 = eq %3, %0
-  %11 = add %9, %10
-  %12 = add %11, %1
-  ret %12
-}
-"#,
-        r#"
-func @f(i32) -> i32 {
-bb0(%0: i32):
-  jump bb1(0, %0)
-bb1(%1: i32, %2: i32):
-  %3 = add %1, 1
-  %4 = slt %3, %0
-  %5 = add %2, %3
-  br %4, bb1(%3, %5), bb2
-bb2:
-  %6 = sub %2, %0
-  %7 = eq %2, %0
-  %8 = add %6, %7
-  %9 = add %8, 3
-  ret %9
-}
-"#,
-    );
-}
-
-#[test]
 fn comparisons_and_differences_of_congruent_values_fold() {
     // In Figure 1 (b), x1 < y2, x1 == y2, x1 - y2 and y2 - x1 are constants.
     let src = FIG1B.replace(

@@ -162,52 +162,6 @@ mod tests {
     use crate::passes::testutil::{check, run, same_behaviour};
 
     #[test]
-    fn a_test_repeated_below_its_branch_is_decided() {
-        check(
-            &["condprop"],
-            r#"
-declare @putint(i32) -> void
-
-func @f(i32, i32) -> void {
-bb0(%0: i32, %1: i32):
-  %2 = slt %0, %1
-  br %2, bb1, bb2
-bb1:
-  %3 = slt %0, %1
-  %4 = sgt %1, %0
-  %5 = sge %0, %1
-  call @putint(%3)
-  call @putint(%4)
-  call @putint(%5)
-  br %2, bb3, bb2
-bb2:
-  ret
-bb3:
-  ret
-}
-"#,
-            r#"
-declare @putint(i32) -> void
-
-func @f(i32, i32) -> void {
-bb0(%0: i32, %1: i32):
-  %2 = slt %0, %1
-  br %2, bb1, bb2
-bb1:
-  call @putint(1)
-  call @putint(1)
-  call @putint(0)
-  br 1, bb3, bb2
-bb2:
-  ret
-bb3:
-  ret
-}
-"#,
-        );
-    }
-
-    #[test]
     fn joins_and_shared_targets_establish_nothing() {
         // bb2 is reached from both arms of bb0 (through bb1): nothing is known there.
         let src = r#"
@@ -288,58 +242,6 @@ bb3:
         assert!(
             out.contains("add %0, 1") && out.contains("br 1, bb2, bb3"),
             "{out}"
-        );
-    }
-
-    /// The counter of a loop guarded by `n > 0` stays in `[0, n)`: the tests an
-    /// inlined bounds check makes are decided; `i > 5` is not.
-    #[test]
-    fn a_counted_loop_bounds_its_counter() {
-        check(
-            &["condprop"],
-            r#"
-declare @putint(i32) -> void
-
-func @f(i32) -> void {
-bb0(%0: i32):
-  %1 = sgt %0, 0
-  br %1, bb1(0), bb2
-bb1(%2: i32):
-  %3 = slt %2, 0
-  %4 = sge %2, %0
-  %5 = sgt %2, -1
-  %6 = sgt %2, 5
-  call @putint(%3)
-  call @putint(%4)
-  call @putint(%5)
-  call @putint(%6)
-  %7 = add %2, 1
-  %8 = slt %7, %0
-  br %8, bb1(%7), bb2
-bb2:
-  ret
-}
-"#,
-            r#"
-declare @putint(i32) -> void
-
-func @f(i32) -> void {
-bb0(%0: i32):
-  %1 = sgt %0, 0
-  br %1, bb1(0), bb2
-bb1(%2: i32):
-  %3 = sgt %2, 5
-  call @putint(0)
-  call @putint(0)
-  call @putint(1)
-  call @putint(%3)
-  %4 = add %2, 1
-  %5 = slt %4, %0
-  br %5, bb1(%4), bb2
-bb2:
-  ret
-}
-"#,
         );
     }
 

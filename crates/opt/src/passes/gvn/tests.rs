@@ -1,79 +1,10 @@
 //! Textual-IR tests of the hash-based GVN: what it merges, and what it must not.
 
-use crate::passes::testutil::{check, run, same_behaviour};
+use crate::passes::testutil::{run, same_behaviour};
 
 /// How many instructions of the printed module contain `needle`.
 fn count(text: &str, needle: &str) -> usize {
     text.lines().filter(|l| l.contains(needle)).count()
-}
-
-#[test]
-fn loads_merge_when_no_store_or_call_intervenes() {
-    // A store to another global, a call to a pure function, and a call that only
-    // reads memory leave @a alone; the store to @a is forwarded to the next load.
-    check(
-        &["gvn"],
-        r#"
-global @a: i32 = 1
-global @b: i32 = 2
-
-func @sq(i32) -> i32 {
-bb0(%0: i32):
-  %1 = mul %0, %0
-  ret %1
-}
-
-func @getb() -> i32 {
-bb0:
-  %0 = load i32, @b
-  ret %0
-}
-
-func @f() -> i32 {
-bb0:
-  %0 = load i32, @a
-  store 5, @b
-  %1 = call @sq(%0)
-  %2 = call @getb()
-  %3 = load i32, @a
-  %4 = add %0, %3
-  store %4, @a
-  %5 = load i32, @a
-  %6 = add %5, %1
-  %7 = add %6, %2
-  ret %7
-}
-"#,
-        r#"
-global @a: i32 = 1
-global @b: i32 = 2
-
-func @sq(i32) -> i32 {
-bb0(%0: i32):
-  %1 = mul %0, %0
-  ret %1
-}
-
-func @getb() -> i32 {
-bb0:
-  %0 = load i32, @b
-  ret %0
-}
-
-func @f() -> i32 {
-bb0:
-  %0 = load i32, @a
-  store 5, @b
-  %1 = call @sq(%0)
-  %2 = call @getb()
-  %3 = add %0, %0
-  store %3, @a
-  %4 = add %3, %1
-  %5 = add %4, %2
-  ret %5
-}
-"#,
-    );
 }
 
 #[test]
@@ -303,76 +234,6 @@ bb0:
     let out = same_behaviour(src, &["gvn"], "");
     assert_eq!(count(&out, "alloc"), 2, "{out}");
     assert!(out.contains("ret 1"), "{out}");
-}
-
-#[test]
-fn block_parameters_equal_to_one_value_or_to_each_other() {
-    // %2 receives %0 on both edges; %3 and %4 receive the same arguments.
-    check(
-        &["gvn"],
-        r#"
-func @f(i32, i32) -> i32 {
-bb0(%0: i32, %1: i32):
-  br %1, bb1, bb2
-bb1:
-  jump bb3(%0, %1, %1)
-bb2:
-  jump bb3(%0, 5, 5)
-bb3(%2: i32, %3: i32, %4: i32):
-  %5 = add %2, %3
-  %6 = add %5, %4
-  ret %6
-}
-"#,
-        r#"
-func @f(i32, i32) -> i32 {
-bb0(%0: i32, %1: i32):
-  br %1, bb1, bb2
-bb1:
-  jump bb3(%1)
-bb2:
-  jump bb3(5)
-bb3(%2: i32):
-  %3 = add %0, %2
-  %4 = add %3, %2
-  ret %4
-}
-"#,
-    );
-}
-
-#[test]
-fn loop_carried_parameters_are_not_trivial() {
-    // %2 receives %0, then itself: it is %0. %3 receives %0, then %5: it is not.
-    check(
-        &["gvn"],
-        r#"
-func @f(i32, i32) -> i32 {
-bb0(%0: i32, %1: i32):
-  jump bb1(%0, %0)
-bb1(%2: i32, %3: i32):
-  %4 = slt %3, %1
-  %5 = add %3, 1
-  br %4, bb1(%2, %5), bb2
-bb2:
-  %6 = add %2, %3
-  ret %6
-}
-"#,
-        r#"
-func @f(i32, i32) -> i32 {
-bb0(%0: i32, %1: i32):
-  jump bb1(%0)
-bb1(%2: i32):
-  %3 = slt %2, %1
-  %4 = add %2, 1
-  br %3, bb1(%4), bb2
-bb2:
-  %5 = add %0, %2
-  ret %5
-}
-"#,
-    );
 }
 
 #[test]
