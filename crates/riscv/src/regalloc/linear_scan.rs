@@ -13,6 +13,19 @@
 //! than its own; evicted intervals get a second chance at any register still free,
 //! or are spilled whole. The spill cost of an interval is the number of its uses and
 //! definitions, each weighted by 10^(loop depth), halved when it can be recomputed.
+//!
+//! Why linear scan and not graph colouring (iterated register coalescing, George
+//! and Appel 1996): its cost follows the intervals, not an interference graph
+//! that is quadratic in the values live at once (generated code with hundreds of
+//! values live over thousands of blocks must still allocate in about a second:
+//! compile-time budget of `bench scaling`); intervals with holes and second-chance
+//! packing recover most of what colouring gains on straight code; copies are
+//! coalesced through move hints instead of by merging nodes (most copies are
+//! block-argument edges, which the hints and the scheduler keep in one register);
+//! and what colouring gets from splitting, the allocator gets from
+//! [`super::split`], which splits spilled values around the loops that read them
+//! and allocates again (spill code leaves loops, as in Wimmer and Franz's linear
+//! scan with splitting, CGO 2010).
 
 use crate::abi;
 use crate::liveness::{Interval, Intervals};
