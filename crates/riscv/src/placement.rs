@@ -5,8 +5,9 @@
 //!   from it gets one of them next (greedy chain formation, the profile-free form
 //!   of Pettis and Hansen, "Profile Guided Code Positioning", PLDI 1990, with loop
 //!   depth in place of a profile): a loop body whose `if` arms would otherwise end
-//!   in a branch *and* a jump falls through instead, and a loop's back-edge copy
-//!   block goes right before its header.
+//!   in a branch *and* a jump falls through instead, a loop's latch goes after the
+//!   loops nested in it, and a loop's back-edge copy block goes right before its
+//!   header.
 //! - A jump to the next block in layout order is removed, and `bcc T; j F` with `T`
 //!   next becomes `b!cc F` falling through to `T`.
 //!
@@ -32,7 +33,11 @@ pub fn run(mf: &mut MFunction, placement: Placement) {
     fall_through(mf);
 }
 
-/// Reorders `mf.layout` in chains. After a block comes the block that followed it
+/// Reorders `mf.layout` in chains. A latch (a block other than the header that
+/// branches back to a loop's header) is not chosen to come next while another
+/// successor is free: latches go last in their loop, after any inner loop, whose
+/// exit then falls into the latch instead of jumping back up to it once per outer
+/// iteration. Among the rest, after a block comes the block that followed it
 /// before when that is one of its successors (the order instruction selection made
 /// from the IR keeps most fall-throughs already); otherwise its successor of greatest
 /// loop depth not yet placed (a loop's body follows its header and its exit stays out
@@ -50,6 +55,8 @@ fn place_blocks(mf: &mut MFunction) {
     // A loop's only back edge leaving an unconditional block (the latch's copies
     // for the header's arguments): that block goes right before the header.
     let mut back_block: Vec<Option<MBlock>> = vec![None; mf.blocks.len()];
+    // Blocks other than a loop's header that branch back to it (its latches).
+    let mut latch = vec![false; mf.blocks.len()];
     for (li, l) in info.loops.iter().enumerate() {
         let h = l.header;
         let backs: Vec<MBlock> = info.preds[h.index()]
@@ -57,6 +64,9 @@ fn place_blocks(mf: &mut MFunction) {
             .copied()
             .filter(|&p| info.contains(li, p))
             .collect();
+        for &b in &backs {
+            latch[b.index()] |= b != h;
+        }
         if let [b] = backs[..] {
             let insts = &mf.blocks[b.index()].insts;
             let only_jump = insts
@@ -103,6 +113,11 @@ fn place_blocks(mf: &mut MFunction) {
             }
         }
         succs.retain(|&t| free(t, &placed));
+        // A latch waits while another successor can come next: it goes last in
+        // its loop, after the inner loops, so their exits fall into it.
+        if succs.iter().any(|t| !latch[t.index()]) {
+            succs.retain(|t| !latch[t.index()]);
+        }
         let kept = old_next[b.index()].filter(|t| succs.contains(t));
         cur = kept
             .or_else(|| succs.iter().rev().copied().max_by_key(|&t| leads_to(t)))
