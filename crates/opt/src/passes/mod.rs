@@ -44,6 +44,7 @@ pub mod rtunroll;
 pub mod sccp;
 pub mod silentstore;
 pub mod simplifycfg;
+pub mod phiopt;
 pub mod sink;
 pub mod strength;
 pub mod unroll;
