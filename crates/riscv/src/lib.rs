@@ -36,6 +36,7 @@ pub mod globals;
 pub mod isel;
 pub mod licm;
 pub mod liveness;
+pub mod loop_forest;
 pub mod loops;
 pub mod mir;
 pub mod out_of_ssa;

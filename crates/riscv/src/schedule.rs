@@ -99,7 +99,7 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
         }
         // Live registers after each region's end, walking the block backwards.
         let mut after: Vec<LiveRegs> = Vec::with_capacity(regions.len());
-        let mut cur = LiveRegs::from(&live.live_out[b.index()]);
+        let mut cur = live.live_out_regs(b.index());
         let mut pos = insts.len();
         for &(_, end, _) in regions.iter().rev() {
             while pos > end {
