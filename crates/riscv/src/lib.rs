@@ -35,6 +35,7 @@ pub mod frame;
 pub mod globals;
 pub mod isel;
 pub mod licm;
+mod licm_pile;
 pub mod liveness;
 pub mod loop_forest;
 pub mod loops;
