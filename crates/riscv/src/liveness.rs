@@ -90,35 +90,56 @@ impl RegSet {
 }
 
 /// A set of register numbers that changes as code is walked (the registers
-/// live at a point): hashed, so that its cost follows its size and not the
-/// number of registers in the function.
-#[derive(Clone, Debug, Default)]
-pub struct LiveRegs(rustc_hash::FxHashSet<u32>);
+/// live at a point): the live-out set of a block, read in place, plus the
+/// registers added and minus those removed since (hashed). Copying it and
+/// stepping over an instruction cost the changes, not the size of the set: a
+/// block deep in a nest has every value of the loops around live out.
+#[derive(Clone, Default)]
+pub struct LiveRegs<'a> {
+    base: Option<(&'a Liveness, usize)>,
+    /// Registers of each class in `base`.
+    base_count: [usize; 2],
+    added: rustc_hash::FxHashSet<u32>,
+    removed: rustc_hash::FxHashSet<u32>,
+}
 
-impl LiveRegs {
+impl LiveRegs<'_> {
+    /// The empty set.
     pub fn new() -> Self {
         Self::default()
     }
+    fn in_base(&self, r: usize) -> bool {
+        self.base.is_some_and(|(l, b)| l.is_live_out(b, r))
+    }
     pub fn contains(&self, r: usize) -> bool {
-        self.0.contains(&(r as u32))
+        self.added.contains(&(r as u32)) || (!self.removed.contains(&(r as u32)) && self.in_base(r))
     }
     pub fn insert(&mut self, r: usize) {
-        self.0.insert(r as u32);
+        if !self.removed.remove(&(r as u32)) && !self.in_base(r) {
+            self.added.insert(r as u32);
+        }
     }
     pub fn remove(&mut self, r: usize) {
-        self.0.remove(&(r as u32));
+        if !self.added.remove(&(r as u32)) && self.in_base(r) {
+            self.removed.insert(r as u32);
+        }
     }
-    /// Elements in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().map(|&r| r as usize)
+    /// How many registers of each class (0 or 1, as `class` says) the set holds.
+    pub fn count(&self, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
+        let mut n = self.base_count;
+        for &r in &self.added {
+            n[class(Reg(r))] += 1;
+        }
+        for &r in &self.removed {
+            n[class(Reg(r))] -= 1;
+        }
+        n
     }
 }
 
-impl From<&RegSet> for LiveRegs {
-    fn from(set: &RegSet) -> Self {
-        LiveRegs(set.0.iter().copied().collect())
-    }
-}
+/// Per loop, how many registers of each class are live throughout it or a loop
+/// around it (see [`Liveness::loop_counts`]).
+pub struct LoopCounts(Vec<[usize; 2]>);
 
 /// Live-in and live-out sets of every block, in two parts: registers found live
 /// block by block (`live_in`, `live_out`, by block number), and registers live
@@ -130,6 +151,8 @@ pub struct Liveness {
     live_out: Vec<RegSet>,
     loop_live: Vec<RegSet>,
     loops: LoopInfo,
+    /// Per register, the loops it is live throughout (none inside another).
+    reg_loops: Vec<Vec<u32>>,
 }
 
 impl Liveness {
@@ -173,9 +196,51 @@ impl Liveness {
             .chain(self.loop_parts(b).flat_map(|s| s.iter()))
     }
 
-    /// The registers live out of block number `b`, as a set to update.
-    pub fn live_out_regs(&self, b: usize) -> LiveRegs {
-        LiveRegs(self.live_out(b).map(|r| r as u32).collect())
+    /// Whether register `r` is live out of block number `b`.
+    pub fn is_live_out(&self, b: usize, r: usize) -> bool {
+        self.live_out[b].contains(r)
+            || self.reg_loops[r]
+                .iter()
+                .any(|&l| self.loops.contains_index(l as usize, b))
+    }
+
+    /// Per loop, the registers of each class live throughout it or a loop
+    /// around it (loops come after the loops around them).
+    pub fn loop_counts(&self, class: &dyn Fn(Reg) -> usize) -> LoopCounts {
+        let mut counts: Vec<[usize; 2]> = Vec::with_capacity(self.loop_live.len());
+        for (l, set) in self.loop_live.iter().enumerate() {
+            let mut n = match self.loops.loops[l].parent {
+                Some(p) => counts[p],
+                None => [0, 0],
+            };
+            for r in set.iter() {
+                n[class(Reg(r as u32))] += 1;
+            }
+            counts.push(n);
+        }
+        LoopCounts(counts)
+    }
+
+    /// The registers live out of block number `b`, as a set to update (`counts`
+    /// from [`Liveness::loop_counts`] with the same `class`).
+    pub fn live_out_regs(
+        &self,
+        b: usize,
+        counts: &LoopCounts,
+        class: &dyn Fn(Reg) -> usize,
+    ) -> LiveRegs<'_> {
+        let mut n = match self.loops.innermost(crate::mir::MBlock(b as u32)) {
+            Some(l) => counts.0[l],
+            None => [0, 0],
+        };
+        for r in self.live_out[b].iter() {
+            n[class(Reg(r as u32))] += 1;
+        }
+        LiveRegs {
+            base: Some((self, b)),
+            base_count: n,
+            ..LiveRegs::default()
+        }
     }
 }
 
@@ -331,11 +396,18 @@ pub fn compute_liveness(mf: &MFunction) -> Liveness {
             }
         }
     }
+    let mut reg_loops: Vec<Vec<u32>> = vec![Vec::new(); width];
+    for (l, set) in loop_live.iter().enumerate() {
+        for &r in set {
+            reg_loops[r as usize].push(l as u32);
+        }
+    }
     Liveness {
         live_in: live_in.into_iter().map(RegSet).collect(),
         live_out: live_out.into_iter().map(RegSet).collect(),
         loop_live: loop_live.into_iter().map(RegSet).collect(),
         loops,
+        reg_loops,
     }
 }
 
@@ -627,7 +699,8 @@ mod tests {
     /// Random control flow (forward and backward branches) over a few virtual
     /// registers, each block using and defining some: the sparse per-register walk
     /// finds exactly the least fixed point of the equations, and the intervals
-    /// built from its block and loop parts are those of the complete sets.
+    /// built from its block and loop parts are those of the complete sets; the
+    /// live-out sets to update ([`LiveRegs`]) hold what the complete sets hold.
     #[test]
     fn sparse_walk_equals_the_fixed_point_on_random_code() {
         use crate::mir::{AluOp, Cond, MBlock};
@@ -638,6 +711,7 @@ mod tests {
             seed ^= seed << 17;
             seed % m
         };
+        let mut loop_parts = 0;
         for _ in 0..200 {
             let mut mf = MFunction::new("t".into(), false);
             let nblocks = 2 + next(16) as usize;
@@ -693,6 +767,43 @@ mod tests {
             }
             let iv = build_intervals(&mf, &live);
             assert_eq!(iv.regs, dense_intervals(&mf, &want_out));
+            loop_parts += (0..live.loops().loops.len())
+                .filter(|&l| !live.loop_live(l).is_empty())
+                .count();
+            // The sets to update start as the live-out sets and follow updates.
+            let class = |r: Reg| (r.0 % 2) as usize;
+            let counts = live.loop_counts(&class);
+            let width = NUM_PREGS as usize + mf.num_vregs();
+            for (b, out) in want_out.iter().enumerate() {
+                let mut set = live.live_out_regs(b, &counts, &class);
+                let mut model: std::collections::BTreeSet<usize> = out.iter().copied().collect();
+                for _ in 0..8 {
+                    let r = match next(7) {
+                        6 => A0.0 as usize,
+                        k => regs[k as usize].0 as usize,
+                    };
+                    if next(2) == 0 {
+                        set.insert(r);
+                        model.insert(r);
+                    } else {
+                        set.remove(r);
+                        model.remove(&r);
+                    }
+                    let copy = set.clone();
+                    for q in 0..width {
+                        assert_eq!(copy.contains(q), model.contains(&q));
+                    }
+                    let mut n = [0, 0];
+                    for &q in &model {
+                        n[class(Reg(q as u32))] += 1;
+                    }
+                    assert_eq!(copy.count(&class), n);
+                }
+            }
         }
+        assert!(
+            loop_parts > 50,
+            "{loop_parts} registers live throughout loops"
+        );
     }
 }
