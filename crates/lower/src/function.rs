@@ -377,6 +377,8 @@ impl<'a, 'p> FnLower<'a, 'p> {
                 let header = self.new_block();
                 let body_b = self.new_block();
                 let exit = self.new_block();
+                let entry = self.block;
+                let since = self.ssa.next_assignment();
                 self.jump(header, vec![]);
                 self.switch_to(header);
                 self.cond(cond, body_b, exit);
@@ -389,6 +391,7 @@ impl<'a, 'p> FnLower<'a, 'p> {
                     self.jump(header, vec![]);
                 }
                 self.seal(header);
+                self.ssa.finish_loop(header, entry, since);
                 self.seal(exit);
                 self.switch_to(exit);
             }

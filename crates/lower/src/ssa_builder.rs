@@ -19,6 +19,17 @@
 //! that received it as an argument are re-examined, recursively (worklist).
 //! Replaced values are remembered in an alias map, so the builder's own tables never
 //! hand out a removed parameter.
+//!
+//! Finished loops are crossed in one step: a read at the header of a `while`
+//! loop already lowered and sealed, of a variable the loop never assigns,
+//! continues at the block that entered the loop. The parameter the read would
+//! create there receives that block's value on entry and only itself around
+//! the loop, so it is trivial and would be removed again; creating it first
+//! walked every block of the loop (every loop nested in it creating and
+//! removing a parameter of its own), which made reading an outer loop's
+//! counter after an inner nest cost the depth of the nest. Assignments are
+//! numbered as they are lowered, and each loop records the numbers its lowering
+//! spanned, so "the loop assigns `var`" is a binary search in `var`'s list.
 
 use ir::{Block, Function, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -45,6 +56,13 @@ pub struct SsaBuilder {
     alias: FxHashMap<Value, Value>,
     /// Which variable each live block parameter stands for (for diagnostics/tests).
     param_count: usize,
+    /// Assignments lowered so far.
+    assignments: u32,
+    /// Per variable, the numbers of its assignments (increasing).
+    assigned_at: FxHashMap<Var, Vec<u32>>,
+    /// Finished loops by header: the block entering the loop, and the numbers of
+    /// the assignments lowered within it (a half-open range).
+    loops: FxHashMap<Block, (Block, u32, u32)>,
 }
 
 impl SsaBuilder {
@@ -82,6 +100,34 @@ impl SsaBuilder {
     /// `var = value` at the end of what has been lowered into `block` so far.
     pub fn def_var(&mut self, var: Var, block: Block, value: Value) {
         self.current_def.insert((var, block), value);
+        self.assigned_at
+            .entry(var)
+            .or_default()
+            .push(self.assignments);
+        self.assignments += 1;
+    }
+
+    /// The number the next assignment will get (taken before lowering a loop,
+    /// for [`SsaBuilder::finish_loop`]).
+    pub fn next_assignment(&self) -> u32 {
+        self.assignments
+    }
+
+    /// Records that the loop headed by `header`, entered from `entry`, is
+    /// lowered and sealed, its assignments numbered from `since`. (A loop entered
+    /// from unreachable code has no entering edge and is not recorded.)
+    pub fn finish_loop(&mut self, header: Block, entry: Block, since: u32) {
+        if self.is_sealed(header) && self.preds(header).first() == Some(&entry) {
+            self.loops.insert(header, (entry, since, self.assignments));
+        }
+    }
+
+    /// Whether `var` was assigned by an assignment numbered in `from..to`.
+    fn assigned_between(&self, var: Var, from: u32, to: u32) -> bool {
+        self.assigned_at.get(&var).is_some_and(|at| {
+            let k = at.partition_point(|&n| n < from);
+            at.get(k).is_some_and(|&n| n < to)
+        })
     }
 
     fn resolve(&self, mut v: Value) -> Value {
@@ -119,6 +165,14 @@ impl SsaBuilder {
                 chain.push(b);
                 b = self.blocks[&b].preds[0];
                 continue;
+            }
+            // A finished loop that never assigns `var`: read where it was entered.
+            if let Some(&(entry, from, to)) = self.loops.get(&b) {
+                if !self.assigned_between(var, from, to) && chain.len() <= func.num_blocks() {
+                    chain.push(b);
+                    b = entry;
+                    continue;
+                }
             }
             if npreds <= 1 {
                 // Read before any write (undefined in SysY): use zero.

@@ -77,3 +77,53 @@ int main() { return f(3); }
         "the parameter stays"
     );
 }
+
+#[test]
+fn finished_loops_are_crossed_without_parameters_for_what_they_never_assign() {
+    // Reading an outer counter after an inner nest steps over each finished loop
+    // that never assigns it (SsaBuilder::finish_loop). With breaks, continues and
+    // short-circuit conditions in the nest, and variables assigned only in some
+    // loops, the lowering must verify and create exactly the block parameters
+    // mem2reg (Cytron et al.) creates: one per variable per header of a loop
+    // assigning it (and per join after a loop the variable changes in).
+    let src = r#"
+int main() {
+  int s = getint();
+  int t = 1;
+  int i0 = 0;
+  while (i0 < 3) {
+    int i1 = 0;
+    while (i1 < 3 && s != 7) {
+      int i2 = 0;
+      while (i2 < 3) {
+        if (s > 100) break;
+        s = s + i2;
+        i2 = i2 + 1;
+        if (i2 == 2) continue;
+      }
+      if (i1 > 1 || s < 0) { t = t + i0; }
+      i1 = i1 + 1;
+    }
+    int j = 0;
+    while (j < i0) { j = j + 1; }
+    i0 = i0 + j + i1;
+  }
+  putint(s + t + i0);
+  return 0;
+}
+"#;
+    let program = front::check("t.sy", src).unwrap_or_else(|d| panic!("{}", d.render("t.sy", src)));
+    let braun = lower::lower_program(&program, false);
+    ir::verify_module(&braun).unwrap_or_else(|e| panic!("Braun:\n{e}"));
+    let mut memory = lower::lower_program(&program, true);
+    for (_, f) in memory.funcs.iter_mut() {
+        if !f.is_declaration() {
+            opt::mem2reg(f);
+        }
+    }
+    ir::verify_module(&memory).unwrap_or_else(|e| panic!("mem2reg:\n{e}"));
+    assert_eq!(
+        opt::count_block_params(&braun),
+        opt::count_block_params(&memory)
+    );
+}

@@ -11,6 +11,8 @@
 //! registers, call clobbers) so the allocator can check them for conflicts.
 
 use crate::abi;
+use crate::loop_forest::{layout_runs, LoopAncestors};
+use crate::loops::{loop_info, LoopInfo};
 use crate::mir::{MFunction, Reg, NUM_PREGS};
 
 /// A dense bit set over register numbers.
@@ -88,40 +90,158 @@ impl RegSet {
 }
 
 /// A set of register numbers that changes as code is walked (the registers
-/// live at a point): hashed, so that its cost follows its size and not the
-/// number of registers in the function.
-#[derive(Clone, Debug, Default)]
-pub struct LiveRegs(rustc_hash::FxHashSet<u32>);
+/// live at a point): the live-out set of a block, read in place, plus the
+/// registers added and minus those removed since (hashed). Copying it and
+/// stepping over an instruction cost the changes, not the size of the set: a
+/// block deep in a nest has every value of the loops around live out.
+#[derive(Clone, Default)]
+pub struct LiveRegs<'a> {
+    base: Option<(&'a Liveness, usize)>,
+    /// Registers of each class in `base`.
+    base_count: [usize; 2],
+    added: rustc_hash::FxHashSet<u32>,
+    removed: rustc_hash::FxHashSet<u32>,
+}
 
-impl LiveRegs {
+impl LiveRegs<'_> {
+    /// The empty set.
     pub fn new() -> Self {
         Self::default()
     }
+    fn in_base(&self, r: usize) -> bool {
+        self.base.is_some_and(|(l, b)| l.is_live_out(b, r))
+    }
     pub fn contains(&self, r: usize) -> bool {
-        self.0.contains(&(r as u32))
+        self.added.contains(&(r as u32)) || (!self.removed.contains(&(r as u32)) && self.in_base(r))
     }
     pub fn insert(&mut self, r: usize) {
-        self.0.insert(r as u32);
+        if !self.removed.remove(&(r as u32)) && !self.in_base(r) {
+            self.added.insert(r as u32);
+        }
     }
     pub fn remove(&mut self, r: usize) {
-        self.0.remove(&(r as u32));
+        if !self.added.remove(&(r as u32)) && self.in_base(r) {
+            self.removed.insert(r as u32);
+        }
     }
-    /// Elements in no particular order.
-    pub fn iter(&self) -> impl Iterator<Item = usize> + '_ {
-        self.0.iter().map(|&r| r as usize)
+    /// How many registers of each class (0 or 1, as `class` says) the set holds.
+    pub fn count(&self, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
+        let mut n = self.base_count;
+        for &r in &self.added {
+            n[class(Reg(r))] += 1;
+        }
+        for &r in &self.removed {
+            n[class(Reg(r))] -= 1;
+        }
+        n
     }
 }
 
-impl From<&RegSet> for LiveRegs {
-    fn from(set: &RegSet) -> Self {
-        LiveRegs(set.0.iter().copied().collect())
-    }
-}
+/// Per loop, how many registers of each class are live throughout it or a loop
+/// around it (see [`Liveness::loop_counts`]).
+pub struct LoopCounts(Vec<[usize; 2]>);
 
-/// Live-in and live-out sets per block (indexed by block number).
+/// Live-in and live-out sets of every block, in two parts: registers found live
+/// block by block (`live_in`, `live_out`, by block number), and registers live
+/// into and out of every block of a loop (`loop_live`, by loop of `loops`). A
+/// block's live-in set is its own part plus the loop part of every loop holding
+/// it; no register is in two of these parts of one block.
 pub struct Liveness {
-    pub live_in: Vec<RegSet>,
-    pub live_out: Vec<RegSet>,
+    live_in: Vec<RegSet>,
+    live_out: Vec<RegSet>,
+    loop_live: Vec<RegSet>,
+    loops: LoopInfo,
+    /// Per register, the loops it is live throughout (none inside another).
+    reg_loops: Vec<Vec<u32>>,
+}
+
+impl Liveness {
+    /// The registers live out of block number `b` that are not live throughout
+    /// a loop holding it (sorted).
+    pub fn own_live_out(&self, b: usize) -> &RegSet {
+        &self.live_out[b]
+    }
+
+    /// The registers live into and out of every block of loop `l` (sorted).
+    pub fn loop_live(&self, l: usize) -> &RegSet {
+        &self.loop_live[l]
+    }
+
+    /// The loops the sets refer to.
+    pub fn loops(&self) -> &LoopInfo {
+        &self.loops
+    }
+
+    /// The loop parts of block number `b`: those of every loop holding it.
+    fn loop_parts(&self, b: usize) -> impl Iterator<Item = &RegSet> + '_ {
+        let mut l = self.loops.innermost(crate::mir::MBlock(b as u32));
+        std::iter::from_fn(move || {
+            let x = l?;
+            l = self.loops.loops[x].parent;
+            Some(&self.loop_live[x])
+        })
+    }
+
+    /// The registers live into block number `b` (in no particular order).
+    pub fn live_in(&self, b: usize) -> impl Iterator<Item = usize> + '_ {
+        self.live_in[b]
+            .iter()
+            .chain(self.loop_parts(b).flat_map(|s| s.iter()))
+    }
+
+    /// The registers live out of block number `b` (in no particular order).
+    pub fn live_out(&self, b: usize) -> impl Iterator<Item = usize> + '_ {
+        self.live_out[b]
+            .iter()
+            .chain(self.loop_parts(b).flat_map(|s| s.iter()))
+    }
+
+    /// Whether register `r` is live out of block number `b`.
+    pub fn is_live_out(&self, b: usize, r: usize) -> bool {
+        self.live_out[b].contains(r)
+            || self.reg_loops[r]
+                .iter()
+                .any(|&l| self.loops.contains_index(l as usize, b))
+    }
+
+    /// Per loop, the registers of each class live throughout it or a loop
+    /// around it (loops come after the loops around them).
+    pub fn loop_counts(&self, class: &dyn Fn(Reg) -> usize) -> LoopCounts {
+        let mut counts: Vec<[usize; 2]> = Vec::with_capacity(self.loop_live.len());
+        for (l, set) in self.loop_live.iter().enumerate() {
+            let mut n = match self.loops.loops[l].parent {
+                Some(p) => counts[p],
+                None => [0, 0],
+            };
+            for r in set.iter() {
+                n[class(Reg(r as u32))] += 1;
+            }
+            counts.push(n);
+        }
+        LoopCounts(counts)
+    }
+
+    /// The registers live out of block number `b`, as a set to update (`counts`
+    /// from [`Liveness::loop_counts`] with the same `class`).
+    pub fn live_out_regs(
+        &self,
+        b: usize,
+        counts: &LoopCounts,
+        class: &dyn Fn(Reg) -> usize,
+    ) -> LiveRegs<'_> {
+        let mut n = match self.loops.innermost(crate::mir::MBlock(b as u32)) {
+            Some(l) => counts.0[l],
+            None => [0, 0],
+        };
+        for r in self.live_out[b].iter() {
+            n[class(Reg(r as u32))] += 1;
+        }
+        LiveRegs {
+            base: Some((self, b)),
+            base_count: n,
+            ..LiveRegs::default()
+        }
+    }
 }
 
 /// Computes liveness of every tracked register.
@@ -131,9 +251,20 @@ pub struct Liveness {
 /// Compiler Implementation", 19.6; Brandner et al., "Computing Liveness Sets for
 /// SSA-Form Programs", 2011): a register live into a block is live out of each
 /// predecessor, and live into that predecessor unless it defines the register.
-/// Each (block, register) pair is visited at most once, so the cost is the size
-/// of the result plus the code: iterating the equations over dense bit sets
-/// cost a pass over blocks x registers per level of loop nesting.
+/// Each (block, register) pair is visited at most once.
+///
+/// Loops are crossed whole, after the loop-forest step of Brandner et al.: a
+/// register live somewhere in a loop that holds no definition of it is live into
+/// and out of every block of the loop (each block reaches every other through
+/// the header without leaving the loop). So when the walk reaches a block whose
+/// outermost definition-free loop is `L` (found with [`LoopAncestors`] from the
+/// loops of the register's definitions), it records the register once for `L`
+/// and goes on from the header's predecessors outside `L`. Such a block is only
+/// met where a use starts the walk or where the walk crosses a loop exit edge
+/// backward: along any other edge the predecessor's loops also hold the
+/// successor. The cost is the size of the sets so kept plus the code: a value
+/// computed before a nest and used deep inside costs one entry, not one per
+/// block of the nest.
 pub fn compute_liveness(mf: &MFunction) -> Liveness {
     let n = mf.blocks.len();
     let width = NUM_PREGS as usize + mf.num_vregs();
@@ -169,30 +300,89 @@ pub fn compute_liveness(mf: &MFunction) -> Liveness {
             preds[s.index()].push(b.index() as u32);
         }
     }
+    let mut loops = loop_info(mf);
+    loops.preds = Vec::new();
+    let anc = LoopAncestors::new(&loops);
+    let nloops = loops.loops.len();
+    // Edges into each loop from outside, as (predecessor, block): from reachable
+    // code only into the header, but a block no path reaches may jump anywhere.
+    let mut entries: Vec<Vec<(u32, u32)>> = vec![Vec::new(); nloops];
+    for (x, ps) in preds.iter().enumerate() {
+        for &p in ps {
+            let mut l = loops.innermost(crate::mir::MBlock(x as u32));
+            while let Some(m) = l.filter(|&m| !loops.contains_index(m, p as usize)) {
+                entries[m].push((p, x as u32));
+                l = loops.loops[m].parent;
+            }
+        }
+    }
+    let innermost = |b: usize| loops.innermost(crate::mir::MBlock(b as u32));
     let mut live_in: Vec<Vec<u32>> = vec![Vec::new(); n];
     let mut live_out: Vec<Vec<u32>> = vec![Vec::new(); n];
+    let mut loop_live: Vec<Vec<u32>> = vec![Vec::new(); nloops];
     // Stamps: `x[b] == r` means "for register r, b is ...". Registers are visited
     // in increasing order, so every set is built sorted.
     let mut kills = vec![u32::MAX; n];
     let mut is_in = vec![u32::MAX; n];
     let mut is_out = vec![u32::MAX; n];
+    let mut loop_done = vec![u32::MAX; nloops];
+    // Work items: a block the register is live into, or (with `LOOP` set) a loop
+    // it is live throughout.
+    const LOOP: u32 = 1 << 31;
     let mut work: Vec<u32> = Vec::new();
+    // Loops holding a definition of the register: (pre-order number, loop).
+    let mut def_loops: Vec<(u32, u32)> = Vec::new();
     for r in 0..width {
         if exposed[r].is_empty() {
             continue;
         }
         let rr = r as u32;
+        def_loops.clear();
         for &b in &defined[r] {
             kills[b as usize] = rr;
+            if let Some(l) = innermost(b as usize) {
+                def_loops.push((loops.preorder(l), l as u32));
+            }
         }
+        def_loops.sort_unstable();
+        def_loops.dedup();
+        // The outermost loop holding `b` but no definition of the register.
+        let free_loop = |b: usize| {
+            let l = innermost(b)?;
+            let common = anc.deepest_common_depth(&loops, l, &def_loops);
+            (anc.depth(l) > common).then(|| anc.ancestor_at(l, common + 1))
+        };
+        let mut enter_loop = |l: usize, work: &mut Vec<u32>, loop_live: &mut Vec<Vec<u32>>| {
+            if loop_done[l] != rr {
+                loop_done[l] = rr;
+                loop_live[l].push(rr);
+                work.push(LOOP | l as u32);
+            }
+        };
         for &b in &exposed[r] {
+            if let Some(l) = free_loop(b as usize) {
+                enter_loop(l, &mut work, &mut loop_live);
+                continue;
+            }
             is_in[b as usize] = rr;
             live_in[b as usize].push(rr);
             work.push(b);
         }
-        while let Some(x) = work.pop() {
-            for &p in &preds[x as usize] {
-                let p = p as usize;
+        while let Some(item) = work.pop() {
+            let edges: &mut dyn Iterator<Item = (u32, u32)> = if item & LOOP != 0 {
+                &mut entries[(item & !LOOP) as usize].iter().copied()
+            } else {
+                &mut preds[item as usize].iter().map(|&p| (p, item))
+            };
+            for (p, x) in edges {
+                let (p, x) = (p as usize, x as usize);
+                // Leaving a loop of `p` backward: `p` may sit in a free loop.
+                if innermost(p).is_some_and(|lp| !loops.contains_index(lp, x)) {
+                    if let Some(l) = free_loop(p) {
+                        enter_loop(l, &mut work, &mut loop_live);
+                        continue;
+                    }
+                }
                 if is_out[p] == rr {
                     continue;
                 }
@@ -206,9 +396,18 @@ pub fn compute_liveness(mf: &MFunction) -> Liveness {
             }
         }
     }
+    let mut reg_loops: Vec<Vec<u32>> = vec![Vec::new(); width];
+    for (l, set) in loop_live.iter().enumerate() {
+        for &r in set {
+            reg_loops[r as usize].push(l as u32);
+        }
+    }
     Liveness {
         live_in: live_in.into_iter().map(RegSet).collect(),
         live_out: live_out.into_iter().map(RegSet).collect(),
+        loop_live: loop_live.into_iter().map(RegSet).collect(),
+        loops,
+        reg_loops,
     }
 }
 
@@ -278,7 +477,7 @@ pub fn build_intervals(mf: &MFunction, live_sets: &Liveness) -> Intervals {
             work.remove(r);
         }
         let live = &mut work;
-        for r in live_sets.live_out[b.index()].iter() {
+        for r in live_sets.own_live_out(b.index()).iter() {
             live.insert(r);
             touched.push(r);
             add(&mut rev, r, bs, be);
@@ -310,10 +509,25 @@ pub fn build_intervals(mf: &MFunction, live_sets: &Liveness) -> Intervals {
             });
         }
     }
+    // Registers live throughout a loop cover its runs of blocks in the layout.
+    let loops = live_sets.loops();
+    let mut whole: Vec<Vec<(u32, u32)>> = vec![Vec::new(); width];
+    if (0..loops.loops.len()).any(|l| !live_sets.loop_live(l).is_empty()) {
+        let runs = layout_runs(loops, &mf.layout, &block_start, &block_end);
+        for (l, runs) in runs.iter().enumerate() {
+            for r in live_sets.loop_live(l).iter() {
+                whole[r].extend_from_slice(runs);
+            }
+        }
+    }
     let regs = rev
         .into_iter()
-        .map(|mut v| {
+        .zip(whole)
+        .map(|(mut v, w)| {
             v.reverse();
+            if !w.is_empty() {
+                v = union_of_ranges(v, w);
+            }
             Interval { ranges: v }
         })
         .collect();
@@ -322,6 +536,21 @@ pub fn build_intervals(mf: &MFunction, live_sets: &Liveness) -> Intervals {
         block_start,
         block_end,
     }
+}
+
+/// The union of two lists of half-open ranges as sorted ranges, neither
+/// overlapping nor touching.
+fn union_of_ranges(mut a: Vec<(u32, u32)>, b: Vec<(u32, u32)>) -> Vec<(u32, u32)> {
+    a.extend(b);
+    a.sort_unstable();
+    let mut out: Vec<(u32, u32)> = Vec::with_capacity(a.len());
+    for (s, e) in a {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -353,7 +582,7 @@ mod tests {
         assert_eq!(iv.regs[v1.0 as usize].ranges, vec![(3, 5)]);
         // a0: live-in until its copy, then from the return copy to the return.
         assert_eq!(iv.regs[A0.0 as usize].ranges, vec![(0, 1), (5, 7)]);
-        assert!(live.live_in[0].contains(A0.0 as usize));
+        assert!(live.live_in(0).any(|r| r == A0.0 as usize));
     }
 
     /// The textbook solution: iterate the equations over dense sets until
@@ -408,9 +637,70 @@ mod tests {
         (list(live_in), list(live_out))
     }
 
+    /// Intervals built block by block from complete live-out sets: each block's
+    /// live-out registers cover it, then a backward walk over its instructions.
+    fn dense_intervals(mf: &MFunction, live_out: &[Vec<usize>]) -> Vec<Interval> {
+        let width = NUM_PREGS as usize + mf.num_vregs();
+        let mut start = vec![0u32; mf.blocks.len()];
+        let mut k = 0u32;
+        for &b in &mf.layout {
+            start[b.index()] = 2 * k;
+            k += mf.blocks[b.index()].insts.len() as u32;
+        }
+        let mut rev: Vec<Vec<(u32, u32)>> = vec![Vec::new(); width];
+        let add = |rev: &mut Vec<Vec<(u32, u32)>>, r: usize, from: u32, to: u32| {
+            let v = &mut rev[r];
+            if let Some(last) = v.last_mut() {
+                if from <= last.1 && last.0 <= to {
+                    last.0 = last.0.min(from);
+                    last.1 = last.1.max(to);
+                    return;
+                }
+            }
+            v.push((from, to));
+        };
+        for &b in mf.layout.iter().rev() {
+            let insts = &mf.blocks[b.index()].insts;
+            let bs = start[b.index()];
+            let mut live = vec![false; width];
+            for &r in &live_out[b.index()] {
+                live[r] = true;
+                add(&mut rev, r, bs, bs + 2 * insts.len() as u32);
+            }
+            for (i, inst) in insts.iter().enumerate().rev() {
+                let pos = bs + 2 * i as u32;
+                inst.for_each_def(|d| {
+                    if tracked(d) {
+                        let d = d.0 as usize;
+                        if live[d] {
+                            rev[d].last_mut().unwrap().0 = pos + 1;
+                            live[d] = false;
+                        } else {
+                            add(&mut rev, d, pos + 1, pos + 2);
+                        }
+                    }
+                });
+                inst.for_each_use(|u| {
+                    if tracked(u) {
+                        add(&mut rev, u.0 as usize, bs, pos + 1);
+                        live[u.0 as usize] = true;
+                    }
+                });
+            }
+        }
+        rev.into_iter()
+            .map(|mut v| {
+                v.reverse();
+                Interval { ranges: v }
+            })
+            .collect()
+    }
+
     /// Random control flow (forward and backward branches) over a few virtual
     /// registers, each block using and defining some: the sparse per-register walk
-    /// finds exactly the least fixed point of the equations.
+    /// finds exactly the least fixed point of the equations, and the intervals
+    /// built from its block and loop parts are those of the complete sets; the
+    /// live-out sets to update ([`LiveRegs`]) hold what the complete sets hold.
     #[test]
     fn sparse_walk_equals_the_fixed_point_on_random_code() {
         use crate::mir::{AluOp, Cond, MBlock};
@@ -421,9 +711,10 @@ mod tests {
             seed ^= seed << 17;
             seed % m
         };
+        let mut loop_parts = 0;
         for _ in 0..200 {
             let mut mf = MFunction::new("t".into(), false);
-            let nblocks = 2 + next(10) as usize;
+            let nblocks = 2 + next(16) as usize;
             let regs: Vec<Reg> = (0..6).map(|_| mf.new_vreg(RegClass::Int)).collect();
             for b in 0..nblocks {
                 let id = mf.new_block();
@@ -465,10 +756,54 @@ mod tests {
             }
             let live = compute_liveness(&mf);
             let (want_in, want_out) = fixpoint(&mf);
+            let sorted = |it: &mut dyn Iterator<Item = usize>| {
+                let mut v: Vec<usize> = it.collect();
+                v.sort_unstable();
+                v
+            };
             for b in 0..nblocks {
-                assert_eq!(live.live_in[b].iter().collect::<Vec<_>>(), want_in[b]);
-                assert_eq!(live.live_out[b].iter().collect::<Vec<_>>(), want_out[b]);
+                assert_eq!(sorted(&mut live.live_in(b)), want_in[b]);
+                assert_eq!(sorted(&mut live.live_out(b)), want_out[b]);
+            }
+            let iv = build_intervals(&mf, &live);
+            assert_eq!(iv.regs, dense_intervals(&mf, &want_out));
+            loop_parts += (0..live.loops().loops.len())
+                .filter(|&l| !live.loop_live(l).is_empty())
+                .count();
+            // The sets to update start as the live-out sets and follow updates.
+            let class = |r: Reg| (r.0 % 2) as usize;
+            let counts = live.loop_counts(&class);
+            let width = NUM_PREGS as usize + mf.num_vregs();
+            for (b, out) in want_out.iter().enumerate() {
+                let mut set = live.live_out_regs(b, &counts, &class);
+                let mut model: std::collections::BTreeSet<usize> = out.iter().copied().collect();
+                for _ in 0..8 {
+                    let r = match next(7) {
+                        6 => A0.0 as usize,
+                        k => regs[k as usize].0 as usize,
+                    };
+                    if next(2) == 0 {
+                        set.insert(r);
+                        model.insert(r);
+                    } else {
+                        set.remove(r);
+                        model.remove(&r);
+                    }
+                    let copy = set.clone();
+                    for q in 0..width {
+                        assert_eq!(copy.contains(q), model.contains(&q));
+                    }
+                    let mut n = [0, 0];
+                    for &q in &model {
+                        n[class(Reg(q as u32))] += 1;
+                    }
+                    assert_eq!(copy.count(&class), n);
+                }
             }
         }
+        assert!(
+            loop_parts > 50,
+            "{loop_parts} registers live throughout loops"
+        );
     }
 }

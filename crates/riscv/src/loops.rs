@@ -42,6 +42,8 @@ pub struct LoopInfo {
     /// Each loop's interval in a pre-order numbering of the forest: a loop
     /// contains exactly the loops whose first number falls in its interval.
     span: Vec<(u32, u32)>,
+    /// Nesting depth of each loop (1 for an outermost loop).
+    loop_depth: Vec<u32>,
 }
 
 impl LoopInfo {
@@ -63,6 +65,17 @@ impl LoopInfo {
             }
             _ => false,
         }
+    }
+
+    /// Nesting depth of loop `l`: 1 for an outermost loop.
+    pub fn loop_depth(&self, l: usize) -> u32 {
+        self.loop_depth[l]
+    }
+
+    /// Number of loop `l` in a pre-order walk of the forest (parents before
+    /// children, each subtree numbered consecutively).
+    pub fn preorder(&self, l: usize) -> u32 {
+        self.span[l].0
     }
 
     /// Whether loop `l` contains block `b` (directly or in a nested loop).
@@ -230,6 +243,7 @@ pub fn loop_info(mf: &MFunction) -> LoopInfo {
         preds: cfg.preds,
         innermost,
         span,
+        loop_depth,
     }
 }
 

@@ -85,6 +85,7 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
         };
         usize::from(class == RegClass::Float)
     };
+    let counts = live.loop_counts(&class_index);
     let mut changed = 0;
     for b in mf.layout.clone() {
         let insts = &mut mf.blocks[b.index()].insts;
@@ -99,7 +100,7 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
         }
         // Live registers after each region's end, walking the block backwards.
         let mut after: Vec<LiveRegs> = Vec::with_capacity(regions.len());
-        let mut cur = LiveRegs::from(&live.live_out[b.index()]);
+        let mut cur = live.live_out_regs(b.index(), &counts, &class_index);
         let mut pos = insts.len();
         for &(_, end, _) in regions.iter().rev() {
             while pos > end {
@@ -139,10 +140,7 @@ fn step_back(live: &mut LiveRegs, i: &MInst) {
 /// after it.
 fn max_pressure(code: &[MInst], live_after: &LiveRegs, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
     let mut live = live_after.clone();
-    let mut count = [0usize; 2];
-    for r in live.iter() {
-        count[class(Reg(r as u32))] += 1;
-    }
+    let mut count = live.count(class);
     let mut max = count;
     for i in code.iter().rev() {
         i.for_each_def(|r| {
@@ -167,8 +165,8 @@ fn max_pressure(code: &[MInst], live_after: &LiveRegs, class: &dyn Fn(Reg) -> us
 /// left to place.
 struct Pressure<'a> {
     class: &'a dyn Fn(Reg) -> usize,
-    live_after: &'a LiveRegs,
-    live: LiveRegs,
+    live_after: &'a LiveRegs<'a>,
+    live: LiveRegs<'a>,
     remaining: HashMap<u32, usize>,
     count: [usize; 2],
     /// Per file: the limit asked for, or the region's own pressure if higher.
@@ -178,7 +176,7 @@ struct Pressure<'a> {
 impl<'a> Pressure<'a> {
     fn new(
         region: &[MInst],
-        live_after: &'a LiveRegs,
+        live_after: &'a LiveRegs<'a>,
         class: &'a dyn Fn(Reg) -> usize,
         limit: [usize; 2],
     ) -> Self {
@@ -186,10 +184,7 @@ impl<'a> Pressure<'a> {
         for i in region.iter().rev() {
             step_back(&mut live, i);
         }
-        let mut count = [0; 2];
-        for r in live.iter() {
-            count[class(Reg(r as u32))] += 1;
-        }
+        let count = live.count(class);
         let mut remaining = HashMap::new();
         for i in region {
             i.for_each_use(|r| {

@@ -65,27 +65,18 @@ impl<N: EntityRef> DomTree<N> {
             return dt;
         };
         dt.idom[entry] = Some(entry);
-        let mut changed = true;
-        while changed {
+        // The first sweep sees only the predecessors before each block in RPO. When
+        // every retreating edge goes to a block dominating its source (the graph is
+        // reducible), that first tree is the fixed point: the next sweep would meet
+        // each retreating predecessor below the block and change nothing, after
+        // walking up from it (in a deep nest, from every latch through the whole
+        // body). Otherwise the sweeps go on as usual.
+        let mut changed = dt.sweep(g, &rpo);
+        if changed && dt.retreating_edges_go_to_dominators(g, &rpo) {
             changed = false;
-            for &b in &rpo[1..] {
-                let mut new_idom: Option<N> = None;
-                for &p in g.preds(b) {
-                    if dt.rpo_num[p] == 0 || dt.idom[p].is_none() {
-                        continue; // unreachable or not yet processed
-                    }
-                    new_idom = Some(match new_idom {
-                        None => p,
-                        Some(cur) => dt.intersect(p, cur),
-                    });
-                }
-                if let Some(n) = new_idom {
-                    if dt.idom[b] != Some(n) {
-                        dt.idom[b] = Some(n);
-                        changed = true;
-                    }
-                }
-            }
+        }
+        while changed {
+            changed = dt.sweep(g, &rpo);
         }
         dt.idom[entry] = None;
         for &b in &rpo[1..] {
@@ -95,6 +86,67 @@ impl<N: EntityRef> DomTree<N> {
         }
         dt.number_tree(entry);
         dt
+    }
+
+    /// One pass of the iterative algorithm over `rpo`; whether an idom changed.
+    fn sweep<G: Graph<Node = N>>(&mut self, g: &G, rpo: &[N]) -> bool {
+        let mut changed = false;
+        for &b in &rpo[1..] {
+            let mut new_idom: Option<N> = None;
+            for &p in g.preds(b) {
+                if self.rpo_num[p] == 0 || self.idom[p].is_none() {
+                    continue; // unreachable or not yet processed
+                }
+                new_idom = Some(match new_idom {
+                    None => p,
+                    Some(cur) => self.intersect(p, cur),
+                });
+            }
+            if let Some(n) = new_idom {
+                if self.idom[b] != Some(n) {
+                    self.idom[b] = Some(n);
+                    changed = true;
+                }
+            }
+        }
+        changed
+    }
+
+    /// Whether, in the tree of the current idoms (every reachable block has one),
+    /// each edge `p -> b` with `p` not before `b` in RPO has `b` dominating `p`.
+    fn retreating_edges_go_to_dominators<G: Graph<Node = N>>(&self, g: &G, rpo: &[N]) -> bool {
+        // Pre- and post-order numbers of the tree, by RPO index.
+        let n = rpo.len();
+        let index = |b: N| self.rpo_num[b] as usize - 1;
+        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        for (i, &b) in rpo.iter().enumerate().skip(1) {
+            match self.idom[b] {
+                Some(d) => children[index(d)].push(i as u32),
+                None => return false,
+            }
+        }
+        let (mut pre, mut post) = (vec![0u32; n], vec![0u32; n]);
+        let mut counter = 0u32;
+        let mut stack = vec![(0u32, false)];
+        while let Some((i, done)) = stack.pop() {
+            if done {
+                post[i as usize] = counter;
+                counter += 1;
+                continue;
+            }
+            pre[i as usize] = counter;
+            counter += 1;
+            stack.push((i, true));
+            for &c in children[i as usize].iter().rev() {
+                stack.push((c, false));
+            }
+        }
+        let dominates = |a: usize, b: usize| pre[a] <= pre[b] && post[b] <= post[a];
+        rpo.iter().enumerate().all(|(bi, &b)| {
+            g.preds(b)
+                .iter()
+                .all(|&p| self.rpo_num[p] == 0 || index(p) < bi || dominates(bi, index(p)))
+        })
     }
 
     fn intersect(&self, mut a: N, mut b: N) -> N {
@@ -232,6 +284,83 @@ mod tests {
         assert!(dt.dominates(b[1], b[5]));
         assert!(!dt.dominates(b[2], b[4]));
         assert!(dt.strictly_dominates(b[0], b[3]));
+    }
+
+    /// Random graphs, with loops entered at one block or at several (irreducible):
+    /// the idoms are those of the dominator sets found by iterating the data-flow
+    /// equations `dom(b) = {b} ∪ ⋂ dom(p)` to the fixed point.
+    #[test]
+    fn idoms_match_dominator_sets_on_random_graphs() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m as u64) as usize
+        };
+        for _ in 0..300 {
+            let n = 2 + next(12);
+            let mut edges = Vec::new();
+            for i in 0..n {
+                for _ in 0..1 + next(2) {
+                    let t = if next(3) == 0 {
+                        next(n)
+                    } else {
+                        (i + 1).min(n - 1)
+                    };
+                    if !edges.contains(&(i, t)) {
+                        edges.push((i, t));
+                    }
+                }
+            }
+            let (f, b) = cfg_func(n, &edges);
+            let cfg = ControlFlowGraph::compute(&f);
+            let dt = DominatorTree::compute(&f, &cfg);
+            // Dominator sets over the reachable blocks.
+            let reach: Vec<bool> = b.iter().map(|&x| dt.is_reachable(x)).collect();
+            let mut dom: Vec<Vec<bool>> = (0..n)
+                .map(|i| {
+                    (0..n)
+                        .map(|j| i == 0 && j == 0 || i != 0 && reach[j])
+                        .collect()
+                })
+                .collect();
+            let mut changed = true;
+            while changed {
+                changed = false;
+                for i in 1..n {
+                    if !reach[i] {
+                        continue;
+                    }
+                    let mut set: Vec<bool> = vec![true; n];
+                    for &(p, t) in &edges {
+                        if t == i && reach[p] {
+                            for j in 0..n {
+                                set[j] &= dom[p][j];
+                            }
+                        }
+                    }
+                    set[i] = true;
+                    if set != dom[i] {
+                        dom[i] = set;
+                        changed = true;
+                    }
+                }
+            }
+            for i in 1..n {
+                if !reach[i] {
+                    continue;
+                }
+                // The idom: the strict dominator every other strict dominator dominates.
+                let strict: Vec<usize> = (0..n).filter(|&j| j != i && dom[i][j]).collect();
+                let want = strict
+                    .iter()
+                    .copied()
+                    .find(|&d| strict.iter().all(|&e| dom[d][e]))
+                    .map(|d| b[d]);
+                assert_eq!(dt.idom(b[i]), want, "block {i} of {edges:?}");
+            }
+        }
     }
 
     #[test]

@@ -41,6 +41,7 @@
 //! are always safe: every path of the new CFG is a path of the old one with `b'`
 //! read as `b`, so the old dominators still dominate.
 
+use super::condprop::dom_facts::DomFacts;
 use super::condprop::facts::{branch_fact, known, Fact};
 use crate::analysis::LoopForest;
 use crate::cfg_edit::single_edge;
@@ -102,8 +103,10 @@ pub fn run(f: &mut Function) -> usize {
         // Headers and membership only: the block lists are not needed, and in a
         // deep nest they would cost the square of its depth every round.
         let loops = LoopForest::compute_nest(f, &cfg, &dt);
+        let facts = DomFacts::compute(f, &cfg);
+        let src = FactSource::Indexed(&facts);
         for &b in cfg.rpo() {
-            match plan(f, &cfg, &dt, &loops, b) {
+            match plan(f, &cfg, &dt, &src, &loops, b) {
                 Action::Thread(edges) => {
                     threaded += edges.len();
                     thread(f, b, &edges);
@@ -127,6 +130,7 @@ fn plan(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
+    src: &FactSource,
     loops: &LoopForest,
     b: Block,
 ) -> Action {
@@ -155,7 +159,7 @@ fn plan(
         let Some((which, args)) = single_edge(f, p, b) else {
             continue; // two edges from p to b: their facts are not separate
         };
-        if let Some(truth) = decide(f, cfg, dt, b, p, args) {
+        if let Some(truth) = decide(f, cfg, dt, src, b, p, args) {
             edges.push(Edge {
                 pred: p,
                 which,
@@ -241,6 +245,7 @@ fn decide(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
+    src: &FactSource,
     b: Block,
     p: Block,
     args: &[Value],
@@ -272,10 +277,10 @@ fn decide(
         return None;
     }
     match question {
-        Some(q) => decides_on_edge(f, cfg, dt, p, b, q),
+        Some(q) => decides_with(f, cfg, dt, src, p, b, q),
         // A condition that is no comparison (a parameter of b, replaced by its
         // argument, or a value from before b) is known only as itself.
-        None => known(f, &facts_on_edge(f, cfg, dt, p, b), Some(c), None),
+        None => known_on_edge(f, cfg, dt, src, p, b, Some(c), None),
     }
 }
 
@@ -290,9 +295,49 @@ pub(crate) fn decides_on_edge(
     b: Block,
     q: (CmpOp, Value, Value),
 ) -> Option<bool> {
+    decides_with(f, cfg, dt, &FactSource::Walk, p, b, q)
+}
+
+/// Where the facts of an edge come from: the dominator chain walked per question
+/// (for a few questions), or an index of the whole function ([`DomFacts`], for
+/// many).
+enum FactSource<'a> {
+    Walk,
+    Indexed(&'a DomFacts),
+}
+
+/// What the facts on the edge from `p` to `b` say of condition `v` or comparison
+/// `q`.
+#[allow(clippy::too_many_arguments)]
+fn known_on_edge(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    src: &FactSource,
+    p: Block,
+    b: Block,
+    v: Option<Value>,
+    q: Option<(CmpOp, Value, Value)>,
+) -> Option<bool> {
+    match src {
+        FactSource::Walk => known(f, &facts_on_edge(f, cfg, dt, p, b), v, q),
+        FactSource::Indexed(index) => known(f, &index.on_edge(f, dt, p, b), v, q),
+    }
+}
+
+/// [`decides_on_edge`] with the facts from `src`.
+fn decides_with(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    src: &FactSource,
+    p: Block,
+    b: Block,
+    q: (CmpOp, Value, Value),
+) -> Option<bool> {
     fold(f, q.0, q.1, q.2)
-        .or_else(|| known(f, &facts_on_edge(f, cfg, dt, p, b), None, Some(q)))
-        .or_else(|| ask_param(f, cfg, dt, q, JOIN_DEPTH))
+        .or_else(|| known_on_edge(f, cfg, dt, src, p, b, None, Some(q)))
+        .or_else(|| ask_param(f, cfg, dt, src, q, JOIN_DEPTH))
 }
 
 /// How many joins back [`ask_param`] follows a parameter.
@@ -309,6 +354,7 @@ fn ask_param(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
+    src: &FactSource,
     (op, x, y): (CmpOp, Value, Value),
     depth: usize,
 ) -> Option<bool> {
@@ -338,8 +384,8 @@ fn ask_param(
         };
         let asked = (op, at_q(x), at_q(y));
         let t = fold(f, op, asked.1, asked.2)
-            .or_else(|| known(f, &facts_on_edge(f, cfg, dt, q, d), None, Some(asked)))
-            .or_else(|| ask_param(f, cfg, dt, asked, depth - 1))?;
+            .or_else(|| known_on_edge(f, cfg, dt, src, q, d, None, Some(asked)))
+            .or_else(|| ask_param(f, cfg, dt, src, asked, depth - 1))?;
         if answer.is_some_and(|a| a != t) {
             return None;
         }

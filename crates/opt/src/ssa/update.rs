@@ -12,7 +12,8 @@
 //! blocks), and each block is resolved at most once per value.
 
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, Function, Inst, SecondaryMap, Type, Value};
+use ir::{Block, Function, Inst, Type, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The values block `b` defines: its parameters, then its instructions' results.
 pub fn defined_in(f: &Function, b: Block) -> Vec<Value> {
@@ -70,20 +71,20 @@ pub fn rewrite_uses(
         cfg,
         ty,
         old,
-        def: f.block_map(),
-        start: f.block_map(),
+        def: FxHashMap::default(),
+        start: FxHashMap::default(),
         pending: Vec::new(),
         created: Vec::new(),
-        visiting: f.block_map(),
+        visiting: FxHashSet::default(),
     };
     for &(b, v) in defs {
-        u.def[b] = Some(v);
+        u.def.insert(b, v);
     }
     for &inst in uses {
         let Some(b) = f.layout.inst_block(inst) else {
             continue;
         };
-        debug_assert!(u.def[b].is_none(), "a use in a defining block");
+        debug_assert!(!u.def.contains_key(&b), "a use in a defining block");
         let v = u.read_start(f, b);
         u.complete(f);
         f.map_inst_args(inst, |a| if a == old { v } else { a });
@@ -95,16 +96,18 @@ struct Updater<'a> {
     cfg: &'a ControlFlowGraph,
     ty: Type,
     old: Value,
-    /// The definition at the end of each defining block.
-    def: SecondaryMap<Block, Option<Value>>,
+    /// The definition at the end of each defining block. (The maps are hashed:
+    /// a repair visits a few blocks, and maps over every block of the function
+    /// cost its size per repaired value.)
+    def: FxHashMap<Block, Value>,
     /// The value at the start of each block resolved so far.
-    start: SecondaryMap<Block, Option<Value>>,
+    start: FxHashMap<Block, Value>,
     /// Parameters created whose incoming arguments are not yet added.
     pending: Vec<(Block, Value)>,
     created: Vec<Value>,
     /// Blocks on the current chain of single predecessors (to stop on a cycle of
     /// unreachable blocks).
-    visiting: SecondaryMap<Block, bool>,
+    visiting: FxHashSet<Block>,
 }
 
 impl Updater<'_> {
@@ -121,7 +124,7 @@ impl Updater<'_> {
 
     /// The value at the end of `b`.
     fn read_end(&mut self, f: &mut Function, b: Block) -> Value {
-        match self.def[b] {
+        match self.def.get(&b).copied() {
             Some(v) => v,
             None => self.read_start(f, b),
         }
@@ -133,10 +136,10 @@ impl Updater<'_> {
         let mut chain = Vec::new();
         let mut cur = b;
         let v = loop {
-            if let Some(v) = self.start[cur] {
+            if let Some(&v) = self.start.get(&cur) {
                 break v;
             }
-            if self.visiting[cur] {
+            if self.visiting.contains(&cur) {
                 // A cycle of single-predecessor blocks: unreachable code.
                 break self.undefined(f);
             }
@@ -144,16 +147,16 @@ impl Updater<'_> {
             match preds.as_slice() {
                 [] => break self.undefined(f), // no definition reaches: unreachable
                 [p] => {
-                    self.visiting[cur] = true;
+                    self.visiting.insert(cur);
                     chain.push(cur);
-                    match self.def[*p] {
+                    match self.def.get(p).copied() {
                         Some(v) => break v,
                         None => cur = *p,
                     }
                 }
                 _ => {
                     let p = f.append_block_param(cur, self.ty);
-                    self.start[cur] = Some(p);
+                    self.start.insert(cur, p);
                     self.pending.push((cur, p));
                     self.created.push(p);
                     break p;
@@ -161,8 +164,8 @@ impl Updater<'_> {
             }
         };
         for c in chain {
-            self.visiting[c] = false;
-            self.start[c] = Some(v);
+            self.visiting.remove(&c);
+            self.start.insert(c, v);
         }
         v
     }

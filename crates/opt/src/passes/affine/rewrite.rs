@@ -39,7 +39,9 @@ struct Scoped {
 impl Scoped {
     /// Enters `forms.of[key]` as computed by `v` (unless an atom or already there).
     fn insert(&mut self, forms: &Forms, key: Value, v: Value) {
-        let Some(form) = &forms.of[key] else { return };
+        let Some(form) = forms.of.get(&key) else {
+            return;
+        };
         if form.as_atom().is_none() && !self.table.contains_key(form) {
             self.table.insert(form.clone(), v);
             self.log.push(key);
@@ -49,7 +51,7 @@ impl Scoped {
     fn unwind(&mut self, forms: &Forms, to: usize) {
         while self.log.len() > to {
             let key = self.log.pop().unwrap();
-            if let Some(form) = &forms.of[key] {
+            if let Some(form) = forms.of.get(&key) {
                 self.table.remove(form);
             }
         }
@@ -142,7 +144,9 @@ pub fn rewrite(f: &mut Function, dt: &DominatorTree, rel: &Relations, forms: &Fo
                 if rel.contains_key(&p) != pivots {
                     continue;
                 }
-                let Some(form) = &forms.of[p] else { continue };
+                let Some(form) = forms.of.get(&p) else {
+                    continue;
+                };
                 if replace(f, &s, form, p, &mut out) {
                     continue;
                 }
@@ -160,7 +164,9 @@ pub fn rewrite(f: &mut Function, dt: &DominatorTree, rel: &Relations, forms: &Fo
         let insts: Vec<_> = f.layout.block_insts(b).collect();
         for i in insts {
             let Some(r) = f.inst_result(i) else { continue };
-            let Some(form) = &forms.of[r] else { continue };
+            let Some(form) = forms.of.get(&r) else {
+                continue;
+            };
             let pure = match f.kind(i) {
                 InstKind::Binary { op, .. } => !op.can_trap(),
                 InstKind::Cmp { .. } => true,

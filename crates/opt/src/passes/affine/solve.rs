@@ -15,7 +15,7 @@
 use super::form::Form;
 use super::karr::{Overflow, Span};
 use ir::analysis::DominatorTree;
-use ir::{BinOp, Block, CmpOp, Function, InstKind, SecondaryMap, Type, Value};
+use ir::{BinOp, Block, CmpOp, Function, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// Parameters of one block taken into its relations at most (the first ones).
@@ -28,9 +28,12 @@ const MAX_CHECKS: usize = 6;
 /// Assumed relations: each pivot parameter with its form.
 pub type Relations = FxHashMap<Value, Form>;
 
-/// The affine form of every `i32` value of reachable code (`None`: not computed).
+/// The affine form of every `i32` value of reachable code (absent: not computed).
+/// Hashed: the function's value numbers include every value ever created (a
+/// nest rotated loop by loop leaves many behind), so a map over all of them
+/// would cost more than the values of its blocks.
 pub struct Forms {
-    pub of: SecondaryMap<Value, Option<Form>>,
+    pub of: FxHashMap<Value, Form>,
 }
 
 impl Forms {
@@ -44,7 +47,7 @@ impl Forms {
         if let Some(c) = f.as_iconst(v) {
             return k(&Form::constant(c as u32));
         }
-        match &self.of[v] {
+        match self.of.get(&v) {
             Some(form) => k(form),
             None => k(&Form::atom(v)),
         }
@@ -119,7 +122,7 @@ fn transfer(f: &Function, forms: &Forms, kind: &InstKind, r: Value) -> Form {
 /// The forms of every value of the blocks in `rpo`, assuming `rel`.
 fn compute_forms(f: &Function, rpo: &[Block], rel: &Relations) -> Forms {
     let mut forms = Forms {
-        of: SecondaryMap::with_capacity(f.num_values()),
+        of: FxHashMap::default(),
     };
     for &b in rpo {
         for &p in f.block_params(b) {
@@ -129,15 +132,20 @@ fn compute_forms(f: &Function, rpo: &[Block], rel: &Relations) -> Forms {
             // A pivot's relation was written over atoms that may have other forms
             // under this set (a pivot of an enclosing loop, say): use those.
             let form = match rel.get(&p) {
-                Some(e) => e.substitute(|a| forms.of[a].clone().filter(|g| g.as_atom() != Some(a))),
+                Some(e) => {
+                    e.substitute(|a| forms.of.get(&a).cloned().filter(|g| g.as_atom() != Some(a)))
+                }
                 None => Form::atom(p),
             };
-            forms.of[p] = Some(if form.fits() { form } else { Form::atom(p) });
+            forms
+                .of
+                .insert(p, if form.fits() { form } else { Form::atom(p) });
         }
         for i in f.layout.block_insts(b) {
             let Some(r) = f.inst_result(i) else { continue };
             if f.value_type(r) == Type::I32 {
-                forms.of[r] = Some(transfer(f, &forms, f.kind(i), r));
+                let form = transfer(f, &forms, f.kind(i), r);
+                forms.of.insert(r, form);
             }
         }
     }
@@ -334,7 +342,7 @@ fn failing(
 ) -> Vec<Value> {
     let mut bad = Vec::new();
     for &p in rel.keys() {
-        let e = forms.of[p].clone().unwrap_or_else(|| Form::atom(p));
+        let e = forms.of.get(&p).cloned().unwrap_or_else(|| Form::atom(p));
         let b = f.value_block(p).expect("a parameter has a block");
         let params = f.block_params(b);
         let j = params.iter().position(|&q| q == p).unwrap();

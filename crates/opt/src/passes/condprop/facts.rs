@@ -93,7 +93,7 @@ pub struct FactStack {
 }
 
 /// The unordered pair of a comparison's operands.
-fn pair(a: Value, b: Value) -> (Value, Value) {
+pub(crate) fn pair(a: Value, b: Value) -> (Value, Value) {
     if a <= b {
         (a, b)
     } else {
@@ -192,7 +192,7 @@ pub fn known<F: Facts + ?Sized>(
 
 /// Whether comparison `q` asks what `c` asks (`Some(true)`), its negation
 /// (`Some(false)`), or something else (`None`).
-fn same_question(q: (CmpOp, Value, Value), c: (CmpOp, Value, Value)) -> Option<bool> {
+pub(crate) fn same_question(q: (CmpOp, Value, Value), c: (CmpOp, Value, Value)) -> Option<bool> {
     let (op, a, b) = q;
     let (fop, fa, fb) = c;
     if (fa, fb) == (a, b) {
@@ -216,7 +216,10 @@ fn same_question(q: (CmpOp, Value, Value), c: (CmpOp, Value, Value)) -> Option<b
 
 /// An integer comparison of a value with a constant, as `(op, x, c)` meaning
 /// `x op c`.
-fn against_constant(f: &Function, cmp: (CmpOp, Value, Value)) -> Option<(CmpOp, Value, i64)> {
+pub(crate) fn against_constant(
+    f: &Function,
+    cmp: (CmpOp, Value, Value),
+) -> Option<(CmpOp, Value, i64)> {
     let (op, a, b) = cmp;
     op.inverse()?; // integer comparisons only
     match (f.as_iconst(a), f.as_iconst(b)) {
@@ -229,7 +232,7 @@ fn against_constant(f: &Function, cmp: (CmpOp, Value, Value)) -> Option<(CmpOp, 
 /// The interval `[lo, hi]` that the facts comparing `x` with constants confine it to;
 /// `None` when they contradict each other (the code is unreachable, and nothing is
 /// worth deciding there).
-fn interval<'a>(
+pub(crate) fn interval<'a>(
     f: &Function,
     facts: impl Iterator<Item = &'a Fact>,
     x: Value,

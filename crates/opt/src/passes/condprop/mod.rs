@@ -23,6 +23,7 @@
 //!   other comparisons of it with constants ([`facts::known`]): `i >= 0` decides
 //!   `i < 0` and `i > -5`.
 
+pub(crate) mod dom_facts;
 pub(crate) mod facts;
 mod loop_facts;
 
