@@ -167,6 +167,17 @@ impl Liveness {
         &self.loop_live[l]
     }
 
+    /// Registers stored in all the sets (per block and per loop): what computing
+    /// the liveness, and intervals from it, costs.
+    pub fn stored(&self) -> usize {
+        let sets = self
+            .live_in
+            .iter()
+            .chain(&self.live_out)
+            .chain(&self.loop_live);
+        sets.map(RegSet::len).sum()
+    }
+
     /// The loops the sets refer to.
     pub fn loops(&self) -> &LoopInfo {
         &self.loops

@@ -126,7 +126,9 @@ fn plan(f: &Function, h: Block, preds: &SecondaryMap<Block, u32>) -> Option<Plan
             return None;
         }
         match f.kind(*last) {
-            InstKind::Jump { dest } if dest.block != b && dest.block != h => Some((b, dest.clone())),
+            InstKind::Jump { dest } if dest.block != b && dest.block != h => {
+                Some((b, dest.clone()))
+            }
             _ => None,
         }
     };

@@ -37,8 +37,8 @@
 //! nest whose every level reads a spilled value would otherwise add a copy live
 //! through every level below).
 //! Each further round costs about the size of the liveness, so a function whose
-//! liveness holds more than [`DENSE`] registers per instruction on average (only
-//! generated code with hundreds of values live everywhere) is not split at all.
+//! liveness stores more than [`DENSE`] registers per instruction (only generated
+//! code with hundreds of values live everywhere) is not split at all.
 
 use crate::liveness::Liveness;
 use crate::loops::loop_info;
@@ -49,8 +49,8 @@ use std::collections::BTreeMap;
 /// for it, with its nested loops) may be this many times the function's blocks.
 pub const BUDGET: usize = 4;
 
-/// Live-in registers per instruction (summed over blocks) above which a function
-/// is not split.
+/// Registers stored in the liveness per instruction above which a function is not
+/// split.
 pub const DENSE: usize = 32;
 
 /// One split: `new`, defined at the end of `preheader`, replaces `old` in a loop.
@@ -82,12 +82,7 @@ pub fn split_around_loops(mf: &mut MFunction, spilled: &[bool], live: &Liveness)
         .iter()
         .map(|b| mf.blocks[b.index()].insts.len())
         .sum();
-    let live_size: usize = mf
-        .layout
-        .iter()
-        .map(|b| live.live_in[b.index()].len())
-        .sum();
-    if live_size > DENSE * insts.max(1) {
+    if live.stored() > DENSE * insts.max(1) {
         return Vec::new();
     }
     let mut info = loop_info(mf);
