@@ -19,23 +19,27 @@
 //!
 //! (`ret = ret * 2 + (x != y)`, a bit of an exclusive or computed with a branch.) The
 //! block ending in `br %c, T, F` must branch on a comparison (a value that is 0 or
-//! 1). `T` and `F` (a diamond), or one of them with the join itself as the other
-//! target (a triangle), have the branching block as their only predecessor, hold at
-//! most [`MAX_ARM`] instructions that cannot trap or have effects (integer
+//! 1). `T` and `F` (a diamond) have the branching block as their only predecessor,
+//! hold at most [`MAX_ARM`] instructions that cannot trap or have effects (integer
 //! arithmetic except division and remainder, comparisons, address arithmetic), and
 //! jump to the same join. For every argument of the join that differs between the
 //! paths, the two values must differ by a constant `d` known from their form (two
 //! constants, `v` and `v + k`, or `v + k1` and `v + k2`, where `v` is the same value
 //! or the same computation in both arms); the join then receives `f + c * d` (one
 //! instruction for `d = ±1`, two for a power of two, three otherwise), with `f` the
-//! value of the else path. The arms' instructions move into the branching block,
-//! which jumps to the join; the arms are deleted.
+//! value of the else path. The arms' instructions move into the branching block
+//! (one computing the same as one already moved is replaced by it), which jumps
+//! to the join; the arms are deleted.
 //!
-//! A branch costs an issue slot and a cycle on the U74 whichever way it goes, one of
-//! the arms also a jump, and on real cores an unpredictable condition costs a
-//! mispredict; the arithmetic costs at most three ALU operations, which pair. Values
-//! that differ in other ways (a select between unrelated values, a minimum) would
-//! need four; those branches stay.
+//! Only diamonds: one of their paths always runs a jump besides the branch, and on
+//! real cores an unpredictable condition costs a mispredict; the arithmetic costs
+//! the comparison's value (RISC-V fuses a comparison into its branch, so this is
+//! one or two instructions more) and at most three ALU operations, which pair. A
+//! triangle (`if (x < 0) x = x + K;`) has no jump to save and its condition is
+//! usually biased: converting them cost 7% more instructions on a hash kernel and
+//! 18% on a bracket-matching scan (`00_bitset`, `brainfuck-mandelbrot`), so they
+//! stay branches. Values that differ in other ways (a select between unrelated
+//! values, a minimum) would need four operations; those branches stay too.
 
 use crate::analysis::Preserved;
 use crate::pipeline::Pass;
@@ -90,8 +94,6 @@ struct Plan {
     /// The arms to empty and delete (one for a triangle).
     arms: Vec<Block>,
     join: Block,
-    /// The join's arguments on the else-path.
-    else_args: Vec<Value>,
     /// Per argument: the constant the then-value exceeds the else-value by, when
     /// they differ.
     diffs: Vec<Option<i32>>,
@@ -136,12 +138,6 @@ fn plan(f: &Function, h: Block, preds: &SecondaryMap<Block, u32>) -> Option<Plan
         (Some((t, tj)), Some((e, ej))) if tj.block == ej.block => {
             (vec![t, e], tj.block, tj.args, ej.args)
         }
-        (Some((t, tj)), _) if tj.block == else_dest.block => {
-            (vec![t], tj.block, tj.args, else_dest.args.clone())
-        }
-        (_, Some((e, ej))) if ej.block == then_dest.block => {
-            (vec![e], ej.block, then_dest.args.clone(), ej.args)
-        }
         _ => return None,
     };
     let mut diffs = Vec::with_capacity(then_args.len());
@@ -162,7 +158,6 @@ fn plan(f: &Function, h: Block, preds: &SecondaryMap<Block, u32>) -> Option<Plan
         cond: *cond,
         arms,
         join,
-        else_args,
         diffs,
     })
 }
@@ -246,17 +241,34 @@ fn difference(f: &Function, t: Value, e: Value) -> Option<i32> {
 
 fn apply(f: &mut Function, h: Block, plan: Plan) {
     let term = f.terminator(h).expect("planned on a terminator");
-    // The arms' instructions move up, before the branch.
+    // The arms' instructions move up, before the branch; one computing what an
+    // instruction moved before computes is replaced by it.
+    let mut moved: Vec<Value> = Vec::new();
     for &arm in &plan.arms {
         let insts: Vec<Inst> = f.layout.block_insts(arm).collect();
         for &i in &insts[..insts.len() - 1] {
+            let r = f
+                .inst_result(i)
+                .expect("speculable instructions have results");
+            if let Some(&earlier) = moved.iter().find(|&&m| same(f, m, r, 4)) {
+                f.replace_all_uses(r, earlier);
+                f.remove_inst(i);
+                continue;
+            }
             f.layout.remove_inst(i);
             f.layout.insert_inst_before(i, term);
+            moved.push(r);
         }
     }
+    // The else-arm's jump, with the twins replaced.
+    let else_jump = f.terminator(plan.arms[1]).expect("an arm ends in a jump");
+    let else_args = match f.kind(else_jump) {
+        InstKind::Jump { dest } => dest.args.clone(),
+        _ => unreachable!("arms end in jumps"),
+    };
     let mut args = Vec::with_capacity(plan.diffs.len());
     for (k, d) in plan.diffs.iter().enumerate() {
-        let e = plan.else_args[k];
+        let e = else_args[k];
         args.push(match d {
             None => e,
             Some(d) => scaled_add(f, term, e, plan.cond, *d),
