@@ -145,34 +145,7 @@ pub fn layout_runs(
 mod tests {
     use super::*;
     use crate::loops::loop_info;
-    use crate::mir::{Cond, MFunction, MInst, ZERO};
-
-    /// A function whose blocks branch as `edges` says (block 0 is the entry).
-    fn func(edges: &[&[u32]]) -> MFunction {
-        let mut mf = MFunction::new("t".into(), false);
-        for _ in edges {
-            let b = mf.new_block();
-            mf.layout.push(b);
-        }
-        for (i, ss) in edges.iter().enumerate() {
-            let insts = &mut mf.blocks[i].insts;
-            match ss {
-                [] => insts.push(MInst::Ret { value: None }),
-                [a] => insts.push(MInst::Jump { target: MBlock(*a) }),
-                [a, b] => {
-                    insts.push(MInst::Branch {
-                        cond: Cond::Ne,
-                        rs1: ZERO,
-                        rs2: ZERO,
-                        target: MBlock(*a),
-                    });
-                    insts.push(MInst::Jump { target: MBlock(*b) });
-                }
-                _ => unreachable!(),
-            }
-        }
-        mf
-    }
+    use crate::testinsts::cfg_func as func;
 
     /// Depth of the deepest common ancestor by walking parents one at a time.
     fn slow_common_depth(info: &LoopInfo, a: usize, b: usize) -> u32 {

@@ -250,33 +250,7 @@ pub fn loop_info(mf: &MFunction) -> LoopInfo {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mir::{Cond, MInst, ZERO};
-
-    fn func(edges: &[&[u32]]) -> MFunction {
-        let mut mf = MFunction::new("t".into(), false);
-        for _ in edges {
-            let b = mf.new_block();
-            mf.layout.push(b);
-        }
-        for (i, ss) in edges.iter().enumerate() {
-            let insts = &mut mf.blocks[i].insts;
-            match ss {
-                [] => insts.push(MInst::Ret { value: None }),
-                [a] => insts.push(MInst::Jump { target: MBlock(*a) }),
-                [a, b] => {
-                    insts.push(MInst::Branch {
-                        cond: Cond::Ne,
-                        rs1: ZERO,
-                        rs2: ZERO,
-                        target: MBlock(*a),
-                    });
-                    insts.push(MInst::Jump { target: MBlock(*b) });
-                }
-                _ => unreachable!(),
-            }
-        }
-        mf
-    }
+    use crate::testinsts::cfg_func as func;
 
     #[test]
     fn nested_loops() {

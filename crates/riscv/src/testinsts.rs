@@ -1,6 +1,7 @@
 //! Machine instructions over physical registers for the back end's unit tests:
 //! `lw rd, off(base)`, `sw src, off(base)`, `addw`, `mulw`, `addi` and `bnez`, with
-//! registers given by number (`x10` is `a0`).
+//! registers given by number (`x10` is `a0`); and [`cfg_func`], a function of
+//! empty blocks with a given control-flow graph.
 
 use crate::mir::{Addr, AluImmOp, AluOp, Base, Cond, MBlock, MInst, MemOp, Reg};
 
@@ -60,4 +61,32 @@ pub fn mulw(rd: u32, a: u32, b: u32) -> MInst {
         rs1: Reg::x(a),
         rs2: Reg::x(b),
     }
+}
+
+/// A function whose blocks branch as `edges` says (block 0 is the entry; a block
+/// with no successor returns, one with two branches to the first).
+pub fn cfg_func(edges: &[&[u32]]) -> crate::mir::MFunction {
+    let mut mf = crate::mir::MFunction::new("t".into(), false);
+    for _ in edges {
+        let b = mf.new_block();
+        mf.layout.push(b);
+    }
+    for (i, ss) in edges.iter().enumerate() {
+        let insts = &mut mf.blocks[i].insts;
+        match ss {
+            [] => insts.push(MInst::Ret { value: None }),
+            [a] => insts.push(MInst::Jump { target: MBlock(*a) }),
+            [a, b] => {
+                insts.push(MInst::Branch {
+                    cond: Cond::Ne,
+                    rs1: crate::mir::ZERO,
+                    rs2: crate::mir::ZERO,
+                    target: MBlock(*a),
+                });
+                insts.push(MInst::Jump { target: MBlock(*b) });
+            }
+            _ => unreachable!("at most two successors"),
+        }
+    }
+    mf
 }

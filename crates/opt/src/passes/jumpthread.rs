@@ -396,7 +396,7 @@ fn ask_param(
 
 /// The facts that hold on the edge from `p` to `b`: those of the edges dominating `p`
 /// and that of `p`'s own branch to `b`.
-fn facts_on_edge(
+pub(crate) fn facts_on_edge(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,

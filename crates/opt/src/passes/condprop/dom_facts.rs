@@ -139,27 +139,9 @@ mod tests {
     use super::*;
     use crate::passes::condprop::facts::known;
 
-    /// The facts on the edge from `p` to `b` listed along the dominator chain,
-    /// outermost first, then the edge's own.
-    fn chain(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        p: Block,
-        b: Block,
-    ) -> Vec<Fact> {
-        let mut facts = Vec::new();
-        let mut d = Some(p);
-        while let Some(x) = d {
-            if let [q] = cfg.preds(x) {
-                facts.extend(branch_fact(f, *q, x));
-            }
-            d = dt.idom(x);
-        }
-        facts.reverse();
-        facts.extend(branch_fact(f, p, b));
-        facts
-    }
+    /// The facts on the edge from `p` to `b` listed along the dominator chain
+    /// (jump threading's walk), the reference for the index.
+    use crate::passes::jumpthread::facts_on_edge as chain;
 
     /// Every question about every edge of a branchy function (the same
     /// comparisons again, swapped, inverted, against constants, and the
