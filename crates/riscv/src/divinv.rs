@@ -49,7 +49,7 @@ pub fn run(mf: &mut MFunction) -> usize {
         .iter()
         .copied()
         .filter(|b| {
-            mf.blocks[b.index()].insts.iter().any(|i| {
+            mf.blocks[*b].insts.iter().any(|i| {
                 matches!(
                     i,
                     MInst::Alu {
@@ -90,7 +90,7 @@ pub fn run(mf: &mut MFunction) -> usize {
             if !info.contains(li, b) {
                 continue;
             }
-            let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+            let insts = std::mem::take(&mut mf.blocks[b].insts);
             let mut out = Vec::with_capacity(insts.len());
             for inst in insts {
                 let MInst::Alu {
@@ -113,10 +113,10 @@ pub fn run(mf: &mut MFunction) -> usize {
                 divide(mf, op, rd, rs1, rs2, r, &mut out);
                 replaced += 1;
             }
-            mf.blocks[b.index()].insts = out;
+            mf.blocks[b].insts = out;
         }
         if !setup.is_empty() {
-            let insts = &mut mf.blocks[pre.index()].insts;
+            let insts = &mut mf.blocks[pre].insts;
             let at = insts.len() - 1; // before the jump to the header
             insts.splice(at..at, setup);
         }
@@ -211,13 +211,13 @@ mod tests {
         mf.layout = b.clone();
         let v = |mf: &mut MFunction| mf.new_vreg(RegClass::Int);
         let (d, i, q, r, n) = (v(&mut mf), v(&mut mf), v(&mut mf), v(&mut mf), v(&mut mf));
-        mf.blocks[0].insts = vec![
+        mf.blocks[MBlock(0)].insts = vec![
             MInst::Mv { rd: d, rs: A0 },
             MInst::Li { rd: i, imm: 100 },
             MInst::Li { rd: n, imm: 0 },
             MInst::Jump { target: b[1] },
         ];
-        mf.blocks[1].insts = vec![
+        mf.blocks[MBlock(1)].insts = vec![
             alu(AluOp::Divw, q, i, d),
             alu(AluOp::Remw, r, i, i),
             alu(AluOp::Addw, i, i, q),
@@ -230,19 +230,19 @@ mod tests {
             },
             MInst::Jump { target: b[2] },
         ];
-        mf.blocks[2].insts = vec![MInst::Ret { value: None }];
+        mf.blocks[MBlock(2)].insts = vec![MInst::Ret { value: None }];
         assert_eq!(run(&mut mf), 1);
         let has = |blk: usize, op: AluOp| {
-            mf.blocks[blk]
+            mf.blocks[MBlock(blk as u32)]
                 .insts
                 .iter()
                 .any(|x| matches!(x, MInst::Alu { op: o, .. } if *o == op))
         };
-        assert!(has(0, AluOp::Divu), "{:?}", mf.blocks[0].insts);
+        assert!(has(0, AluOp::Divu), "{:?}", mf.blocks[MBlock(0)].insts);
         assert!(has(1, AluOp::Mulhu) && !has(1, AluOp::Divw) && has(1, AluOp::Remw));
         // The preheader's jump stays last.
         assert!(matches!(
-            mf.blocks[0].insts.last(),
+            mf.blocks[MBlock(0)].insts.last(),
             Some(MInst::Jump { .. })
         ));
     }

@@ -127,7 +127,7 @@ pub fn emit_function_annotated(
     let insts: Vec<(MBlock, &MInst)> = mf
         .layout
         .iter()
-        .flat_map(|&b| mf.blocks[b.index()].insts.iter().map(move |i| (b, i)))
+        .flat_map(|&b| mf.blocks[b].insts.iter().map(move |i| (b, i)))
         .collect();
     let mut long = vec![false; insts.len()];
     let total: u64 = insts.iter().map(|(_, i)| size(i) as u64).sum();
@@ -181,7 +181,7 @@ pub fn emit_function_annotated(
     for &b in &mf.layout {
         let _ = writeln!(s, "{}:", label(b));
         let mut line = 0;
-        for (n, i) in mf.blocks[b.index()].insts.iter().enumerate() {
+        for (n, i) in mf.blocks[b].insts.iter().enumerate() {
             if let Some((locs, src)) = source {
                 if let Some(pos) = locs.get(b.index(), n) {
                     let l = src.line_of(pos);

@@ -42,7 +42,7 @@ fn align(x: i64, a: i64) -> i64 {
 pub fn lay_out(mf: &MFunction) -> Frame {
     let mut used = [false; NUM_PREGS as usize];
     for &b in &mf.layout {
-        for inst in &mf.blocks[b.index()].insts {
+        for inst in &mf.blocks[b].insts {
             let mut i = inst.clone();
             i.map_regs(|r, _| {
                 if r.is_phys() {
@@ -67,7 +67,7 @@ pub fn lay_out(mf: &MFunction) -> Frame {
         off += 8;
     }
     let mut slot_off = vec![0i64; mf.slots.len()];
-    for (i, k) in mf.slots.iter().enumerate() {
+    for (i, k) in mf.slots.values().enumerate() {
         if *k == SlotKind::Spill {
             slot_off[i] = off;
             off += 8;
@@ -75,7 +75,7 @@ pub fn lay_out(mf: &MFunction) -> Frame {
     }
     let mut locals: Vec<(usize, u64, u64)> = mf
         .slots
-        .iter()
+        .values()
         .enumerate()
         .filter_map(|(i, k)| match *k {
             SlotKind::Local { size, align } => Some((i, size, align)),
@@ -89,7 +89,7 @@ pub fn lay_out(mf: &MFunction) -> Frame {
         off += size as i64;
     }
     let size = align(off, 16);
-    for (i, k) in mf.slots.iter().enumerate() {
+    for (i, k) in mf.slots.values().enumerate() {
         if let SlotKind::Incoming(n) = *k {
             slot_off[i] = size + 8 * n as i64;
         }
@@ -279,7 +279,7 @@ pub fn lower_frame(mf: &mut MFunction, fr: &Frame) -> Result<(), BackendError> {
     let entry = mf.layout[0];
     let layout = mf.layout.clone();
     for b in layout {
-        let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+        let insts = std::mem::take(&mut mf.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len() + 8);
         if b == entry {
             adjust_sp(-fr.size, &mut out);
@@ -341,7 +341,7 @@ pub fn lower_frame(mf: &mut MFunction, fr: &Frame) -> Result<(), BackendError> {
                 cache.k = None;
             }
         }
-        mf.blocks[b.index()].insts = out;
+        mf.blocks[b].insts = out;
     }
     Ok(())
 }
@@ -417,7 +417,7 @@ mod tests {
         let spill = mf.new_slot(SlotKind::Spill);
         let inc = mf.new_slot(SlotKind::Incoming(2));
         mf.outgoing_size = 24;
-        mf.blocks[0].insts = vec![
+        mf.blocks[MBlock(0)].insts = vec![
             MInst::Call {
                 callee: "f".into(),
                 args: vec![],
@@ -438,7 +438,7 @@ mod tests {
         lower_frame(&mut mf, &fr).unwrap();
         // Large frame: sp adjusted through t0.
         assert_eq!(
-            mf.blocks[0].insts[0],
+            mf.blocks[MBlock(0)].insts[0],
             MInst::Li {
                 rd: T0,
                 imm: -fr.size
@@ -471,7 +471,7 @@ mod tests {
             rs1: T5,
             rs2: T6,
         };
-        mf.blocks[0].insts = vec![
+        mf.blocks[MBlock(0)].insts = vec![
             load(T6, y),
             load(T5, x),
             add.clone(),
@@ -493,7 +493,7 @@ mod tests {
             rd,
             addr,
         };
-        let insts = &mf.blocks[0].insts;
+        let insts = &mf.blocks[MBlock(0)].insts;
         // y's load into `t6` builds its address in `t6` itself; `t6` then holds y
         // for the add, so x's load builds its own address in `t5`.
         assert_eq!(

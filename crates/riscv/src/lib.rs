@@ -259,10 +259,7 @@ impl StageTimes {
 }
 
 fn mir_insts(mf: &mir::MFunction) -> usize {
-    mf.layout
-        .iter()
-        .map(|b| mf.blocks[b.index()].insts.len())
-        .sum()
+    mf.layout.iter().map(|b| mf.blocks[*b].insts.len()).sum()
 }
 
 /// Machine code of one defined function after every back-end stage, ready to print.

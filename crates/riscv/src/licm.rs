@@ -122,7 +122,7 @@ struct LoopScan {
 /// class lasts, or stays.
 fn scan_block(mf: &mut MFunction, info: &LoopInfo, sh: &mut Shared, ls: &mut LoopScan, b: MBlock) {
     let li = ls.li;
-    let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+    let insts = std::mem::take(&mut mf.blocks[b].insts);
     let before = insts.len();
     let mut keep = Vec::with_capacity(insts.len());
     for mut inst in insts {
@@ -175,7 +175,7 @@ fn scan_block(mf: &mut MFunction, info: &LoopInfo, sh: &mut Shared, ls: &mut Loo
         keep.push(inst);
     }
     sh.cands[b.index()] -= (before - keep.len()) as u32;
-    mf.blocks[b.index()].insts = keep;
+    mf.blocks[b].insts = keep;
 }
 
 /// Scans the blocks of `pile` for loop `ls.li`, in layout order, as if every
@@ -212,7 +212,7 @@ fn scan_pile(
             }
             // Forget the kinds of candidate the block no longer holds.
             let mut holds = [false; 3];
-            for i in &mf.blocks[place.1.index()].insts {
+            for i in &mf.blocks[place.1].insts {
                 match pile_kind(i, &sh.def_count, &sh.classes) {
                     Kind::Other => {}
                     Kind::Complex => holds[2] = true,
@@ -262,7 +262,7 @@ fn scan_pile(
         list.dedup();
         list.retain(|p| {
             pile.order.contains(p)
-                && mf.blocks[p.1.index()].insts.iter().any(|i| {
+                && mf.blocks[p.1].insts.iter().any(|i| {
                     matches!(pile_kind(i, &sh.def_count, &sh.classes), Kind::Simple(k, _) if k == key)
                 })
         });
@@ -305,7 +305,7 @@ pub fn hoist_invariants(mf: &mut MFunction) {
     let mut piles: Vec<Pile> = (0..nloops).map(|_| Pile::default()).collect();
     for (k, &b) in old_layout.iter().enumerate() {
         order_key[b.index()] = 2 * k as u64 + 1;
-        let insts = &mf.blocks[b.index()].insts;
+        let insts = &mf.blocks[b].insts;
         sh.cands[b.index()] = insts.iter().filter(|i| candidate(i, &sh.def_count)).count() as u32;
         if sh.cands[b.index()] > 0 {
             if let Some(l) = info.innermost(b) {
@@ -358,7 +358,7 @@ pub fn hoist_invariants(mf: &mut MFunction) {
                 for inst in &ls.hoisted {
                     inst.for_each_def(|d| sh.def_block[d.vindex()] = pre.index());
                 }
-                let insts = &mut mf.blocks[pre.index()].insts;
+                let insts = &mut mf.blocks[pre].insts;
                 let at = insert_point(insts);
                 insts.splice(at..at, ls.hoisted);
                 // The preheader goes to the innermost unvisited loop holding it
@@ -367,7 +367,7 @@ pub fn hoist_invariants(mf: &mut MFunction) {
                     let mut l = info.innermost(pre);
                     while let Some(x) = l {
                         if x < li {
-                            let insts = &mf.blocks[pre.index()].insts;
+                            let insts = &mf.blocks[pre].insts;
                             piles[x].add((order_key[pre.index()], pre), insts, |i| {
                                 pile_kind(i, &sh.def_count, &sh.classes)
                             });
@@ -403,7 +403,7 @@ pub fn hoist_invariants(mf: &mut MFunction) {
         }
         r
     };
-    for b in &mut mf.blocks {
+    for b in mf.blocks.values_mut() {
         for i in &mut b.insts {
             i.map_regs(|r, is_def| {
                 if !is_def && r.is_virtual() {
@@ -430,11 +430,9 @@ fn preheader(
         return outside[0];
     }
     let pre = mf.new_block();
-    mf.blocks[pre.index()]
-        .insts
-        .push(MInst::Jump { target: header });
+    mf.blocks[pre].insts.push(MInst::Jump { target: header });
     for &p in outside {
-        for i in &mut mf.blocks[p.index()].insts {
+        for i in &mut mf.blocks[p].insts {
             if let Some(t) = i.branch_target_mut() {
                 if *t == header {
                     *t = pre;
@@ -473,7 +471,7 @@ mod tests {
         mf.layout = b.clone();
         let i = mf.new_vreg(RegClass::Int);
         let acc = mf.new_vreg(RegClass::Int);
-        mf.blocks[0].insts = vec![
+        mf.blocks[MBlock(0)].insts = vec![
             MInst::Li { rd: i, imm: 0 },
             MInst::Mv { rd: i, rs: ZERO },
             MInst::Jump { target: b[1] },
@@ -505,8 +503,8 @@ mod tests {
             target: b[1],
         });
         body.push(MInst::Jump { target: b[2] });
-        mf.blocks[1].insts = body;
-        mf.blocks[2].insts = vec![MInst::Ret { value: None }];
+        mf.blocks[MBlock(1)].insts = body;
+        mf.blocks[MBlock(2)].insts = vec![MInst::Ret { value: None }];
         hoist_invariants(&mut mf);
         let count_li = |insts: &[MInst]| {
             insts
@@ -514,9 +512,9 @@ mod tests {
                 .filter(|i| matches!(i, MInst::Li { imm, .. } if *imm >= 1000))
                 .count()
         };
-        assert_eq!(count_li(&mf.blocks[0].insts), HOIST_LIMIT);
-        assert_eq!(count_li(&mf.blocks[1].insts), n - HOIST_LIMIT);
-        let kept: Vec<i64> = mf.blocks[1]
+        assert_eq!(count_li(&mf.blocks[MBlock(0)].insts), HOIST_LIMIT);
+        assert_eq!(count_li(&mf.blocks[MBlock(1)].insts), n - HOIST_LIMIT);
+        let kept: Vec<i64> = mf.blocks[MBlock(1)]
             .insts
             .iter()
             .filter_map(|i| match i {

@@ -288,7 +288,7 @@ pub fn compute_liveness(mf: &MFunction) -> Liveness {
     let mut seen_use = vec![u32::MAX; width];
     for &b in &mf.layout {
         let bi = b.index() as u32;
-        for inst in &mf.blocks[b.index()].insts {
+        for inst in &mf.blocks[b].insts {
             inst.for_each_use(|r| {
                 let r = r.0 as usize;
                 if tracked(Reg(r as u32)) && seen_def[r] != bi && seen_use[r] != bi {
@@ -464,7 +464,7 @@ pub fn build_intervals(mf: &MFunction, live_sets: &Liveness) -> Intervals {
     let mut k = 0u32;
     for &b in &mf.layout {
         block_start[b.index()] = 2 * k;
-        k += mf.blocks[b.index()].insts.len() as u32;
+        k += mf.blocks[b].insts.len() as u32;
         block_end[b.index()] = 2 * k;
     }
     // Ranges are collected in decreasing order, then reversed.
@@ -493,7 +493,7 @@ pub fn build_intervals(mf: &MFunction, live_sets: &Liveness) -> Intervals {
             touched.push(r);
             add(&mut rev, r, bs, be);
         }
-        let insts = &mf.blocks[b.index()].insts;
+        let insts = &mf.blocks[b].insts;
         for (i, inst) in insts.iter().enumerate().rev() {
             let pos = bs + 2 * i as u32;
             inst.for_each_def(|d| {
@@ -567,7 +567,7 @@ fn union_of_ranges(mut a: Vec<(u32, u32)>, b: Vec<(u32, u32)>) -> Vec<(u32, u32)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mir::{AluImmOp, MInst, RegClass, A0};
+    use crate::mir::{AluImmOp, MBlock, MInst, RegClass, A0};
 
     #[test]
     fn straight_line_intervals() {
@@ -576,7 +576,7 @@ mod tests {
         mf.layout.push(b);
         let v0 = mf.new_vreg(RegClass::Int);
         let v1 = mf.new_vreg(RegClass::Int);
-        mf.blocks[0].insts = vec![
+        mf.blocks[MBlock(0)].insts = vec![
             MInst::Mv { rd: v0, rs: A0 },
             MInst::AluImm {
                 op: AluImmOp::Addi,
@@ -604,7 +604,7 @@ mod tests {
         let mut gen = vec![vec![false; width]; n];
         let mut kill = vec![vec![false; width]; n];
         for b in 0..n {
-            for inst in &mf.blocks[b].insts {
+            for inst in &mf.blocks[MBlock(b as u32)].insts {
                 inst.for_each_use(|r| {
                     if tracked(r) && !kill[b][r.0 as usize] {
                         gen[b][r.0 as usize] = true;
@@ -656,7 +656,7 @@ mod tests {
         let mut k = 0u32;
         for &b in &mf.layout {
             start[b.index()] = 2 * k;
-            k += mf.blocks[b.index()].insts.len() as u32;
+            k += mf.blocks[b].insts.len() as u32;
         }
         let mut rev: Vec<Vec<(u32, u32)>> = vec![Vec::new(); width];
         let add = |rev: &mut Vec<Vec<(u32, u32)>>, r: usize, from: u32, to: u32| {
@@ -671,7 +671,7 @@ mod tests {
             v.push((from, to));
         };
         for &b in mf.layout.iter().rev() {
-            let insts = &mf.blocks[b.index()].insts;
+            let insts = &mf.blocks[b].insts;
             let bs = start[b.index()];
             let mut live = vec![false; width];
             for &r in &live_out[b.index()] {
@@ -763,7 +763,7 @@ mod tests {
                         target: MBlock(target),
                     });
                 }
-                mf.blocks[b].insts = insts;
+                mf.blocks[MBlock(b as u32)].insts = insts;
             }
             let live = compute_liveness(&mf);
             let (want_in, want_out) = fixpoint(&mf);

@@ -8,6 +8,7 @@
 //! (the "frame index" idea of LLVM's MachineFunction), since offsets from `sp` are
 //! only known once spill slots and callee-saved registers are counted.
 
+use cranelift_entity::PrimaryMap;
 use std::fmt;
 
 /// The two register files.
@@ -98,9 +99,12 @@ pub const FT11: Reg = Reg::f(31);
 pub const A0: Reg = Reg::x(10);
 pub const FA0: Reg = Reg::f(10);
 
-/// A block of a machine function.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+/// A block of a machine function: an entity of the function's block arena
+/// ([`MFunction::blocks`]), which also numbers the nodes of the machine CFG for
+/// the IR's graph analyses.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct MBlock(pub u32);
+cranelift_entity::entity_impl!(MBlock, "bb");
 
 impl MBlock {
     pub fn index(self) -> usize {
@@ -108,19 +112,17 @@ impl MBlock {
     }
 }
 
-/// Blocks number the nodes of the machine CFG for the IR's graph analyses.
-impl ir::EntityRef for MBlock {
-    fn new(index: usize) -> Self {
-        MBlock(index as u32)
-    }
-    fn index(self) -> usize {
+/// A stack object of the frame, placed after register allocation: an entity of
+/// the function's slot arena ([`MFunction::slots`]).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Slot(pub u32);
+cranelift_entity::entity_impl!(Slot, "slot");
+
+impl Slot {
+    pub fn index(self) -> usize {
         self.0 as usize
     }
 }
-
-/// A stack object of the frame, placed after register allocation.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-pub struct Slot(pub u32);
 
 /// What a frame slot holds.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -775,7 +777,9 @@ pub struct MFunction {
     pub name: String,
     /// Whether the symbol is exported (`.globl`).
     pub global: bool,
-    pub blocks: Vec<MBlockData>,
+    /// The block arena: every block ever created, by [`MBlock`] (as the SSA IR's
+    /// `PrimaryMap`s); those in use are the ones in `layout`.
+    pub blocks: PrimaryMap<MBlock, MBlockData>,
     /// Block order for emission; the first is the entry.
     pub layout: Vec<MBlock>,
     /// Class of each virtual register.
@@ -785,7 +789,8 @@ pub struct MFunction {
     /// (`Li`, `La`, `FrameAddr`, a load from an incoming argument slot, or
     /// `fmv.w.x rd, zero`). Its `rd` is replaced when re-emitted.
     pub vreg_remat: Vec<Option<MInst>>,
-    pub slots: Vec<SlotKind>,
+    /// The frame-slot arena, by [`Slot`].
+    pub slots: PrimaryMap<Slot, SlotKind>,
     /// Bytes needed at the bottom of the frame for outgoing stack arguments.
     pub outgoing_size: u64,
 }
@@ -795,11 +800,11 @@ impl MFunction {
         MFunction {
             name,
             global,
-            blocks: Vec::new(),
+            blocks: PrimaryMap::new(),
             layout: Vec::new(),
             vreg_class: Vec::new(),
             vreg_remat: Vec::new(),
-            slots: Vec::new(),
+            slots: PrimaryMap::new(),
             outgoing_size: 0,
         }
     }
@@ -823,14 +828,12 @@ impl MFunction {
 
     /// A fresh block (not yet in the layout).
     pub fn new_block(&mut self) -> MBlock {
-        self.blocks.push(MBlockData::default());
-        MBlock(self.blocks.len() as u32 - 1)
+        self.blocks.push(MBlockData::default())
     }
 
     /// A fresh frame slot.
     pub fn new_slot(&mut self, kind: SlotKind) -> Slot {
-        self.slots.push(kind);
-        Slot(self.slots.len() as u32 - 1)
+        self.slots.push(kind)
     }
 
     pub fn num_vregs(&self) -> usize {
@@ -845,7 +848,7 @@ impl MFunction {
         let mut count = vec![0u32; nv];
         let mut block = vec![usize::MAX; nv];
         for &b in &self.layout {
-            for i in &self.blocks[b.index()].insts {
+            for i in &self.blocks[b].insts {
                 i.for_each_def(|r| {
                     if r.is_virtual() {
                         count[r.vindex()] += 1;
@@ -860,7 +863,7 @@ impl MFunction {
     /// Successors of a block, from its branches, in order, without duplicates.
     pub fn succs(&self, b: MBlock) -> Vec<MBlock> {
         let mut v = Vec::new();
-        for i in &self.blocks[b.index()].insts {
+        for i in &self.blocks[b].insts {
             if let Some(t) = i.branch_target() {
                 if !v.contains(&t) {
                     v.push(t);
@@ -874,7 +877,7 @@ impl MFunction {
     pub fn has_calls(&self) -> bool {
         self.layout
             .iter()
-            .any(|b| self.blocks[b.index()].insts.iter().any(|i| i.is_call()))
+            .any(|b| self.blocks[*b].insts.iter().any(|i| i.is_call()))
     }
 }
 

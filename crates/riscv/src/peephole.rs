@@ -17,7 +17,7 @@ pub fn run(mf: &mut MFunction) {
 }
 
 fn remove_self_moves(mf: &mut MFunction) {
-    for b in &mut mf.blocks {
+    for b in mf.blocks.values_mut() {
         b.insts
             .retain(|i| !matches!(i, MInst::Mv { rd, rs } if rd == rs));
     }
@@ -26,7 +26,7 @@ fn remove_self_moves(mf: &mut MFunction) {
 /// The block control ends up in when entering `b`, skipping blocks that are a lone jump.
 fn final_target(mf: &MFunction, mut b: MBlock) -> MBlock {
     let mut steps = 0;
-    while let [MInst::Jump { target }] = mf.blocks[b.index()].insts.as_slice() {
+    while let [MInst::Jump { target }] = mf.blocks[b].insts.as_slice() {
         if *target == b || steps > mf.blocks.len() {
             break;
         }
@@ -40,7 +40,7 @@ fn thread_jumps(mf: &mut MFunction) {
     let finals: Vec<MBlock> = (0..mf.blocks.len())
         .map(|b| final_target(mf, MBlock(b as u32)))
         .collect();
-    for b in &mut mf.blocks {
+    for b in mf.blocks.values_mut() {
         for i in &mut b.insts {
             if let Some(t) = i.branch_target_mut() {
                 *t = finals[t.index()];

@@ -68,7 +68,7 @@ fn place_blocks(mf: &mut MFunction) {
             latch[b.index()] |= b != h;
         }
         if let [b] = backs[..] {
-            let insts = &mf.blocks[b.index()].insts;
+            let insts = &mf.blocks[b].insts;
             let only_jump = insts
                 .iter()
                 .all(|i| i.branch_target().is_none() || i.is_barrier());
@@ -103,7 +103,7 @@ fn place_blocks(mf: &mut MFunction) {
         }
         placed[b.index()] = true;
         layout.push(b);
-        let insts = &mf.blocks[b.index()].insts;
+        let insts = &mf.blocks[b].insts;
         let n = insts.len();
         let mut succs = Vec::with_capacity(2);
         if let Some(MInst::Jump { target }) = insts.last() {
@@ -130,7 +130,7 @@ fn fall_through(mf: &mut MFunction) {
     for k in 0..mf.layout.len() {
         let b = mf.layout[k];
         let next = mf.layout.get(k + 1).copied();
-        let insts = &mut mf.blocks[b.index()].insts;
+        let insts = &mut mf.blocks[b].insts;
         let n = insts.len();
         if n >= 2 {
             if let (MInst::Branch { cond, target, .. }, MInst::Jump { target: f }) =

@@ -21,7 +21,7 @@ use crate::mir::{Addr, Base, MFunction, MInst, MemOp, Reg};
 /// how many.
 pub fn run(mf: &mut MFunction) -> usize {
     let mut changed = 0;
-    for block in &mut mf.blocks {
+    for block in mf.blocks.values_mut() {
         // (address, width) -> register holding what a load from it gave.
         let mut held: Vec<((Addr, MemOp), Reg)> = Vec::new();
         for inst in &mut block.insts {

@@ -56,7 +56,7 @@ const PRESSURE_LIMIT: [usize; 2] = [26, 28];
 /// regions changed order.
 pub fn run(mf: &mut MFunction) -> usize {
     let mut changed = 0;
-    for (k, b) in mf.blocks.iter_mut().enumerate() {
+    for (k, b) in mf.blocks.values_mut().enumerate() {
         let self_loop = b
             .insts
             .iter()
@@ -88,7 +88,7 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
     let counts = live.loop_counts(&class_index);
     let mut changed = 0;
     for b in mf.layout.clone() {
-        let insts = &mut mf.blocks[b.index()].insts;
+        let insts = &mut mf.blocks[b].insts;
         // Two instructions rarely gain from reordering; skipping such regions keeps
         // the liveness walk below off the many tiny blocks of branchy code.
         let regions: Vec<_> = regions(insts)
@@ -343,7 +343,7 @@ pub type CopyPartners = HashMap<Reg, Vec<Reg>>;
 fn copy_partners(mf: &MFunction) -> CopyPartners {
     let mut m: CopyPartners = HashMap::new();
     for b in &mf.layout {
-        for i in &mf.blocks[b.index()].insts {
+        for i in &mf.blocks[*b].insts {
             if let MInst::Mv { rd, rs } = *i {
                 if rs.is_virtual() {
                     m.entry(rs).or_default().push(rd);
@@ -625,13 +625,13 @@ mod tests {
         insts.push(MInst::Ret {
             value: Some(Reg::x(10)),
         });
-        mf.blocks[b.index()].insts = insts;
+        mf.blocks[b].insts = insts;
         mf
     }
 
     /// Cycles and register pressure of the single block of `mf`.
     fn cost_and_pressure(mf: &MFunction) -> (u64, usize) {
-        let insts = &mf.blocks[0].insts;
+        let insts = &mf.blocks[MBlock(0)].insts;
         let class = |r: Reg| usize::from(!r.is_virtual() && r.phys_class() == RegClass::Float);
         let live_out = LiveRegs::new();
         let pressure = max_pressure(&insts[..insts.len() - 1], &live_out, &class);
@@ -657,7 +657,7 @@ mod tests {
         assert!(bounded_cost < cost, "{bounded_cost} vs {cost}");
         assert!(bounded_pressure <= 4, "{bounded_pressure}");
         let sorted = |mf: &MFunction| {
-            let mut v: Vec<String> = mf.blocks[0]
+            let mut v: Vec<String> = mf.blocks[MBlock(0)]
                 .insts
                 .iter()
                 .map(|i| format!("{i:?}"))

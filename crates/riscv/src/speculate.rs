@@ -60,7 +60,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
     // Registers read outside the block that defines them.
     let mut escapes = vec![false; nv];
     for &b in &mf.layout {
-        for i in &mf.blocks[b.index()].insts {
+        for i in &mf.blocks[b].insts {
             i.for_each_use(|r| {
                 if r.is_virtual() && def_block[r.vindex()] != b.index() {
                     escapes[r.vindex()] = true;
@@ -75,7 +75,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         if depth == 0 {
             continue;
         }
-        let insts = &mf.blocks[b.index()].insts;
+        let insts = &mf.blocks[b].insts;
         let n = insts.len();
         let (Some(MInst::Branch { target: t, .. }), Some(MInst::Jump { target: f })) =
             (n.checked_sub(2).map(|k| &insts[k]), insts.last())
@@ -95,7 +95,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         if s == b {
             continue;
         }
-        let code = &mf.blocks[s.index()].insts;
+        let code = &mf.blocks[s].insts;
         let mut take = 0;
         for i in code.iter().take(MAX_HOISTED) {
             let mut ok = speculatable(i);
@@ -115,9 +115,9 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         if take == 0 {
             continue;
         }
-        let hoisted: Vec<MInst> = mf.blocks[s.index()].insts.drain(..take).collect();
-        let at = mf.blocks[b.index()].insts.len() - 2;
-        mf.blocks[b.index()].insts.splice(at..at, hoisted);
+        let hoisted: Vec<MInst> = mf.blocks[s].insts.drain(..take).collect();
+        let at = mf.blocks[b].insts.len() - 2;
+        mf.blocks[b].insts.splice(at..at, hoisted);
         moved += take;
     }
     moved
@@ -171,13 +171,13 @@ mod tests {
         mf.layout = b.clone();
         let v = |mf: &mut MFunction| mf.new_vreg(RegClass::Int);
         let (p, key, k, addr, base) = (v(&mut mf), v(&mut mf), v(&mut mf), v(&mut mf), v(&mut mf));
-        mf.blocks[0].insts = vec![
+        mf.blocks[MBlock(0)].insts = vec![
             MInst::Li { rd: base, imm: 64 },
             MInst::Li { rd: k, imm: 7 },
             MInst::Li { rd: p, imm: 1 },
             MInst::Jump { target: b[1] },
         ];
-        mf.blocks[1].insts = vec![
+        mf.blocks[MBlock(1)].insts = vec![
             lw(key, p),
             MInst::Branch {
                 cond: Cond::Eq,
@@ -187,7 +187,7 @@ mod tests {
             },
             MInst::Jump { target: b[2] },
         ];
-        mf.blocks[2].insts = vec![
+        mf.blocks[MBlock(2)].insts = vec![
             MInst::Alu {
                 op: AluOp::Add,
                 rd: addr,
@@ -203,13 +203,16 @@ mod tests {
             },
             MInst::Jump { target: b[3] },
         ];
-        mf.blocks[3].insts = vec![MInst::Ret { value: None }];
-        mf.blocks[4].insts = vec![MInst::Ret { value: None }];
+        mf.blocks[MBlock(3)].insts = vec![MInst::Ret { value: None }];
+        mf.blocks[MBlock(4)].insts = vec![MInst::Ret { value: None }];
         // `p` is defined twice (before and in the loop): only `addr` may move.
         assert_eq!(hoist_above_exits(&mut mf), 1);
-        assert!(matches!(mf.blocks[1].insts[1], MInst::Alu { rd, .. } if rd == addr));
-        assert!(matches!(mf.blocks[2].insts[0], MInst::Load { .. }));
-        assert!(matches!(mf.blocks[1].insts[2], MInst::Branch { .. }));
+        assert!(matches!(mf.blocks[MBlock(1)].insts[1], MInst::Alu { rd, .. } if rd == addr));
+        assert!(matches!(mf.blocks[MBlock(2)].insts[0], MInst::Load { .. }));
+        assert!(matches!(
+            mf.blocks[MBlock(1)].insts[2],
+            MInst::Branch { .. }
+        ));
     }
 
     /// A successor with another predecessor, or a branch whose arms both stay in
@@ -224,9 +227,10 @@ mod tests {
             mf.new_vreg(RegClass::Int),
             mf.new_vreg(RegClass::Int),
         );
-        mf.blocks[0].insts = vec![MInst::Li { rd: i, imm: 0 }, MInst::Jump { target: b[1] }];
+        mf.blocks[MBlock(0)].insts =
+            vec![MInst::Li { rd: i, imm: 0 }, MInst::Jump { target: b[1] }];
         // b1 -> b2 | b2 (both arms stay); b2 -> b1 | b3.
-        mf.blocks[1].insts = vec![
+        mf.blocks[MBlock(1)].insts = vec![
             MInst::Li { rd: c, imm: 3 },
             MInst::Branch {
                 cond: Cond::Lt,
@@ -236,7 +240,7 @@ mod tests {
             },
             MInst::Jump { target: b[2] },
         ];
-        mf.blocks[2].insts = vec![
+        mf.blocks[MBlock(2)].insts = vec![
             MInst::AluImm {
                 op: crate::mir::AluImmOp::Addi,
                 rd: x,
@@ -251,7 +255,7 @@ mod tests {
             },
             MInst::Jump { target: b[3] },
         ];
-        mf.blocks[3].insts = vec![MInst::Ret { value: None }];
+        mf.blocks[MBlock(3)].insts = vec![MInst::Ret { value: None }];
         assert_eq!(hoist_above_exits(&mut mf), 0);
     }
 }

@@ -44,8 +44,8 @@ impl InstLocs {
         // Every located instruction of `before`, in layout order.
         let mut olds: Vec<(usize, &MInst, u32)> = Vec::new();
         for b in &before.layout {
-            let b = b.index();
-            for (k, i) in before.blocks[b].insts.iter().enumerate() {
+            let (data, b) = (&before.blocks[*b], b.index());
+            for (k, i) in data.insts.iter().enumerate() {
                 let loc = self.blocks.get(b).and_then(|l| l.get(k)).copied();
                 if let Some(loc) = loc.filter(|&l| l != 0) {
                     olds.push((b, i, loc));
@@ -74,23 +74,23 @@ impl InstLocs {
         let mut out = InstLocs {
             blocks: after
                 .blocks
-                .iter()
+                .values()
                 .map(|d| vec![0; d.insts.len()])
                 .collect(),
         };
         // Exact matches first (a moved instruction keeps its position even when an
         // earlier, rewritten one has the same shape), then the looser ones.
         for b in &after.layout {
-            let b = b.index();
-            for (k, i) in after.blocks[b].insts.iter().enumerate() {
+            let (data, b) = (&after.blocks[*b], b.index());
+            for (k, i) in data.insts.iter().enumerate() {
                 if let Some(l) = take(exact.get_mut(i), &mut used) {
                     out.blocks[b][k] = l;
                 }
             }
         }
         for b in &after.layout {
-            let b = b.index();
-            for (k, i) in after.blocks[b].insts.iter().enumerate() {
+            let (data, b) = (&after.blocks[*b], b.index());
+            for (k, i) in data.insts.iter().enumerate() {
                 if out.blocks[b][k] != 0 {
                     continue;
                 }
@@ -206,7 +206,7 @@ mod tests {
         let b0 = before.new_block();
         before.layout.push(b0);
         let slot = Slot(3);
-        before.blocks[0].insts = vec![
+        before.blocks[MBlock(0)].insts = vec![
             MInst::Li { rd: v(0), imm: 1 },
             MInst::AluImm {
                 op: AluImmOp::Addi,
@@ -227,7 +227,7 @@ mod tests {
             blocks: vec![vec![11, 22, 33]],
         };
         let mut after = before.clone();
-        after.blocks[0].insts = vec![
+        after.blocks[MBlock(0)].insts = vec![
             // A new instruction, then the others reordered, allocated, relocated.
             MInst::Li {
                 rd: Reg::x(5),

@@ -72,7 +72,7 @@ pub fn cfg_func(edges: &[&[u32]]) -> crate::mir::MFunction {
         mf.layout.push(b);
     }
     for (i, ss) in edges.iter().enumerate() {
-        let insts = &mut mf.blocks[i].insts;
+        let insts = &mut mf.blocks[MBlock(i as u32)].insts;
         match ss {
             [] => insts.push(MInst::Ret { value: None }),
             [a] => insts.push(MInst::Jump { target: MBlock(*a) }),

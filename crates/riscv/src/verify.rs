@@ -72,7 +72,7 @@ pub fn verify(mf: &MFunction, stage: Stage) -> Result<(), VerifyError> {
     }
     let mut written = vec![false; mf.num_vregs()];
     for &b in &mf.layout {
-        for i in &mf.blocks[b.index()].insts {
+        for i in &mf.blocks[b].insts {
             i.for_each_def(|r| {
                 if r.is_virtual() {
                     written[r.vindex()] = true;
@@ -81,7 +81,7 @@ pub fn verify(mf: &MFunction, stage: Stage) -> Result<(), VerifyError> {
         }
     }
     for (pos, &b) in mf.layout.iter().enumerate() {
-        let insts = &mf.blocks[b.index()].insts;
+        let insts = &mf.blocks[b].insts;
         if let Err(e) = terminators(insts, stage, pos + 1 < mf.layout.len()) {
             return fail(b, e);
         }
@@ -236,7 +236,7 @@ mod tests {
         mf.layout = vec![b0, b1];
         let v0 = mf.new_vreg(RegClass::Int);
         let v1 = mf.new_vreg(RegClass::Int);
-        mf.blocks[0].insts = vec![
+        mf.blocks[MBlock(0)].insts = vec![
             MInst::Li { rd: v0, imm: 1 },
             MInst::AluImm {
                 op: AluImmOp::Addi,
@@ -252,7 +252,7 @@ mod tests {
             },
             MInst::Jump { target: b1 },
         ];
-        mf.blocks[1].insts = vec![MInst::Ret { value: None }];
+        mf.blocks[MBlock(1)].insts = vec![MInst::Ret { value: None }];
         mf
     }
 
@@ -273,15 +273,15 @@ mod tests {
     #[test]
     fn misplaced_terminators_are_caught() {
         let mut mf = small();
-        mf.blocks[0].insts.swap(1, 2);
+        mf.blocks[MBlock(0)].insts.swap(1, 2);
         assert!(message(&mf, Stage::Virtual).contains("after a terminator"));
         let mut mf = small();
-        mf.blocks[0].insts.pop();
+        mf.blocks[MBlock(0)].insts.pop();
         assert!(message(&mf, Stage::Virtual).contains("not in a jump"));
         // Falling through is fine once the peephole pass made it explicit...
         let mut f = small();
-        f.blocks[0].insts.pop();
-        for i in f.blocks[0].insts.iter_mut() {
+        f.blocks[MBlock(0)].insts.pop();
+        for i in f.blocks[MBlock(0)].insts.iter_mut() {
             i.map_regs(|r, _| *r = if r.is_virtual() { Reg::x(10) } else { *r });
         }
         verify(&f, Stage::Final).unwrap();
@@ -294,10 +294,10 @@ mod tests {
     fn wrong_register_files_and_unwritten_reads_are_caught() {
         let mut mf = small();
         let f0 = mf.new_vreg(RegClass::Float);
-        mf.blocks[0].insts[0] = MInst::Li { rd: f0, imm: 1 };
+        mf.blocks[MBlock(0)].insts[0] = MInst::Li { rd: f0, imm: 1 };
         assert!(message(&mf, Stage::Virtual).contains("not Int"));
         let mut mf = small();
-        mf.blocks[0].insts.remove(0);
+        mf.blocks[MBlock(0)].insts.remove(0);
         assert!(message(&mf, Stage::Virtual).contains("never written"));
     }
 
@@ -305,7 +305,7 @@ mod tests {
     fn frame_slots_after_layout_are_caught() {
         let mut mf = small();
         let s = mf.new_slot(SlotKind::Spill);
-        mf.blocks[0].insts.insert(
+        mf.blocks[MBlock(0)].insts.insert(
             0,
             MInst::Load {
                 op: MemOp::D,
@@ -316,7 +316,7 @@ mod tests {
                 },
             },
         );
-        for i in mf.blocks[0].insts.iter_mut() {
+        for i in mf.blocks[MBlock(0)].insts.iter_mut() {
             i.map_regs(|r, _| *r = if r.is_virtual() { Reg::x(11) } else { *r });
         }
         verify(&mf, Stage::Allocated).unwrap();

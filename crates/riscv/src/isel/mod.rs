@@ -124,7 +124,7 @@ pub fn select_function_located(
     s.run(&cfg)?;
     let mut locs = s.locs;
     locs.blocks.resize(s.mf.blocks.len(), Vec::new());
-    for (l, b) in locs.blocks.iter_mut().zip(&s.mf.blocks) {
+    for (l, b) in locs.blocks.iter_mut().zip(s.mf.blocks.values()) {
         l.resize(b.insts.len(), 0);
     }
     Ok((s.mf, locs))
@@ -229,13 +229,13 @@ impl<'a> Isel<'a> {
     /// being selected.
     fn push(&mut self, i: MInst) {
         let b = self.cur.index();
-        self.mf.blocks[b].insts.push(i);
+        self.mf.blocks[self.cur].insts.push(i);
         if self.locs.blocks.len() <= b {
             self.locs.blocks.resize(b + 1, Vec::new());
         }
         let l = &mut self.locs.blocks[b];
         // Keep the table parallel to the block's instructions.
-        l.resize(self.mf.blocks[b].insts.len() - 1, 0);
+        l.resize(self.mf.blocks[self.cur].insts.len() - 1, 0);
         l.push(self.cur_loc);
     }
 

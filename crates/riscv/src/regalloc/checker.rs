@@ -341,10 +341,7 @@ impl Checker<'_> {
     /// A spill slot of the allocated function.
     fn spill_slot(&self, addr: &Addr) -> Option<Slot> {
         match addr.base {
-            Base::Slot(s)
-                if addr.off == 0
-                    && self.after.slots.get(s.0 as usize) == Some(&SlotKind::Spill) =>
-            {
+            Base::Slot(s) if addr.off == 0 && self.after.slots.get(s) == Some(&SlotKind::Spill) => {
                 Some(s)
             }
             _ => None,
@@ -407,7 +404,7 @@ impl Checker<'_> {
     ) -> Result<(), CheckErrorKind> {
         let places = &mut *self.places.borrow_mut();
         let original = |k: u32| {
-            self.before.blocks[at.block.index()]
+            self.before.blocks[at.block]
                 .insts
                 .get(k as usize)
                 .ok_or(CheckErrorKind::BadProvenance)
@@ -526,7 +523,7 @@ impl Checker<'_> {
 
     /// Runs block `b` from `st`; the first error, if any.
     fn block(&self, b: MBlock, st: &mut State) -> Result<(), CheckError> {
-        let insts = &self.after.blocks[b.index()].insts;
+        let insts = &self.after.blocks[b].insts;
         let origins = self.provenance.get(b.index()).map_or(&[][..], |v| &v[..]);
         let fail = |index: usize, kind| CheckError {
             function: self.after.name.clone(),
@@ -689,7 +686,7 @@ mod tests {
         prov: &'a Provenance,
     ) -> impl Iterator<Item = (MBlock, usize, &'a MInst, Origin)> + 'a {
         after.layout.iter().flat_map(move |&b| {
-            let insts = &after.blocks[b.index()].insts;
+            let insts = &after.blocks[b].insts;
             insts
                 .iter()
                 .enumerate()
@@ -747,7 +744,7 @@ mod tests {
         let (after, _) = rewritten(&before, &alloc);
         for mf in [&before, &after] {
             for &b in &mf.layout {
-                for inst in &mf.blocks[b.index()].insts {
+                for inst in &mf.blocks[b].insts {
                     let ops = inst.operands();
                     let mut mapped = Vec::new();
                     inst.clone().map_regs(|r, def| mapped.push((*r, def)));
@@ -794,7 +791,7 @@ mod tests {
                 };
                 let MInst::Alu {
                     rs1: v1, rs2: v2, ..
-                } = before.blocks[b.index()].insts[k as usize]
+                } = before.blocks[b].insts[k as usize]
                 else {
                     return None;
                 };
@@ -802,7 +799,7 @@ mod tests {
                     .then_some((b, i, v1, rs2))
             })
             .expect("an addition or product of two registers");
-        if let MInst::Alu { rs1, rs2, .. } = &mut after.blocks[b.index()].insts[i] {
+        if let MInst::Alu { rs1, rs2, .. } = &mut after.blocks[b].insts[i] {
             std::mem::swap(rs1, rs2);
         }
         match check_err(&before, &after, &prov) {
@@ -824,7 +821,7 @@ mod tests {
             .layout
             .iter()
             .find_map(|&b| {
-                let insts = &after.blocks[b.index()].insts;
+                let insts = &after.blocks[b].insts;
                 let mut written = Vec::new();
                 for (i, inst) in insts.iter().enumerate() {
                     if inst.is_call() {
@@ -844,7 +841,7 @@ mod tests {
                 None
             })
             .expect("a reload into a scratch register written earlier in its block");
-        after.blocks[b.index()].insts.remove(i);
+        after.blocks[b].insts.remove(i);
         prov[b.index()].remove(i);
         match check_err(&before, &after, &prov) {
             CheckErrorKind::WrongValue { loc, held, .. } => {
@@ -863,7 +860,7 @@ mod tests {
         let (b, i, _, _) = origins(&after, &prov)
             .find(|x| x.3 == Origin::Spill && matches!(x.2, MInst::Store { .. }))
             .expect("a spill store");
-        after.blocks[b.index()].insts.remove(i);
+        after.blocks[b].insts.remove(i);
         prov[b.index()].remove(i);
         // The reload copies the slot's unknown content into a scratch register.
         match check_err(&before, &after, &prov) {
@@ -918,7 +915,7 @@ mod tests {
         let mut calls = Vec::new();
         let mut k = 0u32;
         for &b in &before.layout {
-            for inst in &before.blocks[b.index()].insts {
+            for inst in &before.blocks[b].insts {
                 if inst.is_call() {
                     calls.push(2 * k);
                 }
@@ -949,7 +946,7 @@ mod tests {
         match check_err(&before, &after, &prov) {
             CheckErrorKind::ClobberedByCall { value, loc, call } => {
                 assert_eq!((value, loc), (Reg::virt(v as u32), Loc::Reg(t)));
-                assert!(after.blocks[call.block.index()].insts[call.index].is_call());
+                assert!(after.blocks[call.block].insts[call.index].is_call());
             }
             k => panic!("{k:?}"),
         }
@@ -1036,7 +1033,7 @@ mod tests {
         let (b, i, _, _) = origins(&after, &prov)
             .find(|x| matches!(x.2, MInst::Mv { rd, .. } if *rd == A0))
             .expect("a copy into a0");
-        if let MInst::Mv { rd, .. } = &mut after.blocks[b.index()].insts[i] {
+        if let MInst::Mv { rd, .. } = &mut after.blocks[b].insts[i] {
             *rd = Reg::x(11);
         }
         assert_eq!(
@@ -1080,15 +1077,15 @@ mod tests {
         let (b, i, _, _) = origins(&after, &prov)
             .find(|x| matches!(x.2, MInst::AluImm { .. }) && matches!(x.3, Origin::Inst(_)))
             .expect("an instruction with an immediate");
-        let original = after.blocks[b.index()].insts[i].clone();
-        if let MInst::AluImm { imm, .. } = &mut after.blocks[b.index()].insts[i] {
+        let original = after.blocks[b].insts[i].clone();
+        if let MInst::AluImm { imm, .. } = &mut after.blocks[b].insts[i] {
             *imm += 1;
         }
         assert!(matches!(
             check_err(&before, &after, &prov),
             CheckErrorKind::Mismatch { .. }
         ));
-        after.blocks[b.index()].insts[i] = original;
+        after.blocks[b].insts[i] = original;
         prov[b.index()].pop();
         assert_eq!(
             check_err(&before, &after, &prov),

@@ -248,7 +248,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
     let mut hints: Vec<Vec<(Reg, f64)>> = vec![Vec::new(); nv];
     for &b in &mf.layout {
         let w = 10f64.powi(depths[b.index()].min(8) as i32);
-        for inst in &mf.blocks[b.index()].insts {
+        for inst in &mf.blocks[b].insts {
             let mut count = |r: Reg| {
                 if r.is_virtual() {
                     cost[r.vindex()] += w;

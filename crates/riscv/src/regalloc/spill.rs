@@ -54,7 +54,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
     let mut provenance: Provenance = vec![Vec::new(); mf.blocks.len()];
     let layout = mf.layout.clone();
     for b in layout {
-        let insts = std::mem::take(&mut mf.blocks[b.index()].insts);
+        let insts = std::mem::take(&mut mf.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len());
         let origins = &mut provenance[b.index()];
         for (k, mut inst) in insts.into_iter().enumerate() {
@@ -147,7 +147,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
             }
         }
         debug_assert_eq!(out.len(), origins.len());
-        mf.blocks[b.index()].insts = out;
+        mf.blocks[b].insts = out;
     }
     Ok(provenance)
 }

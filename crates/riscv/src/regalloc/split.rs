@@ -77,11 +77,7 @@ pub fn split_around_loops(mf: &mut MFunction, spilled: &[bool], live: &Liveness)
     if !spilled.iter().any(|&s| s) {
         return Vec::new();
     }
-    let insts: usize = mf
-        .layout
-        .iter()
-        .map(|b| mf.blocks[b.index()].insts.len())
-        .sum();
+    let insts: usize = mf.layout.iter().map(|b| mf.blocks[*b].insts.len()).sum();
     if live.stored() > DENSE * insts.max(1) {
         return Vec::new();
     }
@@ -95,7 +91,7 @@ pub fn split_around_loops(mf: &mut MFunction, spilled: &[bool], live: &Liveness)
     let mut uses: BTreeMap<(usize, u32), Vec<MBlock>> = BTreeMap::new();
     for &b in &mf.layout {
         let innermost = info.innermost(b);
-        for inst in &mf.blocks[b.index()].insts {
+        for inst in &mf.blocks[b].insts {
             inst.for_each_def(|d| {
                 if d.is_virtual() && spilled[d.vindex()] {
                     def_blocks.entry(d.0).or_default().push(b);
@@ -175,11 +171,11 @@ pub fn split_around_loops(mf: &mut MFunction, spilled: &[bool], live: &Liveness)
                 }
                 None => MInst::Mv { rd: new, rs: old },
             };
-            let insts = &mut mf.blocks[pre.index()].insts;
+            let insts = &mut mf.blocks[pre].insts;
             let at = insert_point(insts);
             insts.insert(at, def.clone());
             for &b in &blocks {
-                for inst in &mut mf.blocks[b.index()].insts {
+                for inst in &mut mf.blocks[b].insts {
                     inst.map_regs(|r, is_def| {
                         if !is_def && *r == old {
                             *r = new;
@@ -240,11 +236,9 @@ fn preheader(
         }
     }
     let pre = mf.new_block();
-    mf.blocks[pre.index()]
-        .insts
-        .push(MInst::Jump { target: header });
+    mf.blocks[pre].insts.push(MInst::Jump { target: header });
     for &p in &outside {
-        for i in &mut mf.blocks[p.index()].insts {
+        for i in &mut mf.blocks[p].insts {
             if let Some(t) = i.branch_target_mut() {
                 if *t == header {
                     *t = pre;
@@ -268,7 +262,7 @@ pub fn undo(mf: &mut MFunction, splits: &[Split]) {
     // (an enclosing loop's copy, or the original).
     let mut source: BTreeMap<Reg, Reg> = BTreeMap::new();
     for s in splits {
-        let from = mf.blocks[s.preheader.index()]
+        let from = mf.blocks[s.preheader]
             .insts
             .iter()
             .find_map(|i| match i {
@@ -285,14 +279,14 @@ pub fn undo(mf: &mut MFunction, splits: &[Split]) {
         r
     };
     for s in splits {
-        mf.blocks[s.preheader.index()].insts.retain(|i| {
+        mf.blocks[s.preheader].insts.retain(|i| {
             let mut defines_undone = false;
             i.for_each_def(|d| defines_undone |= undone.contains(&d));
             !defines_undone
         });
     }
     for &b in &mf.layout {
-        for inst in &mut mf.blocks[b.index()].insts {
+        for inst in &mut mf.blocks[b].insts {
             inst.map_regs(|r, is_def| {
                 if !is_def && undone.contains(r) {
                     *r = resolve(*r);

@@ -474,8 +474,8 @@ fn function(
             } else {
                 unplaced.push((b, Vec::new()));
             }
-            if mf.blocks.len() <= b.index() {
-                mf.blocks.resize(b.index() + 1, MBlockData::default());
+            while mf.blocks.len() <= b.index() {
+                mf.new_block();
             }
             current = Some(b);
             continue;
@@ -501,7 +501,7 @@ fn function(
             }
             match unplaced.last_mut() {
                 Some((_, insts)) => insts.push(i),
-                None => mf.blocks[b.index()].insts.push(i),
+                None => mf.blocks[b].insts.push(i),
             }
             continue;
         }
@@ -605,7 +605,7 @@ fn function(
         mf.vreg_remat[v] = Some(i);
     }
     for (b, insts) in unplaced {
-        mf.blocks[b.index()].insts = insts;
+        mf.blocks[b].insts = insts;
     }
     if let Some(n) = nblocks {
         if n < mf.blocks.len() {
@@ -614,7 +614,9 @@ fn function(
                 message: format!("`blocks {n}` but bb{} is defined", mf.blocks.len() - 1),
             });
         }
-        mf.blocks.resize(n, MBlockData::default());
+        while mf.blocks.len() < n {
+            mf.new_block();
+        }
     }
     Ok(mf)
 }

@@ -100,7 +100,7 @@ pub fn print_function(mf: &MFunction) -> String {
     if mf.outgoing_size != 0 {
         let _ = writeln!(s, "  outgoing {}", mf.outgoing_size);
     }
-    for (k, slot) in mf.slots.iter().enumerate() {
+    for (k, slot) in mf.slots.values().enumerate() {
         let _ = match slot {
             SlotKind::Local { size, align } => {
                 writeln!(s, "  slot{k} local {size} align {align}")
@@ -128,7 +128,7 @@ pub fn print_function(mf: &MFunction) -> String {
         }
         order.push((b, true));
     }
-    for (k, data) in mf.blocks.iter().enumerate() {
+    for (k, data) in mf.blocks.values().enumerate() {
         if !placed[k] && !data.insts.is_empty() {
             order.push((MBlock(k as u32), false));
         }
@@ -144,7 +144,7 @@ pub fn print_function(mf: &MFunction) -> String {
         } else {
             let _ = writeln!(s, "bb{} unplaced:", b.0);
         }
-        if let Some(data) = mf.blocks.get(b.index()) {
+        if let Some(data) = mf.blocks.get(b) {
             for i in &data.insts {
                 let _ = writeln!(s, "  {}", print_inst(i));
             }
