@@ -455,6 +455,19 @@ pub struct Intervals {
     pub block_end: Vec<u32>,
 }
 
+/// Adds the range `from..to` to `ranges`, which are collected in decreasing order
+/// (reversed later): merged with the last one when they overlap or touch.
+fn add_range_reversed(ranges: &mut Vec<(u32, u32)>, from: u32, to: u32) {
+    if let Some(last) = ranges.last_mut() {
+        if from <= last.1 && last.0 <= to {
+            last.0 = last.0.min(from);
+            last.1 = last.1.max(to);
+            return;
+        }
+    }
+    ranges.push((from, to));
+}
+
 /// Builds intervals from liveness.
 pub fn build_intervals(mf: &MFunction, live_sets: &Liveness) -> Intervals {
     let width = NUM_PREGS as usize + mf.num_vregs();
@@ -470,15 +483,7 @@ pub fn build_intervals(mf: &MFunction, live_sets: &Liveness) -> Intervals {
     // Ranges are collected in decreasing order, then reversed.
     let mut rev: Vec<Vec<(u32, u32)>> = vec![Vec::new(); width];
     let add = |rev: &mut Vec<Vec<(u32, u32)>>, r: usize, from: u32, to: u32| {
-        let v = &mut rev[r];
-        if let Some(last) = v.last_mut() {
-            if from <= last.1 && last.0 <= to {
-                last.0 = last.0.min(from);
-                last.1 = last.1.max(to);
-                return;
-            }
-        }
-        v.push((from, to));
+        add_range_reversed(&mut rev[r], from, to)
     };
     let mut work = BitSet::new(width);
     let mut touched: Vec<usize> = Vec::new();
@@ -660,15 +665,7 @@ mod tests {
         }
         let mut rev: Vec<Vec<(u32, u32)>> = vec![Vec::new(); width];
         let add = |rev: &mut Vec<Vec<(u32, u32)>>, r: usize, from: u32, to: u32| {
-            let v = &mut rev[r];
-            if let Some(last) = v.last_mut() {
-                if from <= last.1 && last.0 <= to {
-                    last.0 = last.0.min(from);
-                    last.1 = last.1.max(to);
-                    return;
-                }
-            }
-            v.push((from, to));
+            add_range_reversed(&mut rev[r], from, to)
         };
         for &b in mf.layout.iter().rev() {
             let insts = &mf.blocks[b].insts;
