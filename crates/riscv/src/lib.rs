@@ -11,7 +11,8 @@
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
 //! frame                layout, prologue/epilogue, frame slots -> sp offsets
 //! peephole             self-moves, jump threading, unreachable blocks
-//! placement            block order (chains by loop depth), fall-through branches
+//! placement            block order (chains by loop depth), small blocks copied in
+//!                      place of jumps to them (tail_dup), fall-through branches
 //! schedule             list scheduling for the U74's dual-issue pipes (-O1; model
 //!                      in u74)
 //! emit                 text, with branch relaxation; labels in layout order
@@ -49,6 +50,7 @@ pub mod regalloc;
 pub mod schedule;
 pub mod speculate;
 pub mod srcloc;
+pub mod tail_dup;
 #[cfg(test)]
 mod testinsts;
 pub mod text;

@@ -11,7 +11,10 @@
 //! - A jump to the next block in layout order is removed, and `bcc T; j F` with `T`
 //!   next becomes `b!cc F` falling through to `T`.
 //!
-//! With [`Placement::KeepOrder`] (`-fno-reorder-blocks`) only the second step runs,
+//! - In between, a jump to a small block placed elsewhere is replaced by a copy of
+//!   that block ([`crate::tail_dup`]).
+//!
+//! With [`Placement::KeepOrder`] (`-fno-reorder-blocks`) only the last step runs,
 //! on the order instruction selection made.
 
 use crate::mir::{MBlock, MFunction, MInst};
@@ -29,6 +32,7 @@ pub enum Placement {
 pub fn run(mf: &mut MFunction, placement: Placement) {
     if placement == Placement::Chains {
         place_blocks(mf);
+        crate::tail_dup::run(mf);
     }
     fall_through(mf);
 }
