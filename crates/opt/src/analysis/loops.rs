@@ -56,6 +56,13 @@ impl LoopBlocks {
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
+
+    /// The positions, in the reverse post-order the forest was computed from, that
+    /// the loop's blocks lie in (the header's first): its blocks are the blocks at
+    /// these positions that it contains. Empty in a forest without block lists.
+    pub fn rpo_range(&self) -> std::ops::Range<usize> {
+        self.rpo_range.0 as usize..self.rpo_range.1 as usize
+    }
 }
 
 impl Deref for LoopBlocks {

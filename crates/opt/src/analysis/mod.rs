@@ -4,6 +4,7 @@
 pub mod callgraph;
 pub mod control_dep;
 pub mod dataflow;
+pub mod deciders;
 pub mod frontiers;
 pub mod induction;
 pub mod loops;
@@ -15,6 +16,7 @@ pub mod purity;
 
 pub use callgraph::CallGraph;
 pub use control_dep::ControlDependence;
+pub use deciders::Deciders;
 pub use frontiers::{iterated_frontier, DominanceFrontiers};
 pub use induction::{Counter, RotatedLoop};
 pub use loops::{Loop, LoopForest, LoopId};

@@ -13,7 +13,9 @@
 //!   branch passing it (which edge is taken decides the value). A block with anything
 //!   live in it is live, and so are the terminators of the blocks it is control
 //!   dependent on (via post-dominance frontiers): they decide whether it runs. A `br`
-//!   makes only its condition live; arguments count only for live parameters.
+//!   makes only its condition live; arguments count only for live parameters. Each
+//!   deciding branch is found once ([`Deciders`]), without listing the control
+//!   dependences, which are quadratic in the depth of a loop nest.
 //! - **Sweep.** A `br` that is not live decides nothing that matters: it becomes a
 //!   `jump` to its nearest live post-dominator (the blocks in between are dead and
 //!   become unreachable). Dead block parameters go with their arguments on every edge,
@@ -25,7 +27,7 @@
 //! assume side-effect-free loops terminate; loops in the function being optimised
 //! are kept, see the roots above).
 
-use crate::analysis::{ControlDependence, PostDominatorTree, Purity};
+use crate::analysis::{Deciders, PostDominatorTree, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
@@ -57,7 +59,9 @@ enum Item {
 struct Marks<'a> {
     f: &'a Function,
     cfg: &'a ControlFlowGraph,
-    cd: &'a ControlDependence,
+    /// The branches deciding the blocks marked live, each reported once.
+    deciders: Deciders,
+    decided: Vec<Block>,
     inst: SecondaryMap<Inst, bool>,
     param: SecondaryMap<Value, bool>,
     block: SecondaryMap<Block, bool>,
@@ -122,11 +126,14 @@ impl Marks<'_> {
                     }
                 }
                 Item::Block(b) => {
-                    for &x in self.cd.deps(b) {
+                    let mut decided = std::mem::take(&mut self.decided);
+                    self.deciders.take(b, &mut decided);
+                    for x in decided.drain(..) {
                         if let Some(t) = f.terminator(x) {
                             self.inst(t);
                         }
                     }
+                    self.decided = decided;
                 }
             }
         }
@@ -174,13 +181,14 @@ pub fn run(f: &mut Function, purity: &Purity) -> bool {
     let mut changed = remove_unreachable_blocks(f);
     let cfg = ControlFlowGraph::compute(f);
     let pdt = PostDominatorTree::compute(f, &cfg);
-    let cd = ControlDependence::compute(&cfg, &pdt);
+    let deciders = Deciders::new(&cfg, &pdt);
 
     let (redirects, live_inst, live_param) = {
         let mut marks = Marks {
             f,
             cfg: &cfg,
-            cd: &cd,
+            deciders,
+            decided: Vec::new(),
             inst: SecondaryMap::new(),
             param: SecondaryMap::new(),
             block: SecondaryMap::new(),

@@ -31,15 +31,19 @@
 //!   column.
 //!
 //! The loops come from [`super::looprotate`] and have preheaders from
-//! [`super::licm`]; loops of another shape are left alone.
+//! [`super::licm`]; loops of another shape are left alone. Each loop's blocks
+//! holding `gep`s are found through an index ([`gep_blocks`]), not by scanning
+//! every block of its inner loops.
 
 mod affine;
+mod gep_blocks;
 mod gep_reassoc;
 mod recurrence;
 
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use affine::{LoopCounter, Ranges};
+use gep_blocks::GepBlocks;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, BlockCall, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
@@ -72,9 +76,10 @@ pub fn run(f: &mut Function) -> usize {
     // Adding header parameters (appended after the counters) and instructions changes
     // no edge and no counter, so the analyses and the intervals stay valid.
     let ranges = Ranges::new(f, &cfg, &loops);
+    let mut geps = GepBlocks::new(f, &cfg);
     let mut rewritten = 0;
     for id in ids {
-        rewritten += reduce_loop(f, &cfg, &dt, &loops, &ranges, id);
+        rewritten += reduce_loop(f, &cfg, &dt, &loops, &ranges, &mut geps, id);
     }
     rewritten
 }
@@ -89,6 +94,7 @@ fn reduce_loop(
     dt: &DominatorTree,
     loops: &LoopForest,
     ranges: &Ranges,
+    geps: &mut GepBlocks,
     id: LoopId,
 ) -> usize {
     let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
@@ -98,7 +104,7 @@ fn reduce_loop(
         return 0;
     };
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
-    let blocks = loops.get(id).blocks.to_vec();
+    let blocks = geps.of_loop(loops, id);
     let mut rewritten = gep_reassoc::reassociate(f, ranges, &blocks, s.preheader, &in_loop);
     // The geps to rewrite, grouped, with the constant offset (in units of the stride)
     // of each.
@@ -106,7 +112,7 @@ fn reduce_loop(
     // Geps whose index only advances by an invariant amount (modulo 2^32).
     let mut recurrent: Vec<Inst> = Vec::new();
     let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
-    for &b in &loops.get(id).blocks {
+    for &b in &blocks {
         for i in f.layout.block_insts(b) {
             let InstKind::Gep {
                 base,
@@ -198,6 +204,12 @@ fn reduce_loop(
         f.replace_all_uses(r, p);
         f.remove_inst(g);
         rewritten += 1;
+    }
+    if rewritten > 0 {
+        // New geps went to the preheader, the latch, or next to the geps they
+        // replace.
+        geps.add(s.preheader);
+        geps.add(s.latch);
     }
     rewritten
 }
