@@ -53,6 +53,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::loopsplit::LoopSplit,
     &passes::reassoc::Reassociate,
     &passes::linearize::Linearize,
+    &passes::balance::Balance,
     &passes::lftr::Lftr,
     &passes::condprop::CondProp,
     &passes::jumpthread::JumpThread,
@@ -165,7 +166,8 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// iterations only count is left early, before strength reduction looks at it),
 /// `predcom` on the pointer induction variables strength
 /// reduction made, `closedform` on the loops that are left single blocks, and
-/// `localconst` at the end, when the stores of a table are constants in one block.
+/// `localconst` at the end, when the stores of a table are constants in one block,
+/// and `balance` last of all, once nothing canonicalises sums into chains again.
 pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
     match opt_level {
         0 => vec![],
@@ -249,6 +251,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "globaldce",
             "sink",
             "postinc",
+            "balance",
         ],
     }
 }

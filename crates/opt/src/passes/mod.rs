@@ -4,6 +4,7 @@
 //! struct implementing [`Pass`](crate::Pass) for the registry.
 
 pub mod affine;
+pub mod balance;
 pub mod cgvn;
 pub mod closedform;
 pub mod condprop;
