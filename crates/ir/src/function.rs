@@ -5,11 +5,15 @@
 //! Constants and global addresses are values too, interned per function
 //! ([`Function::iconst`], [`Function::fconst`], [`Function::global_addr`]); they have no
 //! position, dominate everything, and keep no user list (they are never replaced).
+//!
+//! Long user lists are indexed by position ([`crate::user_index`]), so removing
+//! one operand's entry does not scan the list.
 
 use crate::entities::{Block, GlobalId, Inst, Value};
 use crate::inst::{BlockCall, InstKind};
 use crate::layout::Layout;
 use crate::types::Type;
+use crate::user_index::UserIndex;
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use rustc_hash::FxHashMap;
 
@@ -90,6 +94,8 @@ pub struct Function {
     /// copy instructions (inlining, unrolling, loop copies) copy it; instructions a
     /// pass makes from scratch have none. Nothing else reads it.
     src_locs: SecondaryMap<Inst, u32>,
+    /// Positions in the long user lists.
+    user_index: UserIndex,
 }
 
 impl Function {
@@ -106,6 +112,7 @@ impl Function {
             fconsts: FxHashMap::default(),
             globals: FxHashMap::default(),
             src_locs: SecondaryMap::new(),
+            user_index: UserIndex::default(),
         }
     }
 
@@ -437,6 +444,7 @@ impl Function {
             return;
         }
         let mut users = std::mem::take(&mut self.values[old].users);
+        self.user_index.forget(old);
         users.sort_unstable();
         users.dedup();
         for inst in users {
@@ -457,14 +465,13 @@ impl Function {
         let data = &mut self.values[v];
         if !data.def.is_constant() {
             data.users.push(inst);
+            self.user_index.pushed(v, inst, data.users.len());
         }
     }
 
     fn remove_use(&mut self, v: Value, inst: Inst) {
-        let users = &mut self.values[v].users;
-        if let Some(pos) = users.iter().rposition(|&u| u == inst) {
-            users.swap_remove(pos);
-        }
+        self.user_index
+            .remove_last(v, &mut self.values[v].users, inst);
     }
 
     /// Appends a new instruction at the end of `block`, returning it.

@@ -16,6 +16,7 @@ pub mod layout;
 pub mod module;
 pub mod text;
 pub mod types;
+mod user_index;
 pub mod verifier;
 
 pub use builder::FuncBuilder;

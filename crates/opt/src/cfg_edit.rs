@@ -1,7 +1,9 @@
-//! Control-flow editing helpers shared by the passes.
+//! Control-flow editing helpers shared by the passes. Unreachable blocks are found
+//! by a depth-first search along successors ([`reachable_blocks`]).
 
+#[cfg(doc)]
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, Function, Inst, InstKind, Value};
+use ir::{Block, Function, Inst, InstKind, SecondaryMap, Value};
 
 /// Removes the blocks not reachable from the entry, with their instructions and the
 /// arguments their branches passed. Returns whether any block was removed.
@@ -13,11 +15,7 @@ pub fn remove_unreachable_blocks(f: &mut Function) -> bool {
     if f.is_declaration() {
         return false;
     }
-    let cfg = ControlFlowGraph::compute(f);
-    let mut reachable = f.block_map::<bool>();
-    for &b in cfg.rpo() {
-        reachable[b] = true;
-    }
+    let reachable = reachable_blocks(f);
     let dead: Vec<Block> = f.layout.blocks().filter(|&b| !reachable[b]).collect();
     if dead.is_empty() {
         return false;
@@ -34,6 +32,24 @@ pub fn remove_unreachable_blocks(f: &mut Function) -> bool {
     true
 }
 
+/// The blocks reachable from the entry: a depth-first search along successors,
+/// without the predecessor lists and order a full [`ControlFlowGraph`] builds.
+pub fn reachable_blocks(f: &Function) -> SecondaryMap<Block, bool> {
+    let mut reachable = f.block_map::<bool>();
+    let entry = f.entry_block();
+    reachable[entry] = true;
+    let mut stack = vec![entry];
+    while let Some(b) = stack.pop() {
+        for s in f.successors(b) {
+            if !reachable[s] {
+                reachable[s] = true;
+                stack.push(s);
+            }
+        }
+    }
+    reachable
+}
+
 /// The edge from `from` to `to` when `from`'s terminator has exactly one target
 /// `to`: which target it is, and the arguments it passes. (Two edges between the
 /// same blocks carry different facts and arguments; callers asking about "the"
@@ -44,5 +60,44 @@ pub fn single_edge(f: &Function, from: Block, to: Block) -> Option<(usize, &[Val
     match (to_b.next(), to_b.next()) {
         (Some((which, call)), None) => Some((which, &call.args[..])),
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testcfg::{cfg_func, CYTRON_FIG5};
+    use ir::analysis::ControlFlowGraph;
+
+    /// The search finds the blocks of the CFG's reverse post-order, on the paper
+    /// figure and on random graphs with unreachable parts.
+    #[test]
+    fn reachable_blocks_are_those_of_the_reverse_post_order() {
+        let mut graphs = vec![(14, CYTRON_FIG5.to_vec())];
+        let mut state = 7u64;
+        let mut next = |m: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m
+        };
+        for _ in 0..200 {
+            let n = 2 + next(30);
+            let mut edges = Vec::new();
+            for b in 0..n {
+                for _ in 0..next(3) {
+                    edges.push((b, next(n)));
+                }
+            }
+            graphs.push((n, edges));
+        }
+        for (n, edges) in graphs {
+            let (f, blocks) = cfg_func(n, &edges);
+            let cfg = ControlFlowGraph::compute(&f);
+            let reachable = reachable_blocks(&f);
+            for &b in &blocks {
+                assert_eq!(reachable[b], cfg.rpo().contains(&b), "{b} in {edges:?}");
+            }
+        }
     }
 }

@@ -76,7 +76,7 @@ pub fn run(mf: &mut MFunction) -> usize {
         let [pre] = outside[..] else {
             continue;
         };
-        if mf.succs(pre) != [header] {
+        if mf.succs(pre)[..] != [header] {
             continue;
         }
         let invariant = |r: Reg| {

@@ -426,7 +426,7 @@ fn preheader(
     header: MBlock,
     parent: Option<usize>,
 ) -> MBlock {
-    if outside.len() == 1 && mf.succs(outside[0]) == vec![header] {
+    if outside.len() == 1 && mf.succs(outside[0])[..] == [header] {
         return outside[0];
     }
     let pre = mf.new_block();

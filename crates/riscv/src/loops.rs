@@ -11,9 +11,16 @@
 //! Membership is not a bit vector per loop (quadratic in a deep nest) but the
 //! innermost loop of each block plus an interval numbering of the forest:
 //! `contains` takes constant time.
+//!
+//! The machine CFG's edge lists ([`Edges`]) hold their first two entries inline,
+//! so the analysis allocates nothing per block.
 
 use crate::mir::{MBlock, MFunction};
 use ir::analysis::{natural_loops, DomTree, Graph};
+use smallvec::SmallVec;
+
+/// One block's predecessors or successors: the first two inline.
+pub type Edges = SmallVec<[MBlock; 2]>;
 
 const NONE: u32 = u32::MAX;
 
@@ -35,7 +42,7 @@ pub struct LoopInfo {
     /// unreachable blocks).
     pub depth: Vec<u32>,
     /// Predecessors of every block (by block number).
-    pub preds: Vec<Vec<MBlock>>,
+    pub preds: Vec<Edges>,
     /// The innermost loop containing each block (by block number; `NONE` when
     /// none does).
     innermost: Vec<u32>,
@@ -106,8 +113,8 @@ pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
 
 /// The CFG of a machine function, as the IR's analyses see graphs.
 struct MachineCfg {
-    preds: Vec<Vec<MBlock>>,
-    succs: Vec<Vec<MBlock>>,
+    preds: Vec<Edges>,
+    succs: Vec<Edges>,
     /// Reachable blocks in reverse post-order.
     rpo: Vec<MBlock>,
 }
@@ -128,8 +135,8 @@ impl Graph for MachineCfg {
 impl MachineCfg {
     fn compute(mf: &MFunction, entry: MBlock) -> Self {
         let n = mf.blocks.len();
-        let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
-        let mut preds: Vec<Vec<MBlock>> = vec![Vec::new(); n];
+        let succs: Vec<Edges> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
+        let mut preds: Vec<Edges> = vec![Edges::new(); n];
         for (b, ss) in succs.iter().enumerate() {
             for s in ss {
                 preds[s.index()].push(MBlock(b as u32));
@@ -269,7 +276,7 @@ mod tests {
     /// edge's source without passing the header, as one bit vector each.
     fn reference(mf: &MFunction) -> Vec<(MBlock, Vec<bool>)> {
         let n = mf.blocks.len();
-        let succs: Vec<Vec<MBlock>> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
+        let succs: Vec<Edges> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
         let entry = mf.layout[0].index();
         let reach_avoiding = |from: usize, avoid: usize| {
             let mut seen = vec![false; n];

@@ -861,8 +861,8 @@ impl MFunction {
     }
 
     /// Successors of a block, from its branches, in order, without duplicates.
-    pub fn succs(&self, b: MBlock) -> Vec<MBlock> {
-        let mut v = Vec::new();
+    pub fn succs(&self, b: MBlock) -> smallvec::SmallVec<[MBlock; 2]> {
+        let mut v = smallvec::SmallVec::new();
         for i in &self.blocks[b].insts {
             if let Some(t) = i.branch_target() {
                 if !v.contains(&t) {

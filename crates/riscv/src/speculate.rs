@@ -83,7 +83,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
             continue;
         };
         let (t, f) = (*t, *f);
-        let stays = |s: MBlock| info.depth[s.index()] == depth && info.preds[s.index()] == [b];
+        let stays = |s: MBlock| info.depth[s.index()] == depth && info.preds[s.index()][..] == [b];
         let leaves = |s: MBlock| info.depth[s.index()] < depth;
         let s = if stays(f) && leaves(t) {
             f

@@ -1,16 +1,25 @@
 //! Control-flow graph: predecessors and successors of every block in the layout, and a
 //! reverse post-order from the entry (which visits only reachable blocks).
+//!
+//! Each block's lists hold their first two edges inline ([`EdgeList`]): a block has
+//! at most two successors and most blocks at most two predecessors, so computing
+//! the graph allocates nothing per block (a heap list per block made the
+//! allocator's share of compile time grow with the size of the function).
 
 use crate::entities::Block;
 use crate::function::Function;
 use cranelift_entity::SecondaryMap;
+use smallvec::SmallVec;
+
+/// One block's predecessors or successors: the first two inline.
+type EdgeList = SmallVec<[Block; 2]>;
 
 /// Predecessor and successor lists. A block that both arms of a `br` reach lists the
 /// other block twice in its predecessors (once per edge) and vice versa.
 #[derive(Clone, Debug, Default)]
 pub struct ControlFlowGraph {
-    preds: SecondaryMap<Block, Vec<Block>>,
-    succs: SecondaryMap<Block, Vec<Block>>,
+    preds: SecondaryMap<Block, EdgeList>,
+    succs: SecondaryMap<Block, EdgeList>,
     /// Reachable blocks in reverse post-order.
     rpo: Vec<Block>,
     /// Whether edges changed (by [`Self::update_edges_of`]) since `rpo` was computed.

@@ -5,12 +5,16 @@
 //!
 //! The tree is computed over any [`Graph`]: the IR's [`ControlFlowGraph`]
 //! ([`DominatorTree`]) and the back end's machine CFG use the same code.
+//!
+//! Each node's children list holds its first two children inline, so building the
+//! tree allocates nothing for most nodes.
 
 use super::cfg::ControlFlowGraph;
 use super::graph::Graph;
 use crate::entities::Block;
 use crate::function::Function;
 use cranelift_entity::{EntityRef, SecondaryMap};
+use smallvec::SmallVec;
 
 /// Immediate dominators, tree children, and RPO numbers for O(1) order queries,
 /// over the nodes `N` of some [`Graph`].
@@ -19,7 +23,7 @@ pub struct DomTree<N: EntityRef> {
     idom: SecondaryMap<N, Option<N>>,
     /// RPO index + 1 (0 means unreachable).
     rpo_num: SecondaryMap<N, u32>,
-    children: SecondaryMap<N, Vec<N>>,
+    children: SecondaryMap<N, SmallVec<[N; 2]>>,
     /// Pre-order and post-order numbers of the dominator tree, for O(1) `dominates`.
     pre: SecondaryMap<N, u32>,
     post: SecondaryMap<N, u32>,
@@ -54,14 +58,12 @@ impl<N: EntityRef> DomTree<N> {
     /// Computes the dominator tree of graph `g`.
     pub fn of_graph<G: Graph<Node = N>>(g: &G) -> Self {
         let rpo = g.rpo().to_vec();
-        let mut dt = DomTree {
-            rpo: rpo.clone(),
-            ..Default::default()
-        };
+        let mut dt = DomTree::default();
         for (i, &b) in rpo.iter().enumerate() {
             dt.rpo_num[b] = i as u32 + 1;
         }
         let Some(&entry) = rpo.first() else {
+            dt.rpo = rpo;
             return dt;
         };
         dt.idom[entry] = Some(entry);
@@ -85,6 +87,7 @@ impl<N: EntityRef> DomTree<N> {
             }
         }
         dt.number_tree(entry);
+        dt.rpo = rpo;
         dt
     }
 
@@ -118,7 +121,7 @@ impl<N: EntityRef> DomTree<N> {
         // Pre- and post-order numbers of the tree, by RPO index.
         let n = rpo.len();
         let index = |b: N| self.rpo_num[b] as usize - 1;
-        let mut children: Vec<Vec<u32>> = vec![Vec::new(); n];
+        let mut children: Vec<SmallVec<[u32; 2]>> = vec![SmallVec::new(); n];
         for (i, &b) in rpo.iter().enumerate().skip(1) {
             match self.idom[b] {
                 Some(d) => children[index(d)].push(i as u32),

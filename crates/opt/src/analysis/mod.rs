@@ -13,6 +13,7 @@ pub mod param_disjoint;
 pub mod param_targets;
 pub mod postdom;
 pub mod purity;
+mod purity_summary;
 
 pub use callgraph::CallGraph;
 pub use control_dep::ControlDependence;

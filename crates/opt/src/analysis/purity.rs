@@ -20,7 +20,7 @@
 
 use std::collections::VecDeque;
 
-use super::CallGraph;
+use super::purity_summary::Summary;
 use ir::{FuncId, Function, InstKind, Module, SecondaryMap, Value, ValueDef};
 
 /// What calling a function may do.
@@ -62,16 +62,6 @@ impl Effects {
     /// Whether the result may depend on memory contents.
     pub fn reads_memory(self) -> bool {
         self.reads_global || self.reads_args
-    }
-
-    fn union(self, o: Effects) -> Effects {
-        Effects {
-            reads_global: self.reads_global || o.reads_global,
-            writes_global: self.writes_global || o.writes_global,
-            reads_args: self.reads_args || o.reads_args,
-            writes_args: self.writes_args || o.writes_args,
-            io: self.io || o.io,
-        }
     }
 }
 
@@ -154,33 +144,35 @@ pub struct Purity {
 }
 
 impl Purity {
-    /// Computes the summaries to a fixed point: a work list seeded with every
-    /// function callees first, a function's callers requeued when its summary
-    /// grows. Each summary only grows (a union of finitely many flags), so every
-    /// function is recomputed a bounded number of times: linear in the module,
-    /// where sweeping all functions until nothing changes was quadratic on a
-    /// chain of calls listed callers first.
+    /// Computes the summaries to a fixed point. Each body is walked once into a
+    /// [`Summary`] (its own accesses, and per callee what the pointers it passes
+    /// point into); a work list seeded with every function in id order (SysY calls
+    /// only functions defined earlier, or itself) reevaluates a summary against
+    /// its callees' and requeues the callers when it grows. Each summary only
+    /// grows (a union of finitely many flags), so the work is linear in the number
+    /// of calls.
     pub fn compute(m: &Module) -> Purity {
         let mut p = Purity::default();
+        let mut summaries: SecondaryMap<FuncId, Summary> = SecondaryMap::new();
+        let mut callers: SecondaryMap<FuncId, Vec<FuncId>> = SecondaryMap::new();
+        let mut work: VecDeque<FuncId> = VecDeque::new();
+        let mut queued: SecondaryMap<FuncId, bool> = SecondaryMap::new();
         for (id, f) in m.funcs.iter() {
             if f.is_declaration() {
                 p.effects[id] = runtime_effects(&f.name).unwrap_or(Effects::ALL);
+                continue;
             }
-        }
-        let graph = CallGraph::of(m);
-        let callers = graph.callers();
-        let mut work: VecDeque<FuncId> = graph
-            .post_order()
-            .into_iter()
-            .filter(|&id| !m.funcs[id].is_declaration())
-            .collect();
-        let mut queued: SecondaryMap<FuncId, bool> = SecondaryMap::new();
-        for &id in &work {
+            let s = Summary::of(f);
+            for &(c, _) in &s.calls {
+                callers[c].push(id);
+            }
+            summaries[id] = s;
+            work.push_back(id);
             queued[id] = true;
         }
         while let Some(id) = work.pop_front() {
             queued[id] = false;
-            let e = p.local_effects(&m.funcs[id]);
+            let e = summaries[id].effects(|c| p.effects[c]);
             if e != p.effects[id] {
                 p.effects[id] = e;
                 for &c in &callers[id] {
@@ -197,68 +189,6 @@ impl Purity {
     /// The summary of function `f`.
     pub fn effects(&self, f: FuncId) -> Effects {
         self.effects[f]
-    }
-
-    /// The effects of one body, given the current summaries of its callees.
-    fn local_effects(&self, f: &Function) -> Effects {
-        let mut e = Effects::default();
-        let access = |e: &mut Effects, ptr: Value, write: bool| match pointer_base(f, ptr) {
-            PointerBase::Local(_) => {}
-            PointerBase::Global => {
-                if write {
-                    e.writes_global = true
-                } else {
-                    e.reads_global = true
-                }
-            }
-            PointerBase::Param => {
-                if write {
-                    e.writes_args = true
-                } else {
-                    e.reads_args = true
-                }
-            }
-            PointerBase::Unknown => {
-                if write {
-                    e.writes_global = true;
-                    e.writes_args = true;
-                } else {
-                    e.reads_global = true;
-                    e.reads_args = true;
-                }
-            }
-        };
-        for b in f.layout.blocks() {
-            for i in f.layout.block_insts(b) {
-                match f.kind(i) {
-                    InstKind::Load { ptr, .. } => access(&mut e, *ptr, false),
-                    InstKind::Store { ptr, .. } => access(&mut e, *ptr, true),
-                    InstKind::Call { callee, args } => {
-                        let c = self.effects[*callee];
-                        e = e.union(Effects {
-                            reads_global: c.reads_global,
-                            writes_global: c.writes_global,
-                            io: c.io,
-                            ..Effects::default()
-                        });
-                        if c.reads_args || c.writes_args {
-                            for &a in args {
-                                if f.value_type(a) == ir::Type::Ptr {
-                                    if c.reads_args {
-                                        access(&mut e, a, false);
-                                    }
-                                    if c.writes_args {
-                                        access(&mut e, a, true);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-        }
-        e
     }
 }
 

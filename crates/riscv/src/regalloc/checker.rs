@@ -575,7 +575,9 @@ pub fn check(
     let n = after.blocks.len();
     let mut entry_state: Vec<Option<State>> = vec![None; n];
     entry_state[entry.index()] = Some(State::entry(after.slots.len()));
-    let succs: Vec<Vec<MBlock>> = (0..n).map(|b| after.succs(MBlock(b as u32))).collect();
+    let succs: Vec<Vec<MBlock>> = (0..n)
+        .map(|b| after.succs(MBlock(b as u32)).to_vec())
+        .collect();
     let mut queued = vec![false; n];
     let mut work = VecDeque::from([entry]);
     queued[entry.index()] = true;

@@ -231,7 +231,7 @@ fn preheader(
         .filter(|&p| !info.contains(l, p))
         .collect();
     if let [p] = outside[..] {
-        if mf.succs(p) == [header] {
+        if mf.succs(p)[..] == [header] {
             return p;
         }
     }

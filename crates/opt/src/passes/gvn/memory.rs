@@ -14,9 +14,15 @@
 //! predecessors backwards from the block until the dominator (the region is the set
 //! of blocks on such paths, the block itself included when it lies on a cycle that
 //! avoids the dominator); a region larger than a limit counts as writing everything.
+//!
+//! A region holds every block of each loop that contains a predecessor of the block
+//! but not the dominator (the walk reaches the loop's header and, through its back
+//! edges, all of its body), so when such a loop is larger than the limit the answer
+//! is known without walking: in a deep nest, every header and exit below a large
+//! loop would otherwise walk the limit's worth of blocks.
 
 use super::expr::call_writes_memory;
-use crate::analysis::Purity;
+use crate::analysis::{LoopForest, Purity};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, InstKind, SecondaryMap, Value, ValueDef};
 
@@ -93,7 +99,7 @@ pub(crate) fn block_clobbers(f: &Function, purity: &Purity) -> SecondaryMap<Bloc
 }
 
 /// Largest region (in blocks) examined before assuming everything is written.
-const REGION_LIMIT: usize = 512;
+pub(crate) const REGION_LIMIT: usize = 512;
 
 /// Reusable state of the backward walks of [`RegionWalker::region_clobbers`].
 pub(crate) struct RegionWalker {
@@ -112,17 +118,30 @@ impl RegionWalker {
     }
 
     /// What the paths from the end of `idom` (the immediate dominator of `b`) to the
-    /// start of `b` may write.
+    /// start of `b` may write. `loops`, the loops of the same CFG (wanted only when
+    /// it has more blocks than the limit), answers for regions holding a loop larger
+    /// than the limit without the walk.
     pub(crate) fn region_clobbers(
         &mut self,
         cfg: &ControlFlowGraph,
         dt: &DominatorTree,
+        loops: Option<&LoopForest>,
         clobbers: &SecondaryMap<Block, Clobbers>,
         b: Block,
         idom: Block,
     ) -> Clobbers {
-        self.current += 1;
         let mut out = Clobbers::default();
+        if let Some(lf) = loops {
+            let large_loop_below = cfg.preds(b).iter().any(|&p| {
+                lf.innermost(p)
+                    .is_some_and(|l| lf.get(l).blocks.len() > REGION_LIMIT && !lf.contains(l, idom))
+            });
+            if large_loop_below {
+                out.all = true;
+                return out;
+            }
+        }
+        self.current += 1;
         self.stack.clear();
         self.stack.extend(cfg.preds(b).iter().copied());
         let mut seen = 0usize;
@@ -141,5 +160,87 @@ impl RegionWalker {
             self.stack.extend(cfg.preds(x).iter().copied());
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::testcfg::cfg_func;
+
+    /// A nest of `depth` loops: header `1 + 2k` enters the next loop or skips to
+    /// its latch `2 + 2k`, which goes back to the header or on to the latch of the
+    /// loop around it (the outermost latch to the exit, the last block).
+    fn nest(depth: usize) -> (usize, Vec<(usize, usize)>) {
+        let (h, x) = (|k: usize| 1 + 2 * k, |k: usize| 2 + 2 * k);
+        let exit = 1 + 2 * depth;
+        let mut edges = vec![(0, h(0))];
+        for k in 0..depth {
+            if k + 1 < depth {
+                edges.push((h(k), h(k + 1)));
+            }
+            edges.push((h(k), x(k)));
+            edges.push((x(k), h(k)));
+            edges.push((x(k), if k == 0 { exit } else { x(k - 1) }));
+        }
+        (exit + 1, edges)
+    }
+
+    /// A random graph of `n` blocks: a spine keeps most blocks reachable, and
+    /// every block gets up to one more edge anywhere (back edges make loops).
+    fn random(n: usize, seed: u64) -> Vec<(usize, usize)> {
+        let mut state = seed;
+        let mut next = |m: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m
+        };
+        let mut edges = Vec::new();
+        for b in 0..n - 1 {
+            edges.push((b, b + 1));
+            if next(3) > 0 {
+                let t = next(n);
+                if t != b + 1 {
+                    edges.push((b, t));
+                }
+            }
+        }
+        edges
+    }
+
+    /// The answers with the loops equal the walk's for every block, and the
+    /// shortcut is taken at least `min_shortcuts` times.
+    fn check(n: usize, edges: &[(usize, usize)], min_shortcuts: usize) {
+        let (f, blocks) = cfg_func(n, edges);
+        let cfg = ControlFlowGraph::compute(&f);
+        let dt = DominatorTree::compute(&f, &cfg);
+        let lf = LoopForest::compute(&f, &cfg, &dt);
+        let clobbers: SecondaryMap<Block, Clobbers> = f.block_map();
+        let (mut plain, mut with_loops) = (RegionWalker::new(), RegionWalker::new());
+        let mut shortcuts = 0;
+        for &b in &blocks {
+            let Some(d) = dt.idom(b) else { continue };
+            let walked = plain.region_clobbers(&cfg, &dt, None, &clobbers, b, d);
+            let before = with_loops.current;
+            let fast = with_loops.region_clobbers(&cfg, &dt, Some(&lf), &clobbers, b, d);
+            assert_eq!(walked, fast, "block {b}");
+            shortcuts += usize::from(with_loops.current == before);
+        }
+        assert!(shortcuts >= min_shortcuts, "{shortcuts} shortcuts");
+    }
+
+    #[test]
+    fn loops_answer_as_the_walk_does_in_a_deep_nest() {
+        let (n, edges) = nest(400);
+        // Loops 0..144 have more than 512 blocks: their inner headers and latches.
+        check(n, &edges, 200);
+    }
+
+    #[test]
+    fn loops_answer_as_the_walk_does_on_random_graphs() {
+        for seed in 0..20 {
+            check(700, &random(700, seed), 0);
+        }
     }
 }

@@ -31,13 +31,13 @@ pub(crate) mod memory;
 #[cfg(test)]
 mod tests;
 
-use crate::analysis::Purity;
+use crate::analysis::{LoopForest, Purity};
 use crate::fold::Const;
 use crate::pipeline::Pass;
 use expr::{call_writes_memory, normalise, pure_op, Opcode};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Inst, InstKind, Module, Type, Value};
-use memory::{block_clobbers, memory_base, Clobbers, RegionWalker};
+use memory::{block_clobbers, memory_base, Clobbers, RegionWalker, REGION_LIMIT};
 use rustc_hash::FxHashMap;
 
 /// The hash-based GVN pass.
@@ -192,6 +192,8 @@ pub fn run(f: &mut Function, purity: &Purity) -> GvnStats {
     let dt = DominatorTree::compute(f, &cfg);
     let clobbers = block_clobbers(f, purity);
     let mut walker = RegionWalker::new();
+    // Only a CFG larger than the region limit has regions the loops can answer for.
+    let loops = (cfg.rpo().len() > REGION_LIMIT).then(|| LoopForest::compute(f, &cfg, &dt));
     let mut scope = Scope {
         table: FxHashMap::default(),
         gens: FxHashMap::default(),
@@ -214,7 +216,7 @@ pub fn run(f: &mut Function, purity: &Purity) -> GvnStats {
                 match dt.idom(b) {
                     None => scope.clobber_all(),
                     Some(d) => {
-                        let c = walker.region_clobbers(&cfg, &dt, &clobbers, b, d);
+                        let c = walker.region_clobbers(&cfg, &dt, loops.as_ref(), &clobbers, b, d);
                         if !c.is_empty() {
                             scope.clobber(&c);
                         }
