@@ -131,18 +131,21 @@ fn save_op(r: Reg) -> MemOp {
 }
 
 /// An `sp`-relative access at any offset, using `tmp` (which the access itself does
-/// not need) for large offsets.
-fn sp_access(load: bool, op: MemOp, r: Reg, off: i64, tmp: Reg, out: &mut Vec<MInst>) {
+/// not need) for large offsets; `region` is the access's alias region.
+fn sp_access(load: bool, op: MemOp, r: Reg, at: (i64, u32), tmp: Reg, out: &mut Vec<MInst>) {
+    let (off, region) = at;
     let addr = if fits_imm12(off) {
         Addr {
             base: Base::Reg(SP),
             off,
+            region,
         }
     } else {
         sp_plus(tmp, off, out);
         Addr {
             base: Base::Reg(tmp),
             off: 0,
+            region,
         }
     };
     out.push(if load {
@@ -195,10 +198,7 @@ fn save_area_access(load: bool, fr: &Frame, out: &mut Vec<MInst>) {
     for &(r, off) in &fr.saves {
         match base {
             Some(k) => {
-                let addr = Addr {
-                    base: Base::Reg(T0),
-                    off: off - k,
-                };
+                let addr = Addr::new(Base::Reg(T0), off - k);
                 out.push(if load {
                     MInst::Load {
                         op: save_op(r),
@@ -213,7 +213,7 @@ fn save_area_access(load: bool, fr: &Frame, out: &mut Vec<MInst>) {
                     }
                 });
             }
-            None => sp_access(load, save_op(r), r, off, T0, out),
+            None => sp_access(load, save_op(r), r, (off, Addr::ANY_REGION), T0, out),
         }
     }
 }
@@ -267,10 +267,7 @@ impl BaseCache {
                 k
             }
         };
-        Addr {
-            base: Base::Reg(T6),
-            off: total - k,
-        }
+        Addr::new(Base::Reg(T6), total - k)
     }
 }
 
@@ -370,10 +367,12 @@ fn lower_inst(fr: &Frame, inst: MInst, out: &mut Vec<MInst>) -> Result<(), Backe
         MInst::Load {
             op,
             rd,
-            addr: Addr {
-                base: Base::Slot(s),
-                off,
-            },
+            addr:
+                Addr {
+                    base: Base::Slot(s),
+                    off,
+                    region,
+                },
         } => {
             let total = fr.slot_off[s.0 as usize] + off;
             let tmp = if op.class() == RegClass::Int {
@@ -381,19 +380,21 @@ fn lower_inst(fr: &Frame, inst: MInst, out: &mut Vec<MInst>) -> Result<(), Backe
             } else {
                 free_scratch(&inst)?
             };
-            sp_access(true, op, rd, total, tmp, out);
+            sp_access(true, op, rd, (total, region), tmp, out);
         }
         MInst::Store {
             op,
             src,
-            addr: Addr {
-                base: Base::Slot(s),
-                off,
-            },
+            addr:
+                Addr {
+                    base: Base::Slot(s),
+                    off,
+                    region,
+                },
         } => {
             let total = fr.slot_off[s.0 as usize] + off;
             let tmp = free_scratch(&inst)?;
-            sp_access(false, op, src, total, tmp, out);
+            sp_access(false, op, src, (total, region), tmp, out);
         }
         other => out.push(other),
     }
@@ -460,10 +461,7 @@ mod tests {
         let load = |rd, slot| MInst::Load {
             op: MemOp::W,
             rd,
-            addr: Addr {
-                base: Base::Slot(slot),
-                off: 0,
-            },
+            addr: Addr::new(Base::Slot(slot), 0),
         };
         let add = MInst::Alu {
             op: AluOp::Add,
@@ -484,10 +482,7 @@ mod tests {
         assert!(!fits_imm12(ox) && oy == ox + 8);
         let k = ox - ox.rem_euclid(2048);
         lower_frame(&mut mf, &fr).unwrap();
-        let at = |base, off| Addr {
-            base: Base::Reg(base),
-            off,
-        };
+        let at = |base, off| Addr::new(Base::Reg(base), off);
         let lw = |rd, addr| MInst::Load {
             op: MemOp::W,
             rd,

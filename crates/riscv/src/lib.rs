@@ -228,6 +228,24 @@ pub fn function_symbols(m: &Module) -> Vec<String> {
         .collect()
 }
 
+/// What the selection of every function needs to know about its module, computed
+/// once per module: the symbols of the functions and the alias regions of the
+/// loads and stores (which accesses the schedulers may reorder).
+pub struct ModuleFacts {
+    /// [`function_symbols`].
+    pub names: Vec<String>,
+    pub regions: opt::analysis::AliasRegions,
+}
+
+impl ModuleFacts {
+    pub fn of(m: &Module) -> ModuleFacts {
+        ModuleFacts {
+            names: function_symbols(m),
+            regions: opt::analysis::AliasRegions::compute(m),
+        }
+    }
+}
+
 /// Wall time of each back-end stage summed over a module's functions, with the
 /// machine instructions after it (`--time-passes`).
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -268,21 +286,21 @@ fn mir_insts(mf: &mir::MFunction) -> usize {
 pub fn compile_function(
     m: &Module,
     fid: ir::FuncId,
-    names: &[String],
+    facts: &ModuleFacts,
     opts: &Options,
 ) -> Result<mir::MFunction, BackendError> {
-    compile_function_timed(m, fid, names, opts, None)
+    compile_function_timed(m, fid, facts, opts, None)
 }
 
 /// [`compile_function`], adding each stage's time to `times` when given.
 pub fn compile_function_timed(
     m: &Module,
     fid: ir::FuncId,
-    names: &[String],
+    facts: &ModuleFacts,
     opts: &Options,
     times: Option<&mut StageTimes>,
 ) -> Result<mir::MFunction, BackendError> {
-    compile_function_located(m, fid, names, opts, times, false).map(|(mf, _)| mf)
+    compile_function_located(m, fid, facts, opts, times, false).map(|(mf, _)| mf)
 }
 
 /// One back-end stage, as the driver's `--print-after` and the filetests name it.
@@ -537,25 +555,25 @@ pub type StageHook<'a> = &'a mut dyn FnMut(When, &'static StageInfo, &mir::MFunc
 pub fn compile_function_located(
     m: &Module,
     fid: ir::FuncId,
-    names: &[String],
+    facts: &ModuleFacts,
     opts: &Options,
     times: Option<&mut StageTimes>,
     locate: bool,
 ) -> Result<(mir::MFunction, Option<srcloc::InstLocs>), BackendError> {
-    compile_function_hooked(m, fid, names, opts, times, locate, None)
+    compile_function_hooked(m, fid, facts, opts, times, locate, None)
 }
 
 /// [`compile_function_located`], calling `hook` around every stage.
 pub fn compile_function_hooked(
     m: &Module,
     fid: ir::FuncId,
-    names: &[String],
+    facts: &ModuleFacts,
     opts: &Options,
     mut times: Option<&mut StageTimes>,
     locate: bool,
     mut hook: Option<StageHook<'_>>,
 ) -> Result<(mir::MFunction, Option<srcloc::InstLocs>), BackendError> {
-    let (mut mf, locs) = isel::select_function_located(m, fid, names)?;
+    let (mut mf, locs) = isel::select_function_located(m, fid, facts)?;
     // The function before the last stage with its positions, when locating.
     let mut located = locate.then(|| (mf.clone(), locs));
     let mut clock = std::time::Instant::now();
@@ -629,7 +647,7 @@ pub fn emit_module_hooked(
     source: Option<&srcloc::SourceLines<'_>>,
     mut hook: Option<StageHook<'_>>,
 ) -> Result<String, BackendError> {
-    let names = function_symbols(m);
+    let facts = ModuleFacts::of(m);
     let global_names: Vec<String> = m
         .globals
         .iter()
@@ -646,7 +664,7 @@ pub fn emit_module_hooked(
         let (mf, locs) = compile_function_hooked(
             m,
             fid,
-            &names,
+            &facts,
             opts,
             times.as_deref_mut(),
             source.is_some(),

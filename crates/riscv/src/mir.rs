@@ -351,11 +351,30 @@ pub enum Base {
     Slot(Slot),
 }
 
-/// A memory address `base + off`.
+/// A memory address `base + off`, with the alias region of the access.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 pub struct Addr {
     pub base: Base,
     pub off: i64,
+    /// The alias region of the IR access this one was selected for
+    /// (`opt::analysis::AliasRegions`): accesses of two different regions other
+    /// than [`Addr::ANY_REGION`] never overlap. Printed as `!N` after the address.
+    pub region: u32,
+}
+
+impl Addr {
+    /// The region of accesses that may overlap anything: those the back end makes
+    /// (spills, outgoing arguments) and those whose object is unknown.
+    pub const ANY_REGION: u32 = 0;
+
+    /// `base + off`, in [`Addr::ANY_REGION`].
+    pub fn new(base: Base, off: i64) -> Addr {
+        Addr {
+            base,
+            off,
+            region: Addr::ANY_REGION,
+        }
+    }
 }
 
 /// Integer branch conditions.

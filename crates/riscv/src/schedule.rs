@@ -599,10 +599,7 @@ mod tests {
             insts.push(MInst::Load {
                 op: MemOp::W,
                 rd: v,
-                addr: Addr {
-                    base: Base::Reg(Reg::x(10)),
-                    off: 4 * k,
-                },
+                addr: Addr::new(Base::Reg(Reg::x(10)), 4 * k),
             });
             insts.push(MInst::Alu {
                 op: AluOp::Mulw,

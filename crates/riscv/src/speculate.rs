@@ -154,10 +154,7 @@ mod tests {
         MInst::Load {
             op: MemOp::W,
             rd,
-            addr: Addr {
-                base: Base::Reg(base),
-                off: 0,
-            },
+            addr: Addr::new(Base::Reg(base), 0),
         }
     }
 

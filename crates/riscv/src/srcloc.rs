@@ -117,10 +117,7 @@ fn without_regs(i: &MInst) -> MInst {
 /// what stays of it when the frame is laid out and the blocks are placed.
 fn loosely(i: &MInst) -> MInst {
     let mut i = without_regs(i);
-    let none = Addr {
-        base: Base::Slot(Slot(0)),
-        off: 0,
-    };
+    let none = Addr::new(Base::Slot(Slot(0)), 0);
     match &mut i {
         MInst::Load { addr, .. } | MInst::Store { addr, .. } => *addr = none,
         MInst::FrameAddr { slot, off, .. } => {
@@ -217,10 +214,7 @@ mod tests {
             MInst::Load {
                 op: MemOp::W,
                 rd: v(2),
-                addr: Addr {
-                    base: Base::Slot(slot),
-                    off: 4,
-                },
+                addr: Addr::new(Base::Slot(slot), 4),
             },
         ];
         let locs = InstLocs {
@@ -236,10 +230,7 @@ mod tests {
             MInst::Load {
                 op: MemOp::W,
                 rd: Reg::x(6),
-                addr: Addr {
-                    base: Base::Reg(Reg::x(2)),
-                    off: 20,
-                },
+                addr: Addr::new(Base::Reg(Reg::x(2)), 20),
             },
             MInst::Li {
                 rd: Reg::x(10),

@@ -9,10 +9,7 @@ pub fn lw(rd: u32, base: u32, off: i64) -> MInst {
     MInst::Load {
         op: MemOp::W,
         rd: Reg::x(rd),
-        addr: Addr {
-            base: Base::Reg(Reg::x(base)),
-            off,
-        },
+        addr: Addr::new(Base::Reg(Reg::x(base)), off),
     }
 }
 
@@ -20,10 +17,7 @@ pub fn sw(src: u32, base: u32, off: i64) -> MInst {
     MInst::Store {
         op: MemOp::W,
         src: Reg::x(src),
-        addr: Addr {
-            base: Base::Reg(Reg::x(base)),
-            off,
-        },
+        addr: Addr::new(Base::Reg(Reg::x(base)), off),
     }
 }
 

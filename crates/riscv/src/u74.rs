@@ -59,13 +59,20 @@ pub struct MemAccess {
     pub slot: Option<u32>,
     pub off: i64,
     pub size: i64,
+    /// The alias region ([`crate::mir::Addr::region`]).
+    pub region: u32,
 }
 
 impl MemAccess {
-    /// Whether the two accesses provably touch disjoint bytes: the same base (whose
-    /// value the caller guarantees is the same, or the two are ordered anyway) and
-    /// non-overlapping ranges.
+    /// Whether the two accesses provably touch disjoint bytes: they are in two
+    /// different alias regions, or they have the same base (whose value the caller
+    /// guarantees is the same, or the two are ordered anyway) and non-overlapping
+    /// ranges.
     pub fn disjoint(&self, other: &MemAccess) -> bool {
+        let any = crate::mir::Addr::ANY_REGION;
+        if self.region != any && other.region != any && self.region != other.region {
+            return true;
+        }
         let same_base = match (self.base, other.base) {
             (Some(a), Some(b)) => a == b,
             (None, None) => self.slot == other.slot,
@@ -113,6 +120,7 @@ fn access(store: bool, op: MemOp, addr: &crate::mir::Addr) -> MemAccess {
         slot,
         off: addr.off,
         size: mem_size(op),
+        region: addr.region,
     }
 }
 

@@ -310,10 +310,7 @@ mod tests {
             MInst::Load {
                 op: MemOp::D,
                 rd: Reg::x(10),
-                addr: Addr {
-                    base: Base::Slot(s),
-                    off: 0,
-                },
+                addr: Addr::new(Base::Slot(s), 0),
             },
         );
         for i in mf.blocks[MBlock(0)].insts.iter_mut() {

@@ -25,11 +25,11 @@ fn run(path: &Path, input: &str) -> Result<String, String> {
         names.remove(0);
         let m = ir::parse_module(input).map_err(|e| format!("input: {e}"))?;
         ir::verify_module(&m).map_err(|e| format!("input: {e}"))?;
-        let symbols = riscv::function_symbols(&m);
+        let facts = riscv::ModuleFacts::of(&m);
         let mut funcs = Vec::new();
         for (fid, f) in m.funcs.iter() {
             if !f.is_declaration() {
-                let mf = riscv::isel::select_function(&m, fid, &symbols)
+                let mf = riscv::isel::select_function(&m, fid, &facts)
                     .map_err(|e| format!("isel: {e}"))?;
                 riscv::verify::verify(&mf, riscv::verify::Stage::Virtual)
                     .map_err(|e| format!("after isel: {e}"))?;

@@ -356,11 +356,11 @@ impl Driver {
             }
             Emit::Mir => {
                 let opts = self.backend_options();
-                let names = riscv::function_symbols(&module);
+                let facts = riscv::ModuleFacts::of(&module);
                 let mut text = Vec::new();
                 for (fid, f) in module.funcs.iter() {
                     if !f.is_declaration() {
-                        let mf = riscv::compile_function(&module, fid, &names, &opts)
+                        let mf = riscv::compile_function(&module, fid, &facts, &opts)
                             .map_err(|e| format!("{name}: error: in function {}: {e}", f.name))?;
                         text.push(riscv::text::print_function(&mf));
                     }

@@ -1,6 +1,7 @@
 //! Analyses over the IR that the passes share. The CFG and the dominator tree live in
 //! [`ir::analysis`] (the verifier needs them); everything built on top of them is here.
 
+pub mod alias_regions;
 pub mod callgraph;
 pub mod control_dep;
 pub mod dataflow;
@@ -15,6 +16,7 @@ pub mod postdom;
 pub mod purity;
 mod purity_summary;
 
+pub use alias_regions::AliasRegions;
 pub use callgraph::CallGraph;
 pub use control_dep::ControlDependence;
 pub use deciders::Deciders;

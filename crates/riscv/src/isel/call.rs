@@ -42,10 +42,7 @@ impl Isel<'_> {
                     self.push_remat(MInst::Load {
                         op: mem_op(ty)?,
                         rd: r,
-                        addr: Addr {
-                            base: Base::Slot(slot),
-                            off: 0,
-                        },
+                        addr: Addr::new(Base::Slot(slot), 0),
                     });
                 }
             }
@@ -160,7 +157,7 @@ impl Isel<'_> {
                 imm: c as i64,
             });
         }
-        let name = self.func_names[callee.index()].clone();
+        let name = self.facts.names[callee.index()].clone();
         self.push(MInst::Call {
             callee: name,
             args: arg_regs,
@@ -181,10 +178,7 @@ impl Isel<'_> {
     fn out_arg_addr(&mut self, k: u32) -> Addr {
         let off = k as i64 * 8;
         if fits_imm12(off) {
-            Addr {
-                base: Base::Reg(SP),
-                off,
-            }
+            Addr::new(Base::Reg(SP), off)
         } else {
             // `sp + hi`, shared by the (up to 256) arguments in the same 2 KiB window
             // and cached per block, so a call with a thousand stack arguments computes
@@ -195,10 +189,7 @@ impl Isel<'_> {
                 base: PBase::Reg(SP),
                 off: hi,
             }));
-            Addr {
-                base: Base::Reg(a),
-                off: off - hi,
-            }
+            Addr::new(Base::Reg(a), off - hi)
         }
     }
 

@@ -7,7 +7,7 @@
 use super::{CacheKey, Isel, Opnd, PBase, PtrLoc};
 use crate::mir::*;
 use crate::BackendError;
-use ir::{EntityRef, InstKind, Type, Value};
+use ir::{EntityRef, Inst, InstKind, Type, Value};
 
 /// The width of a load or store of type `t`.
 pub(super) fn mem_op(t: Type) -> Result<MemOp, BackendError> {
@@ -33,20 +33,26 @@ impl Isel<'_> {
         });
     }
 
-    /// `res = load ty, ptr`.
-    pub(super) fn load(&mut self, ty: Type, ptr: Value, res: Value) -> Result<(), BackendError> {
+    /// `res = load ty, ptr` (instruction `i`).
+    pub(super) fn load(
+        &mut self,
+        i: Inst,
+        ty: Type,
+        ptr: Value,
+        res: Value,
+    ) -> Result<(), BackendError> {
         let op = mem_op(ty)?;
-        let addr = self.addr(ptr)?;
+        let addr = self.access_addr(i, ptr)?;
         let rd = self.def_reg(res);
         self.push(MInst::Load { op, rd, addr });
         Ok(())
     }
 
-    /// `store value, ptr`.
-    pub(super) fn store(&mut self, value: Value, ptr: Value) -> Result<(), BackendError> {
+    /// `store value, ptr` (instruction `i`).
+    pub(super) fn store(&mut self, i: Inst, value: Value, ptr: Value) -> Result<(), BackendError> {
         let op = mem_op(self.f.value_type(value))?;
         let src = self.reg(value)?;
-        let addr = self.addr(ptr)?;
+        let addr = self.access_addr(i, ptr)?;
         self.push(MInst::Store { op, src, addr });
         Ok(())
     }
@@ -157,24 +163,24 @@ impl Isel<'_> {
         })
     }
 
+    /// The address of load or store `i` through `ptr`, in the access's alias region.
+    fn access_addr(&mut self, i: Inst, ptr: Value) -> Result<Addr, BackendError> {
+        let region = self.facts.regions.region(self.fid, i);
+        Ok(Addr {
+            region,
+            ..self.addr(ptr)?
+        })
+    }
+
     /// The memory address `ptr` designates.
     fn addr(&mut self, ptr: Value) -> Result<Addr, BackendError> {
         let l = self.ptr_loc(ptr)?;
         Ok(match l.base {
-            PBase::Slot(s) => Addr {
-                base: Base::Slot(s),
-                off: l.off,
-            },
-            PBase::Reg(r) if fits_imm12(l.off) => Addr {
-                base: Base::Reg(r),
-                off: l.off,
-            },
+            PBase::Slot(s) => Addr::new(Base::Slot(s), l.off),
+            PBase::Reg(r) if fits_imm12(l.off) => Addr::new(Base::Reg(r), l.off),
             PBase::Global(_) if fits_imm12(l.off) => {
                 let r = self.materialize(PtrLoc { off: 0, ..l });
-                Addr {
-                    base: Base::Reg(r),
-                    off: l.off,
-                }
+                Addr::new(Base::Reg(r), l.off)
             }
             // A far offset from a register: `r + hi` (computed once per block and
             // shared by the accesses near it) plus a 12-bit `lo`, as `%hi`/`%lo`
@@ -182,15 +188,9 @@ impl Isel<'_> {
             PBase::Reg(_) => {
                 let hi = (l.off + 0x800) & !0xfff;
                 let r = self.materialize(PtrLoc { off: hi, ..l });
-                Addr {
-                    base: Base::Reg(r),
-                    off: l.off - hi,
-                }
+                Addr::new(Base::Reg(r), l.off - hi)
             }
-            _ => Addr {
-                base: Base::Reg(self.materialize(l)),
-                off: 0,
-            },
+            _ => Addr::new(Base::Reg(self.materialize(l)), 0),
         })
     }
 

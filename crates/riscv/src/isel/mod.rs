@@ -43,7 +43,7 @@ mod memory;
 
 use crate::mir::*;
 use crate::srcloc::InstLocs;
-use crate::BackendError;
+use crate::{BackendError, ModuleFacts};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, EntityRef, FuncId, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -80,14 +80,14 @@ enum CacheKey {
     Loc(PtrLoc),
 }
 
-/// Selects machine code for the defined function `fid` of `m`. `func_names` gives the
-/// assembly symbol of every function of the module, by `FuncId` index.
+/// Selects machine code for the defined function `fid` of `m`, given what is known of
+/// the module (the symbols of its functions and the alias regions of its accesses).
 pub fn select_function(
     m: &Module,
     fid: FuncId,
-    func_names: &[String],
+    facts: &ModuleFacts,
 ) -> Result<MFunction, BackendError> {
-    select_function_located(m, fid, func_names).map(|(mf, _)| mf)
+    select_function_located(m, fid, facts).map(|(mf, _)| mf)
 }
 
 /// [`select_function`], with the source position of each machine instruction: that of
@@ -95,17 +95,18 @@ pub fn select_function(
 pub fn select_function_located(
     m: &Module,
     fid: FuncId,
-    func_names: &[String],
+    facts: &ModuleFacts,
 ) -> Result<(MFunction, InstLocs), BackendError> {
     let f = &m.funcs[fid];
-    let mf = MFunction::new(func_names[fid.index()].clone(), f.name == "main");
+    let mf = MFunction::new(facts.names[fid.index()].clone(), f.name == "main");
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let n_values = f.num_values();
     let mut s = Isel {
         m,
         f,
-        func_names,
+        fid,
+        facts,
         mf,
         mblock: vec![None; f.num_blocks()],
         vreg: vec![None; n_values],
@@ -135,7 +136,8 @@ pub fn select_function_located(
 struct Isel<'a> {
     m: &'a Module,
     f: &'a Function,
-    func_names: &'a [String],
+    fid: FuncId,
+    facts: &'a ModuleFacts,
     /// The function being built.
     mf: MFunction,
     /// The machine block of each reachable IR block.
@@ -350,8 +352,10 @@ impl<'a> Isel<'a> {
             InstKind::Alloc { elem, len } => {
                 self.alloc(*elem, *len, res.expect("alloc has a result"))
             }
-            InstKind::Load { ty, ptr } => self.load(*ty, *ptr, res.expect("load has a result"))?,
-            InstKind::Store { value, ptr } => self.store(*value, *ptr)?,
+            InstKind::Load { ty, ptr } => {
+                self.load(i, *ty, *ptr, res.expect("load has a result"))?
+            }
+            InstKind::Store { value, ptr } => self.store(i, *value, *ptr)?,
             InstKind::Gep {
                 base,
                 index,

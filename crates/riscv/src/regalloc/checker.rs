@@ -663,9 +663,9 @@ mod tests {
         let program =
             front::check("t.sy", &src).unwrap_or_else(|d| panic!("{}", d.render("t.sy", &src)));
         let m = lower::lower_program(&program, false);
-        let names = crate::function_symbols(&m);
+        let facts = crate::ModuleFacts::of(&m);
         let (fid, _) = m.funcs.iter().find(|(_, f)| f.name == "f").expect("f");
-        crate::isel::select_function(&m, fid, &names).expect("isel")
+        crate::isel::select_function(&m, fid, &facts).expect("isel")
     }
 
     fn allocation(before: &MFunction) -> (Intervals, Allocation) {
@@ -711,14 +711,11 @@ mod tests {
         let i = MInst::Load {
             op: MemOp::W,
             rd: Reg::virt(3),
-            addr: Addr {
-                base: Base::Reg(Reg::x(10)),
-                off: 4,
-            },
+            addr: Addr::new(Base::Reg(Reg::x(10)), 4),
         };
         assert_eq!(
             named(&i),
-            "Load { op: W, rd: %v3, addr: Addr { base: Reg(a0), off: 4 } }"
+            "Load { op: W, rd: %v3, addr: Addr { base: Reg(a0), off: 4, region: 0 } }"
         );
     }
 

@@ -160,10 +160,7 @@ fn store(class: RegClass, src: Reg, s: Slot) -> MInst {
             MemOp::FS
         },
         src,
-        addr: Addr {
-            base: Base::Slot(s),
-            off: 0,
-        },
+        addr: Addr::new(Base::Slot(s), 0),
     }
 }
 
@@ -193,10 +190,7 @@ fn reload(
             MemOp::FS
         },
         rd: dst,
-        addr: Addr {
-            base: Base::Slot(s),
-            off: 0,
-        },
+        addr: Addr::new(Base::Slot(s), 0),
     });
     Ok(())
 }

@@ -44,7 +44,7 @@ fn tokenize(line: &str, ln: u32) -> Result<Vec<Tok>, ParseError> {
                 i += 1;
             }
             toks.push(Tok::Word(cs[start..i].iter().collect()));
-        } else if matches!(c, ',' | '(' | ')' | ':') {
+        } else if matches!(c, ',' | '(' | ')' | ':' | '!') {
             toks.push(Tok::Punct(c));
             i += 1;
         } else {
@@ -136,7 +136,8 @@ impl Line {
             None => self.err(format!("expected a block `bbN`, found `{w}`")),
         }
     }
-    /// `off(base)` with a register or `slotN` base.
+    /// `off(base)` with a register or `slotN` base, then `!N` for an alias region
+    /// other than 0.
     fn addr(&mut self) -> Result<Addr, ParseError> {
         let off = self.num()?;
         self.punct('(')?;
@@ -149,7 +150,12 @@ impl Line {
             return self.err(format!("expected a register or `slotN`, found `{w}`"));
         };
         self.punct(')')?;
-        Ok(Addr { base, off })
+        let region = if self.eat('!') {
+            self.num()?
+        } else {
+            Addr::ANY_REGION
+        };
+        Ok(Addr { base, off, region })
     }
     /// `(r, r, ...)`
     fn reg_list(&mut self) -> Result<Vec<Reg>, ParseError> {

@@ -8,9 +8,13 @@ fn alu_imm_text(off: i64) -> String {
 }
 
 fn addr_text(a: &Addr) -> String {
+    let region = match a.region {
+        Addr::ANY_REGION => String::new(),
+        r => format!(" !{r}"),
+    };
     match a.base {
-        Base::Reg(r) => format!("{}({r})", a.off),
-        Base::Slot(s) => format!("{}(slot{})", a.off, s.0),
+        Base::Reg(r) => format!("{}({r}){region}", a.off),
+        Base::Slot(s) => format!("{}(slot{}){region}", a.off, s.0),
     }
 }
 
