@@ -84,6 +84,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::unrolljam::UnrollAndJam,
     &passes::indexsplit::IndexSplit,
     &passes::polyiv::PolyIv,
+    &passes::swp::SoftwarePipelining,
 ];
 
 /// The pass registered as `name`.
@@ -247,6 +248,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "localconst",
             "pow2div",
+            "swp",
             "dce",
             "globaldce",
             "sink",

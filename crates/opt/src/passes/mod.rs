@@ -48,6 +48,7 @@ pub mod silentstore;
 pub mod simplifycfg;
 pub mod sink;
 pub mod strength;
+pub mod swp;
 pub mod unroll;
 pub mod unrolljam;
 pub mod unswitch;

@@ -1,0 +1,881 @@
+//! Software pipelining of single-block loops, in two stages: each trip of the new
+//! loop runs the late stage of iteration `i` together with the early stage of
+//! iteration `i + 1`, so the in-order core overlaps the early stage's latencies
+//! (loads, multiplies, divisions) with the late stage's work.
+//!
+//! This is modulo scheduling (Rau, "Iterative Modulo Scheduling", MICRO 1994; Lam,
+//! "Software Pipelining: An Effective Scheduling Technique for VLIW Machines", PLDI
+//! 1988) with a fixed assignment of two stages, done on SSA form so that the
+//! values crossing from one stage to the next become block parameters (modulo
+//! variable expansion for free); the machine scheduler then interleaves the two
+//! independent halves of the kernel. GCC's `-fmodulo-sched` and LLVM's
+//! `MachinePipeliner` do the general form after instruction selection.
+//!
+//! The early stage `S0` is the greatest set of the header's instructions that are
+//! loads, or arithmetic that cannot trap, whose operands are loop-invariant, in
+//! `S0`, or parameters whose next value (the back edge's argument) is invariant or
+//! in `S0` (induction variables); the loop's exit test must be in it. A load is in
+//! `S0` only if no store of the loop may touch what it reads (different
+//! [`AliasRegions`]), since the next iteration's load now runs before this
+//! iteration's stores. The late stage `S1` is the rest.
+//!
+//! ```text
+//!   P:    jump H(init)                 P:  S0(init); br c0, K(init, V0), L(init, V0)
+//!   H(p): S0; S1; br c, H(n), X(e)     K(p, v): S1(p, v); S0(n) -> V', c'
+//!                                               br c', K(n, V'), L(n, V')
+//!                                      L(p, v): S1(p, v); jump X(e)
+//! ```
+//!
+//! `K` is entered for iteration `i` only when iteration `i + 1` runs too, so its
+//! early stage is never speculative: nothing runs that the original loop would not
+//! have run, and loads are never moved past the end of an array. `L` runs the late
+//! stage of the last iteration.
+//!
+//! A loop is pipelined when that shortens its critical path (with the U74's
+//! latencies, and no shorter than its instructions take to issue two per cycle)
+//! by at least [`MIN_GAIN`] cycles: before, the whole iteration's; after, the
+//! longer of the two stages'. It must hold at most [`MAX_INSTS`] instructions and
+//! carry at most [`MAX_CARRIED`] values from one stage to the next (registers
+//! live across the back edge). A pointer the late stage reads at a constant
+//! offset from an induction variable is not carried: it is recomputed from the
+//! variable's next value, which is (an address offset the back end folds into
+//! the access).
+
+use crate::analysis::AliasRegions;
+use crate::pipeline::Pass;
+use ir::analysis::ControlFlowGraph;
+use ir::{
+    BinOp, Block, BlockCall, FuncId, Function, Inst, InstKind, Module, Type, UnOp, Value, ValueDef,
+};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The software pipelining pass.
+pub struct SoftwarePipelining;
+
+impl Pass for SoftwarePipelining {
+    fn name(&self) -> &'static str {
+        "swp"
+    }
+    fn description(&self) -> &'static str {
+        "overlap each single-block loop iteration's loads and arithmetic with the previous one's stores"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let regions = AliasRegions::compute(m);
+        let mut changed = false;
+        let ids: Vec<FuncId> = m.funcs.keys().collect();
+        for id in ids {
+            let f = &mut m.funcs[id];
+            if !f.is_declaration() {
+                changed |= run(f, &|i| regions.region(id, i)) > 0;
+            }
+        }
+        changed
+    }
+}
+
+/// A loop is pipelined when that shortens its critical path by at least this
+/// many U74 cycles per iteration.
+pub const MIN_GAIN: u32 = 3;
+/// Loops of at most this many instructions are pipelined (the late stage is
+/// copied once more, the early stage once).
+pub const MAX_INSTS: usize = 64;
+/// At most this many values cross from the early to the late stage.
+pub const MAX_CARRIED: usize = 8;
+
+/// Pipelines the single-block loops of `f` that qualify; `region` gives the alias
+/// region of each load and store. Returns how many.
+pub fn run(f: &mut Function, region: &dyn Fn(Inst) -> u32) -> usize {
+    let cfg = ControlFlowGraph::compute(f);
+    let loops: Vec<(Block, Block)> = f
+        .layout
+        .blocks()
+        .filter_map(|h| self_loop(f, &cfg, h).map(|p| (h, p)))
+        .collect();
+    let mut done = 0;
+    // A pipelined loop's exits leave from its last-iteration block.
+    let mut exit_block: FxHashMap<Block, Block> = FxHashMap::default();
+    for (h, pred) in loops {
+        if let Some(stages) = Stages::find(f, h, region) {
+            let pred = exit_block.get(&pred).copied().unwrap_or(pred);
+            let pre = preheader(f, h, pred);
+            let last = pipeline(f, h, pre, &stages);
+            exit_block.insert(h, last);
+            done += 1;
+        }
+    }
+    done
+}
+
+/// The other predecessor of `h` when `h` is a loop of one block: it branches to
+/// itself and to another block, and one other edge enters it.
+fn self_loop(f: &Function, cfg: &ControlFlowGraph, h: Block) -> Option<Block> {
+    let term = f.terminator(h)?;
+    let InstKind::Br {
+        then_dest,
+        else_dest,
+        ..
+    } = f.kind(term)
+    else {
+        return None;
+    };
+    if (then_dest.block == h) == (else_dest.block == h) {
+        return None;
+    }
+    match *cfg.preds(h) {
+        [a, b] if a == h && b != h => Some(b),
+        [a, b] if b == h && a != h => Some(a),
+        _ => None,
+    }
+}
+
+/// A block that only jumps to `h`, on the edge from `pred`: `pred` itself when it
+/// does, else a new block placed before `h` taking over the edge's arguments.
+fn preheader(f: &mut Function, h: Block, pred: Block) -> Block {
+    let term = f.terminator(pred).expect("a predecessor ends in a branch");
+    if matches!(f.kind(term), InstKind::Jump { .. }) {
+        return pred;
+    }
+    let (which, args) = f
+        .kind(term)
+        .targets()
+        .iter()
+        .enumerate()
+        .find(|(_, t)| t.block == h)
+        .map(|(k, t)| (k, t.args.clone()))
+        .expect("the predecessor branches to the loop");
+    let p = f.create_block();
+    let before = f
+        .layout
+        .prev_block(h)
+        .expect("a loop header is not the entry");
+    f.layout.insert_block_after(p, before);
+    f.append_inst(
+        p,
+        InstKind::Jump {
+            dest: BlockCall::new(h, args),
+        },
+        Type::Void,
+    );
+    f.set_target(term, which, BlockCall::new(p, Vec::new()));
+    p
+}
+
+/// Cycles until an instruction's result is ready for an arithmetic use on the
+/// U74 (the bench's model). Address arithmetic counts nothing: it is mostly folded
+/// into the access or done on induction variables well ahead.
+fn latency(k: &InstKind) -> u32 {
+    match k {
+        InstKind::Gep { .. } => 0,
+        InstKind::Load { .. } => 3,
+        InstKind::Binary { op, .. } => match op {
+            BinOp::Mul | BinOp::Mul64 => 3,
+            BinOp::FAdd | BinOp::FSub | BinOp::FMul => 5,
+            BinOp::FDiv => 27,
+            _ => 1,
+        },
+        InstKind::Unary { op, .. } => match op {
+            UnOp::SExt | UnOp::Trunc => 1,
+            _ => 3,
+        },
+        _ => 1,
+    }
+}
+
+/// Whether an instruction may be part of the early stage: no effect but its
+/// result, and no trap (integer division is left in the late stage).
+fn early_kind(k: &InstKind) -> bool {
+    match k {
+        InstKind::Binary { op, .. } => !matches!(
+            op,
+            BinOp::SDiv | BinOp::SRem | BinOp::SDiv64 | BinOp::SRem64
+        ),
+        InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => true,
+        InstKind::Load { .. } => true,
+        _ => false,
+    }
+}
+
+/// Whether header parameter `k` of loop `h` (whose back edge passes `next`) is in a
+/// recurrence: its next value depends on itself through the body, other than as
+/// an induction variable (`p` plus a chain of `+ c`, `- c` and `gep _, c`, with
+/// each `c` invariant or another parameter, as in a second-order induction
+/// variable `s + d`, `d + 2`).
+fn recurrent(f: &Function, h: Block, next: &[Value], k: usize) -> bool {
+    let params = f.block_params(h);
+    let p = params[k];
+    // An addend that is not `p`'s own value: an invariant or another parameter
+    // (whether that one is early is for the caller's fixed point to decide).
+    let invariant = |v: Value| v != p && (params.contains(&v) || f.value_block(v) != Some(h));
+    // Walk back from the next value through steps that add invariants.
+    let mut v = next[k];
+    while let Some(d) = f.def_inst(v).filter(|&d| f.layout.inst_block(d) == Some(h)) {
+        v = match *f.kind(d) {
+            InstKind::Binary {
+                op: BinOp::Add | BinOp::Add64,
+                args: [a, b],
+            } if invariant(b) => a,
+            InstKind::Binary {
+                op: BinOp::Add | BinOp::Add64,
+                args: [a, b],
+            } if invariant(a) => b,
+            InstKind::Binary {
+                op: BinOp::Sub | BinOp::Sub64,
+                args: [a, b],
+            } if invariant(b) => a,
+            InstKind::Gep { base, index, .. } if invariant(index) => base,
+            _ => break,
+        };
+    }
+    if v == p {
+        return false;
+    }
+    // Depth-first search from `next[k]` back through operands and parameters.
+    let mut seen: FxHashSet<Value> = FxHashSet::default();
+    let mut stack = vec![next[k]];
+    while let Some(v) = stack.pop() {
+        if !seen.insert(v) {
+            continue;
+        }
+        if v == p {
+            return true;
+        }
+        if let Some(j) = params.iter().position(|&q| q == v) {
+            stack.push(next[j]);
+        } else if let Some(d) = f.def_inst(v) {
+            if f.layout.inst_block(d) == Some(h) {
+                f.kind(d).for_each_arg(|a| stack.push(a));
+            }
+        }
+    }
+    false
+}
+
+/// The header parameter `p` and byte offset `o` when `v` is `p` plus constant
+/// offsets (a chain of `gep` with constant indices in block `h`).
+fn offset_from(f: &Function, h: Block, mut v: Value) -> Option<(Value, i64)> {
+    let mut off = 0i64;
+    loop {
+        match f.value_def(v) {
+            ValueDef::Param(b, _) if b == h => return Some((v, off)),
+            ValueDef::Inst(i) if f.layout.inst_block(i) == Some(h) => match *f.kind(i) {
+                InstKind::Gep {
+                    base,
+                    index,
+                    stride,
+                } => {
+                    off += i64::from(f.as_iconst(index)?) * i64::from(stride);
+                    v = base;
+                }
+                _ => return None,
+            },
+            _ => return None,
+        }
+    }
+}
+
+/// The split of a loop's header into stages.
+struct Stages {
+    /// The early stage, in block order.
+    early: Vec<Inst>,
+    /// The late stage (the header's other instructions but the terminator), in
+    /// block order.
+    late: Vec<Inst>,
+    /// Values of the early stage the late stage, the terminator or code after the
+    /// loop reads: they become parameters of the new blocks.
+    carried: Vec<Value>,
+    /// Pointers `w` recomputed as `gep n, delta, 1` from the carried next value
+    /// `n` of the induction variable they are offsets of.
+    remat: Vec<(Value, Value, i64)>,
+}
+
+impl Stages {
+    fn find(f: &Function, h: Block, region: &dyn Fn(Inst) -> u32) -> Option<Stages> {
+        let term = f.terminator(h)?;
+        let InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } = f.kind(term)
+        else {
+            return None;
+        };
+        let back = if then_dest.block == h {
+            then_dest
+        } else {
+            else_dest
+        };
+        let body: Vec<Inst> = f.layout.block_insts(h).filter(|&i| i != term).collect();
+        if body.len() > MAX_INSTS {
+            return None;
+        }
+        if body
+            .iter()
+            .any(|&i| matches!(f.kind(i), InstKind::Call { .. } | InstKind::Alloc { .. }))
+        {
+            return None;
+        }
+        let params = f.block_params(h);
+        let param_index = |v: Value| match f.value_def(v) {
+            ValueDef::Param(b, k) if b == h => Some(k as usize),
+            _ => None,
+        };
+        let in_body = |v: Value| {
+            f.def_inst(v)
+                .is_some_and(|i| f.layout.inst_block(i) == Some(h))
+        };
+        let stores: Vec<u32> = body
+            .iter()
+            .filter(|&&i| matches!(f.kind(i), InstKind::Store { .. }))
+            .map(|&i| region(i))
+            .collect();
+        let load_may_move = |i: Inst| {
+            let r = region(i);
+            r != 0 && stores.iter().all(|&s| s != 0 && s != r)
+        };
+        let mut early: FxHashSet<Inst> = body
+            .iter()
+            .copied()
+            .filter(|&i| {
+                early_kind(f.kind(i))
+                    && (!matches!(f.kind(i), InstKind::Load { .. }) || load_may_move(i))
+            })
+            .collect();
+        // Parameters in a recurrence (other than an induction variable) are late:
+        // the early stage is what does not wait for the previous iteration.
+        let mut early_param: Vec<bool> = (0..params.len())
+            .map(|k| !recurrent(f, h, &back.args, k))
+            .collect();
+        // Greatest fixed point: drop what depends on the late stage.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (k, &n) in back.args.iter().enumerate() {
+                if !early_param[k] {
+                    continue;
+                }
+                let ok = match param_index(n) {
+                    Some(j) => early_param[j],
+                    None => !in_body(n) || f.def_inst(n).is_some_and(|d| early.contains(&d)),
+                };
+                if !ok {
+                    early_param[k] = false;
+                    changed = true;
+                }
+            }
+            for &i in &body {
+                if !early.contains(&i) {
+                    continue;
+                }
+                let mut ok = true;
+                f.kind(i).for_each_arg(|a| {
+                    ok &= match param_index(a) {
+                        Some(j) => early_param[j],
+                        None => !in_body(a) || f.def_inst(a).is_some_and(|d| early.contains(&d)),
+                    };
+                });
+                if !ok {
+                    early.remove(&i);
+                    changed = true;
+                }
+            }
+        }
+        // The exit test must be early: it decides whether the next early stage runs.
+        if !f.def_inst(*cond).is_some_and(|d| early.contains(&d)) {
+            return None;
+        }
+        let late: Vec<Inst> = body
+            .iter()
+            .copied()
+            .filter(|i| !early.contains(i))
+            .collect();
+        if late.is_empty() {
+            return None;
+        }
+        // Critical paths (U74 latencies, parameters ready at the start): of the
+        // whole iteration, and after pipelining, of each stage alone (the late
+        // stage then finds the early values ready).
+        let path = |insts: &mut dyn Iterator<Item = Inst>, ready: &mut FxHashMap<Value, u32>| {
+            let mut longest = 0;
+            for i in insts {
+                let mut start = 0;
+                f.kind(i)
+                    .for_each_arg(|a| start = start.max(ready.get(&a).copied().unwrap_or(0)));
+                longest = longest.max(start);
+                if let Some(r) = f.inst_result(i) {
+                    ready.insert(r, start + latency(f.kind(i)));
+                    longest = longest.max(start + latency(f.kind(i)));
+                }
+            }
+            longest
+        };
+        let before = path(&mut body.iter().copied(), &mut FxHashMap::default());
+        let early_path = path(
+            &mut body.iter().copied().filter(|i| early.contains(i)),
+            &mut FxHashMap::default(),
+        );
+        let late_path = path(&mut late.iter().copied(), &mut FxHashMap::default());
+        // Two instructions issue per cycle: a loop already bound by issue gains
+        // nothing.
+        let issue = body.len() as u32 / 2;
+        let after = early_path.max(late_path).max(issue);
+        if before.max(issue) < after + MIN_GAIN {
+            return None;
+        }
+        // Pointers at a constant offset from an induction variable whose next
+        // value is early: recomputed from that next value where read late.
+        let mut remat: Vec<(Value, Value, i64)> = Vec::new();
+        let nexts: FxHashSet<Value> = back.args.iter().copied().collect();
+        let candidates = params
+            .iter()
+            .copied()
+            .filter(|&p| param_index(p).is_some_and(|k| early_param[k]))
+            .chain(
+                body.iter()
+                    .filter(|i| early.contains(i))
+                    .filter_map(|&i| f.inst_result(i)),
+            );
+        for w in candidates {
+            if f.value_type(w) != Type::Ptr || nexts.contains(&w) {
+                continue;
+            }
+            let Some((p, o)) = offset_from(f, h, w) else {
+                continue;
+            };
+            let k = param_index(p).expect("offsets are from header parameters");
+            let n = back.args[k];
+            let step = match offset_from(f, h, n) {
+                Some((q, d)) if q == p && in_body(n) => d,
+                _ => continue,
+            };
+            if let Ok(delta) = i32::try_from(o - step) {
+                remat.push((w, n, i64::from(delta)));
+            }
+        }
+        let rematerialised = |v: Value| remat.iter().any(|&(w, _, _)| w == v);
+        // The early values read outside the early stage.
+        let mut carried: Vec<Value> = body
+            .iter()
+            .filter(|i| early.contains(i))
+            .filter_map(|&i| f.inst_result(i))
+            .filter(|&v| {
+                f.users(v).iter().any(|&u| {
+                    if u == term {
+                        return nexts.contains(&v) || (v != *cond && !rematerialised(v));
+                    }
+                    (f.layout.inst_block(u) != Some(h) || !early.contains(&u)) && !rematerialised(v)
+                })
+            })
+            .collect();
+        for &(w, n, _) in &remat {
+            let used_late = f
+                .users(w)
+                .iter()
+                .any(|&u| u == term || f.layout.inst_block(u) != Some(h) || !early.contains(&u));
+            if used_late && !carried.contains(&n) {
+                carried.push(n);
+            }
+        }
+        if carried.len() > MAX_CARRIED {
+            return None;
+        }
+        let early = body.iter().copied().filter(|i| early.contains(i)).collect();
+        Some(Stages {
+            early,
+            late,
+            carried,
+            remat,
+        })
+    }
+}
+
+/// Copies `insts` to the end of `block` (before its terminator when it has one),
+/// reading operands through `map` and adding each result's copy to it.
+fn copy_into(f: &mut Function, block: Block, insts: &[Inst], map: &mut FxHashMap<Value, Value>) {
+    for &i in insts {
+        let mut kind = f.kind(i).clone();
+        kind.map_args(|a| {
+            if let Some(&c) = map.get(a) {
+                *a = c;
+            }
+        });
+        let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
+        let c = match f.terminator(block) {
+            Some(t) => f.insert_inst_before(t, kind, ty),
+            None => f.append_inst(block, kind, ty),
+        };
+        f.copy_src_loc(i, c);
+        if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
+            map.insert(r, cr);
+        }
+    }
+}
+
+/// A block after `after` with one parameter per header parameter and per carried
+/// value, mapping those to the new parameters.
+fn staged_block(
+    f: &mut Function,
+    h: Block,
+    after: Block,
+    carried: &[Value],
+) -> (Block, FxHashMap<Value, Value>) {
+    let b = f.create_block();
+    f.layout.insert_block_after(b, after);
+    let mut map = FxHashMap::default();
+    for p in f.block_params(h).to_vec() {
+        let ty = f.value_type(p);
+        map.insert(p, f.append_block_param(b, ty));
+    }
+    for &v in carried {
+        let ty = f.value_type(v);
+        map.insert(v, f.append_block_param(b, ty));
+    }
+    (b, map)
+}
+
+/// Recomputes the pointers of `remat` at the end of `block` from the next values
+/// `map` gives, mapping each to its new definition (unused ones are left to DCE).
+fn rematerialise(
+    f: &mut Function,
+    block: Block,
+    remat: &[(Value, Value, i64)],
+    map: &mut FxHashMap<Value, Value>,
+) {
+    for &(w, n, delta) in remat {
+        // Only the pointers read late have their next value carried.
+        let Some(&base) = map.get(&n) else { continue };
+        let index = f.iconst(delta as i32);
+        let i = f.append_inst(
+            block,
+            InstKind::Gep {
+                base,
+                index,
+                stride: 1,
+            },
+            Type::Ptr,
+        );
+        map.insert(w, f.inst_result(i).expect("gep has a result"));
+    }
+}
+
+fn mapped(map: &FxHashMap<Value, Value>, v: Value) -> Value {
+    map.get(&v).copied().unwrap_or(v)
+}
+
+/// Rewrites loop `h` with preheader `pre` into the pipelined form (see the module
+/// documentation); returns the block of the last iteration, which takes over
+/// `h`'s exit edge.
+fn pipeline(f: &mut Function, h: Block, pre: Block, s: &Stages) -> Block {
+    let term = f.terminator(h).expect("loop header has a terminator");
+    let InstKind::Br {
+        cond,
+        then_dest,
+        else_dest,
+    } = f.kind(term).clone()
+    else {
+        unreachable!("a self loop ends in a branch")
+    };
+    let continue_on_true = then_dest.block == h;
+    let (back, exit) = if continue_on_true {
+        (then_dest, else_dest)
+    } else {
+        (else_dest, then_dest)
+    };
+    let (kernel, mut kmap) = staged_block(f, h, h, &s.carried);
+    let (last, mut lmap) = staged_block(f, h, kernel, &s.carried);
+    let branch = |f: &mut Function, at: Block, c: Value, args: Vec<Value>| {
+        let (t, e) = (
+            BlockCall::new(kernel, args.clone()),
+            BlockCall::new(last, args),
+        );
+        let (then_dest, else_dest) = if continue_on_true { (t, e) } else { (e, t) };
+        let kind = InstKind::Br {
+            cond: c,
+            then_dest,
+            else_dest,
+        };
+        match f.terminator(at) {
+            Some(old) => {
+                f.replace_kind(old, kind);
+            }
+            None => {
+                f.append_inst(at, kind, Type::Void);
+            }
+        }
+    };
+    // Preheader: the first iteration's early stage.
+    let jump = f.terminator(pre).expect("preheader jumps");
+    let InstKind::Jump { dest } = f.kind(jump).clone() else {
+        unreachable!("the preheader jumps to the loop")
+    };
+    let mut pmap: FxHashMap<Value, Value> = f
+        .block_params(h)
+        .iter()
+        .copied()
+        .zip(dest.args.iter().copied())
+        .collect();
+    copy_into(f, pre, &s.early, &mut pmap);
+    let mut args = dest.args.clone();
+    args.extend(s.carried.iter().map(|&v| mapped(&pmap, v)));
+    branch(f, pre, mapped(&pmap, cond), args);
+    // Kernel: this iteration's late stage, then the next one's early stage.
+    rematerialise(f, kernel, &s.remat, &mut kmap);
+    copy_into(f, kernel, &s.late, &mut kmap);
+    let next: Vec<Value> = back.args.iter().map(|&n| mapped(&kmap, n)).collect();
+    let mut nmap: FxHashMap<Value, Value> = f
+        .block_params(h)
+        .iter()
+        .copied()
+        .zip(next.iter().copied())
+        .collect();
+    copy_into(f, kernel, &s.early, &mut nmap);
+    let mut args = next;
+    args.extend(s.carried.iter().map(|&v| mapped(&nmap, v)));
+    branch(f, kernel, mapped(&nmap, cond), args);
+    // Last iteration: its late stage, then the exit.
+    rematerialise(f, last, &s.remat, &mut lmap);
+    copy_into(f, last, &s.late, &mut lmap);
+    let exit_args: Vec<Value> = exit.args.iter().map(|&v| mapped(&lmap, v)).collect();
+    f.append_inst(
+        last,
+        InstKind::Jump {
+            dest: BlockCall::new(exit.block, exit_args),
+        },
+        Type::Void,
+    );
+    // Code after the loop reads the last iteration's values.
+    let defined: Vec<Value> = f
+        .block_params(h)
+        .iter()
+        .copied()
+        .chain(f.layout.block_insts(h).filter_map(|i| f.inst_result(i)))
+        .collect();
+    for v in defined {
+        let Some(&nv) = lmap.get(&v) else { continue };
+        let outside: Vec<Inst> = f
+            .users(v)
+            .iter()
+            .copied()
+            .filter(|&u| f.layout.inst_block(u) != Some(h))
+            .collect();
+        for u in outside {
+            f.map_inst_args(u, |a| if a == v { nv } else { a });
+        }
+    }
+    let insts: Vec<Inst> = f.layout.block_insts(h).collect();
+    for i in insts.into_iter().rev() {
+        f.remove_inst(i);
+    }
+    f.layout.remove_block(h);
+    last
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::passes::testutil::exec;
+
+    fn pipelined(src: &str) -> (Module, Module, bool) {
+        let before = ir::parse_module(src).unwrap();
+        let mut after = before.clone();
+        let changed = SoftwarePipelining.run(&mut after);
+        ir::verify_module(&after).unwrap_or_else(|e| panic!("{e}\n{}", ir::print_module(&after)));
+        (before, after, changed)
+    }
+
+    /// `y[i] = x[i] * k + y[i-1] * c` over two arrays: the load and multiply of
+    /// `x` are the early stage, the recurrence and store the late one.
+    const RECURRENCE: &str = r#"
+global @x: [f32; 64] = zeroinit
+global @y: [f32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0.0)
+bb1(%0: i32, %1: f32):
+  %2 = gep @x, %0, 4
+  %3 = load f32, %2
+  %4 = fmul %3, 3.0
+  %5 = fmul %1, 0.5
+  %6 = fadd %4, %5
+  %7 = gep @y, %0, 4
+  store %6, %7
+  %8 = add %0, 1
+  %9 = slt %8, 64
+  br %9, bb1(%8, %6), bb2
+bb2:
+  %10 = fptosi %6
+  ret %10
+}
+"#;
+
+    #[test]
+    fn a_recurrence_overlaps_the_next_iterations_loads() {
+        let (before, after, changed) = pipelined(RECURRENCE);
+        assert!(changed);
+        let text = ir::print_module(&after);
+        // The kernel is one block that loops to itself, holding the late stage
+        // (the store) before the next iteration's load.
+        let f = &after.funcs.values().next().unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let kernel = f
+            .layout
+            .blocks()
+            .find(|&b| cfg.preds(b).contains(&b))
+            .unwrap_or_else(|| panic!("no self loop:\n{text}"));
+        let kinds: Vec<&InstKind> = f.layout.block_insts(kernel).map(|i| f.kind(i)).collect();
+        let store = kinds
+            .iter()
+            .position(|k| matches!(k, InstKind::Store { .. }));
+        let load = kinds
+            .iter()
+            .position(|k| matches!(k, InstKind::Load { .. }));
+        assert!(store.unwrap() < load.unwrap(), "{text}");
+        // One load before the loop, one in the kernel.
+        let loads = text.matches("load f32").count();
+        assert_eq!(loads, 2, "{text}");
+        assert_eq!(exec(&before, ""), exec(&after, ""));
+    }
+
+    #[test]
+    fn a_loop_entered_from_a_pipelined_loop_is_pipelined_too() {
+        // The second loop's only way in is the first loop's exit edge, which the
+        // first loop's last-iteration block takes over.
+        let src = r#"
+global @x: [f32; 64] = zeroinit
+global @y: [f32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  store 6.0, @x
+  jump bb1(0, 1.0)
+bb1(%0: i32, %1: f32):
+  %2 = gep @x, %0, 4
+  %3 = load f32, %2
+  %4 = fdiv %3, 3.0
+  %5 = fmul %1, 0.5
+  %6 = fadd %4, %5
+  %7 = gep @y, %0, 4
+  store %6, %7
+  %8 = add %0, 1
+  %9 = slt %8, 64
+  br %9, bb1(%8, %6), bb2(0, %6)
+bb2(%10: i32, %11: f32):
+  %12 = gep @y, %10, 4
+  %13 = load f32, %12
+  %14 = fdiv %13, 7.0
+  %15 = fmul %11, 0.25
+  %16 = fadd %14, %15
+  %17 = gep @x, %10, 4
+  store %16, %17
+  %18 = add %10, 1
+  %19 = slt %18, 64
+  br %19, bb2(%18, %16), bb3
+bb3:
+  %20 = fmul %16, 1000.0
+  %21 = fptosi %20
+  ret %21
+}
+"#;
+        let (before, after, changed) = pipelined(src);
+        assert!(changed);
+        let f = after.funcs.values().next().unwrap();
+        assert_eq!(f.layout.blocks().count(), 6, "{}", ir::print_module(&after));
+        assert_eq!(exec(&before, ""), exec(&after, ""));
+    }
+
+    #[test]
+    fn a_load_that_a_store_of_the_loop_may_write_stays_late() {
+        // `a[i+1] = a[i] * 3.0`: the load reads what the previous iteration
+        // stored, so nothing long-latency is early and the loop is left alone.
+        let src = r#"
+global @a: [f32; 65] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  store 1.0, @a
+  jump bb1(0)
+bb1(%0: i32):
+  %1 = gep @a, %0, 4
+  %2 = load f32, %1
+  %3 = fmul %2, 3.0
+  %4 = add %0, 1
+  %5 = gep @a, %4, 4
+  store %3, %5
+  %6 = slt %4, 64
+  br %6, bb1(%4), bb2
+bb2:
+  %7 = gep @a, 64, 4
+  %8 = load f32, %7
+  %9 = fptosi %8
+  ret %9
+}
+"#;
+        let (_, _, changed) = pipelined(src);
+        assert!(!changed);
+    }
+
+    #[test]
+    fn short_latencies_are_left_alone() {
+        // `b[i] = a[i] + 1`: the store waits three cycles for the load and add.
+        let src = r#"
+global @a: [i32; 64] = zeroinit
+global @b: [i32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%0: i32):
+  %1 = gep @a, %0, 4
+  %2 = load i32, %1
+  %3 = add %2, 1
+  %4 = gep @b, %0, 4
+  store %3, %4
+  %5 = add %0, 1
+  %6 = slt %5, 64
+  br %6, bb1(%5), bb2
+bb2:
+  ret 0
+}
+"#;
+        let (_, _, changed) = pipelined(src);
+        assert!(!changed);
+    }
+
+    #[test]
+    fn a_single_iteration_runs_only_the_last_block() {
+        // The loop runs once when n = 1 (read from the input): the first early
+        // stage is in the preheader and the late stage in the exit block.
+        let src = r#"
+global @x: [f32; 64] = zeroinit
+global @y: [f32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  store 2.0, @x
+  jump bb1(0, 0.0)
+bb1(%1: i32, %2: f32):
+  %3 = gep @x, %1, 4
+  %4 = load f32, %3
+  %5 = fdiv %4, 3.0
+  %6 = fadd %2, %5
+  %7 = gep @y, %1, 4
+  store %6, %7
+  %8 = add %1, 1
+  %9 = slt %8, %0
+  br %9, bb1(%8, %6), bb2
+bb2:
+  %10 = fmul %6, 300.0
+  %11 = fptosi %10
+  ret %11
+}
+
+declare @getint() -> i32
+"#;
+        let (before, after, changed) = pipelined(src);
+        assert!(changed);
+        for input in ["1", "2", "5", "64"] {
+            assert_eq!(exec(&before, input), exec(&after, input), "input {input}");
+        }
+    }
+}
