@@ -83,6 +83,9 @@ pub struct CodegenFlags {
     /// `-fno-reorder-blocks`: blocks keep instruction selection's order (jumps to
     /// the next block still fall through).
     pub no_reorder_blocks: bool,
+    /// `-fno-modulo-sched`: no software pipelining (the IR pass `swp`, which the
+    /// driver leaves out of the `-O` pipeline).
+    pub no_modulo_sched: bool,
 }
 
 impl CodegenFlags {
@@ -97,9 +100,10 @@ impl CodegenFlags {
             "schedule-insns" => &mut self.no_schedule_insns,
             "schedule-insns2" => &mut self.no_schedule_insns2,
             "reorder-blocks" => &mut self.no_reorder_blocks,
+            "modulo-sched" => &mut self.no_modulo_sched,
             _ => {
                 return Err(format!(
-                    "unknown option '-f{name}': sysyc's -f options are -f[no-]schedule-insns, -f[no-]schedule-insns2 and -f[no-]reorder-blocks; -O0 to -O3 choose the optimisations, --passes lists them exactly"
+                    "unknown option '-f{name}': sysyc's -f options are -f[no-]schedule-insns, -f[no-]schedule-insns2, -f[no-]reorder-blocks and -f[no-]modulo-sched; -O0 to -O3 choose the optimisations, --passes lists them exactly"
                 ))
             }
         };

@@ -501,12 +501,14 @@ impl Driver {
         Ok(module)
     }
 
-    /// The passes to run: `--passes`, or the `-O` level's pipeline.
+    /// The passes to run: `--passes`, or the `-O` level's pipeline (without
+    /// software pipelining under `-fno-modulo-sched`).
     fn pass_names(&self) -> Vec<String> {
         match &self.passes {
             Some(p) => p.clone(),
             None => opt::pipeline(self.opt_level)
                 .iter()
+                .filter(|&&s| !(self.codegen.no_modulo_sched && s == "swp"))
                 .map(|s| s.to_string())
                 .collect(),
         }

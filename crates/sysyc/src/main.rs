@@ -115,8 +115,9 @@ struct Cli {
     machine: Vec<String>,
     /// Code generation options, gcc's names: -fno-schedule-insns (no scheduling
     /// before register allocation), -fno-schedule-insns2 (none after),
-    /// -fno-reorder-blocks (blocks in instruction selection's order), and their
-    /// positive forms (the default), e.g. `-fno-schedule-insns2`.
+    /// -fno-reorder-blocks (blocks in instruction selection's order),
+    /// -fno-modulo-sched (no software pipelining), and their positive forms (the
+    /// default), e.g. `-fno-schedule-insns2`.
     #[arg(short = 'f', value_name = "OPTION")]
     feature: Vec<String>,
     /// gcc's -c: not supported (sysyc writes assembly, it does not assemble).

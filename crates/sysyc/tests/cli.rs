@@ -512,6 +512,40 @@ fn codegen_options_switch_stages_off() {
     );
 }
 
+/// `-fno-modulo-sched` leaves software pipelining (the pass `swp`) out of the
+/// `-O2` pipeline; `-fmodulo-sched` is the default.
+#[test]
+fn modulo_sched_option_switches_software_pipelining() {
+    let src = "float x[100];\n\
+        float y[100];\n\
+        int main() {\n\
+          int i = 0; float p = 0.0;\n\
+          getfarray(x);\n\
+          while (i < 100) { p = x[i] / 3.0 + p * 0.5; y[i] = p; i = i + 1; }\n\
+          putfarray(100, y);\n\
+          return 0;\n\
+        }\n";
+    let p = source_file("modulo-sched", "recurrence.sy", src);
+    let p = p.to_str().unwrap();
+    let run = |flags: &[&str]| {
+        let mut args = vec!["-S", "-O2", "-o", "-", "--print-after", "swp"];
+        args.extend(flags);
+        args.push(p);
+        let out = sysyc(&args);
+        assert!(out.status.success(), "{flags:?}: {}", text(&out.stderr));
+        (
+            text(&out.stdout),
+            text(&out.stderr).contains("; IR after swp ("),
+        )
+    };
+    let (plain, printed) = run(&[]);
+    assert!(printed);
+    assert_eq!(run(&["-fmodulo-sched"]).0, plain);
+    let (off, printed) = run(&["-fno-modulo-sched"]);
+    assert!(!printed);
+    assert_ne!(off, plain);
+}
+
 /// Bytes that are not UTF-8 are accepted in comments (as gcc and clang do) and
 /// reported by line and column, with the line, anywhere else.
 #[test]
