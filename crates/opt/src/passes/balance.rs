@@ -40,6 +40,9 @@
 //!    fed by the tree's own result around a loop (`s = s + ...`) counts as ready
 //!    last, so the loop's recurrence through it is one operation long.
 //!
+//! A chain of subtractions `x - a - b - c` is first rewritten as `x - (a + b + c)`
+//! ([`subtract_sums`]), so that its subtrahends form such a sum.
+//!
 //! It runs last in the pipeline, after reassociation and linear forms have chosen the
 //! operands: they canonicalise sums into chains that this pass would otherwise undo.
 
@@ -75,6 +78,7 @@ pub fn run(f: &mut Function) -> usize {
     let mut rebuilt = 0;
     let blocks: Vec<Block> = f.layout.blocks().collect();
     for b in blocks {
+        rebuilt += subtract_sums(f, b);
         let insts: Vec<Inst> = f.layout.block_insts(b).collect();
         // Two instructions issue per cycle: a chain that finishes within the cycles
         // the block needs to issue anyway is not what limits the block, and
@@ -107,6 +111,94 @@ pub fn run(f: &mut Function) -> usize {
         }
     }
     rebuilt
+}
+
+/// Shortest chain of subtractions [`subtract_sums`] rewrites.
+pub const MIN_SUBTRACTIONS: usize = 3;
+
+/// Rewrites each chain of integer subtractions in block `b`, `x - a1 - a2 - ... -
+/// ak` (each inner difference used only by the next subtraction), as `x - (a1 +
+/// a2 + ... + ak)`: the same number of operations, and the sum of the subtrahends
+/// is then a chain of additions that the tree-height reduction may rebuild (GCC's
+/// `tree-ssa-reassoc` likewise turns `x - y` into `x + -y` and sorts the negated
+/// operands into the sum). Returns how many chains (of at least
+/// [`MIN_SUBTRACTIONS`]) were rewritten.
+fn subtract_sums(f: &mut Function, b: Block) -> usize {
+    let sub_in_block = |f: &Function, i: Inst| match *f.kind(i) {
+        InstKind::Binary {
+            op: op @ (BinOp::Sub | BinOp::Sub64),
+            args,
+        } if f.layout.inst_block(i) == Some(b) => Some((op, args)),
+        _ => None,
+    };
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    let mut rewritten = 0;
+    for root in insts {
+        if !f.layout.is_inst_inserted(root) {
+            continue;
+        }
+        let Some((op, [mut head, last])) = sub_in_block(f, root) else {
+            continue;
+        };
+        // A root: its result is not the minuend of a subtraction that alone uses it.
+        let r = f
+            .inst_result(root)
+            .expect("a binary instruction has a result");
+        if let [u] = f.users(r) {
+            if sub_in_block(f, *u).is_some_and(|(o, args)| o == op && args[0] == r) {
+                continue;
+            }
+        }
+        let mut subtrahends = vec![last];
+        let mut inner = Vec::new();
+        while let Some(i) = f.def_inst(head) {
+            match sub_in_block(f, i) {
+                Some((o, [x, y]))
+                    if o == op && f.users(head) == [*inner.last().unwrap_or(&root)] =>
+                {
+                    inner.push(i);
+                    subtrahends.push(y);
+                    head = x;
+                }
+                _ => break,
+            }
+        }
+        if subtrahends.len() < MIN_SUBTRACTIONS {
+            continue;
+        }
+        subtrahends.reverse();
+        let add = if op == BinOp::Sub {
+            BinOp::Add
+        } else {
+            BinOp::Add64
+        };
+        let ty = f.value_type(r);
+        let mut sum = subtrahends[0];
+        for &a in &subtrahends[1..] {
+            let i = f.insert_inst_before(
+                root,
+                InstKind::Binary {
+                    op: add,
+                    args: [sum, a],
+                },
+                ty,
+            );
+            f.copy_src_loc(root, i);
+            sum = f.inst_result(i).expect("a binary instruction has a result");
+        }
+        f.replace_kind(
+            root,
+            InstKind::Binary {
+                op,
+                args: [head, sum],
+            },
+        );
+        for i in inner {
+            f.remove_inst(i);
+        }
+        rewritten += 1;
+    }
+    rewritten
 }
 
 /// The ready time given to a leaf carried around a loop by the tree's own result
@@ -521,6 +613,52 @@ bb0:
   ret 0
 }
 "#;
+
+    /// A chain of four subtractions, one whose middle difference is also
+    /// printed (so only the part after it is one chain), and a chain of two.
+    const SUBTRACTIONS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = call @getint()
+  %3 = call @getint()
+  %4 = sub %0, %1
+  %5 = sub %4, %2
+  %6 = sub %5, %3
+  %7 = sub %6, %1
+  call @putint(%7)
+  %8 = sub %3, %2
+  %9 = sub %8, %1
+  call @putint(%9)
+  %10 = sub %9, %0
+  %11 = sub %10, %2
+  %12 = sub %11, %3
+  call @putint(%12)
+  %13 = sub %0, %3
+  %14 = sub %13, %2
+  call @putint(%14)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn subtraction_chains_subtract_a_sum_and_keep_behaviour() {
+        for input in ["3 -7 2147483647 -2147483648", "100000 99991 -5 13"] {
+            let out = same_behaviour(SUBTRACTIONS, &["balance"], input);
+            // Four subtractions: one left, subtracting a sum of the subtrahends.
+            assert!(out.contains("sub %0, "), "{out}");
+            assert!(!out.contains("sub %4,"), "{out}");
+            // %9 is printed: its chain stays; the three after it are one chain.
+            assert!(out.contains("%9 = sub %8, %1"), "{out}");
+            assert!(out.contains("%12 = sub %9, "), "{out}");
+            // Two subtractions stay as written.
+            assert!(out.contains("%14 = sub %13, %2"), "{out}");
+        }
+    }
 
     #[test]
     fn rebuilds_chains_and_keeps_behaviour() {
