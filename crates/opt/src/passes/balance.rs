@@ -167,6 +167,10 @@ fn subtract_sums(f: &mut Function, b: Block) -> usize {
             continue;
         }
         subtrahends.reverse();
+        // The subtractions in order: each addition takes the place of the
+        // subtraction of its operand, so the subtrahends die where they did.
+        let mut at: Vec<Inst> = inner.iter().rev().copied().collect();
+        at.push(root);
         let add = if op == BinOp::Sub {
             BinOp::Add
         } else {
@@ -174,16 +178,16 @@ fn subtract_sums(f: &mut Function, b: Block) -> usize {
         };
         let ty = f.value_type(r);
         let mut sum = subtrahends[0];
-        for &a in &subtrahends[1..] {
+        for (&a, &place) in subtrahends[1..].iter().zip(&at[1..]) {
             let i = f.insert_inst_before(
-                root,
+                place,
                 InstKind::Binary {
                     op: add,
                     args: [sum, a],
                 },
                 ty,
             );
-            f.copy_src_loc(root, i);
+            f.copy_src_loc(place, i);
             sum = f.inst_result(i).expect("a binary instruction has a result");
         }
         f.replace_kind(
