@@ -8,6 +8,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use sysyc::{Driver, Emit, SsaMode, WarningMode, Warnings};
 
+/// The compiler allocates many small, short-lived vectors per pass and per function;
+/// glibc's allocator spends a growing share of the time consolidating its free lists as
+/// the heap grows with the module (27% of the time on 6400 small functions), so the
+/// binary uses mimalloc, whose per-size free lists cost the same at any heap size.
+/// Built without transparent huge pages, so a small program's memory stays small.
+/// Freed memory goes back to the system after mimalloc's delay, so a large compile
+/// peaks higher than with glibc (106 MB against 63 MB on 8000 branches); returning it
+/// at once costs as much system time as the allocator saves.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// An optimizing compiler from SysY to RV64GC assembly.
 #[derive(Parser, Debug)]
 #[command(name = "sysyc", version, about, args_override_self = true)]
