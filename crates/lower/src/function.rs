@@ -22,6 +22,8 @@ pub(crate) struct ModuleCtx<'p> {
     pub func_ids: Vec<Option<FuncId>>,
     /// Number of string literals emitted so far (for unique global names).
     pub strings: usize,
+    /// Number of constant initialiser images emitted so far (for unique global names).
+    pub images: usize,
     pub memory_form: bool,
 }
 
@@ -431,6 +433,10 @@ impl<'a, 'p> FnLower<'a, 'p> {
                 // Zero what the list does not cover, then store the listed values in
                 // source order; a listed zero constant can be skipped only when the
                 // fill zeroed every element (the loop form), not just the unlisted.
+                if let Some(words) = constant_image(elems) {
+                    self.copy_constant_image(base, ty, n, words);
+                    return;
+                }
                 let covered = elems.len() as u32 == n;
                 let all_zeroed = !covered && self.zero_fill(base, ty, n, elems);
                 for (idx, e) in elems {
@@ -451,6 +457,87 @@ impl<'a, 'p> FnLower<'a, 'p> {
                 }
             }
         }
+    }
+
+    /// Initialises the array at `base` (`n` elements of `ty`) from a constant image:
+    /// the image becomes a module global, copied in by a loop, and the elements past
+    /// its end are zeroed. The function then holds a fixed number of instructions
+    /// however long the list is, as gcc and clang copy large initialisers from
+    /// read-only data.
+    fn copy_constant_image(&mut self, base: Value, ty: Type, n: u32, words: Vec<u32>) {
+        let len = words.len() as u32;
+        let name = format!("__sysy_init_{}", self.ctx.images);
+        self.ctx.images += 1;
+        let image = self.module.add_global(GlobalData {
+            name,
+            elem: ty,
+            len,
+            init: GlobalInit::Words(words),
+        });
+        let image = self.f.global_addr(image);
+        self.counted_loop(0, len, |lw, i| {
+            let from = lw.element_ptr(image, i);
+            let v = lw.value(InstKind::Load { ty, ptr: from }, ty);
+            let to = lw.element_ptr(base, i);
+            lw.append(InstKind::Store { value: v, ptr: to }, Type::Void);
+        });
+        if len < n {
+            let zero = self.f.zero(ty);
+            self.counted_loop(len, n, |lw, i| {
+                let to = lw.element_ptr(base, i);
+                lw.append(
+                    InstKind::Store {
+                        value: zero,
+                        ptr: to,
+                    },
+                    Type::Void,
+                );
+            });
+        }
+    }
+
+    /// The address of 4-byte element `i` of the array at `base`.
+    fn element_ptr(&mut self, base: Value, i: Value) -> Value {
+        self.value(
+            InstKind::Gep {
+                base,
+                index: i,
+                stride: 4,
+            },
+            Type::Ptr,
+        )
+    }
+
+    /// Emits `i = start; do { body(i); i += 1 } while (i < end)` (`start < end`) and
+    /// continues after it.
+    fn counted_loop(&mut self, start: u32, end: u32, mut body: impl FnMut(&mut Self, Value)) {
+        let header = self.new_block();
+        let exit = self.new_block();
+        let i0 = self.f.iconst(start as i32);
+        self.jump(header, vec![i0]);
+        let i = self.f.append_block_param(header, Type::I32);
+        self.switch_to(header);
+        body(self, i);
+        let one = self.f.iconst(1);
+        let next = self.value(
+            InstKind::Binary {
+                op: BinOp::Add,
+                args: [i, one],
+            },
+            Type::I32,
+        );
+        let limit = self.f.iconst(end as i32);
+        let more = self.value(
+            InstKind::Cmp {
+                op: CmpOp::Slt,
+                args: [next, limit],
+            },
+            Type::I32,
+        );
+        self.br(more, header, vec![next], exit, vec![]);
+        self.seal(header);
+        self.seal(exit);
+        self.switch_to(exit);
     }
 
     fn is_zero_const(&self, v: Value) -> bool {
@@ -481,42 +568,10 @@ impl<'a, 'p> FnLower<'a, 'p> {
             }
             return false;
         }
-        // i = 0; do { base[i] = 0; i += 1 } while (i < n)
-        let body = self.new_block();
-        let exit = self.new_block();
-        let i0 = self.f.iconst(0);
-        self.jump(body, vec![i0]);
-        let i = self.f.append_block_param(body, Type::I32);
-        self.switch_to(body);
-        let ptr = self.value(
-            InstKind::Gep {
-                base,
-                index: i,
-                stride: 4,
-            },
-            Type::Ptr,
-        );
-        self.append(InstKind::Store { value: zero, ptr }, Type::Void);
-        let one = self.f.iconst(1);
-        let next = self.value(
-            InstKind::Binary {
-                op: BinOp::Add,
-                args: [i, one],
-            },
-            Type::I32,
-        );
-        let limit = self.f.iconst(n as i32);
-        let more = self.value(
-            InstKind::Cmp {
-                op: CmpOp::Slt,
-                args: [next, limit],
-            },
-            Type::I32,
-        );
-        self.br(more, body, vec![next], exit, vec![]);
-        self.seal(body);
-        self.seal(exit);
-        self.switch_to(exit);
+        self.counted_loop(0, n, |lw, i| {
+            let ptr = lw.element_ptr(base, i);
+            lw.append(InstKind::Store { value: zero, ptr }, Type::Void);
+        });
         true
     }
 
@@ -793,4 +848,30 @@ impl<'a, 'p> FnLower<'a, 'p> {
             }
         }
     }
+}
+
+/// Listed elements from which an all-constant initialiser is copied from a global
+/// image instead of being stored one by one.
+const IMAGE_MIN_ELEMS: usize = 64;
+
+/// The bit patterns of an initialiser list up to its last non-zero element, when the
+/// list is long (at least [`IMAGE_MIN_ELEMS`] elements), every element is a constant
+/// and some element is non-zero.
+fn constant_image(elems: &[(u32, Expr)]) -> Option<Vec<u32>> {
+    if elems.len() < IMAGE_MIN_ELEMS {
+        return None;
+    }
+    let mut listed = Vec::with_capacity(elems.len());
+    for (i, e) in elems {
+        let c = front::sema::fold::as_const(e)?;
+        if !c.is_zero_bits() {
+            listed.push((*i, c.bits()));
+        }
+    }
+    let &(last, _) = listed.last()?;
+    let mut words = vec![0u32; last as usize + 1];
+    for (i, bits) in listed {
+        words[i as usize] = bits;
+    }
+    Some(words)
 }

@@ -36,6 +36,7 @@ pub fn lower_program(program: &tast::Program, memory_form: bool) -> Module {
         globals,
         func_ids,
         strings: 0,
+        images: 0,
         memory_form,
     };
     for (i, f) in program.funcs.iter().enumerate() {
