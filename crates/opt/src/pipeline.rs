@@ -85,6 +85,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::indexsplit::IndexSplit,
     &passes::polyiv::PolyIv,
     &passes::swp::SoftwarePipelining,
+    &passes::vrp::Vrp,
 ];
 
 /// The pass registered as `name`.
@@ -240,6 +241,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "promote",
             "rtunroll",
             "mve",
+            "vrp",
             "instcombine",
             "dce",
             "simplifycfg",

@@ -15,6 +15,7 @@ pub mod param_targets;
 pub mod postdom;
 pub mod purity;
 mod purity_summary;
+pub mod ranges;
 
 pub use alias_regions::AliasRegions;
 pub use callgraph::CallGraph;

@@ -18,6 +18,8 @@
 //!   `x>x` → 0 (with NaN the others are not constant);
 //! - `(a cmp b) != 0` and `(a cmp b) == 1` → `a cmp b`; `(a cmp b) == 0` and
 //!   `(a cmp b) != 1` → the inverse comparison (integer comparisons only);
+//! - `x % 2^k == c` and `!=`, the remainder used only there → a test of
+//!   `x & (sign | 2^k - 1)`;
 //! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included).
 //!
 //! Deliberately **not** done, because they are wrong for some inputs: float `x+0.0`
@@ -434,8 +436,11 @@ fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Actio
         };
         return Some(Action::Const(Const::I(r)));
     }
-    // Comparisons of a comparison's 0/1 result with 0 or 1.
     let c = f.as_iconst(b)?;
+    if let Some(action) = remainder_test(f, op, a, c) {
+        return Some(action);
+    }
+    // Comparisons of a comparison's 0/1 result with 0 or 1.
     let InstKind::Cmp {
         op: inner,
         args: [x, y],
@@ -451,6 +456,52 @@ fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Actio
         })),
         _ => None,
     }
+}
+
+/// `x % 2^k == c` (or `!=`), the remainder used by nothing else: a remainder
+/// by a power of two is `c` exactly when the low `k` bits of `x` are those of `c`
+/// and `x` has the sign of `c` (for `c != 0`), so the remainder becomes a mask
+/// with the sign bit besides the low bits (LLVM's InstCombine does the same):
+/// `x % 2 == 1` is `(x & 0x80000001) == 1`, one operation instead of four. The
+/// remainder instruction is rewritten in place and the comparison then tests
+/// the masked bits.
+fn remainder_test(f: &mut Function, op: CmpOp, a: Value, c: i32) -> Option<Action> {
+    if !matches!(op, CmpOp::Eq | CmpOp::Ne) {
+        return None;
+    }
+    let rem = f.def_inst(a)?;
+    let InstKind::Binary {
+        op: BinOp::SRem,
+        args: [x, d],
+    } = *f.kind(rem)
+    else {
+        return None;
+    };
+    let d = f.as_iconst(d)?;
+    let m = d.unsigned_abs();
+    if !m.is_power_of_two() || !(2..=1 << 30).contains(&m) || f.users(a).len() != 1 {
+        return None;
+    }
+    let low = (m - 1) as i32;
+    let (mask, want) = match c {
+        0 => (low, 0),
+        c if c > 0 && (c as u32) < m => (i32::MIN | low, c),
+        c if c < 0 && c.unsigned_abs() < m => (i32::MIN | low, i32::MIN | (c & low)),
+        _ => return None, // never equal: constant folding's business
+    };
+    let mask = f.iconst(mask);
+    f.replace_kind(
+        rem,
+        InstKind::Binary {
+            op: BinOp::And,
+            args: [x, mask],
+        },
+    );
+    let want = f.iconst(want);
+    Some(Action::Kind(InstKind::Cmp {
+        op,
+        args: [a, want],
+    }))
 }
 
 fn simplify_unary(f: &Function, op: UnOp, a: Value) -> Option<Action> {
@@ -704,6 +755,51 @@ bb0:
             "  %a = flt %2, 1.0\n  %r = eq %a, 0\n",
             "  %3 = flt %2, 1.0\n  %4 = eq %3, 0\n  ret %4\n",
         );
+    }
+
+    #[test]
+    fn tests_of_a_remainder_by_a_power_of_two_mask_the_sign_and_low_bits() {
+        combines(
+            "  %m = srem %0, 2\n  %r = eq %m, 1\n",
+            "  %3 = and %0, -2147483647\n  %4 = eq %3, 1\n  ret %4\n",
+        );
+        combines(
+            "  %m = srem %0, -8\n  %r = ne %m, 0\n",
+            "  %3 = and %0, 7\n  %4 = ne %3, 0\n  ret %4\n",
+        );
+        combines(
+            "  %m = srem %0, 4\n  %r = eq %m, -3\n",
+            "  %3 = and %0, -2147483645\n  %4 = eq %3, -2147483647\n  ret %4\n",
+        );
+        // Another use keeps the remainder; 4 is never a remainder by 4.
+        combines(
+            "  %m = srem %0, 4\n  %t = eq %m, 1\n  %r = add %m, %t\n",
+            "  %3 = srem %0, 4\n  %4 = eq %3, 1\n  %5 = add %3, %4\n  ret %5\n",
+        );
+        combines(
+            "  %m = srem %0, 4\n  %r = eq %m, 4\n",
+            "  %3 = srem %0, 4\n  %4 = eq %3, 4\n  ret %4\n",
+        );
+    }
+
+    #[test]
+    fn remainder_tests_agree_with_srem_on_every_residue_and_sign() {
+        for d in [2, -2, 4, 8, -16] {
+            for c in -17..=17 {
+                for op in ["eq", "ne"] {
+                    let src = format!(
+                        "func @main() -> i32 {{\n\
+                         bb0:\n  jump bb1(-40, 0)\n\
+                         bb1(%0: i32, %1: i32):\n  %2 = srem %0, {d}\n  %3 = {op} %2, {c}\n  \
+                         %4 = mul %1, 3\n  %5 = add %4, %3\n  %6 = add %0, 1\n  %7 = slt %6, 41\n  \
+                         br %7, bb1(%6, %5), bb2\n\
+                         bb2:\n  call @putint(%5)\n  ret 0\n}}\n\
+                         declare @putint(i32) -> void\n"
+                    );
+                    crate::passes::testutil::same_behaviour(&src, &["instcombine"], "");
+                }
+            }
+        }
     }
 
     #[test]

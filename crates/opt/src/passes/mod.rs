@@ -52,6 +52,7 @@ pub mod swp;
 pub mod unroll;
 pub mod unrolljam;
 pub mod unswitch;
+pub mod vrp;
 
 #[cfg(test)]
 pub(crate) mod testutil;

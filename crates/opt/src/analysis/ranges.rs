@@ -1,0 +1,520 @@
+//! Value ranges: for every `i32` value of a function, an interval `[lo, hi]` that
+//! holds every value it takes in any execution.
+//!
+//! This is interval analysis (Cousot and Cousot, "Abstract Interpretation", POPL
+//! 1977) solved sparsely on SSA, as Patterson's value range propagation ("Accurate
+//! Static Branch Prediction by Value Range Propagation", PLDI 1995) and GCC's VRP
+//! do, with the edge refinement of LLVM's LazyValueInfo: a value passed to a block
+//! parameter along the edge of `br (slt %x, %n), ...` is known to be below `%n`
+//! there. The solve is optimistic (a value starts with no range and grows only as
+//! its operands do, so loop-carried values can settle below the full range) and
+//! work-list driven: a value is recomputed when an operand changes.
+//!
+//! Termination: a value's range only grows, and a block parameter that has grown
+//! [`WIDEN_AFTER`] times is widened, each bound that still moves jumping to the
+//! next of a few thresholds (one inside the `i32` end, then the end itself). The
+//! inner threshold is what lets a counter settle: `i = 0, 1, ...` with
+//! `i + 1 < n` on the back edge widens to `[0, MAX - 1]`, whose successor
+//! `[1, MAX]` cannot wrap. So every value changes a bounded number of times and
+//! the solve is linear in the function's size.
+//!
+//! Exact semantics: `i32` arithmetic wraps, so an operation whose result could
+//! leave `i32` for some operands in range gets the full range. Loads, calls,
+//! parameters and float conversions give the full range. Values in unreachable
+//! code may keep no range ([`Ranges::get`] is `None`); users treat that as unknown.
+
+use ir::analysis::ControlFlowGraph;
+use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
+
+/// An inclusive interval of `i32` values, `lo <= hi`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Range {
+    pub lo: i32,
+    pub hi: i32,
+}
+
+impl Range {
+    /// Every `i32`.
+    pub const FULL: Range = Range {
+        lo: i32::MIN,
+        hi: i32::MAX,
+    };
+
+    /// The single value `c`.
+    pub fn constant(c: i32) -> Range {
+        Range { lo: c, hi: c }
+    }
+
+    /// `[lo, hi]` when both fit `i32` and `lo <= hi`; the full range when the
+    /// interval leaves `i32` (the operation may wrap).
+    fn from_i64(lo: i64, hi: i64) -> Range {
+        debug_assert!(lo <= hi);
+        if lo < i32::MIN as i64 || hi > i32::MAX as i64 {
+            Range::FULL
+        } else {
+            Range {
+                lo: lo as i32,
+                hi: hi as i32,
+            }
+        }
+    }
+
+    /// The smallest interval holding both.
+    pub fn join(self, other: Range) -> Range {
+        Range {
+            lo: self.lo.min(other.lo),
+            hi: self.hi.max(other.hi),
+        }
+    }
+
+    /// The common part, if any.
+    pub fn meet(self, other: Range) -> Option<Range> {
+        let r = Range {
+            lo: self.lo.max(other.lo),
+            hi: self.hi.min(other.hi),
+        };
+        (r.lo <= r.hi).then_some(r)
+    }
+
+    /// Whether every value is at least zero.
+    pub fn is_non_negative(self) -> bool {
+        self.lo >= 0
+    }
+
+    /// Whether every value lies in `[lo, hi]`.
+    pub fn within(self, lo: i64, hi: i64) -> bool {
+        self.lo as i64 >= lo && self.hi as i64 <= hi
+    }
+}
+
+/// Growths of a block parameter's range before it is widened.
+pub const WIDEN_AFTER: u32 = 2;
+
+/// The ranges of the `i32` values of one function.
+pub struct Ranges {
+    range: SecondaryMap<Value, Option<Range>>,
+}
+
+impl Ranges {
+    /// The range of `v`: `None` when `v` is not an `i32` or lies in code the
+    /// solve never reached.
+    pub fn get(&self, v: Value) -> Option<Range> {
+        self.range[v]
+    }
+
+    /// Solves the ranges of `f`.
+    pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Ranges {
+        Solver::new(f, cfg).solve()
+    }
+}
+
+/// What the work list recomputes: an instruction's result or a block's parameter.
+#[derive(Clone, Copy)]
+enum Item {
+    Inst(Inst),
+    Param(Block, usize),
+}
+
+struct Solver<'f> {
+    f: &'f Function,
+    cfg: &'f ControlFlowGraph,
+    range: SecondaryMap<Value, Option<Range>>,
+    growths: SecondaryMap<Value, u32>,
+    work: Vec<Item>,
+}
+
+impl<'f> Solver<'f> {
+    fn new(f: &'f Function, cfg: &'f ControlFlowGraph) -> Self {
+        let mut range = SecondaryMap::new();
+        for v in f.all_values() {
+            if let Some(c) = f.as_iconst(v) {
+                range[v] = Some(Range::constant(c));
+            }
+        }
+        // Function parameters take any value.
+        let entry = f.entry_block();
+        for &p in f.block_params(entry) {
+            if f.value_type(p) == Type::I32 {
+                range[p] = Some(Range::FULL);
+            }
+        }
+        Solver {
+            f,
+            cfg,
+            range,
+            growths: SecondaryMap::new(),
+            work: Vec::new(),
+        }
+    }
+
+    fn solve(mut self) -> Ranges {
+        // Seed in reverse so that popping visits blocks in reverse post-order.
+        let entry = self.f.entry_block();
+        for &b in self.cfg.rpo().iter().rev() {
+            let insts: Vec<Inst> = self.f.layout.block_insts(b).collect();
+            for &i in insts.iter().rev() {
+                self.work.push(Item::Inst(i));
+            }
+            if b != entry {
+                for idx in (0..self.f.block_params(b).len()).rev() {
+                    self.work.push(Item::Param(b, idx));
+                }
+            }
+        }
+        while let Some(item) = self.work.pop() {
+            match item {
+                Item::Inst(i) => {
+                    let Some(v) = self.f.inst_result(i) else {
+                        continue;
+                    };
+                    if self.f.value_type(v) != Type::I32 {
+                        continue;
+                    }
+                    if let Some(r) = self.eval(self.f.kind(i)) {
+                        self.grow(v, r, false);
+                    }
+                }
+                Item::Param(b, idx) => {
+                    let v = self.f.block_params(b)[idx];
+                    if self.f.value_type(v) != Type::I32 {
+                        continue;
+                    }
+                    if let Some(r) = self.incoming(b, idx) {
+                        self.grow(v, r, true);
+                    }
+                }
+            }
+        }
+        Ranges { range: self.range }
+    }
+
+    /// Joins `r` into the range of `v`; on a change, queues what uses `v`.
+    fn grow(&mut self, v: Value, r: Range, widen: bool) {
+        let old = self.range[v];
+        let mut new = old.map_or(r, |o| o.join(r));
+        if old == Some(new) {
+            return;
+        }
+        if let (true, Some(o)) = (widen, old) {
+            self.growths[v] += 1;
+            if self.growths[v] > WIDEN_AFTER {
+                new = widened(o, new);
+            }
+        }
+        self.range[v] = Some(new);
+        for &user in self.f.users(v) {
+            match self.f.kind(user) {
+                InstKind::Jump { .. } | InstKind::Br { .. } => {
+                    let Some(block) = self.f.layout.inst_block(user) else {
+                        continue;
+                    };
+                    for &s in self.cfg.succs(block) {
+                        for idx in 0..self.f.block_params(s).len() {
+                            self.work.push(Item::Param(s, idx));
+                        }
+                    }
+                }
+                _ => self.work.push(Item::Inst(user)),
+            }
+        }
+    }
+
+    /// The join of what every edge into `b` passes to its parameter `idx`, each
+    /// refined by the branch condition of its edge.
+    fn incoming(&self, b: Block, idx: usize) -> Option<Range> {
+        let mut acc: Option<Range> = None;
+        for &p in self.cfg.preds(b) {
+            let Some(term) = self.f.terminator(p) else {
+                continue;
+            };
+            let edges: Vec<(Value, Option<(Value, bool)>)> = match self.f.kind(term) {
+                InstKind::Jump { dest } if dest.block == b => vec![(dest.args[idx], None)],
+                InstKind::Br {
+                    cond,
+                    then_dest,
+                    else_dest,
+                } => {
+                    let mut e = Vec::new();
+                    if then_dest.block == b {
+                        e.push((then_dest.args[idx], Some((*cond, true))));
+                    }
+                    if else_dest.block == b {
+                        e.push((else_dest.args[idx], Some((*cond, false))));
+                    }
+                    e
+                }
+                _ => Vec::new(),
+            };
+            for (arg, cond) in edges {
+                let Some(mut r) = self.range[arg] else {
+                    continue;
+                };
+                if let Some((cond, taken)) = cond {
+                    match self.refine(arg, r, cond, taken) {
+                        Some(refined) => r = refined,
+                        None => continue, // the edge cannot pass this value
+                    }
+                }
+                acc = Some(acc.map_or(r, |a| a.join(r)));
+            }
+        }
+        acc
+    }
+
+    /// `r`, the range of `v`, narrowed by knowing that `cond` is `taken`.
+    fn refine(&self, v: Value, r: Range, cond: Value, taken: bool) -> Option<Range> {
+        let ValueDef::Inst(def) = self.f.value_def(cond) else {
+            return Some(r);
+        };
+        let InstKind::Cmp { op, args } = *self.f.kind(def) else {
+            return Some(r);
+        };
+        let (op, other) = if args[0] == v {
+            (op, args[1])
+        } else if args[1] == v {
+            (swapped(op), args[0])
+        } else {
+            return Some(r);
+        };
+        let Some(o) = self.range[other] else {
+            return Some(r);
+        };
+        let op = if taken { op } else { negated(op) };
+        let (lo, hi) = (i32::MIN as i64, i32::MAX as i64);
+        let bound = match op {
+            CmpOp::Slt => (lo, o.hi as i64 - 1),
+            CmpOp::Sle => (lo, o.hi as i64),
+            CmpOp::Sgt => (o.lo as i64 + 1, hi),
+            CmpOp::Sge => (o.lo as i64, hi),
+            CmpOp::Eq => (o.lo as i64, o.hi as i64),
+            _ => return Some(r),
+        };
+        if bound.0 > bound.1 {
+            return None;
+        }
+        r.meet(Range {
+            lo: bound.0.max(lo) as i32,
+            hi: bound.1.min(hi) as i32,
+        })
+    }
+
+    /// The range of an instruction's `i32` result from its operands' ranges;
+    /// `None` while an operand has none yet.
+    fn eval(&self, kind: &InstKind) -> Option<Range> {
+        let r = |v: Value| self.range[v];
+        Some(match *kind {
+            InstKind::Binary { op, args: [a, b] } => binary(op, r(a)?, r(b)?),
+            InstKind::Cmp { .. } => Range { lo: 0, hi: 1 },
+            _ => Range::FULL,
+        })
+    }
+}
+
+/// `new`, grown from `old`, with each bound that moved pushed to its next
+/// threshold: one short of the `i32` end, then the end.
+fn widened(old: Range, new: Range) -> Range {
+    let hi = if new.hi > old.hi {
+        if new.hi < i32::MAX - 1 {
+            i32::MAX - 1
+        } else {
+            i32::MAX
+        }
+    } else {
+        new.hi
+    };
+    let lo = if new.lo < old.lo {
+        if new.lo > i32::MIN + 1 {
+            i32::MIN + 1
+        } else {
+            i32::MIN
+        }
+    } else {
+        new.lo
+    };
+    Range { lo, hi }
+}
+
+/// The range of `a op b` for `a` in `x` and `b` in `y`, wrapping as `i32` does.
+pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
+    let (xl, xh, yl, yh) = (x.lo as i64, x.hi as i64, y.lo as i64, y.hi as i64);
+    match op {
+        BinOp::Add => Range::from_i64(xl + yl, xh + yh),
+        BinOp::Sub => Range::from_i64(xl - yh, xh - yl),
+        BinOp::Mul => {
+            let p = [xl * yl, xl * yh, xh * yl, xh * yh];
+            Range::from_i64(*p.iter().min().unwrap(), *p.iter().max().unwrap())
+        }
+        BinOp::SDiv if y.lo == y.hi && y.lo != 0 => {
+            let d = yl;
+            if d == -1 && x.lo == i32::MIN {
+                return Range::FULL; // MIN / -1 wraps to MIN
+            }
+            // Truncating division by a constant is monotone in the dividend.
+            let (a, b) = (xl / d, xh / d);
+            Range::from_i64(a.min(b), a.max(b))
+        }
+        BinOp::SRem if y.lo > i32::MIN && !(y.lo <= 0 && y.hi >= 0) => {
+            // |a % b| < |b| and |a % b| <= |a|, with the sign of `a`.
+            let m = yl.abs().max(yh.abs()) - 1;
+            let lo = if xl >= 0 { 0 } else { xl.max(-m) };
+            let hi = if xh <= 0 { 0 } else { xh.min(m) };
+            Range::from_i64(lo, hi)
+        }
+        BinOp::And if x.lo >= 0 || y.lo >= 0 => {
+            let hi = match (x.lo >= 0, y.lo >= 0) {
+                (true, true) => x.hi.min(y.hi),
+                (true, false) => x.hi,
+                _ => y.hi,
+            };
+            Range { lo: 0, hi }
+        }
+        BinOp::Or | BinOp::Xor if x.lo >= 0 && y.lo >= 0 => {
+            // Below the next power of two of the larger operand.
+            let top = x.hi.max(y.hi) as u32;
+            let mask = if top == 0 {
+                0
+            } else {
+                u32::MAX >> top.leading_zeros()
+            };
+            Range {
+                lo: 0,
+                hi: mask as i32,
+            }
+        }
+        BinOp::Shl if y.lo == y.hi => {
+            let k = (y.lo & 31) as u32;
+            Range::from_i64(xl << k, xh << k)
+        }
+        BinOp::AShr if y.lo == y.hi => {
+            let k = (y.lo & 31) as u32;
+            Range {
+                lo: x.lo >> k,
+                hi: x.hi >> k,
+            }
+        }
+        BinOp::LShr if y.lo == y.hi => {
+            let k = (y.lo & 31) as u32;
+            if x.lo >= 0 {
+                Range {
+                    lo: x.lo >> k,
+                    hi: x.hi >> k,
+                }
+            } else if k > 0 {
+                Range {
+                    lo: 0,
+                    hi: (u32::MAX >> k) as i32,
+                }
+            } else {
+                Range::FULL
+            }
+        }
+        _ => Range::FULL,
+    }
+}
+
+/// The predicate with its operands swapped: `a op b` is `b swapped(op) a`.
+fn swapped(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Slt => CmpOp::Sgt,
+        CmpOp::Sle => CmpOp::Sge,
+        CmpOp::Sgt => CmpOp::Slt,
+        CmpOp::Sge => CmpOp::Sle,
+        other => other,
+    }
+}
+
+/// The predicate that holds exactly when `op` does not (integer predicates).
+fn negated(op: CmpOp) -> CmpOp {
+    match op {
+        CmpOp::Slt => CmpOp::Sge,
+        CmpOp::Sle => CmpOp::Sgt,
+        CmpOp::Sgt => CmpOp::Sle,
+        CmpOp::Sge => CmpOp::Slt,
+        CmpOp::Eq => CmpOp::Ne,
+        CmpOp::Ne => CmpOp::Eq,
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ranges_of(src: &str) -> (Function, Ranges) {
+        let m = ir::parse_module(src).expect("parses");
+        let f = m.funcs.values().next().unwrap().clone();
+        let cfg = ControlFlowGraph::compute(&f);
+        let r = Ranges::compute(&f, &cfg);
+        (f, r)
+    }
+
+    /// The range of `%k`: values are numbered as the printer numbers them, block
+    /// parameters then instruction results in layout order (the sources here are
+    /// written that way).
+    fn range_of(f: &Function, r: &Ranges, k: usize) -> Option<Range> {
+        let mut values = Vec::new();
+        for b in f.layout.blocks() {
+            values.extend_from_slice(f.block_params(b));
+            values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
+        }
+        r.get(values[k])
+    }
+
+    fn rg(lo: i32, hi: i32) -> Option<Range> {
+        Some(Range { lo, hi })
+    }
+
+    #[test]
+    fn a_counter_below_a_bound_settles_below_max() {
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = slt 0, %0\n  br %1, bb1(0), bb2\n\
+             bb1(%2: i32):\n  %3 = srem %2, 7\n  %4 = add %2, 1\n  %5 = slt %4, %0\n  br %5, bb1(%4), bb2\n\
+             bb2:\n  ret 0\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 2), rg(0, i32::MAX - 1));
+        assert_eq!(range_of(&f, &r, 4), rg(1, i32::MAX));
+        assert_eq!(range_of(&f, &r, 3), rg(0, 6));
+    }
+
+    #[test]
+    fn a_counter_that_may_pass_max_wraps_to_the_full_range() {
+        // `i <= n` on the back edge: n = MAX would wrap i to MIN.
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  jump bb1(0)\n\
+             bb1(%1: i32):\n  %2 = add %1, 1\n  %3 = sle %2, %0\n  br %3, bb1(%2), bb2\n\
+             bb2:\n  ret %1\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 1), Some(Range::FULL));
+        assert_eq!(range_of(&f, &r, 2), Some(Range::FULL));
+    }
+
+    #[test]
+    fn remainders_and_their_sums_stay_below_twice_the_divisor() {
+        let (f, r) = ranges_of(
+            "func @f(i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32):\n  %2 = srem %0, 1000\n  %3 = add %2, %2\n  %4 = srem %1, -10\n\
+             %5 = and %1, 255\n  %6 = sdiv %5, 4\n  %7 = mul %2, %2\n  %8 = mul %7, %7\n  ret %3\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 2), rg(-999, 999));
+        assert_eq!(range_of(&f, &r, 3), rg(-1998, 1998));
+        assert_eq!(range_of(&f, &r, 4), rg(-9, 9));
+        assert_eq!(range_of(&f, &r, 6), rg(0, 63));
+        assert_eq!(range_of(&f, &r, 7), rg(-998001, 998001));
+        // 998001^2 leaves i32: the product may wrap.
+        assert_eq!(range_of(&f, &r, 8), Some(Range::FULL));
+    }
+
+    #[test]
+    fn a_countdown_refined_on_its_exit_test_stays_non_negative() {
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = sgt %0, 0\n  br %1, bb1(%0), bb2\n\
+             bb1(%2: i32):\n  %3 = sdiv %2, 2\n  %4 = add %2, -1\n  %5 = sgt %4, 0\n  br %5, bb1(%4), bb2\n\
+             bb2:\n  ret 0\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 2), rg(1, i32::MAX));
+        assert_eq!(range_of(&f, &r, 3), rg(0, i32::MAX / 2));
+    }
+}

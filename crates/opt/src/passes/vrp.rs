@@ -1,0 +1,321 @@
+//! Division, remainder and comparisons simplified by value ranges.
+//!
+//! With the intervals of [`crate::analysis::ranges`], as LLVM's
+//! CorrelatedValuePropagation and GCC's VRP use theirs:
+//! - `x % c` (`c` a constant, `|c| = m >= 2`):
+//!   - is `x` when `|x| < m`;
+//!   - is `and x, m - 1` when `x >= 0` and `m` is a power of two (no bias for a
+//!     negative dividend needed);
+//!   - is `x - (m & ((x < m) - 1))` when `0 <= x < 2m` (the one subtraction a
+//!     remainder can need, as LLVM's `expandUDivOrURem` does for `X u< 2C`);
+//!   - is that plus `m & -(x <= -m)` when `-2m < x < 2m` and `m` is not a power of
+//!     two: a sum of two remainders keeps the sign of neither, so both corrections.
+//!
+//!   The last two replace a multiply-high, a multiply and their sign fixes (about
+//!   twelve cycles of dependent latency on the U74) by single-cycle operations that
+//!   pair, which matters where the result feeds the next remainder (modular
+//!   arithmetic chains: `r = (r + r) % p`).
+//! - `x / c` (`c > 0` a constant) is `0` when `|x| < c` and `ashr x, k` when
+//!   `x >= 0` and `c = 2^k`.
+//! - An integer comparison whose operands' ranges decide it becomes 0 or 1.
+//!
+//! Everything rests on the ranges holding in every execution (see the analysis
+//! on wrapping); values without a range (unreachable code) are left alone.
+
+use crate::analysis::ranges::{Range, Ranges};
+use crate::analysis::Preserved;
+use crate::pipeline::Pass;
+use ir::analysis::ControlFlowGraph;
+use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+
+/// The range-based simplification pass.
+pub struct Vrp;
+
+impl Pass for Vrp {
+    fn name(&self) -> &'static str {
+        "vrp"
+    }
+    fn description(&self) -> &'static str {
+        "simplify division, remainder and comparisons by value ranges"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+    /// Rewrites instructions only.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG
+    }
+}
+
+/// Simplifies what the ranges of `f` allow; returns how many instructions changed.
+pub fn run(f: &mut Function) -> usize {
+    let cfg = ControlFlowGraph::compute(f);
+    let ranges = Ranges::compute(f, &cfg);
+    let insts: Vec<Inst> = f
+        .layout
+        .blocks()
+        .flat_map(|b| f.layout.block_insts(b))
+        .collect();
+    let mut changed = 0;
+    for inst in insts {
+        let done = match *f.kind(inst) {
+            InstKind::Binary {
+                op: BinOp::SRem,
+                args: [x, c],
+            } => remainder(f, &ranges, inst, x, c),
+            InstKind::Binary {
+                op: BinOp::SDiv,
+                args: [x, c],
+            } => division(f, &ranges, inst, x, c),
+            InstKind::Cmp { op, args: [a, b] } => comparison(f, &ranges, inst, op, a, b),
+            _ => false,
+        };
+        changed += usize::from(done);
+    }
+    changed
+}
+
+/// The range of `v`, when it is an `i32` the solve reached.
+fn range(f: &Function, ranges: &Ranges, v: Value) -> Option<Range> {
+    (f.value_type(v) == Type::I32)
+        .then(|| ranges.get(v))
+        .flatten()
+}
+
+/// Replaces the result of `inst` by `v` and removes it.
+fn replace(f: &mut Function, inst: Inst, v: Value) {
+    let r = f.inst_result(inst).expect("a value");
+    f.replace_all_uses(r, v);
+    f.remove_inst(inst);
+}
+
+/// Inserts `op a, b` before `at`; returns its result.
+fn emit(f: &mut Function, at: Inst, kind: InstKind) -> Value {
+    let i = f.insert_inst_before(at, kind, Type::I32);
+    f.copy_src_loc(at, i);
+    f.inst_result(i).expect("a value")
+}
+
+fn bin(f: &mut Function, at: Inst, op: BinOp, a: Value, b: Value) -> Value {
+    emit(f, at, InstKind::Binary { op, args: [a, b] })
+}
+
+fn cmp(f: &mut Function, at: Inst, op: CmpOp, a: Value, b: Value) -> Value {
+    emit(f, at, InstKind::Cmp { op, args: [a, b] })
+}
+
+fn remainder(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) -> bool {
+    let (Some(c), Some(r)) = (f.as_iconst(c), range(f, ranges, x)) else {
+        return false;
+    };
+    if c == i32::MIN {
+        return false;
+    }
+    let m = c.unsigned_abs() as i64;
+    if m < 2 {
+        return false;
+    }
+    if r.within(-(m - 1), m - 1) {
+        replace(f, inst, x);
+        return true;
+    }
+    let power_of_two = (m as u64).is_power_of_two();
+    let m32 = f.iconst(m as i32);
+    if r.is_non_negative() && power_of_two {
+        let mask = f.iconst(m as i32 - 1);
+        f.replace_kind(
+            inst,
+            InstKind::Binary {
+                op: BinOp::And,
+                args: [x, mask],
+            },
+        );
+        return true;
+    }
+    let one_sided = r.within(0, 2 * m - 1);
+    if !one_sided && (power_of_two || !r.within(-(2 * m - 1), 2 * m - 1)) {
+        return false;
+    }
+    // x - (m & ((x < m) - 1)): subtracts m exactly when x >= m.
+    let below = cmp(f, inst, CmpOp::Slt, x, m32);
+    let minus_one = f.iconst(-1);
+    let all_ones_if_above = bin(f, inst, BinOp::Add, below, minus_one);
+    let sub = bin(f, inst, BinOp::And, all_ones_if_above, m32);
+    if one_sided {
+        f.replace_kind(
+            inst,
+            InstKind::Binary {
+                op: BinOp::Sub,
+                args: [x, sub],
+            },
+        );
+        return true;
+    }
+    // ... + (m & -(x < 1 - m)): adds m exactly when x <= -m.
+    let down = bin(f, inst, BinOp::Sub, x, sub);
+    let floor = f.iconst(1 - m as i32);
+    let under = cmp(f, inst, CmpOp::Slt, x, floor);
+    let zero = f.iconst(0);
+    let all_ones_if_under = bin(f, inst, BinOp::Sub, zero, under);
+    let add = bin(f, inst, BinOp::And, all_ones_if_under, m32);
+    f.replace_kind(
+        inst,
+        InstKind::Binary {
+            op: BinOp::Add,
+            args: [down, add],
+        },
+    );
+    true
+}
+
+fn division(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) -> bool {
+    let (Some(c), Some(r)) = (f.as_iconst(c), range(f, ranges, x)) else {
+        return false;
+    };
+    if c < 1 {
+        return false;
+    }
+    if r.within(-(c as i64 - 1), c as i64 - 1) {
+        let zero = f.iconst(0);
+        replace(f, inst, zero);
+        return true;
+    }
+    if r.is_non_negative() && (c as u32).is_power_of_two() && c > 1 {
+        let k = f.iconst(c.trailing_zeros() as i32);
+        f.replace_kind(
+            inst,
+            InstKind::Binary {
+                op: BinOp::AShr,
+                args: [x, k],
+            },
+        );
+        return true;
+    }
+    false
+}
+
+fn comparison(
+    f: &mut Function,
+    ranges: &Ranges,
+    inst: Inst,
+    op: CmpOp,
+    a: Value,
+    b: Value,
+) -> bool {
+    if f.as_iconst(a).is_some() && f.as_iconst(b).is_some() {
+        return false; // constant folding's
+    }
+    let (Some(x), Some(y)) = (range(f, ranges, a), range(f, ranges, b)) else {
+        return false;
+    };
+    let decided = match op {
+        CmpOp::Slt => decide(x.hi < y.lo, x.lo >= y.hi),
+        CmpOp::Sle => decide(x.hi <= y.lo, x.lo > y.hi),
+        CmpOp::Sgt => decide(x.lo > y.hi, x.hi <= y.lo),
+        CmpOp::Sge => decide(x.lo >= y.hi, x.hi < y.lo),
+        CmpOp::Eq => decide(x.lo == x.hi && x == y, x.meet(y).is_none()),
+        CmpOp::Ne => decide(x.meet(y).is_none(), x.lo == x.hi && x == y),
+        _ => None,
+    };
+    let Some(value) = decided else {
+        return false;
+    };
+    let v = f.iconst(i32::from(value));
+    replace(f, inst, v);
+    true
+}
+
+/// `Some(true)` when `always`, `Some(false)` when `never`, else undecided.
+fn decide(always: bool, never: bool) -> Option<bool> {
+    if always {
+        Some(true)
+    } else if never {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn a_remainder_of_a_sum_of_remainders_becomes_two_corrections() {
+        check(
+            &["vrp"],
+            "func @f(i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32):\n  %2 = srem %0, 1000\n  %3 = add %2, %2\n  %4 = srem %3, 1000\n  ret %4\n}\n",
+            "func @f(i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32):\n  %2 = srem %0, 1000\n  %3 = add %2, %2\n  %4 = slt %3, 1000\n  \
+             %5 = add %4, -1\n  %6 = and %5, 1000\n  %7 = sub %3, %6\n  %8 = slt %3, -999\n  \
+             %9 = sub 0, %8\n  %10 = and %9, 1000\n  %11 = add %7, %10\n  ret %11\n}\n",
+        );
+    }
+
+    #[test]
+    fn non_negative_counters_divide_and_reduce_by_shifts_and_masks() {
+        check(
+            &["vrp"],
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = slt 0, %0\n  br %1, bb1(0, 0), bb2(0)\n\
+             bb1(%2: i32, %3: i32):\n  %4 = srem %2, 2\n  %5 = sdiv %2, 8\n  %6 = add %3, %4\n  \
+             %7 = add %6, %5\n  %8 = srem %4, 5\n  %9 = slt %2, 0\n  %10 = add %7, %9\n  %11 = add %10, %8\n  \
+             %12 = add %2, 1\n  %13 = slt %12, %0\n  br %13, bb1(%12, %11), bb2(%11)\n\
+             bb2(%14: i32):\n  ret %14\n}\n",
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = slt 0, %0\n  br %1, bb1(0, 0), bb2(0)\n\
+             bb1(%2: i32, %3: i32):\n  %4 = and %2, 1\n  %5 = ashr %2, 3\n  %6 = add %3, %4\n  \
+             %7 = add %6, %5\n  %8 = add %7, 0\n  %9 = add %8, %4\n  \
+             %10 = add %2, 1\n  %11 = slt %10, %0\n  br %11, bb1(%10, %9), bb2(%9)\n\
+             bb2(%12: i32):\n  ret %12\n}\n",
+        );
+    }
+
+    #[test]
+    fn remainders_that_might_need_more_than_one_correction_stay() {
+        let src = "func @f(i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32):\n  %2 = srem %0, 1000\n  %3 = mul %2, 3\n  %4 = srem %3, 1000\n  \
+             %5 = srem %0, 1024\n  %6 = add %5, %5\n  %7 = srem %6, 1024\n  %8 = srem %1, 7\n  %9 = add %4, %7\n  \
+             %10 = add %9, %8\n  ret %10\n}\n";
+        check(&["vrp"], src, src);
+    }
+
+    #[test]
+    fn corrected_remainders_agree_with_the_interpreter() {
+        // Sums and differences of remainders, positive and negative, at the edges.
+        let src = "func @main() -> i32 {\n\
+             bb0:\n  jump bb1(-2000003, 0)\n\
+             bb1(%0: i32, %1: i32):\n  %2 = srem %0, 1000003\n  %3 = add %2, %2\n  %4 = srem %3, 1000003\n  \
+             %5 = sub 0, %2\n  %6 = sub %5, %2\n  %7 = srem %6, -1000003\n  %8 = srem %2, 1000003\n  \
+             %9 = add %2, 1000002\n  %10 = srem %9, 1000003\n  %11 = mul %4, 31\n  %12 = add %11, %7\n  \
+             %13 = mul %12, 17\n  %14 = add %13, %8\n  %15 = mul %14, 7\n  %16 = add %15, %10\n  \
+             %17 = add %1, %16\n  %18 = add %0, 99991\n  %19 = slt %18, 2000004\n  br %19, bb1(%18, %17), bb2\n\
+             bb2:\n  call @putint(%17)\n  ret 0\n}\n\
+             declare @putint(i32) -> void\n";
+        let out = same_behaviour(src, &["vrp"], "");
+        assert!(out.contains("and"), "the remainders were rewritten:\n{out}");
+    }
+
+    #[test]
+    fn every_sum_and_difference_of_small_remainders_is_reduced_exactly() {
+        // a = i % 7 and b = j % 7 for i, j in -20..=20: (a + b) % 7 and (a - b) % 7 at
+        // every value the corrections can meet, folded into a checksum.
+        let src = "func @main() -> i32 {\n\
+             bb0:\n  jump bb1(-20, 0)\n\
+             bb1(%0: i32, %1: i32):\n  jump bb2(-20, %1)\n\
+             bb2(%2: i32, %3: i32):\n  %4 = srem %0, 7\n  %5 = srem %2, -7\n  %6 = add %4, %5\n  \
+             %7 = srem %6, 7\n  %8 = sub %4, %5\n  %9 = srem %8, 7\n  %10 = mul %3, 31\n  \
+             %11 = add %10, %7\n  %12 = mul %11, 13\n  %13 = add %12, %9\n  %14 = add %2, 1\n  \
+             %15 = slt %14, 21\n  br %15, bb2(%14, %13), bb3\n\
+             bb3:\n  %16 = add %0, 1\n  %17 = slt %16, 21\n  br %17, bb1(%16, %13), bb4\n\
+             bb4:\n  call @putint(%13)\n  ret 0\n}\n\
+             declare @putint(i32) -> void\n";
+        let out = same_behaviour(src, &["vrp"], "");
+        assert_eq!(
+            out.matches("and").count(),
+            4,
+            "both remainders rewritten:\n{out}"
+        );
+    }
+}
