@@ -86,6 +86,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::polyiv::PolyIv,
     &passes::swp::SoftwarePipelining,
     &passes::vrp::Vrp,
+    &passes::ptrwalk::PtrWalk,
 ];
 
 /// The pass registered as `name`.
@@ -227,6 +228,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "unrolljam",
             "polyiv",
             "strength",
+            "ptrwalk",
             "constoffset",
             "instcombine",
             "gvn",

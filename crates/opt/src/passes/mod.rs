@@ -41,6 +41,7 @@ pub mod pow2div;
 pub mod pre;
 pub mod predcom;
 pub mod promote;
+pub mod ptrwalk;
 pub mod reassoc;
 pub mod rtunroll;
 pub mod sccp;
