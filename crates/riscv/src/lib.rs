@@ -31,7 +31,6 @@
 //! the verifier (and always in debug builds).
 
 pub mod abi;
-pub mod const_cse;
 pub mod divinv;
 pub mod emit;
 pub mod frame;
@@ -360,13 +359,6 @@ pub static STAGES: &[StageInfo] = {
             "loop-invariant divisors become multiplications by the inverse",
         ),
         stage(
-            "const-cse",
-            "const cse",
-            Virtual,
-            true,
-            "wide constants reused from dominating blocks",
-        ),
-        stage(
             "machine-licm",
             "licm (machine)",
             Virtual,
@@ -473,9 +465,6 @@ fn apply_stage(
     match info.name {
         "divinv" => {
             divinv::run(mf);
-        }
-        "const-cse" => {
-            const_cse::run(mf);
         }
         "machine-licm" => {
             licm::hoist_invariants(mf);

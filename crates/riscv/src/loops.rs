@@ -168,12 +168,6 @@ impl MachineCfg {
     }
 }
 
-/// The dominator tree of `mf`'s blocks (`None` for a function without blocks).
-pub fn dom_tree(mf: &MFunction) -> Option<DomTree<MBlock>> {
-    let &entry = mf.layout.first()?;
-    Some(DomTree::of_graph(&MachineCfg::compute(mf, entry)))
-}
-
 /// Finds the natural loops of `mf`.
 pub fn loop_info(mf: &MFunction) -> LoopInfo {
     let n = mf.blocks.len();
