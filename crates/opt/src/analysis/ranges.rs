@@ -106,6 +106,43 @@ impl Ranges {
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Ranges {
         Solver::new(f, cfg).solve()
     }
+
+    /// Checks that the ranges are closed under the equations (a post-fixed point,
+    /// which is what makes them hold in every execution): every reachable block
+    /// parameter's range holds what its edges pass, and every instruction's range
+    /// what its operands give. The first value that fails, if any.
+    pub fn check(&self, f: &Function, cfg: &ControlFlowGraph) -> Result<(), String> {
+        let s = Solver {
+            f,
+            cfg,
+            range: self.range.clone(),
+            growths: SecondaryMap::new(),
+            work: Vec::new(),
+        };
+        let holds = |v: Value, r: Range| match self.range[v] {
+            Some(x) if x.lo <= r.lo && r.hi <= x.hi => Ok(()),
+            x => Err(format!("{v} in {}: {x:?} does not hold {r:?}", f.name)),
+        };
+        for &b in cfg.rpo() {
+            if b != f.entry_block() {
+                for (idx, &p) in f.block_params(b).iter().enumerate() {
+                    if f.value_type(p) == Type::I32 {
+                        if let Some(r) = s.incoming(b, idx) {
+                            holds(p, r)?;
+                        }
+                    }
+                }
+            }
+            for i in f.layout.block_insts(b) {
+                if let Some(v) = f.inst_result(i).filter(|&v| f.value_type(v) == Type::I32) {
+                    if let Some(r) = s.eval(f.kind(i)) {
+                        holds(v, r)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 /// What the work list recomputes: an instruction's result or a block's parameter.
@@ -204,17 +241,32 @@ impl<'f> Solver<'f> {
         self.range[v] = Some(new);
         for &user in self.f.users(v) {
             match self.f.kind(user) {
-                InstKind::Jump { .. } | InstKind::Br { .. } => {
-                    let Some(block) = self.f.layout.inst_block(user) else {
-                        continue;
-                    };
-                    for &s in self.cfg.succs(block) {
-                        for idx in 0..self.f.block_params(s).len() {
-                            self.work.push(Item::Param(s, idx));
+                InstKind::Jump { .. } | InstKind::Br { .. } => self.requeue_targets(user),
+                InstKind::Cmp { .. } => {
+                    self.work.push(Item::Inst(user));
+                    // The comparison's result stays in [0, 1], but the refinement
+                    // of the arguments on its branch's edges depends on `v`.
+                    if let Some(c) = self.f.inst_result(user) {
+                        for &b in self.f.users(c) {
+                            if matches!(self.f.kind(b), InstKind::Br { .. }) {
+                                self.requeue_targets(b);
+                            }
                         }
                     }
                 }
                 _ => self.work.push(Item::Inst(user)),
+            }
+        }
+    }
+
+    /// Queues the parameters of every block the terminator `term` branches to.
+    fn requeue_targets(&mut self, term: Inst) {
+        let Some(block) = self.f.layout.inst_block(term) else {
+            return;
+        };
+        for &s in self.cfg.succs(block) {
+            for idx in 0..self.f.block_params(s).len() {
+                self.work.push(Item::Param(s, idx));
             }
         }
     }
@@ -504,6 +556,29 @@ mod tests {
         assert_eq!(range_of(&f, &r, 7), rg(-998001, 998001));
         // 998001^2 leaves i32: the product may wrap.
         assert_eq!(range_of(&f, &r, 8), Some(Range::FULL));
+    }
+
+    #[test]
+    fn a_bound_that_grows_later_widens_what_it_refines() {
+        // The inner counter %2 is refined on its back edge by `%4 >= %1` being
+        // false; the outer bound %1 grows only when the outer back edge is
+        // reached, and the refinement must follow it (the solver revisits the
+        // targets of a branch when an operand of its comparison changes).
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(0)\n\
+             bb1(%0: i32):\n  %1 = add %0, 0\n  jump bb2(0)\n\
+             bb2(%2: i32):\n  %3 = add %2, 0\n  %4 = add %3, 1\n  %5 = sge %4, %1\n  br %5, bb3(%4), bb2(%4)\n\
+             bb3(%6: i32):\n  %7 = add %6, 500\n  %8 = slt %0, 1\n  br %8, bb1(%7), bb4\n\
+             bb4:\n  ret %3\n}\n",
+        );
+        // The first solve of the inner loop sees %1 = [0, 0], where its back edge
+        // cannot be taken; %1 grows when the outer back edge is reached.
+        let bound = range_of(&f, &r, 1).unwrap();
+        assert!(bound.hi >= 500, "{bound:?}");
+        let counter = range_of(&f, &r, 2).unwrap();
+        assert!(counter.lo == 0 && counter.hi >= 499, "{counter:?}");
+        r.check(&f, &ControlFlowGraph::compute(&f)).unwrap();
     }
 
     #[test]
