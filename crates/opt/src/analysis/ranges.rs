@@ -324,14 +324,18 @@ impl<'f> Solver<'f> {
         let (op, other) = if args[0] == v {
             (op, args[1])
         } else if args[1] == v {
-            (swapped(op), args[0])
+            (op.swapped(), args[0])
         } else {
             return Some(r);
         };
         let Some(o) = self.range[other] else {
             return Some(r);
         };
-        let op = if taken { op } else { negated(op) };
+        let op = match (taken, op.inverse()) {
+            (true, _) => op,
+            (false, Some(inverse)) => inverse,
+            (false, None) => return Some(r),
+        };
         let (lo, hi) = (i32::MIN as i64, i32::MAX as i64);
         let bound = match op {
             CmpOp::Slt => (lo, o.hi as i64 - 1),
@@ -464,27 +468,24 @@ pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
     }
 }
 
-/// The predicate with its operands swapped: `a op b` is `b swapped(op) a`.
-fn swapped(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Slt => CmpOp::Sgt,
-        CmpOp::Sle => CmpOp::Sge,
-        CmpOp::Sgt => CmpOp::Slt,
-        CmpOp::Sge => CmpOp::Sle,
-        other => other,
-    }
-}
-
-/// The predicate that holds exactly when `op` does not (integer predicates).
-fn negated(op: CmpOp) -> CmpOp {
-    match op {
-        CmpOp::Slt => CmpOp::Sge,
-        CmpOp::Sle => CmpOp::Sgt,
-        CmpOp::Sgt => CmpOp::Sle,
-        CmpOp::Sge => CmpOp::Slt,
-        CmpOp::Eq => CmpOp::Ne,
-        CmpOp::Ne => CmpOp::Eq,
-        other => other,
+/// `a op b` for every `a` in `x` and `b` in `y` (integer predicates): always
+/// true, always false, or undecided (`None`).
+pub fn compare(op: CmpOp, x: Range, y: Range) -> Option<bool> {
+    let (always, never) = match op {
+        CmpOp::Slt => (x.hi < y.lo, x.lo >= y.hi),
+        CmpOp::Sle => (x.hi <= y.lo, x.lo > y.hi),
+        CmpOp::Sgt => (x.lo > y.hi, x.hi <= y.lo),
+        CmpOp::Sge => (x.lo >= y.hi, x.hi < y.lo),
+        CmpOp::Eq => (x.lo == x.hi && x == y, x.meet(y).is_none()),
+        CmpOp::Ne => (x.meet(y).is_none(), x.lo == x.hi && x == y),
+        _ => return None,
+    };
+    if always {
+        Some(true)
+    } else if never {
+        Some(false)
+    } else {
+        None
     }
 }
 

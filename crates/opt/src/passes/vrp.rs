@@ -208,32 +208,13 @@ fn comparison(
     let (Some(x), Some(y)) = (range(f, ranges, a), range(f, ranges, b)) else {
         return false;
     };
-    let decided = match op {
-        CmpOp::Slt => decide(x.hi < y.lo, x.lo >= y.hi),
-        CmpOp::Sle => decide(x.hi <= y.lo, x.lo > y.hi),
-        CmpOp::Sgt => decide(x.lo > y.hi, x.hi <= y.lo),
-        CmpOp::Sge => decide(x.lo >= y.hi, x.hi < y.lo),
-        CmpOp::Eq => decide(x.lo == x.hi && x == y, x.meet(y).is_none()),
-        CmpOp::Ne => decide(x.meet(y).is_none(), x.lo == x.hi && x == y),
-        _ => None,
-    };
+    let decided = crate::analysis::ranges::compare(op, x, y);
     let Some(value) = decided else {
         return false;
     };
     let v = f.iconst(i32::from(value));
     replace(f, inst, v);
     true
-}
-
-/// `Some(true)` when `always`, `Some(false)` when `never`, else undecided.
-fn decide(always: bool, never: bool) -> Option<bool> {
-    if always {
-        Some(true)
-    } else if never {
-        Some(false)
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

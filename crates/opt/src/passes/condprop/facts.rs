@@ -2,6 +2,7 @@
 //! or inverted) and, for comparisons with constants, the interval the facts confine a
 //! value to.
 
+use crate::analysis::ranges::{compare, Range};
 use ir::{Block, CmpOp, Function, InstKind, Value};
 use rustc_hash::FxHashMap;
 
@@ -258,24 +259,15 @@ pub(crate) fn interval<'a>(
     (lo <= hi).then_some((lo, hi))
 }
 
-/// `x op c` for every `x` in `[lo, hi]`: always true, always false, or either.
+/// `x op c` for every `x` in `[lo, hi]` (an interval of `i32` values): always true,
+/// always false, or either.
 fn decide(op: CmpOp, c: i64, (lo, hi): (i64, i64)) -> Option<bool> {
-    let (always, never) = match op {
-        CmpOp::Slt => (hi < c, lo >= c),
-        CmpOp::Sle => (hi <= c, lo > c),
-        CmpOp::Sgt => (lo > c, hi <= c),
-        CmpOp::Sge => (lo >= c, hi < c),
-        CmpOp::Eq => (lo == c && hi == c, c < lo || c > hi),
-        CmpOp::Ne => (c < lo || c > hi, lo == c && hi == c),
-        _ => return None,
+    let x = Range {
+        lo: lo as i32,
+        hi: hi as i32,
     };
-    if always {
-        Some(true)
-    } else if never {
-        Some(false)
-    } else {
-        None
-    }
+    let c = c as i32;
+    compare(op, x, Range { lo: c, hi: c })
 }
 
 #[cfg(test)]
