@@ -137,7 +137,16 @@ pub fn unique_temp_dir(parent: &Path) -> io::Result<PathBuf> {
         .map(|d| d.as_nanos())
         .unwrap_or(0);
     for i in 0..1000 {
-        let dir = parent.join(format!(".tmp-{}-{nanos}-{i}", std::process::id()));
+        // Fixed-width fields: the name has the same length in every run, so the
+        // paths of the programs run from it do too. A guest's path lies on its
+        // stack (argv[0], AT_EXECFN), and a path one digit longer moves the stack
+        // and changes the C library's alignment-dependent loops: instruction counts
+        // of a whole run would differ between runs whose process ids differ in
+        // their number of digits.
+        let dir = parent.join(format!(
+            ".tmp-{:010}-{nanos:020}-{i:03}",
+            std::process::id()
+        ));
         match fs::create_dir(&dir) {
             Ok(()) => return Ok(dir),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
