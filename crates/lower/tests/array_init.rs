@@ -90,6 +90,14 @@ fn lower_both(src: &str) -> [ir::Module; 2] {
     })
 }
 
+/// The module's constant initialiser image (the only one).
+fn image_of(m: &ir::Module) -> &ir::GlobalData {
+    m.globals
+        .values()
+        .find(|g| g.name.starts_with("__sysy_init_"))
+        .expect("an image global")
+}
+
 /// The number of stores in `func`, and their kinds of stored value: constants or not.
 fn stores(m: &ir::Module, func: &str) -> (usize, usize) {
     let f = m.funcs.values().find(|f| f.name == func).expect("function");
@@ -129,11 +137,7 @@ fn a_long_constant_list_is_copied_from_a_global_image() {
         listed.join(", ")
     );
     for m in lower_both(&src) {
-        let image = m
-            .globals
-            .values()
-            .find(|g| g.name.starts_with("__sysy_init_"))
-            .expect("an image global");
+        let image = image_of(&m);
         let want: Vec<u32> = (0..98)
             .map(|i: i32| if i % 10 == 3 { 0 } else { (i * 7 - 300) as u32 })
             .collect();
@@ -155,11 +159,7 @@ fn a_long_float_list_is_imaged_by_its_bits() {
         listed.join(", ")
     );
     for m in lower_both(&src) {
-        let image = m
-            .globals
-            .values()
-            .find(|g| g.name.starts_with("__sysy_init_"))
-            .expect("an image global");
+        let image = image_of(&m);
         let want: Vec<u32> = (0..64).map(|i| (i as f32 + 0.5).to_bits()).collect();
         assert_eq!(image.elem, ir::Type::F32);
         assert_eq!(image.init, ir::GlobalInit::Words(want));

@@ -3,6 +3,8 @@
 //! that missed a dependence (a range that grew without its users being revisited)
 //! would leave a range too small, and transformations trusting it would miscompile.
 
+mod common;
+
 use std::path::Path;
 
 use ir::analysis::ControlFlowGraph;
@@ -11,14 +13,8 @@ use opt::analysis::ranges::Ranges;
 #[test]
 fn ranges_are_closed_under_their_equations() {
     let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests/programs"));
-    let mut entries: Vec<_> = std::fs::read_dir(dir).unwrap().flatten().collect();
-    entries.sort_by_key(|e| e.path());
     let mut functions = 0;
-    for entry in entries {
-        let path = entry.path();
-        if path.extension().is_none_or(|e| e != "sy") {
-            continue;
-        }
+    for path in common::sources(dir) {
         let src = std::fs::read_to_string(&path).unwrap();
         let name = path.display().to_string();
         let program = front::check(&name, &src).unwrap();
