@@ -10,7 +10,9 @@
 //! from one size to the next. A compiler that is linear shows ratios near 4; the
 //! budget (issue 20) is at most 5 per 4x. The ratios use CPU time because wall
 //! time grows when other processes share the cores; with `--repeat N` each
-//! program is compiled N times and the least time of each kind is kept.
+//! program is compiled N times and the least time of each kind is kept. The
+//! repeats go round the sizes of a dimension in turn, so that a slower stretch of
+//! the machine does not land on one size only.
 //!
 //! These are compile-time measurements only: the programs are not run. The
 //! generators are written so that what they compute depends on input
@@ -251,31 +253,20 @@ struct Measurement {
     failure: Option<String>,
 }
 
-fn measure(
+/// Compiles `file` once.
+fn compile_once(
     options: &ScalingOptions,
-    name: &str,
+    file: &Path,
     n: usize,
-    source: &str,
+    bytes: usize,
 ) -> Result<Measurement, String> {
-    let (opt, timeout) = (options.opt, options.timeout);
-    let file = options.work.join(format!("{name}-{n}.sy"));
-    fs::write(&file, source).map_err(|e| format!("{}: {e}", file.display()))?;
     let mut cmd = Command::new(options.sysyc);
-    cmd.arg(format!("-O{opt}"))
+    cmd.arg(format!("-O{}", options.opt))
         .arg("-S")
         .arg("-o")
         .arg("/dev/null")
-        .arg(&file);
-    let mut out = run_command(&mut cmd, None, Some(timeout)).map_err(|e| e.to_string())?;
-    for _ in 1..options.repeat {
-        if !out.success() {
-            break;
-        }
-        let again = run_command(&mut cmd, None, Some(timeout)).map_err(|e| e.to_string())?;
-        out.duration = out.duration.min(again.duration);
-        out.cpu_time = out.cpu_time.min(again.cpu_time);
-        out.max_rss_kb = out.max_rss_kb.min(again.max_rss_kb);
-    }
+        .arg(file);
+    let out = run_command(&mut cmd, None, Some(options.timeout)).map_err(|e| e.to_string())?;
     let failure = if out.success() {
         None
     } else {
@@ -285,12 +276,70 @@ fn measure(
     };
     Ok(Measurement {
         n,
-        bytes: source.len(),
+        bytes,
         seconds: (!out.timed_out).then_some(out.duration.as_secs_f64()),
         cpu_seconds: out.cpu_time.as_secs_f64(),
         peak_mb: out.max_rss_kb as f64 / 1024.0,
         failure,
     })
+}
+
+impl Measurement {
+    /// Keeps the least of each figure of `self` and `again` (a repeat of the same
+    /// compile).
+    fn keep_least(&mut self, again: &Measurement) {
+        self.seconds = match (self.seconds, again.seconds) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.cpu_seconds = self.cpu_seconds.min(again.cpu_seconds);
+        self.peak_mb = self.peak_mb.min(again.peak_mb);
+    }
+
+    fn succeeded(&self) -> bool {
+        self.failure.is_none() && self.seconds.is_some()
+    }
+}
+
+/// Measures one dimension at every scale. The first round compiles the sizes in
+/// increasing order and stops after the first that times out; each further
+/// round (`--repeat`) compiles every size that succeeded once more, in
+/// turn, so that a change in the machine's speed during the run (other processes,
+/// frequency) falls on all sizes alike instead of on the largest, whose compiles
+/// come last.
+fn measure_dimension(
+    options: &ScalingOptions,
+    dim: &Dimension,
+) -> Result<Vec<Measurement>, String> {
+    let mut programs = Vec::new();
+    let mut results: Vec<Measurement> = Vec::new();
+    let mut factor = 1;
+    while factor <= options.max_factor.unwrap_or(dim.top) {
+        let n = dim.base * factor;
+        let source = (dim.generate)(n);
+        let file = options.work.join(format!("{}-{n}.sy", dim.name));
+        fs::write(&file, &source).map_err(|e| format!("{}: {e}", file.display()))?;
+        let m = compile_once(options, &file, n, source.len())?;
+        let timed_out = m.seconds.is_none();
+        // Repeats: only compiles that succeeded (indices into `results`).
+        if m.succeeded() {
+            programs.push((results.len(), file, n, source.len()));
+        }
+        results.push(m);
+        if timed_out {
+            break;
+        }
+        factor *= 4;
+    }
+    for _ in 1..options.repeat {
+        for (k, file, n, bytes) in &programs {
+            let again = compile_once(options, file, *n, *bytes)?;
+            if again.succeeded() {
+                results[*k].keep_least(&again);
+            }
+        }
+    }
+    Ok(results)
 }
 
 /// Options of `bench scaling`.
@@ -337,17 +386,14 @@ pub fn run(options: &ScalingOptions, emit: &mut dyn FnMut(&str)) -> Result<(), S
         if !options.only.is_empty() && !options.only.iter().any(|o| o == dim.name) {
             continue;
         }
-        let mut previous: Option<Measurement> = None;
-        let mut factor = 1;
-        while factor <= options.max_factor.unwrap_or(dim.top) {
-            let n = dim.base * factor;
-            let source = (dim.generate)(n);
-            let m = measure(options, dim.name, n, &source)?;
+        let mut previous: Option<&Measurement> = None;
+        let results = measure_dimension(options, dim)?;
+        for m in &results {
             let secs = match m.seconds {
                 Some(s) => format!("{s:.3}"),
                 None => format!(">{}", options.timeout.as_secs()),
             };
-            let (tx, mx) = match (&previous, m.seconds) {
+            let (tx, mx) = match (previous, m.seconds) {
                 (Some(p), Some(_)) => (
                     ratio(m.cpu_seconds, p.cpu_seconds),
                     ratio(m.peak_mb, p.peak_mb),
@@ -370,12 +416,7 @@ pub fn run(options: &ScalingOptions, emit: &mut dyn FnMut(&str)) -> Result<(), S
                     .map(|f| format!(" [FAILED: {f}]"))
                     .unwrap_or_default()
             ));
-            let stop = m.seconds.is_none();
             previous = Some(m);
-            if stop {
-                break;
-            }
-            factor *= 4;
         }
     }
     Ok(())

@@ -178,3 +178,62 @@ fn scaling_prints_a_row_per_size_and_rejects_unknown_dimensions() {
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("unknown dimension `nosuch`"));
 }
+
+/// `bench scaling --repeat 3` goes round the sizes of a dimension in turn (1x, 4x,
+/// 1x, 4x, ...), so a slow stretch of the machine does not fall on one size only;
+/// a size whose compile fails is reported and not repeated.
+#[test]
+fn scaling_repeats_go_round_the_sizes_in_turn() {
+    let work = std::env::temp_dir().join(format!("bench-scaling-order-{}", std::process::id()));
+    std::fs::create_dir_all(&work).unwrap();
+    let log = work.join("compiles.log");
+    let script = work.join("logging-sysyc.sh");
+    // Logs the input's name; fails on the 16x program of `stmts` (n = 8000).
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nfor a in \"$@\"; do last=\"$a\"; done\nbasename \"$last\" >> '{}'\ncase \"$last\" in *-8000.sy) exit 1 ;; esac\nexit 0\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = bench()
+        .args([
+            "scaling",
+            "--only",
+            "stmts",
+            "--max-factor",
+            "16",
+            "--repeat",
+            "3",
+        ])
+        .arg("--sysyc")
+        .arg(&script)
+        .arg("--work-dir")
+        .arg(&work)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(out.status.success(), "{stdout}");
+    let order = std::fs::read_to_string(&log).unwrap();
+    let order: Vec<&str> = order.lines().collect();
+    assert_eq!(
+        order,
+        [
+            "stmts-500.sy",
+            "stmts-2000.sy",
+            "stmts-8000.sy",
+            "stmts-500.sy",
+            "stmts-2000.sy",
+            "stmts-500.sy",
+            "stmts-2000.sy"
+        ]
+    );
+    let rows: Vec<&str> = stdout.lines().collect();
+    assert_eq!(rows.len(), 4, "{stdout}");
+    assert!(rows[3].contains("FAILED"), "{stdout}");
+    assert!(!rows[2].contains("FAILED"), "{stdout}");
+    let _ = std::fs::remove_dir_all(&work);
+}
