@@ -8,6 +8,7 @@ pub mod dataflow;
 pub mod deciders;
 pub mod frontiers;
 pub mod induction;
+pub mod issue_estimate;
 pub mod loops;
 pub mod manager;
 pub mod param_disjoint;

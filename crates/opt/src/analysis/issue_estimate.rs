@@ -1,0 +1,293 @@
+//! An estimate of the cycles an in-order, dual-issue core (the SiFive U74 the
+//! contest runs on) takes for a straight-line sequence of IR instructions, found by
+//! list scheduling them (Gibbons and Muchnick, "Efficient Instruction Scheduling for
+//! a Pipelined Architecture", SIGPLAN 1986: ready instructions in order of the
+//! longest latency path to the end).
+//!
+//! A transformation that reshapes a loop body (software pipelining) compares the
+//! estimate before and after: a critical path alone misses what stalls an
+//! in-order core, two issue slots a cycle of which only one takes a memory access
+//! and only one a multiply, division, floating-point operation or branch, so that a
+//! body of loads feeding multiplies waits on its loads even when its critical path
+//! is short.
+//!
+//! The model, close to the bench's U74 estimate: two instructions issue per cycle;
+//! loads and stores use pipe A, multiplies, divisions and floating-point operations
+//! pipe B, anything else either; an instruction issues when its operands are ready
+//! (result latencies: ALU 1, load 3, multiply 3, floating-point add and multiply 5,
+//! compare and convert 3, division 20 and float division 27, each divider taking
+//! no other division until done). A `gep` with a constant index is folded into the access that
+//! uses it and costs nothing; one with a variable index is an ALU operation.
+//! Memory accesses keep their order where one of them is a store, unless the caller
+//! puts them in different groups (accesses it has proven independent).
+
+use ir::{BinOp, Function, Inst, InstKind, UnOp, Value};
+use rustc_hash::FxHashMap;
+
+/// How an instruction occupies the core.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Unit {
+    /// No instruction at all (folded into its users).
+    Free,
+    /// Pipe A or B.
+    Alu,
+    /// Pipe A.
+    Memory,
+    /// Pipe B, pipelined.
+    Long,
+    /// Pipe B, into a divider (0: integer, 1: float) that takes no other
+    /// division until done.
+    Divider(usize),
+}
+
+fn unit_and_latency(f: &Function, i: Inst) -> (Unit, u32) {
+    match f.kind(i) {
+        InstKind::Gep { index, .. } => match f.as_iconst(*index) {
+            Some(_) => (Unit::Free, 0),
+            None => (Unit::Alu, 1),
+        },
+        InstKind::Load { .. } => (Unit::Memory, 3),
+        InstKind::Store { .. } => (Unit::Memory, 1),
+        InstKind::Binary { op, .. } => match op {
+            BinOp::Mul | BinOp::Mul64 => (Unit::Long, 3),
+            BinOp::SDiv | BinOp::SRem | BinOp::SDiv64 | BinOp::SRem64 => (Unit::Divider(0), 20),
+            BinOp::FAdd | BinOp::FSub | BinOp::FMul => (Unit::Long, 5),
+            BinOp::FDiv => (Unit::Divider(1), 27),
+            _ => (Unit::Alu, 1),
+        },
+        InstKind::Cmp { op, .. } if op.is_float() => (Unit::Long, 3),
+        InstKind::Unary { op, .. } => match op {
+            UnOp::SExt | UnOp::Trunc => (Unit::Alu, 1),
+            UnOp::FNeg | UnOp::SIToFP | UnOp::FPToSI | UnOp::FBits => (Unit::Long, 3),
+        },
+        _ => (Unit::Alu, 1),
+    }
+}
+
+/// Estimated cycles from the first issue until every instruction of `insts` has
+/// issued and every value of `outputs` is ready. Operands defined outside
+/// `insts`, or later in it (a loop kernel reading the previous trip's values),
+/// are ready at the start. `group(i)` partitions the memory accesses:
+/// accesses of different groups never wait for each other.
+pub fn schedule_length(
+    f: &Function,
+    insts: &[Inst],
+    outputs: &[Value],
+    group: &dyn Fn(Inst) -> u32,
+) -> u32 {
+    let n = insts.len();
+    let index: FxHashMap<Inst, usize> = insts.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    let info: Vec<(Unit, u32)> = insts.iter().map(|&i| unit_and_latency(f, i)).collect();
+    // Predecessors of each instruction: (instruction, whether it waits for the
+    // result; otherwise only for the issue, as memory order does).
+    let mut preds: Vec<Vec<(usize, bool)>> = vec![Vec::new(); n];
+    let mut accesses: Vec<(usize, bool, u32)> = Vec::new();
+    for (k, &i) in insts.iter().enumerate() {
+        f.kind(i).for_each_arg(|a| {
+            // A value defined later in the list is the previous trip's.
+            if let Some(&d) = f
+                .def_inst(a)
+                .and_then(|d| index.get(&d))
+                .filter(|&&d| d < k)
+            {
+                preds[k].push((d, true));
+            }
+        });
+        let store = match f.kind(i) {
+            InstKind::Store { .. } => true,
+            InstKind::Load { .. } => false,
+            _ => continue,
+        };
+        let g = group(i);
+        for &(j, other_store, h) in &accesses {
+            if h == g && (store || other_store) {
+                preds[k].push((j, false));
+            }
+        }
+        accesses.push((k, store, g));
+    }
+    // Priority: the longest latency path from the instruction to the end, where
+    // an output counts its own latency.
+    let is_output: Vec<bool> = insts
+        .iter()
+        .map(|&i| f.inst_result(i).is_some_and(|r| outputs.contains(&r)))
+        .collect();
+    let mut height = vec![0u32; n];
+    for k in (0..n).rev() {
+        if is_output[k] {
+            height[k] = height[k].max(info[k].1);
+        }
+        for &(p, data) in &preds[k] {
+            let wait = if data { info[p].1 } else { 1 };
+            height[p] = height[p].max(height[k] + wait);
+        }
+    }
+    // Cycle at which each instruction issued (`None` before).
+    let mut issued: Vec<Option<u32>> = vec![None; n];
+    let mut remaining = n;
+    let mut cycle = 0u32;
+    let mut divider_free_at = [0u32; 2];
+    let mut end = 0u32;
+    while remaining > 0 {
+        let (mut slots, mut memory, mut pipe_b) = (2, false, false);
+        loop {
+            let ready = |k: usize| {
+                preds[k].iter().all(|&(p, data)| match issued[p] {
+                    Some(at) if data => at + info[p].1 <= cycle,
+                    Some(at) => at < cycle || info[p].0 == Unit::Free,
+                    None => false,
+                })
+            };
+            let fits = |k: usize| match info[k].0 {
+                Unit::Free => true,
+                Unit::Alu => slots > 0,
+                Unit::Memory => slots > 0 && !memory,
+                Unit::Long => slots > 0 && !pipe_b,
+                Unit::Divider(d) => slots > 0 && !pipe_b && divider_free_at[d] <= cycle,
+            };
+            let best = (0..n)
+                .filter(|&k| issued[k].is_none() && fits(k) && ready(k))
+                .max_by_key(|&k| (height[k], std::cmp::Reverse(k)));
+            let Some(k) = best else { break };
+            issued[k] = Some(cycle);
+            remaining -= 1;
+            let (unit, latency) = info[k];
+            match unit {
+                Unit::Free => {}
+                Unit::Alu => slots -= 1,
+                Unit::Memory => {
+                    slots -= 1;
+                    memory = true;
+                }
+                Unit::Long => {
+                    slots -= 1;
+                    pipe_b = true;
+                }
+                Unit::Divider(d) => {
+                    slots -= 1;
+                    pipe_b = true;
+                    divider_free_at[d] = cycle + latency;
+                }
+            }
+            if unit != Unit::Free {
+                end = end.max(cycle + 1);
+            }
+            if is_output[k] {
+                end = end.max(cycle + latency);
+            }
+        }
+        if remaining > 0 {
+            cycle += 1;
+        }
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The body of the first block of the only function of `src`, without its
+    /// terminator, and the function.
+    fn body(src: &str) -> (ir::Module, Vec<Inst>) {
+        let m = ir::parse_module(src).unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let b = f.entry_block();
+        let insts = f
+            .layout
+            .block_insts(b)
+            .filter(|&i| Some(i) != f.terminator(b))
+            .collect();
+        (m, insts)
+    }
+
+    fn length(src: &str, outputs: &[u32], group: &dyn Fn(Inst) -> u32) -> u32 {
+        let (m, insts) = body(src);
+        let f = m.funcs.values().next().unwrap();
+        let outputs: Vec<Value> = outputs
+            .iter()
+            .map(|&k| f.inst_result(insts[k as usize]).unwrap())
+            .collect();
+        schedule_length(f, &insts, &outputs, group)
+    }
+
+    const LOADS_THEN_MULTIPLIES: &str = r#"
+func @f(ptr, ptr, ptr, ptr, i32) -> i32 {
+bb0(%0: ptr, %1: ptr, %2: ptr, %3: ptr, %4: i32):
+  %5 = load i32, %0
+  %6 = load i32, %1
+  %7 = load i32, %2
+  %8 = load i32, %3
+  %9 = mul %5, %4
+  %10 = mul %6, %4
+  %11 = mul %7, %4
+  %12 = mul %8, %4
+  ret %12
+}
+"#;
+
+    /// One load issues a cycle (pipe A), each multiply three cycles after its load
+    /// and one a cycle (pipe B): loads in cycles 0-3, multiplies in 3-6.
+    #[test]
+    fn one_memory_access_and_one_multiply_issue_per_cycle() {
+        assert_eq!(length(LOADS_THEN_MULTIPLIES, &[], &|_| 0), 7);
+        // When the last product is wanted at the end (ready three cycles after
+        // its multiply issues), its load goes first: still 7 cycles, not 9.
+        assert_eq!(length(LOADS_THEN_MULTIPLIES, &[7], &|_| 0), 7);
+    }
+
+    /// A divider takes one division at a time: the second starts when the first
+    /// is done, while an addition pairs with the first and a multiply follows it.
+    #[test]
+    fn a_divider_takes_one_division_at_a_time() {
+        let src = r#"
+func @f(i32, i32, i32) -> i32 {
+bb0(%0: i32, %1: i32, %2: i32):
+  %3 = sdiv %0, %1
+  %4 = sdiv %0, %2
+  %5 = add %0, %2
+  %6 = mul %0, %2
+  ret %5
+}
+"#;
+        assert_eq!(length(src, &[], &|_| 0), 21);
+        assert_eq!(length(src, &[2], &|_| 0), 21);
+    }
+
+    /// A load after a store waits for it in the same group (memory that may
+    /// overlap), and goes first in another.
+    #[test]
+    fn groups_separate_memory_order() {
+        let src = r#"
+func @f(ptr, ptr, i32) -> i32 {
+bb0(%0: ptr, %1: ptr, %2: i32):
+  store %2, %0
+  %3 = load i32, %1
+  %4 = mul %3, %2
+  ret %4
+}
+"#;
+        // Store in cycle 0, load in 1, multiply in 4.
+        assert_eq!(length(src, &[], &|_| 0), 5);
+        // Load in 0, store in 1, multiply in 3.
+        let (m, insts) = body(src);
+        let store = insts[0];
+        let _ = m;
+        assert_eq!(length(src, &[], &|i| u32::from(i == store)), 4);
+    }
+
+    /// A value defined later in the list is the previous trip's, ready at the
+    /// start: the loop kernel's reading of the last trip's loads does not wait.
+    #[test]
+    fn later_definitions_are_ready_at_the_start() {
+        let src = r#"
+func @f(ptr, i32) -> i32 {
+bb0(%0: ptr, %1: i32):
+  %2 = mul %3, %1
+  %3 = load i32, %0
+  ret %2
+}
+"#;
+        assert_eq!(length(src, &[], &|_| 0), 1);
+    }
+}
