@@ -245,6 +245,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "mve",
             "vrp",
             "instcombine",
+            "gvn",
             "dce",
             "simplifycfg",
             "phiopt",

@@ -20,7 +20,10 @@
 //!   `(a cmp b) != 1` → the inverse comparison (integer comparisons only);
 //! - `x % 2^k == c` and `!=`, the remainder used only there → a test of
 //!   `x & (sign | 2^k - 1)`;
-//! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included).
+//! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included);
+//! - `gep b, 0, s` → `b`, and `gep (gep b, c1, s1), c2, s2` → one `gep` of `b` by the
+//!   summed constant offset (addresses are 64-bit: the sum is exact), so that two
+//!   names of one address (unrolled copies stepping a pointer) become one.
 //!
 //! Deliberately **not** done, because they are wrong for some inputs: float `x+0.0`
 //! (`-0.0+0.0 = +0.0`), float `x*0.0` (NaN, infinities, `-0.0`), float `x-x` (NaN,
@@ -142,13 +145,14 @@ pub fn run(f: &mut Function) -> bool {
     changed
 }
 
-/// Arithmetic that can be deleted when unused (not divisions that might trap).
+/// Arithmetic and address computations that can be deleted when unused (not
+/// divisions that might trap).
 fn is_removable(f: &Function, k: &InstKind) -> bool {
     match k {
         InstKind::Binary { op, args } => {
             !op.can_trap() || f.as_iconst(args[1]).is_some_and(|c| c != 0)
         }
-        InstKind::Cmp { .. } | InstKind::Unary { .. } => true,
+        InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => true,
         _ => false,
     }
 }
@@ -158,8 +162,47 @@ fn simplify(f: &mut Function, i: Inst) -> Option<Action> {
         InstKind::Binary { op, args: [a, b] } => simplify_binary(f, op, a, b),
         InstKind::Cmp { op, args: [a, b] } => simplify_cmp(f, op, a, b),
         InstKind::Unary { op, arg } => simplify_unary(f, op, arg),
+        InstKind::Gep {
+            base,
+            index,
+            stride,
+        } => simplify_gep(f, base, index, stride),
         _ => None,
     }
+}
+
+/// `gep b, 0, s` → `b`; `gep (gep b, c1, s1), c2, s2` → `gep b, k, s` with the
+/// constant byte offsets added, `k * s = c1 * s1 + c2 * s2` (`s` the outer stride
+/// when it divides the sum, else the inner one, else 1). Addresses are 64-bit, so
+/// the sum is exact; `k` must fit an `i32` index.
+fn simplify_gep(f: &mut Function, base: Value, index: Value, stride: u32) -> Option<Action> {
+    let c2 = f.as_iconst(index)?;
+    if c2 == 0 {
+        return Some(Action::Value(base));
+    }
+    let InstKind::Gep {
+        base: inner,
+        index: i1,
+        stride: s1,
+    } = *f.kind(f.def_inst(base)?)
+    else {
+        return None;
+    };
+    let c1 = f.as_iconst(i1)?;
+    let bytes = i64::from(c1) * i64::from(s1) + i64::from(c2) * i64::from(stride);
+    if bytes == 0 {
+        return Some(Action::Value(inner));
+    }
+    let s = [stride, s1]
+        .into_iter()
+        .find(|&s| s != 0 && bytes % i64::from(s) == 0)
+        .unwrap_or(1);
+    let k = i32::try_from(bytes / i64::from(s)).ok()?;
+    Some(Action::Kind(InstKind::Gep {
+        base: inner,
+        index: f.iconst(k),
+        stride: s,
+    }))
 }
 
 fn bin(op: BinOp, a: Value, b: Value) -> Option<Action> {
@@ -882,6 +925,55 @@ bb0:
 "#,
             &["instcombine"],
             "-123456",
+        );
+    }
+
+    /// Constant offsets of nested `gep`s add up; a zero offset is the base itself.
+    /// Mixed strides sum in bytes (the outer stride kept when it divides the sum).
+    #[test]
+    fn constant_geps_fold() {
+        check(
+            &["instcombine"],
+            r#"
+global @a: [i32; 64] = zeroinit
+
+func @f(ptr) -> i32 {
+bb0(%0: ptr):
+  %1 = gep %0, 1, 4
+  %2 = gep %1, -1, 4
+  store 5, %0
+  %3 = load i32, %2
+  %4 = gep %0, 0, 8
+  %5 = load i32, %4
+  %6 = gep @a, 3, 4
+  %7 = gep %6, 1, 8
+  %8 = load i32, %7
+  %9 = gep %6, 1, 2
+  %10 = load i32, %9
+  %11 = add %3, %5
+  %12 = add %11, %8
+  %13 = add %12, %10
+  ret %13
+}
+"#,
+            r#"
+global @a: [i32; 64] = zeroinit
+
+func @f(ptr) -> i32 {
+bb0(%0: ptr):
+  store 5, %0
+  %1 = load i32, %0
+  %2 = load i32, %0
+  %3 = gep @a, 5, 4
+  %4 = load i32, %3
+  %5 = gep @a, 7, 2
+  %6 = load i32, %5
+  %7 = add %1, %2
+  %8 = add %7, %4
+  %9 = add %8, %6
+  ret %9
+}
+"#,
         );
     }
 }

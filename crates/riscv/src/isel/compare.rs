@@ -1,8 +1,9 @@
 //! Comparisons and branches: a comparison as a 0/1 value (`slt`/`slti`, `xor` then
 //! `seqz`/`snez`, `feq`/`flt`/`fle`), or, when the `br` ending its block is its only
 //! user, deferred and fused into that branch (`blt`, `bge`, `beq`, `bne`, with a float
-//! comparison's flag tested against zero); `jump` and `br` themselves, with the copies
-//! of their block arguments (see `edges`).
+//! comparison's flag tested against zero); a branch on an integer comparison of its
+//! own block that other instructions read too compares the operands again; `jump`
+//! and `br` themselves, with the copies of their block arguments (see `edges`).
 
 use super::Isel;
 use crate::mir::*;
@@ -40,6 +41,17 @@ impl Isel<'_> {
         };
         f.layout.inst_block(*user) == Some(b)
             && matches!(f.kind(*user), InstKind::Br { cond, .. } if *cond == r)
+    }
+
+    /// Whether the integer comparison `i`, which other instructions read as a 0/1
+    /// value, is computed in the block being selected: its branch then compares
+    /// the operands again (`blt a, b` rather than `bne t, zero` after `slt t, a,
+    /// b`), which does not wait for the 0/1 value. Value numbering merges a
+    /// branch's comparison with an equal one that feeds arithmetic; this keeps the
+    /// branch fused.
+    fn refusable(&self, i: Inst) -> bool {
+        matches!(self.f.kind(i), InstKind::Cmp { op, .. } if !op.is_float())
+            && self.f.layout.inst_block(i) == Some(self.ir_block)
     }
 
     /// `rd = (a op b) ? 1 : 0`.
@@ -142,7 +154,7 @@ impl Isel<'_> {
     fn branch_cond(&mut self, cond: Value) -> Result<(Cond, Reg, Reg), BackendError> {
         let c = self.resolve(cond);
         if let Some(i) = self.f.def_inst(c) {
-            if self.deferred[i.index()] {
+            if self.deferred[i.index()] || self.refusable(i) {
                 if let InstKind::Cmp { op, args } = self.f.kind(i) {
                     let (a, b) = (args[0], args[1]);
                     let int = |s: &mut Self, cc, x, y| -> Result<(Cond, Reg, Reg), BackendError> {
