@@ -1,7 +1,7 @@
 //! Redundant load elimination within a block, after register allocation: a load from
-//! an address whose value a register still holds (loaded there earlier in the block,
-//! with no store, call or change of that register or of the address's base in
-//! between) becomes a register move, or disappears when it loads into that same
+//! an address whose value a register still holds (loaded there, or stored to a
+//! frame slot from it, earlier in the block, with no other store, call or change
+//! of that register or of the address's base in between) becomes a register move, or disappears when it loads into that same
 //! register.
 //!
 //! The register allocator rematerialises a spilled value defined by a load from an
@@ -12,10 +12,16 @@
 //! value numbering of loads (Muchnick, "Advanced Compiler Design and
 //! Implementation", 12.4), kept to what survives allocation.
 //!
-//! Every store invalidates everything (a store through a register may write a frame
-//! slot: local arrays live there), as does every call.
+//! A store through a register invalidates everything (it may write a frame slot:
+//! local arrays live there), as does every call. A store to a frame slot (a
+//! spill) invalidates that slot and what registers point to, and the slot then
+//! holds the stored register: the allocator spills a value where it is defined
+//! and reloads it at each use, and a use right after the definition reloads what
+//! was just stored (`sd t5, 0(slot0)`, `ld t5, 0(slot0)`). Only 64-bit and single
+//! float slots forward: a 32-bit load sign-extends, which need not give back the
+//! register a `sw` stored.
 
-use crate::mir::{Addr, Base, MFunction, MInst, MemOp, Reg};
+use crate::mir::{Addr, Base, MFunction, MInst, MemOp, Reg, T5, T6};
 
 /// Removes or turns into moves the redundant loads of every block of `mf`; returns
 /// how many.
@@ -34,7 +40,33 @@ pub fn run(mf: &mut MFunction) -> usize {
                     }
                 }
             }
-            match inst {
+            // Frame layout builds a slot offset too large for an immediate in
+            // `t5` or `t6` when the access is a store or a float load (an
+            // integer load builds it in its destination): their values do not
+            // survive such an access.
+            let may_take_scratch = match *inst {
+                MInst::Store { addr, .. } => matches!(addr.base, Base::Slot(_)),
+                MInst::Load { op, addr, .. } => {
+                    matches!(addr.base, Base::Slot(_)) && matches!(op, MemOp::FS | MemOp::FD)
+                }
+                _ => false,
+            };
+            if may_take_scratch {
+                held.retain(|(_, r)| *r != T5 && *r != T6);
+            }
+            match *inst {
+                // A store to a frame slot changes only that slot's bytes, and what
+                // a register may point to (a local array's slot); afterwards the
+                // slot holds the stored register, when a load of that width gives
+                // the register's value back exactly.
+                MInst::Store { op, src, addr } if matches!(addr.base, Base::Slot(_)) => {
+                    held.retain(|((a, _), _)| {
+                        matches!(a.base, Base::Slot(_)) && a.base != addr.base
+                    });
+                    if matches!(op, MemOp::D | MemOp::FS) {
+                        held.push(((addr, op), src));
+                    }
+                }
                 MInst::Store { .. } | MInst::Call { .. } => held.clear(),
                 _ => {
                     let mut defs: Vec<Reg> = Vec::new();
