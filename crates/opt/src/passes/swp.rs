@@ -92,6 +92,11 @@ pub const MAX_CARRIED: usize = 8;
 /// edge, which costs more than the overlap gains (matmul's unroll-and-jammed
 /// loop: U74 estimate 0.466 -> 0.502 of gcc when pipelined with 29).
 pub const MAX_PRESSURE: [usize; 2] = [26, 28];
+/// Functions with more blocks times values than this are not pipelined: the
+/// liveness that counts the pressure holds a set of live values per block, which
+/// grows with the product in a deep loop nest (640 nested loops: a quarter of the
+/// compile time).
+pub const LIVENESS_BUDGET: usize = 1 << 21;
 
 /// Pipelines the single-block loops of `f` that qualify; `region` gives the alias
 /// region of each load and store. Returns how many.
@@ -109,6 +114,10 @@ pub fn run(f: &mut Function, region: &dyn Fn(Inst) -> u32) -> usize {
     let mut live: Option<Solution<BTreeSet<Value>>> = None;
     for (h, pred) in loops {
         let mut live_across = || {
+            if f.num_blocks().saturating_mul(f.num_values()) > LIVENESS_BUDGET {
+                // Too big to count exactly: taken as too many.
+                return [usize::MAX / 4; 2];
+            }
             let live = live.get_or_insert_with(|| {
                 let cfg = ControlFlowGraph::compute(f);
                 dataflow::solve(f, &cfg, &Liveness)
