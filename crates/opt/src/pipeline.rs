@@ -245,7 +245,6 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "mve",
             "vrp",
             "instcombine",
-            "gvn",
             "dce",
             "simplifycfg",
             "phiopt",
