@@ -11,7 +11,10 @@
 //! [`crate::ssa::mem2reg`] turns the slot into values and block parameters.
 //!
 //! A scalar global (one element) can only be reached through its own name in SysY
-//! (arrays, not scalars, are passed by address), so the conditions are: every use of
+//! unless it is a one-element array whose address the program passes on (arrays,
+//! not scalars, are passed by address): such a global, whose address some function
+//! uses other than to load or store through it, is not promoted. The conditions are
+//! then: every use of
 //! the global's address in the loop is a load from it or a store to it, all of one
 //! type, and every call in the loop is to a function that neither reads nor writes
 //! globals ([`Purity`]). The store back writes the value the global would hold at that
@@ -20,7 +23,7 @@
 use crate::analysis::{LoopForest, LoopId, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, BlockCall, Function, GlobalId, InstKind, Module, Type, Value, ValueDef};
+use ir::{Block, BlockCall, Function, GlobalId, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashSet;
 
 /// The scalar promotion pass.
@@ -35,14 +38,68 @@ impl Pass for PromoteGlobals {
     }
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
+        let escaping = escaping_globals(m);
         let scalars: FxHashSet<GlobalId> = m
             .globals
             .iter()
             .filter(|(_, g)| g.len == 1)
             .map(|(id, _)| id)
+            .filter(|g| !escaping.contains(g))
             .collect();
         super::each_function(m, |f| run(f, &purity, &scalars) > 0)
     }
+}
+
+/// The globals whose address some function uses other than to load from or store
+/// to it (directly or through `gep`s): passes it to a call, stores it, passes it
+/// to a block or returns it. A one-element array is such a global when passed to
+/// a function, which may then write it through its parameter. (Uses of a
+/// global's address are not tracked: every instruction is scanned.)
+fn escaping_globals(m: &Module) -> FxHashSet<GlobalId> {
+    let mut escaping = FxHashSet::default();
+    for f in m.funcs.values().filter(|f| !f.is_declaration()) {
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                let kind = f.kind(i);
+                kind.for_each_arg(|a| {
+                    let ValueDef::Global(g) = f.value_def(a) else {
+                        return;
+                    };
+                    let accessed = match *kind {
+                        InstKind::Load { .. } => true,
+                        InstKind::Store { value, .. } => value != a,
+                        InstKind::Gep { base, index, .. } => {
+                            base == a && index != a && only_accessed_through(f, i)
+                        }
+                        _ => false,
+                    };
+                    if !accessed {
+                        escaping.insert(g);
+                    }
+                });
+            }
+        }
+    }
+    escaping
+}
+
+/// Whether the address `gep` computes is only loaded from or stored to, directly
+/// or through further `gep`s.
+fn only_accessed_through(f: &Function, gep: Inst) -> bool {
+    let mut work: Vec<Value> = f.inst_result(gep).into_iter().collect();
+    while let Some(a) = work.pop() {
+        for &u in f.users(a) {
+            match *f.kind(u) {
+                InstKind::Load { .. } => {}
+                InstKind::Store { value, .. } if value != a => {}
+                InstKind::Gep { base, index, .. } if base == a && index != a => {
+                    work.extend(f.inst_result(u));
+                }
+                _ => return false,
+            }
+        }
+    }
+    true
 }
 
 /// Promotes the scalar globals of `f`'s loops that qualify; returns how many
@@ -320,6 +377,55 @@ bb4:
         let out = run(&no_writes, &["promote"]);
         assert!(!out.contains("alloc"), "{out}");
         same_behaviour(&no_writes, &["promote"], "8");
+    }
+
+    /// A one-element global whose address a caller passes on stays in memory:
+    /// `@bump` adds to `@g` by name and doubles what its parameter points to, in
+    /// one loop, and `@main` passes `@g` itself (as SysY passes `int g[1]`).
+    #[test]
+    fn a_global_whose_address_is_passed_on_stays_in_memory() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+global @g: i32 = 0
+
+func @bump(ptr, i32) -> i32 {
+bb0(%0: ptr, %1: i32):
+  %2 = slt 0, %1
+  br %2, bb1, bb3
+bb1:
+  jump bb2(0)
+bb2(%3: i32):
+  %4 = load i32, @g
+  %5 = add %4, %3
+  store %5, @g
+  %6 = load i32, %0
+  %7 = mul %6, 2
+  %8 = add %7, 1
+  store %8, %0
+  %9 = add %3, 1
+  %10 = slt %9, %1
+  br %10, bb2(%9), bb3
+bb3:
+  %11 = load i32, @g
+  ret %11
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @bump(@g, %0)
+  call @putint(%1)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["promote"], "7");
+        assert!(!out.contains("alloc"), "{out}");
+        assert_eq!(
+            out.matches("@g").count(),
+            src.matches("@g").count(),
+            "{out}"
+        );
     }
 
     /// Accesses to scalar globals are counted per loop, inner loops' included,
