@@ -33,7 +33,7 @@ use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The runtime unrolling pass.
@@ -52,16 +52,22 @@ impl Pass for RuntimeUnroll {
     /// a copy's store to the next copy's load of it. Only those functions: value
     /// numbering every function once more cost 3% of a large compile.
     fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        let mut changed = false;
-        for f in m.funcs.values_mut() {
-            if run(f) > 0 {
-                instcombine::run(f);
-                gvn::run(f, &purity);
-                changed = true;
-            }
+        let unrolled: Vec<FuncId> = m
+            .funcs
+            .iter_mut()
+            .filter_map(|(id, f)| (run(f) > 0).then_some(id))
+            .collect();
+        if unrolled.is_empty() {
+            return false;
         }
-        changed
+        // Unrolling changes no function's effects: the summaries hold after it.
+        let purity = Purity::compute(m);
+        for id in unrolled {
+            let f = &mut m.funcs[id];
+            instcombine::run(f);
+            gvn::run(f, &purity);
+        }
+        true
     }
 }
 
