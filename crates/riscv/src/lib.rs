@@ -76,7 +76,9 @@ pub struct Options {
 /// default, at `-O1` and above), so their effect can be measured by toggling.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CodegenFlags {
-    /// `-fno-schedule-insns`: no list scheduling before register allocation.
+    /// `-fno-schedule-insns`: no scheduling before register allocation: neither list
+    /// scheduling nor its speculative motion above loop exits (`speculate`; gcc's
+    /// `-fsched-spec` likewise acts only within `-fschedule-insns`).
     pub no_schedule_insns: bool,
     /// `-fno-schedule-insns2`: no list scheduling after it.
     pub no_schedule_insns2: bool,
@@ -114,7 +116,7 @@ impl CodegenFlags {
     /// Whether the stage named `stage` runs under these flags.
     fn runs(&self, stage: &str) -> bool {
         match stage {
-            "schedule-pre-ra" => !self.no_schedule_insns,
+            "speculate" | "schedule-pre-ra" => !self.no_schedule_insns,
             "schedule" => !self.no_schedule_insns2,
             _ => true,
         }

@@ -125,7 +125,7 @@ struct Cli {
     #[arg(short = 'm', value_name = "OPTION")]
     machine: Vec<String>,
     /// Code generation options, gcc's names: -fno-schedule-insns (no scheduling
-    /// before register allocation), -fno-schedule-insns2 (none after),
+    /// or speculative motion before register allocation), -fno-schedule-insns2 (none after),
     /// -fno-reorder-blocks (blocks in instruction selection's order),
     /// -fno-modulo-sched (no software pipelining), and their positive forms (the
     /// default), e.g. `-fno-schedule-insns2`.
