@@ -35,6 +35,7 @@ pub mod divinv;
 pub mod emit;
 pub mod frame;
 pub mod globals;
+pub mod increments;
 pub mod isel;
 pub mod licm;
 mod licm_pile;

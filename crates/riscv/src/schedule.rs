@@ -18,9 +18,10 @@
 //!    register read after write (latency: the producer's, early or late by how `j`
 //!    reads it), write after read and write after write (latency 0: order only), two
 //!    memory accesses of which one is a store unless both have the same base
-//!    register and disjoint bytes (if the base is redefined between them they are
-//!    ordered through the register edges anyway), and a memory access against a
-//!    write of `sp`.
+//!    value and disjoint bytes, and a memory access against a write of `sp`. An
+//!    access through a pointer just incremented (`addi r, r, c`) has no edge from
+//!    the increment: it may go above it with its offset adjusted
+//!    ([`crate::increments`], GCC's breaking of mem/inc dependences).
 //! 3. Priority is the height: the longest latency path to the region's end,
 //!    counting the registers the rest of the block reads.
 //! 4. Repeatedly, among the instructions whose predecessors are all placed, the one
@@ -36,6 +37,7 @@
 
 use std::collections::HashMap;
 
+use crate::increments::Increments;
 use crate::liveness::{tracked, LiveRegs, Liveness};
 use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, SP};
 use crate::u74::{self, Machine, Timing, UseKind};
@@ -354,7 +356,12 @@ fn copy_partners(mf: &MFunction) -> CopyPartners {
     m
 }
 
-fn build_graph(t: &[Timing], copy_src: &[Option<Reg>], copies: &CopyPartners) -> Graph {
+fn build_graph(
+    t: &[Timing],
+    copy_src: &[Option<Reg>],
+    copies: &CopyPartners,
+    inc: &Increments,
+) -> Graph {
     let n = t.len();
     let mut succs = vec![Vec::new(); n];
     let mut npreds = vec![0; n];
@@ -363,9 +370,19 @@ fn build_graph(t: &[Timing], copy_src: &[Option<Reg>], copies: &CopyPartners) ->
         for i in 0..j {
             let mut lat: Option<u32> = None;
             let mut need = |l: u32| lat = Some(lat.map_or(l, |x: u32| x.max(l)));
+            let broken = inc.breakable[j];
             for &(r, kind) in &t[j].uses {
-                // Read after write, from the last write before `j`.
-                if t[i].defs.contains(&r) && !t[i + 1..j].iter().any(|k| k.defs.contains(&r)) {
+                // Read after write, from the last write before `j`; an access may
+                // instead read its base before an increment (and then needs the
+                // definition before that).
+                let from_increment = broken.is_some_and(|b| b.inc == i && b.base == r);
+                if t[i].defs.contains(&r)
+                    && !t[i + 1..j].iter().any(|k| k.defs.contains(&r))
+                    && !from_increment
+                {
+                    need(latency(&t[i], &t[j], kind));
+                }
+                if broken.is_some_and(|b| b.before_inc == Some(i) && b.base == r) {
                     need(latency(&t[i], &t[j], kind));
                 }
             }
@@ -387,7 +404,7 @@ fn build_graph(t: &[Timing], copy_src: &[Option<Reg>], copies: &CopyPartners) ->
                 }
             }
             match (&t[i].mem, &t[j].mem) {
-                (Some(a), Some(b)) if (a.store || b.store) && !a.disjoint(b) => need(0),
+                (Some(a), Some(b)) if (a.store || b.store) && !inc.disjoint(i, j) => need(0),
                 (Some(_), None) if writes_sp(&t[j]) => need(0),
                 (None, Some(_)) if writes_sp(&t[i]) => need(0),
                 _ => {}
@@ -451,7 +468,9 @@ fn schedule_region(
             _ => None,
         })
         .collect();
-    let g = build_graph(&t, &copy_src, copies);
+    let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
+    let inc = Increments::new(&insts[start..end], &mem);
+    let g = build_graph(&t, &copy_src, copies, &inc);
     let h = heights(&t, &g, &tail);
     let n = t.len();
     let mut npreds = g.npreds.clone();
@@ -497,7 +516,7 @@ fn schedule_region(
         return false;
     }
     let old_cost = cost(&insts[start..tail_end]);
-    let mut candidate: Vec<MInst> = order.iter().map(|&i| insts[start + i].clone()).collect();
+    let mut candidate = inc.reorder(&insts[start..end], &order);
     candidate.extend_from_slice(&insts[end..tail_end]);
     if cost(&candidate) >= old_cost {
         return false;

@@ -1,0 +1,246 @@
+//! Dependence breaking between an address increment and the memory accesses
+//! through it, for the list scheduler ([`crate::schedule`]).
+//!
+//! After register allocation a loop that steps a pointer often reads
+//!
+//! ```text
+//! addi a7, a7, -4
+//! lw   a6, 0(a7)
+//! ```
+//!
+//! where the load waits for the increment. The two may trade places if the load's
+//! offset takes the increment: `lw a6, -4(a7)` before `addi a7, a7, -4` reads the
+//! same word. The scheduler is told that such a pair has no dependence, orders the
+//! region as it sees fit, and then adjusts the offset of every access it placed
+//! above its increment.
+//!
+//! This is GCC's scheduler's breaking of dependences by modifying instructions
+//! (`find_modifiable_mems` and `apply_replacement` for "mem/inc pairs", Bernd
+//! Schmidt, GCC 4.7), restricted to an `addi r, r, c` and the loads and stores whose
+//! base is that `r` and nothing else of theirs reads or writes it.
+//!
+//! Memory dependences must then compare addresses by value, not by register name:
+//! [`Increments::norm`] gives every access its offset from the value its base
+//! register had at the last definition that was not an increment (or at the
+//! region's start), so two accesses through one pointer bumped between them are
+//! compared as they really lie.
+
+use std::collections::HashMap;
+
+use crate::mir::{fits_imm12, AluImmOp, Base, MInst, Reg, SP};
+use crate::u74::MemAccess;
+
+/// An access that may move above the increment of its base register.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Breakable {
+    /// The increment `addi base, base, delta` (index in the region).
+    pub inc: usize,
+    pub base: Reg,
+    pub delta: i64,
+    /// The definition of `r` before the increment, within the region, which the
+    /// access must follow if it moves above the increment.
+    pub before_inc: Option<usize>,
+}
+
+/// The increments and accesses of a region (a straight run of instructions).
+pub struct Increments {
+    /// Per instruction: the increment it may move above, if any.
+    pub breakable: Vec<Option<Breakable>>,
+    /// Per memory access: the access with its offset from the base's root value,
+    /// and that root (the index of the base's last non-increment definition, or
+    /// `None` for its value at the region's start).
+    pub norm: Vec<Option<(MemAccess, Option<usize>)>>,
+}
+
+/// The base register, offset and other register (loaded or stored) of an access.
+fn access_parts(i: &MInst) -> Option<(Reg, i64, Reg)> {
+    match i {
+        MInst::Load { rd, addr, .. } => match addr.base {
+            Base::Reg(r) => Some((r, addr.off, *rd)),
+            Base::Slot(_) => None,
+        },
+        MInst::Store { src, addr, .. } => match addr.base {
+            Base::Reg(r) => Some((r, addr.off, *src)),
+            Base::Slot(_) => None,
+        },
+        _ => None,
+    }
+}
+
+/// `addi r, r, c` (64-bit) as `(r, c)`.
+fn increment(i: &MInst) -> Option<(Reg, i64)> {
+    match *i {
+        MInst::AluImm {
+            op: AluImmOp::Addi,
+            rd,
+            rs1,
+            imm,
+        } if rd == rs1 && rd != SP => Some((rd, i64::from(imm))),
+        _ => None,
+    }
+}
+
+impl Increments {
+    /// Analyses `code`, whose memory accesses are `mem` (from their timings).
+    pub fn new(code: &[MInst], mem: &[Option<MemAccess>]) -> Self {
+        let n = code.len();
+        let mut breakable = vec![None; n];
+        let mut norm = vec![None; n];
+        // Per register: its last definition in the region, the definition before
+        // that last one when it is an increment, its root and the sum of the
+        // increments since the root.
+        let mut last_def: HashMap<Reg, usize> = HashMap::new();
+        let mut before: HashMap<usize, Option<usize>> = HashMap::new();
+        let mut root: HashMap<Reg, (Option<usize>, i64)> = HashMap::new();
+        for (k, inst) in code.iter().enumerate() {
+            if let (Some(m), Some((base, off, other))) = (mem[k], access_parts(inst)) {
+                let (r0, acc) = root.get(&base).copied().unwrap_or((None, 0));
+                norm[k] = Some((
+                    MemAccess {
+                        off: m.off + acc,
+                        ..m
+                    },
+                    r0,
+                ));
+                let inc = last_def.get(&base).copied();
+                if let Some(i) = inc {
+                    if let Some((_, delta)) = increment(&code[i]) {
+                        if other != base && fits_imm12(off + delta) {
+                            breakable[k] = Some(Breakable {
+                                inc: i,
+                                base,
+                                delta,
+                                before_inc: before[&i],
+                            });
+                        }
+                    }
+                }
+            } else if let Some(m) = mem[k] {
+                norm[k] = Some((m, None));
+            }
+            let step = increment(inst);
+            inst.for_each_def(|d| {
+                let prev = last_def.insert(d, k);
+                match step {
+                    Some((r, c)) if r == d => {
+                        before.insert(k, prev);
+                        let e = root.entry(d).or_insert((None, 0));
+                        e.1 += c;
+                    }
+                    _ => {
+                        root.insert(d, (Some(k), 0));
+                    }
+                }
+            });
+        }
+        Increments { breakable, norm }
+    }
+
+    /// Whether accesses `a` and `b` of the region touch disjoint bytes, comparing
+    /// addresses through one base register by their offsets from its root value.
+    pub fn disjoint(&self, a: usize, b: usize) -> bool {
+        match (self.norm[a], self.norm[b]) {
+            (Some((x, rx)), Some((y, ry))) => {
+                let any = crate::mir::Addr::ANY_REGION;
+                if x.region != any && y.region != any && x.region != y.region {
+                    return true;
+                }
+                if x.base.is_some() && rx != ry {
+                    return false;
+                }
+                x.disjoint(&y)
+            }
+            _ => false,
+        }
+    }
+
+    /// `code` (the region in its original order) in the order `order`, with the
+    /// offset of every access placed above its increment adjusted.
+    pub fn reorder(&self, code: &[MInst], order: &[usize]) -> Vec<MInst> {
+        let mut pos = vec![0; order.len()];
+        for (p, &i) in order.iter().enumerate() {
+            pos[i] = p;
+        }
+        order
+            .iter()
+            .map(|&j| {
+                let mut inst = code[j].clone();
+                if let Some(b) = self.breakable[j] {
+                    if pos[j] < pos[b.inc] {
+                        if let MInst::Load { addr, .. } | MInst::Store { addr, .. } = &mut inst {
+                            addr.off += b.delta;
+                        }
+                    }
+                }
+                inst
+            })
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testinsts::{addi, addw, lw, sw};
+    use crate::u74::timing;
+
+    fn analyse(code: &[MInst]) -> Increments {
+        let mem: Vec<_> = code.iter().map(|i| timing(i).mem).collect();
+        Increments::new(code, &mem)
+    }
+
+    #[test]
+    fn an_access_through_an_incremented_base_may_move_above_it() {
+        let code = [addi(17, 17, -4), lw(16, 17, 0), addw(5, 16, 16)];
+        let inc = analyse(&code);
+        assert_eq!(
+            inc.breakable[1],
+            Some(Breakable {
+                inc: 0,
+                base: Reg::x(17),
+                delta: -4,
+                before_inc: None
+            })
+        );
+        assert_eq!(inc.breakable[2], None);
+        let swapped = inc.reorder(&code, &[1, 0, 2]);
+        assert_eq!(swapped, [lw(16, 17, -4), addi(17, 17, -4), addw(5, 16, 16)]);
+        // In the original order the offset stays.
+        assert_eq!(inc.reorder(&code, &[0, 1, 2]), code);
+    }
+
+    #[test]
+    fn what_else_reads_or_writes_the_base_keeps_the_dependence() {
+        // The load overwrites its base; the store writes the base's value; the base
+        // was last set by something other than an increment; the offset would not
+        // fit in 12 bits.
+        for code in [
+            [addi(17, 17, 4), lw(17, 17, 0)],
+            [addi(17, 17, 4), sw(17, 17, 0)],
+            [addw(17, 17, 5), lw(16, 17, 0)],
+            [addi(17, 17, 100), lw(16, 17, 2000)],
+        ] {
+            assert_eq!(analyse(&code).breakable[1], None, "{code:?}");
+        }
+        // A second increment: the access may move above the second one only, and
+        // then stays after the first.
+        let code = [addi(17, 17, 4), addi(17, 17, 4), lw(16, 17, 0)];
+        assert_eq!(
+            analyse(&code).breakable[2].map(|b| (b.inc, b.before_inc)),
+            Some((1, Some(0)))
+        );
+    }
+
+    #[test]
+    fn accesses_are_compared_by_address_not_by_register() {
+        // sw 4(a7); a7 += 4; lw 0(a7): the same word. By register name the offsets
+        // differ, by value they do not.
+        let code = [sw(5, 17, 4), addi(17, 17, 4), lw(16, 17, 0), lw(15, 17, 4)];
+        let inc = analyse(&code);
+        assert!(!inc.disjoint(0, 2));
+        assert!(inc.disjoint(0, 3));
+        // After a redefinition that is not an increment, nothing is known.
+        let code = [sw(5, 17, 0), addw(17, 17, 6), lw(16, 17, 8)];
+        assert!(!analyse(&code).disjoint(0, 2));
+    }
+}
