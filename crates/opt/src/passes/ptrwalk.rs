@@ -27,6 +27,14 @@
 //! its index is the header parameter `i` or `i + d` (`d` constant), it is used as
 //! the address of a load or store in the header, and every back edge passes the
 //! same `i + c` (`c` a non-zero constant, `|c| <= 2^16`).
+//!
+//! When the back edges pass other values ([`JoinWalk`]), the walk still becomes a
+//! pointer if one of them is reduced to an addition: `i + c` with a step of its
+//! own, or `u + c` with `u` the parameter of a join in the loop (an interpreter's
+//! `pc = pc + 1` after the arms of its dispatch, most of which pass `pc` on). The
+//! join gets a pointer parameter of its own, and the other values passed (a jump
+//! target loaded from memory) get their addresses computed where they are passed,
+//! as the header computed them.
 
 use crate::analysis::LoopForest;
 use crate::pipeline::Pass;
@@ -63,6 +71,9 @@ pub fn run(f: &mut Function) -> usize {
     for (id, l) in loops.loops() {
         let header = l.header;
         let inside = |b: Block| loops.contains(id, b);
+        // In a loop nested in this one (an edge block a join walk made is in none:
+        // it runs once per exit from the inner loop).
+        let in_inner = |b: Block| loops.innermost(b).is_some_and(|l| l != id);
         let (outside, latches): (Vec<Block>, Vec<Block>) = cfg
             .unique_preds(header)
             .into_iter()
@@ -79,10 +90,55 @@ pub fn run(f: &mut Function) -> usize {
             if let Some(walk) = Walk::find(f, g, header, &inside, &latches) {
                 walk.rewrite(f, g, header, &outside, &latches);
                 changed += 1;
+            } else if let Some(walk) = JoinWalk::find(f, g, header, &inside, &in_inner, &latches) {
+                // An earlier join walk may have split edges: the predecessors now.
+                let now = ControlFlowGraph::compute(f);
+                walk.rewrite(f, g, header, &outside, &now, &in_inner);
+                changed += 1;
             }
         }
     }
     changed
+}
+
+/// The header's access `gep base, i + d, stride`, with `i` the header's parameter
+/// number `param`, its base defined outside the loop and the address loaded or
+/// stored in the header: `(base, stride, i, param, d)`.
+fn header_access(
+    f: &Function,
+    g: Inst,
+    header: Block,
+    inside: &dyn Fn(Block) -> bool,
+) -> Option<(Value, u32, Value, usize, i32)> {
+    let InstKind::Gep {
+        base,
+        index,
+        stride,
+    } = *f.kind(g)
+    else {
+        return None;
+    };
+    if f.value_block(base).is_some_and(inside) {
+        return None;
+    }
+    // The index: the parameter itself or the parameter plus a constant.
+    let params = f.block_params(header);
+    let (i, offset) = match params.iter().position(|&p| p == index) {
+        Some(_) => (index, 0),
+        None => add_const(f, index)?,
+    };
+    let param = params.iter().position(|&p| p == i)?;
+    // Dereferenced in the header: every iteration accesses it.
+    let r = f.inst_result(g)?;
+    let accessed = f.users(r).iter().any(|&u| {
+        f.layout.inst_block(u) == Some(header)
+            && match f.kind(u) {
+                InstKind::Load { ptr, .. } => *ptr == r,
+                InstKind::Store { ptr, value } => *ptr == r && *value != r,
+                _ => false,
+            }
+    });
+    accessed.then_some((base, stride, i, param, offset))
 }
 
 /// A reducible access: `gep base, i + d, stride` with `i` the header parameter
@@ -103,37 +159,7 @@ impl Walk {
         inside: &dyn Fn(Block) -> bool,
         latches: &[Block],
     ) -> Option<Walk> {
-        let InstKind::Gep {
-            base,
-            index,
-            stride,
-        } = *f.kind(g)
-        else {
-            return None;
-        };
-        if f.value_block(base).is_some_and(inside) {
-            return None;
-        }
-        // The index: the parameter itself or the parameter plus a constant.
-        let params = f.block_params(header);
-        let (i, offset) = match params.iter().position(|&p| p == index) {
-            Some(_) => (index, 0),
-            None => add_const(f, index)?,
-        };
-        let param = params.iter().position(|&p| p == i)?;
-        // Dereferenced in the header: every iteration accesses it.
-        let r = f.inst_result(g)?;
-        let accessed = f.users(r).iter().any(|&u| {
-            f.layout.inst_block(u) == Some(header)
-                && match f.kind(u) {
-                    InstKind::Load { ptr, .. } => *ptr == r,
-                    InstKind::Store { ptr, value } => *ptr == r && *value != r,
-                    _ => false,
-                }
-        });
-        if !accessed {
-            return None;
-        }
+        let (base, stride, i, param, offset) = header_access(f, g, header, inside)?;
         // Every back edge passes the same `i + step`.
         let mut step = None;
         for &latch in latches {
@@ -171,41 +197,7 @@ impl Walk {
         latches: &[Block],
     ) {
         let q = f.append_block_param(header, Type::Ptr);
-        // Initial addresses, each from its edge's own initial value.
-        for &p in outside {
-            let term = f.terminator(p).expect("a predecessor ends in a branch");
-            let targets: Vec<ir::BlockCall> = f.kind(term).targets().into_iter().cloned().collect();
-            for (which, mut target) in targets.into_iter().enumerate() {
-                if target.block != header {
-                    continue;
-                }
-                let mut index = target.args[self.param];
-                if self.offset != 0 {
-                    let d = f.iconst(self.offset);
-                    index = value(
-                        f,
-                        term,
-                        InstKind::Binary {
-                            op: BinOp::Add,
-                            args: [index, d],
-                        },
-                        Type::I32,
-                    );
-                }
-                let start = value(
-                    f,
-                    term,
-                    InstKind::Gep {
-                        base: self.base,
-                        index,
-                        stride: self.stride,
-                    },
-                    Type::Ptr,
-                );
-                target.args.push(start);
-                f.set_target(term, which, target);
-            }
-        }
+        self.access().initial_addresses(f, header, outside);
         // The next address, computed where the header ends.
         let header_end = f.terminator(header).expect("the header ends in a branch");
         let step = f.iconst(self.step);
@@ -228,6 +220,307 @@ impl Walk {
                     f.set_target(term, which, target);
                 }
             }
+        }
+        let old = f.inst_result(g).expect("a gep has a result");
+        f.replace_all_uses(old, q);
+        f.remove_inst(g);
+    }
+}
+
+impl Walk {
+    fn access(&self) -> Access {
+        Access {
+            base: self.base,
+            stride: self.stride,
+            param: self.param,
+            offset: self.offset,
+        }
+    }
+}
+
+/// The header's access of a walk: `gep base, i + offset, stride` with `i` the
+/// header's parameter number `param`.
+struct Access {
+    base: Value,
+    stride: u32,
+    param: usize,
+    offset: i32,
+}
+
+impl Access {
+    /// The address the access has when `i` is `index`, computed before `at`.
+    fn address_of(&self, f: &mut Function, at: Inst, mut index: Value) -> Value {
+        if self.offset != 0 {
+            let d = f.iconst(self.offset);
+            index = value(
+                f,
+                at,
+                InstKind::Binary {
+                    op: BinOp::Add,
+                    args: [index, d],
+                },
+                Type::I32,
+            );
+        }
+        value(
+            f,
+            at,
+            InstKind::Gep {
+                base: self.base,
+                index,
+                stride: self.stride,
+            },
+            Type::Ptr,
+        )
+    }
+
+    /// Passes the header's new pointer parameter its initial address on every
+    /// edge from outside the loop, each from its edge's own initial value.
+    fn initial_addresses(&self, f: &mut Function, header: Block, outside: &[Block]) {
+        for &p in outside {
+            let term = f.terminator(p).expect("a predecessor ends in a branch");
+            let targets: Vec<ir::BlockCall> = f.kind(term).targets().into_iter().cloned().collect();
+            for (which, mut target) in targets.into_iter().enumerate() {
+                if target.block != header {
+                    continue;
+                }
+                let start = self.address_of(f, term, target.args[self.param]);
+                target.args.push(start);
+                f.set_target(term, which, target);
+            }
+        }
+    }
+}
+
+/// How an index passed in a loop relates to the header's index `i`.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Index {
+    /// `i + c`: the header's address advanced by `c` elements.
+    Header(i32),
+    /// `u + c`, with `u` parameter `param` of `block`, a join inside the loop.
+    Join {
+        block: Block,
+        param: usize,
+        step: i32,
+    },
+    /// Anything else: the address computed from the value.
+    Exact(Value),
+}
+
+/// `v` as an [`Index`] relative to the header parameter `i`; `direct` tells the
+/// blocks of the loop outside its inner loops, where a join may be.
+fn classify(
+    f: &Function,
+    v: Value,
+    i: Value,
+    header: Block,
+    direct: &dyn Fn(Block) -> bool,
+) -> Index {
+    let (u, c) = match add_const(f, v) {
+        Some((u, c)) if (c as i64).abs() <= MAX_STEP => (u, c),
+        _ => (v, 0),
+    };
+    if u == i {
+        return Index::Header(c);
+    }
+    match f.value_def(u) {
+        ir::ValueDef::Param(block, k) if block != header && direct(block) => Index::Join {
+            block,
+            param: k as usize,
+            step: c,
+        },
+        _ => Index::Exact(v),
+    }
+}
+
+/// A walk whose back edges pass other values than one `i + step`: an index read
+/// from memory (a jump of an interpreter's program counter), or the parameter of
+/// a join inside the loop that most paths pass `i` to (`ip = ip + 1` after an
+/// `if`-`else` chain whose arms may also set `ip`). The header's address becomes
+/// a pointer parameter as in [`Walk`]; each back edge passes the address of its
+/// index: the header's pointer advanced by `c` for `i + c`; for `u + c`, with `u`
+/// a join's parameter, a pointer parameter of that join (the header's pointer
+/// from the edges passing `i`, advanced for `i + c'`, else the address of the
+/// value passed) advanced by `c`; else the address of the value, computed in the
+/// latch. A computation for an edge from inside an inner loop goes on an edge
+/// block of its own, so it does not run on every inner iteration.
+///
+/// Exactness: an address advanced by `c` from the exact address of some `x + d`
+/// is exact unless `x + d + c` wraps; but each such address reaches the header
+/// as its `i + d`, which the header accesses, so `x + d + c` is an index into an
+/// object and, with `|c| <= 2^16`, does not wrap (as for [`Walk`]). Every other
+/// address is computed as the original `gep` computes it.
+struct JoinWalk {
+    access: Access,
+    i: Value,
+    /// Per back edge (latch, which target): the index passed.
+    edges: Vec<(Block, usize, Index)>,
+}
+
+impl JoinWalk {
+    fn find(
+        f: &Function,
+        g: Inst,
+        header: Block,
+        inside: &dyn Fn(Block) -> bool,
+        in_inner: &dyn Fn(Block) -> bool,
+        latches: &[Block],
+    ) -> Option<JoinWalk> {
+        let (base, stride, i, param, offset) = header_access(f, g, header, inside)?;
+        // What a latch computes runs once per iteration only outside inner loops.
+        if latches.iter().any(|&l| in_inner(l)) {
+            return None;
+        }
+        let direct = |b: Block| inside(b) && !in_inner(b);
+        let mut edges = Vec::new();
+        for &latch in latches {
+            let term = f.terminator(latch)?;
+            for (which, target) in f.kind(term).targets().into_iter().enumerate() {
+                if target.block == header {
+                    edges.push((
+                        latch,
+                        which,
+                        classify(f, target.args[param], i, header, &direct),
+                    ));
+                }
+            }
+        }
+        // Only when some address is reduced to an addition; a loop whose back
+        // edges all compute their address anew gains nothing.
+        if edges.iter().all(|e| matches!(e.2, Index::Exact(_))) {
+            return None;
+        }
+        Some(JoinWalk {
+            access: Access {
+                base,
+                stride,
+                param,
+                offset,
+            },
+            i,
+            edges,
+        })
+    }
+
+    fn rewrite(
+        &self,
+        f: &mut Function,
+        g: Inst,
+        header: Block,
+        outside: &[Block],
+        cfg: &ControlFlowGraph,
+        in_inner: &dyn Fn(Block) -> bool,
+    ) {
+        let q = f.append_block_param(header, Type::Ptr);
+        self.access.initial_addresses(f, header, outside);
+        // The joins' pointer parameters.
+        let mut joins: Vec<((Block, usize), Value)> = Vec::new();
+        for &(_, _, index) in &self.edges {
+            let Index::Join { block, param, .. } = index else {
+                continue;
+            };
+            if joins.iter().any(|(k, _)| *k == (block, param)) {
+                continue;
+            }
+            let s = f.append_block_param(block, Type::Ptr);
+            joins.push(((block, param), s));
+            for p in cfg.unique_preds(block) {
+                let term = f.terminator(p).expect("a predecessor ends in a branch");
+                let targets: Vec<ir::BlockCall> =
+                    f.kind(term).targets().into_iter().cloned().collect();
+                for (which, mut target) in targets.into_iter().enumerate() {
+                    if target.block != block {
+                        continue;
+                    }
+                    let w = target.args[param];
+                    let from_header = match add_const(f, w) {
+                        _ if w == self.i => Some(0),
+                        Some((x, c)) if x == self.i && (c as i64).abs() <= MAX_STEP => Some(c),
+                        _ => None,
+                    };
+                    if from_header == Some(0) {
+                        target.args.push(q);
+                        f.set_target(term, which, target);
+                        continue;
+                    }
+                    // Computed on the edge: in `p` itself, or on an edge block when
+                    // `p` belongs to an inner loop.
+                    let (at, edge_block) = if in_inner(p) {
+                        let e = f.create_block();
+                        f.layout.insert_block_after(e, p);
+                        let jump = f.append_inst(
+                            e,
+                            InstKind::Jump {
+                                dest: ir::BlockCall::new(block, Vec::new()),
+                            },
+                            Type::Void,
+                        );
+                        (jump, Some(e))
+                    } else {
+                        (term, None)
+                    };
+                    let addr = match from_header {
+                        Some(c) => {
+                            let c = f.iconst(c);
+                            value(
+                                f,
+                                at,
+                                InstKind::Gep {
+                                    base: q,
+                                    index: c,
+                                    stride: self.access.stride,
+                                },
+                                Type::Ptr,
+                            )
+                        }
+                        None => self.access.address_of(f, at, w),
+                    };
+                    target.args.push(addr);
+                    match edge_block {
+                        Some(e) => {
+                            f.set_target(at, 0, target);
+                            f.set_target(term, which, ir::BlockCall::new(e, Vec::new()));
+                        }
+                        None => f.set_target(term, which, target),
+                    }
+                }
+            }
+        }
+        // Each back edge's address, computed in its latch.
+        for &(latch, which, index) in &self.edges {
+            let term = f.terminator(latch).expect("a latch ends in a branch");
+            let (from, step) = match index {
+                Index::Header(c) => (Some(q), c),
+                Index::Join { block, param, step } => {
+                    let s = joins
+                        .iter()
+                        .find(|(k, _)| *k == (block, param))
+                        .map(|&(_, s)| s);
+                    (s, step)
+                }
+                Index::Exact(_) => (None, 0),
+            };
+            let addr = match (from, index) {
+                (Some(p), _) if step == 0 => p,
+                (Some(p), _) => {
+                    let c = f.iconst(step);
+                    value(
+                        f,
+                        term,
+                        InstKind::Gep {
+                            base: p,
+                            index: c,
+                            stride: self.access.stride,
+                        },
+                        Type::Ptr,
+                    )
+                }
+                (None, Index::Exact(v)) => self.access.address_of(f, term, v),
+                (None, _) => unreachable!("every join has its parameter"),
+            };
+            let mut target = f.kind(term).targets()[which].clone();
+            target.args.push(addr);
+            f.set_target(term, which, target);
         }
         let old = f.inst_result(g).expect("a gep has a result");
         f.replace_all_uses(old, q);
@@ -302,9 +595,10 @@ mod tests {
     }
 
     #[test]
-    fn accesses_off_the_header_and_uneven_steps_are_left_alone() {
-        // The load is in a block that not every iteration runs; the other loop's
-        // back edges step by 1 and by 2.
+    fn accesses_off_the_header_are_left_alone_and_uneven_steps_walk() {
+        // The first loop's load is in a block that not every iteration runs; the
+        // second loop's back edges step by 1 and by 2, each advancing the pointer
+        // by its own step.
         let src = "global @a: [i32; 16] = zeroinit\n\n\
             func @f(i32) -> i32 {\n\
             bb0(%0: i32):\n  jump bb1(%0)\n\
@@ -315,6 +609,84 @@ mod tests {
             %11 = add %7, 2\n  %12 = slt %9, 3\n  br %12, bb4(%10), bb5\n\
             bb5:\n  %13 = ne %9, 7\n  br %13, bb4(%11), bb6\n\
             bb6:\n  ret %9\n}\n";
-        check(&["ptrwalk"], src, src);
+        let expected = "global @a: [i32; 16] = zeroinit\n\n\
+            func @f(i32) -> i32 {\n\
+            bb0(%0: i32):\n  jump bb1(%0)\n\
+            bb1(%1: i32):\n  %2 = add %1, 1\n  %3 = gep @a, %2, 4\n  %4 = slt %1, 5\n  br %4, bb2, bb3\n\
+            bb2:\n  %5 = load i32, %3\n  %6 = ne %5, 0\n  br %6, bb1(%2), bb3\n\
+            bb3:\n  %7 = gep @a, %0, 4\n  jump bb4(%0, %7)\n\
+            bb4(%8: i32, %9: ptr):\n  %10 = load i32, %9\n  %11 = add %8, 1\n  \
+            %12 = add %8, 2\n  %13 = slt %10, 3\n  %14 = gep %9, 1, 4\n  br %13, bb4(%11, %14), bb5\n\
+            bb5:\n  %15 = ne %10, 7\n  %16 = gep %9, 2, 4\n  br %15, bb4(%12, %16), bb6\n\
+            bb6:\n  ret %10\n}\n";
+        check(&["ptrwalk"], src, expected);
+    }
+
+    /// An interpreter's dispatch: `op = prog[pc]`; most arms fall through to
+    /// `pc = pc + 1` at the join, one jumps to a target read from memory, one
+    /// skips ahead by a scan in an inner loop.
+    const DISPATCH: &str = "global @prog: [i32; 16] = [1, 2, 1, 3, 1, 9, 1, 2, 1, 4, 0, 0, 0, 0, 0, 0]\n\
+        global @dest: [i32; 16] = [0, 2, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0]\n\n\
+        declare @putint(i32) -> void\n\n\
+        func @main() -> i32 {\n\
+        bb0:\n  jump bb1(0, 0)\n\
+        bb1(%0: i32, %1: i32):\n  %2 = gep @prog, %0, 4\n  %3 = load i32, %2\n  %4 = eq %3, 2\n  br %4, bb3, bb2\n\
+        bb2:\n  %5 = eq %3, 3\n  br %5, bb4(%0), bb6(%0, %1)\n\
+        bb3:\n  %6 = gep @dest, %0, 4\n  %7 = load i32, %6\n  jump bb6(%7, %1)\n\
+        bb4(%8: i32):\n  %9 = add %8, 1\n  %10 = gep @prog, %9, 4\n  %11 = load i32, %10\n  %12 = ne %11, 9\n  br %12, bb4(%9), bb6(%9, %1)\n\
+        bb6(%13: i32, %14: i32):\n  %15 = add %14, %3\n  %16 = add %13, 1\n  %17 = ne %3, 4\n  br %17, bb1(%16, %15), bb7\n\
+        bb7:\n  call @putint(%15)\n  call @putint(%16)\n  ret 0\n}\n";
+
+    #[test]
+    fn two_walks_share_the_join_and_its_split_edge() {
+        // The header also reads `dest[pc]`: a second walk through the same join,
+        // whose edge from the inner scan the first walk split.
+        let src = DISPATCH
+            .replace(
+                "%3 = load i32, %2\n",
+                "%3 = load i32, %2\n  %30 = gep @dest, %0, 4\n  %31 = load i32, %30\n",
+            )
+            .replace(
+                "%6 = gep @dest, %0, 4\n  %7 = load i32, %6\n  jump bb6(%7, %1)",
+                "jump bb6(%31, %1)",
+            );
+        let out = same_behaviour(&src, &["ptrwalk"], "");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(
+            main.contains("bb1(%2: i32, %3: i32, %4: ptr, %5: ptr):"),
+            "{main}"
+        );
+        assert!(!main.contains("gep @dest, %2, 4"), "{main}");
+        // One edge block out of the scan computes both addresses.
+        let edge = "bb5:\n  %20 = gep @prog, %16, 4\n  %21 = gep @dest, %16, 4\n  jump bb6(%16, %3, %20, %21)";
+        assert!(main.contains(edge), "{main}");
+    }
+
+    #[test]
+    fn a_program_counter_walks_through_the_join_of_its_arms() {
+        let out = same_behaviour(DISPATCH, &["ptrwalk"], "");
+        // The header loads through its pointer parameter; the join gets one too,
+        // passed the header's pointer by the falling-through arm, the address of
+        // the loaded target by the jump, and (on an edge block, out of the inner
+        // scan) the address of the scan's stop.
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(
+            main.contains("bb1(%1: i32, %2: i32, %3: ptr):\n  %4 = load i32, %3\n"),
+            "{main}"
+        );
+        assert!(main.contains("bb6(%1, %2, %3)"), "{main}");
+        assert!(
+            main.contains("%11 = gep @prog, %10, 4\n  jump bb6(%10, %2, %11)"),
+            "{main}"
+        );
+        assert!(
+            main.contains("bb5:\n  %18 = gep @prog, %14, 4\n  jump bb6(%14, %2, %18)"),
+            "{main}"
+        );
+        assert!(main.contains("bb6(%19: i32, %20: i32, %21: ptr)"), "{main}");
+        assert!(
+            main.contains("%25 = gep %21, 1, 4\n  br %24, bb1(%23, %22, %25), bb7"),
+            "{main}"
+        );
     }
 }
