@@ -5,18 +5,24 @@
 //!
 //! The CFG, the dominator tree and the loop forest of a function depend only on
 //! its control flow: its blocks and the edges between them. A pass states what
-//! it keeps valid ([`Preserved`]); after a pass that changed the module, the
-//! pass manager drops every cached analysis the pass does not preserve. A pass
-//! that leaves the edges alone (it rewrites instructions, adds block parameters
-//! or moves code within the CFG) preserves the CFG and so its dominators and
-//! loops, and the next pass that asks for them gets the cached ones.
+//! it keeps valid ([`Preserved`]). A pass that leaves the edges alone (it
+//! rewrites instructions, adds block parameters or moves code within the CFG)
+//! preserves the CFG and so its dominators and loops, and the next pass that asks
+//! for them gets the cached ones. After a pass that changed the module without
+//! preserving them, a function's cached analyses are compared with it before
+//! their next use: the layout's block order and each block's successors, one walk
+//! over the terminators. If those are unchanged, a fresh computation would give
+//! the same CFG, dominator tree and loops, and the cached ones serve on (most
+//! changes touch instructions only: in a long pipeline the edges of a function
+//! change a few times, while dozens of passes ask for them); otherwise they are
+//! dropped and computed anew.
 //!
 //! Getting this wrong would be a miscompile waiting to happen, so with
 //! verification on (`--verify-each`, every test) [`AnalysisManager::check`]
 //! compares each cached analysis with a fresh computation after every pass.
 
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{FuncId, Function, Module, SecondaryMap};
+use ir::{Block, FuncId, Function, Module, SecondaryMap};
 
 use super::LoopForest;
 
@@ -40,19 +46,68 @@ impl Preserved {
 #[derive(Clone, Default)]
 pub struct FunctionAnalyses {
     cfg: Option<ControlFlowGraph>,
+    /// The layout's blocks when `cfg` was computed. A fresh computation walks them
+    /// in this order, so it gives the same CFG (edges, their order, the reverse
+    /// post-order) while the layout and every block's successors are unchanged.
+    order: Vec<Block>,
+    /// A pass that may have changed the edges ran since: compare before use.
+    unverified: bool,
     domtree: Option<DominatorTree>,
     loops: Option<LoopForest>,
+    /// Analyses computed (not served from the cache) so far.
+    computations: usize,
 }
 
 impl FunctionAnalyses {
+    /// Drops the cached analyses if `f`'s edges changed since they were computed
+    /// (when a pass that may change them ran since). The CFG is then what a fresh
+    /// computation would give, and the dominator tree and loops, which depend on
+    /// nothing else, stay exact too.
+    fn revalidate(&mut self, f: &Function) {
+        if !std::mem::take(&mut self.unverified) {
+            return;
+        }
+        let Some(cfg) = &self.cfg else {
+            return;
+        };
+        let same = f.layout.blocks().eq(self.order.iter().copied())
+            && self
+                .order
+                .iter()
+                .all(|&b| f.successors(b).as_slice() == cfg.succs(b));
+        if !same {
+            self.forget();
+        }
+    }
+
+    /// Drops every cached analysis (a pass that changes the edges and then asks
+    /// again calls this first).
+    pub fn forget(&mut self) {
+        self.cfg = None;
+        self.order = Vec::new();
+        self.domtree = None;
+        self.loops = None;
+    }
+
+    fn cfg_slot(&mut self, f: &Function) -> &mut ControlFlowGraph {
+        self.revalidate(f);
+        if self.cfg.is_none() {
+            self.order = f.layout.blocks().collect();
+            self.computations += 1;
+        }
+        self.cfg.get_or_insert_with(|| ControlFlowGraph::compute(f))
+    }
+
     /// The CFG of `f`.
     pub fn cfg(&mut self, f: &Function) -> &ControlFlowGraph {
-        self.cfg.get_or_insert_with(|| ControlFlowGraph::compute(f))
+        self.cfg_slot(f)
     }
 
     /// The CFG and dominator tree of `f`.
     pub fn domtree(&mut self, f: &Function) -> (&ControlFlowGraph, &DominatorTree) {
-        let cfg = self.cfg.get_or_insert_with(|| ControlFlowGraph::compute(f));
+        self.cfg_slot(f);
+        self.computations += usize::from(self.domtree.is_none());
+        let cfg = self.cfg.as_ref().expect("computed above");
         let dt = self
             .domtree
             .get_or_insert_with(|| DominatorTree::compute(f, cfg));
@@ -61,7 +116,10 @@ impl FunctionAnalyses {
 
     /// The CFG, dominator tree and loop forest of `f`.
     pub fn loops(&mut self, f: &Function) -> (&ControlFlowGraph, &DominatorTree, &LoopForest) {
-        let cfg = self.cfg.get_or_insert_with(|| ControlFlowGraph::compute(f));
+        self.cfg_slot(f);
+        self.computations +=
+            usize::from(self.domtree.is_none()) + usize::from(self.loops.is_none());
+        let cfg = self.cfg.as_ref().expect("computed above");
         let dt = self
             .domtree
             .get_or_insert_with(|| DominatorTree::compute(f, cfg));
@@ -69,12 +127,6 @@ impl FunctionAnalyses {
             .loops
             .get_or_insert_with(|| LoopForest::compute(f, cfg, dt));
         (cfg, dt, loops)
-    }
-
-    fn computed(&self) -> usize {
-        usize::from(self.cfg.is_some())
-            + usize::from(self.domtree.is_some())
-            + usize::from(self.loops.is_some())
     }
 }
 
@@ -111,17 +163,22 @@ impl AnalysisManager {
                 continue;
             }
             let fa = &mut self.funcs[id];
-            let before = fa.computed();
+            let before = fa.computations;
             changed |= pass(f, fa);
-            self.computed += self.funcs[id].computed().saturating_sub(before);
+            self.computed += self.funcs[id].computations - before;
         }
         changed
     }
 
-    /// Drops what a pass that changed the module did not preserve.
+    /// After a pass that changed the module: what it did not declare preserved is
+    /// compared with the function before its next use, and dropped if the edges
+    /// changed (most passes change instructions only, and the analyses of the
+    /// edges then serve on).
     pub fn invalidate(&mut self, kept: Preserved) {
         if !kept.cfg {
-            self.funcs = SecondaryMap::new();
+            for (_, fa) in self.funcs.iter_mut() {
+                fa.unverified = true;
+            }
         }
     }
 
@@ -138,7 +195,8 @@ impl AnalysisManager {
                 continue;
             }
             let fa = &self.funcs[id];
-            let Some(cached) = &fa.cfg else {
+            // An unverified cache is compared with the function before its use.
+            let Some(cached) = fa.cfg.as_ref().filter(|_| !fa.unverified) else {
                 continue;
             };
             let fresh = ControlFlowGraph::compute(f);
@@ -218,10 +276,36 @@ bb3:
         am.invalidate(Preserved::CFG);
         am.each_function(&mut m, |f, fa| fa.loops(f).2.len() == 2);
         assert_eq!(am.computed(), 3);
+        // A pass that may have changed the edges but did not: the cache is
+        // compared with the function and serves on.
         am.invalidate(Preserved::NOTHING);
-        am.each_function(&mut m, |f, fa| fa.cfg(f).rpo().is_empty());
-        assert_eq!(am.computed(), 4);
+        am.each_function(&mut m, |f, fa| fa.loops(f).2.is_empty());
+        assert_eq!(am.computed(), 3);
         assert!(am.check(&m).is_ok());
+        // One that did: the loop's exit test becomes a jump to the exit, and the
+        // next use computes all three anew (no loop left).
+        exit_the_loop(&mut m);
+        am.invalidate(Preserved::NOTHING);
+        am.each_function(&mut m, |f, fa| {
+            assert_eq!(fa.loops(f).2.len(), 0);
+            false
+        });
+        assert_eq!(am.computed(), 6);
+        assert!(am.check(&m).is_ok());
+    }
+
+    /// Turns the loop's exit test in `SRC`'s `main` into a jump straight to the exit.
+    fn exit_the_loop(m: &mut Module) {
+        let f = m.funcs.values_mut().find(|f| f.name == "main").unwrap();
+        let header = f.layout.blocks().nth(1).unwrap();
+        let exit = f.layout.blocks().nth(3).unwrap();
+        let term = f.terminator(header).unwrap();
+        f.replace_kind(
+            term,
+            ir::InstKind::Jump {
+                dest: ir::BlockCall::new(exit, vec![]),
+            },
+        );
     }
 
     /// A change to the edges behind the cache's back is caught by the check.
@@ -233,17 +317,7 @@ bb3:
             fa.domtree(f);
             false
         });
-        // Turn the loop's exit test into a jump straight to the exit.
-        let f = m.funcs.values_mut().find(|f| f.name == "main").unwrap();
-        let header = f.layout.blocks().nth(1).unwrap();
-        let exit = f.layout.blocks().nth(3).unwrap();
-        let term = f.terminator(header).unwrap();
-        f.replace_kind(
-            term,
-            ir::InstKind::Jump {
-                dest: ir::BlockCall::new(exit, vec![]),
-            },
-        );
+        exit_the_loop(&mut m);
         let err = am.check(&m).unwrap_err();
         assert!(err.contains("stale CFG of @main"), "{err}");
     }

@@ -27,7 +27,7 @@
 //! assume side-effect-free loops terminate; loops in the function being optimised
 //! are kept, see the roots above).
 
-use crate::analysis::{Deciders, PostDominatorTree, Purity};
+use crate::analysis::{AnalysisManager, Deciders, PostDominatorTree, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
@@ -46,6 +46,16 @@ impl Pass for Dce {
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity))
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        am.each_function(m, |f, fa| {
+            let removed = remove_unreachable_blocks(f);
+            if removed {
+                fa.forget();
+            }
+            run_on(f, &purity, fa.cfg(f)) | removed
+        })
     }
 }
 
@@ -178,15 +188,21 @@ fn back_edge_sources(f: &Function, cfg: &ControlFlowGraph) -> Vec<Block> {
 
 /// Removes dead code from `f`; `purity` tells which calls may be deleted.
 pub fn run(f: &mut Function, purity: &Purity) -> bool {
-    let mut changed = remove_unreachable_blocks(f);
+    let removed = remove_unreachable_blocks(f);
     let cfg = ControlFlowGraph::compute(f);
-    let pdt = PostDominatorTree::compute(f, &cfg);
-    let deciders = Deciders::new(&cfg, &pdt);
+    run_on(f, purity, &cfg) | removed
+}
+
+/// [`run`] on `f` without unreachable blocks, whose CFG is `cfg`.
+fn run_on(f: &mut Function, purity: &Purity, cfg: &ControlFlowGraph) -> bool {
+    let mut changed = false;
+    let pdt = PostDominatorTree::compute(f, cfg);
+    let deciders = Deciders::new(cfg, &pdt);
 
     let (redirects, live_inst, live_param) = {
         let mut marks = Marks {
             f,
-            cfg: &cfg,
+            cfg,
             deciders,
             decided: Vec::new(),
             inst: SecondaryMap::new(),
@@ -201,7 +217,7 @@ pub fn run(f: &mut Function, purity: &Purity) -> bool {
                 }
             }
         }
-        for b in back_edge_sources(f, &cfg) {
+        for b in back_edge_sources(f, cfg) {
             if let Some(t) = f.terminator(b) {
                 marks.inst(t);
             }

@@ -22,6 +22,7 @@
 //!   preheader.
 
 use crate::analysis::induction::step_of;
+use crate::analysis::AnalysisManager;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -40,6 +41,12 @@ impl Pass for FinalValue {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (cfg, _, loops) = fa.loops(f);
+            run_on(f, cfg, loops) > 0
+        })
+    }
 }
 
 /// Replaces exit values in every qualifying loop of `f`; returns how many.
@@ -50,12 +57,17 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    run_on(f, &cfg, &loops)
+}
+
+/// [`run`] with the function's CFG and loops given.
+pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> usize {
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // Only instructions in preheaders and branch arguments change: the loop
     // structure stays valid, and so do the blocks that leave each loop.
-    let exiting = loops.exiting_counts(f, &cfg);
+    let exiting = loops.exiting_counts(f, cfg);
     ids.into_iter()
-        .map(|id| replace_exit_values(f, &cfg, &loops, &exiting, id))
+        .map(|id| replace_exit_values(f, cfg, loops, &exiting, id))
         .sum()
 }
 

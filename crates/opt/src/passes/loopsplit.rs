@@ -25,6 +25,7 @@
 //! - no value defined in the loop is used outside it (the skipped iterations would
 //!   have changed it).
 
+use crate::analysis::AnalysisManager;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -43,6 +44,12 @@ impl Pass for LoopSplit {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (cfg, _, loops) = fa.loops(f);
+            run_on(f, cfg, loops) > 0
+        })
+    }
 }
 
 /// Splits the loops of `f` that qualify; returns how many.
@@ -53,9 +60,14 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    run_on(f, &cfg, &loops)
+}
+
+/// [`run`] with the function's CFG and loops given.
+pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> usize {
     let plans: Vec<Plan> = loops
         .loops()
-        .filter_map(|(id, _)| Plan::of(f, &cfg, &loops, id))
+        .filter_map(|(id, _)| Plan::of(f, cfg, loops, id))
         .collect();
     for p in &plans {
         let term = f.terminator(p.header).expect("the header ends in a branch");

@@ -20,6 +20,7 @@
 //! the later is replaced by the earlier (strength reduction can create such twins,
 //! two pointers that start and step alike, after value numbering has run).
 
+use crate::analysis::AnalysisManager;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, InstKind, Module, Value};
@@ -37,12 +38,23 @@ impl Pass for MergeArgs {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (cfg, dt) = fa.domtree(f);
+            run_on(f, cfg, dt) > 0
+        })
+    }
 }
 
 /// Merges what it can in `f`; returns how many parameters became instructions.
 pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
+    run_on(f, &cfg, &dt)
+}
+
+/// [`run`] with the function's CFG and dominator tree given.
+pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> usize {
     let entry = f.entry_block();
     let blocks: Vec<Block> = f.layout.blocks().collect();
     let mut merged = 0;
@@ -60,7 +72,7 @@ pub fn run(f: &mut Function) -> usize {
                 merged += 1;
                 continue;
             }
-            let Some(kind) = common_operation(f, &dt, &preds, b, k) else {
+            let Some(kind) = common_operation(f, dt, &preds, b, k) else {
                 continue;
             };
             let p = f.block_params(b)[k];

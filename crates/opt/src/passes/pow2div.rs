@@ -32,6 +32,7 @@
 //! (`x / pow2[k]`), the exponent then coming from a companion table
 //! ([`by_power_table`]).
 
+use crate::analysis::AnalysisManager;
 use crate::analysis::{LoopForest, LoopId};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -53,6 +54,13 @@ impl Pass for Pow2Div {
     fn run(&self, m: &mut Module) -> bool {
         let tables = by_power_table(m) > 0;
         super::each_function(m, |f| run(f) > 0) || tables
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let tables = by_power_table(m) > 0;
+        am.each_function(m, |f, fa| {
+            let (cfg, _, loops) = fa.loops(f);
+            run_on(f, cfg, loops) > 0
+        }) || tables
     }
 }
 
@@ -233,9 +241,14 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    run_on(f, &cfg, &loops)
+}
+
+/// [`run`] with the function's analyses given.
+pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> usize {
     let mut count = 0;
     for (id, _) in loops.loops() {
-        let Some(shape) = Shape::of(f, &cfg, &loops, id) else {
+        let Some(shape) = Shape::of(f, cfg, loops, id) else {
             continue;
         };
         let params = f.block_params(shape.header).to_vec();

@@ -40,6 +40,7 @@ mod gep_blocks;
 mod gep_reassoc;
 mod recurrence;
 
+use crate::analysis::AnalysisManager;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use affine::{LoopCounter, Ranges};
@@ -61,6 +62,12 @@ impl Pass for StrengthReduce {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| {
+            let (cfg, dt, loops) = fa.loops(f);
+            run_on(f, cfg, dt, loops) > 0
+        })
+    }
 }
 
 /// Reduces the addressing of every qualifying loop of `f`; returns how many `gep`s
@@ -72,14 +79,24 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
+    run_on(f, &cfg, &dt, &loops)
+}
+
+/// [`run`] with the function's CFG, dominator tree and loops given.
+pub fn run_on(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+) -> usize {
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // Adding header parameters (appended after the counters) and instructions changes
     // no edge and no counter, so the analyses and the intervals stay valid.
-    let ranges = Ranges::new(f, &cfg, &loops);
-    let mut geps = GepBlocks::new(f, &cfg);
+    let ranges = Ranges::new(f, cfg, loops);
+    let mut geps = GepBlocks::new(f, cfg);
     let mut rewritten = 0;
     for id in ids {
-        rewritten += reduce_loop(f, &cfg, &dt, &loops, &ranges, &mut geps, id);
+        rewritten += reduce_loop(f, cfg, dt, loops, &ranges, &mut geps, id);
     }
     rewritten
 }
