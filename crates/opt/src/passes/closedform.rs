@@ -39,6 +39,7 @@
 //! A loop whose exit values are then unused is deleted by DCE on the fast path; the
 //! original stays for the inputs the guard rejects.
 
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -58,6 +59,9 @@ impl Pass for ClosedForm {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// The counter stays within `±2^30` on the fast path, so `(lo + hi) * n` fits in 63 bits.
@@ -67,19 +71,29 @@ const COEFF_LIMIT: i64 = 1 << 40;
 
 /// Replaces every qualifying loop of `f`; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let split = add_preheaders(f);
     let mut done: Vec<Block> = Vec::new();
+    // The first round takes the cached analyses (unless preheaders were just
+    // added); each later one follows a change.
+    let mut first = split == 0;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
         let plan = loops
             .loops()
             .filter(|(_, lp)| !done.contains(&lp.header))
-            .find_map(|(id, _)| Plan::of(f, &cfg, &loops, id));
+            .find_map(|(id, _)| Plan::of(f, cfg, loops, id));
         let Some(plan) = plan else {
             return done.len() + split;
         };

@@ -29,6 +29,7 @@
 //! to a new block that enters `O`, and `A` jumps straight to `E`, adding each
 //! accumulator's outer starting value to the value `I` computed.
 
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -47,23 +48,35 @@ impl Pass for HoistLoops {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// Hoists every qualifying inner loop of `f`; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut hoisted = 0;
     // Each hoist changes the CFG; a function has finitely many loop pairs and a
     // hoisted loop leaves its outer loop, so this ends.
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     for _ in 0..64 {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, dt, loops) = fa.loops(f);
         let plan = loops
             .loops()
-            .find_map(|(id, _)| Plan::of(f, &cfg, &dt, &loops, id));
+            .find_map(|(id, _)| Plan::of(f, cfg, dt, loops, id));
         let Some(plan) = plan else {
             break;
         };

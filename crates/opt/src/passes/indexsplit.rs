@@ -29,11 +29,12 @@
 //! other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
 //! a function grows by at most [`MAX_GROWTH`] instructions.
 
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::analysis::{Counter, Loop, LoopForest, LoopId, RotatedLoop};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 
 /// The index-set splitting pass.
@@ -49,6 +50,9 @@ impl Pass for IndexSplit {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// Loops of at most this many instructions are split.
@@ -58,15 +62,24 @@ pub const MAX_GROWTH: usize = 500;
 
 /// Splits the loops of `f` that qualify, one per round; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut budget = MAX_GROWTH;
     let mut splits = 0;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
         let found = loops.loops().find_map(|(id, lp)| {
             // Blocks first (each holds an instruction at least), so that the
             // outer loops of a deep nest cost nothing: linear in the function.
@@ -82,7 +95,7 @@ pub fn run(f: &mut Function) -> usize {
             if size > limit {
                 return None;
             }
-            let split = Split::of(f, &cfg, &loops, id)?;
+            let split = Split::of(f, cfg, loops, id)?;
             Some((split, lp.clone(), size))
         });
         let Some((split, lp, size)) = found else {

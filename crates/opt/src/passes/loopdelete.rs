@@ -18,6 +18,7 @@
 //! side effects.
 
 use crate::analysis::induction::terminates;
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::analysis::{LoopForest, LoopId, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
@@ -38,23 +39,36 @@ impl Pass for LoopDelete {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
+    }
 }
 
 /// Deletes the dead loops of `f`, innermost first (an outer loop can become dead
 /// once its inner loops are gone); returns how many.
 pub fn run(f: &mut Function, purity: &Purity) -> usize {
+    run_in(f, purity, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut deleted = 0;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, dt, loops) = fa.loops(f);
         let dead = loops
             .loops()
             .map(|(id, _)| id)
-            .find_map(|id| dead_loop(f, &cfg, &dt, &loops, purity, id));
+            .find_map(|id| dead_loop(f, cfg, dt, loops, purity, id));
         let Some(exit) = dead else {
             return deleted;
         };

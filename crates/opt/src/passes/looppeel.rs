@@ -31,6 +31,7 @@
 //! instructions are peeled, and a function grows by at most [`MAX_GROWTH`].
 
 use super::jumpthread::decides_on_edge;
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::analysis::{LoopForest, LoopId};
 use crate::cfg_edit::single_edge;
 use crate::loop_copy::LoopCopy;
@@ -51,6 +52,9 @@ impl Pass for LoopPeel {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// Loops with more instructions than this are not peeled.
@@ -60,34 +64,43 @@ pub const MAX_GROWTH: usize = 400;
 
 /// Peels the loops of `f` that qualify, one per round; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut budget = MAX_GROWTH;
     let mut peeled = 0;
     let mut done: Vec<Block> = Vec::new();
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, dt, loops) = fa.loops(f);
         // Sizes summed up the nest: linear however deep it is.
         let sizes = loops.inst_counts(f);
         let candidate = loops.loops().find_map(|(id, lp)| {
             let size = sizes[id.0 as usize];
             (!done.contains(&lp.header)
                 && size <= MAX_LOOP_INSTS.min(budget)
-                && worth_peeling(f, &cfg, &dt, &loops, id))
+                && worth_peeling(f, cfg, dt, loops, id))
             .then_some((id, size))
         });
         let Some((id, size)) = candidate else {
             break;
         };
-        let Some(pre) = loops.preheader(id, &cfg) else {
+        let Some(pre) = loops.preheader(id, cfg) else {
             break;
         };
         budget -= size;
         done.push(loops.get(id).header);
-        peel(f, &loops, id, pre);
+        peel(f, loops, id, pre);
         peeled += 1;
     }
     peeled

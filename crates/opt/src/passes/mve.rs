@@ -25,10 +25,10 @@
 //! loops are expanded, and a function grows by at most [`MAX_GROWTH`]
 //! instructions.
 
-use crate::analysis::{Loop, LoopForest};
+use crate::analysis::Loop;
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Module};
 
 /// The modulo variable expansion pass.
@@ -44,6 +44,9 @@ impl Pass for ModuloVariableExpansion {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// Loops of at most this many instructions are expanded.
@@ -58,16 +61,25 @@ pub const MAX_FACTOR: usize = 2;
 
 /// Expands the loops of `f` that qualify, one per round; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut budget = MAX_GROWTH;
     let mut done: Vec<Block> = Vec::new();
     let mut expanded = 0;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
         // Sizes summed up the nest: linear however deep it is.
         let sizes = loops.inst_counts(f);
         let candidate = loops.loops().find_map(|(id, lp)| {
@@ -75,7 +87,7 @@ pub fn run(f: &mut Function) -> usize {
             (lp.children.is_empty()
                 && !done.contains(&lp.header)
                 && size <= MAX_LOOP_INSTS.min(budget)
-                && loops.preheader(id, &cfg).is_some())
+                && loops.preheader(id, cfg).is_some())
             .then(|| {
                 let factor = (rotation(f, lp) + 1).min(MAX_FACTOR);
                 (factor >= 2 && size * (factor - 1) <= budget).then_some((id, size, factor))

@@ -18,9 +18,9 @@
 //! last copy. Uses of the loop's values after the loop (which only the last
 //! iteration's values reach) take the last copy's values.
 
-use crate::analysis::{Counter, LoopForest, RotatedLoop};
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{Counter, RotatedLoop};
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -36,6 +36,9 @@ impl Pass for Unroll {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
     }
 }
 
@@ -56,6 +59,12 @@ pub const MAX_ROUNDS: usize = 8;
 /// loops with one analysis: unrolling one single-block loop changes only its block
 /// and its preheader's jump, so the others stay valid.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -66,19 +75,22 @@ pub fn run(f: &mut Function) -> usize {
         .sum();
     let mut budget = MAX_GROWTH + size;
     let mut done = 0;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     for _ in 0..MAX_ROUNDS {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
         let mut plans = Vec::new();
         for (id, lp) in loops.loops() {
             if lp.blocks.len() != 1 || !lp.children.is_empty() {
                 continue;
             }
-            let Some(l) = RotatedLoop::of(f, &cfg, &loops, id) else {
+            let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
                 continue;
             };
-            let Some(n) = Counter::of(f, &loops, id, &l).and_then(|c| c.trip_count(f)) else {
+            let Some(n) = Counter::of(f, loops, id, &l).and_then(|c| c.trip_count(f)) else {
                 continue;
             };
             let body = f.layout.block_insts(l.header).count();

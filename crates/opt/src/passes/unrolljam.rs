@@ -52,11 +52,12 @@
 //! by at most [`MAX_GROWTH`] instructions.
 
 use crate::analysis::purity::address_root;
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::analysis::{LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -73,6 +74,9 @@ impl Pass for UnrollAndJam {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// Inner loops of at most this many instructions are jammed.
@@ -84,21 +88,30 @@ pub const MAX_GROWTH: usize = 300;
 
 /// Jams the loop nests of `f` that qualify, one per round; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut budget = MAX_GROWTH;
     let mut done: FxHashSet<Block> = FxHashSet::default();
     let mut jammed = 0;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
         let plan = loops.loops().find_map(|(id, lp)| {
             if done.contains(&lp.header) {
                 return None;
             }
-            let plan = Nest::of(f, &cfg, &loops, id)?;
+            let plan = Nest::of(f, cfg, loops, id)?;
             (plan.size <= budget).then_some(plan)
         });
         let Some(plan) = plan else {

@@ -24,10 +24,11 @@
 //! and loops of at most [`MAX_LOOP_INSTS`] instructions are copied, a function
 //! growing by at most [`MAX_GROWTH`].
 
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::analysis::{LoopForest, LoopId};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, InstKind, Module, Value};
 
 /// The loop unswitching pass.
@@ -43,6 +44,9 @@ impl Pass for Unswitch {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// Loops with more instructions than this are not copied.
@@ -56,6 +60,12 @@ pub const MAX_GROWTH: usize = 300;
 /// hoisting then moves more loops out than it does without it: a copied loop nest
 /// that nothing leaves is only growth (and registers: conv0 lost 1% to one).
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -64,10 +74,13 @@ pub fn run(f: &mut Function) -> usize {
     let mut tried: Vec<Block> = Vec::new();
     // What hoisting achieves in `f` as it stands (recounted only when `f` changes).
     let mut hoisted_without = None;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
         // Sizes summed up the nest: linear however deep it is.
         let sizes = loops.inst_counts(f);
         let candidate = loops.loops().find_map(|(id, lp)| {
@@ -75,8 +88,8 @@ pub fn run(f: &mut Function) -> usize {
             if size > MAX_LOOP_INSTS.min(budget) || tried.contains(&lp.header) {
                 return None;
             }
-            let pre = loops.preheader(id, &cfg)?;
-            let b = invariant_guard(f, &cfg, &loops, id)?;
+            let pre = loops.preheader(id, cfg)?;
+            let b = invariant_guard(f, cfg, loops, id)?;
             Some((id, pre, b, size))
         });
         let Some((id, pre, b, size)) = candidate else {
@@ -86,7 +99,7 @@ pub fn run(f: &mut Function) -> usize {
         let without =
             *hoisted_without.get_or_insert_with(|| super::hoistloops::run(&mut f.clone()));
         let mut trial = f.clone();
-        unswitch(&mut trial, &loops, id, pre, b);
+        unswitch(&mut trial, loops, id, pre, b);
         if super::hoistloops::run(&mut trial.clone()) > without {
             *f = trial;
             hoisted_without = None;
