@@ -157,6 +157,16 @@ impl AnalysisManager {
         m: &mut Module,
         mut pass: impl FnMut(&mut Function, &mut FunctionAnalyses) -> bool,
     ) -> bool {
+        self.each_function_by_id(m, |_, f, fa| pass(f, fa))
+    }
+
+    /// [`AnalysisManager::each_function`] for a pass that also needs to know which
+    /// function it is given (for module-level facts kept by function).
+    pub fn each_function_by_id(
+        &mut self,
+        m: &mut Module,
+        mut pass: impl FnMut(FuncId, &mut Function, &mut FunctionAnalyses) -> bool,
+    ) -> bool {
         let mut changed = false;
         for (id, f) in m.funcs.iter_mut() {
             if f.is_declaration() {
@@ -164,7 +174,7 @@ impl AnalysisManager {
             }
             let fa = &mut self.funcs[id];
             let before = fa.computations;
-            changed |= pass(f, fa);
+            changed |= pass(id, f, fa);
             self.computed += self.funcs[id].computations - before;
         }
         changed

@@ -39,8 +39,8 @@
 
 use crate::analysis::param_targets::origin;
 use crate::analysis::{
-    address_root, pointer_base, DisjointParams, LoopForest, LoopId, ParamTargets, PointerBase,
-    Purity, Targets,
+    address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
+    LoopId, ParamTargets, PointerBase, Purity, Targets,
 };
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -67,6 +67,16 @@ impl Pass for Licm {
             changed |= run_with_params(f, &purity, &sizes, targets.of(id), &apart) > 0;
         }
         changed
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        let sizes = GlobalSizes::of(m);
+        let targets = ParamTargets::compute(m);
+        let disjoint = DisjointParams::compute(m, &targets);
+        am.each_function_by_id(m, |id, f, fa| {
+            let apart = |i: usize, j: usize| disjoint.disjoint(id, i, j);
+            run_in(f, &purity, &sizes, targets.of(id), &apart, fa) > 0
+        })
     }
 }
 
@@ -97,28 +107,48 @@ pub fn run_with_params(
     params: &[Targets],
     apart: &dyn Fn(usize, usize) -> bool,
 ) -> usize {
+    run_in(
+        f,
+        purity,
+        sizes,
+        params,
+        apart,
+        &mut FunctionAnalyses::default(),
+    )
+}
+
+/// [`run_with_params`] with the CFG, dominator tree and loops taken from `fa`
+/// (computed anew after preheaders are added; hoisting itself changes no edge).
+fn run_in(
+    f: &mut Function,
+    purity: &Purity,
+    sizes: &GlobalSizes,
+    params: &[Targets],
+    apart: &dyn Fn(usize, usize) -> bool,
+    fa: &mut FunctionAnalyses,
+) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let mut cfg = ControlFlowGraph::compute(f);
-    let mut dt = DominatorTree::compute(f, &cfg);
-    let mut loops = LoopForest::compute(f, &cfg, &dt);
+    let (cfg, _, loops) = fa.loops(f);
     if loops.is_empty() {
         return 0;
     }
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     let mut added = 0;
-    for &id in &ids {
-        if loops.preheader(id, &cfg).is_none() {
-            insert_preheader(f, &mut cfg, &loops, id);
-            added += 1;
+    if ids.iter().any(|&id| loops.preheader(id, cfg).is_none()) {
+        // Preheaders are inserted one by one into a CFG kept up to date.
+        let mut cfg = cfg.clone();
+        let loops = loops.clone();
+        for &id in &ids {
+            if loops.preheader(id, &cfg).is_none() {
+                insert_preheader(f, &mut cfg, &loops, id);
+                added += 1;
+            }
         }
+        fa.forget();
     }
-    if added > 0 {
-        cfg = ControlFlowGraph::compute(f);
-        dt = DominatorTree::compute(f, &cfg);
-        loops = LoopForest::compute(f, &cfg, &dt);
-    }
+    let (cfg, dt, loops) = fa.loops(f);
     let mut moved = added;
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // What each loop writes, inner loops' writes included, built innermost first

@@ -15,10 +15,10 @@
 //! become jumps, never-executed blocks are removed with the arguments their branches
 //! passed, and parameters that became constants are removed.
 
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::Pass;
-use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
 
 /// The SCCP pass.
@@ -33,6 +33,9 @@ impl Pass for Sccp {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, run_in)
     }
 }
 
@@ -187,6 +190,12 @@ impl Solver<'_> {
 
 /// Runs SCCP on `f`.
 pub fn run(f: &mut Function) -> bool {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], leaving in `fa` the CFG of the result (taken from it when no branch
+/// was folded and no block removed).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
     let (lat, block_exec, edge_exec) = {
         let mut s = Solver {
             f,
@@ -232,6 +241,7 @@ pub fn run(f: &mut Function) -> bool {
     }
 
     // Branches with one executable edge become jumps.
+    let mut edges_changed = false;
     for &b in &blocks {
         let Some(t) = f.terminator(b) else { continue };
         if let InstKind::Br { .. } = f.kind(t) {
@@ -242,13 +252,17 @@ pub fn run(f: &mut Function) -> bool {
             };
             let dest = f.kind(t).targets()[taken].clone();
             f.replace_kind(t, InstKind::Jump { dest });
-            changed = true;
+            edges_changed = true;
         }
     }
-    changed |= remove_unreachable_blocks(f);
+    edges_changed |= remove_unreachable_blocks(f);
+    changed |= edges_changed;
+    if edges_changed {
+        fa.forget();
+    }
 
     // Parameters replaced by constants are unused now.
-    let cfg = ControlFlowGraph::compute(f);
+    let cfg = fa.cfg(f);
     for p in const_params {
         if let ValueDef::Param(b, j) = f.value_def(p) {
             if f.layout.is_block_inserted(b) && f.block_params(b).get(j as usize) == Some(&p) {

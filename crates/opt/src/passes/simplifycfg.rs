@@ -19,9 +19,10 @@
 //! when the bypassed block's parameters are used nowhere else, since the code its
 //! successors see would otherwise lose their definitions.
 
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
-use crate::ssa::remove_trivial_params;
+use crate::ssa::remove_trivial_params_with;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
 
@@ -38,18 +39,36 @@ impl Pass for SimplifyCfg {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, run_in)
+    }
 }
 
 /// Simplifies the CFG of `f` to a fixed point.
 pub fn run(f: &mut Function) -> bool {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG taken from `fa` while the edges stay as they were (every
+/// step that changes them forgets the cached analyses; `fa` is left holding the
+/// CFG of the result).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
     let mut changed = false;
     // Each round strictly shrinks the function or its edges; the bound is a guard.
     for _ in 0..1000 {
         let mut round = fold_branches(f);
         round |= remove_unreachable_blocks(f);
-        round |= merge_blocks(f);
-        round |= bypass_blocks(f);
-        round |= remove_unreachable_blocks(f);
+        if round {
+            fa.forget();
+        }
+        if merge_blocks(f, fa.cfg(f)) {
+            fa.forget();
+            round = true;
+        }
+        if bypass_blocks(f) | remove_unreachable_blocks(f) {
+            fa.forget();
+            round = true;
+        }
         let params: Vec<Value> = {
             let entry = f.entry_block();
             f.layout
@@ -58,7 +77,8 @@ pub fn run(f: &mut Function) -> bool {
                 .flat_map(|b| f.block_params(b).to_vec())
                 .collect()
         };
-        round |= remove_trivial_params(f, &params) > 0;
+        // Removing parameters changes no edge: the CFG serves on.
+        round |= remove_trivial_params_with(f, fa.cfg(f), &params) > 0;
         changed |= round;
         if !round {
             break;
@@ -94,8 +114,7 @@ fn fold_branches(f: &mut Function) -> bool {
 }
 
 /// Step 3.
-fn merge_blocks(f: &mut Function) -> bool {
-    let cfg = ControlFlowGraph::compute(f);
+fn merge_blocks(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
     let entry = f.entry_block();
     let mut changed = false;
     for &b in cfg.rpo() {

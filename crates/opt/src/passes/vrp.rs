@@ -23,9 +23,8 @@
 //! on wrapping); values without a range (unreachable code) are left alone.
 
 use crate::analysis::ranges::{Range, Ranges};
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::pipeline::Pass;
-use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, Type, Value};
 
 /// The range-based simplification pass.
@@ -41,6 +40,9 @@ impl Pass for Vrp {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
     /// Rewrites instructions only.
     fn preserves(&self) -> Preserved {
         Preserved::CFG
@@ -49,8 +51,12 @@ impl Pass for Vrp {
 
 /// Simplifies what the ranges of `f` allow; returns how many instructions changed.
 pub fn run(f: &mut Function) -> usize {
-    let cfg = ControlFlowGraph::compute(f);
-    let ranges = Ranges::compute(f, &cfg);
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG taken from `fa`.
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    let ranges = Ranges::compute(f, fa.cfg(f));
     let insts: Vec<Inst> = f
         .layout
         .blocks()

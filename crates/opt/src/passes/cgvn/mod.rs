@@ -45,7 +45,7 @@ pub(crate) mod solve;
 mod tests;
 pub(crate) mod validate;
 
-use crate::analysis::Purity;
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity};
 use crate::pipeline::Pass;
 use dag::{Dag, Node, NodeId};
 use graph::Graph;
@@ -65,6 +65,10 @@ impl Pass for Cgvn {
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity).changed())
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
     }
 }
 
@@ -143,11 +147,15 @@ pub(crate) fn analyze(f: &Function, dt: &DominatorTree, purity: &Purity) -> Numb
 
 /// Runs the complete GVN over `f`.
 pub fn run(f: &mut Function, purity: &Purity) -> CgvnStats {
+    run_in(f, purity, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG and dominator tree taken from `fa`.
+fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> CgvnStats {
     if f.is_declaration() {
         return CgvnStats::default();
     }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
+    let (cfg, dt) = fa.domtree(f);
     let Numbering {
         mut dag,
         mut vn,

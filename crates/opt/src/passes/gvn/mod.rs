@@ -31,7 +31,7 @@ pub(crate) mod memory;
 #[cfg(test)]
 mod tests;
 
-use crate::analysis::{LoopForest, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity};
 use crate::fold::Const;
 use crate::pipeline::Pass;
 use expr::{call_writes_memory, normalise, pure_op, Opcode};
@@ -53,6 +53,10 @@ impl Pass for Gvn {
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity).changed())
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
     }
 }
 
@@ -184,16 +188,26 @@ impl Scope {
 
 /// Runs the hash-based GVN over `f`.
 pub fn run(f: &mut Function, purity: &Purity) -> GvnStats {
+    run_in(f, purity, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG and dominator tree taken from `fa` (GVN rewrites
+/// instructions only).
+fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> GvnStats {
     let mut stats = GvnStats::default();
     if f.is_declaration() {
         return stats;
     }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
+    // Only a CFG larger than the region limit has regions the loops can answer for.
+    let (cfg, dt, loops) = if fa.cfg(f).rpo().len() > REGION_LIMIT {
+        let (cfg, dt, loops) = fa.loops(f);
+        (cfg, dt, Some(loops))
+    } else {
+        let (cfg, dt) = fa.domtree(f);
+        (cfg, dt, None)
+    };
     let clobbers = block_clobbers(f, purity);
     let mut walker = RegionWalker::new();
-    // Only a CFG larger than the region limit has regions the loops can answer for.
-    let loops = (cfg.rpo().len() > REGION_LIMIT).then(|| LoopForest::compute(f, &cfg, &dt));
     let mut scope = Scope {
         table: FxHashMap::default(),
         gens: FxHashMap::default(),
@@ -216,7 +230,7 @@ pub fn run(f: &mut Function, purity: &Purity) -> GvnStats {
                 match dt.idom(b) {
                     None => scope.clobber_all(),
                     Some(d) => {
-                        let c = walker.region_clobbers(&cfg, &dt, loops.as_ref(), &clobbers, b, d);
+                        let c = walker.region_clobbers(cfg, dt, loops, &clobbers, b, d);
                         if !c.is_empty() {
                             scope.clobber(&c);
                         }

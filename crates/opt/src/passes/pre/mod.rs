@@ -43,9 +43,9 @@ use super::cgvn::dag::{Dag, Node, NodeId};
 use super::cgvn::validate::{leaders_available, substitute, value_node};
 use super::cgvn::{analyze, Numbering};
 use super::gvn::expr::{constant_second, pure_op};
-use crate::analysis::Purity;
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity};
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::DominatorTree;
 use ir::{Block, BlockCall, Function, Inst, Module, SecondaryMap, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -62,6 +62,10 @@ impl Pass for Pre {
     fn run(&self, m: &mut Module) -> bool {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity).changed())
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
     }
 }
 
@@ -125,12 +129,17 @@ impl Avail {
 
 /// Runs PRE over `f`.
 pub fn run(f: &mut Function, purity: &Purity) -> PreStats {
+    run_in(f, purity, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG and dominator tree taken from `fa` (PRE adds parameters
+/// and instructions, never an edge).
+fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> PreStats {
     let mut stats = PreStats::default();
     if f.is_declaration() {
         return stats;
     }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
+    let (cfg, dt) = fa.domtree(f);
     let Numbering {
         mut dag,
         mut vn,
