@@ -155,7 +155,7 @@ fn run_in(
     // from each loop's own blocks (hoisting only moves code within a loop's
     // region, so the sets stay right as the inner loops are processed).
     // Each loop's own blocks (not its inner loops'), listed in one pass.
-    let own = loops.own_blocks(&cfg);
+    let own = loops.own_blocks(cfg);
     let mut all_writes: Vec<LoopWrites> = Vec::with_capacity(ids.len());
     for &id in &ids {
         let mut w = LoopWrites::of(f, purity, params, &own[id.0 as usize]);
@@ -170,9 +170,9 @@ fn run_in(
     // loop implies it in the inner one, and the outer loop may hoist nothing from
     // an inner loop's blocks that needs guaranteed execution), so each loop visits
     // only its own blocks: linear in the code, not in code x nesting depth.
-    let own_blocks_only = ids.iter().all(|&id| loops.preheader(id, &cfg).is_some());
+    let own_blocks_only = ids.iter().all(|&id| loops.preheader(id, cfg).is_some());
     for id in ids {
-        let Some(ph) = loops.preheader(id, &cfg) else {
+        let Some(ph) = loops.preheader(id, cfg) else {
             continue;
         };
         let writes = std::mem::take(&mut all_writes[id.0 as usize]);
@@ -180,9 +180,9 @@ fn run_in(
             apart,
             params,
             f,
-            cfg: &cfg,
-            dt: &dt,
-            loops: &loops,
+            cfg,
+            dt,
+            loops,
             id,
             purity,
             sizes,

@@ -163,8 +163,8 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> CgvnS
         rounds,
         complete,
         demoted,
-    } = analyze(f, &dt, purity);
-    let r = rewrite::rewrite(f, &graph, &cfg, &dt, purity, &mut dag, &mut vn);
+    } = analyze(f, dt, purity);
+    let r = rewrite::rewrite(f, &graph, cfg, dt, purity, &mut dag, &mut vn);
     CgvnStats {
         redundant: r.insts,
         params: r.params,

@@ -237,7 +237,7 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> GvnSt
                     }
                 }
                 if b != entry {
-                    number_params(f, &cfg, &dt, b, &mut stats);
+                    number_params(f, cfg, dt, b, &mut stats);
                 }
                 number_insts(f, purity, b, &mut scope, &mut stats);
                 for &c in dt.children(b).iter().rev() {

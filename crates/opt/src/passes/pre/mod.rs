@@ -145,7 +145,7 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> PreSt
         mut vn,
         graph,
         ..
-    } = analyze(f, &dt, purity);
+    } = analyze(f, dt, purity);
     let mut avail = Avail {
         by_vn: FxHashMap::default(),
         removed: SecondaryMap::new(),
@@ -180,7 +180,7 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> PreSt
         }
         let insts: Vec<Inst> = f.layout.block_insts(b).collect();
         for i in insts {
-            if let Some(kind) = join.try_inst(f, &dt, purity, &mut dag, &mut vn, &mut avail, i) {
+            if let Some(kind) = join.try_inst(f, dt, purity, &mut dag, &mut vn, &mut avail, i) {
                 match kind {
                     Redundancy::Full => stats.full += 1,
                     Redundancy::Partial => stats.partial += 1,
