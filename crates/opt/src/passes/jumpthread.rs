@@ -43,7 +43,7 @@
 
 use super::condprop::dom_facts::DomFacts;
 use super::condprop::facts::{branch_fact, known, Fact};
-use crate::analysis::LoopForest;
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest};
 use crate::cfg_edit::single_edge;
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
@@ -64,6 +64,9 @@ impl Pass for JumpThread {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
     }
 }
 
@@ -93,34 +96,49 @@ struct Edge {
 
 /// Threads the edges of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], the first round on the CFG and dominator tree cached in `fa`, each
+/// later one (after a change) on fresh ones.
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut threaded = 0;
+    // Whether the function changed since `fa`'s analyses were computed.
+    let mut stale = false;
     'rounds: while threaded < MAX_THREADS {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
+        if std::mem::take(&mut stale) {
+            fa.forget();
+        }
+        let (cfg, dt) = fa.domtree(f);
         // Headers and membership only: the block lists are not needed, and in a
         // deep nest they would cost the square of its depth every round.
-        let loops = LoopForest::compute_nest(f, &cfg, &dt);
-        let facts = DomFacts::compute(f, &cfg);
+        let loops = LoopForest::compute_nest(f, cfg, dt);
+        let facts = DomFacts::compute(f, cfg);
         let src = FactSource::Indexed(&facts);
         for &b in cfg.rpo() {
-            match plan(f, &cfg, &dt, &src, &loops, b) {
+            match plan(f, cfg, dt, &src, &loops, b) {
                 Action::Thread(edges) => {
                     threaded += edges.len();
                     thread(f, b, &edges);
+                    stale = true;
                     continue 'rounds;
                 }
                 Action::Fold(truth) => {
                     threaded += 1;
                     fold_branch(f, b, truth);
+                    stale = true;
                     continue 'rounds;
                 }
                 Action::Nothing => {}
             }
         }
         break;
+    }
+    if stale {
+        fa.forget();
     }
     threaded
 }

@@ -28,11 +28,11 @@
 //! already leaves the loop (the loop is then rotated already), and the header is
 //! small and free of side effects (it is duplicated).
 
-use crate::analysis::{LoopForest, LoopId};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::{defined_in, repair_uses_in, Regions};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -49,6 +49,9 @@ impl Pass for LoopRotate {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| rotate_all(f, true, fa) > 0)
+    }
 }
 
 /// Headers with more instructions than this (besides the branch) are not copied.
@@ -63,24 +66,25 @@ const MAX_HEADER_INSTS: usize = 16;
 /// changes no other block's loop). Recomputing the CFG, dominators and loops
 /// after each rotation made the pass quadratic in the number of loops.
 pub fn run(f: &mut Function) -> usize {
-    rotate_all(f, true)
+    rotate_all(f, true, &mut FunctionAnalyses::default())
 }
 
 /// [`run`], with the SSA repair stepping over the loops that do not hold the
 /// rotated header when `step_over_loops` (the same result, faster: see
 /// [`crate::ssa::update`]) and walking through them otherwise.
-fn rotate_all(f: &mut Function, step_over_loops: bool) -> usize {
+/// The analyses are taken from `fa` (the CFG copied, to be updated), which
+/// forgets them when a loop was rotated.
+fn rotate_all(f: &mut Function, step_over_loops: bool, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let mut cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
+    let (cfg, _, loops) = fa.loops(f);
+    let mut cfg = cfg.clone();
     // Regions are stepped over only where every block is reachable (see
     // [`Regions::entry`]).
     let reachable = step_over_loops && cfg.rpo().len() == f.layout.blocks().count();
     let mut members = Membership {
-        loops: &loops,
+        loops,
         guards: FxHashMap::default(),
         headers: FxHashMap::default(),
         regions: reachable,
@@ -95,6 +99,9 @@ fn rotate_all(f: &mut Function, step_over_loops: bool) -> usize {
         members.guards.insert(guard, loops.get(id).parent);
         members.headers.insert(id, inside);
         rotated += 1;
+    }
+    if rotated > 0 {
+        fa.forget();
     }
     rotated
 }
@@ -521,7 +528,7 @@ bb9:
             let rotated = |step: bool| {
                 let mut m = ir::parse_module(src).unwrap();
                 let fid = m.func_by_name("main").unwrap();
-                let n = super::rotate_all(&mut m.funcs[fid], step);
+                let n = super::rotate_all(&mut m.funcs[fid], step, &mut Default::default());
                 ir::verify_module(&m).unwrap();
                 (n, ir::print_module(&m))
             };

@@ -29,7 +29,8 @@
 //! the latch passes the value of offset `o + s` (itself carried, or loaded).
 
 use crate::analysis::{
-    address_root, DisjointParams, LoopForest, LoopId, ParamTargets, Purity, RotatedLoop, Targets,
+    address_root, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest, LoopId,
+    ParamTargets, Purity, RotatedLoop, Targets,
 };
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -63,6 +64,19 @@ impl Pass for PredCom {
             changed |= run(f, &purity, &memory) > 0;
         }
         changed
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        let targets = ParamTargets::compute(m);
+        let disjoint = DisjointParams::compute(m, &targets);
+        am.each_function_by_id(m, |id, f, fa| {
+            let memory = Memory {
+                func: id,
+                targets: &targets,
+                disjoint: &disjoint,
+            };
+            run_in(f, &purity, &memory, fa) > 0
+        })
     }
 }
 
@@ -110,18 +124,22 @@ impl Memory<'_> {
 
 /// Carries loads in every qualifying loop of `f`; returns how many loads went.
 pub fn run(f: &mut Function, purity: &Purity, memory: &Memory) -> usize {
+    run_in(f, purity, memory, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the analyses taken from `fa` (the plans add parameters and
+/// instructions, no edge).
+fn run_in(f: &mut Function, purity: &Purity, memory: &Memory, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
+    let (cfg, dt, loops) = fa.loops(f);
     let mut plans = Vec::new();
     for (id, lp) in loops.loops() {
         if !lp.children.is_empty() {
             continue;
         }
-        plans.extend(plan(f, &cfg, &dt, &loops, id, purity, memory));
+        plans.extend(plan(f, cfg, dt, loops, id, purity, memory));
     }
     // Each plan only adds parameters to its loop's header (after the existing
     // ones, so the pointer indices of other plans of the loop stay valid),

@@ -20,9 +20,8 @@
 //! globals ([`Purity`]). The store back writes the value the global would hold at that
 //! point anyway; when the loop never wrote it, that is the value it already held.
 
-use crate::analysis::{LoopForest, LoopId, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Purity};
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, Function, GlobalId, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashSet;
 
@@ -47,6 +46,18 @@ impl Pass for PromoteGlobals {
             .filter(|g| !escaping.contains(g))
             .collect();
         super::each_function(m, |f| run(f, &purity, &scalars) > 0)
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = Purity::compute(m);
+        let escaping = escaping_globals(m);
+        let scalars: FxHashSet<GlobalId> = m
+            .globals
+            .iter()
+            .filter(|(_, g)| g.len == 1)
+            .map(|(id, _)| id)
+            .filter(|g| !escaping.contains(g))
+            .collect();
+        am.each_function(m, |f, fa| run_in(f, &purity, &scalars, fa) > 0)
     }
 }
 
@@ -105,14 +116,25 @@ fn only_accessed_through(f: &Function, gep: Inst) -> bool {
 /// Promotes the scalar globals of `f`'s loops that qualify; returns how many
 /// (loop, global) pairs.
 pub fn run(f: &mut Function, purity: &Purity, scalars: &FxHashSet<GlobalId>) -> usize {
+    run_in(f, purity, scalars, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], the first candidate found with the analyses cached in `fa`.
+fn run_in(
+    f: &mut Function,
+    purity: &Purity,
+    scalars: &FxHashSet<GlobalId>,
+    fa: &mut FunctionAnalyses,
+) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut promoted = 0;
     // One promotion at a time: each splits edges, so the loops are recomputed.
     // Outer loops first, so a global is promoted over the widest loop that allows it.
-    while let Some(c) = next_candidate(f, purity, scalars) {
+    while let Some(c) = next_candidate(f, purity, scalars, fa) {
         promote(f, &c);
+        fa.forget();
         promoted += 1;
         if promoted > 64 {
             break;
@@ -135,15 +157,14 @@ fn next_candidate(
     f: &Function,
     purity: &Purity,
     scalars: &FxHashSet<GlobalId>,
+    fa: &mut FunctionAnalyses,
 ) -> Option<Candidate> {
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    let accesses = scalar_accesses(f, &loops, scalars);
+    let (cfg, _, loops) = fa.loops(f);
+    let accesses = scalar_accesses(f, loops, scalars);
     let mut ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     ids.sort_by_key(|&id| loops.get(id).depth);
     for id in ids {
-        let Some(preheader) = loops.preheader(id, &cfg) else {
+        let Some(preheader) = loops.preheader(id, cfg) else {
             continue;
         };
         // Nothing to promote (and nothing to scan) without an access to a

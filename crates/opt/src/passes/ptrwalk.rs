@@ -36,9 +36,9 @@
 //! target loaded from memory) get their addresses computed where they are passed,
 //! as the header computed them.
 
-use crate::analysis::LoopForest;
+use crate::analysis::{AnalysisManager, FunctionAnalyses};
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value};
 
 /// The pass.
@@ -54,6 +54,9 @@ impl Pass for PtrWalk {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    }
 }
 
 /// The largest step: `i + d` is an index into an object, so `i + d + c` cannot wrap.
@@ -61,12 +64,17 @@ const MAX_STEP: i64 = 1 << 16;
 
 /// Reduces the walks of every loop of `f`; returns how many accesses changed.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the analyses of the loops found taken from `fa` (the walks it
+/// reduces add no edge; a join walk's edge blocks make it forget them).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
+    let (cfg, _, loops) = fa.loops(f);
+    let mut split = false;
     let mut changed = 0;
     for (id, l) in loops.loops() {
         let header = l.header;
@@ -94,9 +102,13 @@ pub fn run(f: &mut Function) -> usize {
                 // An earlier join walk may have split edges: the predecessors now.
                 let now = ControlFlowGraph::compute(f);
                 walk.rewrite(f, g, header, &outside, &now, &in_inner);
+                split = true;
                 changed += 1;
             }
         }
+    }
+    if split {
+        fa.forget();
     }
     changed
 }

@@ -27,12 +27,12 @@
 //! instructions, by 2 up to [`MAX_BODY`]), and a function grows by at most
 //! [`MAX_GROWTH`] instructions.
 
-use crate::analysis::{LoopForest, Purity, RotatedLoop};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity, RotatedLoop};
 use crate::passes::{gvn, instcombine};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -69,6 +69,25 @@ impl Pass for RuntimeUnroll {
         }
         true
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let unrolled: Vec<FuncId> = m
+            .funcs
+            .iter_mut()
+            .filter(|(_, f)| !f.is_declaration())
+            .filter_map(|(id, f)| (run_in(f, am.function(id)) > 0).then_some(id))
+            .collect();
+        if unrolled.is_empty() {
+            return false;
+        }
+        // Unrolling changes no function's effects: the summaries hold after it.
+        let purity = Purity::compute(m);
+        for id in unrolled {
+            let f = &mut m.funcs[id];
+            instcombine::run(f);
+            gvn::run_in(f, &purity, am.function(id));
+        }
+        true
+    }
 }
 
 /// Bodies up to this many instructions are unrolled four times.
@@ -91,19 +110,22 @@ struct Plan {
 
 /// Unrolls the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the analyses taken from `fa` (forgotten when a loop was unrolled).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
+    let (cfg, _, loops) = fa.loops(f);
     let mut budget = MAX_GROWTH;
     let mut plans = Vec::new();
     for (id, lp) in loops.loops() {
         if lp.blocks.len() != 1 || !lp.children.is_empty() {
             continue;
         }
-        let Some(l) = RotatedLoop::of(f, &cfg, &loops, id) else {
+        let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
             continue;
         };
         let Some(plan) = Plan::of(f, l) else {
@@ -118,6 +140,9 @@ pub fn run(f: &mut Function) -> usize {
     }
     for p in &plans {
         unroll(f, p);
+    }
+    if !plans.is_empty() {
+        fa.forget();
     }
     plans.len()
 }

@@ -193,7 +193,7 @@ pub fn run(f: &mut Function, purity: &Purity) -> GvnStats {
 
 /// [`run`] with the CFG and dominator tree taken from `fa` (GVN rewrites
 /// instructions only).
-fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> GvnStats {
+pub(crate) fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> GvnStats {
     let mut stats = GvnStats::default();
     if f.is_declaration() {
         return stats;
