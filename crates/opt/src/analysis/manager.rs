@@ -24,7 +24,7 @@
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Module, SecondaryMap};
 
-use super::LoopForest;
+use super::{LoopForest, PostDominatorTree};
 
 /// What a pass keeps valid when it changes the module.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -54,6 +54,7 @@ pub struct FunctionAnalyses {
     unverified: bool,
     domtree: Option<DominatorTree>,
     loops: Option<LoopForest>,
+    postdom: Option<PostDominatorTree>,
     /// Analyses computed (not served from the cache) so far.
     computations: usize,
 }
@@ -87,6 +88,7 @@ impl FunctionAnalyses {
         self.order = Vec::new();
         self.domtree = None;
         self.loops = None;
+        self.postdom = None;
     }
 
     fn cfg_slot(&mut self, f: &Function) -> &mut ControlFlowGraph {
@@ -112,6 +114,17 @@ impl FunctionAnalyses {
             .domtree
             .get_or_insert_with(|| DominatorTree::compute(f, cfg));
         (cfg, dt)
+    }
+
+    /// The CFG and post-dominator tree of `f`.
+    pub fn postdom(&mut self, f: &Function) -> (&ControlFlowGraph, &PostDominatorTree) {
+        self.cfg_slot(f);
+        self.computations += usize::from(self.postdom.is_none());
+        let cfg = self.cfg.as_ref().expect("computed above");
+        let pdt = self
+            .postdom
+            .get_or_insert_with(|| PostDominatorTree::compute(f, cfg));
+        (cfg, pdt)
     }
 
     /// The CFG, dominator tree and loop forest of `f`.
@@ -224,6 +237,12 @@ impl AnalysisManager {
             if cached.rpo() != fresh.rpo() {
                 return Err(format!("stale block order of @{}", f.name));
             }
+            if let Some(pdt) = &fa.postdom {
+                let fresh_pdt = PostDominatorTree::compute(f, &fresh);
+                if let Some(&b) = blocks.iter().find(|&&b| pdt.ipdom(b) != fresh_pdt.ipdom(b)) {
+                    return Err(format!("stale post-dominator tree of @{} at {b}", f.name));
+                }
+            }
             if let Some(dt) = &fa.domtree {
                 let fresh_dt = DominatorTree::compute(f, &fresh);
                 for &b in &blocks {
@@ -301,6 +320,39 @@ bb3:
             false
         });
         assert_eq!(am.computed(), 6);
+        assert!(am.check(&m).is_ok());
+    }
+
+    #[test]
+    fn the_post_dominator_tree_is_cached_with_the_cfg() {
+        let mut m = ir::parse_module(SRC).unwrap();
+        let mut am = AnalysisManager::new();
+        // bb1 (the loop's header) is post-dominated by the exit bb3.
+        let exit_of = |f: &Function, fa: &mut FunctionAnalyses| {
+            let header = f.layout.blocks().nth(1).unwrap();
+            fa.postdom(f).1.ipdom(header)
+        };
+        for _ in 0..2 {
+            am.each_function(&mut m, |f, fa| {
+                let bb3 = f.layout.blocks().nth(3);
+                assert_eq!(exit_of(f, fa), bb3);
+                false
+            });
+        }
+        assert_eq!(am.computed(), 2, "CFG and post-dominator tree: once each");
+        am.invalidate(Preserved::NOTHING);
+        am.each_function(&mut m, |f, fa| exit_of(f, fa).is_none());
+        assert_eq!(am.computed(), 2, "unchanged edges: served on");
+        // The header now jumps to the exit: it is post-dominated by it still,
+        // through a new tree (the loop's body is unreachable).
+        exit_the_loop(&mut m);
+        am.invalidate(Preserved::NOTHING);
+        am.each_function(&mut m, |f, fa| {
+            let bb3 = f.layout.blocks().nth(3);
+            assert_eq!(exit_of(f, fa), bb3);
+            false
+        });
+        assert_eq!(am.computed(), 4);
         assert!(am.check(&m).is_ok());
     }
 

@@ -27,7 +27,7 @@
 //! assume side-effect-free loops terminate; loops in the function being optimised
 //! are kept, see the roots above).
 
-use crate::analysis::{AnalysisManager, Deciders, PostDominatorTree, Purity};
+use crate::analysis::{AnalysisManager, Deciders, FunctionAnalyses, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
@@ -54,7 +54,7 @@ impl Pass for Dce {
             if removed {
                 fa.forget();
             }
-            run_on(f, &purity, fa.cfg(f)) | removed
+            run_on(f, &purity, fa) | removed
         })
     }
 }
@@ -189,15 +189,15 @@ fn back_edge_sources(f: &Function, cfg: &ControlFlowGraph) -> Vec<Block> {
 /// Removes dead code from `f`; `purity` tells which calls may be deleted.
 pub fn run(f: &mut Function, purity: &Purity) -> bool {
     let removed = remove_unreachable_blocks(f);
-    let cfg = ControlFlowGraph::compute(f);
-    run_on(f, purity, &cfg) | removed
+    run_on(f, purity, &mut FunctionAnalyses::default()) | removed
 }
 
-/// [`run`] on `f` without unreachable blocks, whose CFG is `cfg`.
-fn run_on(f: &mut Function, purity: &Purity, cfg: &ControlFlowGraph) -> bool {
+/// [`run`] on `f` without unreachable blocks, with its CFG and post-dominator
+/// tree from `fa` (the same between runs that changed no edge).
+fn run_on(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> bool {
     let mut changed = false;
-    let pdt = PostDominatorTree::compute(f, cfg);
-    let deciders = Deciders::new(cfg, &pdt);
+    let (cfg, pdt) = fa.postdom(f);
+    let deciders = Deciders::new(cfg, pdt);
 
     let (redirects, live_inst, live_param) = {
         let mut marks = Marks {
