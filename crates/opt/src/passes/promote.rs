@@ -36,16 +36,7 @@ impl Pass for PromoteGlobals {
         "keep scalar globals in registers across loops that no call can see them from"
     }
     fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        let escaping = escaping_globals(m);
-        let scalars: FxHashSet<GlobalId> = m
-            .globals
-            .iter()
-            .filter(|(_, g)| g.len == 1)
-            .map(|(id, _)| id)
-            .filter(|g| !escaping.contains(g))
-            .collect();
-        super::each_function(m, |f| run(f, &purity, &scalars) > 0)
+        self.run_with(m, &mut AnalysisManager::new())
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = Purity::compute(m);

@@ -52,22 +52,7 @@ impl Pass for RuntimeUnroll {
     /// a copy's store to the next copy's load of it. Only those functions: value
     /// numbering every function once more cost 3% of a large compile.
     fn run(&self, m: &mut Module) -> bool {
-        let unrolled: Vec<FuncId> = m
-            .funcs
-            .iter_mut()
-            .filter_map(|(id, f)| (run(f) > 0).then_some(id))
-            .collect();
-        if unrolled.is_empty() {
-            return false;
-        }
-        // Unrolling changes no function's effects: the summaries hold after it.
-        let purity = Purity::compute(m);
-        for id in unrolled {
-            let f = &mut m.funcs[id];
-            instcombine::run(f);
-            gvn::run(f, &purity);
-        }
-        true
+        self.run_with(m, &mut AnalysisManager::new())
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let unrolled: Vec<FuncId> = m
