@@ -131,21 +131,20 @@ fn save_op(r: Reg) -> MemOp {
 }
 
 /// An `sp`-relative access at any offset, using `tmp` (which the access itself does
-/// not need) for large offsets; `region` is the access's alias region.
-fn sp_access(load: bool, op: MemOp, r: Reg, at: (i64, u32), tmp: Reg, out: &mut Vec<MInst>) {
-    let (off, region) = at;
+/// not need) for large offsets; `like` gives the access's alias facts.
+fn sp_access(load: bool, op: MemOp, r: Reg, off: i64, like: Addr, tmp: Reg, out: &mut Vec<MInst>) {
     let addr = if fits_imm12(off) {
         Addr {
             base: Base::Reg(SP),
             off,
-            region,
+            ..like
         }
     } else {
         sp_plus(tmp, off, out);
         Addr {
             base: Base::Reg(tmp),
             off: 0,
-            region,
+            ..like
         }
     };
     out.push(if load {
@@ -213,7 +212,15 @@ fn save_area_access(load: bool, fr: &Frame, out: &mut Vec<MInst>) {
                     }
                 });
             }
-            None => sp_access(load, save_op(r), r, (off, Addr::ANY_REGION), T0, out),
+            None => sp_access(
+                load,
+                save_op(r),
+                r,
+                off,
+                Addr::new(Base::Reg(SP), 0),
+                T0,
+                out,
+            ),
         }
     }
 }
@@ -368,10 +375,10 @@ fn lower_inst(fr: &Frame, inst: MInst, out: &mut Vec<MInst>) -> Result<(), Backe
             op,
             rd,
             addr:
-                Addr {
+                addr @ Addr {
                     base: Base::Slot(s),
                     off,
-                    region,
+                    ..
                 },
         } => {
             let total = fr.slot_off[s.0 as usize] + off;
@@ -380,21 +387,21 @@ fn lower_inst(fr: &Frame, inst: MInst, out: &mut Vec<MInst>) -> Result<(), Backe
             } else {
                 free_scratch(&inst)?
             };
-            sp_access(true, op, rd, (total, region), tmp, out);
+            sp_access(true, op, rd, total, addr, tmp, out);
         }
         MInst::Store {
             op,
             src,
             addr:
-                Addr {
+                addr @ Addr {
                     base: Base::Slot(s),
                     off,
-                    region,
+                    ..
                 },
         } => {
             let total = fr.slot_off[s.0 as usize] + off;
             let tmp = free_scratch(&inst)?;
-            sp_access(false, op, src, (total, region), tmp, out);
+            sp_access(false, op, src, total, addr, tmp, out);
         }
         other => out.push(other),
     }

@@ -145,6 +145,9 @@ impl Increments {
                 if x.region != any && y.region != any && x.region != y.region {
                     return true;
                 }
+                if x.sym_disjoint(&y) {
+                    return true;
+                }
                 if x.base.is_some() && rx != ry {
                     return false;
                 }

@@ -360,6 +360,24 @@ pub struct Addr {
     /// (`opt::analysis::AliasRegions`): accesses of two different regions other
     /// than [`Addr::ANY_REGION`] never overlap. Printed as `!N` after the address.
     pub region: u32,
+    /// Where the accessed bytes start, as an IR value plus a constant, when the
+    /// instruction is in the block its IR access was selected into. Printed as
+    /// `&N+C` after the region.
+    pub sym: Option<SymAddr>,
+}
+
+/// The start of an access as a base plus a constant number of bytes
+/// (`opt::analysis::PointerOffsets`: the base is an IR value plus integer values
+/// times constants; `anchor` numbers the bases of a function). Two accesses of
+/// one block with the same base see the same instance of its values (SSA), so
+/// they touch disjoint bytes when their ranges from it do not meet (offsets
+/// less than 2^31 apart: see that module on wrapping). Code copied into another
+/// block must drop the fact (`None`): there it may see the next instance (a
+/// loop header's code copied into the latch).
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+pub struct SymAddr {
+    pub anchor: u32,
+    pub off: i64,
 }
 
 impl Addr {
@@ -373,6 +391,7 @@ impl Addr {
             base,
             off,
             region: Addr::ANY_REGION,
+            sym: None,
         }
     }
 }

@@ -32,6 +32,7 @@ pub fn run(mf: &mut MFunction) -> usize {
         let mut held: Vec<((Addr, MemOp), Reg)> = Vec::new();
         for inst in &mut block.insts {
             if let MInst::Load { op, rd, addr } = *inst {
+                let addr = place(addr);
                 if let Some(&(_, r)) = held.iter().find(|(k, _)| *k == (addr, op)) {
                     *inst = MInst::Mv { rd, rs: r };
                     changed += 1;
@@ -64,7 +65,7 @@ pub fn run(mf: &mut MFunction) -> usize {
                         matches!(a.base, Base::Slot(_)) && a.base != addr.base
                     });
                     if matches!(op, MemOp::D | MemOp::FS) {
-                        held.push(((addr, op), src));
+                        held.push(((place(addr), op), src));
                     }
                 }
                 MInst::Store { .. } | MInst::Call { .. } => held.clear(),
@@ -80,7 +81,7 @@ pub fn run(mf: &mut MFunction) -> usize {
                 // (A double is not copied: `Mv` of a float register is `fmv.s`.)
                 let base_is_rd = matches!(addr.base, Base::Reg(b) if b == rd);
                 if !base_is_rd && op != MemOp::FD {
-                    held.push(((addr, op), rd));
+                    held.push(((place(addr), op), rd));
                 }
             }
         }
@@ -89,6 +90,12 @@ pub fn run(mf: &mut MFunction) -> usize {
             .retain(|i| !matches!(i, MInst::Mv { rd, rs } if rd == rs));
     }
     changed
+}
+
+/// The address as the place it names (register or slot, offset, region), without
+/// the symbolic start by which two spellings of one place may differ.
+fn place(addr: Addr) -> Addr {
+    Addr { sym: None, ..addr }
 }
 
 // Tests: crates/riscv/filetests/redundant-loads-*.mir.

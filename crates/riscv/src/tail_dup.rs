@@ -16,7 +16,8 @@
 //!   in a conditional branch and a jump, or in a return or tail call (copying a
 //!   block that ends in a lone jump would only move the jump).
 //!
-//! The copy is exact: after register allocation and frame layout an instruction
+//! The copy is exact (but for the symbolic starts of its accesses, which it drops:
+//! see [`crate::mir::SymAddr`]): after register allocation and frame layout an instruction
 //! means the same wherever it runs, and `B` reaches `T` only by the jump, so `B`
 //! followed by the copy behaves as `B` followed by `T`. Blocks are visited in layout
 //! order once; `B` then ends in a conditional branch or a return and is not
@@ -46,7 +47,14 @@ pub fn run(mf: &mut MFunction) -> usize {
         {
             continue;
         }
-        let copy = mf.blocks[target].insts.clone();
+        let mut copy = mf.blocks[target].insts.clone();
+        // The copy may run with the next instance of an anchor (a loop header's
+        // test copied into the latch): its accesses drop their symbolic starts.
+        for i in &mut copy {
+            if let MInst::Load { addr, .. } | MInst::Store { addr, .. } = i {
+                addr.sym = None;
+            }
+        }
         let insts = &mut mf.blocks[b].insts;
         insts.pop();
         insts.extend(copy);

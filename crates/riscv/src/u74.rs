@@ -61,6 +61,8 @@ pub struct MemAccess {
     pub size: i64,
     /// The alias region ([`crate::mir::Addr::region`]).
     pub region: u32,
+    /// The start as an anchor plus an offset ([`crate::mir::Addr::sym`]).
+    pub sym: Option<crate::mir::SymAddr>,
 }
 
 impl MemAccess {
@@ -73,12 +75,30 @@ impl MemAccess {
         if self.region != any && other.region != any && self.region != other.region {
             return true;
         }
+        if self.sym_disjoint(other) {
+            return true;
+        }
         let same_base = match (self.base, other.base) {
             (Some(a), Some(b)) => a == b,
             (None, None) => self.slot == other.slot,
             _ => false,
         };
         same_base && (self.off + self.size <= other.off || other.off + other.size <= self.off)
+    }
+}
+
+impl MemAccess {
+    /// Whether the two accesses, of one block, start at offsets from one anchor
+    /// whose ranges do not meet ([`crate::mir::SymAddr`]).
+    pub fn sym_disjoint(&self, other: &MemAccess) -> bool {
+        match (self.sym, other.sym) {
+            (Some(a), Some(b)) if a.anchor == b.anchor => {
+                let near = a.off.abs_diff(b.off) < 1 << 31;
+                near && (a.off.saturating_add(self.size) <= b.off
+                    || b.off.saturating_add(other.size) <= a.off)
+            }
+            _ => false,
+        }
     }
 }
 
@@ -121,6 +141,7 @@ fn access(store: bool, op: MemOp, addr: &crate::mir::Addr) -> MemAccess {
         off: addr.off,
         size: mem_size(op),
         region: addr.region,
+        sym: addr.sym,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod loops;
 pub mod manager;
 pub mod param_disjoint;
 pub mod param_targets;
+pub mod pointer_offsets;
 pub mod postdom;
 pub mod purity;
 mod purity_summary;
@@ -28,6 +29,7 @@ pub use loops::{Loop, LoopForest, LoopId};
 pub use manager::{AnalysisManager, FunctionAnalyses, Preserved};
 pub use param_disjoint::DisjointParams;
 pub use param_targets::{ParamTargets, Targets};
+pub use pointer_offsets::{Offset, PointerOffsets};
 pub use postdom::PostDominatorTree;
 pub use purity::{address_root, pointer_base, Effects, PointerBase, Purity};
 

@@ -163,11 +163,19 @@ impl Isel<'_> {
         })
     }
 
-    /// The address of load or store `i` through `ptr`, in the access's alias region.
+    /// The address of load or store `i` through `ptr`, in the access's alias region,
+    /// with its start as an anchor plus an offset.
     fn access_addr(&mut self, i: Inst, ptr: Value) -> Result<Addr, BackendError> {
         let region = self.facts.regions.region(self.fid, i);
+        let o = self.offsets.of(ptr);
+        let n = self.bases.len() as u32;
+        let anchor = *self.bases.entry(o.base).or_insert(n);
         Ok(Addr {
             region,
+            sym: Some(SymAddr {
+                anchor,
+                off: o.bytes,
+            }),
             ..self.addr(ptr)?
         })
     }

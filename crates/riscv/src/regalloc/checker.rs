@@ -715,7 +715,7 @@ mod tests {
         };
         assert_eq!(
             named(&i),
-            "Load { op: W, rd: %v3, addr: Addr { base: Reg(a0), off: 4, region: 0 } }"
+            "Load { op: W, rd: %v3, addr: Addr { base: Reg(a0), off: 4, region: 0, sym: None } }"
         );
     }
 

@@ -44,7 +44,7 @@ fn tokenize(line: &str, ln: u32) -> Result<Vec<Tok>, ParseError> {
                 i += 1;
             }
             toks.push(Tok::Word(cs[start..i].iter().collect()));
-        } else if matches!(c, ',' | '(' | ')' | ':' | '!') {
+        } else if matches!(c, ',' | '(' | ')' | ':' | '!' | '&') {
             toks.push(Tok::Punct(c));
             i += 1;
         } else {
@@ -155,7 +155,19 @@ impl Line {
         } else {
             Addr::ANY_REGION
         };
-        Ok(Addr { base, off, region })
+        let sym = if self.eat('&') {
+            let anchor = self.num()?;
+            let off = self.num()?;
+            Some(SymAddr { anchor, off })
+        } else {
+            None
+        };
+        Ok(Addr {
+            base,
+            off,
+            region,
+            sym,
+        })
     }
     /// `(r, r, ...)`
     fn reg_list(&mut self) -> Result<Vec<Reg>, ParseError> {

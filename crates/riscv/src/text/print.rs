@@ -8,10 +8,13 @@ fn alu_imm_text(off: i64) -> String {
 }
 
 fn addr_text(a: &Addr) -> String {
-    let region = match a.region {
+    let mut region = match a.region {
         Addr::ANY_REGION => String::new(),
         r => format!(" !{r}"),
     };
+    if let Some(s) = a.sym {
+        write!(region, " &{}{:+}", s.anchor, s.off).expect("writing to a String");
+    }
     match a.base {
         Base::Reg(r) => format!("{}({r}){region}", a.off),
         Base::Slot(s) => format!("{}(slot{}){region}", a.off, s.0),
