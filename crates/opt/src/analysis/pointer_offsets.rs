@@ -42,8 +42,7 @@ use smallvec::SmallVec;
 const MAX_ROUNDS: usize = 4;
 /// Most integer values in one base.
 const MAX_TERMS: usize = 3;
-/// Steps of `add`s and constant `gep`s followed from a back edge's argument to
-/// the parameter it advances.
+/// Additions of constants followed back from an integer.
 const MAX_STEP_CHAIN: usize = 8;
 
 /// Integer values times constants, sorted by value, no zero coefficient.
@@ -394,29 +393,10 @@ impl Ctx<'_> {
 
     /// How many bytes `arg` lies past `p`, following constant `gep`s back to it.
     fn pointer_step(&self, arg: Value, p: Value) -> Option<i64> {
-        let f = self.f;
-        let mut v = arg;
-        let mut bytes = 0i64;
-        for _ in 0..MAX_STEP_CHAIN {
-            if v == p {
-                return Some(bytes);
-            }
-            let ValueDef::Inst(i) = f.value_def(v) else {
-                return None;
-            };
-            let InstKind::Gep {
-                base,
-                index,
-                stride,
-            } = *f.kind(i)
-            else {
-                return None;
-            };
-            let c = i64::from(f.as_iconst(index)?);
-            bytes = bytes.checked_add(c.checked_mul(i64::from(stride))?)?;
-            v = base;
+        match super::address_root(self.f, arg) {
+            (root, Some(bytes)) if root == p => Some(bytes),
+            _ => None,
         }
-        None
     }
 
     /// The assumed relations that some edge contradicts.
