@@ -28,8 +28,9 @@
 //! index or a counter that wrapped moves the true address by a multiple of 2^32
 //! times its scale. Both accesses fall in the object their base points into (an
 //! access outside its object is undefined in SysY, as [`super::AliasRegions`]
-//! assumes), and objects are smaller than 2^31 bytes, so when the constants
-//! differ by less than 2^31 the difference is exact. Code copied into another
+//! assumes), and no object exceeds 2^31 bytes (the front end caps arrays at 2^29
+//! elements), so the true difference is below 2^31 and, when the constants differ
+//! by less than 2^31, equal to theirs. Code copied into another
 //! block (tail duplication) may run with the next instance, so copies must drop
 //! the fact.
 
