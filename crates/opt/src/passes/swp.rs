@@ -42,12 +42,10 @@
 //! the access).
 
 use crate::analysis::dataflow::{self, Liveness, Solution};
-use crate::analysis::{issue_estimate, AliasRegions};
+use crate::analysis::{issue_estimate, AliasRegions, AnalysisManager, FunctionAnalyses};
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
-use ir::{
-    BinOp, Block, BlockCall, FuncId, Function, Inst, InstKind, Module, Type, Value, ValueDef,
-};
+use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeSet;
 
@@ -62,16 +60,11 @@ impl Pass for SoftwarePipelining {
         "overlap each single-block loop iteration's loads and arithmetic with the previous one's stores"
     }
     fn run(&self, m: &mut Module) -> bool {
+        self.run_with(m, &mut AnalysisManager::new())
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let regions = AliasRegions::compute(m);
-        let mut changed = false;
-        let ids: Vec<FuncId> = m.funcs.keys().collect();
-        for id in ids {
-            let f = &mut m.funcs[id];
-            if !f.is_declaration() {
-                changed |= run(f, &|i| regions.region(id, i)) > 0;
-            }
-        }
-        changed
+        am.each_function_by_id(m, |id, f, fa| run_in(f, &|i| regions.region(id, i), fa) > 0)
     }
 }
 
@@ -101,11 +94,17 @@ pub const LIVENESS_BUDGET: usize = 1 << 21;
 /// Pipelines the single-block loops of `f` that qualify; `region` gives the alias
 /// region of each load and store. Returns how many.
 pub fn run(f: &mut Function, region: &dyn Fn(Inst) -> u32) -> usize {
-    let cfg = ControlFlowGraph::compute(f);
+    run_in(f, region, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG taken from `fa` (forgotten after each pipelined loop,
+/// whose new blocks change the edges).
+fn run_in(f: &mut Function, region: &dyn Fn(Inst) -> u32, fa: &mut FunctionAnalyses) -> usize {
+    let cfg = fa.cfg(f);
     let loops: Vec<(Block, Block)> = f
         .layout
         .blocks()
-        .filter_map(|h| self_loop(f, &cfg, h).map(|p| (h, p)))
+        .filter_map(|h| self_loop(f, cfg, h).map(|p| (h, p)))
         .collect();
     let mut done = 0;
     // A pipelined loop's exits leave from its last-iteration block.
@@ -118,10 +117,7 @@ pub fn run(f: &mut Function, region: &dyn Fn(Inst) -> u32) -> usize {
                 // Too big to count exactly: taken as too many.
                 return [usize::MAX / 4; 2];
             }
-            let live = live.get_or_insert_with(|| {
-                let cfg = ControlFlowGraph::compute(f);
-                dataflow::solve(f, &cfg, &Liveness)
-            });
+            let live = live.get_or_insert_with(|| dataflow::solve(f, fa.cfg(f), &Liveness));
             let mut count = [0; 2];
             for &v in live.at_start[h].iter().chain(f.block_params(h)) {
                 count[usize::from(f.value_type(v) == Type::F32)] += 1;
@@ -133,6 +129,7 @@ pub fn run(f: &mut Function, region: &dyn Fn(Inst) -> u32) -> usize {
             let pred = exit_block.get(&pred).copied().unwrap_or(pred);
             let pre = preheader(f, h, pred);
             let last = pipeline(f, h, pre, &stages);
+            fa.forget();
             exit_block.insert(h, last);
             done += 1;
         }
