@@ -4,10 +4,12 @@
 //!
 //! Every pass works on the whole module (some need it: DCE asks which callees have
 //! side effects) and reports whether it changed anything. The per-function
-//! analyses (CFG, dominators, loops) live in an [`AnalysisManager`]: a pass may
-//! take them from it ([`Pass::run_with`]) and says what it keeps valid
-//! ([`Pass::preserves`]); after a pass that changed something, the rest is
-//! dropped. Passes not converted yet compute their own.
+//! analyses (CFG, dominators, post-dominators, loops) live in an
+//! [`AnalysisManager`]: a pass may take them from it ([`Pass::run_with`]) and says
+//! what it keeps valid ([`Pass::preserves`]); after a pass that changed something,
+//! the rest is compared with the function before its next use and dropped if the
+//! edges changed. The few passes that do not take them (localconst, the IR
+//! builders inside other passes) compute their own.
 
 use crate::analysis::{AnalysisManager, Preserved};
 use crate::passes;
