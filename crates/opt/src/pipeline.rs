@@ -8,8 +8,8 @@
 //! [`AnalysisManager`]: a pass may take them from it ([`Pass::run_with`]) and says
 //! what it keeps valid ([`Pass::preserves`]); after a pass that changed something,
 //! the rest is compared with the function before its next use and dropped if the
-//! edges changed. The few passes that do not take them (localconst, the IR
-//! builders inside other passes) compute their own.
+//! edges changed. A pass that does not take them (localconst, inline) computes
+//! its own.
 
 use crate::analysis::{AnalysisManager, Preserved};
 use crate::passes;
