@@ -9,7 +9,9 @@
 //! what it keeps valid ([`Pass::preserves`]); after a pass that changed something,
 //! the rest is compared with the function before its next use and dropped if the
 //! edges changed. A pass that does not take them (localconst, inline) computes
-//! its own.
+//! its own. The manager also keeps each body's purity summary until a pass
+//! reports changing that function ([`Preserved::other_functions`]), so the
+//! passes that ask which callees have side effects walk only the changed bodies.
 
 use crate::analysis::{AnalysisManager, Preserved};
 use crate::passes;

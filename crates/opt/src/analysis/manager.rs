@@ -17,6 +17,15 @@
 //! change a few times, while dozens of passes ask for them); otherwise they are
 //! dropped and computed anew.
 //!
+//! One module-level analysis is kept by function: the purity summaries
+//! ([`Purity`]), which walk every body of the module. A body's summary is kept
+//! until a pass reports that function changed; [`AnalysisManager::purity`] walks
+//! only the bodies changed since and solves the call graph's fixed point on the
+//! summaries. A pass that changes functions only inside the closures it gives to
+//! [`AnalysisManager::each_function`], and reports each change there, says so
+//! ([`Preserved::with_other_functions`]); after any other pass that changed
+//! something, every summary is dropped.
+//!
 //! Getting this wrong would be a miscompile waiting to happen, so with
 //! verification on (`--verify-each`, every test) [`AnalysisManager::check`]
 //! compares each cached analysis with a fresh computation after every pass.
@@ -24,7 +33,8 @@
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Module, SecondaryMap};
 
-use super::{LoopForest, PostDominatorTree};
+use super::purity_summary::Summary;
+use super::{LoopForest, PostDominatorTree, Purity};
 
 /// What a pass keeps valid when it changes the module.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -32,14 +42,34 @@ pub struct Preserved {
     /// The blocks and edges of every function (so the CFG, dominator tree and
     /// loop forest).
     pub cfg: bool,
+    /// Every function the pass did not report changed: it changes bodies only in
+    /// the closures it gives [`AnalysisManager::each_function`] (or
+    /// [`AnalysisManager::each_function_by_id`]), each of which returns true when
+    /// it changed its function, and adds or removes no function. The facts
+    /// kept by function (purity summaries) of the other functions stay exact.
+    pub other_functions: bool,
 }
 
 impl Preserved {
     /// The pass may change anything.
-    pub const NOTHING: Preserved = Preserved { cfg: false };
+    pub const NOTHING: Preserved = Preserved {
+        cfg: false,
+        other_functions: false,
+    };
     /// The pass changes no function's blocks or edges, and adds or removes no
     /// function.
-    pub const CFG: Preserved = Preserved { cfg: true };
+    pub const CFG: Preserved = Preserved {
+        cfg: true,
+        other_functions: false,
+    };
+
+    /// `self`, and the functions the pass did not report changed.
+    pub const fn with_other_functions(self) -> Preserved {
+        Preserved {
+            other_functions: true,
+            ..self
+        }
+    }
 }
 
 /// The cached analyses of one function.
@@ -147,6 +177,8 @@ impl FunctionAnalyses {
 #[derive(Default)]
 pub struct AnalysisManager {
     funcs: SecondaryMap<FuncId, FunctionAnalyses>,
+    /// Each body's purity summary, while the body is unchanged.
+    summaries: SecondaryMap<FuncId, Option<Summary>>,
     /// Analyses computed (not served from the cache) so far.
     computed: usize,
 }
@@ -187,10 +219,28 @@ impl AnalysisManager {
             }
             let fa = &mut self.funcs[id];
             let before = fa.computations;
-            changed |= pass(id, f, fa);
+            if pass(id, f, fa) {
+                changed = true;
+                if let Some(summary) = self.summaries.get_mut(id) {
+                    *summary = None;
+                }
+            }
             self.computed += self.funcs[id].computations - before;
         }
         changed
+    }
+
+    /// The effects of every function of `m` ([`Purity::compute`]), walking only
+    /// the bodies changed since their summaries were last taken.
+    pub fn purity(&mut self, m: &Module) -> Purity {
+        for (id, f) in m.funcs.iter() {
+            if !f.is_declaration() && self.summaries[id].is_none() {
+                self.summaries[id] = Some(Summary::of(f));
+                self.computed += 1;
+            }
+        }
+        let summaries = &self.summaries;
+        Purity::solve(m, |id| summaries[id].as_ref().expect("summarised above"))
     }
 
     /// After a pass that changed the module: what it did not declare preserved is
@@ -202,6 +252,9 @@ impl AnalysisManager {
             for (_, fa) in self.funcs.iter_mut() {
                 fa.unverified = true;
             }
+        }
+        if !kept.other_functions {
+            self.summaries.clear();
         }
     }
 
@@ -216,6 +269,14 @@ impl AnalysisManager {
         for (id, f) in m.funcs.iter() {
             if f.is_declaration() {
                 continue;
+            }
+            if let Some(summary) = &self.summaries[id] {
+                if *summary != Summary::of(f) {
+                    return Err(format!(
+                        "stale purity summary of @{}: a pass changed it without reporting it",
+                        f.name
+                    ));
+                }
             }
             let fa = &self.funcs[id];
             // An unverified cache is compared with the function before its use.
@@ -368,6 +429,84 @@ bb3:
                 dest: ir::BlockCall::new(exit, vec![]),
             },
         );
+    }
+
+    const TWO_FUNCTIONS: &str = r#"
+global @g: i32 = 0
+declare @putint(i32) -> void
+
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = add %0, 1
+  ret %1
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @f(1)
+  call @putint(%0)
+  ret 0
+}
+"#;
+
+    /// `store 1, @g` at the top of `@f`: `@f` then writes a global.
+    fn store_to_global_in_f(m: &mut Module) {
+        let g = m.globals.keys().next().unwrap();
+        let f = m.funcs.values_mut().find(|f| f.name == "f").unwrap();
+        let first = f.layout.block_insts(f.entry_block()).next().unwrap();
+        let (value, ptr) = (f.iconst(1), f.global_addr(g));
+        f.insert_inst_before(first, ir::InstKind::Store { value, ptr }, ir::Type::Void);
+    }
+
+    fn effects_of(m: &Module, purity: &Purity, name: &str) -> super::super::Effects {
+        let id = m.funcs.iter().find(|(_, f)| f.name == name).unwrap().0;
+        purity.effects(id)
+    }
+
+    #[test]
+    fn purity_summaries_are_taken_anew_only_for_reported_functions() {
+        let mut m = ir::parse_module(TWO_FUNCTIONS).unwrap();
+        let mut am = AnalysisManager::new();
+        let purity = am.purity(&m);
+        assert!(effects_of(&m, &purity, "f").is_pure());
+        assert!(effects_of(&m, &purity, "main").io);
+        assert_eq!(am.computed(), 2, "one summary per body");
+        am.purity(&m);
+        assert_eq!(am.computed(), 2, "served from the cache");
+        // A pass that reports changing only @main: @f's summary serves on.
+        am.each_function(&mut m, |f, _| f.name == "main");
+        am.invalidate(Preserved::CFG.with_other_functions());
+        am.purity(&m);
+        assert_eq!(am.computed(), 3);
+        // @f changes, and the pass reports it: its new effects are seen.
+        am.each_function_by_id(&mut m, |_, f, _| f.name == "f");
+        store_to_global_in_f(&mut m);
+        am.invalidate(Preserved::CFG.with_other_functions());
+        let purity = am.purity(&m);
+        assert_eq!(am.computed(), 4);
+        assert!(effects_of(&m, &purity, "f").writes_global);
+        assert!(
+            effects_of(&m, &purity, "main").writes_global,
+            "through the call"
+        );
+        assert!(am.check(&m).is_ok());
+        // A pass that does not say it reports its changes: every summary goes.
+        am.invalidate(Preserved::CFG);
+        am.purity(&m);
+        assert_eq!(am.computed(), 6);
+    }
+
+    /// A body changed without being reported is caught by the check.
+    #[test]
+    fn the_check_finds_a_stale_purity_summary() {
+        let mut m = ir::parse_module(TWO_FUNCTIONS).unwrap();
+        let mut am = AnalysisManager::new();
+        am.purity(&m);
+        assert!(am.check(&m).is_ok());
+        store_to_global_in_f(&mut m);
+        am.invalidate(Preserved::CFG.with_other_functions());
+        let err = am.check(&m).unwrap_err();
+        assert!(err.contains("stale purity summary of @f"), "{err}");
     }
 
     /// A change to the edges behind the cache's back is caught by the check.

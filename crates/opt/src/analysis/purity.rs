@@ -152,8 +152,19 @@ impl Purity {
     /// grows (a union of finitely many flags), so the work is linear in the number
     /// of calls.
     pub fn compute(m: &Module) -> Purity {
-        let mut p = Purity::default();
         let mut summaries: SecondaryMap<FuncId, Summary> = SecondaryMap::new();
+        for (id, f) in m.funcs.iter() {
+            if !f.is_declaration() {
+                summaries[id] = Summary::of(f);
+            }
+        }
+        Purity::solve(m, |id| &summaries[id])
+    }
+
+    /// The fixed point of [`Purity::compute`] from the bodies' summaries, given by
+    /// function (the analysis manager keeps them while the bodies are unchanged).
+    pub(crate) fn solve<'s>(m: &Module, summary: impl Fn(FuncId) -> &'s Summary) -> Purity {
+        let mut p = Purity::default();
         let mut callers: SecondaryMap<FuncId, Vec<FuncId>> = SecondaryMap::new();
         let mut work: VecDeque<FuncId> = VecDeque::new();
         let mut queued: SecondaryMap<FuncId, bool> = SecondaryMap::new();
@@ -162,17 +173,15 @@ impl Purity {
                 p.effects[id] = runtime_effects(&f.name).unwrap_or(Effects::ALL);
                 continue;
             }
-            let s = Summary::of(f);
-            for &(c, _) in &s.calls {
+            for &(c, _) in &summary(id).calls {
                 callers[c].push(id);
             }
-            summaries[id] = s;
             work.push_back(id);
             queued[id] = true;
         }
         while let Some(id) = work.pop_front() {
             queued[id] = false;
-            let e = summaries[id].effects(|c| p.effects[c]);
+            let e = summary(id).effects(|c| p.effects[c]);
             if e != p.effects[id] {
                 p.effects[id] = e;
                 for &c in &callers[id] {

@@ -9,7 +9,7 @@ use super::purity::{pointer_base, Effects, PointerBase};
 use ir::{FuncId, Function, InstKind, Value};
 
 /// Which memory the pointers passed at a function's calls of one callee may reach.
-#[derive(Copy, Clone, Default)]
+#[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
 pub(crate) struct PassedPointers {
     /// Some pointer is into a global or of unknown origin.
     pub global: bool,
@@ -19,7 +19,7 @@ pub(crate) struct PassedPointers {
 }
 
 /// A body's own effects and its callees, each once (in id order).
-#[derive(Clone, Default)]
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
 pub(crate) struct Summary {
     pub own: Effects,
     pub calls: Vec<(FuncId, PassedPointers)>,

@@ -46,7 +46,7 @@
 //! It runs last in the pipeline, after reassociation and linear forms have chosen the
 //! operands: they canonicalise sums into chains that this pass would otherwise undo.
 
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -64,9 +64,12 @@ impl Pass for Balance {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| run(f) > 0)
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

@@ -19,7 +19,7 @@
 //! addresses into offsets from a pointer; this pass runs after it, for the accesses
 //! it leaves (straight-line code, fully unrolled loops, loops without a counter).
 
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::{BinOp, Function, Inst, InstKind, Module, Type};
 
@@ -36,9 +36,12 @@ impl Pass for ConstOffset {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| run(f) > 0)
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

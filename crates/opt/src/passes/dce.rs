@@ -27,7 +27,7 @@
 //! assume side-effect-free loops terminate; loops in the function being optimised
 //! are kept, see the roots above).
 
-use crate::analysis::{AnalysisManager, Deciders, FunctionAnalyses, Purity};
+use crate::analysis::{AnalysisManager, Deciders, FunctionAnalyses, Preserved, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
@@ -47,8 +47,11 @@ impl Pass for Dce {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity))
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         am.each_function(m, |f, fa| {
             let removed = remove_unreachable_blocks(f);
             if removed {

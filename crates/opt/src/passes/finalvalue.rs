@@ -23,7 +23,7 @@
 
 use crate::analysis::induction::step_of;
 use crate::analysis::AnalysisManager;
-use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Function, InstKind, Module, Type, Value};
@@ -40,6 +40,9 @@ impl Pass for FinalValue {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| {

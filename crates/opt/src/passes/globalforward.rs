@@ -19,7 +19,7 @@
 //! reads everything (globals outlive the function).
 
 use crate::analysis::Preserved;
-use crate::analysis::{address_root, Purity};
+use crate::analysis::{address_root, AnalysisManager, Purity};
 use crate::pipeline::Pass;
 use ir::{Block, Function, GlobalId, Inst, InstKind, Module, Value, ValueDef};
 
@@ -37,9 +37,13 @@ impl Pass for GlobalForward {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = am.purity(m);
+        am.each_function(m, |f, _| run(f, &purity) > 0)
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

@@ -29,7 +29,7 @@
 //! to a new block that enters `O`, and `A` jumps straight to `E`, adding each
 //! accumulator's outer starting value to the value `I` computed.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -47,6 +47,9 @@ impl Pass for HoistLoops {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

@@ -29,7 +29,7 @@
 //! other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
 //! a function grows by at most [`MAX_GROWTH`] instructions.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{Counter, Loop, LoopForest, LoopId, RotatedLoop};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
@@ -49,6 +49,9 @@ impl Pass for IndexSplit {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

@@ -34,7 +34,7 @@
 //! Arithmetic made dead by a rewrite is removed (not divisions, which might trap; DCE
 //! decides about those).
 
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::Pass;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, SecondaryMap, UnOp, Value};
@@ -52,9 +52,12 @@ impl Pass for InstCombine {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| run(f))
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

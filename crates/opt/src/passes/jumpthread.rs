@@ -43,7 +43,7 @@
 
 use super::condprop::dom_facts::DomFacts;
 use super::condprop::facts::{branch_fact, known, Fact};
-use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, Preserved};
 use crate::cfg_edit::single_edge;
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
@@ -64,6 +64,9 @@ impl Pass for JumpThread {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

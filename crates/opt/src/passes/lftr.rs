@@ -34,7 +34,7 @@ impl Pass for Lftr {
         super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| {

@@ -40,7 +40,7 @@
 use crate::analysis::param_targets::origin;
 use crate::analysis::{
     address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
-    LoopId, ParamTargets, PointerBase, Purity, Targets,
+    LoopId, ParamTargets, PointerBase, Preserved, Purity, Targets,
 };
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -68,8 +68,11 @@ impl Pass for Licm {
         }
         changed
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         let sizes = GlobalSizes::of(m);
         let targets = ParamTargets::compute(m);
         let disjoint = DisjointParams::compute(m, &targets);

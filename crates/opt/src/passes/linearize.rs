@@ -19,7 +19,7 @@
 //! with at most 8 leaves, so nothing moves between blocks and the work per root is
 //! bounded.
 
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -37,9 +37,12 @@ impl Pass for Linearize {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| run(f) > 0)
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

@@ -18,7 +18,7 @@
 //! side effects.
 
 use crate::analysis::induction::terminates;
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
@@ -39,8 +39,11 @@ impl Pass for LoopDelete {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity) > 0)
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
     }
 }

@@ -31,7 +31,7 @@
 //! instructions are peeled, and a function grows by at most [`MAX_GROWTH`].
 
 use super::jumpthread::decides_on_edge;
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId};
 use crate::cfg_edit::single_edge;
 use crate::loop_copy::LoopCopy;
@@ -51,6 +51,9 @@ impl Pass for LoopPeel {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

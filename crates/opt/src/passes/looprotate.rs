@@ -28,7 +28,7 @@
 //! already leaves the loop (the loop is then rotated already), and the header is
 //! small and free of side effects (it is duplicated).
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::{defined_in, repair_uses_in, Regions};
@@ -48,6 +48,9 @@ impl Pass for LoopRotate {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| rotate_all(f, true, fa) > 0)

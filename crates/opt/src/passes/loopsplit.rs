@@ -26,7 +26,7 @@
 //!   have changed it).
 
 use crate::analysis::AnalysisManager;
-use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, CmpOp, Function, InstKind, Module, Value};
@@ -43,6 +43,9 @@ impl Pass for LoopSplit {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| {

@@ -1,7 +1,7 @@
 //! The mem2reg pass: [`crate::ssa::cytron::mem2reg`] over every function (a no-op on
 //! functions already in SSA form).
 
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::Module;
 
@@ -18,8 +18,11 @@ impl Pass for Mem2Reg {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, crate::ssa::mem2reg)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| crate::ssa::mem2reg(f))
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }

@@ -27,8 +27,8 @@
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
 //! Implementation", 13.1), restricted to memory that provably has no other name.
 
-use crate::analysis::address_root;
 use crate::analysis::Preserved;
+use crate::analysis::{address_root, AnalysisManager};
 use crate::pipeline::Pass;
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -47,9 +47,12 @@ impl Pass for MemForward {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| run(f))
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

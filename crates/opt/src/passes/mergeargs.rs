@@ -20,7 +20,7 @@
 //! the later is replaced by the earlier (strength reduction can create such twins,
 //! two pointers that start and step alike, after value numbering has run).
 
-use crate::analysis::AnalysisManager;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, InstKind, Module, Value};
@@ -37,6 +37,9 @@ impl Pass for MergeArgs {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| {

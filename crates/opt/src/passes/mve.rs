@@ -26,7 +26,7 @@
 //! instructions.
 
 use crate::analysis::Loop;
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
 use ir::{Block, Function, Module};
@@ -43,6 +43,9 @@ impl Pass for ModuloVariableExpansion {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

@@ -41,7 +41,7 @@
 //! stay branches. Values that differ in other ways (a select between unrelated
 //! values, a minimum) would need four operations; those branches stay too.
 
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
 
@@ -61,8 +61,11 @@ impl Pass for PhiOpt {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| run(f) > 0)
+    }
     fn preserves(&self) -> Preserved {
-        Preserved::NOTHING
+        Preserved::NOTHING.with_other_functions()
     }
 }
 

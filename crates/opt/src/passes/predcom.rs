@@ -30,7 +30,7 @@
 
 use crate::analysis::{
     address_root, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest, LoopId,
-    ParamTargets, Purity, RotatedLoop, Targets,
+    ParamTargets, Preserved, Purity, RotatedLoop, Targets,
 };
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -65,8 +65,11 @@ impl Pass for PredCom {
         }
         changed
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         let targets = ParamTargets::compute(m);
         let disjoint = DisjointParams::compute(m, &targets);
         am.each_function_by_id(m, |id, f, fa| {

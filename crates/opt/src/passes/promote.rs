@@ -20,7 +20,7 @@
 //! globals ([`Purity`]). The store back writes the value the global would hold at that
 //! point anyway; when the loop never wrote it, that is the value it already held.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Preserved, Purity};
 use crate::pipeline::Pass;
 use ir::{Block, BlockCall, Function, GlobalId, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashSet;
@@ -38,8 +38,11 @@ impl Pass for PromoteGlobals {
     fn run(&self, m: &mut Module) -> bool {
         self.run_with(m, &mut AnalysisManager::new())
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         let escaping = escaping_globals(m);
         let scalars: FxHashSet<GlobalId> = m
             .globals

@@ -36,7 +36,7 @@
 //! target loaded from memory) get their addresses computed where they are passed,
 //! as the header computed them.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value};
@@ -53,6 +53,9 @@ impl Pass for PtrWalk {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

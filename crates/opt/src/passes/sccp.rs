@@ -15,7 +15,7 @@
 //! become jumps, never-executed blocks are removed with the arguments their branches
 //! passed, and parameters that became constants are removed.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::Pass;
@@ -33,6 +33,9 @@ impl Pass for Sccp {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, run_in)

@@ -12,8 +12,8 @@
 //! `x == y`.
 
 use super::licm::may_overlap;
-use crate::analysis::Preserved;
 use crate::analysis::Purity;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::{Function, Inst, InstKind, Module};
 
@@ -31,9 +31,13 @@ impl Pass for SilentStore {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = am.purity(m);
+        am.each_function(m, |f, _| run(f, &purity) > 0)
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

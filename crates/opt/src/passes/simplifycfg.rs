@@ -19,7 +19,7 @@
 //! when the bypassed block's parameters are used nowhere else, since the code its
 //! successors see would otherwise lose their definitions.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params_with;
@@ -38,6 +38,9 @@ impl Pass for SimplifyCfg {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, run_in)

@@ -16,7 +16,7 @@
 //! divisions that could trap (the trap would move past an output), not calls.
 //! Instructions are visited bottom-up, so a chain `x -> y -> use` sinks as a whole.
 
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::{Function, Inst, InstKind, Module, Value};
 
@@ -33,9 +33,12 @@ impl Pass for Sink {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        am.each_function(m, |f, _| run(f) > 0)
+    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

@@ -42,7 +42,7 @@
 //! the access).
 
 use crate::analysis::dataflow::{self, Liveness, Solution};
-use crate::analysis::{issue_estimate, AliasRegions, AnalysisManager, FunctionAnalyses};
+use crate::analysis::{issue_estimate, AliasRegions, AnalysisManager, FunctionAnalyses, Preserved};
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value, ValueDef};
@@ -61,6 +61,9 @@ impl Pass for SoftwarePipelining {
     }
     fn run(&self, m: &mut Module) -> bool {
         self.run_with(m, &mut AnalysisManager::new())
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let regions = AliasRegions::compute(m);

@@ -18,7 +18,7 @@
 //! last copy. Uses of the loop's values after the loop (which only the last
 //! iteration's values reach) take the last copy's values.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{Counter, RotatedLoop};
 use crate::pipeline::Pass;
 use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
@@ -36,6 +36,9 @@ impl Pass for Unroll {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

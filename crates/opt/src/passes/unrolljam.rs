@@ -52,7 +52,7 @@
 //! by at most [`MAX_GROWTH`] instructions.
 
 use crate::analysis::purity::address_root;
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
@@ -73,6 +73,9 @@ impl Pass for UnrollAndJam {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

@@ -24,7 +24,7 @@
 //! and loops of at most [`MAX_LOOP_INSTS`] instructions are copied, a function
 //! growing by at most [`MAX_GROWTH`].
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
@@ -43,6 +43,9 @@ impl Pass for Unswitch {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| run_in(f, fa) > 0)

@@ -45,7 +45,7 @@ impl Pass for Vrp {
     }
     /// Rewrites instructions only.
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
 }
 

@@ -71,7 +71,7 @@ impl Pass for Affine {
         })
     }
     fn preserves(&self) -> Preserved {
-        Preserved::CFG
+        Preserved::CFG.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| {

@@ -45,7 +45,7 @@ pub(crate) mod solve;
 mod tests;
 pub(crate) mod validate;
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
 use crate::pipeline::Pass;
 use dag::{Dag, Node, NodeId};
 use graph::Graph;
@@ -66,8 +66,11 @@ impl Pass for Cgvn {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity).changed())
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
     }
 }

@@ -31,7 +31,7 @@ pub(crate) mod memory;
 #[cfg(test)]
 mod tests;
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
 use crate::fold::Const;
 use crate::pipeline::Pass;
 use expr::{call_writes_memory, normalise, pure_op, Opcode};
@@ -54,8 +54,11 @@ impl Pass for Gvn {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity).changed())
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
     }
 }

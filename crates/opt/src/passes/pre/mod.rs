@@ -43,7 +43,7 @@ use super::cgvn::dag::{Dag, Node, NodeId};
 use super::cgvn::validate::{leaders_available, substitute, value_node};
 use super::cgvn::{analyze, Numbering};
 use super::gvn::expr::{constant_second, pure_op};
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::DominatorTree;
 use ir::{Block, BlockCall, Function, Inst, Module, SecondaryMap, Type, Value};
@@ -63,8 +63,11 @@ impl Pass for Pre {
         let purity = Purity::compute(m);
         super::each_function(m, |f| run(f, &purity).changed())
     }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = Purity::compute(m);
+        let purity = am.purity(m);
         am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
     }
 }

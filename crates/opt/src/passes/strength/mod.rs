@@ -41,7 +41,7 @@ mod gep_reassoc;
 mod recurrence;
 
 use crate::analysis::AnalysisManager;
-use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::Pass;
 use affine::{LoopCounter, Ranges};
 use gep_blocks::GepBlocks;
@@ -61,6 +61,9 @@ impl Pass for StrengthReduce {
     }
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| {
