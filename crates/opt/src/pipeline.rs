@@ -91,6 +91,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::swp::SoftwarePipelining,
     &passes::vrp::Vrp,
     &passes::ptrwalk::PtrWalk,
+    &passes::checkpromote::CheckPromote,
 ];
 
 /// The pass registered as `name`.
@@ -153,6 +154,10 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `promote` late, once the work-removal passes are done (a global carried through a
 /// loop in registers hides the store-once and closed-form shapes they look for):
 /// scalar globals a remaining loop updates stay in registers through it.
+/// `checkpromote` right after it: a load from an invariant address that every
+/// iteration runs, past conditional stores that may hit it (Floyd's `d[i][k]`
+/// with the store to `d[i][j]`), becomes one load before the loop and a check of
+/// each store's address.
 ///
 /// `lftr` after closed forms (which need the counters it makes dead) and after the
 /// `dce` that clears the index arithmetic strength reduction left unused.
@@ -245,6 +250,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "closedform",
             "lftr",
             "promote",
+            "checkpromote",
             "rtunroll",
             "mve",
             "vrp",

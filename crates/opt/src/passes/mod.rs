@@ -6,6 +6,7 @@
 pub mod affine;
 pub mod balance;
 pub mod cgvn;
+pub mod checkpromote;
 pub mod closedform;
 pub mod condprop;
 pub mod constglobals;
