@@ -54,7 +54,7 @@ impl Pass for CheckPromote {
     }
 }
 
-/// Stores a loop may hold (each gains a check).
+/// Stores a loop may hold (each gains a check, at the end of its block).
 const MAX_STORES: usize = 4;
 
 /// A load address to promote over a loop.
@@ -132,12 +132,19 @@ fn candidate(
                     }
                 }
                 InstKind::Store { .. } => {
-                    // Conditional stores only, in a block that ends in a jump
-                    // (the check goes there).
+                    // Conditional stores only, one in a block that ends in a jump
+                    // (the check replaces the jump).
                     let ends_in_jump = f
                         .terminator(b)
                         .is_some_and(|t| matches!(f.kind(t), InstKind::Jump { .. }));
-                    if every_iteration(b) || !ends_in_jump || stores.len() == MAX_STORES {
+                    let shares_block = stores
+                        .last()
+                        .is_some_and(|&s| f.layout.inst_block(s) == Some(b));
+                    if every_iteration(b)
+                        || !ends_in_jump
+                        || shares_block
+                        || stores.len() == MAX_STORES
+                    {
                         return None;
                     }
                     stores.push(i);
@@ -332,20 +339,21 @@ bb8:
         }
     }
 
-    /// Left alone: a store on every iteration, a call that may write memory, and a
-    /// store of another type to a pointer that may alias.
+    /// Left alone: a store on every iteration, two stores in one block (one check
+    /// per block), and a call that may write memory.
     #[test]
     fn left_alone_when_stores_are_unconditional_or_memory_escapes() {
         let every = RELAX.replace(
             "bb5:\n  %13 = add %4, 1\n",
             "bb5:\n  %13 = add %4, 1\n  store %13, %2\n",
         );
+        let two = RELAX.replace("  store %9, %10\n", "  store %9, %10\n  store %9, %7\n");
         let call = RELAX.replace(
             "  store %9, %10\n",
             "  store %9, %10\n  call @getarray(@w)\n",
         );
         let call = format!("declare @getarray(ptr) -> i32\n{call}");
-        for src in [every, call] {
+        for src in [every, two, call] {
             let out = run(&src, &["checkpromote"]);
             assert!(out.contains("%5 = load i32, %2"), "{out}");
         }
