@@ -202,26 +202,7 @@ fn candidate(
 /// written after each store to the same address.
 fn promote(f: &mut Function, c: &Candidate) {
     let (ty, addr) = (c.ty, c.addr);
-    let entry = f.entry_block();
-    let first = f
-        .layout
-        .first_inst(entry)
-        .expect("the entry block has a terminator");
-    let slot = f.insert_inst_before(first, InstKind::Alloc { elem: ty, len: 1 }, Type::Ptr);
-    let slot = f.inst_result(slot).expect("alloc has a result");
-    let pterm = f
-        .terminator(c.preheader)
-        .expect("a preheader ends in a jump");
-    let v = f.insert_inst_before(pterm, InstKind::Load { ty, ptr: addr }, ty);
-    let v = f.inst_result(v).expect("load has a result");
-    f.insert_inst_before(
-        pterm,
-        InstKind::Store {
-            value: v,
-            ptr: slot,
-        },
-        Type::Void,
-    );
+    let slot = super::promote::slot_loaded_in(f, c.preheader, ty, addr);
     for &i in &c.loads {
         f.replace_kind(i, InstKind::Load { ty, ptr: slot });
     }

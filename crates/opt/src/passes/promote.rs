@@ -260,26 +260,7 @@ fn promote(f: &mut Function, c: &Candidate) {
         InstKind::Store { value, .. } => f.value_type(*value),
         _ => unreachable!("checked: only loads and stores"),
     };
-    // The slot, at the function's start.
-    let entry = f.entry_block();
-    let first = f
-        .layout
-        .first_inst(entry)
-        .expect("the entry block has a terminator");
-    let slot = f.insert_inst_before(first, InstKind::Alloc { elem: ty, len: 1 }, Type::Ptr);
-    let slot = f.inst_result(slot).expect("alloc has a result");
-    // Copy in.
-    let pterm = f.terminator(preheader).expect("preheader has a jump");
-    let v = f.insert_inst_before(pterm, InstKind::Load { ty, ptr: g }, ty);
-    let v = f.inst_result(v).expect("load has a result");
-    f.insert_inst_before(
-        pterm,
-        InstKind::Store {
-            value: v,
-            ptr: slot,
-        },
-        Type::Void,
-    );
+    let slot = slot_loaded_in(f, preheader, ty, g);
     // Accesses in the loop go to the slot.
     for u in inside {
         let k = match f.kind(u).clone() {
@@ -309,6 +290,31 @@ fn promote(f: &mut Function, c: &Candidate) {
             f.set_target(term, k, BlockCall::new(e, Vec::new()));
         }
     }
+}
+
+/// A new slot for one `ty` at the start of `f`, given the value at `addr` at the
+/// end of `preheader` (where a loop's accesses to `addr` are to begin reading
+/// it); the slot's address.
+pub(super) fn slot_loaded_in(f: &mut Function, preheader: Block, ty: Type, addr: Value) -> Value {
+    let entry = f.entry_block();
+    let first = f
+        .layout
+        .first_inst(entry)
+        .expect("the entry block has a terminator");
+    let slot = f.insert_inst_before(first, InstKind::Alloc { elem: ty, len: 1 }, Type::Ptr);
+    let slot = f.inst_result(slot).expect("alloc has a result");
+    let pterm = f.terminator(preheader).expect("preheader has a jump");
+    let v = f.insert_inst_before(pterm, InstKind::Load { ty, ptr: addr }, ty);
+    let v = f.inst_result(v).expect("load has a result");
+    f.insert_inst_before(
+        pterm,
+        InstKind::Store {
+            value: v,
+            ptr: slot,
+        },
+        Type::Void,
+    );
+    slot
 }
 
 /// `store (load slot), g` before `at`.
