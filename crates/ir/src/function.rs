@@ -13,7 +13,7 @@ use crate::entities::{Block, GlobalId, Inst, Value};
 use crate::inst::{BlockCall, InstKind};
 use crate::layout::Layout;
 use crate::types::Type;
-use crate::user_index::UserIndex;
+use crate::user_index::{UserIndex, UserList};
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use rustc_hash::FxHashMap;
 
@@ -59,7 +59,7 @@ pub struct ValueData {
     pub def: ValueDef,
     /// Instructions using this value, once per operand occurrence (so an instruction
     /// using it twice appears twice). Empty for constants, which are not tracked.
-    users: Vec<Inst>,
+    users: UserList,
 }
 
 /// Data of one instruction.
@@ -195,7 +195,7 @@ impl Function {
         let v = self.values.push(ValueData {
             ty: Type::I32,
             def: ValueDef::IConst(c),
-            users: Vec::new(),
+            users: UserList::new(),
         });
         self.iconsts.insert(c, v);
         v
@@ -210,7 +210,7 @@ impl Function {
         let v = self.values.push(ValueData {
             ty: Type::F32,
             def: ValueDef::FConst(bits),
-            users: Vec::new(),
+            users: UserList::new(),
         });
         self.fconsts.insert(bits, v);
         v
@@ -224,7 +224,7 @@ impl Function {
         let v = self.values.push(ValueData {
             ty: Type::Ptr,
             def: ValueDef::Global(g),
-            users: Vec::new(),
+            users: UserList::new(),
         });
         self.globals.insert(g, v);
         v
@@ -266,7 +266,7 @@ impl Function {
         let v = self.values.push(ValueData {
             ty,
             def: ValueDef::Param(block, idx),
-            users: Vec::new(),
+            users: UserList::new(),
         });
         self.blocks[block].params.push(v);
         v
@@ -338,7 +338,7 @@ impl Function {
             let v = self.values.push(ValueData {
                 ty: result_ty,
                 def: ValueDef::Inst(inst),
-                users: Vec::new(),
+                users: UserList::new(),
             });
             self.insts[inst].result = Some(v);
         }

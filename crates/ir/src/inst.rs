@@ -298,16 +298,23 @@ impl UnOp {
     }
 }
 
+/// The arguments of a branch target: most edges pass at most two values, which are
+/// kept inline in the instruction (no heap allocation); more spill to the heap.
+pub type BlockArgs = SmallVec<[Value; 2]>;
+
 /// A branch target with the arguments passed to the target's block parameters.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]
 pub struct BlockCall {
     pub block: Block,
-    pub args: Vec<Value>,
+    pub args: BlockArgs,
 }
 
 impl BlockCall {
-    pub fn new(block: Block, args: Vec<Value>) -> Self {
-        BlockCall { block, args }
+    pub fn new(block: Block, args: impl Into<BlockArgs>) -> Self {
+        BlockCall {
+            block,
+            args: args.into(),
+        }
     }
 }
 

@@ -24,7 +24,7 @@ pub use builder::FuncBuilder;
 pub use cranelift_entity::{EntityRef, PrimaryMap, SecondaryMap};
 pub use entities::{Block, FuncId, GlobalId, Inst, Value};
 pub use function::{BlockData, Function, InstData, Signature, ValueData, ValueDef};
-pub use inst::{BinOp, BlockCall, CmpOp, InstKind, UnOp};
+pub use inst::{BinOp, BlockArgs, BlockCall, CmpOp, InstKind, UnOp};
 pub use layout::Layout;
 pub use module::{GlobalData, GlobalInit, Module};
 pub use text::{parse_module, print_function, print_module, ParseError};

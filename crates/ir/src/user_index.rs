@@ -11,6 +11,10 @@ use crate::entities::{Inst, Value};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
+/// A value's user list: most values have one or two users, kept inline (no heap
+/// allocation, and in the value's own cache line); longer lists spill to the heap.
+pub(crate) type UserList = SmallVec<[Inst; 2]>;
+
 /// Lists shorter than this (and not indexed yet) are scanned.
 pub(crate) const INDEXED_LEN: usize = 32;
 
@@ -40,7 +44,7 @@ impl UserIndex {
 
     /// Removes the last entry for `inst` from `users`, the list of `v`, moving the
     /// list's last entry into its place; nothing when `inst` is not listed.
-    pub(crate) fn remove_last(&mut self, v: Value, users: &mut Vec<Inst>, inst: Inst) {
+    pub(crate) fn remove_last(&mut self, v: Value, users: &mut UserList, inst: Inst) {
         let indexed = !self.lists.is_empty() && self.lists.contains_key(&v);
         if !indexed && users.len() < INDEXED_LEN {
             if let Some(pos) = users.iter().rposition(|&u| u == inst) {
@@ -101,7 +105,7 @@ mod tests {
         };
         let mut index = UserIndex::default();
         let values: Vec<Value> = (0..4).map(Value::new).collect();
-        let mut lists: Vec<Vec<Inst>> = vec![Vec::new(); 4];
+        let mut lists: Vec<UserList> = vec![UserList::new(); 4];
         let mut plain: Vec<Vec<Inst>> = vec![Vec::new(); 4];
         for step in 0..40_000 {
             let k = below(4);
@@ -123,7 +127,7 @@ mod tests {
                 lists[1].clear();
                 plain[1].clear();
             }
-            assert_eq!(lists[k], plain[k], "step {step}");
+            assert_eq!(lists[k].as_slice(), plain[k].as_slice(), "step {step}");
         }
         assert!(index.lists.contains_key(&values[0]));
     }

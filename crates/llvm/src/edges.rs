@@ -84,7 +84,7 @@ impl EdgePlan {
             };
             match f.kind(term) {
                 InstKind::Jump { dest } => {
-                    incoming[dest.block].push(Incoming::Block(b, dest.args.clone()));
+                    incoming[dest.block].push(Incoming::Block(b, dest.args.to_vec()));
                 }
                 InstKind::Br {
                     then_dest,
@@ -94,15 +94,15 @@ impl EdgePlan {
                     let (t, e) = (then_dest.block, else_dest.block);
                     match br_shape(then_dest, else_dest) {
                         BrShape::Distinct => {
-                            incoming[t].push(Incoming::Block(b, then_dest.args.clone()));
-                            incoming[e].push(Incoming::Block(b, else_dest.args.clone()));
+                            incoming[t].push(Incoming::Block(b, then_dest.args.to_vec()));
+                            incoming[e].push(Incoming::Block(b, else_dest.args.to_vec()));
                         }
                         BrShape::Merged => {
-                            incoming[t].push(Incoming::Block(b, then_dest.args.clone()));
+                            incoming[t].push(Incoming::Block(b, then_dest.args.to_vec()));
                         }
                         BrShape::SplitElse => {
-                            incoming[t].push(Incoming::Block(b, then_dest.args.clone()));
-                            incoming[e].push(Incoming::Split(b, else_dest.args.clone()));
+                            incoming[t].push(Incoming::Block(b, then_dest.args.to_vec()));
+                            incoming[e].push(Incoming::Split(b, else_dest.args.to_vec()));
                         }
                     }
                 }

@@ -763,7 +763,7 @@ fn resolve_target(
         .iter()
         .map(|a| resolve_operand(f, names, scope, a))
         .collect::<PResult<Vec<_>>>()?;
-    Ok(BlockCall { block, args })
+    Ok(BlockCall::new(block, args))
 }
 
 fn resolve_op(f: &mut Function, names: &ModuleNames, scope: &Scope, op: &Op) -> PResult<InstKind> {

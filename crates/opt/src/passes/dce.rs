@@ -301,7 +301,7 @@ fn run_on(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> bool 
                     .enumerate()
                     .filter(|&(j, _)| !is_dead_param(f, call.block, j))
                     .map(|(_, &a)| a)
-                    .collect();
+                    .collect::<Vec<_>>();
                 f.set_target(t, which, BlockCall::new(call.block, args));
             }
         }

@@ -292,7 +292,7 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
                 t.block = bmap[&t.block];
             }
             if let InstKind::Ret { value } = kind {
-                let dest = BlockCall::new(cont, value.into_iter().collect());
+                let dest = BlockCall::new(cont, value.into_iter().collect::<Vec<_>>());
                 f.append_inst(nb, InstKind::Jump { dest }, Type::Void);
                 continue;
             }

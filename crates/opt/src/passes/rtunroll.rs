@@ -273,7 +273,10 @@ fn unroll(f: &mut Function, p: &Plan) {
     // Fewer than `factor` left: the remainder loop, or the exit.
     let m = f.create_block();
     f.layout.insert_block_after(m, u);
-    let exit_k = BlockCall::new(exit.block, exit.args.iter().map(|&a| at(&map, a)).collect());
+    let exit_k = BlockCall::new(
+        exit.block,
+        exit.args.iter().map(|&a| at(&map, a)).collect::<Vec<_>>(),
+    );
     let m_branch = f.append_inst(
         m,
         InstKind::Jump {

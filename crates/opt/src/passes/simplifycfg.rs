@@ -189,7 +189,7 @@ fn bypass_target(f: &Function, b: Block, args: &[Value]) -> Option<BlockCall> {
     }
     Some(BlockCall::new(
         dest.block,
-        dest.args.iter().map(|&a| subst(a)).collect(),
+        dest.args.iter().map(|&a| subst(a)).collect::<Vec<_>>(),
     ))
 }
 

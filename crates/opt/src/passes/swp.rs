@@ -732,7 +732,7 @@ fn pipeline(f: &mut Function, h: Block, pre: Block, s: &Stages) -> Block {
         .zip(dest.args.iter().copied())
         .collect();
     copy_into(f, pre, &s.early, &mut pmap);
-    let mut args = dest.args.clone();
+    let mut args = dest.args.to_vec();
     args.extend(s.carried.iter().map(|&v| mapped(&pmap, v)));
     branch(f, pre, mapped(&pmap, cond), args);
     // Kernel: this iteration's late stage, then the next one's early stage.

@@ -736,7 +736,10 @@ fn jam(f: &mut Function, n: &Nest) -> Block {
     let next2: Vec<Value> = next.iter().map(|&v| renamed(&m2, v)).collect();
     let exit2 = BlockCall::new(
         exit.block,
-        exit.args.iter().map(|&a| renamed(&m2, a)).collect(),
+        exit.args
+            .iter()
+            .map(|&a| renamed(&m2, a))
+            .collect::<Vec<_>>(),
     );
     // uc: another pair when the iteration after the next one runs too.
     let uc = f.create_block();

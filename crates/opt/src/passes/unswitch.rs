@@ -29,7 +29,7 @@ use crate::analysis::{LoopForest, LoopId};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, BlockCall, Function, InstKind, Module, Value};
+use ir::{Block, BlockArgs, BlockCall, Function, InstKind, Module};
 
 /// The loop unswitching pass.
 pub struct Unswitch;
@@ -175,7 +175,7 @@ fn unswitch(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block, b: Blo
         .args
         .iter()
         .map(|a| copy.values.get(a).copied().unwrap_or(*a))
-        .collect::<Vec<Value>>();
+        .collect::<BlockArgs>();
     f.replace_kind(copy_term, InstKind::Jump { dest: else_copy });
     let pt = f.terminator(pre).expect("a preheader ends in a jump");
     let call = f.kind(pt).targets()[0].clone();

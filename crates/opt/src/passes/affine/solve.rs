@@ -68,7 +68,7 @@ fn incoming(f: &Function, rpo: &[Block]) -> FxHashMap<Block, Vec<Edge>> {
         for call in f.kind(t).targets() {
             into.entry(call.block).or_default().push(Edge {
                 pred: b,
-                args: call.args.clone(),
+                args: call.args.to_vec(),
             });
         }
     }

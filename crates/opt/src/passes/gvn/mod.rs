@@ -270,7 +270,7 @@ pub(crate) fn incoming_args(
         };
         for t in f.kind(term).targets() {
             if t.block == b {
-                edges.push(t.args.clone());
+                edges.push(t.args.to_vec());
             }
         }
     }
