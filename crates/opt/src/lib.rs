@@ -18,7 +18,7 @@ pub mod pipeline;
 pub mod ssa;
 
 pub use pipeline::{
-    lookup, module_insts, pass_names, pipeline, run_passes, unknown_pass, Pass, PassOptions,
-    PassTiming,
+    lookup, module_insts, pass_names, pipeline, run_pass_list, run_passes, unknown_pass,
+    FunctionPass, Pass, PassOptions, PassTiming,
 };
 pub use ssa::cytron::{count_block_params, mem2reg};

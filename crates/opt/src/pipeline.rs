@@ -12,10 +12,15 @@
 //! its own. The manager also keeps each body's purity summary until a pass
 //! reports changing that function ([`Preserved::other_functions`]), so the
 //! passes that ask which callees have side effects walk only the changed bodies.
+//!
+//! A [`FunctionPass`] transforms each function on its own and reads nothing
+//! else. Consecutive function passes run function by function: each function
+//! goes through the whole run while its IR is in the cache, as in LLVM's
+//! function pass manager, with the same result as running them pass by pass.
 
-use crate::analysis::{AnalysisManager, Preserved};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::passes;
-use ir::Module;
+use ir::{Function, Module};
 use std::io::Write;
 
 /// An optimisation pass.
@@ -30,12 +35,28 @@ pub trait Pass: Sync {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING
     }
-    /// Runs the pass with the cached analyses of `am` (by default, [`Pass::run`],
-    /// which computes its own).
+    /// Runs the pass with the cached analyses of `am`: a function pass on each
+    /// function in turn ([`FunctionPass::run_on`]), any other by default through
+    /// [`Pass::run`], which computes its own.
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let _ = am;
-        self.run(m)
+        match self.function_pass() {
+            Some(p) => am.each_function(m, |f, fa| p.run_on(f, fa)),
+            None => self.run(m),
+        }
     }
+    /// `Some` for a [`FunctionPass`].
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        None
+    }
+}
+
+/// A pass that transforms each function on its own: what it does to a function
+/// depends only on that function (no other body, no fact about the module that
+/// a change to another function could alter). Consecutive function passes run
+/// function by function ([`run_passes`]), with the same result as pass by pass.
+pub trait FunctionPass: Pass {
+    /// Runs the pass on `f` with its cached analyses; whether it changed `f`.
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool;
 }
 
 /// Every pass, by name.
@@ -300,14 +321,14 @@ pub struct PassTiming {
 
 /// Instructions in the module's function bodies.
 pub fn module_insts(m: &Module) -> usize {
-    m.funcs
-        .values()
-        .map(|f| {
-            f.layout
-                .blocks()
-                .map(|b| f.layout.block_insts(b).count())
-                .sum::<usize>()
-        })
+    m.funcs.values().map(function_insts).sum()
+}
+
+/// Instructions in `f`'s layout.
+fn function_insts(f: &Function) -> usize {
+    f.layout
+        .blocks()
+        .map(|b| f.layout.block_insts(b).count())
         .sum()
 }
 
@@ -341,53 +362,146 @@ pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Res
     if let Some(n) = opts.print_after.iter().find(|n| lookup(n).is_none()) {
         return Err(unknown_pass(n));
     }
+    run_pass_list(m, &passes, opts)
+}
+
+/// [`run_passes`] on passes already looked up. A run of two or more consecutive
+/// [`FunctionPass`]es goes function by function: each function passes through the
+/// whole run while its IR is in the cache (LLVM's function pass manager nested
+/// in a module pass manager), instead of every pass walking the whole module in
+/// turn, which on a module larger than the cache reloads every function from
+/// memory for every pass. The result is the same, since each of those passes
+/// reads only the function it transforms; the run goes pass by pass when the IR
+/// is to be verified or printed between its passes.
+pub fn run_pass_list(
+    m: &mut Module,
+    passes: &[&dyn Pass],
+    opts: &mut PassOptions,
+) -> Result<(), String> {
     let total = passes.len();
     let mut am = AnalysisManager::new();
-    for (k, p) in passes.into_iter().enumerate() {
-        let before = opts.timings.is_some().then(|| module_insts(m));
-        let start = std::time::Instant::now();
-        let changed = p.run_with(m, &mut am);
-        if changed {
+    let mut k = 0;
+    while k < total {
+        let run = passes[k..]
+            .iter()
+            .take_while(|p| p.function_pass().is_some())
+            .count();
+        let observed = opts.verify_each
+            || opts.print_after_all.is_some()
+            || passes[k..k + run]
+                .iter()
+                .any(|p| opts.print_after.iter().any(|n| n == p.name()));
+        if run >= 2 && !observed {
+            run_function_by_function(m, &passes[k..k + run], &mut am, opts);
+            k += run;
+            continue;
+        }
+        run_one(m, passes[k], k, total, &mut am, opts)?;
+        k += 1;
+    }
+    Ok(())
+}
+
+/// Runs the function passes `run` over `m` function by function (see
+/// [`run_pass_list`]), with the invalidation and timings [`run_one`] would give
+/// each pass.
+fn run_function_by_function(
+    m: &mut Module,
+    run: &[&dyn Pass],
+    am: &mut AnalysisManager,
+    opts: &mut PassOptions,
+) {
+    let timed = opts.timings.is_some();
+    let mut timings: Vec<PassTiming> = run
+        .iter()
+        .map(|p| PassTiming {
+            name: p.name(),
+            seconds: 0.0,
+            insts_before: 0,
+            insts_after: 0,
+        })
+        .collect();
+    let mut changed = vec![false; run.len()];
+    for (id, f) in m.funcs.iter_mut() {
+        if f.is_declaration() {
+            continue;
+        }
+        for (k, p) in run.iter().enumerate() {
+            let pass = p.function_pass().expect("a run holds function passes");
+            let start = timed.then(|| (std::time::Instant::now(), function_insts(f)));
+            changed[k] |= am.on_function(id, f, |f, fa| pass.run_on(f, fa));
+            am.invalidate_function(id, p.preserves());
+            if let Some((start, insts)) = start {
+                let t = &mut timings[k];
+                t.seconds += start.elapsed().as_secs_f64();
+                t.insts_before += insts;
+                t.insts_after += function_insts(f);
+            }
+        }
+    }
+    for (k, p) in run.iter().enumerate() {
+        if changed[k] {
             am.invalidate(p.preserves());
         }
-        let seconds = start.elapsed().as_secs_f64();
-        if let (Some(t), Some(insts_before)) = (opts.timings.as_mut(), before) {
-            t.push(PassTiming {
-                name: p.name(),
-                seconds,
-                insts_before,
-                insts_after: module_insts(m),
-            });
-        }
-        if opts.verify_each {
-            ir::verify_module(m).map_err(|e| {
-                format!(
-                    "invalid IR after pass '{}':\n{e}\n{}",
-                    p.name(),
-                    ir::print_module(m)
-                )
-            })?;
-            am.check(m)
-                .map_err(|e| format!("after pass '{}': {e}", p.name()))?;
-        }
-        // `--print-after NAME` prints every time NAME runs; `--print-after-all`
-        // only after the passes that changed something (as LLVM's
-        // `-print-changed`), numbered in the run.
-        let wanted = opts.print_after.iter().any(|n| n == p.name());
-        if wanted || (opts.print_after_all.is_some() && changed) {
-            let text = format!(
-                "; IR after {} (pass {} of {total}{})\n{}",
+    }
+    if let Some(t) = opts.timings.as_mut() {
+        t.extend(timings);
+    }
+}
+
+/// Runs pass number `k` (of `total`) over the whole module, then verifies and
+/// prints as `opts` asks.
+fn run_one(
+    m: &mut Module,
+    p: &dyn Pass,
+    k: usize,
+    total: usize,
+    am: &mut AnalysisManager,
+    opts: &mut PassOptions,
+) -> Result<(), String> {
+    let before = opts.timings.is_some().then(|| module_insts(m));
+    let start = std::time::Instant::now();
+    let changed = p.run_with(m, am);
+    if changed {
+        am.invalidate(p.preserves());
+    }
+    let seconds = start.elapsed().as_secs_f64();
+    if let (Some(t), Some(insts_before)) = (opts.timings.as_mut(), before) {
+        t.push(PassTiming {
+            name: p.name(),
+            seconds,
+            insts_before,
+            insts_after: module_insts(m),
+        });
+    }
+    if opts.verify_each {
+        ir::verify_module(m).map_err(|e| {
+            format!(
+                "invalid IR after pass '{}':\n{e}\n{}",
                 p.name(),
-                k + 1,
-                if changed { "" } else { ", unchanged" },
                 ir::print_module(m)
-            );
-            let res = match opts.print_after_all.as_mut() {
-                Some(w) => w.write_all(text.as_bytes()),
-                None => std::io::stderr().write_all(text.as_bytes()),
-            };
-            res.map_err(|e| format!("cannot write IR dump: {e}"))?;
-        }
+            )
+        })?;
+        am.check(m)
+            .map_err(|e| format!("after pass '{}': {e}", p.name()))?;
+    }
+    // `--print-after NAME` prints every time NAME runs; `--print-after-all`
+    // only after the passes that changed something (as LLVM's
+    // `-print-changed`), numbered in the run.
+    let wanted = opts.print_after.iter().any(|n| n == p.name());
+    if wanted || (opts.print_after_all.is_some() && changed) {
+        let text = format!(
+            "; IR after {} (pass {} of {total}{})\n{}",
+            p.name(),
+            k + 1,
+            if changed { "" } else { ", unchanged" },
+            ir::print_module(m)
+        );
+        let res = match opts.print_after_all.as_mut() {
+            Some(w) => w.write_all(text.as_bytes()),
+            None => std::io::stderr().write_all(text.as_bytes()),
+        };
+        res.map_err(|e| format!("cannot write IR dump: {e}"))?;
     }
     Ok(())
 }
@@ -480,6 +594,83 @@ bb0:
         assert_eq!((timings[0].insts_before, timings[0].insts_after), (5, 2));
         assert_eq!(timings[2].insts_after, module_insts(&m));
         assert!(timings.iter().all(|t| t.seconds >= 0.0));
+    }
+
+    /// A pass that records which function it ran on, and changes nothing.
+    struct Recorder<'a> {
+        name: &'static str,
+        function: bool,
+        log: &'a std::sync::Mutex<Vec<String>>,
+    }
+
+    impl Recorder<'_> {
+        fn record(&self, f: &Function) {
+            self.log
+                .lock()
+                .unwrap()
+                .push(format!("{}@{}", self.name, f.name));
+        }
+    }
+
+    impl Pass for Recorder<'_> {
+        fn name(&self) -> &'static str {
+            self.name
+        }
+        fn description(&self) -> &'static str {
+            "records the functions it runs on"
+        }
+        fn run(&self, m: &mut Module) -> bool {
+            m.funcs.values().for_each(|f| self.record(f));
+            false
+        }
+        fn function_pass(&self) -> Option<&dyn FunctionPass> {
+            self.function.then_some(self as &dyn FunctionPass)
+        }
+    }
+
+    impl FunctionPass for Recorder<'_> {
+        fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+            self.record(f);
+            false
+        }
+    }
+
+    #[test]
+    fn function_passes_in_a_row_run_function_by_function() {
+        let two = "func @a() -> i32 {\nbb0:\n  ret 1\n}\nfunc @main() -> i32 {\nbb0:\n  ret 0\n}\n";
+        let log = std::sync::Mutex::new(Vec::new());
+        let pass = |name, function| Recorder {
+            name,
+            function,
+            log: &log,
+        };
+        let (f1, f2, module, f3) = (
+            pass("f1", true),
+            pass("f2", true),
+            pass("m", false),
+            pass("f3", true),
+        );
+        let passes: [&dyn Pass; 4] = [&f1, &f2, &module, &f3];
+        let order = |verify_each| {
+            let mut m = ir::parse_module(two).unwrap();
+            let mut opts = PassOptions {
+                verify_each,
+                ..Default::default()
+            };
+            run_pass_list(&mut m, &passes, &mut opts).unwrap();
+            std::mem::take(&mut *log.lock().unwrap())
+        };
+        // f1 and f2 go function by function; a module pass ends the run, and f3,
+        // alone, runs as any pass does.
+        assert_eq!(
+            order(false),
+            ["f1@a", "f2@a", "f1@main", "f2@main", "m@a", "m@main", "f3@a", "f3@main"]
+        );
+        // Verifying after each pass needs every pass over the whole module.
+        assert_eq!(
+            order(true),
+            ["f1@a", "f1@main", "f2@a", "f2@main", "m@a", "m@main", "f3@a", "f3@main"]
+        );
     }
 
     #[test]

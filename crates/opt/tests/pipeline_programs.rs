@@ -134,6 +134,43 @@ fn each_pass_alone() {
     }
 }
 
+/// Runs the `-O2` pipeline on `path` as the driver does (runs of function passes
+/// function by function) and pass by pass (as `verify_each` makes it): the two
+/// modules must print the same, and the first must verify.
+fn check_function_by_function(path: &Path) -> Result<(), String> {
+    let src = std::fs::read_to_string(path).unwrap();
+    let name = path.display().to_string();
+    let program = front::check(&name, &src).map_err(|d| d.render(&name, &src))?;
+    let mut by_function = lower::lower_program(&program, false);
+    run_passes(&mut by_function, &pipeline(2), &mut PassOptions::default())
+        .map_err(|e| format!("{name}: {e}"))?;
+    ir::verify_module(&by_function).map_err(|e| format!("{name}: {e}"))?;
+    let mut by_pass = lower::lower_program(&program, false);
+    let mut opts = PassOptions {
+        verify_each: true,
+        ..Default::default()
+    };
+    run_passes(&mut by_pass, &pipeline(2), &mut opts).map_err(|e| format!("{name}: {e}"))?;
+    if ir::print_module(&by_function) != ir::print_module(&by_pass) {
+        return Err(format!(
+            "{name}: function by function, -O2 gives another module than pass by pass"
+        ));
+    }
+    Ok(())
+}
+
+#[test]
+fn function_by_function_gives_the_pass_by_pass_module() {
+    let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+    assert!(check_dir_with(&root.join("tests/programs"), check_function_by_function) > 0);
+    for sub in ["functional", "hidden_functional", "performance"] {
+        let dir = root.join("../shared/sysy2022").join(sub);
+        if dir.exists() {
+            check_dir_with(&dir, check_function_by_function);
+        }
+    }
+}
+
 #[test]
 fn project_programs() {
     let root = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../tests"));

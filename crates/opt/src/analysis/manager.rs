@@ -217,17 +217,40 @@ impl AnalysisManager {
             if f.is_declaration() {
                 continue;
             }
-            let fa = &mut self.funcs[id];
-            let before = fa.computations;
-            if pass(id, f, fa) {
-                changed = true;
-                if let Some(summary) = self.summaries.get_mut(id) {
-                    *summary = None;
-                }
-            }
-            self.computed += self.funcs[id].computations - before;
+            changed |= self.on_function(id, f, |f, fa| pass(id, f, fa));
         }
         changed
+    }
+
+    /// Runs `pass` on `f`, the defined function `id`, with its cached analyses,
+    /// as [`AnalysisManager::each_function_by_id`] does on each function; whether
+    /// it changed `f` (which drops `f`'s purity summary).
+    pub fn on_function(
+        &mut self,
+        id: FuncId,
+        f: &mut Function,
+        pass: impl FnOnce(&mut Function, &mut FunctionAnalyses) -> bool,
+    ) -> bool {
+        let fa = &mut self.funcs[id];
+        let before = fa.computations;
+        let changed = pass(f, fa);
+        if changed {
+            if let Some(summary) = self.summaries.get_mut(id) {
+                *summary = None;
+            }
+        }
+        self.computed += self.funcs[id].computations - before;
+        changed
+    }
+
+    /// After a function pass ran on function `id` alone (function by function,
+    /// see [`crate::pipeline::run_passes`]): what it does not keep valid of that
+    /// function's analyses is compared with the function before their next use,
+    /// as [`AnalysisManager::invalidate`] arranges for every function.
+    pub fn invalidate_function(&mut self, id: FuncId, kept: Preserved) {
+        if !kept.cfg {
+            self.funcs[id].unverified = true;
+        }
     }
 
     /// The effects of every function of `m` ([`Purity::compute`]), walking only

@@ -46,8 +46,9 @@
 //! It runs last in the pipeline, after reassociation and linear forms have chosen the
 //! operands: they canonicalise sums into chains that this pass would otherwise undo.
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -64,12 +65,18 @@ impl Pass for Balance {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| run(f) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for Balance {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        run(f) > 0
     }
 }
 

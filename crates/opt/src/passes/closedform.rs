@@ -39,9 +39,9 @@
 //! A loop whose exit values are then unused is deleted by DCE on the fast path; the
 //! original stays for the inputs the guard rejects.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, UnOp, Value};
 use std::collections::HashMap;
@@ -62,8 +62,14 @@ impl Pass for ClosedForm {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for ClosedForm {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

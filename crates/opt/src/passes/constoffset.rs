@@ -19,8 +19,9 @@
 //! addresses into offsets from a pointer; this pass runs after it, for the accesses
 //! it leaves (straight-line code, fully unrolled loops, loops without a counter).
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, Function, Inst, InstKind, Module, Type};
 
 /// The constant-offset separation pass.
@@ -36,12 +37,18 @@ impl Pass for ConstOffset {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| run(f) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for ConstOffset {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        run(f) > 0
     }
 }
 

@@ -22,9 +22,9 @@
 //!   preheader.
 
 use crate::analysis::induction::step_of;
-use crate::analysis::AnalysisManager;
+use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Function, InstKind, Module, Type, Value};
 
@@ -44,11 +44,15 @@ impl Pass for FinalValue {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (cfg, _, loops) = fa.loops(f);
-            run_on(f, cfg, loops) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for FinalValue {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, _, loops) = fa.loops(f);
+        run_on(f, cfg, loops) > 0
     }
 }
 

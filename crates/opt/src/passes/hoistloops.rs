@@ -29,9 +29,9 @@
 //! to a new block that enters `O`, and `A` jumps straight to `E`, adding each
 //! accumulator's outer starting value to the value `I` computed.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value};
 
@@ -51,8 +51,14 @@ impl Pass for HoistLoops {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for HoistLoops {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

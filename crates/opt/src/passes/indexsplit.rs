@@ -29,10 +29,10 @@
 //! other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
 //! a function grows by at most [`MAX_GROWTH`] instructions.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{Counter, Loop, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
 use ir::analysis::ControlFlowGraph;
 use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value, ValueDef};
@@ -53,8 +53,14 @@ impl Pass for IndexSplit {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for IndexSplit {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

@@ -34,9 +34,10 @@
 //! Arithmetic made dead by a rewrite is removed (not divisions, which might trap; DCE
 //! decides about those).
 
-use crate::analysis::{AnalysisManager, Preserved};
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, SecondaryMap, UnOp, Value};
 
 /// The instcombine pass.
@@ -52,12 +53,18 @@ impl Pass for InstCombine {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| run(f))
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for InstCombine {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        run(f)
     }
 }
 

@@ -43,9 +43,9 @@
 
 use super::condprop::dom_facts::DomFacts;
 use super::condprop::facts::{branch_fact, known, Fact};
-use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, Preserved};
+use crate::analysis::{FunctionAnalyses, LoopForest, Preserved};
 use crate::cfg_edit::single_edge;
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -68,8 +68,14 @@ impl Pass for JumpThread {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for JumpThread {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

@@ -14,9 +14,10 @@
 //! back edge (index arithmetic that only fed rewritten addresses is dead), so the
 //! replacement pays for itself.
 
-use crate::analysis::{AnalysisManager, Preserved};
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Inst, InstKind, Module, Type, Value};
 
@@ -36,11 +37,15 @@ impl Pass for Lftr {
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (cfg, _, loops) = fa.loops(f);
-            run_on(f, cfg, loops) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for Lftr {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, _, loops) = fa.loops(f);
+        run_on(f, cfg, loops) > 0
     }
 }
 

@@ -19,8 +19,9 @@
 //! with at most 8 leaves, so nothing moves between blocks and the work per root is
 //! bounded.
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -37,12 +38,18 @@ impl Pass for Linearize {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| run(f) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for Linearize {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        run(f) > 0
     }
 }
 

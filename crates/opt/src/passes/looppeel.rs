@@ -31,11 +31,11 @@
 //! instructions are peeled, and a function grows by at most [`MAX_GROWTH`].
 
 use super::jumpthread::decides_on_edge;
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId};
 use crate::cfg_edit::single_edge;
 use crate::loop_copy::LoopCopy;
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, Function, InstKind, Module, Value};
 
@@ -55,8 +55,14 @@ impl Pass for LoopPeel {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for LoopPeel {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

@@ -28,8 +28,8 @@
 //! already leaves the loop (the loop is then rotated already), and the header is
 //! small and free of side effects (it is duplicated).
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
+use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::{defined_in, repair_uses_in, Regions};
 use ir::analysis::ControlFlowGraph;
@@ -52,8 +52,14 @@ impl Pass for LoopRotate {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| rotate_all(f, true, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for LoopRotate {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        rotate_all(f, true, fa) > 0
     }
 }
 

@@ -34,9 +34,9 @@
 //! one test instead of two. The minimum adds one to `x` only when `x < bound`, so
 //! the sum cannot wrap; both forms keep exactly the iterations the two tests kept.
 
-use crate::analysis::AnalysisManager;
+use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, CmpOp, Function, InstKind, Module, Type, Value};
 
@@ -56,11 +56,15 @@ impl Pass for LoopSplit {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (cfg, _, loops) = fa.loops(f);
-            run_on(f, cfg, loops) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for LoopSplit {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, _, loops) = fa.loops(f);
+        run_on(f, cfg, loops) > 0
     }
 }
 

@@ -1,8 +1,10 @@
 //! The mem2reg pass: [`crate::ssa::cytron::mem2reg`] over every function (a no-op on
 //! functions already in SSA form).
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
+use ir::Function;
 use ir::Module;
 
 /// Promotes scalar stack slots to SSA values.
@@ -18,11 +20,17 @@ impl Pass for Mem2Reg {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, crate::ssa::mem2reg)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| crate::ssa::mem2reg(f))
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for Mem2Reg {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        crate::ssa::mem2reg(f)
     }
 }

@@ -27,9 +27,10 @@
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
 //! Implementation", 13.1), restricted to memory that provably has no other name.
 
+use crate::analysis::address_root;
+use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::analysis::{address_root, AnalysisManager};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::collections::BTreeMap;
@@ -47,12 +48,18 @@ impl Pass for MemForward {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, run)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| run(f))
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for MemForward {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        run(f)
     }
 }
 

@@ -20,8 +20,9 @@
 //! the later is replaced by the earlier (strength reduction can create such twins,
 //! two pointers that start and step alike, after value numbering has run).
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, InstKind, Module, Value};
 
@@ -41,11 +42,15 @@ impl Pass for MergeArgs {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (cfg, dt) = fa.domtree(f);
-            run_on(f, cfg, dt) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for MergeArgs {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, dt) = fa.domtree(f);
+        run_on(f, cfg, dt) > 0
     }
 }
 

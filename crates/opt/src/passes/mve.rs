@@ -26,9 +26,9 @@
 //! instructions.
 
 use crate::analysis::Loop;
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{Block, Function, Module};
 
 /// The modulo variable expansion pass.
@@ -47,8 +47,14 @@ impl Pass for ModuloVariableExpansion {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for ModuloVariableExpansion {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

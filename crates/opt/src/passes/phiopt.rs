@@ -41,8 +41,9 @@
 //! stay branches. Values that differ in other ways (a select between unrelated
 //! values, a minimum) would need four operations; those branches stay too.
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
 
 /// The if-conversion of conditional increments.
@@ -61,11 +62,17 @@ impl Pass for PhiOpt {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| run(f) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
+    }
+}
+
+impl FunctionPass for PhiOpt {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        run(f) > 0
     }
 }
 

@@ -23,8 +23,9 @@
 //! of the same pair share one recurrence.
 
 use crate::analysis::induction::step_of;
-use crate::analysis::{AnalysisManager, LoopForest, Preserved, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::{LoopForest, Preserved, RotatedLoop};
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
@@ -45,11 +46,15 @@ impl Pass for PolyIv {
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (cfg, dt, loops) = fa.loops(f);
-            run_on(f, cfg, dt, loops) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for PolyIv {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, dt, loops) = fa.loops(f);
+        run_on(f, cfg, dt, loops) > 0
     }
 }
 

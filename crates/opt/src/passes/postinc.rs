@@ -23,9 +23,10 @@
 //! dominates: loads and stores through `p`, and `gep p, k, S` with a constant `k`
 //! (to `gep q, k - c, S`). Other uses keep `p`.
 
+use crate::analysis::FunctionAnalyses;
 use crate::analysis::LoopForest;
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Inst, InstKind, Module, Type, Value};
 
@@ -45,11 +46,15 @@ impl Pass for PostInc {
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (_, dt, loops) = fa.loops(f);
-            run_on(f, dt, loops) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for PostInc {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (_, dt, loops) = fa.loops(f);
+        run_on(f, dt, loops) > 0
     }
 }
 

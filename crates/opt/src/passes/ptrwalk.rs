@@ -36,8 +36,8 @@
 //! target loaded from memory) get their addresses computed where they are passed,
 //! as the header computed them.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value};
 
@@ -57,8 +57,14 @@ impl Pass for PtrWalk {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for PtrWalk {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

@@ -16,8 +16,9 @@
 //! have no other use and sit in the same block (so nothing moves between blocks);
 //! trees of two operands are left as they are.
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 
@@ -37,8 +38,14 @@ impl Pass for Reassociate {
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_on(f, fa.cfg(f)) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for Reassociate {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_on(f, fa.cfg(f)) > 0
     }
 }
 

@@ -15,10 +15,10 @@
 //! become jumps, never-executed blocks are removed with the arguments their branches
 //! passed, and parameters that became constants are removed.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
 
 /// The SCCP pass.
@@ -37,8 +37,14 @@ impl Pass for Sccp {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, run_in)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for Sccp {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa)
     }
 }
 

@@ -19,9 +19,9 @@
 //! when the bypassed block's parameters are used nowhere else, since the code its
 //! successors see would otherwise lose their definitions.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params_with;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
@@ -42,8 +42,14 @@ impl Pass for SimplifyCfg {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, run_in)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for SimplifyCfg {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa)
     }
 }
 

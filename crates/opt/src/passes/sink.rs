@@ -16,8 +16,9 @@
 //! divisions that could trap (the trap would move past an output), not calls.
 //! Instructions are visited bottom-up, so a chain `x -> y -> use` sinks as a whole.
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{Function, Inst, InstKind, Module, Value};
 
 /// The local sinking pass.
@@ -33,12 +34,18 @@ impl Pass for Sink {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, _| run(f) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for Sink {
+    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+        run(f) > 0
     }
 }
 

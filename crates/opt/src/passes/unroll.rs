@@ -18,9 +18,9 @@
 //! last copy. Uses of the loop's values after the loop (which only the last
 //! iteration's values reach) take the last copy's values.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{Counter, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -40,8 +40,14 @@ impl Pass for Unroll {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for Unroll {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

@@ -52,9 +52,9 @@
 //! by at most [`MAX_GROWTH`] instructions.
 
 use crate::analysis::purity::address_root;
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::ControlFlowGraph;
@@ -77,8 +77,14 @@ impl Pass for UnrollAndJam {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for UnrollAndJam {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

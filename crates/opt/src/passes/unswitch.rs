@@ -24,10 +24,10 @@
 //! and loops of at most [`MAX_LOOP_INSTS`] instructions are copied, a function
 //! growing by at most [`MAX_GROWTH`].
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId};
 use crate::loop_copy::LoopCopy;
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockArgs, BlockCall, Function, InstKind, Module};
 
@@ -47,8 +47,14 @@ impl Pass for Unswitch {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for Unswitch {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

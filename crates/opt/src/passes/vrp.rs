@@ -23,8 +23,8 @@
 //! on wrapping); values without a range (unreachable code) are left alone.
 
 use crate::analysis::ranges::{Range, Ranges};
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, Type, Value};
 
 /// The range-based simplification pass.
@@ -40,12 +40,18 @@ impl Pass for Vrp {
     fn run(&self, m: &mut Module) -> bool {
         super::each_function(m, |f| run(f) > 0)
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| run_in(f, fa) > 0)
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Rewrites instructions only.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
+    }
+}
+
+impl FunctionPass for Vrp {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 

@@ -47,8 +47,9 @@ mod solve;
 #[cfg(test)]
 mod tests;
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Module};
 pub use rewrite::Rewrites;
@@ -73,11 +74,15 @@ impl Pass for Affine {
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let dt = fa.domtree(f).1.clone();
-            run(f, &dt).changed()
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for Affine {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let dt = fa.domtree(f).1.clone();
+        run(f, &dt).changed()
     }
 }
 

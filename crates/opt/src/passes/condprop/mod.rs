@@ -27,8 +27,9 @@ pub(crate) mod dom_facts;
 pub(crate) mod facts;
 mod loop_facts;
 
-use crate::analysis::{AnalysisManager, Preserved};
-use crate::pipeline::Pass;
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::Preserved;
+use crate::pipeline::{FunctionPass, Pass};
 use facts::{known, Fact, FactStack};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
@@ -49,11 +50,15 @@ impl Pass for CondProp {
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (cfg, dt) = fa.domtree(f);
-            run_on(f, cfg, dt) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for CondProp {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, dt) = fa.domtree(f);
+        run_on(f, cfg, dt) > 0
     }
 }
 

@@ -40,9 +40,9 @@ mod gep_blocks;
 mod gep_reassoc;
 mod recurrence;
 
-use crate::analysis::AnalysisManager;
+use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
-use crate::pipeline::Pass;
+use crate::pipeline::{FunctionPass, Pass};
 use affine::{LoopCounter, Ranges};
 use gep_blocks::GepBlocks;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -65,11 +65,15 @@ impl Pass for StrengthReduce {
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        am.each_function(m, |f, fa| {
-            let (cfg, dt, loops) = fa.loops(f);
-            run_on(f, cfg, dt, loops) > 0
-        })
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for StrengthReduce {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, dt, loops) = fa.loops(f);
+        run_on(f, cfg, dt, loops) > 0
     }
 }
 
