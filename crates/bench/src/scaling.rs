@@ -93,6 +93,13 @@ pub const DIMENSIONS: &[Dimension] = &[
         generate: call_chain,
     },
     Dimension {
+        name: "condition",
+        what: "terms of one || condition",
+        base: 1000,
+        top: 16,
+        generate: long_condition,
+    },
+    Dimension {
         name: "local-init",
         what: "elements in a local array's initialiser",
         base: 6250,
@@ -133,6 +140,17 @@ pub fn branches_in_loop(n: usize) -> String {
         writeln!(s, "    if (i % {m} == 0) s = s + {m}; else s = s - i;").unwrap();
     }
     s.push_str("    i = i + 1;\n  }\n  putint(s);\n  return 0;\n}\n");
+    s
+}
+
+/// One `if` whose condition is `n` terms joined by `||`, each an `&&` of two
+/// comparisons: a chain of `2n` short-circuit tests, all branching to one join.
+pub fn long_condition(n: usize) -> String {
+    let mut s = String::from("int main() {\n  int x = getint();\n  int y = 0;\n  if (x == 0");
+    for k in 0..n {
+        write!(s, "\n      || x > {} && x < {}", 3 * k + 1, 3 * k + 3).unwrap();
+    }
+    s.push_str(")\n    y = 1;\n  putint(y);\n  return 0;\n}\n");
     s
 }
 

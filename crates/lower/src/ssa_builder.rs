@@ -206,13 +206,8 @@ impl SsaBuilder {
         block: Block,
         param: Value,
     ) -> Value {
-        let preds = self.blocks[&block].preds.clone();
-        let mut done: Vec<Block> = Vec::with_capacity(preds.len());
+        let preds = ir::analysis::distinct_in_order(&self.blocks[&block].preds);
         for pred in preds {
-            if done.contains(&pred) {
-                continue;
-            }
-            done.push(pred);
             let v = self.use_var(func, var, pred);
             let term = func.terminator(pred).expect("predecessor has a terminator");
             let mut kind = func.kind(term).clone();

@@ -9,6 +9,7 @@
 use crate::entities::Block;
 use crate::function::Function;
 use cranelift_entity::SecondaryMap;
+use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 /// One block's predecessors or successors: the first two inline.
@@ -104,14 +105,26 @@ impl ControlFlowGraph {
 
     /// Distinct predecessors of `b`, in first-edge order.
     pub fn unique_preds(&self, b: Block) -> Vec<Block> {
-        let mut v: Vec<Block> = Vec::with_capacity(self.preds[b].len());
-        for &p in &self.preds[b] {
-            if !v.contains(&p) {
-                v.push(p);
+        distinct_in_order(&self.preds[b])
+    }
+}
+
+/// The distinct blocks of `blocks`, each where it first occurs. A long list (the
+/// predecessors of the join of a long `||` condition) goes through a set, not a
+/// scan of the list so far for each entry.
+pub fn distinct_in_order(blocks: &[Block]) -> Vec<Block> {
+    let mut v: Vec<Block> = Vec::with_capacity(blocks.len());
+    if blocks.len() <= 16 {
+        for &b in blocks {
+            if !v.contains(&b) {
+                v.push(b);
             }
         }
-        v
+    } else {
+        let mut seen: FxHashSet<Block> = FxHashSet::default();
+        v.extend(blocks.iter().copied().filter(|&b| seen.insert(b)));
     }
+    v
 }
 
 impl super::graph::Graph for ControlFlowGraph {
@@ -187,5 +200,23 @@ bb3:
         assert_eq!(fresh.preds(b3).len(), 3);
         let stale = std::panic::catch_unwind(|| cfg.rpo().len());
         assert!(stale.is_err(), "rpo after an edge update must refuse");
+    }
+
+    /// Short lists are scanned, long ones go through a set: both keep each
+    /// block's first occurrence, in order.
+    #[test]
+    fn distinct_blocks_keep_their_first_occurrence() {
+        let b = |i: usize| <Block as cranelift_entity::EntityRef>::new(i);
+        let short = [b(3), b(1), b(3), b(2), b(1)];
+        assert_eq!(distinct_in_order(&short), [b(3), b(1), b(2)]);
+        let long: Vec<Block> = (0..100).map(|i| b((i * 7) % 30)).collect();
+        let mut want: Vec<Block> = Vec::new();
+        for &x in &long {
+            if !want.contains(&x) {
+                want.push(x);
+            }
+        }
+        assert_eq!(want.len(), 30);
+        assert_eq!(distinct_in_order(&long), want);
     }
 }

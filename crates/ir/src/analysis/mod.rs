@@ -9,7 +9,7 @@ pub mod domtree;
 pub mod graph;
 pub mod loops;
 
-pub use cfg::ControlFlowGraph;
+pub use cfg::{distinct_in_order, ControlFlowGraph};
 pub use domtree::{DomTree, DominatorTree};
 pub use graph::Graph;
 pub use loops::{natural_loops, LoopNest, NaturalLoop};

@@ -25,6 +25,7 @@
 
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 /// An inclusive interval of `i32` values, `lo <= hi`.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -118,6 +119,9 @@ impl Ranges {
             range: self.range.clone(),
             growths: SecondaryMap::new(),
             work: Vec::new(),
+            requeued_edges: FxHashMap::default(),
+            edges_seen: FxHashMap::default(),
+            many_preds: MANY_PREDS,
         };
         let holds = |v: Value, r: Range| match self.range[v] {
             Some(x) if x.lo <= r.lo && r.hi <= x.hi => Ok(()),
@@ -158,7 +162,19 @@ struct Solver<'f> {
     range: SecondaryMap<Value, Option<Range>>,
     growths: SecondaryMap<Value, u32>,
     work: Vec<Item>,
+    /// For a block with many predecessors: the predecessors whose edges were
+    /// requeued, in order (see [`Solver::param_input`]).
+    requeued_edges: FxHashMap<Block, Vec<Block>>,
+    /// For each parameter of such a block: how much of its block's
+    /// `requeued_edges` it has joined in (absent until it is first computed).
+    edges_seen: FxHashMap<(Block, usize), usize>,
+    /// "Many": [`MANY_PREDS`] (tests compare with no incremental joins at all).
+    many_preds: usize,
 }
+
+/// Blocks with more predecessors than this recompute a parameter from the edges
+/// requeued since its last computation only.
+const MANY_PREDS: usize = 16;
 
 impl<'f> Solver<'f> {
     fn new(f: &'f Function, cfg: &'f ControlFlowGraph) -> Self {
@@ -181,6 +197,9 @@ impl<'f> Solver<'f> {
             range,
             growths: SecondaryMap::new(),
             work: Vec::new(),
+            requeued_edges: FxHashMap::default(),
+            edges_seen: FxHashMap::default(),
+            many_preds: MANY_PREDS,
         }
     }
 
@@ -216,7 +235,7 @@ impl<'f> Solver<'f> {
                     if self.f.value_type(v) != Type::I32 {
                         continue;
                     }
-                    if let Some(r) = self.incoming(b, idx) {
+                    if let Some(r) = self.param_input(b, idx) {
                         self.grow(v, r, true);
                     }
                 }
@@ -265,8 +284,41 @@ impl<'f> Solver<'f> {
             return;
         };
         for &s in self.cfg.succs(block) {
+            if self.cfg.preds(s).len() > self.many_preds {
+                self.requeued_edges.entry(s).or_default().push(block);
+            }
             for idx in 0..self.f.block_params(s).len() {
                 self.work.push(Item::Param(s, idx));
+            }
+        }
+    }
+
+    /// What to join into parameter `idx` of `b`: [`Solver::incoming`] over every
+    /// edge, or, for a block of many predecessors computed before, over the edges
+    /// requeued since. The two give the parameter the same range: it only
+    /// grows (each computation is joined into it), each edge's contribution only
+    /// grows with the ranges it is computed from, and a change to any of those
+    /// requeues the edge; so the edges not requeued add nothing new. (A long `||`
+    /// condition ends in a join of thousands of edges, each requeued when its
+    /// comparison settles: recomputing all of them each time is quadratic.)
+    fn param_input(&mut self, b: Block, idx: usize) -> Option<Range> {
+        if self.cfg.preds(b).len() <= self.many_preds {
+            return self.incoming(b, idx);
+        }
+        let log = self
+            .requeued_edges
+            .get(&b)
+            .map_or(&[][..], |v| v.as_slice());
+        let seen = self.edges_seen.insert((b, idx), log.len());
+        match seen {
+            None => self.incoming(b, idx),
+            Some(from) => {
+                let preds = ir::analysis::distinct_in_order(&log[from..]);
+                let mut acc = None;
+                for p in preds {
+                    self.edge_input(p, b, idx, &mut acc);
+                }
+                acc
             }
         }
     }
@@ -276,41 +328,42 @@ impl<'f> Solver<'f> {
     fn incoming(&self, b: Block, idx: usize) -> Option<Range> {
         let mut acc: Option<Range> = None;
         for &p in self.cfg.preds(b) {
-            let Some(term) = self.f.terminator(p) else {
-                continue;
-            };
-            let edges: Vec<(Value, Option<(Value, bool)>)> = match self.f.kind(term) {
-                InstKind::Jump { dest } if dest.block == b => vec![(dest.args[idx], None)],
-                InstKind::Br {
-                    cond,
-                    then_dest,
-                    else_dest,
-                } => {
-                    let mut e = Vec::new();
-                    if then_dest.block == b {
-                        e.push((then_dest.args[idx], Some((*cond, true))));
-                    }
-                    if else_dest.block == b {
-                        e.push((else_dest.args[idx], Some((*cond, false))));
-                    }
-                    e
-                }
-                _ => Vec::new(),
-            };
-            for (arg, cond) in edges {
-                let Some(mut r) = self.range[arg] else {
-                    continue;
-                };
-                if let Some((cond, taken)) = cond {
-                    match self.refine(arg, r, cond, taken) {
-                        Some(refined) => r = refined,
-                        None => continue, // the edge cannot pass this value
-                    }
-                }
-                acc = Some(acc.map_or(r, |a| a.join(r)));
-            }
+            self.edge_input(p, b, idx, &mut acc);
         }
         acc
+    }
+
+    /// Joins into `acc` what the edges from `p` pass to parameter `idx` of `b`,
+    /// each refined by its branch condition.
+    fn edge_input(&self, p: Block, b: Block, idx: usize, acc: &mut Option<Range>) {
+        let Some(term) = self.f.terminator(p) else {
+            return;
+        };
+        type Edge = (Value, Option<(Value, bool)>);
+        let edges: [Option<Edge>; 2] = match self.f.kind(term) {
+            InstKind::Jump { dest } if dest.block == b => [Some((dest.args[idx], None)), None],
+            InstKind::Br {
+                cond,
+                then_dest,
+                else_dest,
+            } => [
+                (then_dest.block == b).then(|| (then_dest.args[idx], Some((*cond, true)))),
+                (else_dest.block == b).then(|| (else_dest.args[idx], Some((*cond, false)))),
+            ],
+            _ => [None, None],
+        };
+        for (arg, cond) in edges.into_iter().flatten() {
+            let Some(mut r) = self.range[arg] else {
+                continue;
+            };
+            if let Some((cond, taken)) = cond {
+                match self.refine(arg, r, cond, taken) {
+                    Some(refined) => r = refined,
+                    None => continue, // the edge cannot pass this value
+                }
+            }
+            *acc = Some(acc.map_or(r, |a| a.join(r)));
+        }
     }
 
     /// `r`, the range of `v`, narrowed by knowing that `cond` is `taken`.
@@ -515,6 +568,90 @@ mod tests {
 
     fn rg(lo: i32, hi: i32) -> Option<Range> {
         Some(Range { lo, hi })
+    }
+
+    /// A loop whose body is a chain of `n` tests of its counter, each branching to
+    /// one join (block `n + 2`) with a constant or the counter, refined by the
+    /// test. The counter is `%1`.
+    fn chain_into_a_join(n: usize) -> Function {
+        let join = 2 + n;
+        let mut src = String::from(
+            "func @f(i32) -> i32 {\nbb0(%0: i32):\n  jump bb1(0)\n\
+             bb1(%1: i32):\n  %2 = slt %1, %0\n  br %2, bb2, bb99\n",
+        );
+        for k in 0..n {
+            let (b, v) = (2 + k, 3 + k);
+            let arg = if k % 2 == 0 {
+                format!("{k}")
+            } else {
+                "%1".to_string()
+            };
+            let next = if k + 1 < n {
+                format!("bb{}", b + 1)
+            } else {
+                format!("bb{join}(%1)")
+            };
+            src += &format!("bb{b}:\n  %{v} = slt %1, {k}\n  br %{v}, bb{join}({arg}), {next}\n");
+        }
+        let j = 3 + n;
+        src += &format!(
+            "bb{join}(%{j}: i32):\n  %{} = add %{j}, %1\n  %{} = add %1, 1\n  %{} = slt %{}, 100\n  br %{}, bb1(%{}), bb99\n\
+             bb99:\n  ret %1\n}}\n",
+            j + 1,
+            j + 2,
+            j + 3,
+            j + 2,
+            j + 3,
+            j + 2
+        );
+        let m = ir::parse_module(&src).expect("parses");
+        m.funcs.values().next().unwrap().clone()
+    }
+
+    /// The whole solve gives the same ranges with the join of 41 edges computed
+    /// incrementally as with every computation over all edges.
+    #[test]
+    fn a_join_of_many_edges_gets_the_ranges_of_a_full_recompute() {
+        let f = chain_into_a_join(40);
+        let cfg = ControlFlowGraph::compute(&f);
+        let incremental = Ranges::compute(&f, &cfg);
+        let mut whole = Solver::new(&f, &cfg);
+        whole.many_preds = usize::MAX;
+        let whole = whole.solve();
+        for v in f.all_values() {
+            assert_eq!(incremental.get(v), whole.get(v), "{v}");
+        }
+        incremental.check(&f, &cfg).unwrap();
+    }
+
+    /// After the counter grows and the edges it feeds are requeued, the join's
+    /// parameter takes in exactly what a recompute over every edge adds.
+    #[test]
+    fn a_big_join_takes_in_what_the_requeued_edges_add() {
+        let n = 40;
+        let f = chain_into_a_join(n);
+        let cfg = ControlFlowGraph::compute(&f);
+        let blocks: Vec<Block> = f.layout.blocks().collect();
+        let (header, join) = (blocks[1], blocks[2 + n]);
+        let counter = f.block_params(header)[0];
+        let mut s = Solver::new(&f, &cfg);
+        for v in f.all_values() {
+            if s.range[v].is_none() {
+                s.range[v] = Some(Range::FULL);
+            }
+        }
+        s.range[counter] = rg(0, 0);
+        let first = s.param_input(join, 0).unwrap();
+        assert_eq!(first, Range { lo: 0, hi: 38 });
+        // The counter grows: every test of it, and every edge passing it, requeued.
+        s.range[counter] = rg(0, 60);
+        for &b in &blocks[2..2 + n] {
+            s.requeue_targets(f.terminator(b).unwrap());
+        }
+        let added = s.param_input(join, 0).unwrap();
+        let all = s.incoming(join, 0).unwrap();
+        assert_eq!(first.join(added), first.join(all));
+        assert_eq!(first.join(added), Range { lo: 0, hi: 60 });
     }
 
     #[test]

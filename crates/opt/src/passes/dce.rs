@@ -233,17 +233,31 @@ fn run_on(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> bool 
         let redirects = loop {
             let mut redirects: Vec<(Inst, Block)> = Vec::new();
             let mut kept = false;
+            // The first live block up the post-dominator tree from each dead block
+            // walked so far (blocks become live only in `propagate`, after this
+            // round): a chain of dead branches, each post-dominated by the next,
+            // is walked once, not once from each of them.
+            let mut first_live: SecondaryMap<Block, Option<Option<Block>>> = SecondaryMap::new();
+            let mut path: Vec<Block> = Vec::new();
             for &b in cfg.rpo() {
                 let Some(t) = f.terminator(b) else { continue };
                 if marks.inst[t] || !matches!(f.kind(t), InstKind::Br { .. }) {
                     continue;
                 }
-                let mut target = pdt.ipdom(b);
-                while let Some(x) = target {
+                let mut up = pdt.ipdom(b);
+                let target = loop {
+                    let Some(x) = up else { break None };
                     if marks.block[x] {
-                        break;
+                        break Some(x);
                     }
-                    target = pdt.ipdom(x);
+                    if let Some(known) = first_live[x] {
+                        break known;
+                    }
+                    path.push(x);
+                    up = pdt.ipdom(x);
+                };
+                for x in path.drain(..) {
+                    first_live[x] = Some(target);
                 }
                 match target {
                     Some(l) if !f.block_params(l).iter().any(|&p| marks.param[p]) => {
