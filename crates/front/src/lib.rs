@@ -10,10 +10,11 @@
 //!
 //! Stack use: long left-deep operator chains (`a + b + ... + z`) are walked iteratively,
 //! so ordinary programs need little stack (every contest-suite file checks in 1.5 MB of
-//! stack in a debug build, 512 KB in release). Nesting (parentheses, blocks, `if`
-//! chains, ...) recurses and is rejected beyond [`parser::MAX_DEPTH`] levels; to accept
-//! everything up to that limit, call [`check`] on a thread with a large stack (the
-//! driver uses 256 MB).
+//! stack in a debug build, 512 KB in release), and their length is not limited (only
+//! dropping a tree recurses down its left spine, a few words of stack per operator).
+//! Nesting (parentheses, blocks, `if` chains, ...) recurses and is rejected beyond
+//! [`parser::MAX_DEPTH`] levels; to accept everything up to that limit, call [`check`]
+//! on a thread with a large stack (the driver uses 1 GB).
 
 pub mod ast;
 pub mod diag;

@@ -29,11 +29,11 @@ impl<'a> Parser<'a> {
     }
 
     /// Precedence climbing: parses operators binding at least as tightly as `min_prec`.
-    /// Each operator folded into the left-deep chain counts as one nesting level while
-    /// the rest of the chain is parsed.
+    /// A chain of operators (`a + b + ... + z`) is a loop here and a left-deep tree
+    /// after, which every later stage walks iteratively: its length is not nesting,
+    /// and is not limited.
     pub(super) fn binary(&mut self, min_prec: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
-        let mut chain = 0;
         while let Some(op) = Self::bin_op(self.peek().tok) {
             let prec = op.precedence();
             if prec < min_prec {
@@ -46,10 +46,7 @@ impl<'a> Parser<'a> {
                 kind: ExprKind::Binary(op, Box::new(lhs), Box::new(rhs)),
                 span,
             };
-            chain += 1;
-            self.enter()?;
         }
-        self.depth -= chain;
         Ok(lhs)
     }
 

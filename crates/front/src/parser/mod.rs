@@ -3,9 +3,10 @@
 //!
 //! Errors are reported to [`Diagnostics`]; the parser then resynchronises at the next
 //! statement or top-level item, so that several syntax errors are reported at once.
-//! Nesting (parentheses, unary operators, blocks, statements, initialiser braces and the
-//! height of binary operator chains) is limited to [`MAX_DEPTH`] levels: deeper input
-//! gets a clean "nesting too deep" error instead of exhausting the stack. Parsing up to
+//! Nesting (parentheses, unary operators, blocks, statements and initialiser braces) is
+//! limited to [`MAX_DEPTH`] levels: deeper input gets a clean "nesting too deep" error
+//! instead of exhausting the stack. The length of a chain of binary operators is not
+//! nesting: every stage walks such chains iteratively. Parsing up to
 //! the limit needs a few MB of stack in debug builds; run on a thread with a large
 //! stack (the driver uses 256 MB).
 
