@@ -100,6 +100,13 @@ pub const DIMENSIONS: &[Dimension] = &[
         generate: long_condition,
     },
     Dimension {
+        name: "array-stores",
+        what: "stores to elements of one global array in one block",
+        base: 1250,
+        top: 16,
+        generate: array_stores,
+    },
+    Dimension {
         name: "local-init",
         what: "elements in a local array's initialiser",
         base: 6250,
@@ -140,6 +147,17 @@ pub fn branches_in_loop(n: usize) -> String {
         writeln!(s, "    if (i % {m} == 0) s = s + {m}; else s = s - i;").unwrap();
     }
     s.push_str("    i = i + 1;\n  }\n  putint(s);\n  return 0;\n}\n");
+    s
+}
+
+/// `n` statements `a[k] = a[7k mod n] + x` in one block: stores and loads at
+/// constant indices of one global array.
+pub fn array_stores(n: usize) -> String {
+    let mut s = format!("int a[{}];\nint main() {{\n  int x = getint();\n", n + 1);
+    for k in 0..n {
+        writeln!(s, "  a[{k}] = a[{}] + x;", (k * 7) % n).unwrap();
+    }
+    s.push_str("  putint(a[x]);\n  return 0;\n}\n");
     s
 }
 

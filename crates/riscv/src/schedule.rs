@@ -283,11 +283,13 @@ fn regions(insts: &[MInst]) -> Vec<(usize, usize, usize)> {
             end += 1;
         }
         if end > start + 1 {
-            let tail_end = insts[end..]
+            // Up to the next call, at most a window on (looking no further: a long
+            // block has many regions).
+            let horizon = insts.len().min(end + WINDOW);
+            let tail_end = insts[end..horizon]
                 .iter()
                 .position(MInst::is_call)
-                .map_or(insts.len(), |p| end + p)
-                .min(end + WINDOW);
+                .map_or(horizon, |p| end + p);
             out.push((start, end, tail_end));
         }
         start = if end < body_end && insts[end].is_call() {

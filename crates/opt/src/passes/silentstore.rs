@@ -15,7 +15,8 @@ use super::licm::may_overlap;
 use crate::analysis::Purity;
 use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
-use ir::{Function, Inst, InstKind, Module};
+use ir::{Function, Inst, InstKind, Module, Type, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 /// The silent store elimination pass.
 pub struct SilentStore;
@@ -46,39 +47,53 @@ pub fn run(f: &mut Function, purity: &Purity) -> usize {
     let mut silent: Vec<Inst> = Vec::new();
     for b in f.layout.blocks() {
         let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+        let mut position: FxHashMap<Inst, usize> = FxHashMap::default();
         for (k, &i) in insts.iter().enumerate() {
-            let InstKind::Load { ptr, ty } = *f.kind(i) else {
+            // A store `store v, p` is silent when `v` was loaded from `p` earlier in
+            // this block with nothing in between that may write `p`: the only
+            // candidate is the load defining `v`, so the scan runs from it.
+            position.insert(i, k);
+            let InstKind::Store { value, ptr: q } = *f.kind(i) else {
                 continue;
             };
-            let v = f.inst_result(i).expect("a load has a result");
-            for &j in &insts[k + 1..] {
-                match *f.kind(j) {
-                    InstKind::Store { value, ptr: q } if q == ptr && value == v => {
-                        silent.push(j);
-                    }
-                    InstKind::Store { value, .. } if value == v => {}
-                    InstKind::Store { value, ptr: q }
-                        if may_overlap(f, ptr, ty, q, f.value_type(value)) =>
-                    {
-                        break
-                    }
-                    InstKind::Call { callee, .. }
-                        if purity.effects(callee).writes_global
-                            || purity.effects(callee).writes_args =>
-                    {
-                        break
-                    }
-                    _ => {}
-                }
+            let ValueDef::Inst(load) = f.value_def(value) else {
+                continue;
+            };
+            let InstKind::Load { ptr, ty } = *f.kind(load) else {
+                continue;
+            };
+            let Some(&from) = position.get(&load).filter(|_| ptr == q) else {
+                continue;
+            };
+            if insts[from + 1..k]
+                .iter()
+                .all(|&j| !may_write(f, purity, j, ptr, ty, value))
+            {
+                silent.push(i);
             }
         }
     }
+    // Removed in instruction order, as before (user lists keep their order).
     silent.sort();
-    silent.dedup();
     for &s in &silent {
         f.remove_inst(s);
     }
     silent.len()
+}
+
+/// Whether `j` may change what `ptr` (of type `ty`) holds, when it holds `v`: a
+/// store of another value to a location that may overlap it, or a call that
+/// writes memory.
+fn may_write(f: &Function, purity: &Purity, j: Inst, ptr: Value, ty: Type, v: Value) -> bool {
+    match *f.kind(j) {
+        InstKind::Store { value, .. } if value == v => false,
+        InstKind::Store { value, ptr: q } => may_overlap(f, ptr, ty, q, f.value_type(value)),
+        InstKind::Call { callee, .. } => {
+            let e = purity.effects(callee);
+            e.writes_global || e.writes_args
+        }
+        _ => false,
+    }
 }
 
 #[cfg(test)]
