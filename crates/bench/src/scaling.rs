@@ -100,6 +100,13 @@ pub const DIMENSIONS: &[Dimension] = &[
         generate: long_condition,
     },
     Dimension {
+        name: "else-if",
+        what: "arms of one else-if chain on one value",
+        base: 1000,
+        top: 16,
+        generate: else_if_chain,
+    },
+    Dimension {
         name: "array-stores",
         what: "stores to elements of one global array in one block",
         base: 1250,
@@ -147,6 +154,17 @@ pub fn branches_in_loop(n: usize) -> String {
         writeln!(s, "    if (i % {m} == 0) s = s + {m}; else s = s - i;").unwrap();
     }
     s.push_str("    i = i + 1;\n  }\n  putint(s);\n  return 0;\n}\n");
+    s
+}
+
+/// `if (x == 0) ... else if (x == k) y = k mod 10; ...` with `n` arms.
+pub fn else_if_chain(n: usize) -> String {
+    let mut s =
+        String::from("int main() {\n  int x = getint();\n  int y = 0;\n  if (x == 0) y = 1;\n");
+    for k in 1..n {
+        writeln!(s, "  else if (x == {k}) y = {};", k % 10).unwrap();
+    }
+    s.push_str("  putint(y);\n  return 0;\n}\n");
     s
 }
 

@@ -125,7 +125,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         // Headers and membership only: the block lists are not needed, and in a
         // deep nest they would cost the square of its depth every round.
         let loops = LoopForest::compute_nest(f, cfg, dt);
-        let facts = DomFacts::compute(f, cfg);
+        let facts = DomFacts::compute(f, cfg, dt);
         let src = FactSource::Indexed(&facts);
         for &b in cfg.rpo() {
             match plan(f, cfg, dt, &src, &loops, b) {

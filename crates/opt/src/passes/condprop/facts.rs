@@ -90,7 +90,10 @@ pub struct FactStack {
     var: Vec<Option<Value>>,
     by_cond: FxHashMap<Value, Vec<u32>>,
     by_pair: FxHashMap<(Value, Value), Vec<u32>>,
-    by_var: FxHashMap<Value, Vec<u32>>,
+    /// Per value compared with constants: the bounds the facts about it give,
+    /// after each of them (a stack, so a question takes the top instead of
+    /// folding all of them: an `else if` chain on one value holds one per arm).
+    by_var: FxHashMap<Value, Vec<Bounds>>,
 }
 
 /// The unordered pair of a comparison's operands.
@@ -119,11 +122,14 @@ impl FactStack {
         let var = fact.cmp.and_then(|cmp| {
             let (a, b) = (cmp.1, cmp.2);
             self.by_pair.entry(pair(a, b)).or_default().push(i);
-            against_constant(f, cmp).map(|(_, x, _)| x)
+            against_constant(f, cmp)
         });
-        if let Some(x) = var {
-            self.by_var.entry(x).or_default().push(i);
+        if let Some((op, x, c)) = var {
+            let list = self.by_var.entry(x).or_default();
+            let before = list.last().copied().unwrap_or(Bounds::FULL);
+            list.push(before.and(op, fact.truth, c));
         }
+        let var = var.map(|(_, x, _)| x);
         self.facts.push(fact);
         self.var.push(var);
     }
@@ -171,9 +177,9 @@ impl Facts for FactStack {
         }
         by_cond.map(|c| self.facts[c as usize].truth)
     }
-    fn interval(&self, f: &Function, x: Value) -> Option<(i64, i64)> {
-        let list = self.by_var.get(&x).map_or(&[][..], |l| &l[..]);
-        interval(f, list.iter().map(|&i| &self.facts[i as usize]), x)
+    fn interval(&self, _f: &Function, x: Value) -> Option<(i64, i64)> {
+        let top = self.by_var.get(&x).and_then(|l| l.last().copied());
+        top.unwrap_or(Bounds::FULL).interval()
     }
 }
 
@@ -238,15 +244,47 @@ pub(crate) fn interval<'a>(
     facts: impl Iterator<Item = &'a Fact>,
     x: Value,
 ) -> Option<(i64, i64)> {
-    let (mut lo, mut hi) = (i64::from(i32::MIN), i64::from(i32::MAX));
+    let mut bounds = Bounds::FULL;
     for fact in facts {
         let Some((op, y, c)) = fact.cmp.and_then(|cmp| against_constant(f, cmp)) else {
             continue;
         };
-        if y != x {
-            continue;
+        if y == x {
+            bounds = bounds.and(op, fact.truth, c);
         }
-        let op = if fact.truth { op } else { op.inverse()? };
+    }
+    bounds.interval()
+}
+
+/// Bounds on a value from facts comparing it with constants, folded one fact at
+/// a time.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Bounds {
+    lo: i64,
+    hi: i64,
+    /// False once a fact could not be used (a false comparison without an
+    /// inverse): the interval is then unknown.
+    usable: bool,
+}
+
+impl Bounds {
+    /// No fact yet: every `i32`.
+    pub(crate) const FULL: Bounds = Bounds {
+        lo: i32::MIN as i64,
+        hi: i32::MAX as i64,
+        usable: true,
+    };
+
+    /// With the fact that `x op c` is `truth` as well.
+    pub(crate) fn and(self, op: CmpOp, truth: bool, c: i64) -> Bounds {
+        let op = if truth { Some(op) } else { op.inverse() };
+        let Some(op) = op else {
+            return Bounds {
+                usable: false,
+                ..self
+            };
+        };
+        let (mut lo, mut hi) = (self.lo, self.hi);
         match op {
             CmpOp::Slt => hi = hi.min(c - 1),
             CmpOp::Sle => hi = hi.min(c),
@@ -255,8 +293,14 @@ pub(crate) fn interval<'a>(
             CmpOp::Eq => (lo, hi) = (lo.max(c), hi.min(c)),
             _ => {}
         }
+        Bounds { lo, hi, ..self }
     }
-    (lo <= hi).then_some((lo, hi))
+
+    /// The interval, `None` when the facts contradict each other or one could
+    /// not be used.
+    pub(crate) fn interval(self) -> Option<(i64, i64)> {
+        (self.usable && self.lo <= self.hi).then_some((self.lo, self.hi))
+    }
 }
 
 /// `x op c` for every `x` in `[lo, hi]` (an interval of `i32` values): always true,
