@@ -18,13 +18,11 @@
 //! memory and reads everything when it may read memory ([`Purity`]). A block's end
 //! reads everything (globals outlive the function).
 
+use super::locmap::{Loc as LocOf, LocMap};
 use crate::analysis::Preserved;
 use crate::analysis::{address_root, AnalysisManager, Purity};
 use crate::pipeline::Pass;
 use ir::{Block, Function, GlobalId, Inst, InstKind, Module, Value, ValueDef};
-use rustc_hash::FxHashMap;
-use smallvec::SmallVec;
-use std::collections::BTreeMap;
 
 /// The pass.
 pub struct GlobalForward;
@@ -51,18 +49,7 @@ impl Pass for GlobalForward {
 }
 
 /// A global location: global, byte offset, size in bytes.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-struct Loc {
-    global: GlobalId,
-    off: i64,
-    size: i64,
-}
-
-impl Loc {
-    fn overlaps(self, o: Loc) -> bool {
-        self.global == o.global && self.off < o.off + o.size && o.off < self.off + self.size
-    }
-}
+type Loc = LocOf<GlobalId>;
 
 /// Where a pointer points.
 enum Target {
@@ -93,115 +80,23 @@ pub fn run(f: &mut Function, purity: &Purity) -> usize {
         .sum()
 }
 
-/// What is known at a point of a block about global locations: per global, the
-/// entries by byte offset, so that finding a location and forgetting those that
-/// overlap a store take time in the entries at nearby offsets, not in all of them
-/// (a block storing to thousands of elements of one array).
-struct ByLocation<T> {
-    globals: FxHashMap<GlobalId, Offsets<T>>,
-}
-
-/// The entries of one global: by byte offset, each with its size in bytes.
-type Offsets<T> = BTreeMap<i64, SmallVec<[(i64, T); 1]>>;
-
-/// The widest access (bytes): an entry at an offset further below a location than
-/// this cannot overlap it.
-const WIDEST: i64 = 8;
-
-impl<T: Copy> ByLocation<T> {
-    fn new() -> Self {
-        ByLocation {
-            globals: FxHashMap::default(),
-        }
-    }
-
-    /// The entries exactly at `loc` (same offset and size).
-    fn at(&self, loc: Loc) -> impl Iterator<Item = T> + '_ {
-        self.globals
-            .get(&loc.global)
-            .and_then(|m| m.get(&loc.off))
-            .into_iter()
-            .flatten()
-            .filter(move |(size, _)| *size == loc.size)
-            .map(|&(_, t)| t)
-    }
-
-    fn push(&mut self, loc: Loc, t: T) {
-        let entries = self.globals.entry(loc.global).or_default();
-        entries.entry(loc.off).or_default().push((loc.size, t));
-    }
-
-    /// Forgets (and returns) the entries exactly at `loc`.
-    fn take_at(&mut self, loc: Loc) -> SmallVec<[T; 1]> {
-        let mut out = SmallVec::new();
-        if let Some(m) = self.globals.get_mut(&loc.global) {
-            if let Some(list) = m.get_mut(&loc.off) {
-                list.retain(|&mut (size, t)| {
-                    let hit = size == loc.size;
-                    if hit {
-                        out.push(t);
-                    }
-                    !hit
-                });
-                if list.is_empty() {
-                    m.remove(&loc.off);
-                }
-            }
-        }
-        out
-    }
-
-    /// Forgets every entry overlapping `loc`.
-    fn forget_overlapping(&mut self, loc: Loc) {
-        let Some(m) = self.globals.get_mut(&loc.global) else {
-            return;
-        };
-        let offs: SmallVec<[i64; 4]> = m
-            .range(loc.off - WIDEST + 1..loc.off + loc.size)
-            .map(|(&off, _)| off)
-            .collect();
-        for off in offs {
-            let list = m.get_mut(&off).expect("listed above");
-            list.retain(|&mut (size, _)| {
-                !(Loc {
-                    global: loc.global,
-                    off,
-                    size,
-                })
-                .overlaps(loc)
-            });
-            if list.is_empty() {
-                m.remove(&off);
-            }
-        }
-    }
-
-    fn forget_global(&mut self, g: GlobalId) {
-        self.globals.remove(&g);
-    }
-
-    fn clear(&mut self) {
-        self.globals.clear();
-    }
-}
-
 fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
     let mut changed = 0;
     // The value each location holds; the last store to each location that nothing
     // may have read since. (At most one entry per location and type, and pending
     // stores never overlap: each store forgets what it overlaps first.)
-    let mut known: ByLocation<Value> = ByLocation::new();
-    let mut pending: ByLocation<Inst> = ByLocation::new();
+    let mut known: LocMap<GlobalId, Value> = LocMap::new();
+    let mut pending: LocMap<GlobalId, Inst> = LocMap::new();
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
         match *f.kind(i) {
             InstKind::Load { ty, ptr } => match target(f, ptr) {
                 Target::Local => {}
                 Target::Unknown => pending.clear(),
-                Target::Global(g, None) => pending.forget_global(g),
+                Target::Global(g, None) => pending.forget_object(g),
                 Target::Global(global, Some(off)) => {
                     let loc = Loc {
-                        global,
+                        obj: global,
                         off,
                         size: i64::from(ty.size()),
                     };
@@ -220,10 +115,10 @@ fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
             InstKind::Store { value, ptr } => match target(f, ptr) {
                 Target::Local => {}
                 Target::Unknown => known.clear(),
-                Target::Global(g, None) => known.forget_global(g),
+                Target::Global(g, None) => known.forget_object(g),
                 Target::Global(global, Some(off)) => {
                     let loc = Loc {
-                        global,
+                        obj: global,
                         off,
                         size: i64::from(f.value_type(value).size()),
                     };
@@ -232,7 +127,7 @@ fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
                         changed += 1;
                         continue;
                     }
-                    if let Some(&dead) = pending.take_at(loc).first() {
+                    if let Some(dead) = pending.take(loc) {
                         f.remove_inst(dead);
                         changed += 1;
                     }

@@ -32,8 +32,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
-use rustc_hash::{FxHashMap, FxHashSet};
-use std::collections::BTreeMap;
+use rustc_hash::FxHashSet;
 
 /// The memforward pass.
 pub struct MemForward;
@@ -119,12 +118,8 @@ fn resolve(f: &Function, p: Value) -> Option<(Value, Option<i64>)> {
 }
 
 /// A location: allocation, byte offset, size in bytes.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-struct Loc {
-    alloc: Value,
-    off: i64,
-    size: i64,
-}
+type Loc = super::locmap::Loc<Value>;
+use super::locmap::LocMap;
 
 /// Runs memforward over `f`.
 pub fn run(f: &mut Function) -> bool {
@@ -170,85 +165,6 @@ fn remove_write_only(f: &mut Function, a: Value, derived: &[Inst]) {
     f.remove_inst(alloc);
 }
 
-/// Facts about locations of one block, indexed by allocation and offset so that
-/// looking one up, or forgetting those that overlap a store, costs a logarithm and
-/// not a scan: a block of `n` stores to one array is `O(n log n)`.
-struct LocMap<T> {
-    /// allocation -> offset -> (size, fact), facts at one offset in insertion order.
-    by_alloc: FxHashMap<Value, BTreeMap<i64, Vec<(i64, T)>>>,
-    /// The largest size recorded, bounding how far before an offset an overlapping
-    /// location can start.
-    max_size: i64,
-}
-
-impl<T: Copy> LocMap<T> {
-    fn new() -> Self {
-        LocMap {
-            by_alloc: FxHashMap::default(),
-            max_size: 1,
-        }
-    }
-
-    /// The facts recorded for exactly `loc`, oldest first.
-    fn at(&self, loc: Loc) -> impl Iterator<Item = T> + '_ {
-        self.by_alloc
-            .get(&loc.alloc)
-            .and_then(|m| m.get(&loc.off))
-            .into_iter()
-            .flatten()
-            .filter(move |(size, _)| *size == loc.size)
-            .map(|&(_, t)| t)
-    }
-
-    fn push(&mut self, loc: Loc, t: T) {
-        self.max_size = self.max_size.max(loc.size);
-        let m = self.by_alloc.entry(loc.alloc).or_default();
-        m.entry(loc.off).or_default().push((loc.size, t));
-    }
-
-    /// Forgets every fact about a location overlapping `loc`.
-    fn forget_overlapping(&mut self, loc: Loc) {
-        let Some(m) = self.by_alloc.get_mut(&loc.alloc) else {
-            return;
-        };
-        let from = loc.off - self.max_size + 1;
-        let offs: Vec<i64> = m.range(from..loc.off + loc.size).map(|(&o, _)| o).collect();
-        for o in offs {
-            let v = m.get_mut(&o).expect("listed");
-            v.retain(|&(size, _)| o + size <= loc.off);
-            if v.is_empty() {
-                m.remove(&o);
-            }
-        }
-    }
-
-    /// Removes and returns the oldest fact about exactly `loc`.
-    fn take(&mut self, loc: Loc) -> Option<T> {
-        let m = self.by_alloc.get_mut(&loc.alloc)?;
-        let v = m.get_mut(&loc.off)?;
-        let pos = v.iter().position(|&(size, _)| size == loc.size)?;
-        let (_, t) = v.remove(pos);
-        if v.is_empty() {
-            m.remove(&loc.off);
-        }
-        Some(t)
-    }
-
-    /// Forgets everything about allocation `a`.
-    fn forget_alloc(&mut self, a: Value) {
-        self.by_alloc.remove(&a);
-    }
-
-    /// Removes and returns every fact.
-    fn drain(&mut self) -> Vec<T> {
-        let mut out = Vec::new();
-        for (_, m) in self.by_alloc.drain() {
-            out.extend(m.into_values().flatten().map(|(_, t)| t));
-        }
-        out
-    }
-}
-
 /// Step 2 for one block.
 fn forward_in_block(
     f: &mut Function,
@@ -258,8 +174,8 @@ fn forward_in_block(
 ) -> bool {
     let mut changed = false;
     // Known contents, and stores not (yet) possibly read.
-    let mut known: LocMap<Value> = LocMap::new();
-    let mut pending: LocMap<Inst> = LocMap::new();
+    let mut known: LocMap<Value, Value> = LocMap::new();
+    let mut pending: LocMap<Value, Inst> = LocMap::new();
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
         match *f.kind(i) {
@@ -271,11 +187,11 @@ fn forward_in_block(
                     continue;
                 }
                 let Some(off) = off else {
-                    pending.forget_alloc(alloc);
+                    pending.forget_object(alloc);
                     continue;
                 };
                 let loc = Loc {
-                    alloc,
+                    obj: alloc,
                     off,
                     size: ty.size() as i64,
                 };
@@ -298,11 +214,11 @@ fn forward_in_block(
                     continue;
                 }
                 let Some(off) = off else {
-                    known.forget_alloc(alloc);
+                    known.forget_object(alloc);
                     continue;
                 };
                 let loc = Loc {
-                    alloc,
+                    obj: alloc,
                     off,
                     size: f.value_type(value).size() as i64,
                 };
@@ -321,8 +237,8 @@ fn forward_in_block(
             }
             InstKind::Call { .. } => {
                 for &a in call_visible {
-                    known.forget_alloc(a);
-                    pending.forget_alloc(a);
+                    known.forget_object(a);
+                    pending.forget_object(a);
                 }
             }
             InstKind::Ret { .. } => {
@@ -339,46 +255,7 @@ fn forward_in_block(
 
 #[cfg(test)]
 mod tests {
-    use super::{Loc, LocMap};
     use crate::passes::testutil::{check, same_behaviour};
-
-    #[test]
-    fn loc_map_forgets_exactly_the_overlapping_locations() {
-        let sig = ir::Signature {
-            params: vec![],
-            ret: ir::Type::Void,
-            variadic: false,
-        };
-        let mut f = ir::Function::new("f", sig);
-        let a = f.iconst(1);
-        let b = f.iconst(2);
-        let loc = |alloc, off, size| Loc { alloc, off, size };
-        let mut m: LocMap<u32> = LocMap::new();
-        m.push(loc(a, 0, 4), 1);
-        m.push(loc(a, 4, 4), 2);
-        m.push(loc(a, 8, 8), 3);
-        m.push(loc(a, 16, 4), 4);
-        m.push(loc(b, 4, 4), 5);
-        // An 8-byte location at 4 overlaps [4, 8) and [8, 16), not [0, 4) or [16, 20).
-        m.forget_overlapping(loc(a, 4, 8));
-        assert_eq!(m.at(loc(a, 0, 4)).collect::<Vec<_>>(), [1]);
-        assert_eq!(m.at(loc(a, 4, 4)).count(), 0);
-        assert_eq!(m.at(loc(a, 8, 8)).count(), 0);
-        assert_eq!(m.at(loc(a, 16, 4)).collect::<Vec<_>>(), [4]);
-        assert_eq!(
-            m.at(loc(b, 4, 4)).collect::<Vec<_>>(),
-            [5],
-            "another allocation"
-        );
-        // Same offset, another size: not the same location.
-        assert_eq!(m.at(loc(a, 0, 8)).count(), 0);
-        assert_eq!(m.take(loc(a, 0, 4)), Some(1));
-        assert_eq!(m.take(loc(a, 0, 4)), None);
-        m.forget_alloc(a);
-        let mut rest = m.drain();
-        rest.sort();
-        assert_eq!(rest, [5]);
-    }
 
     #[test]
     fn calls_see_the_arrays_passed_to_them() {

@@ -25,6 +25,7 @@ pub mod lftr;
 pub mod licm;
 pub mod linearize;
 pub mod localconst;
+pub mod locmap;
 pub mod loopdelete;
 pub mod looppeel;
 pub mod looprotate;
