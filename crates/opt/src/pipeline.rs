@@ -439,10 +439,14 @@ fn run_function_by_function(
             }
         }
     }
-    for (k, p) in run.iter().enumerate() {
-        if changed[k] {
-            am.invalidate(p.preserves());
-        }
+    // Each function's analyses were invalidated as it went; what is left is the
+    // purity summaries, for a pass that changed a function without saying which.
+    let unreported = run
+        .iter()
+        .zip(&changed)
+        .any(|(p, &c)| c && !p.preserves().other_functions);
+    if unreported {
+        am.invalidate(Preserved::CFG);
     }
     if let Some(t) = opts.timings.as_mut() {
         t.extend(timings);
