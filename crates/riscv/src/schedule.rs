@@ -37,6 +37,8 @@
 
 use std::collections::HashMap;
 
+use rustc_hash::FxHashSet;
+
 use crate::increments::Increments;
 use crate::liveness::{tracked, LiveRegs, Liveness};
 use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, SP};
@@ -100,16 +102,17 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
         if regions.is_empty() {
             continue;
         }
-        // Live registers after each region's end, walking the block backwards.
-        let mut after: Vec<LiveRegs> = Vec::with_capacity(regions.len());
+        // What is live after each region's end, walking the block backwards once.
+        let mut after: Vec<LiveAfter> = Vec::with_capacity(regions.len());
         let mut cur = live.live_out_regs(b.index(), &counts, &class_index);
+        let mut count = cur.count(&class_index);
         let mut pos = insts.len();
-        for &(_, end, _) in regions.iter().rev() {
+        for &(start, end, _) in regions.iter().rev() {
             while pos > end {
                 pos -= 1;
-                step_back(&mut cur, &insts[pos]);
+                step_back(&mut cur, &mut count, &insts[pos], &class_index);
             }
-            after.push(cur.clone());
+            after.push(LiveAfter::of(&insts[start..end], &cur, count));
         }
         after.reverse();
         let is_float = |r: Reg| class_index(r) == 1;
@@ -124,39 +127,94 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
     changed
 }
 
-/// `live` before `i`, given `live` after it.
-fn step_back(live: &mut LiveRegs, i: &MInst) {
+/// `live` (holding `count` registers of each file) before `i`, given `live` after it.
+fn step_back(live: &mut LiveRegs, count: &mut [usize; 2], i: &MInst, class: &dyn Fn(Reg) -> usize) {
     i.for_each_def(|r| {
-        if tracked(r) {
-            live.remove(r.0 as usize)
+        if tracked(r) && live.contains(r.0 as usize) {
+            live.remove(r.0 as usize);
+            count[class(r)] -= 1;
         }
     });
     i.for_each_use(|r| {
-        if tracked(r) {
-            live.insert(r.0 as usize)
+        if tracked(r) && !live.contains(r.0 as usize) {
+            live.insert(r.0 as usize);
+            count[class(r)] += 1;
+        }
+    });
+}
+
+/// What is live after a region, as far as scheduling it needs to know: which of
+/// the registers it mentions, and how many registers of each file in all. Its
+/// size is the region's, not the live set's: after a block of many loads, thousands
+/// of values may be live, and copying that set per region would be quadratic.
+#[derive(Default)]
+struct LiveAfter {
+    mentioned: FxHashSet<u32>,
+    count: [usize; 2],
+}
+
+impl LiveAfter {
+    fn of(region: &[MInst], live: &LiveRegs, count: [usize; 2]) -> Self {
+        let mut mentioned = FxHashSet::default();
+        let mut note = |r: Reg| {
+            if tracked(r) && live.contains(r.0 as usize) {
+                mentioned.insert(r.0);
+            }
+        };
+        for i in region {
+            i.for_each_def(&mut note);
+            i.for_each_use(&mut note);
+        }
+        LiveAfter { mentioned, count }
+    }
+
+    fn contains(&self, r: Reg) -> bool {
+        self.mentioned.contains(&r.0)
+    }
+}
+
+/// The registers of `code` live before it, and how many registers of each file,
+/// given what is live after it.
+fn live_before(
+    code: &[MInst],
+    after: &LiveAfter,
+    class: &dyn Fn(Reg) -> usize,
+) -> (FxHashSet<u32>, [usize; 2]) {
+    let mut live = after.mentioned.clone();
+    let mut count = after.count;
+    for i in code.iter().rev() {
+        step_back_local(&mut live, &mut count, i, class);
+    }
+    (live, count)
+}
+
+/// [`step_back`] over the registers of one region.
+fn step_back_local(
+    live: &mut FxHashSet<u32>,
+    count: &mut [usize; 2],
+    i: &MInst,
+    class: &dyn Fn(Reg) -> usize,
+) {
+    i.for_each_def(|r| {
+        if tracked(r) && live.remove(&r.0) {
+            count[class(r)] -= 1;
+        }
+    });
+    i.for_each_use(|r| {
+        if tracked(r) && live.insert(r.0) {
+            count[class(r)] += 1;
         }
     });
 }
 
 /// The most registers of each file live at once within `code`, given what is live
 /// after it.
-fn max_pressure(code: &[MInst], live_after: &LiveRegs, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
-    let mut live = live_after.clone();
-    let mut count = live.count(class);
+fn max_pressure(code: &[MInst], after: &LiveAfter, class: &dyn Fn(Reg) -> usize) -> [usize; 2] {
+    let mut live = after.mentioned.clone();
+    let mut count = after.count;
     let mut max = count;
     for i in code.iter().rev() {
-        i.for_each_def(|r| {
-            if tracked(r) && live.contains(r.0 as usize) {
-                live.remove(r.0 as usize);
-                count[class(r)] -= 1;
-            }
-        });
-        i.for_each_use(|r| {
-            if tracked(r) && !live.contains(r.0 as usize) {
-                live.insert(r.0 as usize);
-                count[class(r)] += 1;
-            }
-        });
+        step_back_local(&mut live, &mut count, i, class);
         max = [max[0].max(count[0]), max[1].max(count[1])];
     }
     max
@@ -167,8 +225,9 @@ fn max_pressure(code: &[MInst], live_after: &LiveRegs, class: &dyn Fn(Reg) -> us
 /// left to place.
 struct Pressure<'a> {
     class: &'a dyn Fn(Reg) -> usize,
-    live_after: &'a LiveRegs<'a>,
-    live: LiveRegs<'a>,
+    live_after: &'a LiveAfter,
+    /// Of the region's registers, those live at the current point.
+    live: FxHashSet<u32>,
     remaining: HashMap<u32, usize>,
     count: [usize; 2],
     /// Per file: the limit asked for, or the region's own pressure if higher.
@@ -178,15 +237,11 @@ struct Pressure<'a> {
 impl<'a> Pressure<'a> {
     fn new(
         region: &[MInst],
-        live_after: &'a LiveRegs<'a>,
+        live_after: &'a LiveAfter,
         class: &'a dyn Fn(Reg) -> usize,
         limit: [usize; 2],
     ) -> Self {
-        let mut live = live_after.clone();
-        for i in region.iter().rev() {
-            step_back(&mut live, i);
-        }
-        let count = live.count(class);
+        let (live, count) = live_before(region, live_after, class);
         let mut remaining = HashMap::new();
         for i in region {
             i.for_each_use(|r| {
@@ -218,12 +273,12 @@ impl<'a> Pressure<'a> {
         let mut count = self.count;
         let mut dies = Vec::new();
         for &r in &uses {
-            if dies.contains(&r) || !self.live.contains(r.0 as usize) {
+            if dies.contains(&r) || !self.live.contains(&r.0) {
                 continue;
             }
             let here = uses.iter().filter(|&&u| u == r).count();
             if self.remaining.get(&r.0).copied().unwrap_or(0) <= here
-                && !self.live_after.contains(r.0 as usize)
+                && !self.live_after.contains(r)
             {
                 dies.push(r);
                 count[(self.class)(r)] -= 1;
@@ -234,10 +289,10 @@ impl<'a> Pressure<'a> {
             if !tracked(d) || born.contains(&d) {
                 return;
             }
-            let live_now = self.live.contains(d.0 as usize) && !dies.contains(&d);
+            let live_now = self.live.contains(&d.0) && !dies.contains(&d);
             let left = self.remaining.get(&d.0).copied().unwrap_or(0)
                 - uses.iter().filter(|&&u| u == d).count();
-            if !live_now && (left > 0 || self.live_after.contains(d.0 as usize)) {
+            if !live_now && (left > 0 || self.live_after.contains(d)) {
                 born.push(d);
                 count[(self.class)(d)] += 1;
             }
@@ -259,10 +314,10 @@ impl<'a> Pressure<'a> {
             }
         });
         for r in dies {
-            self.live.remove(r.0 as usize);
+            self.live.remove(&r.0);
         }
         for r in born {
-            self.live.insert(r.0 as usize);
+            self.live.insert(r.0);
         }
         self.count = count;
     }
@@ -651,9 +706,25 @@ mod tests {
     fn cost_and_pressure(mf: &MFunction) -> (u64, usize) {
         let insts = &mf.blocks[MBlock(0)].insts;
         let class = |r: Reg| usize::from(!r.is_virtual() && r.phys_class() == RegClass::Float);
-        let live_out = LiveRegs::new();
-        let pressure = max_pressure(&insts[..insts.len() - 1], &live_out, &class);
+        let pressure = max_pressure(&insts[..insts.len() - 1], &LiveAfter::default(), &class);
         (u74::cycles(insts), pressure[0])
+    }
+
+    #[test]
+    fn pressure_counts_registers_live_past_a_region_it_does_not_mention() {
+        // a3 = a1 + a2 after two loads through a0, with a3 and five registers the
+        // region never mentions live after it.
+        let code = [lw(11, 10, 0), lw(12, 10, 4), addw(13, 11, 12)];
+        let class = |_: Reg| 0;
+        let after = LiveAfter {
+            mentioned: [13].into_iter().collect(),
+            count: [6, 0],
+        };
+        // Before the add: a1, a2 and the five others.
+        assert_eq!(max_pressure(&code, &after, &class), [7, 0]);
+        let (live, count) = live_before(&code, &after, &class);
+        assert_eq!(live, [10].into_iter().collect());
+        assert_eq!(count, [6, 0]);
     }
 
     #[test]
