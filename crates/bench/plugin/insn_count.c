@@ -6,6 +6,10 @@
  *   out=FILE    where to write the counts at exit (default: qemu's log, stderr)
  *   start=ADDR  entry address of _sysy_starttime (optional)
  *   stop=ADDR   entry address of _sysy_stoptime (optional)
+ *   profile=FILE  also write a per-block profile of the whole run (optional):
+ *               one line per translation block that ran, by U74 cycles spent,
+ *               `vaddr insns execs u74-per-exec u74-total shares`, where
+ *               shares are each instruction's cycles of one execution
  *
  * The "timed" counts cover the instructions executed from each entry of
  * _sysy_starttime up to (not including) the next entry of _sysy_stoptime, summed
@@ -119,6 +123,19 @@ static bool in_region;
 static uint64_t start_addr, stop_addr;
 static bool have_start, have_stop;
 static char *out_path;
+static char *profile_path;
+
+/* One translated block, for profile=: where it starts, its U74 cycles per
+ * execution and each instruction's share of them, and how often it ran. */
+struct tb_profile {
+    uint64_t vaddr;
+    uint64_t execs;
+    size_t n;
+    uint64_t u74;
+    int *share;
+    struct tb_profile *next;
+};
+static struct tb_profile *profiles;
 
 /* Special instruction data for blocks containing a marker address. */
 struct marked_insn {
@@ -686,6 +703,17 @@ static void tb_trans(qemu_plugin_id_t id, struct qemu_plugin_tb *tb) {
     }
     int *share = calloc(n ? n : 1, sizeof *share);
     uint64_t u74 = u74_block_cycles(tb, share);
+    if (profile_path && n > 0) {
+        struct tb_profile *p = calloc(1, sizeof *p); /* lives to the end of the run */
+        p->vaddr = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
+        p->n = n;
+        p->u74 = u74;
+        p->share = malloc(n * sizeof *p->share);
+        memcpy(p->share, share, n * sizeof *share);
+        p->next = profiles;
+        profiles = p;
+        qemu_plugin_register_vcpu_tb_exec_inline(tb, QEMU_PLUGIN_INLINE_ADD_U64, &p->execs, 1);
+    }
     if (marked) {
         for (size_t i = 0; i < n; i++) {
             struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
@@ -740,9 +768,72 @@ static void write_report(FILE *f) {
     }
 }
 
+/* Blocks translated again (same start and length) are merged; most cycles first. */
+static int by_block(const void *a, const void *b) {
+    const struct tb_profile *x = *(struct tb_profile *const *)a, *y = *(struct tb_profile *const *)b;
+    if (x->vaddr != y->vaddr) {
+        return x->vaddr < y->vaddr ? -1 : 1;
+    }
+    return x->n < y->n ? -1 : x->n > y->n;
+}
+
+static int by_cycles(const void *a, const void *b) {
+    const struct tb_profile *x = *(struct tb_profile *const *)a, *y = *(struct tb_profile *const *)b;
+    uint64_t cx = x->execs * x->u74, cy = y->execs * y->u74;
+    if (cx != cy) {
+        return cx > cy ? -1 : 1;
+    }
+    return x->vaddr < y->vaddr ? -1 : x->vaddr > y->vaddr;
+}
+
+static void write_profile(FILE *f) {
+    size_t count = 0;
+    for (struct tb_profile *p = profiles; p; p = p->next) {
+        count++;
+    }
+    struct tb_profile **all = malloc((count ? count : 1) * sizeof *all);
+    size_t k = 0;
+    for (struct tb_profile *p = profiles; p; p = p->next) {
+        all[k++] = p;
+    }
+    qsort(all, count, sizeof *all, by_block);
+    size_t kept = 0;
+    for (size_t i = 0; i < count; i++) {
+        if (kept > 0 && by_block(&all[kept - 1], &all[i]) == 0) {
+            all[kept - 1]->execs += all[i]->execs;
+        } else {
+            all[kept++] = all[i];
+        }
+    }
+    qsort(all, kept, sizeof *all, by_cycles);
+    fprintf(f, "# vaddr insns execs u74-per-exec u74-total shares\n");
+    for (size_t i = 0; i < kept; i++) {
+        const struct tb_profile *p = all[i];
+        if (p->execs == 0) {
+            continue;
+        }
+        fprintf(f, "0x%" PRIx64 " %zu %" PRIu64 " %" PRIu64 " %" PRIu64 " ", p->vaddr, p->n,
+                p->execs, p->u74, p->execs * p->u74);
+        for (size_t j = 0; j < p->n; j++) {
+            fprintf(f, j ? ",%d" : "%d", p->share[j]);
+        }
+        fprintf(f, "\n");
+    }
+    free(all);
+}
+
 static void at_exit(qemu_plugin_id_t id, void *udata) {
     (void)id;
     (void)udata;
+    if (profile_path) {
+        FILE *pf = fopen(profile_path, "w");
+        if (pf) {
+            write_profile(pf);
+            fclose(pf);
+        } else {
+            fprintf(stderr, "insn_count: cannot write %s\n", profile_path);
+        }
+    }
     FILE *f = out_path ? fopen(out_path, "w") : NULL;
     if (f) {
         write_report(f);
@@ -770,6 +861,8 @@ QEMU_PLUGIN_EXPORT int qemu_plugin_install(qemu_plugin_id_t id, const qemu_info_
         const char *a = argv[i];
         if (strncmp(a, "out=", 4) == 0) {
             out_path = strdup(a + 4);
+        } else if (strncmp(a, "profile=", 8) == 0) {
+            profile_path = strdup(a + 8);
         } else if (strncmp(a, "start=", 6) == 0) {
             have_start = parse_addr(a + 6, &start_addr);
             if (!have_start) {

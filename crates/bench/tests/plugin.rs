@@ -55,6 +55,17 @@ main:
 "#;
 
 fn measure(h: &Harness, so: &Path, dir: &Path, iterations: u64) -> Counts {
+    measure_profiled(h, so, dir, iterations, None)
+}
+
+/// [`measure`], also writing the per-block profile to `profile` when given.
+fn measure_profiled(
+    h: &Harness,
+    so: &Path,
+    dir: &Path,
+    iterations: u64,
+    profile: Option<&Path>,
+) -> Counts {
     let asm = dir.join(format!("loop{iterations}.s"));
     fs::write(
         &asm,
@@ -67,8 +78,13 @@ fn measure(h: &Harness, so: &Path, dir: &Path, iterations: u64) -> Counts {
     let markers = symbols::timer_markers(&nm, &exe).unwrap();
     assert!(markers.is_some());
     let out = dir.join(format!("loop{iterations}.counts"));
+    let mut qemu = qemu_args(so, &out, markers);
+    if let Some(p) = profile {
+        qemu[1].push(",profile=");
+        qemu[1].push(p);
+    }
     let opts = RunOptions {
-        qemu_args: qemu_args(so, &out, markers),
+        qemu_args: qemu,
         ..RunOptions::default()
     };
     let r = h.run_with(&exe, None, &opts).unwrap();
@@ -111,4 +127,42 @@ fn counts_are_exact_per_class() {
     assert_eq!(diff(|c| c.u74), 27 * k);
     // The region is small apart from the loop: only the timer call's overhead.
     assert!(a.insns >= 8 * k1 && a.insns < 8 * k1 + 2000, "{a:?}");
+}
+
+#[test]
+fn profile_charges_each_block_its_executions() {
+    let h = match Harness::global() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("skipping plugin test: {e}");
+            return;
+        }
+    };
+    let dir = harness::runtime::unique_temp_dir(&std::env::temp_dir()).unwrap();
+    let so = build_plugin(&harness::default_cache_dir()).unwrap();
+    let profile = dir.join("loop.profile");
+    let iterations = 3000;
+    measure_profiled(h, &so, &dir, iterations, Some(&profile));
+    let text = fs::read_to_string(&profile).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
+    let mut lines = text.lines();
+    assert!(lines.next().unwrap().starts_with("# vaddr insns execs"));
+    // The loop's block costs the most: 8 instructions, 27 cycles each time. Its
+    // first iteration runs as part of the block that falls into it, so the block
+    // starting at the loop's head runs one time fewer than the loop.
+    let top: Vec<&str> = lines.next().unwrap().split(' ').collect();
+    assert_eq!(top[1], "8", "{text}");
+    assert_eq!(top[2], (iterations - 1).to_string(), "{text}");
+    assert_eq!(top[3], "27", "{text}");
+    assert_eq!(top[4], (27 * (iterations - 1)).to_string(), "{text}");
+    let shares: Vec<u64> = top[5].split(',').map(|x| x.parse().unwrap()).collect();
+    assert_eq!(shares.len(), 8);
+    assert_eq!(shares.iter().sum::<u64>(), 27);
+    // Sorted by cycles spent.
+    let spent: Vec<u64> = text
+        .lines()
+        .skip(1)
+        .map(|l| l.split(' ').nth(4).unwrap().parse().unwrap())
+        .collect();
+    assert!(spent.windows(2).all(|w| w[0] >= w[1]), "{text}");
 }
