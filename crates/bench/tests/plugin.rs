@@ -11,7 +11,7 @@ mod plugin;
 mod symbols;
 
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use harness::{Harness, RunOptions};
 use plugin::{build_plugin, qemu_args, Counts};
@@ -92,17 +92,26 @@ fn measure_profiled(
     Counts::read(&out).unwrap()
 }
 
-#[test]
-fn counts_are_exact_per_class() {
+/// The harness, the plugin and a fresh scratch directory; `None` (the test is
+/// skipped) without the toolchain.
+fn setup() -> Option<(&'static Harness, PathBuf, PathBuf)> {
     let h = match Harness::global() {
         Ok(h) => h,
         Err(e) => {
             eprintln!("skipping plugin test: {e}");
-            return;
+            return None;
         }
     };
     let dir = harness::runtime::unique_temp_dir(&std::env::temp_dir()).unwrap();
     let so = build_plugin(&harness::default_cache_dir()).unwrap();
+    Some((h, so, dir))
+}
+
+#[test]
+fn counts_are_exact_per_class() {
+    let Some((h, so, dir)) = setup() else {
+        return;
+    };
     let (k1, k2) = (100, 2000); // both fit `li` in one addi
     let a = measure(h, &so, &dir, k1);
     let b = measure(h, &so, &dir, k2);
@@ -131,15 +140,9 @@ fn counts_are_exact_per_class() {
 
 #[test]
 fn profile_charges_each_block_its_executions() {
-    let h = match Harness::global() {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("skipping plugin test: {e}");
-            return;
-        }
+    let Some((h, so, dir)) = setup() else {
+        return;
     };
-    let dir = harness::runtime::unique_temp_dir(&std::env::temp_dir()).unwrap();
-    let so = build_plugin(&harness::default_cache_dir()).unwrap();
     let profile = dir.join("loop.profile");
     let iterations = 3000;
     measure_profiled(h, &so, &dir, iterations, Some(&profile));
