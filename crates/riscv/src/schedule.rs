@@ -30,6 +30,12 @@
 //!    with the first and fills the shadow of loads and multiplies.
 //! 5. The new order is kept only if the model says the region (with what follows
 //!    it in the block) runs in fewer cycles; otherwise the block is left as it was.
+//!    A loop of one block whose body is one region is judged, and started, in its
+//!    steady state: from the end of the previous iteration, with its results still
+//!    in flight. Before allocation such a loop's back edge is a block of copies
+//!    into its parameters ([`back_edge_copies`]), which the model takes as free
+//!    (the allocator coalesces them) and which carry each value's readiness to
+//!    the parameter it feeds.
 //!
 //! What it does not do: move instructions across blocks or calls, overlap loop
 //! iterations (software pipelining), or rename registers to break write-after-read
@@ -96,6 +102,7 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
     let mut changed = 0;
     for b in mf.layout.clone() {
         let block_limit = [limit[0] + idle[b.index()][0], limit[1] + idle[b.index()][1]];
+        let back_edge = back_edge_copies(mf, b);
         let insts = &mut mf.blocks[b].insts;
         // Two instructions rarely gain from reordering; skipping such regions keeps
         // the liveness walk below off the many tiny blocks of branchy code.
@@ -120,15 +127,50 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
         }
         after.reverse();
         let is_float = |r: Reg| class_index(r) == 1;
+        // A loop of this one block, whose body is one region, is scheduled for
+        // its steady state, as after allocation.
+        let whole = matches!(regions.as_slice(), [(0, _, t)] if *t == insts.len());
+        let steady = back_edge.as_deref().filter(|_| whole);
         for (k, &(start, end, tail_end)) in regions.iter().enumerate() {
             let pressure = Pressure::new(&insts[start..end], &after[k], &class_index, block_limit);
             let region = (start, end, tail_end);
-            if schedule_region(insts, region, &is_float, &copies, Some(pressure), false) {
+            if schedule_region(insts, region, &is_float, &copies, Some(pressure), steady) {
                 changed += 1;
             }
         }
     }
     changed
+}
+
+/// When block `b` is a loop of its own, the copies its back edge makes, as
+/// `(destination, source)`: none when it branches to itself, or those of the
+/// block of copies that its edge back to itself was split into (out of SSA
+/// puts the copies into a loop's parameters there, and the allocator coalesces
+/// them). `None` when `b` is not such a loop.
+fn back_edge_copies(mf: &MFunction, b: MBlock) -> Option<Vec<(Reg, Reg)>> {
+    for t in mf.succs(b) {
+        if t == b {
+            return Some(Vec::new());
+        }
+        let insts = &mf.blocks[t].insts;
+        let Some((MInst::Jump { target }, moves)) = insts.split_last() else {
+            continue;
+        };
+        if *target != b {
+            continue;
+        }
+        let copies: Option<Vec<(Reg, Reg)>> = moves
+            .iter()
+            .map(|i| match *i {
+                MInst::Mv { rd, rs } => Some((rd, rs)),
+                _ => None,
+            })
+            .collect();
+        if copies.is_some() {
+            return copies;
+        }
+    }
+    None
 }
 
 /// How far up the loop forest [`idle_through_innermost_loops`] looks for loops a
@@ -442,7 +484,7 @@ fn schedule_block_as(insts: &mut [MInst], self_loop: bool) -> usize {
         .into_iter()
         .filter(|&r| {
             let none = HashMap::new();
-            schedule_region(insts, r, &is_float, &none, None, whole)
+            schedule_region(insts, r, &is_float, &none, None, whole.then_some(&[]))
         })
         .count()
 }
@@ -583,7 +625,7 @@ fn schedule_region(
     is_float: &dyn Fn(Reg) -> bool,
     copies: &CopyPartners,
     mut pressure: Option<Pressure>,
-    steady_state: bool,
+    steady_state: Option<&[(Reg, Reg)]>,
 ) -> bool {
     let timing = |i: &MInst| u74::timing_with(i, is_float);
     let t: Vec<Timing> = insts[start..end].iter().map(timing).collect();
@@ -604,19 +646,17 @@ fn schedule_region(
     let mut placed = vec![false; n];
     let mut order = Vec::with_capacity(n);
     // The cost of code: once from a fresh start, or per iteration of a loop.
-    let cost = |code: &[MInst]| {
-        if steady_state {
-            u74::steady_state_cycles(code, is_float)
-        } else {
-            u74::cycles_with(code, is_float)
-        }
+    let cost = |code: &[MInst]| match steady_state {
+        Some(copies) => u74::steady_state_cycles_with_copies(code, copies, is_float),
+        None => u74::cycles_with(code, is_float),
     };
     let mut m = Machine::default();
-    if steady_state {
+    if let Some(copies) = steady_state {
         // Start from the end of an iteration in the current order.
         for i in &insts[start..tail_end] {
             m.issue(&timing(i));
         }
+        m.copy_ready(copies);
         m.next_iteration();
     }
     while order.len() < n {
