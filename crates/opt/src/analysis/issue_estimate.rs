@@ -77,7 +77,7 @@ pub fn schedule_length(
     group: &dyn Fn(Inst) -> u32,
 ) -> u32 {
     let dag = Dag::new(f, insts, outputs, &|_| None, group);
-    dag.schedule(&vec![0; insts.len()]).end
+    dag.schedule(&vec![0; insts.len()], [0; 2]).end
 }
 
 /// How many trips of a loop run through [`STEADY_TRIPS`] before the estimate of
@@ -92,7 +92,8 @@ pub const STEADY_TRIPS: usize = 4;
 /// reading what the last trip's early stage computed) or when `previous` maps it
 /// (a loop header's parameter) to a value that `insts` defines; any other operand
 /// is ready at the start. Unlike [`schedule_length`] the trip does not wait for
-/// those values: the next trip does, as far as it needs them. The estimate is
+/// those values: the next trip does, as far as it needs them (and for a divider
+/// still busy with the previous trip's division). The estimate is
 /// the mean of the last two of [`STEADY_TRIPS`] trips, rounded up (an in-order
 /// core may alternate between two trip lengths).
 pub fn steady_state_length(
@@ -103,13 +104,15 @@ pub fn steady_state_length(
 ) -> u32 {
     let dag = Dag::new(f, insts, &[], previous, group);
     let mut entry = vec![0u32; insts.len()];
+    let mut dividers = [0u32; 2];
     let mut lengths = Vec::with_capacity(STEADY_TRIPS);
     for _ in 0..STEADY_TRIPS {
-        let trip = dag.schedule(&entry);
+        let trip = dag.schedule(&entry, dividers);
         let length = trip.issue_end + 1;
         for (k, ready) in entry.iter_mut().enumerate() {
             *ready = (trip.issued[k] + dag.info[k].1).saturating_sub(length);
         }
+        dividers = trip.divider_free_at.map(|at| at.saturating_sub(length));
         lengths.push(length);
     }
     let last_two = &lengths[STEADY_TRIPS - 2..];
@@ -140,6 +143,8 @@ struct Trip {
     issue_end: u32,
     /// The later of `issue_end` and the cycle every output is ready.
     end: u32,
+    /// The cycle each divider (integer, float) takes its next division.
+    divider_free_at: [u32; 2],
 }
 
 impl Dag {
@@ -211,15 +216,15 @@ impl Dag {
     }
 
     /// List-schedules one trip, the previous trip's result of instruction `d`
-    /// being ready at cycle `entry[d]`.
-    fn schedule(&self, entry: &[u32]) -> Trip {
+    /// being ready at cycle `entry[d]` and the dividers free at `dividers`.
+    fn schedule(&self, entry: &[u32], dividers: [u32; 2]) -> Trip {
         let n = self.info.len();
         let info = &self.info;
         // Cycle at which each instruction issued (`None` before).
         let mut issued: Vec<Option<u32>> = vec![None; n];
         let mut remaining = n;
         let mut cycle = 0u32;
-        let mut divider_free_at = [0u32; 2];
+        let mut divider_free_at = dividers;
         let (mut issue_end, mut end) = (0u32, 0u32);
         while remaining > 0 {
             let (mut slots, mut memory, mut pipe_b) = (2, false, false);
@@ -278,6 +283,7 @@ impl Dag {
             issued: issued.into_iter().map(|c| c.unwrap_or(0)).collect(),
             issue_end,
             end: end.max(issue_end),
+            divider_free_at,
         }
     }
 }
@@ -423,6 +429,21 @@ bb0(%0: ptr, %1: i32):
         assert_eq!(steady(src, &[]), 5);
         // Waiting for the sum within the trip, as a straight-line block does.
         assert_eq!(length(src, &[2], &|_| 0), 8);
+    }
+
+    /// A division whose quotient only the next trip reads: the trip does not wait
+    /// for it, but the next trip's division waits for the divider.
+    #[test]
+    fn the_divider_stays_busy_into_the_next_trip() {
+        let src = r#"
+func @f(f32, f32) -> i32 {
+bb0(%0: f32, %1: f32):
+  %2 = fadd %3, %1
+  %3 = fdiv %0, %1
+  ret 0
+}
+"#;
+        assert_eq!(steady(src, &[]), 27);
     }
 
     /// An accumulator carried through a loop parameter: each trip's addition

@@ -211,14 +211,18 @@ fn early_kind(k: &InstKind) -> bool {
 /// Whether header parameter `k` of loop `h` (whose back edge passes `next`) is in a
 /// recurrence: its next value depends on itself through the body, other than as
 /// an induction variable (`p` plus a chain of `+ c`, `- c` and `gep _, c`, with
-/// each `c` invariant or another parameter, as in a second-order induction
-/// variable `s + d`, `d + 2`).
+/// no `c` computed from `p`: invariants, other parameters and arithmetic of
+/// those, as in a second-order induction variable `s + d`, `d + 2`). An integer
+/// sum of products counts as such a chain too: its addition waits one cycle for
+/// the previous trip, as an induction variable's does.
 fn recurrent(f: &Function, h: Block, next: &[Value], k: usize) -> bool {
     let params = f.block_params(h);
     let p = params[k];
-    // An addend that is not `p`'s own value: an invariant or another parameter
-    // (whether that one is early is for the caller's fixed point to decide).
-    let invariant = |v: Value| v != p && (params.contains(&v) || f.value_block(v) != Some(h));
+    // An addend that does not depend on `p`'s value in this iteration: an
+    // invariant, another parameter, or arithmetic of those, as `d + 2` in an
+    // unrolled second-order induction variable `s + d + (d + 2)` (whether they
+    // are early is for the caller's fixed point to decide).
+    let invariant = |v: Value| !depends_on(f, h, v, p);
     // Walk back from the next value through steps that add invariants.
     let mut v = next[k];
     while let Some(d) = f.def_inst(v).filter(|&d| f.layout.inst_block(d) == Some(h)) {
@@ -258,6 +262,24 @@ fn recurrent(f: &Function, h: Block, next: &[Value], k: usize) -> bool {
             if f.layout.inst_block(d) == Some(h) {
                 f.kind(d).for_each_arg(|a| stack.push(a));
             }
+        }
+    }
+    false
+}
+
+/// Whether `v` is computed in block `h` from `p` (or is `p`).
+fn depends_on(f: &Function, h: Block, v: Value, p: Value) -> bool {
+    let mut seen: FxHashSet<Value> = FxHashSet::default();
+    let mut stack = vec![v];
+    while let Some(v) = stack.pop() {
+        if v == p {
+            return true;
+        }
+        if !seen.insert(v) {
+            continue;
+        }
+        if let Some(d) = f.def_inst(v).filter(|&d| f.layout.inst_block(d) == Some(h)) {
+            f.kind(d).for_each_arg(|a| stack.push(a));
         }
     }
     false
@@ -934,6 +956,47 @@ bb2:
 "#;
         let (before, after, changed) = pipelined(src);
         assert!(changed, "{}", ir::print_module(&after));
+        assert_eq!(exec(&before, ""), exec(&after, ""));
+    }
+
+    /// `sum += x[i] / s` where `s` grows by `d`, then `d + 2`, and `d` by 4 (a
+    /// second-order induction variable unrolled twice, as strength reduction
+    /// leaves a quadratic): `s` is no recurrence, so the division is early and
+    /// overlaps the previous trip's addition to `sum`.
+    #[test]
+    fn an_unrolled_second_order_induction_variable_is_early() {
+        let src = r#"
+global @x: [f32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  store 6.0, @x
+  %20 = gep @x, 5, 4
+  store 7.5, %20
+  jump bb1(0, 1, 3, 0.0)
+bb1(%0: i32, %1: i32, %2: i32, %3: f32):
+  %4 = add %1, %2
+  %5 = add %2, 2
+  %6 = add %4, %5
+  %7 = sitofp %6
+  %8 = gep @x, %0, 4
+  %9 = load f32, %8
+  %10 = fdiv %9, %7
+  %11 = fadd %3, %10
+  %12 = add %5, 2
+  %13 = add %0, 1
+  %14 = slt %13, 64
+  br %14, bb1(%13, %6, %12, %11), bb2
+bb2:
+  %15 = fmul %11, 100000.0
+  %16 = fptosi %15
+  ret %16
+}
+"#;
+        let (before, after, changed) = pipelined(src);
+        assert!(changed, "{}", ir::print_module(&after));
+        // The stored elements make the sum nonzero: not a comparison of zeros.
+        assert_ne!(exec(&before, "").1, 0);
         assert_eq!(exec(&before, ""), exec(&after, ""));
     }
 
