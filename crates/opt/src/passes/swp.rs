@@ -211,18 +211,18 @@ fn early_kind(k: &InstKind) -> bool {
 /// Whether header parameter `k` of loop `h` (whose back edge passes `next`) is in a
 /// recurrence: its next value depends on itself through the body, other than as
 /// an induction variable (`p` plus a chain of `+ c`, `- c` and `gep _, c`, with
-/// no `c` computed from `p`: invariants, other parameters and arithmetic of
-/// those, as in a second-order induction variable `s + d`, `d + 2`). An integer
-/// sum of products counts as such a chain too: its addition waits one cycle for
-/// the previous trip, as an induction variable's does.
+/// each `c` computed without `p` and without loads: invariants, other parameters
+/// and arithmetic of those, as in a second-order induction variable `s + d`,
+/// `d + 2`, or unrolled, `s + d + (d + 2)`). A sum of loaded values stays a
+/// recurrence: its additions wait for the loads.
 fn recurrent(f: &Function, h: Block, next: &[Value], k: usize) -> bool {
     let params = f.block_params(h);
     let p = params[k];
-    // An addend that does not depend on `p`'s value in this iteration: an
-    // invariant, another parameter, or arithmetic of those, as `d + 2` in an
-    // unrolled second-order induction variable `s + d + (d + 2)` (whether they
-    // are early is for the caller's fixed point to decide).
-    let invariant = |v: Value| !depends_on(f, h, v, p);
+    // An addend computed without `p`'s value in this iteration and without
+    // loads: an invariant, another parameter, or arithmetic of those, as `d + 2`
+    // in an unrolled second-order induction variable `s + d + (d + 2)` (whether
+    // they are early is for the caller's fixed point to decide).
+    let invariant = |v: Value| !depends_on_or_loads(f, h, v, p);
     // Walk back from the next value through steps that add invariants.
     let mut v = next[k];
     while let Some(d) = f.def_inst(v).filter(|&d| f.layout.inst_block(d) == Some(h)) {
@@ -267,8 +267,8 @@ fn recurrent(f: &Function, h: Block, next: &[Value], k: usize) -> bool {
     false
 }
 
-/// Whether `v` is computed in block `h` from `p` (or is `p`).
-fn depends_on(f: &Function, h: Block, v: Value, p: Value) -> bool {
+/// Whether `v` is computed in block `h` from `p` (or is `p`), or from a load.
+fn depends_on_or_loads(f: &Function, h: Block, v: Value, p: Value) -> bool {
     let mut seen: FxHashSet<Value> = FxHashSet::default();
     let mut stack = vec![v];
     while let Some(v) = stack.pop() {
@@ -279,6 +279,9 @@ fn depends_on(f: &Function, h: Block, v: Value, p: Value) -> bool {
             continue;
         }
         if let Some(d) = f.def_inst(v).filter(|&d| f.layout.inst_block(d) == Some(h)) {
+            if matches!(f.kind(d), InstKind::Load { .. }) {
+                return true;
+            }
             f.kind(d).for_each_arg(|a| stack.push(a));
         }
     }
@@ -998,6 +1001,45 @@ bb2:
         // The stored elements make the sum nonzero: not a comparison of zeros.
         assert_ne!(exec(&before, "").1, 0);
         assert_eq!(exec(&before, ""), exec(&after, ""));
+    }
+
+    /// Which header parameters are recurrences: an unrolled second-order
+    /// induction variable is not (its addends need neither itself nor memory),
+    /// an integer sum of loaded products is (each addition waits for loads).
+    #[test]
+    fn a_sum_of_loaded_values_is_a_recurrence_an_induction_variable_is_not() {
+        let src = r#"
+global @x: [i32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 1, 3, 0)
+bb1(%0: i32, %1: i32, %2: i32, %3: i32):
+  %4 = add %1, %2
+  %5 = add %2, 2
+  %6 = add %4, %5
+  %7 = gep @x, %0, 4
+  %8 = load i32, %7
+  %9 = mul %8, %8
+  %10 = add %3, %9
+  %11 = add %5, 2
+  %12 = add %0, 1
+  %13 = slt %12, 64
+  br %13, bb1(%12, %6, %11, %10), bb2
+bb2:
+  ret %10
+}
+"#;
+        let m = ir::parse_module(src).unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let h = f.layout.blocks().nth(1).unwrap();
+        let InstKind::Br { then_dest, .. } = f.kind(f.terminator(h).unwrap()) else {
+            panic!("bb1 ends in a branch")
+        };
+        let recurrences: Vec<bool> = (0..4)
+            .map(|k| recurrent(f, h, &then_dest.args, k))
+            .collect();
+        assert_eq!(recurrences, [false, false, false, true]);
     }
 
     #[test]
