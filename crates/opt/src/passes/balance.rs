@@ -41,7 +41,11 @@
 //!    only disturbs the schedule around it), the new operations replace the old
 //!    ones (the root keeps its result value). A leaf that is the block's parameter
 //!    fed by the tree's own result around a loop (`s = s + ...`) counts as ready
-//!    last, so the loop's recurrence through it is one operation long.
+//!    last, so the loop's recurrence through it is one operation long, unless the
+//!    block takes at least as many cycles to issue as a longer recurrence would:
+//!    then the leaf counts as ready at the start, and the tree (as written, or
+//!    rebuilt) is accepted when its path from the leaf fits in those cycles, so
+//!    the sum need not wait for its slowest term before the carried value joins.
 //!
 //! A chain of subtractions `x - a - b - c` is first rewritten as `x - (a + b + c)`
 //! ([`subtract_sums`]), so that its subtrahends form such a sum.
@@ -115,8 +119,31 @@ pub fn run(f: &mut Function) -> usize {
                         true => CARRIED,
                         false => block.ready(v, alu),
                     };
-                    let (plan, done) = tree.plan(&ready);
-                    let finish = tree.finish(f, &ready);
+                    let (mut plan, mut done) = tree.plan(&ready);
+                    let mut finish = tree.finish(f, &ready);
+                    if let Some(c) =
+                        (0..tree.leaves.len()).find(|&k| tree.carried(f, b, tree.leaves[k]))
+                    {
+                        // The carried leaf as ready as it is: in a loop whose trip
+                        // takes at least `issue_bound` cycles anyway, a recurrence
+                        // no longer than that costs nothing, and combining the
+                        // carried value early ends the tree sooner after its
+                        // slowest leaf.
+                        let now = |v: Value| block.ready(v, alu);
+                        let fits = |ops: u32| ops * tree.step() <= issue_bound;
+                        let (early_plan, early_done) = tree.plan(&now);
+                        if fits(tree.plan_depth(&early_plan, c)) {
+                            let last_done = tree.plan_finish(&plan, &now);
+                            if early_done < last_done {
+                                (plan, done) = (early_plan, early_done);
+                            } else {
+                                done = last_done;
+                            }
+                            if fits(tree.written_depth(f, c)) {
+                                finish = tree.finish(f, &now);
+                            }
+                        }
+                    }
                     if done < finish && finish > issue_bound {
                         tree.rebuild(f, plan, &mut block);
                         rebuilt += 1;
@@ -222,8 +249,9 @@ fn subtract_sums(f: &mut Function, b: Block) -> usize {
 }
 
 /// The ready time given to a leaf carried around a loop by the tree's own result
-/// (`s = s + ...`): later than anything, so it is combined last and the loop's
-/// recurrence through it is one operation long.
+/// (`s = s + ...`) where the recurrence would limit the loop: later than anything,
+/// so it is combined last and the loop's recurrence through it is one operation
+/// long.
 const CARRIED: u32 = 1 << 20;
 
 /// What the pass knows of the block being rewritten.
@@ -529,6 +557,52 @@ impl Tree {
                 .iter()
                 .any(|t| t.block == b && t.args.get(k as usize) == Some(&r))
         })
+    }
+
+    /// How many of the planned operations lie between leaf `k` and the root.
+    fn plan_depth(&self, plan: &[(usize, usize)], k: usize) -> u32 {
+        let n = self.leaves.len();
+        let mut node = k;
+        let mut depth = 0;
+        while let Some(j) = plan.iter().position(|&(a, b)| a == node || b == node) {
+            node = n + j;
+            depth += 1;
+        }
+        depth
+    }
+
+    /// When `plan` finishes with the leaves ready at `ready`.
+    fn plan_finish(&self, plan: &[(usize, usize)], ready: &impl Fn(Value) -> u32) -> u32 {
+        let mut at: Vec<u32> = self.leaves.iter().map(|&v| ready(v)).collect();
+        for &(a, b) in plan {
+            at.push(at[a].max(at[b]) + self.step());
+        }
+        *at.last().expect("a tree has leaves")
+    }
+
+    /// How many of the tree's operations as written lie between leaf `k` and the
+    /// root.
+    fn written_depth(&self, f: &Function, k: usize) -> u32 {
+        let leaf = self.leaves[k];
+        let nodes: Vec<Inst> = std::iter::once(self.root)
+            .chain(self.inner.iter().copied())
+            .collect();
+        let reads = |n: Inst, v: Value| matches!(f.kind(n), InstKind::Binary { args: [x, y], .. } if *x == v || *y == v);
+        let Some(mut node) = nodes.iter().copied().find(|&n| reads(n, leaf)) else {
+            return 0;
+        };
+        let mut depth = 1;
+        while node != self.root {
+            let r = f
+                .inst_result(node)
+                .expect("a binary instruction has a result");
+            let Some(parent) = nodes.iter().copied().find(|&n| reads(n, r)) else {
+                break;
+            };
+            node = parent;
+            depth += 1;
+        }
+        depth
     }
 
     /// When the tree as written finishes.
