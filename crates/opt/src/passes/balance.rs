@@ -121,25 +121,29 @@ pub fn run(f: &mut Function) -> usize {
                     };
                     let (mut plan, mut done) = tree.plan(&ready);
                     let mut finish = tree.finish(f, &ready);
-                    if let Some(c) =
-                        (0..tree.leaves.len()).find(|&k| tree.carried(f, b, tree.leaves[k]))
-                    {
-                        // The carried leaf as ready as it is: in a loop whose trip
-                        // takes at least `issue_bound` cycles anyway, a recurrence
-                        // no longer than that costs nothing, and combining the
-                        // carried value early ends the tree sooner after its
-                        // slowest leaf.
+                    let carried: Vec<usize> = (0..tree.leaves.len())
+                        .filter(|&k| tree.carried(f, b, tree.leaves[k]))
+                        .collect();
+                    if !carried.is_empty() {
+                        // The carried leaves as ready as they are: in a loop whose
+                        // trip takes at least `issue_bound` cycles anyway, a
+                        // recurrence no longer than that costs nothing, and
+                        // combining the carried values early ends the tree sooner
+                        // after its slowest leaf.
                         let now = |v: Value| block.ready(v, alu);
                         let fits = |ops: u32| ops * tree.step() <= issue_bound;
                         let (early_plan, early_done) = tree.plan(&now);
-                        if fits(tree.plan_depth(&early_plan, c)) {
+                        if carried
+                            .iter()
+                            .all(|&c| fits(tree.plan_depth(&early_plan, c)))
+                        {
                             let last_done = tree.plan_finish(&plan, &now);
                             if early_done < last_done {
                                 (plan, done) = (early_plan, early_done);
                             } else {
                                 done = last_done;
                             }
-                            if fits(tree.written_depth(f, c)) {
+                            if carried.iter().all(|&c| fits(tree.written_depth(f, c))) {
                                 finish = tree.finish(f, &now);
                             }
                         }
