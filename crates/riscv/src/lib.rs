@@ -35,6 +35,7 @@ pub mod divinv;
 pub mod emit;
 pub mod frame;
 pub mod globals;
+pub mod hoist_into_slots;
 pub mod increments;
 pub mod isel;
 pub mod licm;
@@ -474,6 +475,7 @@ fn apply_stage(
         }
         "speculate" => {
             speculate::hoist_above_exits(mf);
+            hoist_into_slots::hoist_into_slots(mf);
         }
         "liveness" => *live = Some(liveness::compute_liveness(mf)),
         "schedule-pre-ra" => {

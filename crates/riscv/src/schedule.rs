@@ -489,6 +489,16 @@ fn schedule_block_as(insts: &mut [MInst], self_loop: bool) -> usize {
         .count()
 }
 
+/// Schedules straight-line code over virtual registers as [`run_before_allocation`]
+/// would without its register-pressure guard: for passes that weigh a code motion
+/// by the cycles the scheduled result takes ([`crate::hoist_into_slots`]).
+pub fn schedule_unguarded(insts: &mut [MInst], is_float: &dyn Fn(Reg) -> bool) {
+    let none = HashMap::new();
+    for r in regions(insts) {
+        schedule_region(insts, r, is_float, &none, None, None);
+    }
+}
+
 /// The dependence graph of a region: for each instruction, its successors with
 /// latencies, and its number of predecessors.
 struct Graph {
