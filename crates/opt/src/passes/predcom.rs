@@ -27,6 +27,14 @@
 //! For every loaded offset `o` with `o + s` also loaded, the load at `o` becomes a
 //! new header parameter: the preheader loads `p0 + o` for the first iteration, and
 //! the latch passes the value of offset `o + s` (itself carried, or loaded).
+//!
+//! When the loop does write the object, a value it stores can still be carried
+//! (store-to-load forwarding across iterations, as LLVM's `LoopLoadElimination`
+//! does): if every store that may write the object goes through `p` at a constant
+//! offset in a block every iteration runs, a load at `o` whose offset no store
+//! touches reads in iteration `k + 1` what the one store at `o + s` wrote in
+//! iteration `k`. The latch passes that stored value (an in-place stencil
+//! `x[k] = (x[k - 1] + ...) / f` keeps `x[k - 1]` in a register).
 
 use crate::analysis::{
     address_root, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest, LoopId,
@@ -157,6 +165,9 @@ struct Plan {
     stride: i64,
     /// Loads by byte offset from the pointer (one per offset, the others GVN'd).
     loads: BTreeMap<i64, (Inst, Type)>,
+    /// Values the loop stores by byte offset from the pointer, every iteration,
+    /// and that the load a stride below reads in the next one.
+    stored: BTreeMap<i64, Value>,
 }
 
 /// The plans for loop `id`: one per pointer parameter with loads to carry, at
@@ -184,12 +195,12 @@ fn plan(
             return plans;
         }
     }
-    // What the loop writes: the objects of its stores (None: unknown).
-    let mut written: Vec<Option<Value>> = Vec::new();
+    // What the loop writes: its stores with their objects (None: unknown).
+    let mut written: Vec<(Inst, Option<Value>)> = Vec::new();
     for &b in &lp.blocks {
         for i in f.layout.block_insts(b) {
             match f.kind(i) {
-                InstKind::Store { ptr, .. } => written.push(object_of(f, cfg, *ptr)),
+                InstKind::Store { ptr, .. } => written.push((i, object_of(f, cfg, *ptr))),
                 InstKind::Call { callee, .. }
                     if purity.effects(*callee).writes_global
                         || purity.effects(*callee).writes_args =>
@@ -213,11 +224,18 @@ fn plan(
         let Some(object) = object_of(f, cfg, p) else {
             continue;
         };
-        // Nothing in the loop writes that object.
-        if written
+        let writers: Vec<Inst> = written
             .iter()
-            .any(|w| w.is_none_or(|o| memory.may_share(f, o, object)))
-        {
+            .filter(|(_, w)| w.is_none_or(|o| memory.may_share(f, o, object)))
+            .map(|&(i, _)| i)
+            .collect();
+        if !writers.is_empty() {
+            // The loop writes the object: only what it stores through `p` itself
+            // can be carried.
+            if let Some(plan) = forwarding_plan(f, dt, lp, &l, k, s, &writers, budget) {
+                budget -= plan.loads.len();
+                plans.push(plan);
+            }
             continue;
         }
         let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
@@ -250,9 +268,89 @@ fn plan(
             ptr: k,
             stride: s,
             loads,
+            stored: BTreeMap::new(),
         });
     }
     plans
+}
+
+/// Store-to-load forwarding across iterations (LLVM's `LoopLoadElimination`):
+/// in a loop whose stores to the object `p` walks (`writers`) all go through `p`
+/// at constant offsets, in blocks every iteration runs, a load at offset `o`
+/// reads in iteration `k + 1` what the store at `o + s` wrote in iteration `k`
+/// (`s` the stride, in bytes), provided that store is the only one that can
+/// write offset `o + s` and none writes offset `o`: nothing else wrote those
+/// bytes in between. The stored value is carried to the load instead.
+#[allow(clippy::too_many_arguments)]
+fn forwarding_plan(
+    f: &Function,
+    dt: &DominatorTree,
+    lp: &crate::analysis::Loop,
+    l: &RotatedLoop,
+    k: usize,
+    s: i64,
+    writers: &[Inst],
+    budget: usize,
+) -> Option<Plan> {
+    let p = f.block_params(l.header)[k];
+    // Offset, bytes and value of every store that may write the object.
+    let mut stores: Vec<(i64, i64, Value)> = Vec::new();
+    for &w in writers {
+        let InstKind::Store { value, ptr } = *f.kind(w) else {
+            return None;
+        };
+        let every_iteration = f
+            .layout
+            .inst_block(w)
+            .is_some_and(|b| dt.dominates(b, l.latch));
+        match address_root(f, ptr) {
+            (root, Some(off)) if root == p && every_iteration => {
+                stores.push((off, i64::from(f.value_type(value).size()), value));
+            }
+            _ => return None,
+        }
+    }
+    let overlapping = |o: i64, n: i64| {
+        stores
+            .iter()
+            .filter(move |&&(a, m, _)| a < o + n && o < a + m)
+    };
+    let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
+    let mut stored: BTreeMap<i64, Value> = BTreeMap::new();
+    for &b in &lp.blocks {
+        if !dt.dominates(b, l.latch) {
+            continue;
+        }
+        for i in f.layout.block_insts(b) {
+            let InstKind::Load { ty, ptr } = *f.kind(i) else {
+                continue;
+            };
+            let (root, Some(off)) = address_root(f, ptr) else {
+                continue;
+            };
+            let n = i64::from(ty.size());
+            if root != p || !matches!(ty, Type::I32 | Type::F32) || loads.contains_key(&off) {
+                continue;
+            }
+            let source: Vec<_> = overlapping(off + s, n).collect();
+            let forwarded = match source.as_slice() {
+                [&(a, m, v)] if a == off + s && m == n && f.value_type(v) == ty => v,
+                _ => continue,
+            };
+            if overlapping(off, n).next().is_some() || loads.len() == budget {
+                continue;
+            }
+            loads.insert(off, (i, ty));
+            stored.insert(off + s, forwarded);
+        }
+    }
+    (!loads.is_empty()).then(|| Plan {
+        l: l.clone(),
+        ptr: k,
+        stride: s,
+        loads,
+        stored,
+    })
 }
 
 /// The global, `alloc` or pointer parameter a pointer points into, following
@@ -315,6 +413,7 @@ fn apply(f: &mut Function, plan: Plan) -> usize {
         ptr,
         stride,
         loads,
+        stored,
     } = plan;
     let init_ptr = l.init_args(f)[ptr];
     let pterm = f
@@ -324,15 +423,17 @@ fn apply(f: &mut Function, plan: Plan) -> usize {
     // the next offset's parameter.
     let mut carried: BTreeMap<i64, Value> = BTreeMap::new();
     for (&o, &(_, ty)) in &loads {
-        if loads.get(&(o + stride)).is_some_and(|&(_, t)| t == ty) {
+        let next = o + stride;
+        if stored.contains_key(&next) || loads.get(&next).is_some_and(|&(_, t)| t == ty) {
             carried.insert(o, f.append_block_param(l.header, ty));
         }
     }
-    // The value of offset `o` in the current iteration.
+    // The value of offset `o` at the end of the current iteration.
     let current = |f: &Function, o: i64| -> Value {
-        match carried.get(&o) {
-            Some(&q) => q,
-            None => f.inst_result(loads[&o].0).expect("a load has a result"),
+        match (stored.get(&o), carried.get(&o)) {
+            (Some(&v), _) => v,
+            (None, Some(&q)) => q,
+            (None, None) => f.inst_result(loads[&o].0).expect("a load has a result"),
         }
     };
     let mut entry = f.kind(pterm).targets()[0].clone();
@@ -438,6 +539,89 @@ bb2:
             .replace("%13 = sub %12, %11", "%13 = sub %12, %24");
         let out = same_behaviour(&cond, &["predcom"], "30");
         assert_eq!(out.matches("load").count(), 3, "{out}");
+    }
+
+    /// `a[i] = (a[i - 1] + b[i]) * 3` for `i` from 1 while `i < n`: each iteration
+    /// reads what the previous one stored.
+    const RECURRENCE: &str = r#"
+global @a: [i32; 40] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4]
+global @b: [i32; 40] = [2, 7, 1, 8, 2, 8, 1, 8, 2, 8, 4, 5, 9, 0, 4, 5, 2, 3, 5, 3]
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = gep @a, 1, 4
+  %2 = gep @b, 1, 4
+  jump bb1(1, %1, %2)
+bb1(%3: i32, %4: ptr, %5: ptr):
+  %6 = gep %4, -1, 4
+  %7 = load i32, %6
+  %8 = load i32, %5
+  %9 = add %7, %8
+  %10 = mul %9, 3
+  store %10, %4
+  %11 = gep %4, 1, 4
+  %12 = gep %5, 1, 4
+  %13 = add %3, 1
+  %14 = slt %13, %0
+  br %14, bb1(%13, %11, %12), bb2
+bb2:
+  %15 = gep @a, 3, 4
+  %16 = load i32, %15
+  call @putint(%16)
+  call @putint(%10)
+  ret 0
+}
+"#;
+
+    fn loop_loads(out: &str) -> usize {
+        let body = &out[out.find("bb1(").unwrap()..];
+        body[..body.find("bb2").unwrap()].matches("load").count()
+    }
+
+    #[test]
+    fn a_stored_value_is_carried_to_the_next_iterations_load() {
+        let out = same_behaviour(RECURRENCE, &["predcom"], "30");
+        // a[i - 1] comes from the previous iteration's store: only b[i] is loaded.
+        assert_eq!(loop_loads(&out), 1, "{out}");
+        for n in ["0", "1", "2", "40"] {
+            same_behaviour(RECURRENCE, &["predcom"], n);
+        }
+    }
+
+    #[test]
+    fn other_writes_to_the_stored_array_keep_the_load() {
+        // A store into @a not through the walking pointer could write a[i - 1].
+        let elsewhere = RECURRENCE.replace(
+            "  store %10, %4\n",
+            "  store %10, %4\n  %20 = gep @a, 30, 4\n  store %8, %20\n",
+        );
+        let out = same_behaviour(&elsewhere, &["predcom"], "30");
+        assert_eq!(loop_loads(&out), 2, "{out}");
+        // A store to a[i - 1] itself, after the load: the next iteration does not
+        // read what the store of a[i] wrote.
+        let over = RECURRENCE.replace("  store %10, %4\n", "  store %10, %4\n  store %8, %6\n");
+        let out = same_behaviour(&over, &["predcom"], "30");
+        assert_eq!(loop_loads(&out), 2, "{out}");
+        // A second store to a[i]: the value carried would have to be the last.
+        let twice = RECURRENCE.replace("  store %10, %4\n", "  store %10, %4\n  store %9, %4\n");
+        let out = same_behaviour(&twice, &["predcom"], "30");
+        assert_eq!(loop_loads(&out), 2, "{out}");
+        // A store that not every iteration runs (only when the sum is odd).
+        let cond = RECURRENCE.replace(
+            "  store %10, %4\n",
+            "  %21 = and %9, 1\n  br %21, bb3, bb4\nbb3:\n  store %10, %4\n  jump bb4\nbb4:\n",
+        );
+        let out = same_behaviour(&cond, &["predcom"], "30");
+        let body = &out[out.find("bb1(").unwrap()..];
+        assert_eq!(
+            body[..body.find("bb2:").unwrap()].matches("load").count(),
+            2,
+            "{out}"
+        );
     }
 
     /// `smooth(src, dst)` sums three neighbours of `src` into `dst` along two
