@@ -35,6 +35,7 @@ pub mod divinv;
 pub mod emit;
 pub mod frame;
 pub mod globals;
+pub mod hoist_constants;
 pub mod hoist_into_slots;
 pub mod increments;
 pub mod isel;
@@ -367,7 +368,7 @@ pub static STAGES: &[StageInfo] = {
             "licm (machine)",
             Virtual,
             true,
-            "loop-invariant materialisations move to preheaders",
+            "loop-invariant materialisations move to preheaders, shared constants to dominators",
         ),
         stage(
             "speculate",
@@ -472,6 +473,7 @@ fn apply_stage(
         }
         "machine-licm" => {
             licm::hoist_invariants(mf);
+            hoist_constants::hoist_constants(mf);
         }
         "speculate" => {
             speculate::hoist_above_exits(mf);

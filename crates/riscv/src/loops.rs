@@ -111,6 +111,13 @@ pub fn loop_depths(mf: &MFunction) -> Vec<u32> {
     loop_info(mf).depth
 }
 
+/// The dominator tree of `mf` (the IR's [`DomTree`] over the machine CFG); `None`
+/// for a function without blocks.
+pub fn dominator_tree(mf: &MFunction) -> Option<DomTree<MBlock>> {
+    let &entry = mf.layout.first()?;
+    Some(DomTree::of_graph(&MachineCfg::compute(mf, entry)))
+}
+
 /// The CFG of a machine function, as the IR's analyses see graphs.
 struct MachineCfg {
     preds: Vec<Edges>,

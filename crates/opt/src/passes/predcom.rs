@@ -239,21 +239,8 @@ fn plan(
             continue;
         }
         let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
-        for &b in &lp.blocks {
-            if !dt.dominates(b, l.latch) {
-                continue;
-            }
-            for i in f.layout.block_insts(b) {
-                let InstKind::Load { ty, ptr } = *f.kind(i) else {
-                    continue;
-                };
-                let (root, Some(off)) = address_root(f, ptr) else {
-                    continue;
-                };
-                if root == p && matches!(ty, Type::I32 | Type::F32) {
-                    loads.entry(off).or_insert((i, ty));
-                }
-            }
+        for (off, i, ty) in every_iteration_loads(f, dt, lp, l.latch, p) {
+            loads.entry(off).or_insert((i, ty));
         }
         let carried = loads
             .iter()
@@ -317,32 +304,21 @@ fn forwarding_plan(
     };
     let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
     let mut stored: BTreeMap<i64, Value> = BTreeMap::new();
-    for &b in &lp.blocks {
-        if !dt.dominates(b, l.latch) {
+    for (off, i, ty) in every_iteration_loads(f, dt, lp, l.latch, p) {
+        let n = i64::from(ty.size());
+        if loads.contains_key(&off) {
             continue;
         }
-        for i in f.layout.block_insts(b) {
-            let InstKind::Load { ty, ptr } = *f.kind(i) else {
-                continue;
-            };
-            let (root, Some(off)) = address_root(f, ptr) else {
-                continue;
-            };
-            let n = i64::from(ty.size());
-            if root != p || !matches!(ty, Type::I32 | Type::F32) || loads.contains_key(&off) {
-                continue;
-            }
-            let source: Vec<_> = overlapping(off + s, n).collect();
-            let forwarded = match source.as_slice() {
-                [&(a, m, v)] if a == off + s && m == n && f.value_type(v) == ty => v,
-                _ => continue,
-            };
-            if overlapping(off, n).next().is_some() || loads.len() == budget {
-                continue;
-            }
-            loads.insert(off, (i, ty));
-            stored.insert(off + s, forwarded);
+        let source: Vec<_> = overlapping(off + s, n).collect();
+        let forwarded = match source.as_slice() {
+            [&(a, m, v)] if a == off + s && m == n && f.value_type(v) == ty => v,
+            _ => continue,
+        };
+        if overlapping(off, n).next().is_some() || loads.len() == budget {
+            continue;
         }
+        loads.insert(off, (i, ty));
+        stored.insert(off + s, forwarded);
     }
     (!loads.is_empty()).then(|| Plan {
         l: l.clone(),
@@ -351,6 +327,35 @@ fn forwarding_plan(
         loads,
         stored,
     })
+}
+
+/// The `i32` and `f32` loads through `p` at a constant offset in the blocks of
+/// loop `lp` that run on every iteration (they dominate its `latch`), in order:
+/// offset, load, type.
+fn every_iteration_loads(
+    f: &Function,
+    dt: &DominatorTree,
+    lp: &crate::analysis::Loop,
+    latch: Block,
+    p: Value,
+) -> Vec<(i64, Inst, Type)> {
+    let mut out = Vec::new();
+    for &b in &lp.blocks {
+        if !dt.dominates(b, latch) {
+            continue;
+        }
+        for i in f.layout.block_insts(b) {
+            let InstKind::Load { ty, ptr } = *f.kind(i) else {
+                continue;
+            };
+            if let (root, Some(off)) = address_root(f, ptr) {
+                if root == p && matches!(ty, Type::I32 | Type::F32) {
+                    out.push((off, i, ty));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The global, `alloc` or pointer parameter a pointer points into, following
@@ -577,6 +582,7 @@ bb2:
 }
 "#;
 
+    /// The loads of the loop `bb1` (up to `bb2`).
     fn loop_loads(out: &str) -> usize {
         let body = &out[out.find("bb1(").unwrap()..];
         body[..body.find("bb2").unwrap()].matches("load").count()
@@ -674,11 +680,6 @@ CALLS
 }
 "#;
 
-    fn smooth_loads(out: &str) -> usize {
-        let body = &out[out.find("bb1(").unwrap()..];
-        body[..body.find("bb2").unwrap()].matches("load").count()
-    }
-
     /// The callers always pass two different arrays: the store through the
     /// second parameter cannot change what the first walks, and both rows carry
     /// a value (two loads of four remain).
@@ -689,7 +690,7 @@ CALLS
             "  call @smooth(@a, @b)\n  %20 = gep @a, 30, 4\n  call @smooth(@b, %20)",
         );
         let out = same_behaviour(&src, &["predcom"], "");
-        assert_eq!(smooth_loads(&out), 2, "{out}");
+        assert_eq!(loop_loads(&out), 2, "{out}");
     }
 
     /// One call passes two pointers into the same array: the store may write what
@@ -701,7 +702,7 @@ CALLS
             "  call @smooth(@a, @b)\n  %20 = gep @a, 1, 4\n  call @smooth(@a, %20)",
         );
         let out = same_behaviour(&src, &["predcom"], "");
-        assert_eq!(smooth_loads(&out), 4, "{out}");
+        assert_eq!(loop_loads(&out), 4, "{out}");
     }
 }
 
