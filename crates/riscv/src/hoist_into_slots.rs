@@ -64,16 +64,7 @@ pub fn hoist_into_slots(mf: &mut MFunction) -> usize {
     }
     let (defs, def_block) = mf.vreg_defs();
     // Registers read outside the block that defines them.
-    let mut escapes = vec![false; mf.num_vregs()];
-    for &b in &mf.layout {
-        for i in &mf.blocks[b].insts {
-            i.for_each_use(|r| {
-                if r.is_virtual() && def_block[r.vindex()] != b.index() {
-                    escapes[r.vindex()] = true;
-                }
-            });
-        }
-    }
+    let escapes = mf.vregs_read_elsewhere(&def_block);
     let classes = mf.vreg_class.clone();
     let is_float = move |r: Reg| {
         let class = if r.is_virtual() {

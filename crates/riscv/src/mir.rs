@@ -898,6 +898,22 @@ impl MFunction {
         (count, block)
     }
 
+    /// For each virtual register: whether an instruction outside the block
+    /// defining it (`def_block`, as [`MFunction::vreg_defs`] gives it) reads it.
+    pub fn vregs_read_elsewhere(&self, def_block: &[usize]) -> Vec<bool> {
+        let mut escapes = vec![false; self.num_vregs()];
+        for &b in &self.layout {
+            for i in &self.blocks[b].insts {
+                i.for_each_use(|r| {
+                    if r.is_virtual() && def_block[r.vindex()] != b.index() {
+                        escapes[r.vindex()] = true;
+                    }
+                });
+            }
+        }
+        escapes
+    }
+
     /// Successors of a block, from its branches, in order, without duplicates.
     pub fn succs(&self, b: MBlock) -> smallvec::SmallVec<[MBlock; 2]> {
         let mut v = smallvec::SmallVec::new();

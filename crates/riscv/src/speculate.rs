@@ -55,19 +55,9 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
     if info.loops.is_empty() {
         return 0;
     }
-    let nv = mf.num_vregs();
     let (defs, def_block) = mf.vreg_defs();
     // Registers read outside the block that defines them.
-    let mut escapes = vec![false; nv];
-    for &b in &mf.layout {
-        for i in &mf.blocks[b].insts {
-            i.for_each_use(|r| {
-                if r.is_virtual() && def_block[r.vindex()] != b.index() {
-                    escapes[r.vindex()] = true;
-                }
-            });
-        }
-    }
+    let escapes = mf.vregs_read_elsewhere(&def_block);
     let single_def = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1;
     let mut moved = 0;
     for b in mf.layout.clone() {
