@@ -2,6 +2,11 @@
 //!
 //! - moves from a register to itself vanish (copy coalescing through move hints
 //!   leaves many);
+//! - instructions that both successors of a two-way branch start with, when the
+//!   branch is their only way in, move above the branch (LLVM's branch folding,
+//!   `HoistCommonCodeInSuccs`): a loop whose back edge and exit pass the same
+//!   values (a software-pipelined kernel's carried values) then copies them in
+//!   its own block, which becomes a loop of one block;
 //! - jumps to blocks that only jump elsewhere are threaded to the final target, and
 //!   blocks no longer reachable are dropped.
 //!
@@ -12,6 +17,7 @@ use crate::mir::{MBlock, MFunction, MInst};
 /// Runs all clean-ups on `mf`.
 pub fn run(mf: &mut MFunction) {
     remove_self_moves(mf);
+    hoist_common_successor_code(mf);
     thread_jumps(mf);
     remove_unreachable(mf);
 }
@@ -20,6 +26,52 @@ fn remove_self_moves(mf: &mut MFunction) {
     for b in mf.blocks.values_mut() {
         b.insts
             .retain(|i| !matches!(i, MInst::Mv { rd, rs } if rd == rs));
+    }
+}
+
+fn hoist_common_successor_code(mf: &mut MFunction) {
+    let mut entries = vec![0usize; mf.blocks.len()];
+    for &b in &mf.layout {
+        for s in mf.succs(b) {
+            entries[s.index()] += 1;
+        }
+    }
+    if let Some(&entry) = mf.layout.first() {
+        // The function's entry is entered from outside too.
+        entries[entry.index()] += 1;
+    }
+    for k in 0..mf.layout.len() {
+        let b = mf.layout[k];
+        let insts = &mf.blocks[b].insts;
+        let n = insts.len();
+        let (rs1, rs2, t, e) = match insts.get(n.wrapping_sub(2)..) {
+            Some(
+                [MInst::Branch {
+                    rs1, rs2, target, ..
+                }, MInst::Jump { target: e }],
+            ) => (*rs1, *rs2, *target, *e),
+            _ => continue,
+        };
+        if t == e || t == b || e == b || entries[t.index()] != 1 || entries[e.index()] != 1 {
+            continue;
+        }
+        let (ti, ei) = (&mf.blocks[t].insts, &mf.blocks[e].insts);
+        let common = ti
+            .iter()
+            .zip(ei)
+            .take_while(|(x, y)| {
+                let mut writes_operand = false;
+                x.for_each_def(|r| writes_operand |= r == rs1 || r == rs2);
+                x == y && !x.is_terminator() && !x.is_call() && !writes_operand
+            })
+            .count();
+        if common == 0 {
+            continue;
+        }
+        let moved: Vec<MInst> = mf.blocks[t].insts.drain(..common).collect();
+        mf.blocks[e].insts.drain(..common);
+        let at = mf.blocks[b].insts.len() - 2;
+        mf.blocks[b].insts.splice(at..at, moved);
     }
 }
 

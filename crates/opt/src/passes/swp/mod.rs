@@ -15,9 +15,11 @@
 //! loads, or arithmetic that cannot trap, whose operands are loop-invariant, in
 //! `S0`, or parameters whose next value (the back edge's argument) is invariant or
 //! in `S0` (induction variables); the loop's exit test must be in it. A load is in
-//! `S0` only if no store of the loop may touch what it reads (different
-//! [`AliasRegions`]), since the next iteration's load now runs before this
-//! iteration's stores. The late stage `S1` is the rest.
+//! `S0` only if no store of the loop may touch what it reads, since the next
+//! iteration's load now runs beside this iteration's stores: by alias region
+//! ([`AliasRegions`]), or by address ([`memory`]: the same base at other bytes
+//! than every store of the region in the next trip, and than the stores before
+//! it in its own). The late stage `S1` is the rest.
 //!
 //! ```text
 //!   P:    jump H(init)                 P:  S0(init); br c0, K(init, V0), L(init, V0)
@@ -34,20 +36,30 @@
 //! A loop is pipelined when that shortens a trip in its steady state by at least
 //! [`MIN_GAIN`] cycles, as [`issue_estimate::steady_state_length`] estimates it on
 //! the in-order, dual-issue U74 (the previous trip's results still in flight when
-//! a trip starts): before, a trip of the loop; after, a trip of the kernel. It must hold at most [`MAX_INSTS`] instructions and
-//! carry at most [`MAX_CARRIED`] values from one stage to the next (registers
-//! live across the back edge). A pointer the late stage reads at a constant
-//! offset from an induction variable is not carried: it is recomputed from the
-//! variable's next value, which is (an address offset the back end folds into
-//! the access).
+//! a trip starts): before, a trip of the loop; after, a trip of the kernel. A
+//! split that moves loads by address is compared with the loop's trip whose
+//! accesses pass each other where their addresses differ (the machine scheduler
+//! does that in the loop as it is). It must hold at most [`MAX_INSTS`]
+//! instructions and carry at most [`MAX_CARRIED`] values from one stage to the
+//! next (registers live across the back edge). A pointer the late stage reads at
+//! a constant offset from an induction variable is not carried: it is
+//! recomputed from the variable's next value, which is (an address offset the
+//! back end folds into the access); the next value of an induction variable
+//! that only the early stage reads takes the variable's place, and does not
+//! count.
 
 use crate::analysis::dataflow::{self, Liveness, Solution};
-use crate::analysis::{issue_estimate, AliasRegions, AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{
+    issue_estimate, AliasRegions, AnalysisManager, FunctionAnalyses, PointerOffsets, Preserved,
+};
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
+use std::cell::OnceCell;
 use std::collections::BTreeSet;
+
+mod memory;
 
 /// The software pipelining pass.
 pub struct SoftwarePipelining;
@@ -82,12 +94,15 @@ pub const MAX_CARRIED: usize = 8;
 /// At most this many values (integer, float) may be live in the kernel: those
 /// live across the loop and twice the carried ones (the previous iteration's,
 /// which the late stage reads, and the next one's, which the early stage
-/// writes). The bounds are the machine scheduler's (`PRESSURE_LIMIT` in the
-/// back end's `schedule.rs`): beyond them it keeps the next iteration's loads after
-/// the late stage's reads, and the allocator copies carried values on the back
-/// edge, which costs more than the overlap gains (matmul's unroll-and-jammed
-/// loop: U74 estimate 0.466 -> 0.502 of gcc when pipelined with 29).
-pub const MAX_PRESSURE: [usize; 2] = [26, 28];
+/// writes). Near the machine scheduler's bounds (`PRESSURE_LIMIT` in the back
+/// end's `schedule.rs`, 26 integer registers) it keeps the next iteration's
+/// loads after the late stage's reads, and the allocator copies carried values
+/// on the back edge; beyond 28 that costs more than the overlap gains
+/// (matmul's unroll-and-jammed loop: U74 estimate 0.466 -> 0.502 of gcc when
+/// pipelined with 29), at 28 the overlap still wins (sl's in-place stencil,
+/// whose carried chain of divisions by an invariant the next trip's five row
+/// loads overlap: 0.478 -> 0.424 of gcc, with four copies on the back edge).
+pub const MAX_PRESSURE: [usize; 2] = [28, 28];
 /// Functions with more blocks times values than this are not pipelined: the
 /// liveness that counts the pressure holds a set of live values per block, which
 /// grows with the product in a deep loop nest (640 nested loops: a quarter of the
@@ -114,6 +129,8 @@ fn run_in(f: &mut Function, region: &dyn Fn(Inst) -> u32, fa: &mut FunctionAnaly
     let mut exit_block: FxHashMap<Block, Block> = FxHashMap::default();
     // Values live into each header, recomputed after each change.
     let mut live: Option<Solution<BTreeSet<Value>>> = None;
+    // Addresses as bases plus bytes, computed when a loop first needs them.
+    let mut offsets: OnceCell<PointerOffsets> = OnceCell::new();
     for (h, pred) in loops {
         let mut live_across = || {
             if f.num_blocks().saturating_mul(f.num_values()) > LIVENESS_BUDGET {
@@ -127,8 +144,10 @@ fn run_in(f: &mut Function, region: &dyn Fn(Inst) -> u32, fa: &mut FunctionAnaly
             }
             count
         };
-        if let Some(stages) = Stages::find(f, h, region, &mut live_across) {
+        let offsets_of = || offsets.get_or_init(|| PointerOffsets::compute(f));
+        if let Some(stages) = Stages::find(f, h, region, &offsets_of, &mut live_across) {
             live = None;
+            offsets = OnceCell::new();
             let pred = exit_block.get(&pred).copied().unwrap_or(pred);
             let pre = preheader(f, h, pred);
             let last = pipeline(f, h, pre, &stages);
@@ -311,6 +330,67 @@ fn offset_from(f: &Function, h: Block, mut v: Value) -> Option<(Value, i64)> {
     }
 }
 
+/// The greatest subset of `early` (instructions of loop `h`'s body that may run
+/// early by kind) whose operands are invariant, early, or early parameters, with
+/// which parameters are early: those whose next value is, but parameters in a
+/// recurrence (other than an induction variable), which are what the early stage
+/// does not wait for.
+fn early_closure(
+    f: &Function,
+    h: Block,
+    back: &BlockCall,
+    body: &[Inst],
+    mut early: FxHashSet<Inst>,
+) -> (FxHashSet<Inst>, Vec<bool>) {
+    let params = f.block_params(h);
+    let param_index = |v: Value| match f.value_def(v) {
+        ValueDef::Param(b, k) if b == h => Some(k as usize),
+        _ => None,
+    };
+    let in_body = |v: Value| {
+        f.def_inst(v)
+            .is_some_and(|i| f.layout.inst_block(i) == Some(h))
+    };
+    let mut early_param: Vec<bool> = (0..params.len())
+        .map(|k| !recurrent(f, h, &back.args, k))
+        .collect();
+    // Greatest fixed point: drop what depends on the late stage.
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for (k, &n) in back.args.iter().enumerate() {
+            if !early_param[k] {
+                continue;
+            }
+            let ok = match param_index(n) {
+                Some(j) => early_param[j],
+                None => !in_body(n) || f.def_inst(n).is_some_and(|d| early.contains(&d)),
+            };
+            if !ok {
+                early_param[k] = false;
+                changed = true;
+            }
+        }
+        for &i in body {
+            if !early.contains(&i) {
+                continue;
+            }
+            let mut ok = true;
+            f.kind(i).for_each_arg(|a| {
+                ok &= match param_index(a) {
+                    Some(j) => early_param[j],
+                    None => !in_body(a) || f.def_inst(a).is_some_and(|d| early.contains(&d)),
+                };
+            });
+            if !ok {
+                early.remove(&i);
+                changed = true;
+            }
+        }
+    }
+    (early, early_param)
+}
+
 /// The split of a loop's header into stages.
 struct Stages {
     /// The early stage, in block order.
@@ -330,10 +410,11 @@ impl Stages {
     /// The best split of loop `h` by the estimate, if it gains at least
     /// [`MIN_GAIN`] cycles a trip; `live_across()` counts the values (integer,
     /// float) live into the header, its parameters included.
-    fn find(
+    fn find<'o>(
         f: &Function,
         h: Block,
         region: &dyn Fn(Inst) -> u32,
+        offsets: &dyn Fn() -> &'o PointerOffsets,
         live_across: &mut dyn FnMut() -> [usize; 2],
     ) -> Option<Stages> {
         let term = f.terminator(h)?;
@@ -360,112 +441,101 @@ impl Stages {
         {
             return None;
         }
-        let params = f.block_params(h);
         let param_index = |v: Value| match f.value_def(v) {
             ValueDef::Param(b, k) if b == h => Some(k as usize),
             _ => None,
         };
-        let in_body = |v: Value| {
-            f.def_inst(v)
-                .is_some_and(|i| f.layout.inst_block(i) == Some(h))
-        };
-        let stores: Vec<u32> = body
+        let stores: Vec<(usize, Inst, u32)> = body
             .iter()
-            .filter(|&&i| matches!(f.kind(i), InstKind::Store { .. }))
-            .map(|&i| region(i))
+            .enumerate()
+            .filter(|&(_, &i)| matches!(f.kind(i), InstKind::Store { .. }))
+            .map(|(k, &i)| (k, i, region(i)))
             .collect();
-        let load_may_move = |i: Inst| {
+        // A load may move a trip early when no store of the loop may write what
+        // it reads by alias region, or, `by_address`, by address ([`memory`]).
+        let load_may_move = |k: usize, i: Inst, by_address: bool| {
             let r = region(i);
-            r != 0 && stores.iter().all(|&s| s != 0 && s != r)
+            let touching: Vec<(Inst, bool)> = stores
+                .iter()
+                .filter(|&&(_, _, sr)| r == 0 || sr == 0 || sr == r)
+                .map(|&(sk, s, _)| (s, sk < k))
+                .collect();
+            touching.is_empty()
+                || (by_address
+                    && memory::load_may_run_early(f, h, &back.args, offsets(), i, &touching))
         };
-        let mut early: FxHashSet<Inst> = body
-            .iter()
-            .copied()
-            .filter(|&i| {
-                early_kind(f.kind(i))
-                    && (!matches!(f.kind(i), InstKind::Load { .. }) || load_may_move(i))
-            })
-            .collect();
-        // Parameters in a recurrence (other than an induction variable) are late:
-        // the early stage is what does not wait for the previous iteration.
-        let mut early_param: Vec<bool> = (0..params.len())
-            .map(|k| !recurrent(f, h, &back.args, k))
-            .collect();
-        // Greatest fixed point: drop what depends on the late stage.
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for (k, &n) in back.args.iter().enumerate() {
-                if !early_param[k] {
-                    continue;
-                }
-                let ok = match param_index(n) {
-                    Some(j) => early_param[j],
-                    None => !in_body(n) || f.def_inst(n).is_some_and(|d| early.contains(&d)),
-                };
-                if !ok {
-                    early_param[k] = false;
-                    changed = true;
-                }
-            }
-            for &i in &body {
-                if !early.contains(&i) {
-                    continue;
-                }
-                let mut ok = true;
-                f.kind(i).for_each_arg(|a| {
-                    ok &= match param_index(a) {
-                        Some(j) => early_param[j],
-                        None => !in_body(a) || f.def_inst(a).is_some_and(|d| early.contains(&d)),
-                    };
-                });
-                if !ok {
-                    early.remove(&i);
-                    changed = true;
-                }
-            }
-        }
-        // The exit test must be early: it decides whether the next early stage runs.
-        if !f.def_inst(*cond).is_some_and(|d| early.contains(&d)) {
-            return None;
-        }
         let previous = |v: Value| param_index(v).map(|k| back.args[k]);
-        let whole = issue_estimate::steady_state_length(f, &body, &previous, &|_| 0);
-        let ctx = Split {
-            f,
-            h,
-            term,
-            cond: *cond,
-            back,
-            body: &body,
-            early_param: &early_param,
-        };
-        // Two splits: every instruction that may run early, or only the loads and
-        // what they and the exit test need (so that multiplies and other long
-        // operations of the loaded values are not carried across the back edge,
-        // where the next trip would wait for them). The better by the estimate
-        // wins.
-        let loads_only = ctx.loads_and_their_operands(&early);
         let mut best: Option<(u32, Stages)> = None;
-        for candidate in [early, loads_only] {
-            if let Some(stages) = ctx.stages(&candidate) {
+        // Splits with the loads that alias regions let move, then with those
+        // their addresses let move too. Each must gain on the trip as it runs
+        // now. For the first, its accesses of one alias region keep their order
+        // (the estimate the pipelining gains were tuned against). The second
+        // relies on the machine scheduler telling accesses apart by address,
+        // which it does in the loop as it is too: the trip is estimated with
+        // the accesses it can tell apart free to pass each other, so that a
+        // loop whose memory pipe is full anyway is not pipelined for nothing.
+        for by_address in [false, true] {
+            let whole = if by_address {
+                let classes = memory::access_classes(f, offsets(), region, &body);
+                issue_estimate::steady_state_length(f, &body, &previous, &|i| {
+                    classes.get(&i).copied().unwrap_or(0)
+                })
+            } else {
+                issue_estimate::steady_state_length(f, &body, &previous, &|_| 0)
+            };
+            let early: FxHashSet<Inst> = body
+                .iter()
+                .enumerate()
+                .filter(|&(k, &i)| {
+                    early_kind(f.kind(i))
+                        && (!matches!(f.kind(i), InstKind::Load { .. })
+                            || load_may_move(k, i, by_address))
+                })
+                .map(|(_, &i)| i)
+                .collect();
+            let (early, early_param) = early_closure(f, h, back, &body, early);
+            // The exit test must be early: it decides whether the next early
+            // stage runs.
+            if !f.def_inst(*cond).is_some_and(|d| early.contains(&d)) {
+                continue;
+            }
+            let ctx = Split {
+                f,
+                h,
+                term,
+                cond: *cond,
+                back,
+                body: &body,
+                early_param: &early_param,
+            };
+            // Two splits: every instruction that may run early, or only the
+            // loads and what they and the exit test need (so that multiplies and
+            // other long operations of the loaded values are not carried across
+            // the back edge, where the next trip would wait for them). The better
+            // by the estimate wins.
+            let loads_only = ctx.loads_and_their_operands(&early);
+            for candidate in [early, loads_only] {
+                let Some(stages) = ctx.stages(&candidate) else {
+                    continue;
+                };
                 // In the kernel the carried values of two iterations may be live
                 // at once, beside what lives across the loop.
                 let mut pressure = live_across();
                 for &v in &stages.carried {
-                    pressure[usize::from(f.value_type(v) == Type::F32)] += 2;
+                    if !ctx.replaces_param(v, &stages.late) {
+                        pressure[usize::from(f.value_type(v) == Type::F32)] += 2;
+                    }
                 }
                 if pressure[0] > MAX_PRESSURE[0] || pressure[1] > MAX_PRESSURE[1] {
                     continue;
                 }
                 let cost = stages.kernel_estimate(f, &previous);
-                if best.as_ref().is_none_or(|(c, _)| cost < *c) {
+                if cost + MIN_GAIN <= whole && best.as_ref().is_none_or(|(c, _)| cost < *c) {
                     best = Some((cost, stages));
                 }
             }
         }
-        let (after, stages) = best?;
-        (after + MIN_GAIN <= whole).then_some(stages)
+        best.map(|(_, stages)| stages)
     }
 
     /// The estimated cycles of one trip of the kernel in its steady state: this
@@ -507,6 +577,22 @@ impl Split<'_> {
         self.f
             .def_inst(v)
             .is_some_and(|i| self.f.layout.inst_block(i) == Some(self.h))
+    }
+
+    /// Whether carried value `v` is the next value of an early parameter that
+    /// nothing but the early stage reads (an induction variable whose late uses
+    /// are rematerialised): in the kernel it takes the parameter's place, so it
+    /// costs no register beside it.
+    fn replaces_param(&self, v: Value, late: &[Inst]) -> bool {
+        let f = self.f;
+        self.back.args.iter().enumerate().any(|(k, &n)| {
+            n == v && self.early_param[k] && {
+                let p = f.block_params(self.h)[k];
+                f.users(p).iter().all(|&u| {
+                    u != self.term && f.layout.inst_block(u) == Some(self.h) && !late.contains(&u)
+                })
+            }
+        })
     }
 
     /// The part of the (closed) early set `early` that the loads, the exit test
@@ -614,7 +700,15 @@ impl Split<'_> {
                 carried.push(n);
             }
         }
-        if carried.len() > MAX_CARRIED {
+        if carried
+            .iter()
+            .filter(|&&v| !self.replaces_param(v, &late))
+            .count()
+            > MAX_CARRIED
+        {
+            if std::env::var("SWP_DEBUG").is_ok() {
+                eprintln!("swp {h}: carried {}", carried.len());
+            }
             return None;
         }
         let early = body.iter().copied().filter(|i| early.contains(i)).collect();
@@ -1040,6 +1134,243 @@ bb2:
             .map(|k| recurrent(f, h, &then_dest.args, k))
             .collect();
         assert_eq!(recurrences, [false, false, false, true]);
+    }
+
+    /// `y[k] = x[k] * 3.0 + y[k-1] * 0.5` where `x` and `y` are two rows of one
+    /// array, walked by one pointer (`STEP` is how it is indexed: a pointer
+    /// parameter, or an integer index into the array).
+    fn rows_of_one_array(pointer: bool) -> String {
+        let (param, load_at, store_at, next) = if pointer {
+            (
+                "%0: ptr",
+                "%2 = gep %0, 0, 4",
+                "%7 = gep %0, 128, 4",
+                "%8 = gep %0, 1, 4",
+            )
+        } else {
+            (
+                "%0: i32",
+                "%2 = gep @x, %0, 4",
+                "%7 = gep %2, 128, 4",
+                "%8 = add %0, 1",
+            )
+        };
+        let start = if pointer { "@x" } else { "0" };
+        format!(
+            r#"
+global @x: [f32; 192] = zeroinit
+
+func @main() -> i32 {{
+bb0:
+  store 2.0, @x
+  %20 = gep @x, 5, 4
+  store 7.0, %20
+  jump bb1({start}, 1.0, 0)
+bb1({param}, %1: f32, %9: i32):
+  {load_at}
+  %3 = load f32, %2
+  %4 = fdiv %3, 3.0
+  %5 = fmul %1, 0.5
+  %6 = fadd %4, %5
+  {store_at}
+  store %6, %7
+  {next}
+  %10 = add %9, 1
+  %11 = slt %10, 64
+  br %11, bb1(%8, %6, %10), bb2
+bb2:
+  %12 = gep @x, 133, 4
+  %13 = load f32, %12
+  %14 = fmul %13, 1000.0
+  %15 = fptosi %14
+  ret %15
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_load_of_other_bytes_than_the_loops_stores_runs_early() {
+        // The load and the store share an alias region (one array), but their
+        // addresses are one base 512 bytes apart, and the base moves 4 bytes a
+        // trip: the next trip's load touches neither this trip's store nor its
+        // own, so it joins the early stage.
+        for pointer in [true, false] {
+            let src = rows_of_one_array(pointer);
+            let (before, after, changed) = pipelined(&src);
+            let text = ir::print_module(&after);
+            assert!(changed, "{text}");
+            // One load before the loop, one in the kernel, and the result's.
+            assert_eq!(text.matches("load f32").count(), 3, "{text}");
+            assert_eq!(exec(&before, ""), exec(&after, ""));
+        }
+    }
+
+    #[test]
+    fn a_load_of_bytes_stored_earlier_in_the_trip_stays_late() {
+        // `x[k] = x[k+1] / 3.0 + c * 0.5; c = x[k] * 2.0`: the load of `x[k]` reads
+        // back what the store before it in the trip wrote, so it must stay after
+        // it (the load of `x[k+1]`, which no store of the loop touches first,
+        // may run early).
+        let src = r#"
+global @x: [f32; 66] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  store 2.0, @x
+  %20 = gep @x, 5, 4
+  store 7.0, %20
+  jump bb1(@x, 1.0, 0)
+bb1(%0: ptr, %1: f32, %9: i32):
+  %2 = gep %0, 1, 4
+  %3 = load f32, %2
+  %4 = fdiv %3, 3.0
+  %5 = fmul %1, 0.5
+  %6 = fadd %4, %5
+  store %6, %0
+  %7 = load f32, %0
+  %16 = fdiv %7, 3.0
+  %17 = fmul %16, 2.0
+  %8 = gep %0, 1, 4
+  %10 = add %9, 1
+  %11 = slt %10, 64
+  br %11, bb1(%8, %17, %10), bb2
+bb2:
+  %12 = gep @x, 5, 4
+  %13 = load f32, %12
+  %14 = fmul %13, 1000.0
+  %15 = fptosi %14
+  ret %15
+}
+"#;
+        let (before, after, changed) = pipelined(src);
+        // The loop is pipelined (the division of x[k+1] is early), and gives
+        // what it gave: had the load of x[k] moved too, it would read x[k]
+        // before this trip's store and the chain would differ.
+        assert!(changed, "{}", ir::print_module(&after));
+        assert_eq!(exec(&before, ""), exec(&after, ""));
+    }
+
+    #[test]
+    fn a_loop_that_fills_the_memory_pipe_anyway_is_left_alone() {
+        // `c[k..k+4] += b[k..k+4] * a`, unrolled, with `b` and `c` rows of one
+        // array: twelve accesses a trip keep the memory pipe busy however the
+        // trip is ordered. Loads of `c` may run early by their addresses, but the
+        // machine scheduler can already put them above the stores before them,
+        // so against the trip as it can run, pipelining gains nothing.
+        let src = r#"
+global @x: [i32; 512] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  %2 = call @getint()
+  jump bb1(@x, 0)
+bb1(%0: ptr, %1: i32):
+  %c0p = gep %0, 0, 4
+  %c0 = load i32, %c0p
+  %b0p = gep %0, 256, 4
+  %b0 = load i32, %b0p
+  %m0 = mul %b0, %2
+  %s0 = add %c0, %m0
+  store %s0, %c0p
+  %c1p = gep %0, 1, 4
+  %c1 = load i32, %c1p
+  %b1p = gep %0, 257, 4
+  %b1 = load i32, %b1p
+  %m1 = mul %b1, %2
+  %s1 = add %c1, %m1
+  store %s1, %c1p
+  %c2p = gep %0, 2, 4
+  %c2 = load i32, %c2p
+  %b2p = gep %0, 258, 4
+  %b2 = load i32, %b2p
+  %m2 = mul %b2, %2
+  %s2 = add %c2, %m2
+  store %s2, %c2p
+  %c3p = gep %0, 3, 4
+  %c3 = load i32, %c3p
+  %b3p = gep %0, 259, 4
+  %b3 = load i32, %b3p
+  %m3 = mul %b3, %2
+  %s3 = add %c3, %m3
+  store %s3, %c3p
+  %n = gep %0, 4, 4
+  %i = add %1, 4
+  %t = slt %i, 128
+  br %t, bb1(%n, %i), bb2
+bb2:
+  %r = load i32, @x
+  ret %r
+}
+
+declare @getint() -> i32
+"#;
+        let (_, after, changed) = pipelined(src);
+        assert!(!changed, "{}", ir::print_module(&after));
+    }
+
+    #[test]
+    fn induction_variables_cost_one_register_each() {
+        // Nine row pointers walk in lockstep; the early stage loads and sums
+        // the rows, the late stage divides. Ten values cross the stages (the
+        // sum and nine next pointers), but a next pointer takes its parameter's
+        // place in the kernel: only the sum counts against MAX_CARRIED.
+        let src = r#"
+global @x: [f32; 640] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  %q0 = gep @x, 0, 4
+  %q1 = gep @x, 64, 4
+  %q2 = gep @x, 128, 4
+  %q3 = gep @x, 192, 4
+  %q4 = gep @x, 256, 4
+  %q5 = gep @x, 320, 4
+  %q6 = gep @x, 384, 4
+  %q7 = gep @x, 448, 4
+  %q8 = gep @x, 512, 4
+  jump bb1(%q0, %q1, %q2, %q3, %q4, %q5, %q6, %q7, %q8, 1.0, 0)
+bb1(%p0: ptr, %p1: ptr, %p2: ptr, %p3: ptr, %p4: ptr, %p5: ptr, %p6: ptr, %p7: ptr, %p8: ptr, %a: f32, %i: i32):
+  %l0 = load f32, %p0
+  %l1 = load f32, %p1
+  %l2 = load f32, %p2
+  %l3 = load f32, %p3
+  %l4 = load f32, %p4
+  %l5 = load f32, %p5
+  %l6 = load f32, %p6
+  %l7 = load f32, %p7
+  %l8 = load f32, %p8
+  %s1 = fadd %l0, %l1
+  %s2 = fadd %s1, %l2
+  %s3 = fadd %s2, %l3
+  %s4 = fadd %s3, %l4
+  %s5 = fadd %s4, %l5
+  %s6 = fadd %s5, %l6
+  %s7 = fadd %s6, %l7
+  %s8 = fadd %s7, %l8
+  %t = fadd %a, %s8
+  %d = fdiv %t, 3.0
+  store %d, %p0
+  %n0 = gep %p0, 1, 4
+  %n1 = gep %p1, 1, 4
+  %n2 = gep %p2, 1, 4
+  %n3 = gep %p3, 1, 4
+  %n4 = gep %p4, 1, 4
+  %n5 = gep %p5, 1, 4
+  %n6 = gep %p6, 1, 4
+  %n7 = gep %p7, 1, 4
+  %n8 = gep %p8, 1, 4
+  %j = add %i, 1
+  %c = slt %j, 60
+  br %c, bb1(%n0, %n1, %n2, %n3, %n4, %n5, %n6, %n7, %n8, %d, %j), bb2
+bb2:
+  %r = fptosi %d
+  ret %r
+}
+"#;
+        let (before, after, changed) = pipelined(src);
+        assert!(changed, "{}", ir::print_module(&after));
+        assert_eq!(exec(&before, ""), exec(&after, ""));
     }
 
     #[test]
