@@ -1258,54 +1258,38 @@ bb2:
         // trip is ordered. Loads of `c` may run early by their addresses, but the
         // machine scheduler can already put them above the stores before them,
         // so against the trip as it can run, pipelining gains nothing.
-        let src = r#"
+        let body: String = (0..4)
+            .map(|j| {
+                format!(
+                    "  %c{j}p = gep %0, {j}, 4\n  %c{j} = load i32, %c{j}p\n  \
+                     %b{j}p = gep %0, {}, 4\n  %b{j} = load i32, %b{j}p\n  \
+                     %m{j} = mul %b{j}, %2\n  %s{j} = add %c{j}, %m{j}\n  store %s{j}, %c{j}p\n",
+                    256 + j
+                )
+            })
+            .collect();
+        let src = format!(
+            r#"
 global @x: [i32; 512] = zeroinit
 
-func @main() -> i32 {
+func @main() -> i32 {{
 bb0:
   %2 = call @getint()
   jump bb1(@x, 0)
 bb1(%0: ptr, %1: i32):
-  %c0p = gep %0, 0, 4
-  %c0 = load i32, %c0p
-  %b0p = gep %0, 256, 4
-  %b0 = load i32, %b0p
-  %m0 = mul %b0, %2
-  %s0 = add %c0, %m0
-  store %s0, %c0p
-  %c1p = gep %0, 1, 4
-  %c1 = load i32, %c1p
-  %b1p = gep %0, 257, 4
-  %b1 = load i32, %b1p
-  %m1 = mul %b1, %2
-  %s1 = add %c1, %m1
-  store %s1, %c1p
-  %c2p = gep %0, 2, 4
-  %c2 = load i32, %c2p
-  %b2p = gep %0, 258, 4
-  %b2 = load i32, %b2p
-  %m2 = mul %b2, %2
-  %s2 = add %c2, %m2
-  store %s2, %c2p
-  %c3p = gep %0, 3, 4
-  %c3 = load i32, %c3p
-  %b3p = gep %0, 259, 4
-  %b3 = load i32, %b3p
-  %m3 = mul %b3, %2
-  %s3 = add %c3, %m3
-  store %s3, %c3p
-  %n = gep %0, 4, 4
+{body}  %n = gep %0, 4, 4
   %i = add %1, 4
   %t = slt %i, 128
   br %t, bb1(%n, %i), bb2
 bb2:
   %r = load i32, @x
   ret %r
-}
+}}
 
 declare @getint() -> i32
-"#;
-        let (_, after, changed) = pipelined(src);
+"#
+        );
+        let (_, after, changed) = pipelined(&src);
         assert!(!changed, "{}", ir::print_module(&after));
     }
 
@@ -1315,60 +1299,42 @@ declare @getint() -> i32
         // the rows, the late stage divides. Ten values cross the stages (the
         // sum and nine next pointers), but a next pointer takes its parameter's
         // place in the kernel: only the sum counts against MAX_CARRIED.
-        let src = r#"
+        let rows = 0..9;
+        let each = |f: &dyn Fn(usize) -> String| rows.clone().map(f).collect::<String>();
+        let list = |f: &dyn Fn(usize) -> String| rows.clone().map(f).collect::<Vec<_>>().join(", ");
+        let src = format!(
+            r#"
 global @x: [f32; 640] = zeroinit
 
-func @main() -> i32 {
+func @main() -> i32 {{
 bb0:
-  %q0 = gep @x, 0, 4
-  %q1 = gep @x, 64, 4
-  %q2 = gep @x, 128, 4
-  %q3 = gep @x, 192, 4
-  %q4 = gep @x, 256, 4
-  %q5 = gep @x, 320, 4
-  %q6 = gep @x, 384, 4
-  %q7 = gep @x, 448, 4
-  %q8 = gep @x, 512, 4
-  jump bb1(%q0, %q1, %q2, %q3, %q4, %q5, %q6, %q7, %q8, 1.0, 0)
-bb1(%p0: ptr, %p1: ptr, %p2: ptr, %p3: ptr, %p4: ptr, %p5: ptr, %p6: ptr, %p7: ptr, %p8: ptr, %a: f32, %i: i32):
-  %l0 = load f32, %p0
-  %l1 = load f32, %p1
-  %l2 = load f32, %p2
-  %l3 = load f32, %p3
-  %l4 = load f32, %p4
-  %l5 = load f32, %p5
-  %l6 = load f32, %p6
-  %l7 = load f32, %p7
-  %l8 = load f32, %p8
-  %s1 = fadd %l0, %l1
-  %s2 = fadd %s1, %l2
-  %s3 = fadd %s2, %l3
-  %s4 = fadd %s3, %l4
-  %s5 = fadd %s4, %l5
-  %s6 = fadd %s5, %l6
-  %s7 = fadd %s6, %l7
-  %s8 = fadd %s7, %l8
-  %t = fadd %a, %s8
+{starts}  jump bb1({first}, 1.0, 0)
+bb1({params}, %a: f32, %i: i32):
+{loads}  %s0 = fadd %l0, 0.0
+{sums}  %t = fadd %a, %s8
   %d = fdiv %t, 3.0
   store %d, %p0
-  %n0 = gep %p0, 1, 4
-  %n1 = gep %p1, 1, 4
-  %n2 = gep %p2, 1, 4
-  %n3 = gep %p3, 1, 4
-  %n4 = gep %p4, 1, 4
-  %n5 = gep %p5, 1, 4
-  %n6 = gep %p6, 1, 4
-  %n7 = gep %p7, 1, 4
-  %n8 = gep %p8, 1, 4
-  %j = add %i, 1
+{nexts}  %j = add %i, 1
   %c = slt %j, 60
-  br %c, bb1(%n0, %n1, %n2, %n3, %n4, %n5, %n6, %n7, %n8, %d, %j), bb2
+  br %c, bb1({next}, %d, %j), bb2
 bb2:
   %r = fptosi %d
   ret %r
-}
-"#;
-        let (before, after, changed) = pipelined(src);
+}}
+"#,
+            starts = each(&|r| format!("  %q{r} = gep @x, {}, 4\n", 64 * r)),
+            first = list(&|r| format!("%q{r}")),
+            params = list(&|r| format!("%p{r}: ptr")),
+            loads = each(&|r| format!("  %l{r} = load f32, %p{r}\n")),
+            sums = each(&|r| if r == 0 {
+                String::new()
+            } else {
+                format!("  %s{r} = fadd %s{}, %l{r}\n", r - 1)
+            }),
+            nexts = each(&|r| format!("  %n{r} = gep %p{r}, 1, 4\n")),
+            next = list(&|r| format!("%n{r}")),
+        );
+        let (before, after, changed) = pipelined(&src);
         assert!(changed, "{}", ir::print_module(&after));
         assert_eq!(exec(&before, ""), exec(&after, ""));
     }
