@@ -12,6 +12,7 @@ pub mod condprop;
 pub mod constglobals;
 pub mod constoffset;
 pub mod dce;
+pub mod divrem;
 pub mod finalvalue;
 pub mod globaldce;
 pub mod globalforward;
