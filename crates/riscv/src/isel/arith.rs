@@ -2,8 +2,10 @@
 //! forms for i32, plain 64-bit forms for i64) and the unary ones (negation,
 //! conversions, `sext`, `trunc`, `fbits`); multiplication by a constant through
 //! shifts, and division and remainder by a constant through shifts (powers of two) or
-//! a multiply-high by a magic number (Granlund and Montgomery, PLDI 1994, in the
-//! formulation of *Hacker's Delight*, 2nd ed., section 10-4; [`magic_signed`]).
+//! a multiply-high by a magic number: the quotient as Granlund and Montgomery (PLDI
+//! 1994) in the formulation of *Hacker's Delight*, 2nd ed., section 10-4
+//! ([`magic_signed`]), the remainder directly as Lemire, Kaser and Kurz (2019)
+//! ([`remainder_magic`]).
 
 use super::{CacheKey, Isel};
 use crate::mir::*;
@@ -363,19 +365,113 @@ impl Isel<'_> {
             self.alu(AluOp::Subw, rd, rx, rounded);
             return Ok(());
         }
-        let q = self.tmp();
-        self.div_const(q, x, c)?;
-        let rc = self.cached(CacheKey::Int(c));
-        let p = self.tmp();
-        self.alu(AluOp::Mulw, p, q, rc);
-        self.alu(AluOp::Subw, rd, rx, p);
+        // Lemire, Kaser and Kurz, "Faster Remainder by Direct Computation" (2019),
+        // signed form: with `m = ceil(2^64 / |c|)`, the high 64 bits of
+        // `(m * x mod 2^64) * |c|` are `|c| - 1` more than `x % c` for `x < 0`
+        // and equal to it otherwise (their `fastmod_s32`; [`remainder_magic`]).
+        // Two dependent multiplies and a subtraction, where the quotient's
+        // sequence and a multiply back take twice as long.
+        let (m, pd) = remainder_magic(c);
+        let rm = self.cached(CacheKey::Wide(m as i64));
+        let rp = self.cached(CacheKey::Int(pd as i32));
+        let low = self.tmp();
+        self.alu(AluOp::Mul, low, rx, rm);
+        let high = self.tmp();
+        self.alu(AluOp::Mulhu, high, low, rp);
+        let sign = self.tmp();
+        self.alui(AluImmOp::Sraiw, sign, rx, 31);
+        let mask = self.tmp();
+        if fits_imm12((pd - 1) as i64) {
+            self.alui(AluImmOp::Andi, mask, sign, (pd - 1) as i32);
+        } else {
+            let rmask = self.cached(CacheKey::Int((pd - 1) as i32));
+            self.alu(AluOp::And, mask, sign, rmask);
+        }
+        self.alu(AluOp::Subw, rd, high, mask);
         Ok(())
     }
 }
 
+/// The multiplier `ceil(2^64 / |c|)` and `|c|` of the direct remainder by `c`,
+/// for `|c|` at least 3, below `2^31` and not a power of two.
+pub(crate) fn remainder_magic(c: i32) -> (u64, u64) {
+    let pd = u64::from(c.unsigned_abs());
+    (u64::MAX / pd + 1, pd)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::magic_signed;
+    use super::{magic_signed, remainder_magic};
+
+    /// Evaluates the selected remainder sequence on the host: `mul`, `mulhu`,
+    /// `sraiw`, `andi` and `subw` as RV64 computes them.
+    fn rem_direct(x: i32, d: i32) -> i32 {
+        let (m, pd) = remainder_magic(d);
+        let low = m.wrapping_mul(x as i64 as u64);
+        let high = ((u128::from(low) * u128::from(pd)) >> 64) as u64;
+        let mask = (i64::from(x >> 31) as u64) & (pd - 1);
+        high.wrapping_sub(mask) as i32
+    }
+
+    #[test]
+    fn direct_remainder_matches_truncating_remainder() {
+        // Edge divisors and dividends, then pseudo-random ones of every size
+        // (an LCG, so the run is the same each time).
+        let mut divisors = vec![3, 5, 6, 7, 12, 30, 1000, 300000, 998244353, 1000000007];
+        divisors.extend([
+            i32::MAX,
+            i32::MAX - 1,
+            (1 << 30) + 1,
+            (1 << 30) - 1,
+            -3,
+            -30,
+            i32::MIN + 1,
+        ]);
+        let mut xs = vec![
+            0,
+            1,
+            -1,
+            2,
+            -2,
+            i32::MAX,
+            i32::MIN,
+            i32::MIN + 1,
+            i32::MAX - 1,
+        ];
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 32) as u32
+        };
+        for _ in 0..300 {
+            let bits = next() % 31 + 1;
+            let d = (next() & ((1u32 << bits) - 1)) as i32;
+            let d = if next() & 1 == 0 { d } else { d.wrapping_neg() };
+            if d.unsigned_abs() >= 3 && !d.unsigned_abs().is_power_of_two() {
+                divisors.push(d);
+            }
+        }
+        for _ in 0..3000 {
+            let bits = next() % 32 + 1;
+            xs.push((next() >> (32 - bits)) as i32);
+            xs.push(next() as i32);
+        }
+        for &d in &divisors {
+            let ad = d.unsigned_abs();
+            for &x in xs.iter().chain(&[
+                d,
+                -d,
+                d - 1,
+                1 - d,
+                d.wrapping_mul(2),
+                i32::MIN + (ad as i32 - 1),
+            ]) {
+                assert_eq!(rem_direct(x, d), x.wrapping_rem(d), "{x} % {d}");
+            }
+        }
+    }
 
     /// Evaluates the selected division sequence on the host.
     fn div_by_magic(x: i32, d: i32) -> i32 {

@@ -79,6 +79,11 @@ impl Isel<'_> {
                 });
                 r
             }
+            CacheKey::Wide(c) => {
+                let r = self.new_vreg(RegClass::Int);
+                self.push_remat(MInst::Li { rd: r, imm: c });
+                r
+            }
             CacheKey::FBits(0) => {
                 let r = self.new_vreg(RegClass::Float);
                 self.push_remat(MInst::Cvt {

@@ -9,7 +9,9 @@
 //! - multiplication by constants through shifts, division and remainder by constants
 //!   through shifts (powers of two) or a multiply-high by a magic number (Granlund and
 //!   Montgomery, "Division by Invariant Integers using Multiplication", PLDI 1994, in
-//!   the formulation of Warren's *Hacker's Delight*, 2nd ed., section 10-4);
+//!   the formulation of Warren's *Hacker's Delight*, 2nd ed., section 10-4; a
+//!   remainder directly, Lemire, Kaser and Kurz, "Faster Remainder by Direct
+//!   Computation", 2019);
 //! - a comparison used only by the `br` ending its block becomes a compare-and-branch;
 //! - pointers are tracked symbolically (frame slot, global, or register plus a
 //!   constant offset) so constant `gep`s fold into load/store offsets;
@@ -76,6 +78,8 @@ enum Opnd {
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
 enum CacheKey {
     Int(i32),
+    /// A 64-bit constant.
+    Wide(i64),
     FBits(u32),
     Loc(PtrLoc),
 }
