@@ -2,53 +2,15 @@
 //! forms for i32, plain 64-bit forms for i64) and the unary ones (negation,
 //! conversions, `sext`, `trunc`, `fbits`); multiplication by a constant through
 //! shifts, and division and remainder by a constant through shifts (powers of two) or
-//! a multiply-high by a magic number: the quotient as Granlund and Montgomery (PLDI
-//! 1994) in the formulation of *Hacker's Delight*, 2nd ed., section 10-4
-//! ([`magic_signed`]), the remainder directly as Lemire, Kaser and Kurz (2019)
+//! a multiply-high by a magic number (Granlund and Montgomery, PLDI 1994), with the
+//! 64-bit multiplier of Lemire, Kaser and Kurz (2019), which gives the quotient
+//! in one multiply-high and the remainder without the quotient
 //! ([`remainder_magic`]).
 
 use super::{CacheKey, Isel};
 use crate::mir::*;
 use crate::BackendError;
 use ir::{BinOp, InstKind, UnOp, Value};
-
-/// Signed magic number and shift for division by `d` (|d| >= 2), Hacker's Delight
-/// figure 10-1.
-pub(crate) fn magic_signed(d: i32) -> (i32, u32) {
-    let two31: u32 = 0x8000_0000;
-    let ad = d.unsigned_abs();
-    let t = two31.wrapping_add((d as u32) >> 31);
-    let anc = t - 1 - t % ad;
-    let mut p = 31u32;
-    let mut q1 = two31 / anc;
-    let mut r1 = two31 - q1 * anc;
-    let mut q2 = two31 / ad;
-    let mut r2 = two31 - q2 * ad;
-    loop {
-        p += 1;
-        q1 = q1.wrapping_mul(2);
-        r1 = r1.wrapping_mul(2);
-        if r1 >= anc {
-            q1 = q1.wrapping_add(1);
-            r1 = r1.wrapping_sub(anc);
-        }
-        q2 = q2.wrapping_mul(2);
-        r2 = r2.wrapping_mul(2);
-        if r2 >= ad {
-            q2 = q2.wrapping_add(1);
-            r2 = r2.wrapping_sub(ad);
-        }
-        let delta = ad - r2;
-        if !(q1 < delta || (q1 == delta && r1 == 0)) {
-            break;
-        }
-    }
-    let mut mg = q2.wrapping_add(1) as i32;
-    if d < 0 {
-        mg = mg.wrapping_neg();
-    }
-    (mg, p - 32)
-}
 
 impl Isel<'_> {
     /// `res = args[0] op args[1]`.
@@ -316,31 +278,25 @@ impl Isel<'_> {
             }
             return Ok(());
         }
-        let (mg, sh) = magic_signed(c);
-        let rm = self.cached(CacheKey::Int(mg));
-        // mulhs(mg, x): both are sign-extended, so the 64-bit product is exact.
-        let prod = self.tmp();
-        self.alu(AluOp::Mul, prod, rx, rm);
-        let mut q = self.tmp();
-        self.alui(AluImmOp::Srai, q, prod, 32);
-        if c > 0 && mg < 0 {
-            let t = self.tmp();
-            self.alu(AluOp::Addw, t, q, rx);
-            q = t;
-        } else if c < 0 && mg > 0 {
-            let t = self.tmp();
-            self.alu(AluOp::Subw, t, q, rx);
-            q = t;
-        }
-        if sh > 0 {
-            let t = self.tmp();
-            self.alui(AluImmOp::Sraiw, t, q, sh as i32);
-            q = t;
-        }
-        // Add one when the quotient so far is negative.
+        // With the remainder's multiplier `m = ceil(2^64 / |c|)` (below 2^63, so
+        // a signed operand), `mulh(x, m)` is `floor(x / |c|)` (Lemire, Kaser and
+        // Kurz's bound, `|x| <= 2^31`); for a negative `x` the product is never
+        // a multiple of 2^64 ([`remainder_magic`]), so adding one truncates
+        // toward zero. One multiply and one addition deep, where Granlund and
+        // Montgomery's 32-bit magic number needs shifts and corrections after it.
+        let (m, _) = remainder_magic(c);
+        let rm = self.cached(CacheKey::Wide(m as i64));
+        let high = self.tmp();
+        self.alu(AluOp::Mulh, high, rx, rm);
         let sign = self.tmp();
-        self.alui(AluImmOp::Srliw, sign, q, 31);
-        self.alu(AluOp::Addw, rd, q, sign);
+        self.alui(AluImmOp::Srliw, sign, rx, 31);
+        if c > 0 {
+            self.alu(AluOp::Addw, rd, high, sign);
+        } else {
+            let q = self.tmp();
+            self.alu(AluOp::Addw, q, high, sign);
+            self.alu(AluOp::Subw, rd, ZERO, q);
+        }
         Ok(())
     }
 
@@ -392,8 +348,12 @@ impl Isel<'_> {
     }
 }
 
-/// The multiplier `ceil(2^64 / |c|)` and `|c|` of the direct remainder by `c`,
-/// for `|c|` at least 3, below `2^31` and not a power of two.
+/// The multiplier `m = ceil(2^64 / |c|)` and `|c|` of the direct quotient and
+/// remainder by `c`, for `|c|` at least 3, below `2^31` and not a power of two.
+///
+/// `m * |c| = 2^64 + r` with `0 < r < |c|` (2^64 is no multiple of `|c|`), so
+/// for `0 < |x| < 2^31`, `|x| * m` is a multiple of 2^64 only if `|x| * r` is,
+/// which is positive and below 2^62: never.
 pub(crate) fn remainder_magic(c: i32) -> (u64, u64) {
     let pd = u64::from(c.unsigned_abs());
     (u64::MAX / pd + 1, pd)
@@ -401,7 +361,20 @@ pub(crate) fn remainder_magic(c: i32) -> (u64, u64) {
 
 #[cfg(test)]
 mod tests {
-    use super::{magic_signed, remainder_magic};
+    use super::remainder_magic;
+
+    /// Evaluates the selected quotient sequence on the host: `mulh`, `srliw`,
+    /// `addw` (and `subw` from zero for a negative divisor) as RV64 computes them.
+    fn div_direct(x: i32, d: i32) -> i32 {
+        let (m, _) = remainder_magic(d);
+        let high = ((i128::from(x) * i128::from(m as i64)) >> 64) as i64;
+        let q = (high as i32).wrapping_add(((x as u32) >> 31) as i32);
+        if d > 0 {
+            q
+        } else {
+            q.wrapping_neg()
+        }
+    }
 
     /// Evaluates the selected remainder sequence on the host: `mul`, `mulhu`,
     /// `sraiw`, `andi` and `subw` as RV64 computes them.
@@ -413,17 +386,18 @@ mod tests {
         high.wrapping_sub(mask) as i32
     }
 
-    #[test]
-    fn direct_remainder_matches_truncating_remainder() {
-        // Edge divisors and dividends, then pseudo-random ones of every size
-        // (an LCG, so the run is the same each time).
-        let mut divisors = vec![3, 5, 6, 7, 12, 30, 1000, 300000, 998244353, 1000000007];
+    /// Divisors (at least 3 in magnitude, not powers of two) and dividends: edge
+    /// cases, then pseudo-random ones of every size (an LCG, so the run is the
+    /// same each time).
+    fn cases() -> (Vec<i32>, Vec<i32>) {
+        let mut divisors = vec![3, 5, 6, 7, 12, 30, 641, 1000, 300000, 998244353, 1000000007];
         divisors.extend([
             i32::MAX,
             i32::MAX - 1,
             (1 << 30) + 1,
             (1 << 30) - 1,
             -3,
+            -7,
             -30,
             i32::MIN + 1,
         ]);
@@ -458,87 +432,38 @@ mod tests {
             xs.push((next() >> (32 - bits)) as i32);
             xs.push(next() as i32);
         }
+        (divisors, xs)
+    }
+
+    /// Checks `f` against `reference` for every case, with dividends near
+    /// multiples of each divisor besides.
+    fn check(f: fn(i32, i32) -> i32, reference: fn(i32, i32) -> i32, what: &str) {
+        let (divisors, xs) = cases();
         for &d in &divisors {
-            let ad = d.unsigned_abs();
-            for &x in xs.iter().chain(&[
+            let ad = d.unsigned_abs() as i32;
+            let near = [
                 d,
                 -d,
                 d - 1,
                 1 - d,
                 d.wrapping_mul(2),
-                i32::MIN + (ad as i32 - 1),
-            ]) {
-                assert_eq!(rem_direct(x, d), x.wrapping_rem(d), "{x} % {d}");
+                d.wrapping_mul(2).wrapping_sub(1),
+                i32::MIN + (ad - 1),
+                i32::MIN + ad,
+            ];
+            for &x in xs.iter().chain(&near) {
+                assert_eq!(f(x, d), reference(x, d), "{x} {what} {d}");
             }
         }
-    }
-
-    /// Evaluates the selected division sequence on the host.
-    fn div_by_magic(x: i32, d: i32) -> i32 {
-        let (mg, sh) = magic_signed(d);
-        let prod = (x as i64) * (mg as i64);
-        let mut q = (prod >> 32) as i32;
-        if d > 0 && mg < 0 {
-            q = q.wrapping_add(x);
-        } else if d < 0 && mg > 0 {
-            q = q.wrapping_sub(x);
-        }
-        q >>= sh;
-        q.wrapping_add(((q as u32) >> 31) as i32)
     }
 
     #[test]
-    fn magic_division_matches_truncating_division() {
-        let divisors = [
-            3,
-            5,
-            6,
-            7,
-            9,
-            10,
-            11,
-            12,
-            13,
-            25,
-            100,
-            641,
-            1000,
-            10007,
-            998244353,
-            i32::MAX,
-            -3,
-            -7,
-            -10,
-            -1000,
-            i32::MIN + 1,
-        ];
-        let xs = [
-            0,
-            1,
-            -1,
-            2,
-            -2,
-            7,
-            -7,
-            100,
-            -100,
-            12345,
-            -12345,
-            i32::MAX,
-            i32::MIN,
-            i32::MIN + 1,
-            1 << 30,
-            -(1 << 30),
-            999_999_999,
-            -999_999_999,
-        ];
-        for &d in &divisors {
-            for &x in &xs {
-                assert_eq!(div_by_magic(x, d), x.wrapping_div(d), "{x} / {d}");
-            }
-            for x in (-100_000..100_000).step_by(37) {
-                assert_eq!(div_by_magic(x, d), x / d, "{x} / {d}");
-            }
-        }
+    fn direct_quotient_matches_truncating_division() {
+        check(div_direct, i32::wrapping_div, "/");
+    }
+
+    #[test]
+    fn direct_remainder_matches_truncating_remainder() {
+        check(rem_direct, i32::wrapping_rem, "%");
     }
 }
