@@ -7,10 +7,12 @@
 //! it overlaps none of those ranges: intervals may use each other's holes, as in
 //! Traub, Holloway and Smith's second-chance binpacking. Preference goes to the
 //! register of a copy's other side (move hints; when that side is not allocated yet,
-//! a register free over both intervals), then caller-saved registers, then
-//! callee-saved ones. When no register is free, the interval may evict the cheapest
-//! set of conflicting intervals of one register if their total spill cost is lower
-//! than its own; evicted intervals get a second chance at any register still free,
+//! a register free over both intervals; when the partner's register is taken, the
+//! values holding it may move to other free registers: hint eviction, as in
+//! LLVM's greedy allocator), then caller-saved registers, then callee-saved ones.
+//! When no register is free, the interval may evict the cheapest set of
+//! conflicting intervals of one register if their total spill cost is lower than
+//! its own; evicted intervals get a second chance at any register still free,
 //! or are spilled whole. The spill cost of an interval is the number of its uses and
 //! definitions, each weighted by 10^(loop depth), halved when it can be recomputed.
 //!
@@ -146,7 +148,17 @@ impl State<'_> {
         v
     }
 
-    fn try_free(&mut self, v: usize, class: RegClass, hints: &[(Reg, f64)]) -> bool {
+    /// Gives `v` a free register: its hinted register if free (or, given every
+    /// value's hints `all_hints`,
+    /// freed by [`State::evict_for_hint`]), else one a copy partner can share,
+    /// else any.
+    fn try_free(
+        &mut self,
+        v: usize,
+        class: RegClass,
+        hints: &[(Reg, f64)],
+        all_hints: Option<&[Vec<(Reg, f64)>]>,
+    ) -> bool {
         let iv = self.interval(v).clone();
         let mut by_weight = hints.to_vec();
         by_weight.sort_by(|a, b| b.1.total_cmp(&a.1));
@@ -160,6 +172,21 @@ impl State<'_> {
                 if abi::allocatable(class).contains(&r) && self.is_free(r, &iv) {
                     self.take(v, r, hints);
                     return true;
+                }
+            }
+        }
+        if let Some(all_hints) = all_hints {
+            if let Some(&(h, w)) = by_weight.first() {
+                let r = if h.is_phys() {
+                    Some(h)
+                } else {
+                    self.assignment[h.vindex()]
+                };
+                if let Some(r) = r.filter(|r| abi::allocatable(class).contains(r)) {
+                    let partner = h.is_virtual().then(|| h.vindex() as u32);
+                    if self.evict_for_hint(v, class, (r, partner), w, hints, all_hints) {
+                        return true;
+                    }
                 }
             }
         }
@@ -208,6 +235,59 @@ impl State<'_> {
             }
             None => false,
         }
+    }
+
+    /// Hint eviction (as LLVM's greedy allocator evicts interference from a hinted
+    /// register): the values holding `r` over `v`'s interval move to other free
+    /// registers, so that `v` can take `r` and its copy of weight `w` vanishes.
+    /// Done only when every one of them finds another register at once, and when
+    /// the copies they themselves keep in `r` weigh less than `w`; otherwise
+    /// nothing changes. `hints` are every value's move hints.
+    fn evict_for_hint(
+        &mut self,
+        v: usize,
+        class: RegClass,
+        (r, partner): (Reg, Option<u32>),
+        w: f64,
+        own: &[(Reg, f64)],
+        hints: &[Vec<(Reg, f64)>],
+    ) -> bool {
+        let iv = self.interval(v).clone();
+        let Some(owners) = self.conflicts(r, &iv) else {
+            return false;
+        };
+        let kept_in_r: f64 = owners
+            .iter()
+            .flat_map(|&o| &hints[o as usize])
+            .filter(|&&(h, _)| h == r || (h.is_virtual() && self.assignment[h.vindex()] == Some(r)))
+            .map(|&(_, hw)| hw)
+            .sum();
+        if owners.is_empty() || kept_in_r >= w || owners.iter().any(|&o| Some(o) == partner) {
+            return false;
+        }
+        for &o in &owners {
+            self.unassign(o as usize);
+        }
+        self.assign(v, r);
+        let mut moved = Vec::new();
+        for &o in &owners {
+            let o = o as usize;
+            if self.try_free(o, class, &hints[o], None) {
+                moved.push(o);
+            } else {
+                for &m in &moved {
+                    self.unassign(m);
+                }
+                self.unassign(v);
+                for &o in &owners {
+                    self.assign(o as usize, r);
+                }
+                return false;
+            }
+        }
+        self.unassign(v);
+        self.take(v, r, own);
+        true
     }
 
     /// Assigns `r` to `v` and records that `v`'s unallocated copy partners would
@@ -295,7 +375,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
     order.sort_by_key(|&v| (st.interval(v).start(), v));
     for v in order {
         let class = mf.vreg_class[v];
-        if st.try_free(v, class, &hints[v]) {
+        if st.try_free(v, class, &hints[v], Some(&hints)) {
             continue;
         }
         // Evict the cheapest conflicting set of one register, if cheaper than `v`.
@@ -318,7 +398,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
                 st.assign(v, r);
                 for &o in &owners {
                     let o = o as usize;
-                    if !st.try_free(o, mf.vreg_class[o], &hints[o]) {
+                    if !st.try_free(o, mf.vreg_class[o], &hints[o], None) {
                         st.spilled[o] = true;
                     }
                 }
