@@ -10,9 +10,12 @@
 //!
 //! where the load waits for the increment. The two may trade places if the load's
 //! offset takes the increment: `lw a6, -4(a7)` before `addi a7, a7, -4` reads the
-//! same word. The scheduler is told that such a pair has no dependence, orders the
-//! region as it sees fit, and then adjusts the offset of every access it placed
-//! above its increment.
+//! same word. The other way round, an access before the increment of its base may
+//! go below it with the increment taken off its offset (`sw a6, 0(a7); addi a7,
+//! a7, 16` as `addi a7, a7, 16; sw a6, -16(a7)`), so a loop's pointer bumps need
+//! not wait for its last accesses. The scheduler is told that such a pair has no
+//! dependence, orders the region as it sees fit, and then adjusts the offset of
+//! every access it placed on the other side of its increment.
 //!
 //! This is GCC's scheduler's breaking of dependences by modifying instructions
 //! (`find_modifiable_mems` and `apply_replacement` for "mem/inc pairs", Bernd
@@ -46,6 +49,10 @@ pub struct Breakable {
 pub struct Increments {
     /// Per instruction: the increment it may move above, if any.
     pub breakable: Vec<Option<Breakable>>,
+    /// Per instruction: the later increment of its base it may move below, if
+    /// any (the same breaking the other way: `sw a6, 0(a7); addi a7, a7, 16`
+    /// may become `addi a7, a7, 16; sw a6, -16(a7)`); `before_inc` is unused.
+    pub sinkable: Vec<Option<Breakable>>,
     /// Per memory access: the access with its offset from the base's root value,
     /// and that root (the index of the base's last non-increment definition, or
     /// `None` for its value at the region's start).
@@ -133,7 +140,34 @@ impl Increments {
                 }
             });
         }
-        Increments { breakable, norm }
+        let mut sinkable = vec![None; n];
+        for (i, inst) in code.iter().enumerate() {
+            let Some((r, delta)) = increment(inst) else {
+                continue;
+            };
+            for k in (0..i).rev() {
+                if let Some((base, off, other)) = access_parts(&code[k]) {
+                    if base == r && other != r && fits_imm12(off - delta) {
+                        sinkable[k] = Some(Breakable {
+                            inc: i,
+                            base: r,
+                            delta,
+                            before_inc: None,
+                        });
+                    }
+                }
+                let mut defines = false;
+                code[k].for_each_def(|d| defines |= d == r);
+                if defines {
+                    break;
+                }
+            }
+        }
+        Increments {
+            breakable,
+            sinkable,
+            norm,
+        }
     }
 
     /// Whether accesses `a` and `b` of the region touch disjoint bytes, comparing
@@ -168,12 +202,19 @@ impl Increments {
             .iter()
             .map(|&j| {
                 let mut inst = code[j].clone();
+                let mut shift = 0;
                 if let Some(b) = self.breakable[j] {
                     if pos[j] < pos[b.inc] {
-                        if let MInst::Load { addr, .. } | MInst::Store { addr, .. } = &mut inst {
-                            addr.off += b.delta;
-                        }
+                        shift += b.delta;
                     }
+                }
+                if let Some(b) = self.sinkable[j] {
+                    if pos[j] > pos[b.inc] {
+                        shift -= b.delta;
+                    }
+                }
+                if let MInst::Load { addr, .. } | MInst::Store { addr, .. } = &mut inst {
+                    addr.off += shift;
                 }
                 inst
             })
@@ -232,6 +273,46 @@ mod tests {
             analyse(&code).breakable[2].map(|b| (b.inc, b.before_inc)),
             Some((1, Some(0)))
         );
+    }
+
+    #[test]
+    fn an_access_before_an_increment_of_its_base_may_move_below_it() {
+        let code = [
+            lw(16, 17, 8),
+            sw(5, 17, 12),
+            addi(17, 17, 16),
+            addw(5, 16, 16),
+        ];
+        let inc = analyse(&code);
+        let sink = |k: usize| inc.sinkable[k].map(|b| (b.inc, b.base, b.delta));
+        assert_eq!(sink(0), Some((2, Reg::x(17), 16)));
+        assert_eq!(sink(1), Some((2, Reg::x(17), 16)));
+        assert_eq!(sink(3), None);
+        let moved = inc.reorder(&code, &[2, 0, 1, 3]);
+        assert_eq!(
+            moved,
+            [
+                addi(17, 17, 16),
+                lw(16, 17, -8),
+                sw(5, 17, -4),
+                addw(5, 16, 16)
+            ]
+        );
+        assert_eq!(inc.reorder(&code, &[0, 1, 2, 3]), code);
+    }
+
+    #[test]
+    fn what_else_reads_or_writes_the_base_keeps_it_above_the_increment() {
+        // The store writes the base's value; the offset would not fit in 12 bits;
+        // the base is redefined between the access and the increment (the access
+        // reads the older value).
+        for code in [
+            vec![sw(17, 17, 0), addi(17, 17, 4)],
+            vec![lw(16, 17, -2040), addi(17, 17, 100)],
+            vec![lw(16, 17, 0), addw(17, 17, 5), addi(17, 17, 4)],
+        ] {
+            assert_eq!(analyse(&code).sinkable[0], None, "{code:?}");
+        }
     }
 
     #[test]
