@@ -31,6 +31,7 @@
 //! the verifier (and always in debug builds).
 
 pub mod abi;
+pub mod copy_swap;
 pub mod divinv;
 pub mod emit;
 pub mod frame;

@@ -7,6 +7,8 @@
 //!   `HoistCommonCodeInSuccs`): a loop whose back edge and exit pass the same
 //!   values (a software-pipelined kernel's carried values) then copies them in
 //!   its own block, which becomes a loop of one block;
+//! - copies whose source dies there vanish when the two registers' names can be
+//!   swapped above them ([`crate::copy_swap`]);
 //! - jumps to blocks that only jump elsewhere are threaded to the final target, and
 //!   blocks no longer reachable are dropped.
 //!
@@ -18,6 +20,7 @@ use crate::mir::{MBlock, MFunction, MInst};
 pub fn run(mf: &mut MFunction) {
     remove_self_moves(mf);
     hoist_common_successor_code(mf);
+    crate::copy_swap::run(mf);
     thread_jumps(mf);
     remove_unreachable(mf);
 }
