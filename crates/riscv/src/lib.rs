@@ -51,6 +51,7 @@ pub mod peephole;
 pub mod placement;
 pub mod redundant_loads;
 pub mod regalloc;
+pub mod rename;
 pub mod schedule;
 pub mod speculate;
 pub mod srcloc;
