@@ -39,6 +39,15 @@ fn bit(r: Reg) -> Mask {
     }
 }
 
+/// The callee-saved registers: the caller reads them after a return or tail call
+/// (the epilogue has restored them).
+fn callee_saved() -> Mask {
+    (0..crate::mir::NUM_PREGS)
+        .map(Reg)
+        .filter(|&r| abi::is_callee_saved(r))
+        .fold(0, |m, r| m | bit(r))
+}
+
 /// The registers live into and out of each block (by block number) of allocated
 /// code in its final layout, where a block not ending in a jump, return or tail
 /// call falls through to the next one.
@@ -50,6 +59,9 @@ fn liveness(mf: &MFunction) -> (Vec<Mask>, Vec<Mask>) {
         let (g, d) = (&mut gen[b.index()], &mut kill[b.index()]);
         for inst in &mf.blocks[b].insts {
             inst.for_each_use(|r| *g |= bit(r) & !*d);
+            if matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. }) {
+                *g |= callee_saved() & !*d;
+            }
             inst.for_each_def(|r| *d |= bit(r));
         }
         succs[b.index()] = mf.succs(b).to_vec();
@@ -163,11 +175,13 @@ fn range_end(insts: &[MInst], i: usize, r: Reg, live_out: bool) -> Option<usize>
     for (k, inst) in insts.iter().enumerate().skip(i + 1) {
         let mut reads = false;
         inst.for_each_use(|u| reads |= u == r);
-        // A return or tail call ends the value unless it reads it; a call does
-        // when it clobbers it (a callee-saved register's value may live on).
-        if matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. })
-            || (inst.is_call() && !abi::is_callee_saved(r))
-        {
+        // A return or tail call ends the value unless it reads it, or the caller
+        // does (a callee-saved register, restored by the epilogue); a call ends
+        // it when it clobbers it (a callee-saved register's value may live on).
+        if matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. }) {
+            return (!reads && !abi::is_callee_saved(r)).then_some(last);
+        }
+        if inst.is_call() && !abi::is_callee_saved(r) {
             return (!reads).then_some(last);
         }
         if inst.is_call() {
@@ -245,6 +259,18 @@ mod tests {
     fn live_out_values_calls_and_unsaved_registers_stay() {
         // The reused register's value is returned (read by `ret`): it stays.
         let mut mf = function(vec![lw(10, 11, 0), sw(10, 11, 4), addi(10, 12, 1)]);
+        assert_eq!(rename(&mut mf), 0);
+        // An epilogue restoring a callee-saved register (s1) after the block used
+        // it: the caller reads it after the return.
+        let mut mf = function(vec![
+            addi(9, 11, 1),
+            sw(9, 11, 4),
+            MInst::Load {
+                op: crate::mir::MemOp::D,
+                rd: Reg::x(9),
+                addr: crate::mir::Addr::new(crate::mir::Base::Reg(crate::mir::SP), 8),
+            },
+        ]);
         assert_eq!(rename(&mut mf), 0);
         // A call between the definition and its read: the value stays where it is.
         let mut mf = function(vec![
