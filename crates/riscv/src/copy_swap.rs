@@ -132,26 +132,12 @@ fn dead_point(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testinsts::{addi, addw, lw, sw};
-
-    fn block(insts: Vec<MInst>) -> MFunction {
-        let mut mf = MFunction::new("f".into(), true);
-        let b = mf.new_block();
-        mf.layout.push(b);
-        mf.blocks[b].insts = insts;
-        mf
-    }
+    use crate::testinsts::{addi, addw, lw, one_block as block, ret_a0 as ret, sw};
 
     fn mv(rd: u32, rs: u32) -> MInst {
         MInst::Mv {
             rd: Reg::x(rd),
             rs: Reg::x(rs),
-        }
-    }
-
-    fn ret() -> MInst {
-        MInst::Ret {
-            value: Some(Reg::x(10)),
         }
     }
 

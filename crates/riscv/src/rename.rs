@@ -218,18 +218,12 @@ fn rename_range(insts: &mut [MInst], i: usize, end: usize, r: Reg, f: Reg) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::testinsts::{addi, addw, lw, sw};
+    use crate::testinsts::{addi, addw, lw, one_block, ret_a0, sw};
 
     /// One block returning `a0`, its code `insts` followed by `ret a0`.
     fn function(mut insts: Vec<MInst>) -> MFunction {
-        insts.push(MInst::Ret {
-            value: Some(Reg::x(10)),
-        });
-        let mut mf = MFunction::new("f".into(), true);
-        let b = mf.new_block();
-        mf.layout.push(b);
-        mf.blocks[b].insts = insts;
-        mf
+        insts.push(ret_a0());
+        one_block(insts)
     }
 
     fn rename(mf: &mut MFunction) -> usize {

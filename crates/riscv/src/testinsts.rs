@@ -1,7 +1,8 @@
 //! Machine instructions over physical registers for the back end's unit tests:
 //! `lw rd, off(base)`, `sw src, off(base)`, `addw`, `mulw`, `addi` and `bnez`, with
-//! registers given by number (`x10` is `a0`); and [`cfg_func`], a function of
-//! empty blocks with a given control-flow graph.
+//! registers given by number (`x10` is `a0`), `ret a0`; [`one_block`], a function
+//! of one block; and [`cfg_func`], a function of empty blocks with a given
+//! control-flow graph.
 
 use crate::mir::{Addr, AluImmOp, AluOp, Base, Cond, MBlock, MInst, MemOp, Reg};
 
@@ -55,6 +56,22 @@ pub fn mulw(rd: u32, a: u32, b: u32) -> MInst {
         rs1: Reg::x(a),
         rs2: Reg::x(b),
     }
+}
+
+/// `ret a0`.
+pub fn ret_a0() -> MInst {
+    MInst::Ret {
+        value: Some(Reg::x(10)),
+    }
+}
+
+/// A function of one block holding `insts`.
+pub fn one_block(insts: Vec<MInst>) -> crate::mir::MFunction {
+    let mut mf = crate::mir::MFunction::new("f".into(), true);
+    let b = mf.new_block();
+    mf.layout.push(b);
+    mf.blocks[b].insts = insts;
+    mf
 }
 
 /// A function whose blocks branch as `edges` says (block 0 is the entry; a block
