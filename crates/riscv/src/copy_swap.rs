@@ -22,20 +22,21 @@
 //!
 //! At `s` both registers hold dead values and at `e` the copy overwrites `p` and
 //! `x` dies, so the renaming is invisible outside `[s, e)`; inside, it is a
-//! consistent renaming.
+//! consistent renaming. Liveness is [`allocated_liveness`]: after frame layout a
+//! return reads the callee-saved registers the epilogue restored.
 
 use crate::abi;
-use crate::liveness::compute_liveness;
+use crate::liveness::{allocated_liveness, reg_bit};
 use crate::mir::{MFunction, MInst, Reg};
 
 /// Removes the copies of `mf` that a register swap makes redundant; returns how
 /// many went.
 pub fn run(mf: &mut MFunction) -> usize {
-    let live = compute_liveness(mf);
+    let (live_in, live_out) = allocated_liveness(mf);
     let mut removed = 0;
     for &b in &mf.layout {
-        let live_in: Vec<usize> = live.live_in(b.index()).collect();
-        let live_out = |r: Reg| live.is_live_out(b.index(), r.0 as usize);
+        let (block_in, block_out) = (live_in[b.index()], live_out[b.index()]);
+        let live_out = |r: Reg| block_out & reg_bit(r) != 0;
         let insts = &mut mf.blocks[b].insts;
         let mut e = 0;
         while e < insts.len() {
@@ -47,7 +48,7 @@ pub fn run(mf: &mut MFunction) -> usize {
                     && x.is_phys()
                     && p.phys_class() == x.phys_class();
                 if swappable && dies_at(insts, e, x, live_out(x)) {
-                    let live_at_start = |r: Reg| live_in.contains(&(r.0 as usize));
+                    let live_at_start = |r: Reg| block_in & reg_bit(r) != 0;
                     if let Some(s) = dead_point(insts, e, p, x, &live_at_start) {
                         for inst in &mut insts[s..e] {
                             inst.map_regs(|r, _| {

@@ -13,7 +13,7 @@
 use crate::abi;
 use crate::loop_forest::{layout_runs, LoopAncestors};
 use crate::loops::{loop_info, LoopInfo};
-use crate::mir::{MFunction, Reg, NUM_PREGS};
+use crate::mir::{MFunction, MInst, Reg, NUM_PREGS};
 
 /// A dense bit set over register numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -569,10 +569,94 @@ fn union_of_ranges(mut a: Vec<(u32, u32)>, b: Vec<(u32, u32)>) -> Vec<(u32, u32)
     out
 }
 
+/// A set of physical registers (bit `r.0`: 32 integer, then 32 FP registers).
+pub type RegMask = u64;
+
+/// The bit of `r` in a [`RegMask`] (none for a virtual register).
+pub fn reg_bit(r: Reg) -> RegMask {
+    if r.is_phys() {
+        1 << r.0
+    } else {
+        0
+    }
+}
+
+/// The callee-saved registers: the caller reads them after a return or tail call
+/// (the epilogue has restored them).
+fn callee_saved() -> RegMask {
+    (0..NUM_PREGS)
+        .map(Reg)
+        .filter(|&r| abi::is_callee_saved(r))
+        .fold(0, |m, r| m | reg_bit(r))
+}
+
+/// The physical registers live into and out of each block (by block number) of
+/// allocated code after frame layout: a block not ending in a jump, return or
+/// tail call falls through to the next one in the layout (after placement no jump
+/// says so), and a return or tail call reads every callee-saved register (the
+/// caller does, the epilogue having restored them). [`compute_liveness`] serves
+/// allocation instead, where neither holds yet.
+pub fn allocated_liveness(mf: &MFunction) -> (Vec<RegMask>, Vec<RegMask>) {
+    let n = mf.blocks.len();
+    let (mut gen, mut kill) = (vec![0; n], vec![0; n]);
+    let mut succs = vec![Vec::new(); n];
+    for (k, &b) in mf.layout.iter().enumerate() {
+        let (g, d) = (&mut gen[b.index()], &mut kill[b.index()]);
+        for inst in &mf.blocks[b].insts {
+            inst.for_each_use(|r| *g |= reg_bit(r) & !*d);
+            if matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. }) {
+                *g |= callee_saved() & !*d;
+            }
+            inst.for_each_def(|r| *d |= reg_bit(r));
+        }
+        succs[b.index()] = mf.succs(b).to_vec();
+        let falls = !mf.blocks[b].insts.last().is_some_and(MInst::is_barrier);
+        if let (true, Some(&next)) = (falls, mf.layout.get(k + 1)) {
+            succs[b.index()].push(next);
+        }
+    }
+    let (mut live_in, mut live_out) = (vec![0; n], vec![0; n]);
+    let mut changed = true;
+    while changed {
+        changed = false;
+        for &b in mf.layout.iter().rev() {
+            let i = b.index();
+            let out = succs[i].iter().fold(0, |m, s| m | live_in[s.index()]);
+            let inn = gen[i] | (out & !kill[i]);
+            if (out, inn) != (live_out[i], live_in[i]) {
+                (live_out[i], live_in[i]) = (out, inn);
+                changed = true;
+            }
+        }
+    }
+    (live_in, live_out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::mir::{AluImmOp, MBlock, MInst, RegClass, A0};
+
+    #[test]
+    fn allocated_code_falls_through_and_returns_callee_saved_registers() {
+        use crate::testinsts::{addi, lw, ret_a0};
+        // bb0 (no jump) falls into bb1, which reads a1 and returns: a1 is live out
+        // of bb0; s1 is read by the return (the caller's), so it is live into bb1
+        // and, never written, into bb0.
+        let mut mf = MFunction::new("t".into(), false);
+        let (b0, b1) = (mf.new_block(), mf.new_block());
+        mf.layout.extend([b0, b1]);
+        mf.blocks[b0].insts = vec![lw(11, 10, 0)];
+        mf.blocks[b1].insts = vec![addi(10, 11, 1), ret_a0()];
+        let (live_in, live_out) = allocated_liveness(&mf);
+        let a1 = reg_bit(Reg::x(11));
+        let s1 = reg_bit(Reg::x(9));
+        assert_ne!(live_out[0] & a1, 0);
+        assert_eq!(live_in[0] & a1, 0, "bb0 defines a1");
+        assert_ne!(live_in[1] & s1, 0);
+        assert_ne!(live_in[0] & s1, 0);
+        assert_eq!(live_in[1] & reg_bit(Reg::x(5)), 0, "t0 is caller-saved");
+    }
 
     #[test]
     fn straight_line_intervals() {

@@ -22,70 +22,12 @@
 //! The post-allocation scheduler ([`crate::schedule::run`]) schedules each block
 //! with and without the renaming and keeps the faster.
 //!
-//! Liveness is computed here over the final layout, where blocks fall through to
-//! the next one (`MFunction::succs` sees explicit targets only).
+//! Liveness is [`allocated_liveness`]: over the final layout, where blocks fall
+//! through to the next one, with the callee-saved registers read at a return.
 
 use crate::abi;
+use crate::liveness::{allocated_liveness, reg_bit as bit, RegMask as Mask};
 use crate::mir::{MFunction, MInst, Reg};
-
-/// A set of physical registers (bit `r.0`: 32 integer, then 32 FP registers).
-type Mask = u64;
-
-fn bit(r: Reg) -> Mask {
-    if r.is_phys() {
-        1 << r.0
-    } else {
-        0
-    }
-}
-
-/// The callee-saved registers: the caller reads them after a return or tail call
-/// (the epilogue has restored them).
-fn callee_saved() -> Mask {
-    (0..crate::mir::NUM_PREGS)
-        .map(Reg)
-        .filter(|&r| abi::is_callee_saved(r))
-        .fold(0, |m, r| m | bit(r))
-}
-
-/// The registers live into and out of each block (by block number) of allocated
-/// code in its final layout, where a block not ending in a jump, return or tail
-/// call falls through to the next one.
-fn liveness(mf: &MFunction) -> (Vec<Mask>, Vec<Mask>) {
-    let n = mf.blocks.len();
-    let (mut gen, mut kill) = (vec![0; n], vec![0; n]);
-    let mut succs = vec![Vec::new(); n];
-    for (k, &b) in mf.layout.iter().enumerate() {
-        let (g, d) = (&mut gen[b.index()], &mut kill[b.index()]);
-        for inst in &mf.blocks[b].insts {
-            inst.for_each_use(|r| *g |= bit(r) & !*d);
-            if matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. }) {
-                *g |= callee_saved() & !*d;
-            }
-            inst.for_each_def(|r| *d |= bit(r));
-        }
-        succs[b.index()] = mf.succs(b).to_vec();
-        let falls = !mf.blocks[b].insts.last().is_some_and(MInst::is_barrier);
-        if let (true, Some(&next)) = (falls, mf.layout.get(k + 1)) {
-            succs[b.index()].push(next);
-        }
-    }
-    let (mut live_in, mut live_out) = (vec![0; n], vec![0; n]);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in mf.layout.iter().rev() {
-            let i = b.index();
-            let out = succs[i].iter().fold(0, |m, s| m | live_in[s.index()]);
-            let inn = gen[i] | (out & !kill[i]);
-            if (out, inn) != (live_out[i], live_in[i]) {
-                (live_out[i], live_in[i]) = (out, inn);
-                changed = true;
-            }
-        }
-    }
-    (live_in, live_out)
-}
 
 /// What renaming in one block of a function needs to know: which registers are
 /// live into and out of each block, and which the function uses at all.
@@ -98,7 +40,7 @@ pub struct Renamer {
 impl Renamer {
     /// The facts of allocated `mf` in its final layout.
     pub fn new(mf: &MFunction) -> Self {
-        let (live_in, live_out) = liveness(mf);
+        let (live_in, live_out) = allocated_liveness(mf);
         let mut used_in_function: Mask = 0;
         for &b in &mf.layout {
             for inst in &mf.blocks[b].insts {
