@@ -49,6 +49,7 @@ pub mod mir;
 pub mod out_of_ssa;
 pub mod peephole;
 pub mod placement;
+pub mod reassociate;
 pub mod redundant_loads;
 pub mod regalloc;
 pub mod rename;
@@ -121,7 +122,7 @@ impl CodegenFlags {
     /// Whether the stage named `stage` runs under these flags.
     fn runs(&self, stage: &str) -> bool {
         match stage {
-            "speculate" | "schedule-pre-ra" => !self.no_schedule_insns,
+            "speculate" | "reassociate" | "schedule-pre-ra" => !self.no_schedule_insns,
             "schedule" => !self.no_schedule_insns2,
             _ => true,
         }
@@ -380,6 +381,13 @@ pub static STAGES: &[StageInfo] = {
             "cheap instructions hoisted above loop exits",
         ),
         stage(
+            "reassociate",
+            "reassociate",
+            Virtual,
+            true,
+            "chains of adds, ands, ors and xors rebuilt as trees with a shorter critical path",
+        ),
+        stage(
             "liveness",
             "liveness",
             Virtual,
@@ -480,6 +488,9 @@ fn apply_stage(
         "speculate" => {
             speculate::hoist_above_exits(mf);
             hoist_into_slots::hoist_into_slots(mf);
+        }
+        "reassociate" => {
+            reassociate::run(mf);
         }
         "liveness" => *live = Some(liveness::compute_liveness(mf)),
         "schedule-pre-ra" => {

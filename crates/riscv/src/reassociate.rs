@@ -1,0 +1,595 @@
+//! Reassociation of integer operation chains for a shorter critical path
+//! (tree-height reduction), part of scheduling for the U74.
+//!
+//! Source code sums left to right: `8 * c - n0 - n1 - ... - n7` is a chain of
+//! eight dependent subtractions, and no order of issue shortens it. Addition
+//! (with subtraction), `and`, `or` and `xor` are associative and commutative
+//! in the machine's wrapping arithmetic, so such a chain may be computed as a
+//! balanced tree instead, exactly: the same low 32 bits for `addw`/`subw`, the
+//! same 64 for `add`/`sub`.
+//!
+//! Algorithm: in each block, a tree is a root operation together with the
+//! operations of the same kind (its group: 32-bit add and subtract, 64-bit add
+//! and subtract, `and`, `or`, `xor`) that feed it and are read nowhere else
+//! (defined once, used once, in this block, with no call in between). Its
+//! leaves are the other operands, each with a sign for the add groups. Each
+//! leaf is ready at a cycle the U74 model ([`crate::u74`]) gives by following
+//! the block's dependences only (as soon as possible, ignoring issue width,
+//! which the scheduler after this step fills). The tree is rebuilt by
+//! repeatedly combining the two leaves (or partial results) ready first, as a
+//! Huffman tree over ready times: optimal for operations of one cycle (Baer
+//! and Bovet, "Compilation of Arithmetic Expressions for Parallel
+//! Computations", 1968; tree-height reduction, Kuck, "The Structure of
+//! Computers and Computations", 1978). Subtracted leaves are summed among
+//! themselves and subtracted once, or subtracted from a positive partial
+//! result. The new tree replaces the old, at the root's place, only when its
+//! root is ready earlier and it uses no more operations.
+//!
+//! LLVM's `MachineCombiner` reassociates after instruction selection with the
+//! same test (a shorter critical path under the scheduling model); GCC's
+//! `reassoc` pass builds such parallel trees when the target's reassociation
+//! width is above one. Here it runs before register allocation, on virtual
+//! registers, and only when the pre-allocation scheduler does (`-fschedule-insns`):
+//! it exists to give the scheduler independent work to pair.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+
+use crate::mir::{AluOp, MFunction, MInst, Reg, RegClass, ZERO};
+use crate::u74::{timing_with, Pipe, UseKind};
+
+/// Trees with more leaves than this are left alone (compile time; longer sums
+/// are rare, and a tree of this size is already shallow when rebuilt).
+const MAX_LEAVES: usize = 32;
+
+/// At most this many partial results of a tree are alive at once (GCC's
+/// reassociation width): the tree keeps both issue slots busy without holding
+/// many of its leaves' sums in registers.
+const WIDTH: usize = 2;
+
+/// Operations that reassociate with each other.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Group {
+    Add32,
+    Add64,
+    And,
+    Or,
+    Xor,
+}
+
+fn group(op: AluOp) -> Option<Group> {
+    match op {
+        AluOp::Addw | AluOp::Subw => Some(Group::Add32),
+        AluOp::Add | AluOp::Sub => Some(Group::Add64),
+        AluOp::And => Some(Group::And),
+        AluOp::Or => Some(Group::Or),
+        AluOp::Xor => Some(Group::Xor),
+        _ => None,
+    }
+}
+
+/// The operation of `g` combining two terms; `subtract` for the add groups.
+fn op_of(g: Group, subtract: bool) -> AluOp {
+    match (g, subtract) {
+        (Group::Add32, false) => AluOp::Addw,
+        (Group::Add32, true) => AluOp::Subw,
+        (Group::Add64, false) => AluOp::Add,
+        (Group::Add64, true) => AluOp::Sub,
+        (Group::And, _) => AluOp::And,
+        (Group::Or, _) => AluOp::Or,
+        (Group::Xor, _) => AluOp::Xor,
+    }
+}
+
+/// A grouped operation at a block position: `(group, rd, rs1, rs2, subtract)`.
+fn grouped(i: &MInst) -> Option<(Group, Reg, Reg, Reg, bool)> {
+    match *i {
+        MInst::Alu { op, rd, rs1, rs2 } => {
+            let g = group(op)?;
+            Some((g, rd, rs1, rs2, matches!(op, AluOp::Sub | AluOp::Subw)))
+        }
+        _ => None,
+    }
+}
+
+/// A rebuilt tree: its new operations, each with the position it takes, and
+/// the positions of the old inner nodes it replaces.
+type Rebuilt = (Vec<(usize, MInst)>, Vec<usize>);
+
+/// A leaf of a tree: its register, whether it is subtracted, and the position
+/// of the operation that reads it.
+#[derive(Copy, Clone, Debug)]
+struct Leaf {
+    reg: Reg,
+    negative: bool,
+    read_at: usize,
+    /// Where the tree read it: the reading operation's position, and which
+    /// operand.
+    order: (usize, usize),
+}
+
+/// Rebalances the operation trees of every block of `mf`; returns how many
+/// trees changed.
+pub fn run(mf: &mut MFunction) -> usize {
+    let (defs, _) = mf.vreg_defs();
+    let mut uses = vec![0u32; mf.num_vregs()];
+    for &b in &mf.layout {
+        for i in &mf.blocks[b].insts {
+            i.for_each_use(|r| {
+                if r.is_virtual() {
+                    uses[r.vindex()] += 1;
+                }
+            });
+        }
+    }
+    // The classes of the registers the blocks hold now (new ones are integers
+    // that no ready time is asked of).
+    let classes = mf.vreg_class.clone();
+    let mut changed = 0;
+    for b in mf.layout.clone() {
+        let insts = std::mem::take(&mut mf.blocks[b].insts);
+        let (new, n) = rebalance_block(mf, insts, &classes, &defs, &uses);
+        mf.blocks[b].insts = new;
+        changed += n;
+    }
+    changed
+}
+
+/// Rebalances the trees of one block's `insts`; `classes` are the registers'
+/// files, `defs` and `uses` count each
+/// virtual register's definitions and reads in the function.
+fn rebalance_block(
+    mf: &mut MFunction,
+    insts: Vec<MInst>,
+    classes: &[RegClass],
+    defs: &[u32],
+    uses: &[u32],
+) -> (Vec<MInst>, usize) {
+    let n = insts.len();
+    let once = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1 && uses[r.vindex()] == 1;
+    // The position of each grouped operation's single reader of the same group
+    // in this block, when the operation is a tree's inner node.
+    let mut def_at: HashMap<Reg, usize> = HashMap::new();
+    let mut inner_of: Vec<Option<usize>> = vec![None; n];
+    // Per grouped operation: the inner node computing each operand.
+    let mut feeds: Vec<[Option<usize>; 2]> = vec![[None; 2]; n];
+    let mut calls: Vec<usize> = Vec::new();
+    let mut def_positions: HashMap<Reg, Vec<usize>> = HashMap::new();
+    for (k, i) in insts.iter().enumerate() {
+        if i.is_call() {
+            calls.push(k);
+        }
+        if let Some((g, _, rs1, rs2, _)) = grouped(i) {
+            for (x, r) in [rs1, rs2].into_iter().enumerate() {
+                if let Some(&j) = def_at.get(&r) {
+                    let same = grouped(&insts[j]).is_some_and(|(h, ..)| h == g);
+                    if same && once(r) && rs1 != rs2 {
+                        inner_of[j] = Some(k);
+                        feeds[k][x] = Some(j);
+                    }
+                }
+            }
+        }
+        i.for_each_def(|r| {
+            def_at.insert(r, k);
+            def_positions.entry(r).or_default().push(k);
+        });
+    }
+    // Ready times as soon as possible, by dependences alone: per register, the
+    // cycle its value is early- and late-ready.
+    let is_float = |r: Reg| {
+        let class = if r.is_virtual() {
+            classes[r.vindex()]
+        } else {
+            r.phys_class()
+        };
+        class == RegClass::Float
+    };
+    let mut ready: HashMap<Reg, (u64, u64)> = HashMap::new();
+    let mut late_at: Vec<u64> = vec![0; n];
+    let mut pipe_free = [0u64; 2];
+    // The rebuilt operations, by the position they take.
+    let mut rebuilt: HashMap<usize, Vec<MInst>> = HashMap::new();
+    let mut removed = vec![false; n];
+    let mut count = 0;
+    for (k, i) in insts.iter().enumerate() {
+        if let Some((g, rd, ..)) = grouped(i) {
+            if inner_of[k].is_none() {
+                if let Some(new) = rebalance_tree(
+                    mf,
+                    &insts,
+                    k,
+                    g,
+                    rd,
+                    &feeds,
+                    &calls,
+                    &def_positions,
+                    &ready,
+                    &late_at,
+                ) {
+                    for (at, inst) in new.0 {
+                        rebuilt.entry(at).or_default().push(inst);
+                    }
+                    for j in new.1 {
+                        removed[j] = true;
+                    }
+                    removed[k] = true;
+                    count += 1;
+                }
+            }
+        }
+        let t = timing_with(i, &is_float);
+        // One memory operation per cycle on pipe A, one multiply, FP operation
+        // or branch on pipe B.
+        let mut at = match t.pipe {
+            Pipe::A => pipe_free[0],
+            Pipe::B => pipe_free[1],
+            Pipe::Any => 0,
+        };
+        let mut early_all = 0;
+        for &(r, kind) in &t.uses {
+            let (e, l) = ready.get(&r).copied().unwrap_or((0, 0));
+            early_all = early_all.max(e);
+            at = at.max(match kind {
+                UseKind::Early if !t.late_alu => e,
+                _ => l,
+            });
+        }
+        let ran_late = t.late_alu && early_all > at;
+        match t.pipe {
+            Pipe::A => pipe_free[0] = at + 1,
+            Pipe::B => pipe_free[1] = at + 1,
+            Pipe::Any => {}
+        }
+        let early = at + if ran_late { 3 } else { t.early as u64 };
+        let late = at + t.late as u64;
+        late_at[k] = late;
+        for &d in &t.defs {
+            ready.insert(d, (early, late));
+        }
+    }
+    if count == 0 {
+        return (insts, 0);
+    }
+    let mut out = Vec::with_capacity(n);
+    for (k, i) in insts.into_iter().enumerate() {
+        if let Some(new) = rebuilt.remove(&k) {
+            out.extend(new);
+        }
+        if !removed[k] {
+            out.push(i);
+        }
+    }
+    (out, count)
+}
+
+/// The rebuilt operations of the tree rooted at position `root` (group `g`,
+/// result `rd`), each with the position it takes (where its operands first
+/// exist: a partial sum of values read early is computed early, so those
+/// values' lifetimes end where they did), and the positions of its old inner
+/// nodes, when rebuilding
+/// makes its result ready earlier; `ready` holds the ready times of the
+/// registers as the root reads them, `late_at` each earlier position's result.
+#[allow(clippy::too_many_arguments)]
+fn rebalance_tree(
+    mf: &mut MFunction,
+    insts: &[MInst],
+    root: usize,
+    g: Group,
+    rd: Reg,
+    feeds: &[[Option<usize>; 2]],
+    calls: &[usize],
+    def_positions: &HashMap<Reg, Vec<usize>>,
+    ready: &HashMap<Reg, (u64, u64)>,
+    late_at: &[u64],
+) -> Option<Rebuilt> {
+    // Gather the leaves and inner nodes, and the root's ready time as the
+    // tree stands.
+    let mut leaves: Vec<Leaf> = Vec::new();
+    let mut inner: Vec<usize> = Vec::new();
+    let mut stack = vec![(root, false)];
+    let mut ops = 0usize;
+    while let Some((k, negative)) = stack.pop() {
+        let (_, _, rs1, rs2, subtract) = grouped(&insts[k])?;
+        ops += 1;
+        let operands = [(rs1, negative), (rs2, negative ^ subtract)];
+        for (x, (r, neg)) in operands.into_iter().enumerate() {
+            match feeds[k][x] {
+                Some(j) => {
+                    inner.push(j);
+                    stack.push((j, neg));
+                }
+                None => leaves.push(Leaf {
+                    reg: r,
+                    negative: neg,
+                    read_at: k,
+                    order: (k, x),
+                }),
+            }
+        }
+        if leaves.len() > MAX_LEAVES {
+            return None;
+        }
+    }
+    if inner.is_empty() {
+        return None;
+    }
+    let first = *inner.iter().min()?;
+    if calls.iter().any(|&c| c > first && c < root) {
+        return None;
+    }
+    // Every leaf must hold, at the root, the value it held where it was read.
+    for l in &leaves {
+        if l.reg == ZERO {
+            continue;
+        }
+        if !l.reg.is_virtual() {
+            return None;
+        }
+        if let Some(ps) = def_positions.get(&l.reg) {
+            if ps.iter().any(|&p| p >= l.read_at && p < root) {
+                return None;
+            }
+        }
+    }
+    // The root's ready time as the tree stands: one cycle after its operands.
+    let operand = |x: usize, r: Reg| match feeds[root][x] {
+        Some(j) => late_at[j],
+        None => ready.get(&r).map_or(0, |v| v.1),
+    };
+    let (_, _, rs1, rs2, _) = grouped(&insts[root])?;
+    let old = operand(0, rs1).max(operand(1, rs2)) + 1;
+    // Huffman over ready times.
+    let late = |r: Reg| ready.get(&r).map_or(0, |v| v.1);
+    // Ties go to the term the tree read first, so that a tree whose leaves are
+    // all ready keeps its order (and the registers' lifetimes with it).
+    type Key = Reverse<(u64, (usize, usize), usize)>;
+    let mut pending: BinaryHeap<Key> = BinaryHeap::new();
+    let mut partials: BinaryHeap<Key> = BinaryHeap::new();
+    // Terms: (register, negative).
+    let mut terms: Vec<(Reg, bool)> = Vec::new();
+    for l in &leaves {
+        pending.push(Reverse((late(l.reg), l.order, terms.len())));
+        terms.push((l.reg, l.negative));
+    }
+    let signed = matches!(g, Group::Add32 | Group::Add64);
+    // Per new operation: its term, the two it combines, whether it subtracts.
+    let mut combined: Vec<(usize, usize, usize, bool)> = Vec::new();
+    // Per term: where its value exists first (a leaf: where the tree read it;
+    // a partial result: where both its terms exist).
+    let mut exists_at: Vec<usize> = leaves.iter().map(|l| l.read_at).collect();
+    let mut root_time = 0;
+    while pending.len() + partials.len() > 1 {
+        // The two terms ready first; but two leaves start another partial
+        // result only while fewer than `WIDTH` are alive.
+        let earliest = |p: &BinaryHeap<Key>, q: &BinaryHeap<Key>| match (p.peek(), q.peek()) {
+            (Some(x), Some(y)) => x >= y,
+            (Some(_), None) => true,
+            _ => false,
+        };
+        let Reverse((ta, oa, a)) = if earliest(&pending, &partials) {
+            pending.pop()?
+        } else {
+            partials.pop()?
+        };
+        let full = a < leaves.len() && partials.len() >= WIDTH;
+        let Reverse((tb, ob, b)) = if full || !earliest(&pending, &partials) {
+            partials.pop()?
+        } else {
+            pending.pop()?
+        };
+        let (na, nb) = (terms[a].1, terms[b].1);
+        let (first, second, subtract, negative) = match (signed, na, nb) {
+            (false, ..) | (true, false, false) => (a, b, false, false),
+            (true, true, true) => (a, b, false, true),
+            (true, false, true) => (a, b, true, false),
+            (true, true, false) => (b, a, true, false),
+        };
+        if pending.is_empty() && partials.is_empty() && negative {
+            return None;
+        }
+        let t = ta.max(tb) + 1;
+        root_time = t;
+        combined.push((terms.len(), first, second, subtract));
+        partials.push(Reverse((t, oa.max(ob), terms.len())));
+        exists_at.push(exists_at[a].max(exists_at[b]));
+        terms.push((rd, negative));
+    }
+    if combined.len() > ops || root_time >= old {
+        return None;
+    }
+    // Registers for the partial results; the last operation writes the root's.
+    let last = combined.len() - 1;
+    for (k, &(term, ..)) in combined.iter().enumerate() {
+        if k != last {
+            terms[term].0 = mf.new_vreg(RegClass::Int);
+        }
+    }
+    let new = combined
+        .iter()
+        .enumerate()
+        .map(|(k, &(term, a, b, subtract))| {
+            let at = if k == last { root } else { exists_at[term] };
+            let inst = MInst::Alu {
+                op: op_of(g, subtract),
+                rd: terms[term].0,
+                rs1: terms[a].0,
+                rs2: terms[b].0,
+            };
+            (at, inst)
+        })
+        .collect();
+    Some((new, inner))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::parse::parse_function;
+    use crate::text::print::print_function;
+
+    /// Runs the straight-line code of block 0 from `args` in `a0`.. (integer
+    /// operations of the pass's groups, shifts, copies), returning `a0`.
+    fn eval(mf: &MFunction, args: &[u64]) -> u64 {
+        let mut regs: HashMap<Reg, u64> = HashMap::new();
+        for (k, &a) in args.iter().enumerate() {
+            regs.insert(Reg::x(10 + k as u32), a);
+        }
+        let get = |regs: &HashMap<Reg, u64>, r: Reg| if r == ZERO { 0 } else { regs[&r] };
+        let sext = |x: u64| x as u32 as i32 as i64 as u64;
+        for i in &mf.blocks[mf.layout[0]].insts {
+            match *i {
+                MInst::Mv { rd, rs } => {
+                    let v = get(&regs, rs);
+                    regs.insert(rd, v);
+                }
+                MInst::Alu { op, rd, rs1, rs2 } => {
+                    let (a, b) = (get(&regs, rs1), get(&regs, rs2));
+                    let v = match op {
+                        AluOp::Addw => sext(a.wrapping_add(b)),
+                        AluOp::Subw => sext(a.wrapping_sub(b)),
+                        AluOp::Add => a.wrapping_add(b),
+                        AluOp::Sub => a.wrapping_sub(b),
+                        AluOp::And => a & b,
+                        AluOp::Or => a | b,
+                        AluOp::Xor => a ^ b,
+                        other => panic!("not evaluated: {other:?}"),
+                    };
+                    regs.insert(rd, v);
+                }
+                MInst::Ret { .. } => break,
+                ref other => panic!("not evaluated: {other:?}"),
+            }
+        }
+        regs[&Reg::x(10)]
+    }
+
+    /// A small deterministic generator (xorshift).
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    /// A chain of `ops` over eight arguments, each step reading the previous
+    /// result on one side and an argument (or `zero`) on the other.
+    fn chain(rng: &mut Rng, ops: &[&str]) -> String {
+        let mut text = String::from("function f local\n  int %v0..%v40\nbb0:\n");
+        for k in 0..8 {
+            text += &format!("  mv %v{k}, a{k}\n");
+        }
+        let mut prev = "%v0".to_string();
+        let steps = 2 + rng.below(10) as usize;
+        for s in 0..steps {
+            let op = ops[rng.below(ops.len() as u64) as usize];
+            let leaf = match rng.below(9) {
+                8 => "zero".to_string(),
+                k => format!("%v{k}"),
+            };
+            let rd = format!("%v{}", 10 + s);
+            text += &if rng.below(2) == 0 {
+                format!("  {op} {rd}, {prev}, {leaf}\n")
+            } else {
+                format!("  {op} {rd}, {leaf}, {prev}\n")
+            };
+            prev = rd;
+        }
+        text + &format!("  mv a0, {prev}\n  ret a0\nend\n")
+    }
+
+    #[test]
+    fn rebuilt_trees_compute_the_same_values() {
+        let groups: [&[&str]; 5] = [
+            &["addw", "subw"],
+            &["add", "sub"],
+            &["and"],
+            &["or"],
+            &["xor"],
+        ];
+        let edges = [
+            0,
+            1,
+            u64::MAX,
+            i32::MAX as u64,
+            i32::MIN as i64 as u64,
+            1 << 31,
+            0x8000_0000_0000_0000,
+            0xdead_beef_0000_0001,
+        ];
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut changed = 0;
+        for _ in 0..400 {
+            let ops = groups[rng.below(5) as usize];
+            let text = chain(&mut rng, ops);
+            let before = parse_function(&text).expect("parses");
+            let mut after = parse_function(&text).expect("parses");
+            if run(&mut after) > 0 {
+                changed += 1;
+            }
+            crate::verify::verify(&after, crate::verify::Stage::Virtual)
+                .unwrap_or_else(|e| panic!("{e:?}\n{}", print_function(&after)));
+            for trial in 0..40 {
+                let args: Vec<u64> = (0..8)
+                    .map(|_| match trial % 3 {
+                        0 => edges[rng.below(edges.len() as u64) as usize],
+                        _ => rng.next(),
+                    })
+                    .collect();
+                assert_eq!(
+                    eval(&before, &args),
+                    eval(&after, &args),
+                    "{text}\nbecame\n{}",
+                    print_function(&after)
+                );
+            }
+        }
+        // Most chains of three or more terms ready together are rebuilt.
+        assert!(changed > 200, "only {changed} of 400 chains rebuilt");
+    }
+
+    #[test]
+    fn a_chain_of_registers_becomes_two_chains_of_half_the_depth() {
+        let text = "function f local
+  int %v0..%v20
+bb0:
+  mv %v0, a0
+  mv %v1, a1
+  mv %v2, a2
+  mv %v3, a3
+  mv %v4, a4
+  mv %v5, a5
+  mv %v6, a6
+  mv %v7, a7
+  xor %v10, %v0, %v1
+  xor %v11, %v10, %v2
+  xor %v12, %v11, %v3
+  xor %v13, %v12, %v4
+  xor %v14, %v13, %v5
+  xor %v15, %v14, %v6
+  xor %v16, %v15, %v7
+  mv a0, %v16
+  ret a0
+end
+";
+        let mut mf = parse_function(text).expect("parses");
+        let before = crate::u74::cycles_with(&mf.blocks[mf.layout[0]].insts, &|_| false);
+        assert_eq!(run(&mut mf), 1);
+        let insts = &mf.blocks[mf.layout[0]].insts;
+        let after = crate::u74::cycles_with(insts, &|_| false);
+        assert!(after < before, "{before} -> {after} cycles");
+        // Seven operations still, the root's result where it was.
+        let xors = insts
+            .iter()
+            .filter(|i| matches!(i, MInst::Alu { op: AluOp::Xor, .. }))
+            .count();
+        assert_eq!(xors, 7);
+        assert!(matches!(insts[insts.len() - 3], MInst::Alu { rd, .. } if rd == Reg::virt(16)));
+    }
+}
