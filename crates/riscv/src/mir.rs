@@ -318,6 +318,13 @@ pub enum MemOp {
 }
 
 impl MemOp {
+    /// Bytes accessed.
+    pub fn size(self) -> u32 {
+        match self {
+            MemOp::W | MemOp::FS => 4,
+            MemOp::D | MemOp::FD => 8,
+        }
+    }
     pub fn load_mnemonic(self) -> &'static str {
         match self {
             MemOp::W => "lw",
@@ -831,6 +838,10 @@ pub struct MFunction {
     pub slots: PrimaryMap<Slot, SlotKind>,
     /// Bytes needed at the bottom of the frame for outgoing stack arguments.
     pub outgoing_size: u64,
+    /// Byte size of each global the function addresses (`lla`), by its index in
+    /// the module: what speculation needs to prove a load stays inside its
+    /// object. Printed as `size gN BYTES`.
+    pub global_sizes: std::collections::BTreeMap<u32, u64>,
 }
 
 impl MFunction {
@@ -844,6 +855,7 @@ impl MFunction {
             vreg_remat: Vec::new(),
             slots: PrimaryMap::new(),
             outgoing_size: 0,
+            global_sizes: Default::default(),
         }
     }
 

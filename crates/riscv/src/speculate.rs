@@ -23,8 +23,10 @@
 //! allocation, on virtual registers defined once, so a hoisted result cannot
 //! clobber anything the exit path reads.
 
+use crate::liveness::{compute_liveness, Liveness};
 use crate::loops::loop_info;
 use crate::mir::{AluOp, MBlock, MFunction, MInst, Reg, ZERO};
+use std::collections::HashMap;
 
 /// At most this many instructions move above one branch.
 const MAX_HOISTED: usize = 3;
@@ -59,6 +61,28 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
     // Registers read outside the block that defines them.
     let escapes = mf.vregs_read_elsewhere(&def_block);
     let single_def = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1;
+    // Liveness, computed when a load first qualifies, and each register's
+    // copies (`mv dst, src`: src -> dsts).
+    let mut live: Option<Liveness> = None;
+    let mut copies: HashMap<Reg, Vec<Reg>> = HashMap::new();
+    for &b in &mf.layout {
+        for i in &mf.blocks[b].insts {
+            if let MInst::Mv { rd, rs } = *i {
+                copies.entry(rs).or_default().push(rd);
+            }
+        }
+    }
+    // The defining instruction of each register defined once.
+    let mut single_defs: HashMap<Reg, MInst> = HashMap::new();
+    for &b in &mf.layout {
+        for i in &mf.blocks[b].insts {
+            i.for_each_def(|d| {
+                if single_def(d) {
+                    single_defs.insert(d, i.clone());
+                }
+            });
+        }
+    }
     let mut moved = 0;
     for b in mf.layout.clone() {
         let depth = info.depth[b.index()];
@@ -102,6 +126,19 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         while take > 0 && !feeds_loads(&code[..take], &code[take..]) {
             take -= 1;
         }
+        // The load after them, when it provably reads inside its object.
+        let before_branch = &mf.blocks[b].insts[..n - 2];
+        let exit = if s == f { t } else { f };
+        if code.get(take).is_some_and(|i| {
+            let mut once = true;
+            i.for_each_def(|d| once &= single_def(d));
+            once && proven_in_bounds(mf, i, before_branch, &single_defs) && {
+                let live = live.get_or_insert_with(|| compute_liveness(mf));
+                !copied_to_live_register(i, &copies, live, exit)
+            }
+        }) {
+            take += 1;
+        }
         if take == 0 {
             continue;
         }
@@ -111,6 +148,104 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         moved += take;
     }
     moved
+}
+
+/// An access `off(G + idx)` into a global: `(global, idx, off, bytes)`, when
+/// its base register is defined once, as the sum of a register holding the
+/// global's start (`lla`, also as a rematerialisation) and another register
+/// defined once.
+fn global_access(
+    mf: &MFunction,
+    i: &MInst,
+    single_defs: &HashMap<Reg, MInst>,
+) -> Option<(u32, Reg, i64, i64)> {
+    let (op, addr) = match i {
+        MInst::Load { op, addr, .. } | MInst::Store { op, addr, .. } => (*op, addr),
+        _ => return None,
+    };
+    let crate::mir::Base::Reg(base) = addr.base else {
+        return None;
+    };
+    let Some(&MInst::Alu {
+        op: AluOp::Add,
+        rs1,
+        rs2,
+        ..
+    }) = single_defs.get(&base)
+    else {
+        return None;
+    };
+    let start = |r: Reg| {
+        let def = single_defs
+            .get(&r)
+            .or_else(|| mf.vreg_remat.get(r.vindex())?.as_ref())?;
+        match *def {
+            MInst::La { global, off: 0, .. } => Some(global),
+            _ => None,
+        }
+    };
+    let (global, idx) = match (start(rs1), start(rs2)) {
+        (Some(g), None) => (g, rs2),
+        (None, Some(g)) => (g, rs1),
+        _ => return None,
+    };
+    (idx.is_virtual() && single_defs.contains_key(&idx)).then_some((
+        global,
+        idx,
+        addr.off,
+        op.size() as i64,
+    ))
+}
+
+/// Whether the load `i`, moved to the end of `before` (a block's code before
+/// its branch), provably reads inside its object: `before` accesses, at the
+/// same offset and size, the element of the same index of a global no larger
+/// than the load's. That access runs whenever the moved load does, and it is
+/// inside its object (the program is undefined otherwise), so the index is
+/// inside the load's object too (the deference proof of LLVM's
+/// `isSafeToLoadUnconditionally`, from an access that dominates the load).
+fn proven_in_bounds(
+    mf: &MFunction,
+    i: &MInst,
+    before: &[MInst],
+    single_defs: &HashMap<Reg, MInst>,
+) -> bool {
+    if !matches!(i, MInst::Load { .. }) {
+        return false;
+    }
+    let Some((global, idx, off, bytes)) = global_access(mf, i, single_defs) else {
+        return false;
+    };
+    let Some(&size) = mf.global_sizes.get(&global) else {
+        return false;
+    };
+    before.iter().any(|a| {
+        global_access(mf, a, single_defs).is_some_and(|(g, x, o, n)| {
+            x == idx
+                && o == off
+                && n == bytes
+                && mf.global_sizes.get(&g).is_some_and(|&s| s <= size)
+        })
+    })
+}
+
+/// Whether the result of the load `i` is copied into a register live into
+/// `exit`: a loop's next value (`p = next[p]`) whose current value the exit
+/// still reads. Loaded before the exit test, the next value would overlap the
+/// current one, and the allocator would add a copy on the back edge, costing
+/// more than the load's earlier start gains.
+fn copied_to_live_register(
+    i: &MInst,
+    copies: &HashMap<Reg, Vec<Reg>>,
+    live: &Liveness,
+    exit: MBlock,
+) -> bool {
+    let mut rd = ZERO;
+    i.for_each_def(|d| rd = d);
+    copies.get(&rd).is_some_and(|dsts| {
+        live.live_in(exit.index())
+            .any(|x| dsts.iter().any(|d| d.0 as usize == x))
+    })
 }
 
 /// Whether every result of `hoisted` is read, directly or through later hoisted

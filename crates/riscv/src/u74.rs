@@ -122,13 +122,6 @@ pub struct Timing {
     pub mem: Option<MemAccess>,
 }
 
-fn mem_size(op: MemOp) -> i64 {
-    match op {
-        MemOp::W | MemOp::FS => 4,
-        MemOp::D | MemOp::FD => 8,
-    }
-}
-
 fn access(store: bool, op: MemOp, addr: &crate::mir::Addr) -> MemAccess {
     let (base, slot) = match addr.base {
         Base::Reg(r) => (Some(r), None),
@@ -139,7 +132,7 @@ fn access(store: bool, op: MemOp, addr: &crate::mir::Addr) -> MemAccess {
         base,
         slot,
         off: addr.off,
-        size: mem_size(op),
+        size: op.size() as i64,
         region: addr.region,
         sym: addr.sym,
     }

@@ -129,12 +129,29 @@ pub fn select_function_located(
         cur_loc: 0,
     };
     s.run(&cfg)?;
+    record_global_sizes(m, &mut s.mf);
     let mut locs = s.locs;
     locs.blocks.resize(s.mf.blocks.len(), Vec::new());
     for (l, b) in locs.blocks.iter_mut().zip(s.mf.blocks.values()) {
         l.resize(b.insts.len(), 0);
     }
     Ok((s.mf, locs))
+}
+
+/// Fills `mf.global_sizes` for the globals `mf` addresses.
+fn record_global_sizes(m: &Module, mf: &mut MFunction) {
+    let mut note = |i: &MInst| {
+        if let MInst::La { global, .. } = *i {
+            let size = m.globals[ir::GlobalId::from_u32(global)].size();
+            mf.global_sizes.insert(global, size);
+        }
+    };
+    for i in mf.vreg_remat.iter().flatten() {
+        note(i);
+    }
+    for b in mf.blocks.values() {
+        b.insts.iter().for_each(&mut note);
+    }
 }
 
 /// The selector's state for one function. Its methods are spread over the submodules;

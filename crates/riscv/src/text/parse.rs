@@ -528,6 +528,13 @@ fn function(
         l.next();
         match first.as_str() {
             "outgoing" => mf.outgoing_size = l.num()?,
+            "size" => {
+                let w = l.word()?;
+                let Some(g) = w.strip_prefix('g').and_then(|n| n.parse::<u32>().ok()) else {
+                    return l.err(format!("expected a global `gN`, found `{w}`"));
+                };
+                mf.global_sizes.insert(g, l.num()?);
+            }
             "blocks" => nblocks = Some(l.num()?),
             "int" | "float" => {
                 let class = if first == "int" {

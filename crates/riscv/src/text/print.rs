@@ -107,6 +107,9 @@ pub fn print_function(mf: &MFunction) -> String {
     if mf.outgoing_size != 0 {
         let _ = writeln!(s, "  outgoing {}", mf.outgoing_size);
     }
+    for (g, size) in &mf.global_sizes {
+        let _ = writeln!(s, "  size g{g} {size}");
+    }
     for (k, slot) in mf.slots.values().enumerate() {
         let _ = match slot {
             SlotKind::Local { size, align } => {
