@@ -427,6 +427,8 @@ mod tests {
     use super::*;
     use crate::text::parse::parse_function;
     use crate::text::print::print_function;
+    use rand::{Rng, SeedableRng};
+    use rand_chacha::ChaCha8Rng;
 
     /// Runs the straight-line code of block 0 from `args` in `a0`.. (integer
     /// operations of the pass's groups, shifts, copies), returning `a0`.
@@ -464,37 +466,23 @@ mod tests {
         regs[&Reg::x(10)]
     }
 
-    /// A small deterministic generator (xorshift).
-    struct Rng(u64);
-    impl Rng {
-        fn next(&mut self) -> u64 {
-            self.0 ^= self.0 << 13;
-            self.0 ^= self.0 >> 7;
-            self.0 ^= self.0 << 17;
-            self.0
-        }
-        fn below(&mut self, n: u64) -> u64 {
-            self.next() % n
-        }
-    }
-
     /// A chain of `ops` over eight arguments, each step reading the previous
     /// result on one side and an argument (or `zero`) on the other.
-    fn chain(rng: &mut Rng, ops: &[&str]) -> String {
+    fn chain(rng: &mut ChaCha8Rng, ops: &[&str]) -> String {
         let mut text = String::from("function f local\n  int %v0..%v40\nbb0:\n");
         for k in 0..8 {
             text += &format!("  mv %v{k}, a{k}\n");
         }
         let mut prev = "%v0".to_string();
-        let steps = 2 + rng.below(10) as usize;
+        let steps = rng.random_range(2..12);
         for s in 0..steps {
-            let op = ops[rng.below(ops.len() as u64) as usize];
-            let leaf = match rng.below(9) {
+            let op = ops[rng.random_range(0..ops.len())];
+            let leaf = match rng.random_range(0..9) {
                 8 => "zero".to_string(),
                 k => format!("%v{k}"),
             };
             let rd = format!("%v{}", 10 + s);
-            text += &if rng.below(2) == 0 {
+            text += &if rng.random_bool(0.5) {
                 format!("  {op} {rd}, {prev}, {leaf}\n")
             } else {
                 format!("  {op} {rd}, {leaf}, {prev}\n")
@@ -523,10 +511,10 @@ mod tests {
             0x8000_0000_0000_0000,
             0xdead_beef_0000_0001,
         ];
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let mut rng = ChaCha8Rng::seed_from_u64(21);
         let mut changed = 0;
         for _ in 0..400 {
-            let ops = groups[rng.below(5) as usize];
+            let ops = groups[rng.random_range(0..groups.len())];
             let text = chain(&mut rng, ops);
             let before = parse_function(&text).expect("parses");
             let mut after = parse_function(&text).expect("parses");
@@ -538,8 +526,8 @@ mod tests {
             for trial in 0..40 {
                 let args: Vec<u64> = (0..8)
                     .map(|_| match trial % 3 {
-                        0 => edges[rng.below(edges.len() as u64) as usize],
-                        _ => rng.next(),
+                        0 => edges[rng.random_range(0..edges.len())],
+                        _ => rng.random::<u64>(),
                     })
                     .collect();
                 assert_eq!(
