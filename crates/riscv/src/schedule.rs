@@ -29,7 +29,10 @@
 //! 4. Repeatedly, among the instructions whose predecessors are all placed, the one
 //!    that would issue earliest on the modelled core goes next (ties: greater
 //!    height, then original order). Issuing earliest lets a second instruction pair
-//!    with the first and fills the shadow of loads and multiplies.
+//!    with the first and fills the shadow of loads and multiplies. A second pass
+//!    breaks the ties left by height in favour of instructions that only one pipe
+//!    takes, ahead of ALU operations that either pipe takes ([`TieBreak`]); the
+//!    order the model finds faster is the candidate.
 //! 5. The new order is kept only if the model says the region (with what follows
 //!    it in the block) runs in fewer cycles; otherwise the block is left as it was.
 //!    A loop of one block whose body is one region is judged, and started, in its
@@ -365,6 +368,7 @@ fn max_pressure(code: &[MInst], after: &LiveAfter, class: &dyn Fn(Reg) -> usize)
 /// Register pressure followed while a region is scheduled top-down over virtual
 /// registers: which registers are live, and how many uses of each the region has
 /// left to place.
+#[derive(Clone)]
 struct Pressure<'a> {
     class: &'a dyn Fn(Reg) -> usize,
     live_after: &'a LiveAfter,
@@ -658,15 +662,31 @@ fn heights(t: &[Timing], g: &Graph, tail: &[Timing]) -> Vec<u32> {
     h
 }
 
+/// How [`list_schedule`] breaks ties between instructions that would issue in
+/// the same cycle with the same height.
+#[derive(Copy, Clone, PartialEq, Eq)]
+enum TieBreak {
+    /// The original order.
+    Original,
+    /// Instructions that only one pipe takes (memory, multiply, branch) before
+    /// ALU operations, which either pipe takes: a greedy choice of an ALU
+    /// operation can take the last slot of pipe B that a multiply needed, and
+    /// push the multiplies into the branch's cycle at the end of the block.
+    OnePipeFirst,
+}
+
 /// Schedules `insts[start..end]`, judging by the cycles of `insts[start..tail_end]`;
-/// `accept(old, new)` may veto a new order of the region. Returns whether the order
-/// changed.
+/// with `pressure`, a new order may not raise the region's register pressure past
+/// its limit. Returns whether the order changed.
+///
+/// The list scheduling runs once per [`TieBreak`]; the order the model finds
+/// fastest is kept, if it beats the region's current order.
 fn schedule_region(
     insts: &mut [MInst],
     (start, end, tail_end): (usize, usize, usize),
     is_float: &dyn Fn(Reg) -> bool,
     copies: &CopyPartners,
-    mut pressure: Option<Pressure>,
+    pressure: Option<Pressure>,
     steady_state: Option<&[(Reg, Reg)]>,
 ) -> bool {
     let timing = |i: &MInst| u74::timing_with(i, is_float);
@@ -684,35 +704,93 @@ fn schedule_region(
     let g = build_graph(&t, &copy_src, copies, &inc);
     let h = heights(&t, &g, &tail);
     let n = t.len();
-    let mut npreds = g.npreds.clone();
-    let mut placed = vec![false; n];
-    let mut order = Vec::with_capacity(n);
     // The cost of code: once from a fresh start, or per iteration of a loop.
     let cost = |code: &[MInst]| match steady_state {
         Some(copies) => u74::steady_state_cycles_with_copies(code, copies, is_float),
         None => u74::cycles_with(code, is_float),
     };
-    let mut m = Machine::default();
+    let mut start_state = Machine::default();
     if let Some(copies) = steady_state {
         // Start from the end of an iteration in the current order.
         for i in &insts[start..tail_end] {
-            m.issue(&timing(i));
+            start_state.issue(&timing(i));
         }
-        m.copy_ready(copies);
-        m.next_iteration();
+        start_state.copy_ready(copies);
+        start_state.next_iteration();
     }
+    let mut best: Option<(u64, Vec<MInst>)> = None;
+    for tie in [TieBreak::Original, TieBreak::OnePipeFirst] {
+        let order = list_schedule(
+            &insts[start..end],
+            &t,
+            &g,
+            &h,
+            start_state.clone(),
+            pressure.clone(),
+            tie,
+        );
+        if order.iter().enumerate().all(|(k, &i)| k == i) {
+            continue;
+        }
+        let mut candidate = inc.reorder(&insts[start..end], &order);
+        candidate.extend_from_slice(&insts[end..tail_end]);
+        let c = cost(&candidate);
+        candidate.truncate(n);
+        if let Some(p) = &pressure {
+            let old = max_pressure(&insts[start..end], p.live_after, p.class);
+            let new = max_pressure(&candidate, p.live_after, p.class);
+            if (0..2).any(|c| new[c] > old[c].max(p.limit[c])) {
+                continue;
+            }
+        }
+        if best.as_ref().is_none_or(|(b, _)| c < *b) {
+            best = Some((c, candidate));
+        }
+    }
+    let Some((new_cost, candidate)) = best else {
+        return false;
+    };
+    if new_cost >= cost(&insts[start..tail_end]) {
+        return false;
+    }
+    for (k, inst) in candidate.into_iter().enumerate() {
+        insts[start + k] = inst;
+    }
+    true
+}
+
+/// One top-down list scheduling of `code` (timings `t`, dependence graph `g`,
+/// heights `h`) from machine state `m`: the order of its instructions.
+fn list_schedule(
+    code: &[MInst],
+    t: &[Timing],
+    g: &Graph,
+    h: &[u32],
+    mut m: Machine,
+    mut pressure: Option<Pressure>,
+    tie: TieBreak,
+) -> Vec<usize> {
+    let n = t.len();
+    let mut npreds = g.npreds.clone();
+    let mut placed = vec![false; n];
+    let mut order = Vec::with_capacity(n);
     while order.len() < n {
         let best = (0..n)
             .filter(|&c| !placed[c] && npreds[c] == 0)
             .min_by_key(|&c| {
-                let over = pressure
-                    .as_ref()
-                    .is_some_and(|p| p.exceeds(&insts[start + c]));
-                (over, m.issue_cycle(&t[c]).0, std::cmp::Reverse(h[c]), c)
+                let over = pressure.as_ref().is_some_and(|p| p.exceeds(&code[c]));
+                let flexible = tie == TieBreak::OnePipeFirst && t[c].pipe == u74::Pipe::Any;
+                (
+                    over,
+                    m.issue_cycle(&t[c]).0,
+                    std::cmp::Reverse(h[c]),
+                    flexible,
+                    c,
+                )
             })
             .expect("the dependence graph is acyclic");
         if let Some(p) = &mut pressure {
-            p.place(&insts[start + best]);
+            p.place(&code[best]);
         }
         m.issue(&t[best]);
         placed[best] = true;
@@ -721,27 +799,7 @@ fn schedule_region(
             npreds[s] -= 1;
         }
     }
-    if order.iter().enumerate().all(|(k, &i)| k == i) {
-        return false;
-    }
-    let old_cost = cost(&insts[start..tail_end]);
-    let mut candidate = inc.reorder(&insts[start..end], &order);
-    candidate.extend_from_slice(&insts[end..tail_end]);
-    if cost(&candidate) >= old_cost {
-        return false;
-    }
-    candidate.truncate(n);
-    if let Some(p) = &pressure {
-        let old = max_pressure(&insts[start..end], p.live_after, p.class);
-        let new = max_pressure(&candidate, p.live_after, p.class);
-        if (0..2).any(|c| new[c] > old[c].max(p.limit[c])) {
-            return false;
-        }
-    }
-    for (k, inst) in candidate.into_iter().enumerate() {
-        insts[start + k] = inst;
-    }
-    true
+    order
 }
 
 #[cfg(test)]

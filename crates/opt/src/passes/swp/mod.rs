@@ -19,7 +19,10 @@
 //! iteration's load now runs beside this iteration's stores: by alias region
 //! ([`AliasRegions`]), or by address ([`memory`]: the same base at other bytes
 //! than every store of the region in the next trip, and than the stores before
-//! it in its own). The late stage `S1` is the rest.
+//! it in its own). The late stage `S1` is the rest. Smaller early stages are
+//! tried too: without some of the loads ([`early_subsets`]), for a loop whose
+//! every load a trip early would need more registers than there are, and with
+//! only the loads and their addresses (multiplies of loaded values stay late).
 //!
 //! ```text
 //!   P:    jump H(init)                 P:  S0(init); br c0, K(init, V0), L(init, V0)
@@ -89,6 +92,9 @@ pub const MIN_GAIN: u32 = 3;
 /// Loops of at most this many instructions are pipelined (the late stage is
 /// copied once more, the early stage once).
 pub const MAX_INSTS: usize = 64;
+/// Loops with at most this many loads that may run early try every subset of
+/// them as the early stage's loads (`2^6` splits at most).
+pub const MAX_LOAD_SUBSETS: usize = 6;
 /// At most this many values cross from the early to the late stage.
 pub const MAX_CARRIED: usize = 8;
 /// At most this many values (integer, float) may be live in the kernel: those
@@ -391,6 +397,45 @@ fn early_closure(
     (early, early_param)
 }
 
+/// The early sets to try, each closed under operands ([`early_closure`]) with
+/// its early parameters: the greatest set `early` allows, then, when the loop
+/// has at most [`MAX_LOAD_SUBSETS`] loads that may run early, the set without
+/// each subset of them (and what depends on them). Fewer loads a trip early
+/// carry fewer values across the back edge: an unroll-and-jammed loop whose
+/// every load a trip early would take more registers than the kernel has can
+/// still have its last loads, whose latency ends the trip, run early.
+fn early_subsets(
+    f: &Function,
+    h: Block,
+    back: &BlockCall,
+    body: &[Inst],
+    early: FxHashSet<Inst>,
+) -> Vec<(FxHashSet<Inst>, Vec<bool>)> {
+    let greatest = early_closure(f, h, back, body, early);
+    let loads: Vec<Inst> = body
+        .iter()
+        .copied()
+        .filter(|i| greatest.0.contains(i) && matches!(f.kind(*i), InstKind::Load { .. }))
+        .collect();
+    if loads.is_empty() || loads.len() > MAX_LOAD_SUBSETS {
+        return vec![greatest];
+    }
+    // From every load kept (the greatest set) down to none, so that of splits
+    // the estimate finds equally fast the one with more loads early is kept.
+    let mut sets = Vec::with_capacity(1 << loads.len());
+    for mask in (0..(1u32 << loads.len()) - 1).rev() {
+        let mut subset = greatest.0.clone();
+        for (k, l) in loads.iter().enumerate() {
+            if mask & (1 << k) == 0 {
+                subset.remove(l);
+            }
+        }
+        sets.push(early_closure(f, h, back, body, subset));
+    }
+    sets.insert(0, greatest);
+    sets
+}
+
 /// The split of a loop's header into stages.
 struct Stages {
     /// The early stage, in block order.
@@ -493,45 +538,55 @@ impl Stages {
                 })
                 .map(|(_, &i)| i)
                 .collect();
-            let (early, early_param) = early_closure(f, h, back, &body, early);
-            // The exit test must be early: it decides whether the next early
-            // stage runs.
-            if !f.def_inst(*cond).is_some_and(|d| early.contains(&d)) {
-                continue;
-            }
-            let ctx = Split {
-                f,
-                h,
-                term,
-                cond: *cond,
-                back,
-                body: &body,
-                early_param: &early_param,
-            };
-            // Two splits: every instruction that may run early, or only the
-            // loads and what they and the exit test need (so that multiplies and
-            // other long operations of the loaded values are not carried across
-            // the back edge, where the next trip would wait for them). The better
-            // by the estimate wins.
-            let loads_only = ctx.loads_and_their_operands(&early);
-            for candidate in [early, loads_only] {
-                let Some(stages) = ctx.stages(&candidate) else {
+            let mut tried: FxHashSet<Vec<Inst>> = FxHashSet::default();
+            for (early, early_param) in early_subsets(f, h, back, &body, early) {
+                // The exit test must be early: it decides whether the next
+                // early stage runs.
+                if !f.def_inst(*cond).is_some_and(|d| early.contains(&d)) {
                     continue;
+                }
+                let ctx = Split {
+                    f,
+                    h,
+                    term,
+                    cond: *cond,
+                    back,
+                    body: &body,
+                    early_param: &early_param,
                 };
-                // In the kernel the carried values of two iterations may be live
-                // at once, beside what lives across the loop.
-                let mut pressure = live_across();
-                for &v in &stages.carried {
-                    if !ctx.replaces_param(v, &stages.late) {
-                        pressure[usize::from(f.value_type(v) == Type::F32)] += 2;
+                // Two splits: every instruction that may run early, or only the
+                // loads and what they and the exit test need (so that multiplies
+                // and other long operations of the loaded values are not carried
+                // across the back edge, where the next trip would wait for
+                // them). The better by the estimate wins.
+                let loads_only = ctx.loads_and_their_operands(&early);
+                for candidate in [early, loads_only] {
+                    let key: Vec<Inst> = body
+                        .iter()
+                        .copied()
+                        .filter(|i| candidate.contains(i))
+                        .collect();
+                    if !tried.insert(key) {
+                        continue;
                     }
-                }
-                if pressure[0] > MAX_PRESSURE[0] || pressure[1] > MAX_PRESSURE[1] {
-                    continue;
-                }
-                let cost = stages.kernel_estimate(f, &previous);
-                if cost + MIN_GAIN <= whole && best.as_ref().is_none_or(|(c, _)| cost < *c) {
-                    best = Some((cost, stages));
+                    let Some(stages) = ctx.stages(&candidate) else {
+                        continue;
+                    };
+                    // In the kernel the carried values of two iterations may be
+                    // live at once, beside what lives across the loop.
+                    let mut pressure = live_across();
+                    for &v in &stages.carried {
+                        if !ctx.replaces_param(v, &stages.late) {
+                            pressure[usize::from(f.value_type(v) == Type::F32)] += 2;
+                        }
+                    }
+                    if pressure[0] > MAX_PRESSURE[0] || pressure[1] > MAX_PRESSURE[1] {
+                        continue;
+                    }
+                    let cost = stages.kernel_estimate(f, &previous);
+                    if cost + MIN_GAIN <= whole && best.as_ref().is_none_or(|(c, _)| cost < *c) {
+                        best = Some((cost, stages));
+                    }
                 }
             }
         }
@@ -1505,5 +1560,110 @@ bb2:
         assert!(!changed);
         let (_, _, changed) = pipelined(&products(8));
         assert!(changed);
+    }
+
+    /// A 2x2 unroll-and-jammed row-times-matrix loop (the shape of a matrix
+    /// product after unroll-and-jam): each trip loads two elements of a row of
+    /// `a` and a 2x2 block of `b`, and adds four products to two sums, with
+    /// `live` integer parameters live across it.
+    fn blocked_products(live: usize) -> String {
+        let params: Vec<String> = (0..live).map(|k| format!("%p{k}: i32")).collect();
+        let sum: String = (0..live)
+            .map(|k| format!("  %s{} = add %s{k}, %p{k}\n", k + 1))
+            .collect();
+        format!(
+            r#"
+global @a: [i32; 16] = zeroinit
+global @b: [i32; 256] = zeroinit
+
+func @main({}) -> i32 {{
+bb0({}):
+  jump bb1(0)
+bb1(%i: i32):
+  %bi = gep @b, %i, 4
+  %v = mul %i, 7
+  %w = and %v, 31
+  store %w, %bi
+  %ai = and %i, 15
+  %aj = gep @a, %ai, 4
+  %u = add %w, %ai
+  store %u, %aj
+  %ni = add %i, 1
+  %ci = slt %ni, 256
+  br %ci, bb1(%ni), bb2(0, 0, @a, @b)
+bb2(%x: i32, %y: i32, %r: ptr, %q: ptr):
+  %r0 = load i32, %r
+  %b00 = load i32, %q
+  %m00 = mul %r0, %b00
+  %x1 = add %x, %m00
+  %q01 = gep %q, 1, 4
+  %b01 = load i32, %q01
+  %m01 = mul %r0, %b01
+  %y1 = add %y, %m01
+  %r1p = gep %r, 1, 4
+  %q10 = gep %q, 16, 4
+  %r1 = load i32, %r1p
+  %b10 = load i32, %q10
+  %m10 = mul %r1, %b10
+  %x2 = add %x1, %m10
+  %q11 = gep %q, 17, 4
+  %b11 = load i32, %q11
+  %m11 = mul %r1, %b11
+  %y2 = add %y1, %m11
+  %nr = gep %r, 2, 4
+  %nq = gep %q, 32, 4
+  %end = gep @b, 256, 4
+  %c = slt %nq, %end
+  br %c, bb2(%x2, %y2, %nr, %nq), bb3
+bb3:
+  %t = mul %x2, 3
+  %s0 = add %t, %y2
+{sum}  ret %s{live}
+}}
+"#,
+            vec!["i32"; live].join(", "),
+            params.join(", ")
+        )
+    }
+
+    /// With seventeen integers live across the loop (thirteen parameters, two
+    /// sums and two pointers), every load a trip early would take more
+    /// registers than [`MAX_PRESSURE`] (six loaded values carried, two of each
+    /// live at once); the loop is pipelined with fewer of its loads early, and
+    /// computes the same.
+    #[test]
+    fn a_loop_too_wide_to_run_every_load_early_runs_some() {
+        let count_loads = |f: &Function, b: Block| {
+            f.layout
+                .block_insts(b)
+                .filter(|&i| matches!(f.kind(i), InstKind::Load { .. }))
+                .count()
+        };
+        let (before, after, changed) = pipelined(&blocked_products(0));
+        assert!(changed);
+        assert_eq!(exec(&before, ""), exec(&after, ""));
+        let (before, after, changed) = pipelined(&blocked_products(13));
+        assert!(changed, "{}", ir::print_module(&after));
+        assert_eq!(exec(&before, ""), exec(&after, ""));
+        // The kernel is the block that branches to itself; it holds the early
+        // loads of the next trip and the late ones of this trip.
+        let f = after.funcs.values().next().unwrap();
+        let kernel = f
+            .layout
+            .blocks()
+            .filter(|&b| {
+                f.terminator(b)
+                    .is_some_and(|t| f.kind(t).targets().iter().any(|c| c.block == b))
+            })
+            .last()
+            .unwrap();
+        let pre = f.layout.prev_block(kernel).unwrap();
+        let early = count_loads(f, pre);
+        assert!(
+            (1..6).contains(&early),
+            "{early} early loads\n{}",
+            ir::print_module(&after)
+        );
+        assert_eq!(count_loads(f, kernel), 6);
     }
 }
