@@ -43,25 +43,60 @@ fn blocks(asm: &str) -> Vec<(String, Vec<String>)> {
     out
 }
 
-/// The multiply-add loops of a matrix product (unrolled and remainder) are each
-/// one block that branches to itself: the loop-carried sum, pointers and counter
-/// get the same register as their next values, so no copy block sits on the back
-/// edge (the allocator's copy-partner preference, and the scheduler keeping a
-/// value's next version after the reads of the current one).
+/// The multiply-add loops of a matrix product (unrolled, remainder and software
+/// pipelined) are each one block that branches to itself: the loop-carried sum,
+/// pointers and counter get the same register as their next values, so no copy
+/// block sits on the back edge (the allocator's copy-partner preference, and the
+/// scheduler keeping a value's next version after the reads of the current one).
+/// Other blocks with multiplies (a pipelined loop's first early stage and last
+/// late stage) are not loops; none of them is followed by copies back to it.
 #[test]
 fn multiply_add_loops_are_single_blocks() {
-    let asm = asm_of("matmul_loops.sy");
-    let loops: Vec<_> = blocks(&asm)
-        .into_iter()
-        .filter(|(_, insts)| insts.iter().any(|i| i.starts_with("mulw ")))
+    assert_multiply_loops_are_single_blocks(&asm_of("matmul_loops.sy"));
+}
+
+/// The check above catches a loop whose back edge goes through a block of copies.
+#[test]
+#[should_panic(expected = ".LBB0_2 copies back to the loop .LBB0_1")]
+fn a_block_of_copies_on_a_back_edge_is_caught() {
+    let asm = "f:\n.LBB0_0:\n\tli a5, 0\n.LBB0_1:\n\tlw a2, 0(a7)\n\tmulw a2, a2, a2\n\
+               \taddw a6, a5, a2\n\taddi t1, a7, 4\n\tbge t1, t0, .LBB0_3\n.LBB0_2:\n\
+               \tmv a5, a6\n\tmv a7, t1\n\tj .LBB0_1\n.LBB0_3:\n\tret\n\
+               .LBB0_4:\n\tmulw a0, a0, a0\n\tbnez a0, .LBB0_4\n\
+               .LBB0_5:\n\tmulw a0, a0, a0\n\tbnez a0, .LBB0_5\n.LBB0_6:\n\tret\n";
+    assert_multiply_loops_are_single_blocks(asm);
+}
+
+fn assert_multiply_loops_are_single_blocks(asm: &str) {
+    let blocks = blocks(asm);
+    let targets = |inst: &str, label: &str| {
+        inst.ends_with(&format!(", {label}")) || inst == format!("j {label}")
+    };
+    let with_mul: Vec<usize> = (0..blocks.len())
+        .filter(|&k| blocks[k].1.iter().any(|i| i.starts_with("mulw ")))
         .collect();
-    assert!(loops.len() >= 2, "{asm}");
-    for (label, insts) in loops {
+    let self_loops = with_mul
+        .iter()
+        .filter(|&&k| targets(blocks[k].1.last().unwrap(), &blocks[k].0))
+        .count();
+    assert!(self_loops >= 2, "{asm}");
+    for &k in &with_mul {
+        let (label, insts) = &blocks[k];
         let last = insts.last().expect("a non-empty block");
-        assert!(
-            last.ends_with(&format!(", {label}")),
-            "the block {label} ends in `{last}`, not a branch to itself:\n{asm}"
-        );
+        // The blocks it may go to next: its branch target and what it falls into.
+        let next: Vec<&(String, Vec<String>)> = blocks
+            .iter()
+            .enumerate()
+            .filter(|(n, (l, _))| targets(last, l) || (*n == k + 1 && !last.starts_with("j ")))
+            .map(|(_, b)| b)
+            .collect();
+        for (l, body) in next {
+            let (jump, copies) = body.split_last().expect("a non-empty block");
+            assert!(
+                !(targets(jump, label) && copies.iter().all(|i| i.starts_with("mv "))),
+                "{l} copies back to the loop {label}:\n{asm}"
+            );
+        }
     }
 }
 
