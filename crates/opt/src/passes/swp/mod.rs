@@ -1496,18 +1496,10 @@ declare @getint() -> i32
     /// multiplies late lets the kernel start on them at once, where carrying the
     /// products would make the next trip wait for the multiplies of the last one.
     fn products(live: usize) -> String {
-        let params: Vec<String> = (0..live).map(|k| format!("%p{k}: i32")).collect();
-        let sum: String = (0..live)
-            .map(|k| format!("  %s{} = add %s{k}, %p{k}\n", k + 1))
-            .collect();
-        format!(
-            r#"
-global @a: [i32; 64] = zeroinit
-global @b: [i32; 64] = zeroinit
-
-func @main({}) -> i32 {{
-bb0({}):
-  store 7, @a
+        with_live_params(
+            live,
+            "global @a: [i32; 64] = zeroinit\nglobal @b: [i32; 64] = zeroinit\n",
+            r#"  store 7, @a
   jump bb1(0)
 bb1(%0: i32):
   %1 = gep @a, %0, 4
@@ -1521,9 +1513,21 @@ bb1(%0: i32):
   br %7, bb1(%6), bb2
 bb2:
   %s0 = load i32, @b
-{sum}  ret %s{live}
-}}
 "#,
+        )
+    }
+
+    /// `func @main` with `live` integer parameters, all added to `%s0` after
+    /// the body (so that they live across it): `globals`, then `body` (the
+    /// blocks from the entry's first instruction on, the last one computing
+    /// `%s0`), then the sum and its return.
+    fn with_live_params(live: usize, globals: &str, body: &str) -> String {
+        let params: Vec<String> = (0..live).map(|k| format!("%p{k}: i32")).collect();
+        let sum: String = (0..live)
+            .map(|k| format!("  %s{} = add %s{k}, %p{k}\n", k + 1))
+            .collect();
+        format!(
+            "{globals}\nfunc @main({}) -> i32 {{\nbb0({}):\n{body}{sum}  ret %s{live}\n}}\n",
             vec!["i32"; live].join(", "),
             params.join(", ")
         )
@@ -1567,18 +1571,10 @@ bb2:
     /// `a` and a 2x2 block of `b`, and adds four products to two sums, with
     /// `live` integer parameters live across it.
     fn blocked_products(live: usize) -> String {
-        let params: Vec<String> = (0..live).map(|k| format!("%p{k}: i32")).collect();
-        let sum: String = (0..live)
-            .map(|k| format!("  %s{} = add %s{k}, %p{k}\n", k + 1))
-            .collect();
-        format!(
-            r#"
-global @a: [i32; 16] = zeroinit
-global @b: [i32; 256] = zeroinit
-
-func @main({}) -> i32 {{
-bb0({}):
-  jump bb1(0)
+        with_live_params(
+            live,
+            "global @a: [i32; 16] = zeroinit\nglobal @b: [i32; 256] = zeroinit\n",
+            r#"  jump bb1(0)
 bb1(%i: i32):
   %bi = gep @b, %i, 4
   %v = mul %i, 7
@@ -1618,11 +1614,7 @@ bb2(%x: i32, %y: i32, %r: ptr, %q: ptr):
 bb3:
   %t = mul %x2, 3
   %s0 = add %t, %y2
-{sum}  ret %s{live}
-}}
 "#,
-            vec!["i32"; live].join(", "),
-            params.join(", ")
         )
     }
 
