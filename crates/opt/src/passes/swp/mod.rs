@@ -1658,4 +1658,98 @@ bb3:
         );
         assert_eq!(count_loads(f, kernel), 6);
     }
+
+    /// Random unrolled loops, each trip loading one to six values from two
+    /// arrays at small offsets, combining them with the sums it carries and
+    /// storing one value to a third array, with up to eighteen integers live
+    /// across the loop (so that the greatest early stage often does not fit and
+    /// a smaller one is chosen): pipelined or not, each computes the same.
+    #[test]
+    fn random_unrolled_loops_compute_the_same() {
+        use rand::{Rng, SeedableRng};
+        let mut pipelined_count = 0;
+        for seed in 0..300u64 {
+            let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+            let sums = rng.random_range(1..=3usize);
+            let mut body = String::new();
+            let mut values: Vec<String> = (0..sums).map(|k| format!("%x{k}")).collect();
+            for k in 0..rng.random_range(1..=6usize) {
+                let (base, at) = if rng.random_bool(0.5) {
+                    ("%r", rng.random_range(0..4))
+                } else {
+                    ("%q", rng.random_range(0..9))
+                };
+                body += &format!("  %g{k} = gep {base}, {at}, 4\n  %l{k} = load i32, %g{k}\n");
+                values.push(format!("%l{k}"));
+            }
+            // Half the loops are products of loaded values added to the
+            // sums, as in a matrix product; the others mix operations.
+            let products = rng.random_bool(0.5);
+            for k in 0..rng.random_range(2..=8usize) {
+                let op = if products {
+                    "mul"
+                } else {
+                    ["add", "sub", "mul", "xor"][rng.random_range(0..4)]
+                };
+                let a = values[rng.random_range(0..values.len())].clone();
+                let b = if rng.random_bool(0.2) {
+                    rng.random_range(-9..10).to_string()
+                } else {
+                    values[rng.random_range(0..values.len())].clone()
+                };
+                body += &format!("  %o{k} = {op} {a}, {b}\n");
+                values.push(format!("%o{k}"));
+            }
+            for k in 0..sums {
+                let v = values[rng.random_range(sums..values.len())].clone();
+                body += &format!("  %y{k} = add %x{k}, {v}\n");
+            }
+            body += &format!("  store {}, %s\n", values.last().unwrap());
+            let params: Vec<String> = (0..sums).map(|k| format!("%x{k}: i32")).collect();
+            let next: Vec<String> = (0..sums).map(|k| format!("%y{k}")).collect();
+            let zeros = vec!["0"; sums].join(", ");
+            let total: String = (1..sums)
+                .map(|k| format!("  %t{k} = add %t{}, %y{k}\n", k - 1))
+                .collect();
+            let src = with_live_params(
+                rng.random_range(0..=18),
+                "global @a: [i32; 80] = zeroinit\nglobal @b: [i32; 512] = zeroinit\n\
+                 global @c: [i32; 64] = zeroinit\n",
+                &format!(
+                    r#"  jump bb1(0)
+bb1(%i: i32):
+  %bi = gep @b, %i, 4
+  %v = mul %i, 2654435
+  store %v, %bi
+  %ai = and %i, 63
+  %aj = gep @a, %ai, 4
+  %u = xor %v, %ai
+  store %u, %aj
+  %ni = add %i, 1
+  %ci = slt %ni, 512
+  br %ci, bb1(%ni), bb2({zeros}, @a, @b, @c)
+bb2({params}, %r: ptr, %q: ptr, %s: ptr):
+{body}  %nr = gep %r, 2, 4
+  %nq = gep %q, 16, 4
+  %ns = gep %s, 1, 4
+  %end = gep @b, 496, 4
+  %c = slt %nq, %end
+  br %c, bb2({next}, %nr, %nq, %ns), bb3
+bb3:
+  %t0 = add %y0, 0
+{total}  %cz = gep @c, 30, 4
+  %c30 = load i32, %cz
+  %s0 = add %t{last}, %c30
+"#,
+                    params = params.join(", "),
+                    next = next.join(", "),
+                    last = sums - 1,
+                ),
+            );
+            let (before, after, changed) = pipelined(&src);
+            pipelined_count += usize::from(changed);
+            assert_eq!(exec(&before, ""), exec(&after, ""), "seed {seed}\n{src}");
+        }
+        assert!(pipelined_count >= 60, "{pipelined_count} of 300 pipelined");
+    }
 }
