@@ -420,10 +420,13 @@ fn early_subsets(
     if loads.is_empty() || loads.len() > MAX_LOAD_SUBSETS {
         return vec![greatest];
     }
-    // From every load kept (the greatest set) down to none, so that of splits
-    // the estimate finds equally fast the one with more loads early is kept.
+    // By how many loads each keeps, from all (the greatest set) down to none,
+    // so that of splits the estimate finds equally fast the one with more loads
+    // early is kept (the caller keeps the first of equals).
+    let mut masks: Vec<u32> = (0..(1u32 << loads.len()) - 1).collect();
+    masks.sort_by_key(|m| (std::cmp::Reverse(m.count_ones()), std::cmp::Reverse(*m)));
     let mut sets = Vec::with_capacity(1 << loads.len());
-    for mask in (0..(1u32 << loads.len()) - 1).rev() {
+    for mask in masks {
         let mut subset = greatest.0.clone();
         for (k, l) in loads.iter().enumerate() {
             if mask & (1 << k) == 0 {
