@@ -718,7 +718,11 @@ fn schedule_region(
         start_state.copy_ready(copies);
         start_state.next_iteration();
     }
+    let old_pressure = pressure
+        .as_ref()
+        .map(|p| max_pressure(&insts[start..end], p.live_after, p.class));
     let mut best: Option<(u64, Vec<MInst>)> = None;
+    let mut tried: Vec<Vec<usize>> = Vec::with_capacity(2);
     for tie in [TieBreak::Original, TieBreak::OnePipeFirst] {
         let order = list_schedule(
             &insts[start..end],
@@ -729,15 +733,16 @@ fn schedule_region(
             pressure.clone(),
             tie,
         );
-        if order.iter().enumerate().all(|(k, &i)| k == i) {
+        // The current order, or one already judged, needs no judging.
+        if order.iter().enumerate().all(|(k, &i)| k == i) || tried.contains(&order) {
             continue;
         }
         let mut candidate = inc.reorder(&insts[start..end], &order);
+        tried.push(order);
         candidate.extend_from_slice(&insts[end..tail_end]);
         let c = cost(&candidate);
         candidate.truncate(n);
-        if let Some(p) = &pressure {
-            let old = max_pressure(&insts[start..end], p.live_after, p.class);
+        if let (Some(p), Some(old)) = (&pressure, old_pressure) {
             let new = max_pressure(&candidate, p.live_after, p.class);
             if (0..2).any(|c| new[c] > old[c].max(p.limit[c])) {
                 continue;
