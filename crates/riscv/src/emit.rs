@@ -35,7 +35,10 @@ pub fn inst_text(
         MInst::FrameAddr { rd, slot, off } => format!("frameaddr {rd}, slot{}{off:+}", slot.0),
         MInst::Mv { rd, rs } => {
             if class(*rd) == RegClass::Float {
-                format!("fmv.s {rd}, {rs}")
+                // The whole 64-bit register: exact for a NaN-boxed single and for a
+                // double alike (`fmv.s` would turn a double into the canonical NaN),
+                // and the register's width is no longer known after allocation.
+                format!("fmv.d {rd}, {rs}")
             } else {
                 format!("mv {rd}, {rs}")
             }

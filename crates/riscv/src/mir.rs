@@ -469,7 +469,7 @@ pub enum MInst {
         slot: Slot,
         off: i64,
     },
-    /// Register copy within one file (`mv` or `fmv.s`).
+    /// Register copy within one file (`mv`, or `fmv.d`: all 64 bits of a float register).
     Mv {
         rd: Reg,
         rs: Reg,
@@ -829,6 +829,11 @@ pub struct MFunction {
     pub layout: Vec<MBlock>,
     /// Class of each virtual register.
     pub vreg_class: Vec<RegClass>,
+    /// Whether each virtual register holds a double: the whole 64 bits of a float
+    /// register (a variadic argument converted by `fcvt.d.s`), not a NaN-boxed
+    /// single. Spill code moves such a register with `fsd`/`fld`. Printed as
+    /// `double %vN` among the declarations.
+    pub vreg_double: Vec<bool>,
     /// How each virtual register can be recomputed instead of reloaded when spilled:
     /// its single defining instruction, which reads no register that could change
     /// (`Li`, `La`, `FrameAddr`, a load from an incoming argument slot, or
@@ -852,6 +857,7 @@ impl MFunction {
             blocks: PrimaryMap::new(),
             layout: Vec::new(),
             vreg_class: Vec::new(),
+            vreg_double: Vec::new(),
             vreg_remat: Vec::new(),
             slots: PrimaryMap::new(),
             outgoing_size: 0,
@@ -863,8 +869,42 @@ impl MFunction {
     pub fn new_vreg(&mut self, class: RegClass) -> Reg {
         let n = self.vreg_class.len() as u32;
         self.vreg_class.push(class);
+        self.vreg_double.push(false);
         self.vreg_remat.push(None);
         Reg::virt(n)
+    }
+
+    /// A fresh virtual float register holding a double.
+    pub fn new_double_vreg(&mut self) -> Reg {
+        let r = self.new_vreg(RegClass::Float);
+        self.vreg_double[r.vindex()] = true;
+        r
+    }
+
+    /// A fresh virtual register of the class and width of `like`.
+    pub fn new_vreg_like(&mut self, like: Reg) -> Reg {
+        let r = self.new_vreg(self.class_of(like));
+        if self.is_double(like) {
+            self.vreg_double[r.vindex()] = true;
+        }
+        r
+    }
+
+    /// Whether virtual register `r` holds a double (never true of a physical one:
+    /// its width is the value's it holds).
+    pub fn is_double(&self, r: Reg) -> bool {
+        r.is_virtual() && self.vreg_double[r.vindex()]
+    }
+
+    /// The load and store width that saves virtual register `r` in a spill slot and
+    /// gives its value back exactly: 8 bytes for an integer register (`sd`/`ld`) or a
+    /// double (`fsd`/`fld`), 4 for a single (`fsw`/`flw`).
+    pub fn spill_op(&self, r: Reg) -> MemOp {
+        match self.class_of(r) {
+            RegClass::Int => MemOp::D,
+            RegClass::Float if self.is_double(r) => MemOp::FD,
+            RegClass::Float => MemOp::FS,
+        }
     }
 
     /// Class of any register.

@@ -64,7 +64,7 @@ pub fn run(mf: &mut MFunction) -> usize {
                     held.retain(|((a, _), _)| {
                         matches!(a.base, Base::Slot(_)) && a.base != addr.base
                     });
-                    if matches!(op, MemOp::D | MemOp::FS) {
+                    if matches!(op, MemOp::D | MemOp::FS | MemOp::FD) {
                         held.push(((place(addr), op), src));
                     }
                 }
@@ -78,9 +78,8 @@ pub fn run(mf: &mut MFunction) -> usize {
                 }
             }
             if let MInst::Load { op, rd, addr } = *inst {
-                // (A double is not copied: `Mv` of a float register is `fmv.s`.)
                 let base_is_rd = matches!(addr.base, Base::Reg(b) if b == rd);
-                if !base_is_rd && op != MemOp::FD {
+                if !base_is_rd {
                     held.push(((place(addr), op), rd));
                 }
             }

@@ -7,6 +7,9 @@
 //! - `asm/<suite>/<case>`: compiles and assembles (performance-noinput, whose inputs
 //!   are not available).
 //!
+//! The suites are the own programs, the official functional and hidden-functional
+//! ones, and `../shared/regressions` (programs sysyc once got wrong; also at -O3).
+//!
 //! The qemu tests are skipped with a message when the cross toolchain is missing.
 //! Running the performance suite through the interpreter, or under qemu at -O2, is
 //! slow: those tests are ignored; run them with
@@ -141,10 +144,17 @@ fn main() {
             .map(|r| harness::cases(&r.join(name)))
             .unwrap_or_default()
     };
+    // Programs sysyc once got wrong (`../shared/regressions`, beside the suite).
+    let regressions: Vec<Case> = root
+        .as_ref()
+        .and_then(|r| r.parent())
+        .map(|shared| harness::cases(&shared.join("regressions")))
+        .unwrap_or_default();
     let functional: Vec<(&str, Vec<Case>)> = vec![
         ("own", own),
         ("functional", suite("functional")),
         ("hidden_functional", suite("hidden_functional")),
+        ("regressions", regressions.clone()),
     ];
     let performance = suite("performance");
     let noinput: Vec<Case> = root
@@ -216,6 +226,15 @@ fn main() {
                 );
             }
         }
+    }
+    // The regressions run at every level: -O0 to -O2 above, and -O3 here.
+    for case in regressions {
+        let name = format!("qemu/O3/regressions/{}", case.name);
+        let h = harness.clone();
+        trials.push(Trial::test(name, move || match h {
+            Ok(h) => run_qemu(h, &case, "-O3", Duration::from_secs(300)),
+            Err(_) => Ok(()),
+        }));
     }
     for case in noinput {
         let name = format!("asm/performance-noinput/{}", case.name);

@@ -104,7 +104,7 @@ impl Isel<'_> {
                 }
                 (ArgKind::VariadicDouble, loc) => {
                     let r = self.reg(a)?;
-                    let d = self.new_vreg(RegClass::Float);
+                    let d = self.mf.new_double_vreg();
                     self.push(MInst::Cvt {
                         op: CvtOp::FcvtDS,
                         rd: d,

@@ -97,6 +97,9 @@ pub enum CheckErrorKind {
     Mismatch { expected: Box<MInst> },
     /// Spill code that is not a whole-slot load or store of a spill slot.
     NotSpillCode,
+    /// Spill code moves `value` with a width other than its own
+    /// ([`MFunction::spill_op`]): a double stored with `fsw` loses half its bits.
+    SpillWidth { value: Reg, op: MemOp },
     /// The provenance does not describe the code (no such original instruction,
     /// a spilled copy that is not a copy, or a different instruction count).
     BadProvenance,
@@ -166,6 +169,13 @@ impl fmt::Display for CheckErrorKind {
                 write!(f, "not the original instruction `{}`", named(expected))
             }
             CheckErrorKind::NotSpillCode => f.write_str("spill code that moves no spill slot"),
+            CheckErrorKind::SpillWidth { value, op } => {
+                write!(
+                    f,
+                    "spill code moves {value} with `{}`, not its width",
+                    op.store_mnemonic()
+                )
+            }
             CheckErrorKind::BadProvenance => {
                 f.write_str("the allocator's record does not match the code")
             }
@@ -322,12 +332,15 @@ fn may_hold_vreg(r: Reg) -> bool {
     r.is_phys() && (abi::is_allocatable(r) || [T5, T6, FT10, FT11].contains(&r))
 }
 
-/// The width spill code uses for a register's file.
-fn spill_op(r: Reg) -> MemOp {
-    match r.phys_class() {
-        RegClass::Int => MemOp::D,
-        RegClass::Float => MemOp::FS,
-    }
+/// Whether `op` is a width spill code may use for physical register `r`: that of
+/// a value of its file ([`MFunction::spill_op`]; which one the value's own is,
+/// [`Checker::spill_width`] checks).
+fn is_spill_op(op: MemOp, r: Reg) -> bool {
+    r.is_phys()
+        && matches!(
+            (r.phys_class(), op),
+            (RegClass::Int, MemOp::D) | (RegClass::Float, MemOp::FS | MemOp::FD)
+        )
 }
 
 struct Checker<'a> {
@@ -345,6 +358,22 @@ impl Checker<'_> {
                 Some(s)
             }
             _ => None,
+        }
+    }
+
+    /// Spill code moves `value` with `op`: its own width, or the copy loses bits.
+    fn spill_width(&self, value: Reg, op: MemOp) -> Result<(), CheckErrorKind> {
+        if value.is_virtual() && self.before.spill_op(value) != op {
+            return Err(CheckErrorKind::SpillWidth { value, op });
+        }
+        Ok(())
+    }
+
+    /// Spill code moves what `from` holds with `op` (see [`Checker::spill_width`]).
+    fn spill_width_of(&self, st: &State, from: Loc, op: MemOp) -> Result<(), CheckErrorKind> {
+        match st.cells[index(from)].val {
+            Some(v) => self.spill_width(v, op),
+            None => Ok(()),
         }
     }
 
@@ -475,8 +504,9 @@ impl Checker<'_> {
                     MInst::Load { op, rd: r, addr } if self.spill_slot(addr).is_some() => {
                         let s = self
                             .spill_slot(addr)
-                            .filter(|_| r.is_phys() && *op == spill_op(*r))
+                            .filter(|_| is_spill_op(*op, *r))
                             .ok_or(CheckErrorKind::NotSpillCode)?;
+                        self.spill_width(rs, *op)?;
                         self.placed(rd, *r)?;
                         st.read(rs, Loc::Slot(s))?;
                         st.def(places, rd, Loc::Reg(*r));
@@ -484,8 +514,9 @@ impl Checker<'_> {
                     MInst::Store { op, src, addr } => {
                         let s = self
                             .spill_slot(addr)
-                            .filter(|_| src.is_phys() && *op == spill_op(*src))
+                            .filter(|_| is_spill_op(*op, *src))
                             .ok_or(CheckErrorKind::NotSpillCode)?;
+                        self.spill_width(rd, *op)?;
                         self.placed(rs, *src)?;
                         st.read(rs, Loc::Reg(*src))?;
                         st.def(places, rd, Loc::Slot(s));
@@ -500,12 +531,14 @@ impl Checker<'_> {
             }
             Origin::Spill => {
                 match inst {
-                    MInst::Load { op, rd, addr } if rd.is_phys() && *op == spill_op(*rd) => {
+                    MInst::Load { op, rd, addr } if is_spill_op(*op, *rd) => {
                         let s = self.spill_slot(addr).ok_or(CheckErrorKind::NotSpillCode)?;
+                        self.spill_width_of(st, Loc::Slot(s), *op)?;
                         st.copy(places, Loc::Slot(s), Loc::Reg(*rd));
                     }
-                    MInst::Store { op, src, addr } if src.is_phys() && *op == spill_op(*src) => {
+                    MInst::Store { op, src, addr } if is_spill_op(*op, *src) => {
                         let s = self.spill_slot(addr).ok_or(CheckErrorKind::NotSpillCode)?;
+                        self.spill_width_of(st, Loc::Reg(*src), *op)?;
                         st.copy(places, Loc::Reg(*src), Loc::Slot(s));
                     }
                     _ => return Err(CheckErrorKind::NotSpillCode),

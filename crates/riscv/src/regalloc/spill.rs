@@ -77,7 +77,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
                 }
                 if spilled(rd) && !spilled(rs) {
                     let s = slot[rd.vindex()].expect("spilled move target has a slot");
-                    out.push(store(mf.class_of(rd), phys(rs)?, s));
+                    out.push(store(mf.spill_op(rd), phys(rs)?, s));
                     origins.push(Origin::SpilledCopy(k));
                     continue;
                 }
@@ -108,7 +108,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
                 });
                 use_map.push((u, scratch));
             }
-            let mut def_stores: Vec<(Reg, Slot, RegClass)> = Vec::new();
+            let mut def_stores: Vec<(Reg, Slot, MemOp)> = Vec::new();
             let mut err = None;
             inst.map_regs(|r, is_def| {
                 if r.is_phys() {
@@ -119,7 +119,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
                         let class = mf.class_of(*r);
                         let scratch = if class == RegClass::Int { T5 } else { FT10 };
                         let s = slot[r.vindex()].expect("spilled def has a slot");
-                        def_stores.push((scratch, s, class));
+                        def_stores.push((scratch, s, mf.spill_op(*r)));
                         *r = scratch;
                     } else {
                         match phys(*r) {
@@ -141,8 +141,8 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
             }
             out.push(inst);
             origins.push(Origin::Inst(k));
-            for (scratch, s, class) in def_stores {
-                out.push(store(class, scratch, s));
+            for (scratch, s, op) in def_stores {
+                out.push(store(op, scratch, s));
                 origins.push(Origin::Spill);
             }
         }
@@ -152,13 +152,11 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
     Ok(provenance)
 }
 
-fn store(class: RegClass, src: Reg, s: Slot) -> MInst {
+/// Stores `src` into spill slot `s` with `op`, the spilled register's width
+/// ([`MFunction::spill_op`]).
+fn store(op: MemOp, src: Reg, s: Slot) -> MInst {
     MInst::Store {
-        op: if class == RegClass::Int {
-            MemOp::D
-        } else {
-            MemOp::FS
-        },
+        op,
         src,
         addr: Addr::new(Base::Slot(s), 0),
     }
@@ -184,11 +182,7 @@ fn reload(
     }
     let s = slot[v.vindex()].ok_or_else(|| BackendError::Internal(format!("{v} has no slot")))?;
     out.push(MInst::Load {
-        op: if mf.class_of(v) == RegClass::Int {
-            MemOp::D
-        } else {
-            MemOp::FS
-        },
+        op: mf.spill_op(v),
         rd: dst,
         addr: Addr::new(Base::Slot(s), 0),
     });

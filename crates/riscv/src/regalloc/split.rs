@@ -141,7 +141,6 @@ pub fn split_around_loops(mf: &mut MFunction, spilled: &[bool], live: &Liveness)
             let defined_inside = def_blocks
                 .get(&v)
                 .is_some_and(|ds| ds.iter().any(|&d| info.contains(li, d)));
-            let class = mf.class_of(old);
             if defined_inside || size[li] > budget {
                 continue;
             }
@@ -158,7 +157,7 @@ pub fn split_around_loops(mf: &mut MFunction, spilled: &[bool], live: &Liveness)
                     p
                 }
             };
-            let new = mf.new_vreg(class);
+            let new = mf.new_vreg_like(old);
             let def = match mf.vreg_remat[old.vindex()].clone() {
                 Some(mut recipe) => {
                     recipe.map_regs(|r, is_def| {

@@ -450,7 +450,8 @@ fn function(
     };
     head.end()?;
     let mut mf = MFunction::new(name, global);
-    let mut classes: Vec<Option<RegClass>> = Vec::new();
+    // The class of each virtual register, and whether it holds a double.
+    let mut classes: Vec<Option<(RegClass, bool)>> = Vec::new();
     let mut remat: Vec<(usize, MInst)> = Vec::new();
     let mut nblocks: Option<usize> = None;
     let mut current: Option<MBlock> = None;
@@ -536,11 +537,11 @@ fn function(
                 mf.global_sizes.insert(g, l.num()?);
             }
             "blocks" => nblocks = Some(l.num()?),
-            "int" | "float" => {
-                let class = if first == "int" {
-                    RegClass::Int
-                } else {
-                    RegClass::Float
+            "int" | "float" | "double" => {
+                let class = match first.as_str() {
+                    "int" => (RegClass::Int, false),
+                    "float" => (RegClass::Float, false),
+                    _ => (RegClass::Float, true),
                 };
                 while l.peek().is_some() {
                     let w = l.word()?;
@@ -603,7 +604,10 @@ fn function(
     }
     for (v, c) in classes.iter().enumerate() {
         match c {
-            Some(c) => {
+            Some((RegClass::Float, true)) => {
+                mf.new_double_vreg();
+            }
+            Some((c, _)) => {
                 mf.new_vreg(*c);
             }
             None => {

@@ -73,18 +73,20 @@ pub fn print_inst(i: &MInst) -> String {
     }
 }
 
-/// Runs of consecutive virtual register numbers of one class: `%v0..%v4 %v7`.
-fn vreg_ranges(mf: &MFunction, class: RegClass) -> String {
+/// Runs of consecutive virtual register numbers of one kind (class, and whether a
+/// double): `%v0..%v4 %v7`.
+fn vreg_ranges(mf: &MFunction, class: RegClass, double: bool) -> String {
     let mut out = String::new();
     let n = mf.num_vregs();
+    let kind = |i: usize| mf.vreg_class[i] == class && mf.vreg_double[i] == double;
     let mut i = 0;
     while i < n {
-        if mf.vreg_class[i] != class {
+        if !kind(i) {
             i += 1;
             continue;
         }
         let start = i;
-        while i + 1 < n && mf.vreg_class[i + 1] == class {
+        while i + 1 < n && kind(i + 1) {
             i += 1;
         }
         out.push(' ');
@@ -119,8 +121,12 @@ pub fn print_function(mf: &MFunction) -> String {
             SlotKind::Incoming(n) => writeln!(s, "  slot{k} incoming {n}"),
         };
     }
-    for (class, name) in [(RegClass::Int, "int"), (RegClass::Float, "float")] {
-        let list = vreg_ranges(mf, class);
+    for (class, double, name) in [
+        (RegClass::Int, false, "int"),
+        (RegClass::Float, false, "float"),
+        (RegClass::Float, true, "double"),
+    ] {
+        let list = vreg_ranges(mf, class, double);
         if !list.is_empty() {
             let _ = writeln!(s, "  {name}{list}");
         }
