@@ -169,6 +169,9 @@ pub enum Print {
     Int(Expr),
     /// `putfloat(e); putch(10);`
     Float(Expr),
+    /// `putf("<%d %a> ...\n", e1, e2, ...)`: ints as `%d`, floats as `%a` (each
+    /// passed to the variadic `putf` as a double), one line.
+    Format(Vec<Expr>),
     /// `putarray(n, a)` / `putfarray(n, a)` of a (partially indexed) array whose
     /// remaining dimension is at least `n`.
     Array { ty: Ty, n: usize, array: ArrayRef },

@@ -53,6 +53,9 @@ pub struct Finding {
     pub dir: PathBuf,
     /// The reduced program's text, when reduced.
     pub reduced: Option<String>,
+    /// Where the fault is, from the other configurations' outcomes
+    /// ([`SeedResult::blame`]).
+    pub blame: &'static str,
 }
 
 /// What a campaign did.
@@ -89,6 +92,32 @@ impl SeedResult {
                 .cloned()
                 .collect(),
             _ => Vec::new(),
+        }
+    }
+}
+
+impl SeedResult {
+    /// Where a mismatch of `config` comes from, judged by the interpreter run of
+    /// the same optimised IR: for the assembly at `-O<n>`, the back end when the
+    /// interpreter at `-O<n>` runs right (the IR it was made from computes the right
+    /// result), the optimiser when the interpreter gives the same wrong result;
+    /// for an interpreter run, the optimiser or lowering.
+    pub fn blame(&self, config: Config) -> &'static str {
+        let Config::Qemu { level } = config else {
+            return "optimiser (the IR in the interpreter)";
+        };
+        let outcome = |c: Config| self.results.iter().find(|(k, _)| *k == c).map(|(_, o)| o);
+        let interp = outcome(Config::Interp {
+            level,
+            memory: false,
+        });
+        match (interp, outcome(config), &self.expected) {
+            (Some(i), _, Ok(e)) if i == e => {
+                "back end (the assembly disagrees with the interpreter on the same IR)"
+            }
+            (Some(i), Some(q), _) if i == q => "optimiser (the interpreter gives the same)",
+            (Some(_), _, _) => "back end and optimiser (all three differ)",
+            (None, _, _) => "unknown (no interpreter run at this level)",
         }
     }
 }
@@ -189,8 +218,9 @@ fn one_seed(
     for (config, actual) in r.mismatches() {
         let expected = r.expected.clone().expect("reference ran");
         eprintln!(
-            "seed {seed}: {config} differs from the reference: {}",
-            first_line(&actual.describe())
+            "seed {seed}: {config} differs from the reference: {}; blame: {}",
+            first_line(&actual.describe()),
+            r.blame(config)
         );
         found.push(finding(
             seed, config, expected, actual, &r, opts, runner, reference,
@@ -239,7 +269,8 @@ fn finding(
         ],
     );
     let mut reduced = None;
-    let mut info = format!("seed {seed}\nconfiguration {config}\n");
+    let blame = r.blame(config);
+    let mut info = format!("seed {seed}\nconfiguration {config}\nblame: {blame}\n");
     if opts.max_reduce_tests > 0 {
         let started = Instant::now();
         let mut interesting = |p: &Program, text: &str| {
@@ -287,6 +318,7 @@ fn finding(
         actual,
         dir,
         reduced,
+        blame,
     }
 }
 
@@ -330,5 +362,56 @@ fn save(dir: &Path, files: &[(&str, String)]) {
         if let Err(e) = sysyc::write_atomically(&path, text.as_bytes()) {
             eprintln!("cannot write {}: {e}", path.display());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(out: &str) -> Outcome {
+        Outcome::Ran {
+            stdout: out.as_bytes().to_vec(),
+            exit: 0,
+        }
+    }
+
+    /// A seed's results: the reference printed `right`; interp-O2 and qemu-O2
+    /// printed what is given.
+    fn result(interp: &str, qemu: &str) -> SeedResult {
+        let program = generate(0, &GenConfig::small());
+        SeedResult {
+            text: print_program(&program),
+            program,
+            expected: Ok(ran("right")),
+            results: vec![
+                (
+                    Config::Interp {
+                        level: 2,
+                        memory: false,
+                    },
+                    ran(interp),
+                ),
+                (Config::Qemu { level: 2 }, ran(qemu)),
+            ],
+        }
+    }
+
+    #[test]
+    fn a_mismatch_is_blamed_on_the_stage_that_went_wrong() {
+        let qemu = Config::Qemu { level: 2 };
+        // The optimised IR runs right; its assembly does not.
+        assert!(result("right", "wrong").blame(qemu).starts_with("back end"));
+        // The IR is wrong already, and the assembly computes what it says.
+        assert!(result("wrong", "wrong")
+            .blame(qemu)
+            .starts_with("optimiser"));
+        assert!(result("wrong", "other")
+            .blame(qemu)
+            .starts_with("back end and optimiser"));
+        let r = result("right", "wrong");
+        assert_eq!(r.mismatches().len(), 1);
+        // No interpreter run at -O1: nothing to compare the assembly with.
+        assert!(r.blame(Config::Qemu { level: 1 }).starts_with("unknown"));
     }
 }

@@ -42,12 +42,20 @@ struct Cli {
     /// Property tests the reducer may run per finding.
     #[arg(long, default_value_t = 3000)]
     max_reduce_tests: usize,
-    /// Generate the smaller programs of the in-test round.
-    #[arg(long)]
-    small: bool,
+    /// Program size: `small` (the in-test round's), `default`, or `large` (several
+    /// hundred to a few thousand lines, many values live across loops and calls).
+    #[arg(long, value_enum, default_value = "default")]
+    size: Size,
     /// Print the program of this seed and exit.
     #[arg(long)]
     print: Option<u64>,
+}
+
+#[derive(clap::ValueEnum, Clone, Copy, Debug)]
+enum Size {
+    Small,
+    Default,
+    Large,
 }
 
 fn parse_seeds(s: &str) -> Result<Range<u64>, String> {
@@ -63,10 +71,10 @@ fn parse_seeds(s: &str) -> Result<Range<u64>, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let gen = if cli.small {
-        GenConfig::small()
-    } else {
-        GenConfig::default()
+    let gen = match cli.size {
+        Size::Small => GenConfig::small(),
+        Size::Default => GenConfig::default(),
+        Size::Large => GenConfig::large(),
     };
     if let Some(seed) = cli.print {
         print!("{}", difftest::print::print_program(&generate(seed, &gen)));
@@ -146,10 +154,11 @@ fn main() -> ExitCode {
     }
     for f in &s.findings {
         println!(
-            "  finding: seed {} {} -> {}",
+            "  finding: seed {} {} -> {} ({})",
             f.seed,
             f.config,
-            f.dir.display()
+            f.dir.display(),
+            f.blame
         );
     }
     if s.findings.is_empty() && s.bad_programs.is_empty() {

@@ -141,6 +141,16 @@ impl Printer {
             Stmt::Print(p) => match p {
                 Print::Int(e) => self.line(&format!("putint({}); putch(10);", print_expr(e))),
                 Print::Float(e) => self.line(&format!("putfloat({}); putch(10);", print_expr(e))),
+                Print::Format(args) => {
+                    let spec = |e: &Expr| if e.ty() == Ty::Int { "%d" } else { "%a" };
+                    let fmt: Vec<String> = args.iter().map(|e| format!("<{}>", spec(e))).collect();
+                    let mut line = format!("putf(\"{}\\n\"", fmt.join(" "));
+                    for e in args {
+                        line.push_str(", ");
+                        line.push_str(&print_expr(e));
+                    }
+                    self.line(&format!("{line});"));
+                }
                 Print::Array { ty, n, array } => {
                     let f = if *ty == Ty::Int {
                         "putarray"

@@ -38,7 +38,7 @@ use std::collections::HashMap;
 pub fn validate(p: &Program) -> Result<(), String> {
     let mut v = Validator {
         funcs: HashMap::new(),
-        vars: HashMap::new(),
+        vars: Scopes::default(),
         loops: Vec::new(),
         func: None,
     };
@@ -48,6 +48,8 @@ pub fn validate(p: &Program) -> Result<(), String> {
     let globals = v.vars.clone();
     for f in &p.funcs {
         v.vars = globals.clone();
+        // Parameters and the body's top level share one scope, as in C.
+        v.vars.open();
         v.loops.clear();
         v.func(f)?;
         v.funcs.insert(f.name.clone(), f.clone());
@@ -71,6 +73,42 @@ struct VarInfo {
     value: Option<i64>,
 }
 
+/// The variables in scope: the globals, then one map per open block. A declaration
+/// may hide one of an enclosing block or a global (shadowing), never one of its own
+/// block.
+#[derive(Clone, Debug, Default)]
+struct Scopes(Vec<HashMap<String, VarInfo>>);
+
+impl Scopes {
+    /// The innermost variable named `name`.
+    fn get(&self, name: &str) -> Option<&VarInfo> {
+        self.0.iter().rev().find_map(|s| s.get(name))
+    }
+
+    /// Whether the innermost block declares `name` already.
+    fn declared_here(&self, name: &str) -> bool {
+        self.0.last().is_some_and(|s| s.contains_key(name))
+    }
+
+    fn insert(&mut self, name: String, info: VarInfo) {
+        if self.0.is_empty() {
+            self.open();
+        }
+        self.0
+            .last_mut()
+            .expect("a scope is open")
+            .insert(name, info);
+    }
+
+    fn open(&mut self) {
+        self.0.push(HashMap::new());
+    }
+
+    fn close(&mut self) {
+        self.0.pop();
+    }
+}
+
 /// An enclosing loop: its variable and the range of values it takes in the body.
 struct LoopInfo {
     var: String,
@@ -81,7 +119,7 @@ struct LoopInfo {
 
 struct Validator {
     funcs: HashMap<String, Func>,
-    vars: HashMap<String, VarInfo>,
+    vars: Scopes,
     loops: Vec<LoopInfo>,
     /// The function being checked: (pure, return type).
     func: Option<(bool, Option<Ty>)>,
@@ -126,7 +164,7 @@ impl Validator {
                     dims,
                     init: Some(Init::Expr(Expr::Input(t))),
                 }) if f.name == "main" && dims.is_empty() && t == ty => {
-                    if self.vars.contains_key(name) {
+                    if self.vars.declared_here(name) {
                         return Err(format!("`{name}` declared twice"));
                     }
                     self.vars.insert(
@@ -154,8 +192,23 @@ impl Validator {
     }
 
     fn decl(&mut self, d: &Decl, global: bool) -> R {
-        if self.vars.contains_key(&d.name) || self.funcs.contains_key(&d.name) {
+        if self.vars.declared_here(&d.name) || self.funcs.contains_key(&d.name) {
             return Err(format!("`{}` declared twice", d.name));
+        }
+        // A loop's increment is printed at the end of its body: hiding the loop
+        // variable there would step the wrong variable.
+        if self.vars.get(&d.name).is_some_and(|v| v.loop_var) {
+            return Err(format!("`{}` hides a loop variable", d.name));
+        }
+        // In C a variable is in scope in its own initialiser: `int x = x + 1;`
+        // reads the new, uninitialised `x`, not the one it hides.
+        let init: Vec<&Expr> = match &d.init {
+            Some(Init::Expr(e)) => vec![e],
+            Some(Init::List(items)) => init_exprs(items),
+            None => vec![],
+        };
+        if init.iter().any(|e| mentions(e, &d.name)) {
+            return Err(format!("`{}` is read in its own initialiser", d.name));
         }
         for dim in &d.dims {
             if dim.size == 0 {
@@ -267,8 +320,12 @@ impl Validator {
         Ok(())
     }
 
+    /// The statements of a nested block, in a scope of their own.
     fn stmts(&mut self, body: &[Stmt]) -> R {
-        body.iter().try_for_each(|s| self.stmt(s))
+        self.vars.open();
+        let r = body.iter().try_for_each(|s| self.stmt(s));
+        self.vars.close();
+        r
     }
 
     fn stmt(&mut self, s: &Stmt) -> R {
@@ -301,7 +358,7 @@ impl Validator {
                     return Err(format!("loop `{var}` has step 0"));
                 }
                 let (min, max) = loop_range(*start, *end, *step);
-                if self.vars.contains_key(var) {
+                if self.vars.get(var).is_some() {
                     return Err(format!("loop variable `{var}` declared twice"));
                 }
                 self.vars.insert(
@@ -353,6 +410,14 @@ impl Validator {
                         self.stored(e, Ty::Int, false)
                     }
                     Print::Float(e) => self.pure_expr(e),
+                    // Arguments are evaluated in an unspecified order: none may call.
+                    Print::Format(args) => args.iter().try_for_each(|e| {
+                        self.pure_expr(e)?;
+                        match e.ty() {
+                            Ty::Int => self.stored(e, Ty::Int, false),
+                            Ty::Float => Ok(()),
+                        }
+                    }),
                     Print::Array { ty, n, array } => {
                         let v = self.var(&array.name)?;
                         if v.ty != *ty || v.is_const {
@@ -623,6 +688,23 @@ pub fn init_exprs(items: &[Init]) -> Vec<&Expr> {
     out
 }
 
+/// Whether `e` names the variable `name` (as a scalar, an element or an array
+/// argument).
+pub fn mentions(e: &Expr, name: &str) -> bool {
+    let mut found = false;
+    walk(e, &mut |x| match x {
+        Expr::Var { name: n, .. } | Expr::Elem { name: n, .. } => found |= n == name,
+        Expr::Call(c) => {
+            found |= c
+                .args
+                .iter()
+                .any(|a| matches!(a, Arg::Array(r) if r.name == name))
+        }
+        _ => {}
+    });
+    found
+}
+
 /// Calls `f` on `e` and every subexpression (indices, divisors, arguments included).
 pub fn walk(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
@@ -712,6 +794,62 @@ mod tests {
         // The reducer simplified `n` to 0: `a` has one element, not four.
         let bad = main_with(vec![konst("n", 0), array("a", 4, n)], vec![], vec![]);
         assert!(validate(&bad).unwrap_err().contains("dimension"));
+    }
+
+    fn float_local(name: &str, init: Expr) -> Stmt {
+        Stmt::Decl(Decl {
+            name: name.into(),
+            ty: Ty::Float,
+            is_const: false,
+            dims: vec![],
+            init: Some(Init::Expr(init)),
+        })
+    }
+
+    #[test]
+    fn a_local_may_hide_a_variable_of_an_enclosing_block_only() {
+        let g = || konst("g", 2);
+        let inner = |init: Expr| Stmt::Block(vec![float_local("g", init)]);
+        // `{ float g = 1.5; }` hides the global `g`.
+        let ok = main_with(vec![g()], vec![], vec![inner(Expr::Float(1.5))]);
+        assert_eq!(validate(&ok), Ok(()));
+        // The hiding ends with its block: the global is an int again after it.
+        let after = Stmt::Decl(Decl {
+            name: "k".into(),
+            ty: Ty::Int,
+            is_const: false,
+            dims: vec![],
+            init: Some(Init::Expr(Expr::var("g", Ty::Int))),
+        });
+        let ok = main_with(vec![g()], vec![], vec![inner(Expr::Float(1.5)), after]);
+        assert_eq!(validate(&ok), Ok(()));
+        // In C the new `g` is in scope in its own initialiser.
+        let own = main_with(vec![g()], vec![], vec![inner(Expr::var("g", Ty::Int))]);
+        assert!(validate(&own).unwrap_err().contains("own initialiser"));
+        // Two declarations of one name in one block.
+        let twice = main_with(
+            vec![],
+            vec![],
+            vec![Stmt::Block(vec![
+                float_local("x", Expr::Float(1.0)),
+                float_local("x", Expr::Float(2.0)),
+            ])],
+        );
+        assert!(validate(&twice).unwrap_err().contains("declared twice"));
+    }
+
+    #[test]
+    fn a_loop_variable_is_never_hidden() {
+        let hiding = Stmt::Loop {
+            var: "i".into(),
+            start: 0,
+            end: 2,
+            step: 1,
+            cond: None,
+            body: vec![float_local("i", Expr::Float(0.5))],
+        };
+        let p = main_with(vec![], vec![], vec![hiding]);
+        assert!(validate(&p).unwrap_err().contains("hides a loop variable"));
     }
 
     fn loop_writing(offset: i32) -> Stmt {

@@ -81,6 +81,7 @@ fn stmt(s: &mut Stmt, f: &mut dyn FnMut(&mut Expr) -> bool) -> bool {
         Stmt::Return(e) => e.as_mut().is_some_and(|e| expr(e, f)),
         Stmt::Block(b) => stmts(b, f),
         Stmt::Print(Print::Int(e) | Print::Float(e)) => expr(e, f),
+        Stmt::Print(Print::Format(args)) => args.iter_mut().any(|e| expr(e, f)),
         Stmt::Print(Print::Array { array, .. }) => indices(&mut array.index, f),
         Stmt::Break | Stmt::Continue { .. } => false,
     }

@@ -8,7 +8,7 @@
 //! - The reducer, given an injected "miscompilation" (division turned into
 //!   multiplication), shrinks a program to a few lines that still show it.
 
-use difftest::ast::Program;
+use difftest::ast::{Program, Stmt};
 use difftest::campaign::check_seed;
 use difftest::gen::{generate, GenConfig};
 use difftest::oracle::{Config, Outcome, Reference, Runner};
@@ -40,7 +40,11 @@ fn generation_is_deterministic() {
 
 #[test]
 fn generated_programs_are_valid() {
-    for (cfg, seeds) in [(GenConfig::small(), 0..150), (GenConfig::default(), 0..60)] {
+    for (cfg, seeds) in [
+        (GenConfig::small(), 0..150),
+        (GenConfig::default(), 0..60),
+        (GenConfig::large(), 0..12),
+    ] {
         for seed in seeds {
             let p = generate(seed, &cfg);
             if let Err(e) = validate(&p) {
@@ -52,6 +56,76 @@ fn generated_programs_are_valid() {
             }
         }
     }
+}
+
+/// What the large programs hold that a generated program sysyc once miscompiled
+/// had (shared/regressions/miscompile-putf-nan.sy): hundreds of lines, dozens of
+/// scalars live across `main`, `putf` mixing ints and floats (ints converted with
+/// `* 1.0`), and locals hiding variables of enclosing blocks.
+#[test]
+fn large_programs_have_the_shapes_of_real_ones() {
+    let (mut lines, mut mixed_putf, mut converted, mut shadowing) = (0, 0, 0, 0);
+    let n = 10;
+    for seed in 0..n {
+        let p = generate(seed, &GenConfig::large());
+        let text = print_program(&p);
+        lines += text.lines().count();
+        mixed_putf += usize::from(
+            text.lines()
+                .any(|l| l.contains("putf(") && l.contains("%d") && l.contains("%a")),
+        );
+        converted += usize::from(text.contains(" * 1.0)"));
+        shadowing += usize::from(has_shadowing(&p));
+        let main = p.funcs.last().unwrap();
+        let top_scalars = main
+            .body
+            .iter()
+            .filter(|s| matches!(s, Stmt::Decl(d) if d.dims.is_empty()))
+            .count();
+        assert!(top_scalars >= GenConfig::large().live_locals, "seed {seed}");
+    }
+    assert!(
+        lines / n as usize >= 400,
+        "{} lines on average",
+        lines / n as usize
+    );
+    assert!(
+        mixed_putf >= n as usize / 2,
+        "{mixed_putf} of {n} with a mixed putf"
+    );
+    assert!(
+        converted >= n as usize / 2,
+        "{converted} of {n} convert ints with * 1.0"
+    );
+    assert!(
+        shadowing >= n as usize / 2,
+        "{shadowing} of {n} hide a variable"
+    );
+}
+
+/// Whether a declaration of `p` reuses the name of a global or of an earlier
+/// declaration of its function (which, the program being valid, it hides).
+fn has_shadowing(p: &Program) -> bool {
+    fn decls(body: &[Stmt], names: &mut Vec<String>) -> bool {
+        body.iter().any(|s| match s {
+            Stmt::Decl(d) => {
+                let again = names.contains(&d.name);
+                names.push(d.name.clone());
+                again
+            }
+            Stmt::If { then, els, .. } => {
+                decls(then, names) || els.as_ref().is_some_and(|e| decls(e, names))
+            }
+            Stmt::Loop { body, .. } | Stmt::Block(body) => decls(body, names),
+            _ => false,
+        })
+    }
+    let globals: Vec<String> = p.globals.iter().map(|g| g.name.clone()).collect();
+    p.funcs.iter().any(|f| {
+        let mut names = globals.clone();
+        names.extend(f.params.iter().map(|q| q.name.clone()));
+        decls(&f.body, &mut names)
+    })
 }
 
 /// The short differential round: interpreter at -O0 against -O2, -O1 and
@@ -89,7 +163,7 @@ fn differential_round_in_the_interpreter() {
         }
         for (config, outcome) in r.mismatches() {
             failures.push(format!(
-                "seed {seed}: {config}: {}\n(reproduce: cargo run -p difftest -- --small --seeds {seed})",
+                "seed {seed}: {config}: {}\n(reproduce: cargo run -p difftest -- --size small --seeds {seed})",
                 outcome.describe().lines().next().unwrap_or("")
             ));
         }

@@ -138,11 +138,12 @@ impl Gen<'_> {
     }
 
     /// A constant expression with value `v`: the literal, or a visible global
-    /// `const int` plus or times something.
+    /// `const int` plus or times something (not one a local hides).
     pub(super) fn const_int_expr(&mut self, v: i32) -> Expr {
         let consts: Vec<(String, i32)> = self
-            .globals
+            .visible()
             .iter()
+            .filter(|g| g.global)
             .filter_map(|g| Some((g.name.clone(), g.value?)))
             .collect();
         if consts.is_empty() || self.chance(0.5) {

@@ -362,11 +362,9 @@ impl Gen<'_> {
     /// A literal or a local (non-global) scalar: a value no call can change.
     fn local_scalar_or_literal(&mut self, ty: Ty) -> Expr {
         let locals: Vec<Sym> = self
-            .scopes
-            .iter()
-            .flatten()
-            .filter(|s| s.shape.is_empty())
-            .cloned()
+            .visible()
+            .into_iter()
+            .filter(|s| !s.global && s.shape.is_empty())
             .collect();
         if !locals.is_empty() && self.chance(0.6) {
             let s = self.pick(&locals).clone();

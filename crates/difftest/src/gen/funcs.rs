@@ -161,6 +161,7 @@ impl Gen<'_> {
         self.begin_function(false, Some(Ty::Int), self.cfg.max_cost);
         self.in_main = true;
         let mut body = self.inputs();
+        body.extend(self.live_locals());
         body.extend(self.block_body(0));
         body.extend(self.checksum());
         let tail = self.tail_value(Ty::Int);
@@ -172,6 +173,34 @@ impl Gen<'_> {
             tail: Some(tail),
             pure_fn: false,
         }
+    }
+
+    /// [`GenConfig::live_locals`] scalars of `main`'s top level, ints and floats
+    /// (floats often from ints: `e * 1.0`), which the checksum prints at the end.
+    fn live_locals(&mut self) -> Vec<Stmt> {
+        let mut out = Vec::new();
+        for _ in 0..self.cfg.live_locals {
+            let ty = if self.chance(0.5) { Ty::Int } else { Ty::Float };
+            let init = match ty {
+                Ty::Float if self.chance(0.5) => {
+                    Expr::bin(BinOp::Mul, self.int_expr(2), Expr::Float(1.0))
+                }
+                _ => {
+                    let t = self.any_ty_for(ty);
+                    self.expr(t, 2)
+                }
+            };
+            let name = self.name("l");
+            self.declare(Self::local(&name, ty, vec![]));
+            out.push(Stmt::Decl(Decl {
+                name,
+                ty,
+                is_const: false,
+                dims: vec![],
+                init: Some(Init::Expr(init)),
+            }));
+        }
+        out
     }
 
     /// `int v = getint();` / `float v = getfloat();` declarations reading the

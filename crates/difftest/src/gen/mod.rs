@@ -30,6 +30,7 @@ mod funcs;
 mod stmt;
 
 use crate::ast::*;
+use crate::validate::mentions;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
@@ -48,6 +49,9 @@ pub struct GenConfig {
     pub max_expr_depth: usize,
     /// Estimated dynamic statement count of `main`, callees included.
     pub max_cost: u64,
+    /// Scalars `main` declares before its body and prints at its end, so that they
+    /// are all live across the body's loops and calls (register pressure).
+    pub live_locals: usize,
 }
 
 impl Default for GenConfig {
@@ -61,6 +65,7 @@ impl Default for GenConfig {
             max_depth: 4,
             max_expr_depth: 4,
             max_cost: 200_000,
+            live_locals: 0,
         }
     }
 }
@@ -75,6 +80,22 @@ impl GenConfig {
             max_depth: 3,
             max_expr_depth: 3,
             max_cost: 20_000,
+            live_locals: 0,
+        }
+    }
+
+    /// Large programs (several hundred to a few thousand lines): many helpers,
+    /// long functions, deep nesting, and a `main` holding dozens of values live
+    /// across its loops and calls, so that the register allocator spills.
+    pub fn large() -> Self {
+        GenConfig {
+            max_funcs: 12,
+            max_globals: 20,
+            max_stmts: 150,
+            max_depth: 5,
+            max_expr_depth: 4,
+            max_cost: 1_000_000,
+            live_locals: 28,
         }
     }
 }
@@ -226,16 +247,41 @@ impl<'c> Gen<'c> {
     // ---------------------------------------------------------------- scopes
 
     /// Every visible variable: innermost scopes first, then globals (only constants
-    /// in a pure function).
+    /// in a pure function); a variable hidden by a later declaration of its name is
+    /// not visible.
     fn visible(&self) -> Vec<Sym> {
-        let mut out: Vec<Sym> = self.scopes.iter().rev().flatten().cloned().collect();
-        out.extend(
-            self.globals
-                .iter()
-                .filter(|g| !self.pure_fn || g.is_const)
-                .cloned(),
-        );
+        let mut out: Vec<Sym> = Vec::new();
+        let locals = self.scopes.iter().rev().flatten();
+        for sym in locals.chain(self.globals.iter()) {
+            if !out.iter().any(|o| o.name == sym.name) {
+                out.push(sym.clone());
+            }
+        }
+        if self.pure_fn {
+            out.retain(|s| !s.global || s.is_const);
+        }
         out
+    }
+
+    /// A name for a new local of the current block initialised by `init`:
+    /// sometimes that of a variable of an enclosing block or a global, which it
+    /// hides until the block ends (never a loop variable, whose increment ends its
+    /// body, nor one `init` reads: the new variable is in scope there already).
+    fn local_name(&mut self, init: &[&Expr]) -> String {
+        if self.scopes.len() > 1 && self.chance(0.15) {
+            let here = self.scopes.last().expect("a scope is open");
+            let hidable: Vec<String> = self
+                .visible()
+                .into_iter()
+                .filter(|s| !s.loop_var && !here.iter().any(|h| h.name == s.name))
+                .filter(|s| !init.iter().any(|e| mentions(e, &s.name)))
+                .map(|s| s.name)
+                .collect();
+            if !hidable.is_empty() {
+                return self.pick(&hidable).clone();
+            }
+        }
+        self.name("l")
     }
 
     fn declare(&mut self, sym: Sym) {

@@ -2,6 +2,7 @@
 
 use super::{Gen, LoopSym, Sym};
 use crate::ast::*;
+use crate::validate::init_exprs;
 
 /// Most trips a loop makes.
 const MAX_TRIPS: i64 = 20;
@@ -116,7 +117,7 @@ impl Gen<'_> {
     }
 
     /// Usually `ty`, sometimes the other type (a conversion).
-    fn any_ty_for(&mut self, ty: Ty) -> Ty {
+    pub(super) fn any_ty_for(&mut self, ty: Ty) -> Ty {
         if self.chance(0.85) {
             ty
         } else if ty == Ty::Int {
@@ -127,7 +128,6 @@ impl Gen<'_> {
     }
 
     fn local_decl(&mut self) -> Stmt {
-        let name = self.name("l");
         let ty = if self.chance(0.6) { Ty::Int } else { Ty::Float };
         if self.chance(0.3) {
             // An array with an initialiser list of runtime values.
@@ -141,6 +141,10 @@ impl Gen<'_> {
                 Ty::Int => g.int_expr(2),
                 Ty::Float => g.small_float_expr(2),
             });
+            let name = match &init {
+                Init::List(items) => self.local_name(&init_exprs(items)),
+                Init::Expr(e) => self.local_name(&[e]),
+            };
             self.declare(Self::local(&name, ty, shape));
             return Stmt::Decl(Decl {
                 name,
@@ -153,6 +157,7 @@ impl Gen<'_> {
         if ty == Ty::Int && self.chance(0.1) {
             let v = self.between(-20, 20) as i32;
             let e = self.const_int_expr(v);
+            let name = self.local_name(&[&e]);
             let mut sym = Self::local(&name, ty, vec![]);
             sym.is_const = true;
             sym.value = Some(v);
@@ -173,6 +178,7 @@ impl Gen<'_> {
             }
         };
         // Declared after its initialiser is built: it may not read itself.
+        let name = self.local_name(&[&init]);
         self.declare(Self::local(&name, ty, vec![]));
         Stmt::Decl(Decl {
             name,
@@ -287,9 +293,22 @@ impl Gen<'_> {
     }
 
     fn print(&mut self) -> Stmt {
-        match self.weighted(&[4, 2, 1]) {
+        match self.weighted(&[4, 2, 1, 3]) {
             0 => Stmt::Print(Print::Int(self.int_expr(3))),
             1 => Stmt::Print(Print::Float(self.float_expr(3))),
+            3 => {
+                // `putf` with ints and floats mixed, floats often converted from
+                // ints (`i * 1.0`).
+                let n = self.between(1, 4);
+                let args = (0..n)
+                    .map(|_| match self.weighted(&[2, 2, 1]) {
+                        0 => self.int_expr(2),
+                        1 => self.float_expr(2),
+                        _ => Expr::bin(BinOp::Mul, self.int_expr(1), Expr::Float(1.0)),
+                    })
+                    .collect();
+                Stmt::Print(Print::Format(args))
+            }
             _ => {
                 // A row of some visible array.
                 let arrays: Vec<Sym> = self
