@@ -279,7 +279,7 @@ fn inclusive_never_wraps(
 /// parameter `i` receives `i + 1` (or `i - 1`) from every latch, and a block that
 /// runs on every iteration (it dominates every latch) leaves the loop unless `i` (or
 /// `i + c` for a constant `c`) compares `slt`, `sgt` or `ne` with a loop-invariant
-/// value. Stepping by one (wrapping), `i` takes every `i32` value within 2^32
+/// value (a branch on the integer `i` itself is `i != 0`). Stepping by one (wrapping), `i` takes every `i32` value within 2^32
 /// iterations, and each of those comparisons is false for at least one of them.
 pub fn terminates(
     f: &Function,
@@ -344,15 +344,19 @@ pub fn terminates(
             (false, true) => false,
             _ => continue,
         };
-        let Some(InstKind::Cmp { op, args: [a, c] }) = f.def_inst(*cond).map(|i| f.kind(i)) else {
-            continue;
-        };
-        let (mut op, x) = if invariant(*c) {
-            (*op, *a)
-        } else if invariant(*a) {
-            (op.swapped(), *c)
-        } else {
-            continue;
+        let (mut op, x) = match f.def_inst(*cond).map(|i| f.kind(i)) {
+            Some(InstKind::Cmp { op, args: [a, c] }) => {
+                if invariant(*c) {
+                    (*op, *a)
+                } else if invariant(*a) {
+                    (op.swapped(), *c)
+                } else {
+                    continue;
+                }
+            }
+            // A branch on an integer tests it against zero.
+            _ if f.value_type(*cond) == ir::Type::I32 => (CmpOp::Ne, *cond),
+            _ => continue,
         };
         if !stays_on_true {
             match op.inverse() {

@@ -84,10 +84,39 @@ pub fn run(f: &mut Function) -> usize {
 /// The analyses are taken from `fa` (the CFG copied, to be updated), which
 /// forgets them when a loop was rotated.
 fn rotate_all(f: &mut Function, step_over_loops: bool, fa: &mut FunctionAnalyses) -> usize {
+    rotate_where(f, step_over_loops, fa, |_, _, _| true)
+}
+
+/// Rotates the loops of `f` that qualify and that `wanted` picks (given the
+/// function, the loop forest and the loop, before any rotation); returns how
+/// many. For a pass that needs some loops rotated before `looprotate` runs
+/// (see [`super::exitsink`]).
+pub(crate) fn rotate_some(
+    f: &mut Function,
+    fa: &mut FunctionAnalyses,
+    wanted: impl Fn(&Function, &LoopForest, LoopId) -> bool,
+) -> usize {
+    rotate_where(f, true, fa, wanted)
+}
+
+fn rotate_where(
+    f: &mut Function,
+    step_over_loops: bool,
+    fa: &mut FunctionAnalyses,
+    wanted: impl Fn(&Function, &LoopForest, LoopId) -> bool,
+) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let (cfg, _, loops) = fa.loops(f);
+    let wanted: Vec<LoopId> = loops
+        .loops()
+        .map(|(id, _)| id)
+        .filter(|&id| wanted(f, loops, id))
+        .collect();
+    if wanted.is_empty() {
+        return 0;
+    }
     let mut cfg = cfg.clone();
     // Regions are stepped over only where every block is reachable (see
     // [`Regions::entry`]).
@@ -98,9 +127,8 @@ fn rotate_all(f: &mut Function, step_over_loops: bool, fa: &mut FunctionAnalyses
         headers: FxHashMap::default(),
         regions: reachable,
     };
-    let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     let mut rotated = 0;
-    for id in ids {
+    for id in wanted {
         let Some((header, inside)) = candidate(f, &cfg, &members, id) else {
             continue;
         };

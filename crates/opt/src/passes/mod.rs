@@ -13,6 +13,7 @@ pub mod constglobals;
 pub mod constoffset;
 pub mod dce;
 pub mod divrem;
+pub mod exitsink;
 pub mod finalvalue;
 pub mod globaldce;
 pub mod globalforward;

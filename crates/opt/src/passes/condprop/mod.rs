@@ -22,10 +22,14 @@
 //! - Facts comparing a value with constants bound it to an interval, which decides
 //!   other comparisons of it with constants ([`facts::known`]): `i >= 0` decides
 //!   `i < 0` and `i > -5`.
+//! - An edge on which an integer equals a constant ([`pinned`]: `x == c`, or a
+//!   non-comparison condition that is false) pins it, and the operands it is an
+//!   invertible function of, to constants: every use below becomes the constant.
 
 pub(crate) mod dom_facts;
 pub(crate) mod facts;
 mod loop_facts;
+mod pinned;
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
@@ -33,6 +37,7 @@ use crate::pipeline::{FunctionPass, Pass};
 use facts::{known, Fact, FactStack};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Module, Value};
+use rustc_hash::FxHashMap;
 
 /// The condition propagation pass.
 pub struct CondProp;
@@ -76,19 +81,29 @@ pub fn run(f: &mut Function) -> usize {
 /// no edges: it rewrites uses and comparisons).
 pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> usize {
     let mut facts = FactStack::default();
+    let mut pins = Pins::default();
     let mut changed = 0;
     enum Step {
         Enter(Block),
-        Leave(usize),
+        Leave(usize, usize),
     }
     let mut stack = vec![Step::Enter(f.entry_block())];
     while let Some(step) = stack.pop() {
         match step {
-            Step::Leave(n) => facts.truncate(n),
+            Step::Leave(n, p) => {
+                facts.truncate(n);
+                pins.truncate(p);
+            }
             Step::Enter(b) => {
-                stack.push(Step::Leave(facts.len()));
+                stack.push(Step::Leave(facts.len(), pins.len()));
                 if let Some(fact) = edge_fact(f, cfg, b) {
+                    for (v, c) in pinned::pinned_by(f, &fact) {
+                        pins.push(v, c);
+                    }
                     facts.push(f, fact);
+                }
+                if !pins.is_empty() {
+                    changed += substitute_pinned(f, b, &pins);
                 }
                 let from_loop = loop_facts::loop_facts(f, cfg, dt, b, &mut facts);
                 for fact in from_loop {
@@ -102,6 +117,70 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> u
                 }
             }
         }
+    }
+    changed
+}
+
+/// Values pinned to constants by the edges on the current dominator-tree path,
+/// latest last.
+#[derive(Default)]
+struct Pins {
+    log: Vec<Value>,
+    value: FxHashMap<Value, Vec<i32>>,
+}
+
+impl Pins {
+    fn len(&self) -> usize {
+        self.log.len()
+    }
+    fn is_empty(&self) -> bool {
+        self.log.is_empty()
+    }
+    fn push(&mut self, v: Value, c: i32) {
+        self.log.push(v);
+        self.value.entry(v).or_default().push(c);
+    }
+    fn truncate(&mut self, n: usize) {
+        while self.log.len() > n {
+            let v = self.log.pop().expect("longer than n");
+            let cs = self.value.get_mut(&v).expect("logged");
+            cs.pop();
+            if cs.is_empty() {
+                self.value.remove(&v);
+            }
+        }
+    }
+    fn get(&self, v: Value) -> Option<i32> {
+        self.value.get(&v).and_then(|cs| cs.last().copied())
+    }
+}
+
+/// Replaces the pinned operands of `b`'s instructions by their constants; returns
+/// how many instructions changed.
+fn substitute_pinned(f: &mut Function, b: Block, pins: &Pins) -> usize {
+    let mut changed = 0;
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    for i in insts {
+        let mut any = false;
+        f.kind(i).for_each_arg(|a| any |= pins.get(a).is_some());
+        if !any {
+            continue;
+        }
+        let mut consts: Vec<Option<Value>> = Vec::new();
+        let args: Vec<Value> = f.kind(i).args().to_vec();
+        for a in args {
+            consts.push(pins.get(a).map(|c| f.iconst(c)));
+        }
+        let mut kind = f.kind(i).clone();
+        let mut k = 0;
+        kind.map_args(|a| {
+            if let Some(c) = consts[k] {
+                *a = c;
+            }
+            k += 1;
+        });
+        f.replace_kind(i, kind);
+        changed += 1;
     }
     changed
 }

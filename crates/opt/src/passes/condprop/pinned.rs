@@ -1,0 +1,158 @@
+//! Values an edge pins to one constant: below the `else` edge of `br v, ..` on an
+//! integer that is not a comparison, `v` is 0; below the edge on which `x == c`
+//! holds (the `then` edge of `eq x, c`, the `else` edge of `ne x, c`), `x` is `c`.
+//! An integer pinned to a constant pins the operand of its definition when that is
+//! an invertible operation with a constant (`y + k`, `y - k`, `k - y`, `y ^ k`,
+//! wrapping), and so on up the chain.
+//!
+//! This is GVN's propagation of equalities (LLVM's `propagateEquality`, which
+//! replaces a value by the constant it was compared equal to), extended through
+//! invertible arithmetic as predicate-based value numbering does. Its typical
+//! use is the exit of a counting-down loop `while (n) { ..; n = n - 1; }`: on the
+//! exit edge `n - 1` is 0, so the last iteration's `n` is 1.
+
+use super::facts::Fact;
+use ir::{BinOp, CmpOp, Function, InstKind, Type, Value};
+
+/// The values `fact` pins to a constant, each with its constant.
+pub fn pinned_by(f: &Function, fact: &Fact) -> Vec<(Value, i32)> {
+    let first = match (fact.cmp, fact.cond) {
+        (Some((op, a, b)), _) if is_equality(op, fact.truth) => {
+            match (f.as_iconst(a), f.as_iconst(b)) {
+                (None, Some(c)) => Some((a, c)),
+                (Some(c), None) => Some((b, c)),
+                _ => None,
+            }
+        }
+        (None, Some(v)) if !fact.truth && f.as_iconst(v).is_none() => Some((v, 0)),
+        _ => None,
+    };
+    let mut out = Vec::new();
+    let mut next = first.filter(|&(v, _)| f.value_type(v) == Type::I32);
+    while let Some((v, c)) = next {
+        out.push((v, c));
+        next = operand_pinned_by(f, v, c);
+    }
+    out
+}
+
+/// Whether a comparison `op` that is `truth` says its operands are equal.
+fn is_equality(op: CmpOp, truth: bool) -> bool {
+    matches!((op, truth), (CmpOp::Eq, true) | (CmpOp::Ne, false))
+}
+
+/// When `v == c` and `v` is an invertible operation of one non-constant operand
+/// with a constant, that operand and the constant it equals.
+fn operand_pinned_by(f: &Function, v: Value, c: i32) -> Option<(Value, i32)> {
+    let InstKind::Binary { op, args: [a, b] } = *f.kind(f.def_inst(v)?) else {
+        return None;
+    };
+    let (ka, kb) = (f.as_iconst(a), f.as_iconst(b));
+    match (op, ka, kb) {
+        (BinOp::Add, None, Some(k)) => Some((a, c.wrapping_sub(k))),
+        (BinOp::Add, Some(k), None) => Some((b, c.wrapping_sub(k))),
+        (BinOp::Sub, None, Some(k)) => Some((a, c.wrapping_add(k))),
+        (BinOp::Sub, Some(k), None) => Some((b, k.wrapping_sub(c))),
+        (BinOp::Xor, None, Some(k)) => Some((a, c ^ k)),
+        (BinOp::Xor, Some(k), None) => Some((b, c ^ k)),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    #[test]
+    fn the_exit_of_a_count_down_pins_the_last_iterations_counter() {
+        // `while (n) { last = n; n = n - 1; }`: on the exit edge `n - 1` is 0, so the
+        // last iteration's `n` is 1 and `n * 5` is 5.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  br %0, bb1(%0), bb3
+bb1(%1: i32):
+  %2 = add %1, -1
+  br %2, bb1(%2), bb2
+bb2:
+  %3 = mul %1, 5
+  call @putint(%3)
+  call @putint(%2)
+  ret 0
+bb3:
+  ret 1
+}
+"#;
+        let out = same_behaviour(src, &["condprop"], "7");
+        assert!(
+            out.contains("mul 1, 5") && out.contains("call @putint(0)"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn an_equality_pins_through_invertible_arithmetic() {
+        // `(x ^ 5) - 3 == 9` holds only for x = 12 ^ 5 = 9; `12 - x` then is 3.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = xor %0, 5
+  %2 = sub %1, 3
+  %3 = ne %2, 9
+  br %3, bb2, bb1
+bb1:
+  %4 = sub 12, %0
+  call @putint(%4)
+  call @putint(%1)
+  ret 0
+bb2:
+  call @putint(%0)
+  ret 1
+}
+"#;
+        for input in ["9", "4"] {
+            same_behaviour(src, &["condprop"], input);
+        }
+        let out = run(src, &["condprop"]);
+        assert!(
+            out.contains("sub 12, 9") && out.contains("call @putint(12)"),
+            "{out}"
+        );
+        // Where `x == 9` does not hold, nothing is pinned.
+        assert!(out.contains("call @putint(%0)"), "{out}");
+    }
+
+    #[test]
+    fn a_true_condition_or_a_product_pins_nothing() {
+        // Below the `then` edge `x` is only non-zero; `x * 2 == 4` has two
+        // solutions modulo 2^32 (2 and 2^31 + 2), so `x` stays.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  br %0, bb1, bb3
+bb1:
+  %1 = mul %0, 2
+  %2 = eq %1, 4
+  br %2, bb2, bb3
+bb2:
+  call @putint(%0)
+  ret 0
+bb3:
+  ret 1
+}
+"#;
+        assert_eq!(run(src, &["condprop"]).trim(), run(src, &[]).trim());
+    }
+}
