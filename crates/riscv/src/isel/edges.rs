@@ -100,10 +100,7 @@ impl Isel<'_> {
         }
         let ordered = {
             let mf = &mut self.mf;
-            sequentialize_edge(&copies, |like| {
-                let c = mf.class_of(like);
-                mf.new_vreg(c)
-            })
+            sequentialize_edge(&copies, |like| mf.new_vreg_like(like))
         };
         for (dst, src) in ordered {
             match src {
