@@ -54,6 +54,7 @@ pub mod simplifycfg;
 pub mod sink;
 pub mod strength;
 pub mod swp;
+pub mod tailrec;
 pub mod unroll;
 pub mod unrolljam;
 pub mod unswitch;
