@@ -82,28 +82,34 @@ pub fn run(f: &mut Function) -> usize {
 pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> usize {
     let mut facts = FactStack::default();
     let mut pins = Pins::default();
+    let mut zero_bits = Pins::default();
     let mut changed = 0;
     enum Step {
         Enter(Block),
-        Leave(usize, usize),
+        Leave(usize, usize, usize),
     }
     let mut stack = vec![Step::Enter(f.entry_block())];
     while let Some(step) = stack.pop() {
         match step {
-            Step::Leave(n, p) => {
+            Step::Leave(n, p, z) => {
                 facts.truncate(n);
                 pins.truncate(p);
+                zero_bits.truncate(z);
             }
             Step::Enter(b) => {
-                stack.push(Step::Leave(facts.len(), pins.len()));
+                stack.push(Step::Leave(facts.len(), pins.len(), zero_bits.len()));
                 if let Some(fact) = edge_fact(f, cfg, b) {
-                    for (v, c) in pinned::pinned_by(f, &fact) {
+                    let pinned = pinned::pinned_by(f, &fact);
+                    for (v, m) in pinned::zero_bits_by(f, &pinned) {
+                        zero_bits.push(v, m);
+                    }
+                    for (v, c) in pinned {
                         pins.push(v, c);
                     }
                     facts.push(f, fact);
                 }
                 if !pins.is_empty() {
-                    changed += substitute_pinned(f, b, &pins);
+                    changed += substitute_pinned(f, b, &pins, &zero_bits);
                 }
                 let from_loop = loop_facts::loop_facts(f, cfg, dt, b, &mut facts);
                 for fact in from_loop {
@@ -121,8 +127,8 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> u
     changed
 }
 
-/// Values pinned to constants by the edges on the current dominator-tree path,
-/// latest last.
+/// Values pinned to constants (or, as masks, known-zero bits) by the edges on the
+/// current dominator-tree path, latest last.
 #[derive(Default)]
 struct Pins {
     log: Vec<Value>,
@@ -155,12 +161,28 @@ impl Pins {
     }
 }
 
-/// Replaces the pinned operands of `b`'s instructions by their constants; returns
-/// how many instructions changed.
-fn substitute_pinned(f: &mut Function, b: Block, pins: &Pins) -> usize {
+/// Replaces the pinned operands of `b`'s instructions by their constants, and
+/// divisions made exact by known-zero bits by shifts; returns how many
+/// instructions changed.
+fn substitute_pinned(f: &mut Function, b: Block, pins: &Pins, zero_bits: &Pins) -> usize {
     let mut changed = 0;
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
+        let kind = f.kind(i).clone();
+        match pinned::exact_division(f, &kind, |x| zero_bits.get(x)) {
+            Some(Ok(shift)) => {
+                f.replace_kind(i, shift);
+                changed += 1;
+            }
+            Some(Err(zero)) => {
+                let r = f.inst_result(i).expect("a remainder has a result");
+                f.replace_all_uses(r, zero);
+                f.remove_inst(i);
+                changed += 1;
+                continue;
+            }
+            None => {}
+        }
         let mut any = false;
         f.kind(i).for_each_arg(|a| any |= pins.get(a).is_some());
         if !any {

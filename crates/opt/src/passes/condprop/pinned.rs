@@ -5,6 +5,11 @@
 //! an invertible operation with a constant (`y + k`, `y - k`, `k - y`, `y ^ k`,
 //! wrapping), and so on up the chain.
 //!
+//! A pinned `x & m == 0` also says that the bits `m` of `x` are zero, which makes a
+//! division of `x` by a power of two those bits cover exact: an arithmetic shift
+//! (`if (n % 2 == 0) n = n / 2;` shifts), and its remainder 0 (LLVM's known bits
+//! from dominating conditions).
+//!
 //! This is GVN's propagation of equalities (LLVM's `propagateEquality`, which
 //! replaces a value by the constant it was compared equal to), extended through
 //! invertible arithmetic as predicate-based value numbering does. Its typical
@@ -34,6 +39,61 @@ pub fn pinned_by(f: &Function, fact: &Fact) -> Vec<(Value, i32)> {
         next = operand_pinned_by(f, v, c);
     }
     out
+}
+
+/// The low bits pinned values show to be zero: `and x, m` pinned to 0, with `m`
+/// a constant, clears the bits `m` of `x`. Each such `x` with the mask.
+pub fn zero_bits_by(f: &Function, pinned: &[(Value, i32)]) -> Vec<(Value, i32)> {
+    pinned
+        .iter()
+        .filter(|&&(_, c)| c == 0)
+        .filter_map(|&(v, _)| match *f.kind(f.def_inst(v)?) {
+            InstKind::Binary {
+                op: BinOp::And,
+                args: [a, b],
+            } => match (f.as_iconst(a), f.as_iconst(b)) {
+                (None, Some(m)) => Some((a, m)),
+                (Some(m), None) => Some((b, m)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// `x / 2^s` (or `x % 2^s`) when the low `s` bits of `x` are known zero
+/// (`zero` is the mask of known-zero bits): the division is exact, an arithmetic
+/// shift right (the remainder is 0). The replacement instruction kind, or the
+/// constant the remainder is.
+pub fn exact_division(
+    f: &mut Function,
+    k: &InstKind,
+    zero: impl Fn(Value) -> Option<i32>,
+) -> Option<Result<InstKind, Value>> {
+    let InstKind::Binary {
+        op: op @ (BinOp::SDiv | BinOp::SRem),
+        args: [x, d],
+    } = *k
+    else {
+        return None;
+    };
+    let d = f.as_iconst(d)?;
+    if d <= 1 || d.count_ones() != 1 {
+        return None;
+    }
+    let low = d - 1;
+    if zero(x)? & low != low {
+        return None;
+    }
+    Some(if op == BinOp::SDiv {
+        let s = f.iconst(d.trailing_zeros() as i32);
+        Ok(InstKind::Binary {
+            op: BinOp::AShr,
+            args: [x, s],
+        })
+    } else {
+        Err(f.iconst(0))
+    })
 }
 
 /// Whether a comparison `op` that is `truth` says its operands are equal.
@@ -128,6 +188,48 @@ bb2:
         );
         // Where `x == 9` does not hold, nothing is pinned.
         assert!(out.contains("call @putint(%0)"), "{out}");
+    }
+
+    #[test]
+    fn a_division_of_a_number_known_even_is_a_shift() {
+        // `if (n % 2 == 0) putint(n / 2, n % 2, n / 4)`: n / 2 is exact (a shift), n % 2
+        // is 0, n / 4 is not known exact; on the odd side nothing changes.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = and %0, 1
+  %2 = eq %1, 0
+  br %2, bb1, bb2
+bb1:
+  %3 = sdiv %0, 2
+  %4 = srem %0, 2
+  %5 = sdiv %0, 4
+  call @putint(%3)
+  call @putint(%4)
+  call @putint(%5)
+  ret 0
+bb2:
+  %6 = sdiv %0, 2
+  call @putint(%6)
+  ret 1
+}
+"#;
+        for input in ["-6", "10", "-7", "7", "-2147483648"] {
+            same_behaviour(src, &["condprop"], input);
+        }
+        let out = run(src, &["condprop"]);
+        assert!(
+            out.contains("ashr %0, 1") && out.contains("call @putint(0)"),
+            "{out}"
+        );
+        assert!(
+            out.contains("sdiv %0, 4") && out.contains("= sdiv %0, 2"),
+            "{out}"
+        );
     }
 
     #[test]
