@@ -90,9 +90,12 @@ enum Command {
 
 #[derive(Args)]
 struct RunArgs {
-    /// Suite directory with NAME.sy / NAME.in / NAME.out [default: <repo>/../shared/sysy2022/performance]
+    /// Suite directory with NAME.sy / NAME.in / NAME.out; repeat it to run several,
+    /// or give `all` for every corpus: sysy2022 performance, sysy2026 performance,
+    /// functional, hidden_functional and the project's tests/programs
+    /// [default: <repo>/../shared/sysy2022/performance]
     #[arg(long)]
-    suite: Option<PathBuf>,
+    suite: Vec<PathBuf>,
     /// The sysyc binary [default: $CARGO_TARGET_DIR or <repo>/target, then release/sysyc]
     #[arg(long)]
     sysyc: Option<PathBuf>,
@@ -109,7 +112,8 @@ struct RunArgs {
     /// Only cases whose name contains this string
     #[arg(long)]
     filter: Option<String>,
-    /// Write the results as JSON
+    /// Write the results as JSON (with several suites, one file each:
+    /// `NAME.SUITE.json` for `--json NAME.json`)
     #[arg(long)]
     json: Option<PathBuf>,
     /// Write an SVG bar chart of the per-case ratios
@@ -209,13 +213,75 @@ fn default_sysyc() -> PathBuf {
     target.join("release").join("sysyc")
 }
 
-fn bench_cmd(args: &RunArgs) -> Result<(), String> {
-    let suite = match &args.suite {
-        Some(s) => s.clone(),
-        None => suite_root()
-            .ok_or("no suite found: pass --suite DIR or set SYSY_SUITE")?
-            .join("performance"),
+/// The suite directories `--suite` names (`all`: every corpus).
+fn suites(args: &RunArgs) -> Result<Vec<PathBuf>, String> {
+    let root = || suite_root().ok_or("no suite found: pass --suite DIR or set SYSY_SUITE");
+    if args.suite.is_empty() {
+        return Ok(vec![root()?.join("performance")]);
+    }
+    let mut out = Vec::new();
+    for s in &args.suite {
+        if s.as_os_str() == "all" {
+            let r = root()?;
+            let shared = r.parent().ok_or("the suite root has no parent")?;
+            out.push(r.join("performance"));
+            out.push(shared.join("sysy2026").join("performance"));
+            out.push(r.join("functional"));
+            out.push(r.join("hidden_functional"));
+            out.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs"));
+        } else {
+            out.push(s.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// A suite's short name: its directory and the one above it
+/// (`sysy2026/performance`), or the directory alone.
+fn suite_name(dir: &std::path::Path) -> String {
+    let dir = fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let last = |p: &std::path::Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     };
+    match dir.parent() {
+        Some(p) if !last(p).is_empty() => format!("{}/{}", last(p), last(&dir)),
+        _ => last(&dir),
+    }
+}
+
+fn bench_cmd(args: &RunArgs) -> Result<(), String> {
+    let suites = suites(args)?;
+    let mut reports = Vec::new();
+    for suite in &suites {
+        let json = args.json.as_ref().map(|j| {
+            if suites.len() == 1 {
+                j.clone()
+            } else {
+                j.with_extension(format!("{}.json", suite_name(suite).replace('/', "-")))
+            }
+        });
+        if suites.len() > 1 {
+            println!("== {}", suite_name(suite));
+        }
+        reports.push((
+            suite_name(suite),
+            bench_suite(args, suite, json.as_deref())?,
+        ));
+    }
+    if reports.len() > 1 {
+        print!("\n{}", report::render_suites(&reports));
+    }
+    Ok(())
+}
+
+/// Runs one suite; its report (printed, and saved to `json`).
+fn bench_suite(
+    args: &RunArgs,
+    suite: &std::path::Path,
+    json: Option<&std::path::Path>,
+) -> Result<Report, String> {
     let sysyc = args.sysyc.clone().unwrap_or_else(default_sysyc);
     if !sysyc.is_file() {
         return Err(format!(
@@ -224,7 +290,7 @@ fn bench_cmd(args: &RunArgs) -> Result<(), String> {
         ));
     }
     let sysyc = fs::canonicalize(&sysyc).map_err(|e| e.to_string())?;
-    let mut selected = cases(&suite);
+    let mut selected = cases(suite);
     if let Some(f) = &args.filter {
         selected.retain(|c| c.name.contains(f.as_str()));
     }
@@ -279,7 +345,7 @@ fn bench_cmd(args: &RunArgs) -> Result<(), String> {
         cases: results,
     };
     print!("{}", report::render(&report));
-    if let Some(path) = &args.json {
+    if let Some(path) = json {
         report.save(path)?;
     }
     if let Some(path) = &args.svg {
@@ -290,5 +356,5 @@ fn bench_cmd(args: &RunArgs) -> Result<(), String> {
     } else {
         let _ = fs::remove_dir_all(&work);
     }
-    Ok(())
+    Ok(report)
 }

@@ -109,6 +109,49 @@ fn failures(out: &mut String, cases: &[CaseResult]) {
     }
 }
 
+/// The table of several suites: each suite's geomeans and the cases where sysyc
+/// is slower than gcc -O2 (U74 estimate above 1), slowest first.
+pub fn render_suites(reports: &[(String, Report)]) -> String {
+    let width = reports
+        .iter()
+        .map(|(n, _)| n.len())
+        .max()
+        .unwrap_or(5)
+        .max(5);
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<width$} {:>6} {:>8} {:>8} {:>8}  slower than gcc (U74)",
+        "suite", "cases", "insns", "cycles", "u74"
+    );
+    for (name, r) in reports {
+        let s = &r.summary;
+        let mut slower: Vec<(&str, f64)> = r
+            .cases
+            .iter()
+            .filter_map(|c| Some((c.name.as_str(), c.u74_ratio()?)))
+            .filter(|&(_, u)| u > 1.0)
+            .collect();
+        slower.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(b.0)));
+        let list: Vec<String> = slower.iter().map(|(n, u)| format!("{n} {u:.2}")).collect();
+        let _ = writeln!(
+            out,
+            "{:<width$} {:>6} {:>8} {:>8} {:>8}  {}",
+            name,
+            s.compared,
+            fmt_ratio(s.geomean_insns),
+            fmt_ratio(s.geomean_cycles),
+            fmt_ratio(s.geomean_u74),
+            if list.is_empty() {
+                "none".to_string()
+            } else {
+                list.join(", ")
+            }
+        );
+    }
+    out
+}
+
 fn summary(out: &mut String, report: &Report) {
     let s = &report.summary;
     let _ = writeln!(
@@ -152,6 +195,61 @@ fn summary(out: &mut String, report: &Report) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A report of cases `(name, sysyc U74, gcc U74)`, other counts equal.
+    fn report(cases: &[(&str, u64, u64)]) -> Report {
+        let build = |u74: u64| {
+            format!(
+                r#"{{"status": "ok", "counts": {{"insns": 100, "cycles": 100, "u74": {u74}, "loads": 0, "stores": 0, "mul": 0, "div": 0, "fp": 0, "fdiv": 0, "branches": 0, "jumps": 0, "alu": 0, "other": 0, "pairs": 0}}}}"#
+            )
+        };
+        let cases: Vec<String> = cases
+            .iter()
+            .map(|(n, s, g)| {
+                format!(
+                    r#"{{"name": "{n}", "sysyc": {}, "gcc": {}}}"#,
+                    build(*s),
+                    build(*g)
+                )
+            })
+            .collect();
+        let mut r: Report = serde_json::from_str(&format!(
+            r#"{{"suite": "s", "sysyc": "x", "opt_level": 2, "cases": [{}], "summary": {{"cases": 0, "sysyc_passed": 0, "gcc_passed": 0, "compared": 0}}}}"#,
+            cases.join(", ")
+        ))
+        .expect("test report parses");
+        r.summary = crate::results::Summary::of(&r.cases);
+        r
+    }
+
+    #[test]
+    fn the_suites_table_lists_each_suites_slower_cases_slowest_first() {
+        let reports = vec![
+            (
+                "a/performance".to_string(),
+                report(&[("fast", 50, 100), ("slow", 150, 100), ("slower", 300, 100)]),
+            ),
+            (
+                "b/functional".to_string(),
+                report(&[("x", 90, 100), ("y", 100, 100)]),
+            ),
+        ];
+        let table = render_suites(&reports);
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(
+            lines[0].starts_with("suite") && lines[0].contains("slower than gcc"),
+            "{table}"
+        );
+        assert!(
+            lines[1].starts_with("a/performance") && lines[1].ends_with("slower 3.00, slow 1.50"),
+            "{table}"
+        );
+        // Equal to gcc is not slower; the geomean of 0.9 and 1.0.
+        assert!(
+            lines[2].contains("0.949") && lines[2].ends_with("none"),
+            "{table}"
+        );
+    }
 
     #[test]
     fn compact_counts() {
