@@ -19,7 +19,8 @@
 //! - `(a cmp b) != 0` and `(a cmp b) == 1` → `a cmp b`; `(a cmp b) == 0` and
 //!   `(a cmp b) != 1` → the inverse comparison (integer comparisons only);
 //! - `x % 2^k == c` and `!=`, the remainder used only there → a test of
-//!   `x & (sign | 2^k - 1)`;
+//!   `x & (sign | 2^k - 1)`; `x % 2^k` used only as a truth value (a branch
+//!   condition, or compared with 0) → `x & (2^k - 1)`;
 //! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included);
 //! - `gep b, 0, s` → `b`, and `gep (gep b, c1, s1), c2, s2` → one `gep` of `b` by the
 //!   summed constant offset (addresses are 64-bit: the sum is exact), so that two
@@ -169,6 +170,10 @@ fn is_removable(f: &Function, k: &InstKind) -> bool {
 
 fn simplify(f: &mut Function, i: Inst) -> Option<Action> {
     match *f.kind(i) {
+        InstKind::Binary {
+            op: BinOp::SRem,
+            args: [a, b],
+        } => remainder_as_truth(f, i, a, b).or_else(|| simplify_binary(f, BinOp::SRem, a, b)),
         InstKind::Binary { op, args: [a, b] } => simplify_binary(f, op, a, b),
         InstKind::Cmp { op, args: [a, b] } => simplify_cmp(f, op, a, b),
         InstKind::Unary { op, arg } => simplify_unary(f, op, arg),
@@ -509,6 +514,37 @@ fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Actio
         })),
         _ => None,
     }
+}
+
+/// `x % 2^k` used only as a truth value (a branch's condition, or compared with 0):
+/// the remainder is 0 exactly when the low `k` bits of `x` are, so it becomes
+/// `x & (2^k - 1)`, one operation instead of four (`if (x % 2)`).
+fn remainder_as_truth(f: &mut Function, i: Inst, a: Value, b: Value) -> Option<Action> {
+    let m = f.as_iconst(b)?.unsigned_abs();
+    if !m.is_power_of_two() || !(2..=1 << 30).contains(&m) {
+        return None;
+    }
+    let r = f.inst_result(i)?;
+    let truth_only = f.users(r).iter().all(|&u| match f.kind(u) {
+        InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } => *cond == r && !then_dest.args.contains(&r) && !else_dest.args.contains(&r),
+        InstKind::Cmp {
+            op: CmpOp::Eq | CmpOp::Ne,
+            args: [x, y],
+        } => (*x == r && f.as_iconst(*y) == Some(0)) || (*y == r && f.as_iconst(*x) == Some(0)),
+        _ => false,
+    });
+    if !truth_only || !f.has_users(r) {
+        return None;
+    }
+    let mask = f.iconst((m - 1) as i32);
+    Some(Action::Kind(InstKind::Binary {
+        op: BinOp::And,
+        args: [a, mask],
+    }))
 }
 
 /// `x % 2^k == c` (or `!=`), the remainder used by nothing else: a remainder
@@ -853,6 +889,36 @@ bb0:
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_remainder_used_as_a_truth_value_is_a_mask() {
+        // `if (x % d)` and `x % d != 0` for every residue and sign: the remainder
+        // is non-zero exactly when the masked bits are.
+        for d in [2i32, -2, 8] {
+            let src = format!(
+                "func @main() -> i32 {{\n\
+                 bb0:\n  jump bb1(-20, 0)\n\
+                 bb1(%0: i32, %1: i32):\n  %2 = srem %0, {d}\n  br %2, bb2, bb3(%1)\n\
+                 bb2:\n  %3 = mul %1, 3\n  %4 = add %3, %0\n  jump bb3(%4)\n\
+                 bb3(%5: i32):\n  %6 = add %0, 1\n  %7 = slt %6, 21\n  br %7, bb1(%6, %5), bb4\n\
+                 bb4:\n  call @putint(%5)\n  ret 0\n}}\n\
+                 declare @putint(i32) -> void\n"
+            );
+            let out = crate::passes::testutil::same_behaviour(&src, &["instcombine"], "");
+            let mask = d.unsigned_abs() - 1;
+            assert!(out.contains(&format!("and %0, {mask}")), "{out}");
+        }
+        // A remainder whose value is used, not only its truth, stays.
+        combines(
+            "  %a = srem %0, 2
+  %r = add %a, 1
+",
+            "  %3 = srem %0, 2
+  %4 = add %3, 1
+  ret %4
+",
+        );
     }
 
     #[test]
