@@ -193,8 +193,11 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// exclusive-or written with additions, once inlined) are rebuilt shorter.
 ///
 /// Work removal: `constglobals` first (never-written globals are constants before
-/// anything else looks), `memoize` before inlining (the cache wraps the whole
-/// recursion), `unroll` once loops are rotated and again after the second round
+/// anything else looks), `exitsink` before inlining (a pure call whose result only
+/// the loop's exit needs runs once there; inlined, it would be a loop nest nothing
+/// moves), `memoize` before inlining (the cache wraps the whole recursion),
+/// `tailrec` after it and before inlining (a recursion in tail position becomes a
+/// loop, which inlining can then place in its callers), `unroll` once loops are rotated and again after the second round
 /// (with `memforward` and `instcombine`, a table-filling loop becomes constant
 /// stores), `hoistloops` after LICM has moved invariant stores out (an inner loop
 /// left without inputs from the outer iteration runs once), `silentstore` after the
