@@ -22,6 +22,8 @@
 //!   `x & (sign | 2^k - 1)`; `x % 2^k` used only as a truth value (a branch
 //!   condition, or compared with 0) → `x & (2^k - 1)`;
 //! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included);
+//! - `x / c` → `x * (1 / c)` for a float `c` that is, like its reciprocal, a normal
+//!   power of two (both round the same real number: exact for every `x`);
 //! - `gep b, 0, s` → `b`, and `gep (gep b, c1, s1), c2, s2` → one `gep` of `b` by the
 //!   summed constant offset (addresses are 64-bit: the sum is exact), so that two
 //!   names of one address (unrolled copies stepping a pointer) become one.
@@ -341,7 +343,7 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
 /// a NaN there is already the canonical one RISC-V arithmetic (and the interpreter)
 /// produces, and every other value is exact. (A loaded or negated NaN may carry
 /// another sign or payload, which the multiplication would canonicalise: those stay.)
-fn simplify_float(f: &Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
+fn simplify_float(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
     let canonical = matches!(
         f.def_inst(a).map(|i| f.kind(i)),
         Some(InstKind::Binary {
@@ -356,8 +358,25 @@ fn simplify_float(f: &Function, op: BinOp, a: Value, b: Value) -> Option<Action>
         BinOp::FMul | BinOp::FDiv if canonical && f.as_fconst(b) == Some(1.0) => {
             Some(Action::Value(a))
         }
+        BinOp::FDiv => {
+            let r = f.fconst(exact_reciprocal(f.as_fconst(b)?)?);
+            Some(Action::Kind(InstKind::Binary {
+                op: BinOp::FMul,
+                args: [a, r],
+            }))
+        }
         _ => None,
     }
+}
+
+/// `1 / c` when both `c` and it are normal powers of two: then `x / c` and
+/// `x * (1 / c)` are the rounding of the same real number for every `x` (NaN,
+/// infinities, zeros and subnormal results included), and a multiply is several
+/// times cheaper than a division.
+fn exact_reciprocal(c: f32) -> Option<f32> {
+    let power_of_two = |x: f32| x.is_normal() && x.to_bits() & 0x007f_ffff == 0;
+    let r = 1.0 / c;
+    (power_of_two(c) && power_of_two(r)).then_some(r)
 }
 
 /// How many low bits of the 32-bit value `v` are known to be zero (LLVM's
@@ -948,6 +967,33 @@ bb0:
         combines_f("  %r = fmul %2, 0.0\n", "  %3 = fmul %2, 0.0\n  ret %3\n");
         combines_f("  %r = fsub %2, %2\n", "  %3 = fsub %2, %2\n  ret %3\n");
         combines_f("  %r = fmul %2, 1.0\n", "  %3 = fmul %2, 1.0\n  ret %3\n");
+    }
+
+    #[test]
+    fn division_by_a_power_of_two_is_a_multiplication() {
+        combines_f("  %r = fdiv %2, 4.0\n", "  %3 = fmul %2, 0.25\n  ret %3\n");
+        combines_f("  %r = fdiv %2, -0.5\n", "  %3 = fmul %2, -2.0\n  ret %3\n");
+        // 3.0 has no exact reciprocal; 2^127's reciprocal is subnormal.
+        combines_f("  %r = fdiv %2, 3.0\n", "  %3 = fdiv %2, 3.0\n  ret %3\n");
+        combines_f(
+            "  %r = fdiv %2, 1.7014118e38\n",
+            "  %3 = fdiv %2, 1.7014118e38\n  ret %3\n",
+        );
+        // Both spellings agree bit for bit on awkward operands, subnormal
+        // results included.
+        for x in [
+            1.5f32,
+            -0.0,
+            f32::MIN_POSITIVE,
+            3.0e38,
+            1.0e-40,
+            f32::INFINITY,
+        ] {
+            for c in [2.0f32, 0.125, -1024.0, 2.0f32.powi(-126), 2.0f32.powi(126)] {
+                let r = super::exact_reciprocal(c).expect("a power of two");
+                assert_eq!((x / c).to_bits(), (x * r).to_bits(), "{x} / {c}");
+            }
+        }
     }
 
     #[test]
