@@ -33,8 +33,11 @@ pub fn run(mf: &mut MFunction, placement: Placement) {
     if placement == Placement::Chains {
         place_blocks(mf);
         crate::tail_dup::run(mf);
+        let depths = crate::loops::loop_depths(mf);
+        fall_through(mf, Some(&depths));
+    } else {
+        fall_through(mf, None);
     }
-    fall_through(mf);
 }
 
 /// Reorders `mf.layout` in chains. A latch (a block other than the header that
@@ -130,7 +133,12 @@ fn place_blocks(mf: &mut MFunction) {
     mf.layout = layout;
 }
 
-fn fall_through(mf: &mut MFunction) {
+/// Removes jumps to the next block, inverting `bcc T; j F` to fall through to `T`
+/// when `T` is next. With the blocks' loop `depths`, a `bcc T; j F` with neither
+/// next and `F` in a deeper loop than `T` (a loop's back edge behind its exit
+/// test) becomes `b!cc F; j T`, so that each iteration takes one branch and the
+/// jump runs once, on the way out.
+fn fall_through(mf: &mut MFunction, depths: Option<&[u32]>) {
     for k in 0..mf.layout.len() {
         let b = mf.layout[k];
         let next = mf.layout.get(k + 1).copied();
@@ -140,13 +148,19 @@ fn fall_through(mf: &mut MFunction) {
             if let (MInst::Branch { cond, target, .. }, MInst::Jump { target: f }) =
                 (&insts[n - 2], &insts[n - 1])
             {
-                if Some(*target) == next {
-                    let (inv, f) = (cond.inverse(), *f);
+                let (t, f) = (*target, *f);
+                let deeper_jump = depths.is_some_and(|d| d[f.index()] > d[t.index()]);
+                if Some(t) == next || (Some(f) != next && deeper_jump) {
+                    let inv = cond.inverse();
                     if let MInst::Branch { cond, target, .. } = &mut insts[n - 2] {
                         *cond = inv;
                         *target = f;
                     }
-                    insts.pop();
+                    if Some(t) == next {
+                        insts.pop();
+                    } else {
+                        insts[n - 1] = MInst::Jump { target: t };
+                    }
                     continue;
                 }
             }
