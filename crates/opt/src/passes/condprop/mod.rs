@@ -183,28 +183,28 @@ fn substitute_pinned(f: &mut Function, b: Block, pins: &Pins, zero_bits: &Pins) 
             }
             None => {}
         }
-        let mut any = false;
-        f.kind(i).for_each_arg(|a| any |= pins.get(a).is_some());
-        if !any {
-            continue;
+        let known: Vec<Option<i32>> = f.kind(i).args().iter().map(|&a| pins.get(a)).collect();
+        if known.iter().any(Option::is_some) {
+            replace_operands(f, i, &known);
+            changed += 1;
         }
-        let mut consts: Vec<Option<Value>> = Vec::new();
-        let args: Vec<Value> = f.kind(i).args().to_vec();
-        for a in args {
-            consts.push(pins.get(a).map(|c| f.iconst(c)));
-        }
-        let mut kind = f.kind(i).clone();
-        let mut k = 0;
-        kind.map_args(|a| {
-            if let Some(c) = consts[k] {
-                *a = c;
-            }
-            k += 1;
-        });
-        f.replace_kind(i, kind);
-        changed += 1;
     }
     changed
+}
+
+/// Replaces operand `k` of `i` (in textual order) by the constant `known[k]`
+/// where that is `Some`.
+fn replace_operands(f: &mut Function, i: Inst, known: &[Option<i32>]) {
+    let consts: Vec<Option<Value>> = known.iter().map(|k| k.map(|c| f.iconst(c))).collect();
+    let mut kind = f.kind(i).clone();
+    let mut k = 0;
+    kind.map_args(|a| {
+        if let Some(c) = consts[k] {
+            *a = c;
+        }
+        k += 1;
+    });
+    f.replace_kind(i, kind);
 }
 
 /// The fact the edge into `b` establishes, when `b` has a single predecessor ending
@@ -246,19 +246,8 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &FactStack) -> usize {
         if known_ops.iter().all(Option::is_none) {
             continue;
         }
-        let consts: Vec<Option<Value>> = known_ops
-            .iter()
-            .map(|k| k.map(|t| f.iconst(i32::from(t))))
-            .collect();
-        let mut kind = f.kind(i).clone();
-        let mut k = 0;
-        kind.map_args(|a| {
-            if let Some(c) = consts[k] {
-                *a = c;
-            }
-            k += 1;
-        });
-        f.replace_kind(i, kind);
+        let known: Vec<Option<i32>> = known_ops.iter().map(|k| k.map(i32::from)).collect();
+        replace_operands(f, i, &known);
         changed += 1;
     }
     changed
