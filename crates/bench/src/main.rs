@@ -270,9 +270,7 @@ fn bench_cmd(args: &RunArgs) -> Result<(), String> {
             bench_suite(args, suite, json.as_deref())?,
         ));
     }
-    if reports.len() > 1 {
-        print!("\n{}", report::render_suites(&reports));
-    }
+    print!("\n{}", report::render_suites(&reports));
     Ok(())
 }
 

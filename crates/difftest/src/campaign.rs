@@ -148,6 +148,47 @@ pub fn check_seed(
     }
 }
 
+/// Writes the programs of `seeds` into `dir` as a test suite: `gen-SEED.sy`,
+/// `gen-SEED.in` and `gen-SEED.out` (the reference's output and exit status, as
+/// `sysy2022/` lays its cases out). Seeds whose program the reference cannot run
+/// are skipped. Returns (written, skipped).
+pub fn write_suite(
+    dir: &Path,
+    seeds: Range<u64>,
+    gen: &GenConfig,
+    harness: Option<&Harness>,
+    reference: &Reference,
+) -> Result<(usize, usize), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let runner = Runner::new(harness, dir.join(".work")).map_err(|e| e.to_string())?;
+    let (mut written, mut skipped) = (0, 0);
+    for seed in seeds {
+        let program = generate(seed, gen);
+        let text = print_program(&program);
+        let expected = match validate(&program) {
+            Ok(()) => runner.reference(&text, &program.input, reference),
+            Err(e) => Err(e),
+        };
+        let Ok(out @ Outcome::Ran { .. }) = expected else {
+            skipped += 1;
+            continue;
+        };
+        let stem = dir.join(format!("gen-{seed}"));
+        for (ext, body) in [
+            ("sy", text),
+            ("in", program.input.clone()),
+            ("out", out.describe()),
+        ] {
+            let path = stem.with_extension(ext);
+            sysyc::write_atomically(&path, body.as_bytes())
+                .map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        written += 1;
+    }
+    let _ = std::fs::remove_dir_all(dir.join(".work"));
+    Ok((written, skipped))
+}
+
 /// Runs the campaign.
 pub fn run(opts: &Options, harness: Option<&Harness>) -> Summary {
     let start = Instant::now();

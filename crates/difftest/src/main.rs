@@ -9,7 +9,7 @@
 use clap::Parser;
 use difftest::campaign::{self, Options};
 use difftest::gen::{generate, GenConfig};
-use difftest::oracle::{install_quiet_panic_hook, Config};
+use difftest::oracle::{install_quiet_panic_hook, Config, Reference};
 use harness::Harness;
 use std::ops::Range;
 use std::path::PathBuf;
@@ -49,6 +49,12 @@ struct Cli {
     /// Print the program of this seed and exit.
     #[arg(long)]
     print: Option<u64>,
+    /// Write the seeds' programs into this directory as a test suite (`gen-SEED.sy`,
+    /// `.in`, and the reference's output as `.out`) instead of testing: the bench
+    /// (`bench --suite DIR --clang`) then finds where sysyc's code is slower than
+    /// gcc's and clang's on programs nobody tuned for.
+    #[arg(long)]
+    write_suite: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -91,6 +97,28 @@ fn main() -> ExitCode {
     } else {
         None
     };
+    if let Some(dir) = &cli.write_suite {
+        let reference = match &harness {
+            Some(h) => Reference::Gcc(h),
+            None => Reference::Interp,
+        };
+        return match campaign::write_suite(
+            dir,
+            cli.seeds.clone(),
+            &gen,
+            harness.as_ref(),
+            &reference,
+        ) {
+            Ok((written, skipped)) => {
+                println!("{written} programs written to {}; {skipped} seeds skipped (the reference failed)", dir.display());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::from(2)
+            }
+        };
+    }
     let mut configs = Vec::new();
     for &level in &cli.levels {
         // Without gcc, interp-O0 is the reference itself.

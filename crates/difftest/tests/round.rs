@@ -128,6 +128,33 @@ fn has_shadowing(p: &Program) -> bool {
     })
 }
 
+/// `--write-suite`: the programs, their input and the reference's output, laid out
+/// as a suite the harness (and so the bench) reads.
+#[test]
+fn generated_programs_make_a_suite() {
+    let dir = scratch("suite");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (written, skipped) =
+        difftest::campaign::write_suite(&dir, 3..6, &GenConfig::small(), None, &Reference::Interp)
+            .unwrap();
+    assert_eq!((written, skipped), (3, 0));
+    let cases = harness::cases(&dir);
+    assert_eq!(cases.len(), 3);
+    for c in &cases {
+        let p = generate(
+            c.name.trim_start_matches("gen-").parse().unwrap(),
+            &GenConfig::small(),
+        );
+        assert_eq!(std::fs::read_to_string(&c.sy).unwrap(), print_program(&p));
+        let out = String::from_utf8(c.expected().unwrap()).unwrap();
+        let runner = Runner::new(None, scratch("suite-run")).unwrap();
+        assert_eq!(
+            out,
+            interp(&runner, &print_program(&p), &p.input).describe()
+        );
+    }
+}
+
 /// The short differential round: interpreter at -O0 against -O2, -O1 and
 /// memory-form SSA.
 #[test]
