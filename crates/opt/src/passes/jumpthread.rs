@@ -466,7 +466,24 @@ fn thread(f: &mut Function, b: Block, edges: &[Edge]) {
         let call = f.kind(pt).targets()[e.which].clone();
         let nb = f.create_block();
         f.layout.insert_block_after(nb, e.pred);
-        let mut map: FxHashMap<Value, Value> = params.iter().copied().zip(call.args).collect();
+        // An argument that is a value of b itself (a loop's back edge passing the
+        // header's parameter around unchanged) means that value as it reaches the
+        // end of p, which the repair below may change: it keeps flowing in as an
+        // argument, to a parameter of the copy, so that the repair sees its use in
+        // p. (Mapped straight to the copy's code, it stayed the value b defines,
+        // stale once the copy bypasses b.)
+        let of_b = |f: &Function, v: Value| f.value_block(v) == Some(b);
+        let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+        let mut passed = Vec::new();
+        for (&param, &a) in params.iter().zip(call.args.iter()) {
+            if of_b(f, a) {
+                let ty = f.value_type(param);
+                map.insert(param, f.append_block_param(nb, ty));
+                passed.push(a);
+            } else {
+                map.insert(param, a);
+            }
+        }
         for &i in body {
             let mut kind = f.kind(i).clone();
             kind.map_args(|a| {
@@ -496,7 +513,7 @@ fn thread(f: &mut Function, b: Block, edges: &[Edge]) {
             }
         }
         f.append_inst(nb, InstKind::Jump { dest }, Type::Void);
-        f.set_target(pt, e.which, BlockCall::new(nb, Vec::new()));
+        f.set_target(pt, e.which, BlockCall::new(nb, passed));
         copies.push((nb, map));
     }
     // Every value of b now has a definition per copy: repair its uses outside b.
@@ -545,6 +562,47 @@ bb4:
   ret 0
 }
 "#;
+
+    /// Regression (difftest --size large, seed 600183, once exitsink rotated its
+    /// loops early): two loops share the header bb1, whose invariant test is false
+    /// on both back edges. The inner back edge passes the outer counter `%3`
+    /// through unchanged; threaded, that argument must be the counter reaching the
+    /// inner latch (which the outer latch's copy now updates), not bb1's own
+    /// parameter, which the copies bypass: the outer loop never ended.
+    #[test]
+    fn a_back_edge_passing_the_headers_parameter_through_keeps_it_current() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = eq %0, 7
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  br %1, bb5, bb2
+bb2:
+  call @putint(%3)
+  %4 = add %2, 1
+  %5 = slt %4, 2
+  br %5, bb1(%4, %3), bb3
+bb3:
+  %6 = add %3, 1
+  %7 = slt %6, 3
+  br %7, bb1(0, %6), bb4
+bb4:
+  ret 0
+bb5:
+  ret 1
+}
+"#;
+        let out = same_behaviour(src, &["jumpthread"], "3");
+        // Both back edges skip the test.
+        assert_eq!(out.matches("br %1,").count(), 1, "{out}");
+        let m = ir::parse_module(&out).unwrap();
+        assert_eq!(crate::passes::testutil::exec(&m, "3").0, "001122");
+    }
 
     #[test]
     fn an_inner_loop_that_runs_once_is_peeled_off() {
