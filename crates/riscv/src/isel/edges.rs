@@ -135,14 +135,23 @@ impl Isel<'_> {
                 base: PBase::Slot(slot),
                 off,
             }) => self.push(MInst::FrameAddr { rd: dst, slot, off }),
-            Opnd::Loc(PtrLoc {
-                base: PBase::Global(g),
-                off,
-            }) => self.push(MInst::La {
-                rd: dst,
-                global: g,
-                off,
-            }),
+            Opnd::Loc(
+                l @ PtrLoc {
+                    base: PBase::Global(g),
+                    off,
+                },
+            ) => {
+                if off.unsigned_abs() <= super::memory::MAX_SYMBOL_OFFSET {
+                    self.push(MInst::La {
+                        rd: dst,
+                        global: g,
+                        off,
+                    })
+                } else {
+                    let r = self.materialize(l);
+                    self.push(MInst::Mv { rd: dst, rs: r })
+                }
+            }
             Opnd::Loc(_) | Opnd::Reg(_) => unreachable!("register copies are moves"),
         }
     }

@@ -21,6 +21,10 @@ pub(super) fn mem_op(t: Type) -> Result<MemOp, BackendError> {
     }
 }
 
+/// The largest offset folded into a global's symbolic address (`lla g+off`): far
+/// below the +-2 GiB a PC-relative address reaches, far above any SysY array.
+pub(super) const MAX_SYMBOL_OFFSET: u64 = 1 << 30;
+
 impl Isel<'_> {
     /// A frame slot for `res = alloc elem, len`, whose address is `res`.
     pub(super) fn alloc(&mut self, elem: Type, len: u32, res: Value) {
@@ -61,6 +65,23 @@ impl Isel<'_> {
     pub(super) fn materialize(&mut self, l: PtrLoc) -> Reg {
         match l.base {
             PBase::Reg(r) if l.off == 0 => r,
+            // `lla g+off` is PC-relative: the offset must keep the address within
+            // reach (a constant index far outside the array, in code that never
+            // runs, once gave `g+8589934588`, which no assembler takes). Such an
+            // offset is added to the global's address instead.
+            PBase::Global(_) if l.off.unsigned_abs() > MAX_SYMBOL_OFFSET => {
+                let base = self.cached(CacheKey::Loc(PtrLoc { off: 0, ..l }));
+                let t = self.new_vreg(RegClass::Int);
+                self.push_remat(MInst::Li { rd: t, imm: l.off });
+                let r = self.new_vreg(RegClass::Int);
+                self.push(MInst::Alu {
+                    op: AluOp::Add,
+                    rd: r,
+                    rs1: base,
+                    rs2: t,
+                });
+                r
+            }
             _ => self.cached(CacheKey::Loc(l)),
         }
     }
