@@ -19,7 +19,11 @@
 //! Only functions all of whose self-calls are in tail position are transformed, so
 //! that they stop being recursive: a recursion that stays (`f(n - 1) + f(n - 2)`
 //! beside a tail call) is left whole to memoisation and recursive inlining, which
-//! did better on it than a loop around the remaining calls.
+//! did better on it than a loop around the remaining calls. And only functions
+//! without loops of their own: where each call runs loops, the call is a small
+//! part of its cost, and the new loop around them nests them one level deeper,
+//! which cost more than the calls it saved (quickselect's partition loops, whose
+//! recursion is a few dozen calls deep, ran 60% more U74 cycles as one loop nest).
 //!
 //! A call is in tail position when its block ends `%r = call @f(..); ret %r` (or,
 //! accumulating, `%r = call @f(..); %s = add %x, %r; ret %s` with `%s` and `%r`
@@ -31,6 +35,7 @@
 
 use crate::analysis::{pointer_base, AnalysisManager, PointerBase, Preserved};
 use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, BlockCall, FuncId, Function, Inst, InstKind, Module, Type, Value};
 
 /// The tail-recursion elimination pass.
@@ -88,7 +93,7 @@ pub fn run(f: &mut Function, id: FuncId) -> usize {
         .flat_map(|&b| f.layout.block_insts(b))
         .filter(|&i| matches!(f.kind(i), InstKind::Call { callee, .. } if *callee == id))
         .count();
-    if self_calls != calls.len() {
+    if self_calls != calls.len() || has_loops(f) {
         return 0;
     }
     let mut ops = calls.iter().filter_map(|c| c.acc.map(|(op, ..)| op));
@@ -197,6 +202,15 @@ pub fn run(f: &mut Function, id: FuncId) -> usize {
         }
     }
     calls.len()
+}
+
+/// Whether `f` has a loop (an edge to a block that dominates its source).
+fn has_loops(f: &Function) -> bool {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    cfg.rpo()
+        .iter()
+        .any(|&b| f.successors(b).iter().any(|&s| dt.dominates(s, b)))
 }
 
 /// The tail call to `id` that block `b` returns through, if any.
@@ -433,6 +447,33 @@ bb4:
   %8 = add %5, %7
   %9 = mul %8, 1
   ret %9
+}"#;
+        let src = program(f, "  %1 = call @f(%0)\n  call @putint(%1)");
+        assert_eq!(run(&src, &["tailrec"]).trim(), run(&src, &[]).trim());
+    }
+
+    #[test]
+    fn a_function_with_loops_keeps_its_tail_calls() {
+        // `f(n) { s = 0; for (i = 0; i < n; i++) s += i; if (n > 3) return f(n - 3); return s; }`
+        let f = r#"func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0, 0)
+bb1(%1: i32, %2: i32):
+  %3 = slt %1, %0
+  br %3, bb2, bb3
+bb2:
+  %4 = add %2, %1
+  %5 = add %1, 1
+  jump bb1(%5, %4)
+bb3:
+  %6 = sgt %0, 3
+  br %6, bb4, bb5
+bb4:
+  %7 = add %0, -3
+  %8 = call @f(%7)
+  ret %8
+bb5:
+  ret %2
 }"#;
         let src = program(f, "  %1 = call @f(%0)\n  call @putint(%1)");
         assert_eq!(run(&src, &["tailrec"]).trim(), run(&src, &[]).trim());
