@@ -17,6 +17,7 @@
 //! With [`Placement::KeepOrder`] (`-fno-reorder-blocks`) only the last step runs,
 //! on the order instruction selection made.
 
+use crate::loops::LoopInfo;
 use crate::mir::{MBlock, MFunction, MInst};
 
 /// Whether to reorder blocks before making fall-throughs explicit.
@@ -33,8 +34,8 @@ pub fn run(mf: &mut MFunction, placement: Placement) {
     if placement == Placement::Chains {
         place_blocks(mf);
         crate::tail_dup::run(mf);
-        let depths = crate::loops::loop_depths(mf);
-        fall_through(mf, Some(&depths));
+        let info = crate::loops::loop_info(mf);
+        fall_through(mf, Some(&info));
     } else {
         fall_through(mf, None);
     }
@@ -134,11 +135,11 @@ fn place_blocks(mf: &mut MFunction) {
 }
 
 /// Removes jumps to the next block, inverting `bcc T; j F` to fall through to `T`
-/// when `T` is next. With the blocks' loop `depths`, a `bcc T; j F` with neither
-/// next and `F` in a deeper loop than `T` (a loop's back edge behind its exit
-/// test) becomes `b!cc F; j T`, so that each iteration takes one branch and the
-/// jump runs once, on the way out.
-fn fall_through(mf: &mut MFunction, depths: Option<&[u32]>) {
+/// when `T` is next. With the function's `loops`, a `bcc T; j F` with neither next
+/// whose jump is a back edge (`F` heads a loop holding the block) and whose branch
+/// leaves that loop becomes `b!cc F; j T`, so that each iteration takes one branch
+/// and the jump runs once, on the way out.
+fn fall_through(mf: &mut MFunction, loops: Option<&LoopInfo>) {
     for k in 0..mf.layout.len() {
         let b = mf.layout[k];
         let next = mf.layout.get(k + 1).copied();
@@ -149,8 +150,12 @@ fn fall_through(mf: &mut MFunction, depths: Option<&[u32]>) {
                 (&insts[n - 2], &insts[n - 1])
             {
                 let (t, f) = (*target, *f);
-                let deeper_jump = depths.is_some_and(|d| d[f.index()] > d[t.index()]);
-                if Some(t) == next || (Some(f) != next && deeper_jump) {
+                let back_edge_past_exit = loops.is_some_and(|info| {
+                    info.loops.iter().enumerate().any(|(li, l)| {
+                        l.header == f && info.contains(li, b) && !info.contains(li, t)
+                    })
+                });
+                if Some(t) == next || (Some(f) != next && back_edge_past_exit) {
                     let inv = cond.inverse();
                     if let MInst::Branch { cond, target, .. } = &mut insts[n - 2] {
                         *cond = inv;
