@@ -173,6 +173,25 @@ impl Memory {
         Ok(())
     }
 
+    /// Sets the `len` bytes at `addr` to `byte` (C's `memset`), bounds-checked: live
+    /// memory is one range, so its first and last bytes being live is enough.
+    pub fn fill(&mut self, addr: u64, len: u64, byte: u8) -> Result<(), ErrorKind> {
+        if len == 0 {
+            return Ok(());
+        }
+        let Some(last) = addr.checked_add(len - 1) else {
+            return Err(ErrorKind::OutOfBounds {
+                addr,
+                size: u32::MAX,
+                write: true,
+            });
+        };
+        let a = self.check(addr, 1, true)?;
+        let b = self.check(last, 1, true)?;
+        self.bytes[a..=b].fill(byte);
+        Ok(())
+    }
+
     /// Reads the NUL-terminated string at `addr` (without the NUL), bounds-checked.
     pub fn c_string(&self, addr: u64) -> Result<Vec<u8>, ErrorKind> {
         let mut out = Vec::new();

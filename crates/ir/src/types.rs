@@ -16,8 +16,9 @@ pub enum Type {
     /// IEEE-754 single.
     F32,
     /// 64-bit two's complement integer; arithmetic wraps. Created only by optimisation
-    /// passes, and only as an SSA temporary or block parameter (never in memory, a
-    /// signature or a call).
+    /// passes, and only as an SSA temporary or block parameter, or as the `size_t`
+    /// argument of a C library function (`memset`); never in memory or in a defined
+    /// function's signature.
     I64,
     /// A 64-bit address.
     Ptr,

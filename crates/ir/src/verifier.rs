@@ -12,8 +12,8 @@
 //!   longer than the global (`Words` and `Bytes` have at most `len` elements); `Bytes`
 //!   only initialise `i8` data, and `i8` words fit in a byte.
 //!
-//! Signatures (declarations too): parameters are `i32`, `f32` or `ptr`; the return
-//! type is one of those or `void`.
+//! Signatures: parameters are `i32`, `f32` or `ptr` (a declaration's may also be
+//! `i64`: a C library function's `size_t`); the return type is one of those or `void`.
 //!
 //! Function bodies:
 //! - layout integrity: every instruction in the layout is a valid entity that the layout
@@ -48,7 +48,8 @@
 //!   in the layout but still listed), and constants have no recorded users.
 //!
 //! So `i64` values live only in instruction results and block parameters: never in
-//! memory, a signature or a call.
+//! memory, nor in a defined function's signature or a call of it (only a C library
+//! function, such as `memset`, takes them).
 
 use crate::analysis::{ControlFlowGraph, DominatorTree};
 use crate::entities::{Block, Inst, Value};
@@ -188,8 +189,11 @@ fn check_module(m: &Module, errors: &mut Vec<VerifierError>) {
 
 fn check_signature(f: &Function, errors: &mut Vec<VerifierError>) {
     let loc = || format!("in @{}", f.name);
+    // A declaration is a C library function: its `i64` parameters are `size_t`s
+    // (`memset`'s length); a defined function's are SysY's types only.
+    let external = f.is_declaration();
     for (i, &t) in f.sig.params.iter().enumerate() {
-        if !is_value_type(t) {
+        if !(is_value_type(t) || external && t == Type::I64) {
             errors.push(VerifierError {
                 location: loc(),
                 message: format!("parameter {i} has type {t}, expected i32, f32 or ptr"),

@@ -30,6 +30,8 @@ pub(crate) enum Builtin {
     PutF,
     StartTime,
     StopTime,
+    /// C's `memset(ptr, byte, size_t len)`, which the loop idiom pass calls.
+    MemSet,
 }
 
 impl Builtin {
@@ -49,6 +51,7 @@ impl Builtin {
             "putf" => Builtin::PutF,
             "_sysy_starttime" => Builtin::StartTime,
             "_sysy_stoptime" => Builtin::StopTime,
+            "memset" => Builtin::MemSet,
             _ => return None,
         })
     }
@@ -62,6 +65,7 @@ impl Builtin {
             Builtin::PutArray | Builtin::PutFArray => 2,
             Builtin::PutF => 1,
             Builtin::StartTime | Builtin::StopTime => 1,
+            Builtin::MemSet => 3,
         }
     }
 
@@ -192,6 +196,10 @@ impl<'io> Runtime<'io> {
             Builtin::StopTime => {
                 self.timers.stop(arg(0) as i32);
                 0
+            }
+            Builtin::MemSet => {
+                mem.fill(arg(0), arg(2), arg(1) as u8)?;
+                arg(0)
             }
         };
         if let Some(e) = self.input.error.take() {

@@ -16,7 +16,8 @@
 //! declarations get the effects the library documents ([`runtime_effects`]): all do
 //! I/O, `getarray`/`getfarray` also write through their array argument and
 //! `putarray`/`putfarray`/`putf` read through theirs; none touches the program's
-//! globals. Any other declaration is assumed to do everything.
+//! globals. C's `memset`, which [`crate::passes::loopidiom`] calls, only writes
+//! through its pointer argument. Any other declaration is assumed to do everything.
 
 use std::collections::VecDeque;
 
@@ -132,6 +133,11 @@ pub fn runtime_effects(name: &str) -> Option<Effects> {
         "putarray" | "putfarray" | "putf" => Some(Effects {
             reads_args: true,
             ..io
+        }),
+        // C's, which the loop idiom pass calls: it writes its array argument.
+        "memset" => Some(Effects {
+            writes_args: true,
+            ..Effects::default()
         }),
         _ => None,
     }

@@ -71,31 +71,60 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         let dead = loops
             .loops()
             .map(|(id, _)| id)
-            .find_map(|id| dead_loop(f, cfg, dt, loops, purity, id));
+            .filter(|&id| terminates(f, dt, loops, id))
+            .find_map(|id| dead_loop(f, cfg, loops, purity, id));
         let Some(exit) = dead else {
             return deleted;
         };
-        // Every edge entering the loop goes to the exit instead; the loop becomes
-        // unreachable.
-        for (pred, which) in exit.entries {
-            let term = f.terminator(pred).expect("a predecessor ends in a branch");
-            f.set_target(term, which, exit.dest.clone());
-            // A branch whose arms now agree is a jump.
-            if let InstKind::Br {
-                then_dest,
-                else_dest,
-                ..
-            } = f.kind(term)
-            {
-                if then_dest == else_dest {
-                    let dest = then_dest.clone();
-                    f.replace_kind(term, InstKind::Jump { dest });
-                }
-            }
-        }
-        remove_unreachable_blocks(f);
+        bypass(f, exit);
         deleted += 1;
     }
+}
+
+/// Deletes the loop headed by `header`, which the caller knows terminates, if it
+/// has no effect and computes nothing used after it (a loop another pass emptied,
+/// whose termination proof went with what it removed); whether it did.
+pub fn delete_terminating(f: &mut Function, purity: &Purity, header: Block) -> bool {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let Some(id) = loops
+        .loops()
+        .find(|(_, l)| l.header == header)
+        .map(|(id, _)| id)
+    else {
+        return false;
+    };
+    match dead_loop(f, &cfg, &loops, purity, id) {
+        Some(exit) => {
+            bypass(f, exit);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Sends the edges entering a dead loop to its exit.
+fn bypass(f: &mut Function, exit: Bypass) {
+    // Every edge entering the loop goes to the exit instead; the loop becomes
+    // unreachable.
+    for (pred, which) in exit.entries {
+        let term = f.terminator(pred).expect("a predecessor ends in a branch");
+        f.set_target(term, which, exit.dest.clone());
+        // A branch whose arms now agree is a jump.
+        if let InstKind::Br {
+            then_dest,
+            else_dest,
+            ..
+        } = f.kind(term)
+        {
+            if then_dest == else_dest {
+                let dest = then_dest.clone();
+                f.replace_kind(term, InstKind::Jump { dest });
+            }
+        }
+    }
+    remove_unreachable_blocks(f);
 }
 
 /// Where a dead loop's entries go instead.
@@ -106,19 +135,15 @@ struct Bypass {
     entries: Vec<(Block, usize)>,
 }
 
-/// How to bypass loop `id`, if it can be deleted.
+/// How to bypass loop `id`, if it can be deleted once it is known to terminate.
 fn dead_loop(
     f: &Function,
     cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
     loops: &LoopForest,
     purity: &Purity,
     id: LoopId,
 ) -> Option<Bypass> {
     let lp = loops.get(id);
-    if !terminates(f, dt, loops, id) {
-        return None;
-    }
     let inside = |b: Block| loops.contains(id, b);
     // Values of the loop may be used only in the loop; every edge out of it goes to
     // one block with the same arguments, defined outside the loop.

@@ -22,16 +22,22 @@
 //!      a load at an unknown offset counts as a read of all of it; a call forgets
 //!      what it knows about, and counts as reading, the allocations passed to calls.
 //!
+//! A call of C's `memset` (which [`super::loopidiom`] makes of fill loops) on an
+//! allocation is a write, not a read: an allocation only cleared and stored to is
+//! still write-only, and within a block, a load inside the cleared range that no
+//! later store overlaps reads the repeated byte (`int c[1024][4] = {{1, 2}}`, then
+//! `c[2][0]` is 0).
+//!
 //! Memory not from a local `alloc` (globals, pointer parameters) is left alone: calls
 //! and other pointers may alias it. This is the local (basic-block) redundant load and
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
 //! Implementation", 13.1), restricted to memory that provably has no other name.
 
 use crate::analysis::address_root;
-use crate::analysis::FunctionAnalyses;
+use crate::analysis::AnalysisManager;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
-use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
+use crate::pipeline::Pass;
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, UnOp, Value};
 use rustc_hash::FxHashSet;
 
 /// The memforward pass.
@@ -45,21 +51,51 @@ impl Pass for MemForward {
         "store-to-load forwarding and dead store elimination for local memory"
     }
     fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, run)
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
+        let memset = memset_of(m);
+        super::each_function(m, |f| run(f, memset))
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let memset = memset_of(m);
+        am.each_function(m, |f, _| run(f, memset))
+    }
 }
 
-impl FunctionPass for MemForward {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
-        run(f)
+/// The C library's `memset`, when the module declares it (and defines no function
+/// of that name).
+pub(crate) fn memset_of(m: &Module) -> Option<FuncId> {
+    m.func_by_name("memset")
+        .filter(|&id| m.funcs[id].is_declaration())
+}
+
+/// `(pointer, byte, length)` of `i` when it is a call of `memset` with a constant
+/// length (`sext` of an `i32` constant, as the loop idiom pass writes it).
+pub(crate) fn memset_call(
+    f: &Function,
+    memset: Option<FuncId>,
+    i: Inst,
+) -> Option<(Value, u8, Option<i64>)> {
+    let InstKind::Call { callee, args } = f.kind(i) else {
+        return None;
+    };
+    if Some(*callee) != memset {
+        return None;
     }
+    let &[ptr, byte, len] = &args[..] else {
+        return None;
+    };
+    let byte = f.as_iconst(byte)? as u8;
+    let len = match f.def_inst(len).map(|d| f.kind(d)) {
+        Some(&InstKind::Unary {
+            op: UnOp::SExt,
+            arg,
+        }) => f.as_iconst(arg).map(i64::from),
+        _ => None,
+    };
+    Some((ptr, byte, len))
 }
 
 /// What the function does with one allocation's address.
@@ -75,7 +111,7 @@ struct AllocInfo {
 
 /// Classifies every `alloc` of `f` (keyed by its result) and lists, per allocation,
 /// the instructions deriving from or accessing it.
-fn classify(f: &Function) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
+fn classify(f: &Function, memset: Option<FuncId>) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
     let mut out = Vec::new();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {
@@ -96,6 +132,8 @@ fn classify(f: &Function) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
                         InstKind::Gep { base, .. } if *base == p => {
                             work.push(f.inst_result(u).expect("gep has a result"));
                         }
+                        // `memset` writes through its pointer, its only one.
+                        InstKind::Call { .. } if memset_call(f, memset, u).is_some() => {}
                         InstKind::Call { .. } => info.call_visible = true,
                         _ => info.escaped = true,
                     }
@@ -122,11 +160,11 @@ type Loc = super::locmap::Loc<Value>;
 use super::locmap::LocMap;
 
 /// Runs memforward over `f`.
-pub fn run(f: &mut Function) -> bool {
+pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
     let mut changed = false;
     let mut tracked: SecondaryMap<Value, bool> = SecondaryMap::new();
     let mut call_visible: Vec<Value> = Vec::new();
-    for (a, info, derived) in classify(f) {
+    for (a, info, derived) in classify(f, memset) {
         if info.escaped {
             continue;
         }
@@ -141,17 +179,26 @@ pub fn run(f: &mut Function) -> bool {
         }
     }
     let blocks: Vec<Block> = f.layout.blocks().collect();
+    let mut forwarded = false;
     for b in blocks {
-        changed |= forward_in_block(f, b, &tracked, &call_visible);
+        forwarded |= forward_in_block(f, b, &tracked, &call_visible, memset);
     }
-    changed
+    if forwarded {
+        // Loads answered by forwarding may have been an allocation's last readers.
+        for (a, info, derived) in classify(f, memset) {
+            if !(info.escaped || info.loaded || info.call_visible) {
+                remove_write_only(f, a, &derived);
+            }
+        }
+    }
+    changed || forwarded
 }
 
-/// Step 1: deletes every store to allocation `a` (never read), then its `gep`s and the
-/// allocation itself.
+/// Step 1: deletes every store to allocation `a` (never read) and every `memset` of
+/// it, then its `gep`s and the allocation itself.
 fn remove_write_only(f: &mut Function, a: Value, derived: &[Inst]) {
     for &i in derived {
-        if matches!(f.kind(i), InstKind::Store { .. }) {
+        if matches!(f.kind(i), InstKind::Store { .. } | InstKind::Call { .. }) {
             f.remove_inst(i);
         }
     }
@@ -171,13 +218,38 @@ fn forward_in_block(
     b: Block,
     tracked: &SecondaryMap<Value, bool>,
     call_visible: &[Value],
+    memset: Option<FuncId>,
 ) -> bool {
     let mut changed = false;
     // Known contents, and stores not (yet) possibly read.
     let mut known: LocMap<Value, Value> = LocMap::new();
     let mut pending: LocMap<Value, Inst> = LocMap::new();
+    let mut fills = Fills::default();
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
+        if let Some((ptr, byte, len)) = memset_call(f, memset, i) {
+            let Some((alloc, off)) = resolve(f, ptr).filter(|&(a, _)| tracked[a]) else {
+                continue;
+            };
+            match (off, len) {
+                (Some(off), Some(size)) => {
+                    let loc = Loc {
+                        obj: alloc,
+                        off,
+                        size,
+                    };
+                    known.forget_overlapping(loc);
+                    pending.forget_overlapping(loc);
+                    fills.add(loc, byte);
+                }
+                _ => {
+                    known.forget_object(alloc);
+                    pending.forget_object(alloc);
+                    fills.forget_object(alloc);
+                }
+            }
+            continue;
+        }
         match *f.kind(i) {
             InstKind::Load { ty, ptr } => {
                 let Some((alloc, off)) = resolve(f, ptr) else {
@@ -197,6 +269,7 @@ fn forward_in_block(
                 };
                 let r = f.inst_result(i).expect("load has a result");
                 let hit = known.at(loc).find(|&v| f.value_type(v) == ty);
+                let hit = hit.or_else(|| fills.value_at(f, loc, ty));
                 if let Some(v) = hit {
                     f.replace_all_uses(r, v);
                     f.remove_inst(i);
@@ -215,6 +288,7 @@ fn forward_in_block(
                 }
                 let Some(off) = off else {
                     known.forget_object(alloc);
+                    fills.forget_object(alloc);
                     continue;
                 };
                 let loc = Loc {
@@ -222,6 +296,7 @@ fn forward_in_block(
                     off,
                     size: f.value_type(value).size() as i64,
                 };
+                fills.overwrite(loc);
                 if known.at(loc).any(|v| v == value) {
                     f.remove_inst(i); // stores what is already there
                     changed = true;
@@ -239,6 +314,7 @@ fn forward_in_block(
                 for &a in call_visible {
                     known.forget_object(a);
                     pending.forget_object(a);
+                    fills.forget_object(a);
                 }
             }
             InstKind::Ret { .. } => {
@@ -251,6 +327,76 @@ fn forward_in_block(
         }
     }
     changed
+}
+
+/// The ranges of local memory a `memset` of this block cleared, with the places
+/// stored to since (whose loads the stores answer).
+#[derive(Default)]
+struct Fills {
+    fills: Vec<Fill>,
+}
+
+struct Fill {
+    loc: Loc,
+    byte: u8,
+    overwritten: Vec<(i64, i64)>,
+}
+
+/// A fill stops being tracked once this many stores have overwritten parts of it.
+const MAX_OVERWRITES: usize = 64;
+
+impl Fills {
+    fn add(&mut self, loc: Loc, byte: u8) {
+        self.fills.push(Fill {
+            loc,
+            byte,
+            overwritten: Vec::new(),
+        });
+    }
+
+    fn forget_object(&mut self, a: Value) {
+        self.fills.retain(|fill| fill.loc.obj != a);
+    }
+
+    /// Records a store to `loc`: its bytes no longer hold any fill's byte.
+    fn overwrite(&mut self, loc: Loc) {
+        for fill in &mut self.fills {
+            if overlaps(fill.loc, loc.obj, loc.off, loc.size) {
+                fill.overwritten.push((loc.off, loc.size));
+            }
+        }
+        self.fills
+            .retain(|fill| fill.overwritten.len() <= MAX_OVERWRITES);
+    }
+
+    /// What a load of `ty` from `loc` reads, when the newest fill covering it is
+    /// intact there: the byte repeated, as an `i32` or `f32` constant.
+    fn value_at(&self, f: &mut Function, loc: Loc, ty: Type) -> Option<Value> {
+        let fill = self
+            .fills
+            .iter()
+            .rev()
+            .find(|fill| overlaps(fill.loc, loc.obj, loc.off, loc.size))?;
+        let inside = fill.loc.off <= loc.off && loc.off + loc.size <= fill.loc.off + fill.loc.size;
+        let intact = !fill
+            .overwritten
+            .iter()
+            .any(|&(off, size)| off < loc.off + loc.size && loc.off < off + size);
+        if !(inside && intact) {
+            return None;
+        }
+        let bits = u32::from(fill.byte) * 0x0101_0101;
+        match ty {
+            Type::I32 => Some(f.iconst(bits as i32)),
+            Type::F32 => Some(f.fconst(f32::from_bits(bits))),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `a` and the `size` bytes at `off` of `obj` share a byte.
+fn overlaps(a: Loc, obj: Value, off: i64, size: i64) -> bool {
+    a.obj == obj && a.off < off + size && off < a.off + a.size
 }
 
 #[cfg(test)]
@@ -372,5 +518,94 @@ bb0:
             &["memforward"],
             "5",
         );
+    }
+}
+
+#[cfg(test)]
+mod memset_tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    const CLEARED: &str = r#"
+declare @memset(ptr, i32, i64) -> ptr
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 64]
+  %1 = sext 256
+  %2 = call @memset(%0, BYTE, %1)
+  %3 = gep %0, 1, 4
+  store 5, %3
+STORE
+  %4 = gep %0, IDX, 4
+  %5 = load LOADTY, %4
+  %6 = LOADUSE
+  call @putint(%6)
+  ret 0
+}
+"#;
+
+    fn cleared(byte: &str, idx: &str, store: &str, load_f32: bool) -> String {
+        let (ty, usage) = if load_f32 {
+            ("f32", "fptosi %5")
+        } else {
+            ("i32", "add %5, 0")
+        };
+        CLEARED
+            .replace("BYTE", byte)
+            .replace("IDX", idx)
+            .replace("STORE", store)
+            .replace("LOADTY", ty)
+            .replace("LOADUSE", usage)
+    }
+
+    #[test]
+    fn a_load_from_a_cleared_range_reads_the_byte() {
+        let out = same_behaviour(&cleared("0", "7", "", false), &["memforward"], "");
+        // Nothing reads the array any more: the call and the array are gone too.
+        assert!(!out.contains("load") && !out.contains("memset(%"), "{out}");
+        assert!(out.contains("add 0, 0"), "{out}");
+        let out = same_behaviour(&cleared("255", "63", "", false), &["memforward"], "");
+        assert!(out.contains("add -1, 0"), "{out}");
+        let out = same_behaviour(&cleared("0", "9", "", true), &["memforward"], "");
+        assert!(out.contains("fptosi 0.0"), "{out}");
+        // The element stored after the call reads the store.
+        let out = same_behaviour(&cleared("0", "1", "", false), &["memforward"], "");
+        assert!(out.contains("add 5, 0"), "{out}");
+    }
+
+    #[test]
+    fn a_load_the_fill_does_not_answer_stays() {
+        // Outside the cleared 64 elements (the array is 64 long: index 64 would be
+        // past the end, so clear fewer bytes instead).
+        let short = cleared("0", "40", "", false).replace("sext 256", "sext 128");
+        let out = run(&short, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
+        // A store at an unknown offset may have hit it.
+        let unknown = cleared(
+            "0",
+            "7",
+            "  %20 = call @getint()\n  %21 = gep %0, %20, 4\n  store 9, %21",
+            false,
+        );
+        let out = same_behaviour(&unknown, &["memforward"], "7");
+        assert!(out.contains("load i32"), "{out}");
+        // Another call that sees the array may change it.
+        let seen = cleared("0", "7", "  call @g(%0)", false).replace(
+            "declare @getint() -> i32",
+            "declare @getint() -> i32\ndeclare @g(ptr) -> void",
+        );
+        let out = run(&seen, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
+        // A byte-sized overlap: an 8-byte pointer store over elements 6 and 7.
+        let partial = cleared(
+            "0",
+            "7",
+            "  %22 = gep %0, 6, 4\n  %23 = alloc i32\n  store %23, %22",
+            false,
+        );
+        let out = run(&partial, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
     }
 }

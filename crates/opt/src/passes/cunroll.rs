@@ -1,0 +1,365 @@
+//! Complete unrolling of loops whose control flow is constant: a loop whose every
+//! branch, from its entry values on, is decided by constants (counters starting at
+//! constants, tests of them, `break`s on them) runs a number of times known at
+//! compile time, along a path known too. It is replaced by that many copies of its
+//! body, one per iteration, each entering the next; constant propagation then folds
+//! each copy's branches to the path it takes, and the loop itself, no longer
+//! entered, disappears.
+//!
+//! ```text
+//!   m = 0;                                    // three iterations: m = 0, 1, 2
+//!   while (m < 3) {                           s = s + 1;
+//!     if (m + 1 >= 3 && m) break;       =>    s = s + 1;
+//!     m = m + 1; s = s + 1;                   // the third breaks
+//!   }
+//! ```
+//!
+//! This is GCC's complete unrolling (`cunroll`, `tree-ssa-loop-ivcanon.cc`) with the
+//! iteration count found by brute-force evaluation of the exit conditions
+//! (`loop_niter_by_eval`, `tree-ssa-loop-niter.cc`): the loop is run on the constants
+//! alone ([`simulate`]): from the header with the entry edge's arguments, each
+//! instruction whose operands are known constants is folded exactly as SCCP folds it
+//! ([`crate::fold`]), anything else (loads, calls, values from before the loop) is
+//! unknown, and every branch must be decided. The walk ends at the first edge out of
+//! the loop, after at most [`MAX_TRIPS`] iterations and [`MAX_PATH_INSTS`]
+//! instructions on the path (what the copies shrink to); a branch it cannot decide
+//! leaves the loop alone. Unlike [`super::unroll`], which takes single-block loops
+//! with a counted latch, the loop may have any number of blocks and exits.
+//!
+//! The copies are made with [`LoopCopy`] (the values the loop defines are repaired
+//! outside it by the SSA updater), chained in order: the loop's entries go to the
+//! first, each copy's back edges to the next, the last one's to the original loop.
+//! [`super::sccp`] and [`super::simplifycfg`] then fold them; since they see every
+//! constant the walk saw, the last copy leaves the loop and the original is
+//! unreachable. Only innermost loops of at least two blocks and at most
+//! [`MAX_LOOP_INSTS`] instructions are copied, and a function grows by at most
+//! [`MAX_GROWTH`] instructions before folding.
+
+use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
+use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
+use crate::loop_copy::{repair_uses_outside, LoopCopy};
+use crate::pipeline::{FunctionPass, Pass};
+use ir::analysis::ControlFlowGraph;
+use ir::{Block, BlockCall, Function, InstKind, Module, Value};
+use rustc_hash::FxHashMap;
+
+/// The complete unrolling pass.
+pub struct CompleteUnroll;
+
+impl Pass for CompleteUnroll {
+    fn name(&self) -> &'static str {
+        "cunroll"
+    }
+    fn description(&self) -> &'static str {
+        "completely unroll loops whose branches constants decide, any shape"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        super::each_function(m, |f| run(f) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for CompleteUnroll {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
+    }
+}
+
+/// At most this many iterations are unrolled.
+pub const MAX_TRIPS: usize = 32;
+/// At most this many instructions on the path of all iterations together.
+pub const MAX_PATH_INSTS: usize = 400;
+/// Loops with more instructions than this are not copied.
+pub const MAX_LOOP_INSTS: usize = 100;
+/// A function grows by at most this many instructions (copies before folding).
+pub const MAX_GROWTH: usize = 4000;
+
+/// Unrolls the loops of `f` that qualify, one per round; returns how many.
+pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let mut budget = MAX_GROWTH;
+    let mut unrolled = 0;
+    let mut first = true;
+    loop {
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
+        let sizes = loops.inst_counts(f);
+        let candidate = loops.loops().find_map(|(id, lp)| {
+            let size = sizes[id.0 as usize];
+            if !lp.children.is_empty() || lp.blocks.len() < 2 || size > MAX_LOOP_INSTS {
+                return None;
+            }
+            let entry = entry_edge(f, cfg, loops, id)?;
+            let trips = simulate(f, loops, id, entry)?;
+            (trips * size <= budget).then_some((id, trips, size, entry))
+        });
+        let Some((id, trips, size, entry)) = candidate else {
+            return unrolled;
+        };
+        budget -= trips * size;
+        unroll(f, loops, id, trips, entry);
+        super::sccp::run(f);
+        super::simplifycfg::run(f);
+        unrolled += 1;
+    }
+}
+
+/// The only edge entering loop `id`: its source block and target index.
+fn entry_edge(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    id: LoopId,
+) -> Option<(Block, usize)> {
+    let h = loops.get(id).header;
+    let mut edges = cfg
+        .unique_preds(h)
+        .into_iter()
+        .filter(|&p| !loops.contains(id, p))
+        .flat_map(|p| {
+            let targets = f.terminator(p).map(|t| f.kind(t).targets());
+            targets
+                .into_iter()
+                .flatten()
+                .enumerate()
+                .filter(|(_, t)| t.block == h)
+                .map(move |(which, _)| (p, which))
+                .collect::<Vec<_>>()
+        });
+    match (edges.next(), edges.next()) {
+        (Some(e), None) => Some(e),
+        _ => None,
+    }
+}
+
+/// How many times the body of loop `id` runs (header entries) when entered through
+/// `entry`, if constants decide every branch on the way out within the limits.
+pub fn simulate(
+    f: &Function,
+    loops: &LoopForest,
+    id: LoopId,
+    (pred, which): (Block, usize),
+) -> Option<usize> {
+    let h = loops.get(id).header;
+    let term = f.terminator(pred)?;
+    let mut known: FxHashMap<Value, Const> = FxHashMap::default();
+    let mut target: BlockCall = f.kind(term).targets()[which].clone();
+    let mut trips = 0;
+    let mut steps = 0;
+    loop {
+        let b = target.block;
+        if !loops.contains(id, b) {
+            return Some(trips);
+        }
+        if b == h {
+            trips += 1;
+            if trips > MAX_TRIPS {
+                return None;
+            }
+        }
+        // The block's parameters take the edge's arguments (all at once).
+        let args: Vec<Option<Const>> = target.args.iter().map(|&a| value(f, &known, a)).collect();
+        for (&p, c) in f.block_params(b).iter().zip(args) {
+            set(&mut known, p, c);
+        }
+        let mut next = None;
+        for i in f.layout.block_insts(b) {
+            steps += 1;
+            if steps > MAX_PATH_INSTS {
+                return None;
+            }
+            match *f.kind(i) {
+                InstKind::Jump { ref dest } => next = Some(dest.clone()),
+                InstKind::Br {
+                    cond,
+                    ref then_dest,
+                    ref else_dest,
+                } => {
+                    let Some(Const::I(c)) = value(f, &known, cond) else {
+                        return None;
+                    };
+                    next = Some(if c != 0 { then_dest } else { else_dest }.clone());
+                }
+                // A return leaves the loop.
+                InstKind::Ret { .. } => return Some(trips),
+                ref kind => {
+                    if let Some(r) = f.inst_result(i) {
+                        let folded = fold(f, &known, kind);
+                        set(&mut known, r, folded);
+                    }
+                }
+            }
+        }
+        target = next?;
+    }
+}
+
+/// The constant an arithmetic instruction computes from known operands.
+fn fold(f: &Function, known: &FxHashMap<Value, Const>, kind: &InstKind) -> Option<Const> {
+    match *kind {
+        InstKind::Binary { op, args: [a, b] } => {
+            fold_binary(op, value(f, known, a)?, value(f, known, b)?)
+        }
+        InstKind::Cmp { op, args: [a, b] } => {
+            fold_cmp(op, value(f, known, a)?, value(f, known, b)?)
+        }
+        InstKind::Unary { op, arg } => fold_unary(op, value(f, known, arg)?),
+        _ => None,
+    }
+}
+
+/// The constant `v` is or was computed to be.
+fn value(f: &Function, known: &FxHashMap<Value, Const>, v: Value) -> Option<Const> {
+    Const::of(f, v).or_else(|| known.get(&v).copied())
+}
+
+fn set(known: &mut FxHashMap<Value, Const>, v: Value, c: Option<Const>) {
+    match c {
+        Some(c) => known.insert(v, c),
+        None => known.remove(&v),
+    };
+}
+
+/// Replaces loop `id`, entered through `entry`, by `trips` chained copies in front
+/// of it (the last one's back edges still reach it).
+fn unroll(f: &mut Function, loops: &LoopForest, id: LoopId, trips: usize, entry: (Block, usize)) {
+    let lp = loops.get(id).clone();
+    let h = lp.header;
+    let copies: Vec<LoopCopy> = (0..trips).map(|_| LoopCopy::new(f, &lp, true)).collect();
+    for (k, copy) in copies.iter().enumerate().skip(1) {
+        let next_header = copy.blocks[&h];
+        for &b in &lp.blocks {
+            let t = f
+                .terminator(copies[k - 1].blocks[&b])
+                .expect("a copied block ends in a branch");
+            let back: Vec<(usize, Vec<Value>)> = f
+                .kind(t)
+                .targets()
+                .iter()
+                .enumerate()
+                .filter(|(_, call)| call.block == h)
+                .map(|(which, call)| (which, call.args.to_vec()))
+                .collect();
+            for (which, args) in back {
+                f.set_target(t, which, BlockCall::new(next_header, args));
+            }
+        }
+    }
+    let (pred, which) = entry;
+    let t = f.terminator(pred).expect("the entry ends in a branch");
+    let args = f.kind(t).targets()[which].args.clone();
+    f.set_target(t, which, BlockCall::new(copies[0].blocks[&h], args));
+    let created = repair_uses_outside(f, &lp, &copies);
+    crate::ssa::remove_trivial_params(f, &created);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::MAX_TRIPS;
+    use crate::passes::testutil::same_behaviour;
+
+    /// `m = 0; while (m < 3) { if (m + 1 >= 3) if (m) break; m++; s++; print(s) }`,
+    /// with `s` read from stdin: the test on `m` and the break are constant, `s` is
+    /// not. Prints `s` after the loop too.
+    const BREAKS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0, %0)
+bb1(%1: i32, %2: i32):
+  %3 = add %1, 1
+  %4 = sge %3, LIMIT
+  br %4, bb2, bb3
+bb2:
+  br %1, bb5(%2), bb3
+bb3:
+  %5 = add %2, 1
+  call @putint(%5)
+  %6 = slt %3, LIMIT
+  br %6, bb1(%3, %5), bb5(%5)
+bb5(%7: i32):
+  call @putint(%7)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_loop_with_a_constant_break_becomes_its_iterations() {
+        let src = BREAKS.replace("LIMIT", "3");
+        let out = same_behaviour(&src, &["cunroll"], "40");
+        let main = &out[out.find("func @main").unwrap()..];
+        // Two iterations print, the third breaks: no block is entered twice.
+        assert_eq!(main.matches("call @putint(").count(), 3, "{out}");
+        assert!(!main.contains(" br "), "every branch folded: {out}");
+        for input in ["0", "-7"] {
+            same_behaviour(&src, &["cunroll"], input);
+        }
+    }
+
+    #[test]
+    fn loops_that_constants_do_not_decide_or_that_run_long_stay() {
+        // The limit is read at run time.
+        let unknown = BREAKS.replace("LIMIT", "%8").replace(
+            "  %0 = call @getint()\n",
+            "  %0 = call @getint()\n  %8 = call @getint()\n",
+        );
+        let out = same_behaviour(&unknown, &["cunroll"], "5 4");
+        assert!(out.contains("bb1("), "{out}");
+        // More iterations than allowed.
+        let long = BREAKS.replace("LIMIT", &(MAX_TRIPS + 2).to_string());
+        let out = same_behaviour(&long, &["cunroll"], "5");
+        assert!(out.contains("bb1("), "{out}");
+        // Exactly the allowed number of iterations is unrolled.
+        let most = BREAKS.replace("LIMIT", &MAX_TRIPS.to_string());
+        let out = same_behaviour(&most, &["cunroll"], "5");
+        assert!(!out.contains("bb1("), "{out}");
+    }
+
+    #[test]
+    fn values_from_either_exit_reach_the_code_after_the_loop() {
+        // `for (i = 0; i < 6; i++) { t = i * 5; if (t > 12) break; }` then print
+        // `t` (defined in the loop, used after it directly) and `i`.
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%0: i32):
+  %1 = mul %0, 5
+  %2 = sgt %1, 12
+  br %2, bb3(%0), bb2
+bb2:
+  %3 = add %0, 1
+  %4 = slt %3, 6
+  br %4, bb1(%3), bb3(%3)
+bb3(%5: i32):
+  call @putint(%1)
+  call @putint(%5)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["cunroll"], "");
+        assert!(!out.contains("bb1("), "{out}");
+        // And when the loop runs to its end instead.
+        let full = src.replace("sgt %1, 12", "sgt %1, 100");
+        let out = same_behaviour(&full, &["cunroll"], "");
+        assert!(!out.contains("bb1("), "{out}");
+    }
+}
