@@ -48,6 +48,7 @@ impl Gen<'_> {
             if nest { 2 } else { 0 },                       // block
             if in_loop { 4 } else { 0 },                    // break / continue
             if !self.in_main && depth > 0 { 2 } else { 0 }, // early return
+            3,                                              // fill
         ];
         match self.weighted(&weights) {
             0 => self.assign(),
@@ -58,8 +59,99 @@ impl Gen<'_> {
             5 => Some(self.print()),
             6 => Some(Stmt::Block(self.block_body(depth + 1))),
             7 => Some(self.jump()),
-            _ => Some(self.early_return()),
+            8 => Some(self.early_return()),
+            _ => self.fill(),
         }
+    }
+
+    /// Table initialisation: a counted loop storing one constant into a run of an
+    /// array's last dimension (`0`, `-1`, `0x3f3f3f3f`, or values whose bytes
+    /// differ), sometimes downwards, sometimes inside a loop over the rows.
+    fn fill(&mut self) -> Option<Stmt> {
+        let arrays: Vec<Sym> = self
+            .writable()
+            .into_iter()
+            .filter(|s| !s.shape.is_empty())
+            .collect();
+        if arrays.is_empty() {
+            return None;
+        }
+        let s = self.pick(&arrays).clone();
+        let len = *s.shape.last().expect("an array") as i32;
+        let rows = s.shape.len() >= 2 && self.chance(0.3);
+        let (row_var, row_len) = (
+            self.name("i"),
+            s.shape[s.shape.len() - 2.min(s.shape.len())],
+        );
+        let stores = len as u64 * if rows { row_len as u64 } else { 1 };
+        let room = self.budget.saturating_sub(self.cost) / self.mult.max(1);
+        if room < stores {
+            return None;
+        }
+        self.cost += self.mult * stores;
+        let value = match (s.ty, self.between(0, 5)) {
+            (Ty::Float, 0 | 1) => Expr::Float(0.0),
+            (Ty::Float, _) => Expr::Float(self.between(-3, 3) as f32 * 0.5),
+            (_, 0 | 1) => Expr::Int(0),
+            (_, 2) => Expr::Int(-1),
+            (_, 3) => Expr::Int(0x3f3f_3f3f),
+            _ => Expr::Int(self.between(-5, 300) as i32),
+        };
+        let mut lead = self.indices(&s.shape[..s.shape.len() - 1]);
+        if rows {
+            let mut sym = Self::local(&row_var, Ty::Int, vec![]);
+            sym.loop_var = true;
+            self.declare(sym);
+            let k = lead.len() - 1;
+            lead[k] = Index::Loop {
+                var: row_var.clone(),
+                offset: 0,
+            };
+        }
+        let (start, end) = (self.between(0, (len - 1) as i64) as i32, len);
+        let down = self.chance(0.2);
+        let (start, end, step) = if down {
+            (end - 1, start - 1, -1)
+        } else {
+            (start, end, 1)
+        };
+        let var = self.name("i");
+        let mut sym = Self::local(&var, Ty::Int, vec![]);
+        sym.loop_var = true;
+        self.declare(sym);
+        let mut index = lead;
+        index.push(Index::Loop {
+            var: var.clone(),
+            offset: 0,
+        });
+        let store = Stmt::Assign {
+            target: LValue::Elem {
+                name: s.name.clone(),
+                ty: s.ty,
+                index,
+            },
+            value,
+        };
+        let inner = Stmt::Loop {
+            var,
+            start,
+            end,
+            step,
+            cond: None,
+            body: vec![store],
+        };
+        Some(if rows {
+            Stmt::Loop {
+                var: row_var,
+                start: 0,
+                end: row_len as i32,
+                step: 1,
+                cond: None,
+                body: vec![inner],
+            }
+        } else {
+            inner
+        })
     }
 
     /// Scalars and arrays this function may assign.

@@ -31,9 +31,11 @@
 //! first, each copy's back edges to the next, the last one's to the original loop.
 //! [`super::sccp`] and [`super::simplifycfg`] then fold them; since they see every
 //! constant the walk saw, the last copy leaves the loop and the original is
-//! unreachable. Only innermost loops of at least two blocks and at most
-//! [`MAX_LOOP_INSTS`] instructions are copied, and a function grows by at most
-//! [`MAX_GROWTH`] instructions before folding.
+//! unreachable. Innermost loops of at least two blocks (single blocks are
+//! [`super::unroll`]'s) and at most [`MAX_LOOP_INSTS`] instructions are copied; a
+//! function grows by at most [`MAX_GROWTH`] instructions before folding, in at most
+//! [`MAX_ROUNDS`] loops. A nest whose every level constants decide collapses from
+//! the inside out: once its inner loop is gone, an outer loop is innermost.
 
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
@@ -79,6 +81,10 @@ pub const MAX_LOOP_INSTS: usize = 100;
 /// A function grows by at most this many instructions (copies before folding).
 pub const MAX_GROWTH: usize = 4000;
 
+/// At most this many loops of a function are unrolled (each round simulates every
+/// loop again: the one unrolled may have made the next loop's entry constant).
+pub const MAX_ROUNDS: usize = 64;
+
 /// Unrolls the loops of `f` that qualify, one per round; returns how many.
 pub fn run(f: &mut Function) -> usize {
     run_in(f, &mut FunctionAnalyses::default())
@@ -91,7 +97,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     let mut budget = MAX_GROWTH;
     let mut unrolled = 0;
     let mut first = true;
-    loop {
+    while unrolled < MAX_ROUNDS {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
@@ -99,6 +105,8 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         let sizes = loops.inst_counts(f);
         let candidate = loops.loops().find_map(|(id, lp)| {
             let size = sizes[id.0 as usize];
+            // Single blocks are `unroll`'s; whole nests would be full of
+            // addresses strength reduction then gives a pointer each.
             if !lp.children.is_empty() || lp.blocks.len() < 2 || size > MAX_LOOP_INSTS {
                 return None;
             }
@@ -115,6 +123,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         super::simplifycfg::run(f);
         unrolled += 1;
     }
+    unrolled
 }
 
 /// The only edge entering loop `id`: its source block and target index.
@@ -361,5 +370,44 @@ bb3(%5: i32):
         let full = src.replace("sgt %1, 12", "sgt %1, 100");
         let out = same_behaviour(&full, &["cunroll"], "");
         assert!(!out.contains("bb1("), "{out}");
+    }
+
+    #[test]
+    fn a_nest_decided_by_constants_unrolls_whole() {
+        // for (i = 0; i < 4; i++) for (j = 0; j < 4; j++) { if (j > i) break;
+        // s += getint(); }: the inner loop's trip count differs per outer
+        // iteration, and the input is read 1 + 2 + 3 + 4 times.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  jump bb2(0, %1)
+bb2(%2: i32, %3: i32):
+  %4 = sgt %2, %0
+  br %4, bb4(%3), bb3
+bb3:
+  %5 = call @getint()
+  %6 = add %3, %5
+  %7 = add %2, 1
+  %8 = slt %7, 4
+  br %8, bb2(%7, %6), bb4(%6)
+bb4(%9: i32):
+  %10 = add %0, 1
+  %11 = slt %10, 4
+  br %11, bb1(%10, %9), bb5
+bb5:
+  call @putint(%9)
+  ret 0
+}
+"#;
+        let input = "1 2 3 4 5 6 7 8 9 10";
+        let out = same_behaviour(src, &["cunroll"], input);
+        let main = &out[out.find("func @main").unwrap()..];
+        assert_eq!(main.matches("call @getint()").count(), 10, "{out}");
+        assert!(!main.contains(" br "), "{out}");
     }
 }

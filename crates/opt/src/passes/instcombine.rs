@@ -414,8 +414,69 @@ fn known_trailing_zeros(f: &Function, v: Value, depth: u32) -> u32 {
 
 /// The identities of 64-bit arithmetic with `sext 0` and `sext 1` (there are no
 /// 64-bit constants; passes sign-extend 32-bit ones): `x + 0`, `0 + x`, `x - 0`,
-/// `x * 1`, `1 * x` are `x`; `x * 0` and `0 * x` are that 0.
-fn simplify_i64(f: &Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
+/// `x * 1`, `1 * x` are `x`; `x * 0` and `0 * x` are that 0. Two sign-extended
+/// constants fold when the exact result fits 32 bits (`sext (a op b)`), and so do
+/// the constants of `(x + sext c1) + sext c2` and `(x - ...)` likewise.
+fn simplify_i64(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
+    let sext_of = |f: &Function, v: Value| match *f.kind(f.def_inst(v)?) {
+        InstKind::Unary {
+            op: UnOp::SExt,
+            arg,
+        } => f.as_iconst(arg).map(i64::from),
+        _ => None,
+    };
+    let exact = |op: BinOp, x: i64, y: i64| match op {
+        BinOp::Add64 => x.checked_add(y),
+        BinOp::Sub64 => x.checked_sub(y),
+        BinOp::Mul64 => x.checked_mul(y),
+        _ => None,
+    };
+    let sext_kind = |f: &mut Function, r: i64| {
+        let arg = f.iconst(i32::try_from(r).ok()?);
+        Some(Action::Kind(InstKind::Unary {
+            op: UnOp::SExt,
+            arg,
+        }))
+    };
+    if let (Some(x), Some(y)) = (sext_of(f, a), sext_of(f, b)) {
+        if let Some(action) = exact(op, x, y).and_then(|r| sext_kind(f, r)) {
+            return Some(action);
+        }
+    }
+    // `(x ± sext c1) ± sext c2`: one constant, the sum of the signed ones.
+    let signed = |op: BinOp, c: i64| if op == BinOp::Sub64 { -c } else { c };
+    if let (BinOp::Add64 | BinOp::Sub64, Some(c2)) = (op, sext_of(f, b)) {
+        if let Some(InstKind::Binary {
+            op: inner @ (BinOp::Add64 | BinOp::Sub64),
+            args: [x, c],
+        }) = f.def_inst(a).map(|d| f.kind(d).clone())
+        {
+            if let Some(c1) = sext_of(f, c) {
+                let sum = signed(inner, c1) + signed(op, c2);
+                if let Ok(k) = i32::try_from(sum) {
+                    let kc = f.iconst(k);
+                    let at = f.def_inst(a).expect("a is an instruction");
+                    let ext = f.insert_inst_before(
+                        at,
+                        InstKind::Unary {
+                            op: UnOp::SExt,
+                            arg: kc,
+                        },
+                        ir::Type::I64,
+                    );
+                    let ext = f.inst_result(ext).expect("sext has a result");
+                    return Some(Action::Kind(InstKind::Binary {
+                        op: BinOp::Add64,
+                        args: [x, ext],
+                    }));
+                }
+            }
+        }
+    }
+    simplify_i64_identity(f, op, a, b)
+}
+
+fn simplify_i64_identity(f: &Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
     let sext_const = |v: Value| match *f.kind(f.def_inst(v)?) {
         InstKind::Unary {
             op: UnOp::SExt,
@@ -817,6 +878,25 @@ bb0:
             "  %z = sext 0\n  %x = sext %0\n  %a = sub64 %z, %x\n  %b = mul64 %a, %z\n  \
              %c = add64 %a, %b\n  %r = trunc %c\n",
             "  %3 = sext 0\n  %4 = sext %0\n  %5 = sub64 %3, %4\n  %6 = trunc %5\n  ret %6\n",
+        );
+    }
+
+    #[test]
+    fn i64_constants_fold_and_gather_when_exact() {
+        // (10 + -1) + 1 = 10, times 4: 40; (x + 9) - 4 = x + 5; and (x + 5) + 40.
+        combines(
+            "  %a = sext 10\n  %m = sext -1\n  %o = sext 1\n  %f = sext 4\n  \
+             %b = add64 %a, %m\n  %c = add64 %b, %o\n  %d = mul64 %c, %f\n  \
+             %x = sext %0\n  %n = sext 9\n  %e = add64 %x, %n\n  %g = sub64 %e, %f\n  \
+             %h = add64 %g, %d\n  %r = trunc %h\n",
+            "  %3 = sext %0\n  %4 = sext 45\n  %5 = add64 %3, %4\n  %6 = trunc %5\n  ret %6\n",
+        );
+        // A product beyond 32 bits stays.
+        combines(
+            "  %a = sext 65536\n  %b = mul64 %a, %a\n  %x = sext %0\n  %c = add64 %x, %b\n  \
+             %r = trunc %c\n",
+            "  %3 = sext 65536\n  %4 = mul64 %3, %3\n  %5 = sext %0\n  %6 = add64 %5, %4\n  \
+             %7 = trunc %6\n  ret %7\n",
         );
     }
 

@@ -16,13 +16,16 @@
 //! every load runs after the last of them (later in that block, or in a block it
 //! strictly dominates); the address is never stored, passed or merged. Elements no
 //! store writes are never written at all (their contents were indeterminate), and
-//! the global gives them zero.
+//! the global gives them zero. A `memset` of a constant byte over a constant range
+//! (a zero initialiser, once [`super::loopidiom`] made it a call) counts as stores
+//! of that byte repeated to every element of the range.
 
+use super::loopidiom::{memset_call, memset_of};
 use crate::analysis::address_root;
 use crate::analysis::Preserved;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, Function, GlobalData, GlobalInit, Inst, InstKind, Module, Type};
+use ir::{Block, FuncId, Function, GlobalData, GlobalInit, Inst, InstKind, Module, Type};
 use std::collections::HashMap;
 
 /// The constant local table promotion pass.
@@ -56,13 +59,14 @@ struct Table {
 /// Promotes every qualifying local table of `m`; returns how many.
 pub fn run(m: &mut Module) -> usize {
     let mut promoted = 0;
+    let memset = memset_of(m);
     let ids: Vec<ir::FuncId> = m.funcs.keys().collect();
     for id in ids {
         let f = &m.funcs[id];
         if f.is_declaration() {
             continue;
         }
-        let tables = find_tables(f);
+        let tables = find_tables(f, memset);
         for (k, t) in tables.into_iter().enumerate() {
             let name = format!("{}.table{k}", m.funcs[id].name);
             if m.global_by_name(&name).is_some() {
@@ -88,7 +92,7 @@ pub fn run(m: &mut Module) -> usize {
     promoted
 }
 
-fn find_tables(f: &Function) -> Vec<Table> {
+fn find_tables(f: &Function, memset: Option<FuncId>) -> Vec<Table> {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let mut out = Vec::new();
@@ -96,7 +100,7 @@ fn find_tables(f: &Function) -> Vec<Table> {
         for i in f.layout.block_insts(b) {
             if let InstKind::Alloc { elem, len } = *f.kind(i) {
                 if matches!(elem, Type::I32 | Type::F32) {
-                    if let Some(t) = table(f, &dt, i, elem, len) {
+                    if let Some(t) = table(f, &dt, memset, i, elem, len) {
                         out.push(t);
                     }
                 }
@@ -107,7 +111,14 @@ fn find_tables(f: &Function) -> Vec<Table> {
 }
 
 /// The table `alloc` holds, if it meets the module doc's conditions.
-fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) -> Option<Table> {
+fn table(
+    f: &Function,
+    dt: &DominatorTree,
+    memset: Option<FuncId>,
+    alloc: Inst,
+    elem: Type,
+    len: u32,
+) -> Option<Table> {
     let base = f.inst_result(alloc)?;
     let mut stores: Vec<Inst> = Vec::new();
     let mut loads: Vec<Inst> = Vec::new();
@@ -119,6 +130,11 @@ fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) ->
                 InstKind::Gep { base: b, .. } if b == p => work.push(f.inst_result(u)?),
                 InstKind::Load { ptr, ty } if ptr == p && ty == elem => loads.push(u),
                 InstKind::Store { ptr, value } if ptr == p && value != p => stores.push(u),
+                InstKind::Call { .. }
+                    if memset_call(f, memset, u).is_some_and(|(ptr, _, _)| ptr == p) =>
+                {
+                    stores.push(u)
+                }
                 _ => return None,
             }
         }
@@ -139,14 +155,27 @@ fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) ->
     order.sort_unstable();
     let mut words = vec![0u32; len as usize];
     let mut last_store = None;
+    let size = i64::from(elem.size());
     for &(_, s) in &order {
+        last_store = Some(s);
         let InstKind::Store { value, ptr } = *f.kind(s) else {
-            unreachable!("collected as a store");
+            // A `memset` of whole elements within the table.
+            let (ptr, byte, bytes) = memset_call(f, memset, s)?;
+            let (_, Some(off)) = address_root(f, ptr) else {
+                return None;
+            };
+            let bytes = bytes?;
+            let in_table = |at: i64| at >= 0 && at % size == 0 && at / size <= i64::from(len);
+            if !(in_table(off) && in_table(off + bytes) && bytes >= 0) {
+                return None;
+            }
+            let word = u32::from(byte) * 0x0101_0101;
+            words[(off / size) as usize..((off + bytes) / size) as usize].fill(word);
+            continue;
         };
         let (_, Some(off)) = address_root(f, ptr) else {
             return None;
         };
-        let size = i64::from(elem.size());
         if off < 0 || off % size != 0 || off / size >= i64::from(len) {
             return None;
         }
@@ -156,7 +185,6 @@ fn table(f: &Function, dt: &DominatorTree, alloc: Inst, elem: Type, len: u32) ->
             _ => return None,
         };
         words[(off / size) as usize] = word;
-        last_store = Some(s);
     }
     let last_store = position[&last_store?];
     // Loads after the last store.
@@ -245,5 +273,34 @@ bb0:
             let out = same_behaviour(&src, &["localconst"], "0");
             assert!(out.contains("alloc"), "{from} -> {to}\n{out}");
         }
+    }
+
+    /// `SRC` with the table cleared to `byte` over `bytes` bytes from element
+    /// `from` first.
+    fn cleared(byte: i32, from: i32, bytes: i32) -> String {
+        let src = SRC.replace(
+            "  %1 = alloc [i32; 4]\n",
+            &format!(
+                "  %1 = alloc [i32; 4]\n  %20 = gep %1, {from}, 4\n  %21 = sext {bytes}\n  %22 = call @memset(%20, {byte}, %21)\n"
+            ),
+        );
+        format!("declare @memset(ptr, i32, i64) -> ptr\n{src}")
+    }
+
+    #[test]
+    fn a_cleared_table_holds_the_cleared_bytes() {
+        // -1 into elements 1..4, then the stores: [5, 7, -1, -2].
+        let out = same_behaviour(&cleared(255, 1, 12), &["localconst"], "4");
+        assert!(
+            out.contains("global @pick.table0: [i32; 4] = [5, 7, -1, -2]"),
+            "{out}"
+        );
+        assert!(!out.contains("call @memset"), "{out}");
+        // A range not of whole elements, or past the table's end (which the program
+        // never runs), keeps it.
+        let out = same_behaviour(&cleared(255, 0, 6), &["localconst"], "4");
+        assert!(out.contains("alloc"), "{out}");
+        let out = crate::passes::testutil::run(&cleared(255, 1, 16), &["localconst"]);
+        assert!(out.contains("alloc"), "{out}");
     }
 }

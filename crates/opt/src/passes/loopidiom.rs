@@ -81,6 +81,40 @@ impl Pass for LoopIdiom {
     }
 }
 
+/// The C library's `memset`, when the module declares it (and defines no function
+/// of that name).
+pub(crate) fn memset_of(m: &Module) -> Option<FuncId> {
+    m.func_by_name("memset")
+        .filter(|&id| m.funcs[id].is_declaration())
+}
+
+/// `(pointer, byte, length)` of `i` when it is a call of `memset` with a constant
+/// length (`sext` of an `i32` constant, as the loop idiom pass writes it).
+pub(crate) fn memset_call(
+    f: &Function,
+    memset: Option<FuncId>,
+    i: Inst,
+) -> Option<(Value, u8, Option<i64>)> {
+    let InstKind::Call { callee, args } = f.kind(i) else {
+        return None;
+    };
+    if Some(*callee) != memset {
+        return None;
+    }
+    let &[ptr, byte, len] = &args[..] else {
+        return None;
+    };
+    let byte = f.as_iconst(byte)? as u8;
+    let len = match f.def_inst(len).map(|d| f.kind(d)) {
+        Some(&InstKind::Unary {
+            op: UnOp::SExt,
+            arg,
+        }) => f.as_iconst(arg).map(i64::from),
+        _ => None,
+    };
+    Some((ptr, byte, len))
+}
+
 /// C's `void *memset(void *, int, size_t)`.
 fn signature() -> Signature {
     Signature {
@@ -237,19 +271,16 @@ fn plan(
                     }
                 }
                 InstKind::Load { ptr, .. } => others.push(*ptr),
-                InstKind::Call { callee, args } if *callee == memset && every_iteration => {
-                    let &[ptr, byte, len] = &args[..] else {
-                        return None;
-                    };
-                    let bytes = constant_len(f, len)?;
-                    let byte = f.as_iconst(byte)?;
+                InstKind::Call { callee, .. } if *callee == memset && every_iteration => {
+                    let (ptr, byte, len) = memset_call(f, Some(memset), i)?;
+                    let bytes = i32::try_from(len.filter(|&s| s > 0)?).ok()?;
                     let (base, offset) = element(ptr, bytes)?;
                     fills.push(Fill {
                         inst: i,
                         base,
                         offset,
                         bytes,
-                        byte: byte as u8,
+                        byte,
                     });
                 }
                 InstKind::Call { callee, .. } if !purity.effects(*callee).is_pure() => {
@@ -301,17 +332,6 @@ fn known_object(f: &Function, p: Value) -> Option<Value> {
     match f.value_def(root) {
         ValueDef::Global(_) => Some(root),
         ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => Some(root),
-        _ => None,
-    }
-}
-
-/// `S` when `len` is `sext S` of a positive constant (the lengths this pass writes).
-fn constant_len(f: &Function, len: Value) -> Option<i32> {
-    match *f.kind(f.def_inst(len)?) {
-        InstKind::Unary {
-            op: UnOp::SExt,
-            arg,
-        } => f.as_iconst(arg).filter(|&s| s > 0),
         _ => None,
     }
 }

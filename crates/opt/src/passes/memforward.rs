@@ -33,11 +33,12 @@
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
 //! Implementation", 13.1), restricted to memory that provably has no other name.
 
+use super::loopidiom::{memset_call, memset_of};
 use crate::analysis::address_root;
 use crate::analysis::AnalysisManager;
 use crate::analysis::Preserved;
 use crate::pipeline::Pass;
-use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, UnOp, Value};
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
 use rustc_hash::FxHashSet;
 
 /// The memforward pass.
@@ -62,40 +63,6 @@ impl Pass for MemForward {
         let memset = memset_of(m);
         am.each_function(m, |f, _| run(f, memset))
     }
-}
-
-/// The C library's `memset`, when the module declares it (and defines no function
-/// of that name).
-pub(crate) fn memset_of(m: &Module) -> Option<FuncId> {
-    m.func_by_name("memset")
-        .filter(|&id| m.funcs[id].is_declaration())
-}
-
-/// `(pointer, byte, length)` of `i` when it is a call of `memset` with a constant
-/// length (`sext` of an `i32` constant, as the loop idiom pass writes it).
-pub(crate) fn memset_call(
-    f: &Function,
-    memset: Option<FuncId>,
-    i: Inst,
-) -> Option<(Value, u8, Option<i64>)> {
-    let InstKind::Call { callee, args } = f.kind(i) else {
-        return None;
-    };
-    if Some(*callee) != memset {
-        return None;
-    }
-    let &[ptr, byte, len] = &args[..] else {
-        return None;
-    };
-    let byte = f.as_iconst(byte)? as u8;
-    let len = match f.def_inst(len).map(|d| f.kind(d)) {
-        Some(&InstKind::Unary {
-            op: UnOp::SExt,
-            arg,
-        }) => f.as_iconst(arg).map(i64::from),
-        _ => None,
-    };
-    Some((ptr, byte, len))
 }
 
 /// What the function does with one allocation's address.

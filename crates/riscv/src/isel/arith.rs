@@ -85,7 +85,8 @@ impl Isel<'_> {
                 rd,
                 rs: a,
             }),
-            // The i32 is already sign-extended to 64 bits.
+            // The i32 is already sign-extended to 64 bits (`inst` aliases the result
+            // to the operand instead of coming here).
             UnOp::SExt => self.push(MInst::Mv { rd, rs: a }),
             UnOp::Trunc => self.alui(AluImmOp::Addiw, rd, a, 0),
             // `fmv.x.w` sign-extends bit 31, as the i32 invariant wants.

@@ -10,6 +10,9 @@ use crate::mir::*;
 use crate::BackendError;
 use ir::{EntityRef, FuncId, Type, Value};
 
+/// The longest `memset` expanded into stores, in bytes (16 `sw`).
+pub const MAX_INLINE_MEMSET: i32 = 64;
+
 impl Isel<'_> {
     /// The entry block's parameters (those used), from their argument registers or
     /// incoming stack slots.
@@ -51,13 +54,17 @@ impl Isel<'_> {
     }
 
     /// `res = call callee(args)`: stack arguments stored, register arguments moved in
-    /// (constants last), the call, the result moved out of `a0`/`fa0`.
+    /// (constants last), the call, the result moved out of `a0`/`fa0`. A small
+    /// `memset` is stores instead ([`Isel::inline_memset`]).
     pub(super) fn call(
         &mut self,
         res: Option<Value>,
         callee: FuncId,
         args: &[Value],
     ) -> Result<(), BackendError> {
+        if self.inline_memset(res, callee, args)? {
+            return Ok(());
+        }
         let f = self.f;
         let sig = &self.m.funcs[callee].sig;
         let kinds: Vec<ArgKind> = args
@@ -172,6 +179,64 @@ impl Isel<'_> {
             self.push(MInst::Mv { rd, rs: ret });
         }
         Ok(())
+    }
+
+    /// C's `memset(p, b, n)` with a constant byte and a constant length of at most
+    /// [`MAX_INLINE_MEMSET`] bytes, a multiple of 4, and its result unused, as `sw`
+    /// stores of the repeated byte (as LLVM's code generator expands small
+    /// `memset`s, `MaxStoresPerMemset`): a call costs more than the stores. The
+    /// pointer is 4-byte aligned (the loop idiom pass makes these calls of `i32` and
+    /// `f32` elements). The stores are in [`Addr::ANY_REGION`]: they may overlap any
+    /// access, as the call did. Whether it expanded the call.
+    fn inline_memset(
+        &mut self,
+        res: Option<Value>,
+        callee: FuncId,
+        args: &[Value],
+    ) -> Result<bool, BackendError> {
+        let f = self.f;
+        let decl = &self.m.funcs[callee];
+        let &[ptr, byte, len] = args else {
+            return Ok(false);
+        };
+        if !(decl.is_declaration() && decl.name == "memset") || res.is_some_and(|r| f.has_users(r))
+        {
+            return Ok(false);
+        }
+        let len = match f.def_inst(len).map(|d| f.kind(d)) {
+            Some(&ir::InstKind::Unary {
+                op: ir::UnOp::SExt,
+                arg,
+            }) => f.as_iconst(arg),
+            _ => None,
+        };
+        let (Some(len), Some(byte)) = (len, f.as_iconst(byte)) else {
+            return Ok(false);
+        };
+        if !(0..=MAX_INLINE_MEMSET).contains(&len) || len % 4 != 0 {
+            return Ok(false);
+        }
+        let word = (byte as u8 as u32 * 0x0101_0101) as i32;
+        let src = if word == 0 {
+            ZERO
+        } else {
+            self.cached(CacheKey::Int(word))
+        };
+        let at = self.addr(ptr)?;
+        let at = match at.base {
+            Base::Reg(_) if !fits_imm12(at.off + i64::from(len)) => {
+                Addr::new(Base::Reg(self.reg(ptr)?), 0)
+            }
+            _ => Addr::new(at.base, at.off),
+        };
+        for k in 0..i64::from(len / 4) {
+            self.push(MInst::Store {
+                op: MemOp::W,
+                src,
+                addr: Addr::new(at.base, at.off + 4 * k),
+            });
+        }
+        Ok(true)
     }
 
     /// Address of outgoing stack argument `k`.

@@ -207,7 +207,7 @@ impl Isel<'_> {
     }
 
     /// The memory address `ptr` designates.
-    fn addr(&mut self, ptr: Value) -> Result<Addr, BackendError> {
+    pub(super) fn addr(&mut self, ptr: Value) -> Result<Addr, BackendError> {
         let l = self.ptr_loc(ptr)?;
         Ok(match l.base {
             PBase::Slot(s) => Addr::new(Base::Slot(s), l.off),

@@ -368,6 +368,19 @@ impl<'a> Isel<'a> {
         if dead {
             return Ok(());
         }
+        // An `i32` lives sign-extended in its register: `sext` is that register (and
+        // `sext` of a constant stays a constant, materialised where it is used).
+        if let (
+            InstKind::Unary {
+                op: ir::UnOp::SExt,
+                arg,
+            },
+            Some(r),
+        ) = (kind, res)
+        {
+            self.alias[r.index()] = Some(*arg);
+            return Ok(());
+        }
         match kind {
             InstKind::Binary { op, args } => {
                 self.binary(*op, args, res.expect("binary has a result"))?
