@@ -26,6 +26,11 @@
 //! leaves the loop alone. Unlike [`super::unroll`], which takes single-block loops
 //! with a counted latch, the loop may have any number of blocks and exits.
 //!
+//! A loop that only computes (no memory access, no call) and whose results at its
+//! exit are all known from the walk is not copied at all: it is replaced by those
+//! constants ([`evaluate`], with a longer walk of up to [`MAX_EVAL_STEPS`]
+//! instructions, since nothing of it is left).
+//!
 //! The copies are made with [`LoopCopy`] (the values the loop defines are repaired
 //! outside it by the SSA updater), chained in order: the loop's entries go to the
 //! first, each copy's back edges to the next, the last one's to the original loop.
@@ -106,24 +111,146 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         let candidate = loops.loops().find_map(|(id, lp)| {
             let size = sizes[id.0 as usize];
             // Single blocks are `unroll`'s; whole nests would be full of
-            // addresses strength reduction then gives a pointer each.
+            // addresses strength reduction then gives a pointer each (unless
+            // nothing of them is left: `evaluate`).
+            let entry = entry_edge(f, cfg, loops, id)?;
+            if let Some(fold) = evaluate(f, loops, id, entry) {
+                return Some(Plan::Evaluate(fold));
+            }
             if !lp.children.is_empty() || lp.blocks.len() < 2 || size > MAX_LOOP_INSTS {
                 return None;
             }
-            let entry = entry_edge(f, cfg, loops, id)?;
-            let trips = simulate(f, loops, id, entry)?;
-            (trips * size <= budget).then_some((id, trips, size, entry))
+            let limits = Limits {
+                trips: MAX_TRIPS,
+                steps: MAX_PATH_INSTS,
+            };
+            let trips = simulate(f, loops, id, entry, limits)?.trips;
+            (trips * size <= budget).then_some(Plan::Unroll {
+                id,
+                trips,
+                size,
+                entry,
+            })
         });
-        let Some((id, trips, size, entry)) = candidate else {
-            return unrolled;
-        };
-        budget -= trips * size;
-        unroll(f, loops, id, trips, entry);
-        super::sccp::run(f);
-        super::simplifycfg::run(f);
+        match candidate {
+            None => return unrolled,
+            Some(Plan::Unroll {
+                id,
+                trips,
+                size,
+                entry,
+            }) => {
+                budget -= trips * size;
+                unroll(f, loops, id, trips, entry);
+                super::sccp::run(f);
+                super::simplifycfg::run(f);
+            }
+            Some(Plan::Evaluate(fold)) => fold.apply(f),
+        }
         unrolled += 1;
     }
     unrolled
+}
+
+/// What to do with one loop.
+enum Plan {
+    Unroll {
+        id: LoopId,
+        trips: usize,
+        size: usize,
+        entry: (Block, usize),
+    },
+    Evaluate(Evaluated),
+}
+
+/// At most this many instructions are run to evaluate a loop.
+pub const MAX_EVAL_STEPS: usize = 20_000;
+
+/// A loop that computes only constants: where its entry goes instead, and the
+/// values its results take.
+struct Evaluated {
+    entry: (Block, usize),
+    exit: BlockCall,
+    results: Vec<(Value, Const)>,
+}
+
+impl Evaluated {
+    /// Sends the entry to the exit and the results' uses to their constants; the
+    /// loop becomes unreachable and goes.
+    fn apply(self, f: &mut Function) {
+        let (pred, which) = self.entry;
+        let t = f.terminator(pred).expect("the entry ends in a branch");
+        f.set_target(t, which, self.exit);
+        for (v, c) in self.results {
+            let k = c.value(f);
+            f.replace_all_uses(v, k);
+        }
+        crate::cfg_edit::remove_unreachable_blocks(f);
+    }
+}
+
+/// Loop `id` as the constants it computes, when it has no effect and reads no
+/// memory (so every value in it comes from constants and values from before it),
+/// constants decide its every branch within [`MAX_EVAL_STEPS`] instructions, and
+/// every value used after it is a known constant at its exit: LLVM's exhaustive
+/// exit count and exit values (`computeExitCountExhaustively`,
+/// `getConstantEvolutionLoopExitValue`). `for (i = 0; i < 100; i++) { if (i == 50)
+/// break; s += i; }` is `s = 1225`.
+fn evaluate(
+    f: &Function,
+    loops: &LoopForest,
+    id: LoopId,
+    entry: (Block, usize),
+) -> Option<Evaluated> {
+    let lp = loops.get(id);
+    let pure = lp.blocks.iter().all(|&b| {
+        f.layout.block_insts(b).all(|i| {
+            matches!(
+                f.kind(i),
+                InstKind::Binary { .. }
+                    | InstKind::Cmp { .. }
+                    | InstKind::Unary { .. }
+                    | InstKind::Gep { .. }
+                    | InstKind::Jump { .. }
+                    | InstKind::Br { .. }
+            )
+        })
+    });
+    if !pure {
+        return None;
+    }
+    let limits = Limits {
+        trips: usize::MAX,
+        steps: MAX_EVAL_STEPS,
+    };
+    let walk = simulate(f, loops, id, entry, limits)?;
+    // The exit edge's arguments from the loop are among the results below; those
+    // from before it stay.
+    let exit = walk.exit?;
+    let inside = |b: Block| loops.contains(id, b);
+    let mut results = Vec::new();
+    for &b in lp.blocks.iter() {
+        let defs = f
+            .block_params(b)
+            .iter()
+            .copied()
+            .chain(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
+        for v in defs {
+            let used_outside = f
+                .users(v)
+                .iter()
+                .any(|&u| f.layout.inst_block(u).is_none_or(|ub| !inside(ub)));
+            let on_exit = exit.args.contains(&v);
+            if used_outside || on_exit {
+                results.push((v, *walk.known.get(&v)?));
+            }
+        }
+    }
+    Some(Evaluated {
+        entry,
+        exit,
+        results,
+    })
 }
 
 /// The only edge entering loop `id`: its source block and target index.
@@ -154,14 +281,33 @@ fn entry_edge(
     }
 }
 
-/// How many times the body of loop `id` runs (header entries) when entered through
-/// `entry`, if constants decide every branch on the way out within the limits.
+/// Where a walk through a loop on constants left it.
+pub struct Walk {
+    /// Header entries: how many times the body ran.
+    pub trips: usize,
+    /// The edge out of the loop (its arguments as in the IR), or `None` for a
+    /// `ret` inside it.
+    pub exit: Option<BlockCall>,
+    /// The last value each instruction and parameter of the loop took, when known.
+    pub known: FxHashMap<Value, Const>,
+}
+
+/// Limits of a walk: header entries and instructions.
+#[derive(Clone, Copy)]
+pub struct Limits {
+    pub trips: usize,
+    pub steps: usize,
+}
+
+/// Runs loop `id`, entered through `entry`, on constants ([`Walk`]), if they decide
+/// every branch on the way out within `limits`.
 pub fn simulate(
     f: &Function,
     loops: &LoopForest,
     id: LoopId,
     (pred, which): (Block, usize),
-) -> Option<usize> {
+    limits: Limits,
+) -> Option<Walk> {
     let h = loops.get(id).header;
     let term = f.terminator(pred)?;
     let mut known: FxHashMap<Value, Const> = FxHashMap::default();
@@ -171,11 +317,15 @@ pub fn simulate(
     loop {
         let b = target.block;
         if !loops.contains(id, b) {
-            return Some(trips);
+            return Some(Walk {
+                trips,
+                exit: Some(target),
+                known,
+            });
         }
         if b == h {
             trips += 1;
-            if trips > MAX_TRIPS {
+            if trips > limits.trips {
                 return None;
             }
         }
@@ -187,7 +337,7 @@ pub fn simulate(
         let mut next = None;
         for i in f.layout.block_insts(b) {
             steps += 1;
-            if steps > MAX_PATH_INSTS {
+            if steps > limits.steps {
                 return None;
             }
             match *f.kind(i) {
@@ -203,7 +353,13 @@ pub fn simulate(
                     next = Some(if c != 0 { then_dest } else { else_dest }.clone());
                 }
                 // A return leaves the loop.
-                InstKind::Ret { .. } => return Some(trips),
+                InstKind::Ret { .. } => {
+                    return Some(Walk {
+                        trips,
+                        exit: None,
+                        known,
+                    })
+                }
                 ref kind => {
                     if let Some(r) = f.inst_result(i) {
                         let folded = fold(f, &known, kind);
@@ -342,7 +498,7 @@ bb5(%7: i32):
 
     #[test]
     fn values_from_either_exit_reach_the_code_after_the_loop() {
-        // `for (i = 0; i < 6; i++) { t = i * 5; if (t > 12) break; }` then print
+        // `for (i = 0; i < 6; i++) { t = i * 5; if (t > 12) break; print(t); }` then print
         // `t` (defined in the loop, used after it directly) and `i`.
         let src = r#"
 declare @putint(i32) -> void
@@ -355,6 +511,7 @@ bb1(%0: i32):
   %2 = sgt %1, 12
   br %2, bb3(%0), bb2
 bb2:
+  call @putint(%1)
   %3 = add %0, 1
   %4 = slt %3, 6
   br %4, bb1(%3), bb3(%3)
@@ -365,19 +522,16 @@ bb3(%5: i32):
 }
 "#;
         let out = same_behaviour(src, &["cunroll"], "");
-        assert!(!out.contains("bb1("), "{out}");
+        assert!(!out.contains(" br "), "{out}");
         // And when the loop runs to its end instead.
         let full = src.replace("sgt %1, 12", "sgt %1, 100");
         let out = same_behaviour(&full, &["cunroll"], "");
-        assert!(!out.contains("bb1("), "{out}");
+        assert!(!out.contains(" br "), "{out}");
     }
 
-    #[test]
-    fn a_nest_decided_by_constants_unrolls_whole() {
-        // for (i = 0; i < 4; i++) for (j = 0; j < 4; j++) { if (j > i) break;
-        // s += getint(); }: the inner loop's trip count differs per outer
-        // iteration, and the input is read 1 + 2 + 3 + 4 times.
-        let src = r#"
+    /// for (i = 0; i < 4; i++) for (j = 0; j < 4; j++) { if (j > LIMIT) break;
+    /// s += getint(); }
+    const NEST: &str = r#"
 declare @getint() -> i32
 declare @putint(i32) -> void
 
@@ -387,7 +541,7 @@ bb0:
 bb1(%0: i32, %1: i32):
   jump bb2(0, %1)
 bb2(%2: i32, %3: i32):
-  %4 = sgt %2, %0
+  %4 = sgt %2, LIMIT
   br %4, bb4(%3), bb3
 bb3:
   %5 = call @getint()
@@ -404,10 +558,88 @@ bb5:
   ret 0
 }
 "#;
+
+    #[test]
+    fn a_nest_decided_by_constants_unrolls_from_the_inside() {
+        // The inner loop reads twice: its two iterations. The outer loop is then a
+        // single block, which is `unroll`'s to take.
+        let src = NEST.replace("LIMIT", "1");
         let input = "1 2 3 4 5 6 7 8 9 10";
-        let out = same_behaviour(src, &["cunroll"], input);
+        let out = same_behaviour(&src, &["cunroll"], input);
         let main = &out[out.find("func @main").unwrap()..];
-        assert_eq!(main.matches("call @getint()").count(), 10, "{out}");
+        assert_eq!(main.matches("call @getint()").count(), 2, "{out}");
+        assert_eq!(main.matches(" br ").count(), 1, "{out}");
+        let out = same_behaviour(&src, &["cunroll", "unroll", "sccp", "simplifycfg"], input);
+        let main = &out[out.find("func @main").unwrap()..];
+        assert_eq!(main.matches("call @getint()").count(), 8, "{out}");
         assert!(!main.contains(" br "), "{out}");
+        // An inner loop whose count depends on the outer counter (`j > i`) is not
+        // decided on its own: innermost loops only.
+        let src = NEST.replace("LIMIT", "%0");
+        let out = same_behaviour(&src, &["cunroll"], input);
+        let main = &out[out.find("func @main").unwrap()..];
+        assert_eq!(main.matches("call @getint()").count(), 1, "{out}");
+    }
+
+    /// `for (i = 0; i < 100; i++) { if (i == STOP) break; s = s + i * K; }` then
+    /// print `s` and `i`.
+    const SUMS: &str = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %20 = call @getint()
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = eq %0, STOP
+  br %2, bb3(%0, %1), bb2
+bb2:
+  %3 = mul %0, K
+  %4 = add %1, %3
+  %5 = add %0, 1
+  %6 = slt %5, 100
+  br %6, bb1(%5, %4), bb3(%5, %4)
+bb3(%7: i32, %8: i32):
+  call @putint(%8)
+  call @putint(%7)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_loop_of_constants_is_its_results() {
+        let src = SUMS.replace("STOP", "50").replace("K", "1");
+        let out = same_behaviour(&src, &["cunroll"], "3");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(main.contains("(50, 1225)"), "{out}");
+        assert!(!main.contains(" br "), "{out}");
+        // Running to the end: 100 iterations.
+        let src = SUMS.replace("STOP", "-1").replace("K", "3");
+        let out = same_behaviour(&src, &["cunroll"], "3");
+        assert!(out.contains("(100, 14850)"), "{out}");
+    }
+
+    #[test]
+    fn loops_with_unknown_results_or_too_long_are_not_evaluated() {
+        // A result depends on the input: not constant (and too long to unroll).
+        let src = SUMS.replace("STOP", "50").replace("K", "%20");
+        let out = same_behaviour(&src, &["cunroll"], "3");
+        assert!(out.contains("bb1("), "{out}");
+        // A division by zero on the way stays to trap.
+        let src = SUMS.replace("STOP", "50").replace("K", "1").replace(
+            "  %4 = add %1, %3\n",
+            "  %9 = sdiv %3, 0\n  %4 = add %1, %9\n",
+        );
+        let out = crate::passes::testutil::run(&src, &["cunroll"]);
+        assert!(out.contains("sdiv"), "{out}");
+        // More than MAX_EVAL_STEPS instructions: a nest would be, a counter to
+        // 10^6 is.
+        let src = SUMS
+            .replace("STOP", "-1")
+            .replace("K", "1")
+            .replace("slt %5, 100", "slt %5, 1000000");
+        let out = same_behaviour(&src, &["cunroll"], "3");
+        assert!(out.contains("bb1("), "{out}");
     }
 }
