@@ -288,6 +288,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "lftr",
             "promote",
             "checkpromote",
+            "closedform",
             "rtunroll",
             "mve",
             "vrp",

@@ -118,7 +118,15 @@ impl Gen<'_> {
         let var = self.name("i");
         let mut sym = Self::local(&var, Ty::Int, vec![]);
         sym.loop_var = true;
+        // Inside the row loop, the inner counter is declared in its body: not
+        // visible after it.
+        if rows {
+            self.scopes.push(Vec::new());
+        }
         self.declare(sym);
+        if rows {
+            self.scopes.pop();
+        }
         let mut index = lead;
         index.push(Index::Loop {
             var: var.clone(),
