@@ -220,7 +220,7 @@ fn apply(f: &mut Function, p: Plan) {
     });
     let mut args = Vec::with_capacity(direct.args.len());
     for (&v, &w) in direct.args.iter().zip(via_arm.args.iter()) {
-        args.push(at.select(mask, v, w));
+        args.push(at.select(runs, mask, v, w));
     }
     let f = at.f;
     f.replace_kind(
@@ -243,13 +243,19 @@ impl Emitter<'_> {
         self.f.inst_result(i).expect("an i32 result")
     }
 
-    /// `w` where the mask is all ones, else `v`.
-    fn select(&mut self, mask: Value, v: Value, w: Value) -> Value {
+    /// `w` where the mask is all ones (and `runs` 1), else `v`.
+    fn select(&mut self, runs: Value, mask: Value, v: Value, w: Value) -> Value {
         if v == w {
             return v;
         }
-        // `w = v + d` (or `v - d`): `v + (d & mask)`.
+        // `w = v + d` (or `v - d`): `v + (d & mask)`; `v + runs` for `d = 1`.
         if let Some(d) = step_of(self.f, v, w) {
+            if self.f.as_iconst(d) == Some(1) {
+                return self.emit(InstKind::Binary {
+                    op: BinOp::Add,
+                    args: [v, runs],
+                });
+            }
             let part = self.emit(InstKind::Binary {
                 op: BinOp::And,
                 args: [d, mask],
@@ -478,6 +484,20 @@ bb4:
         );
         let out = same_behaviour(&store, &["ifconvert"], &input());
         assert_eq!(out.matches(" br ").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_conditional_count_adds_the_condition() {
+        // `if (a[k] * b[k] % 2 == 0) t = t + 1`: `t + (cond)`, no mask needed.
+        let src = MATMUL_LIKE.replace("  %15 = add %3, %14\n", "  %15 = add %3, 1\n");
+        let out = same_behaviour(&src, &["ifconvert", "dce"], &input());
+        let main = &out[out.find("func @main").unwrap()..];
+        assert_eq!(main.matches(" br ").count(), 1, "{out}");
+        assert!(
+            main.contains("add %3, %10") || main.contains(", %10\n"),
+            "{out}"
+        );
+        assert!(!main.contains("sub 0, "), "{out}");
     }
 
     #[test]
