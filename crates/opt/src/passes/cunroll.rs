@@ -48,7 +48,7 @@ use crate::loop_copy::{repair_uses_outside, LoopCopy};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, InstKind, Module, Value};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The complete unrolling pass.
 pub struct CompleteUnroll;
@@ -102,6 +102,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     let mut budget = MAX_GROWTH;
     let mut unrolled = 0;
     let mut first = true;
+    // Loops already walked without a result: each walk may take thousands of
+    // steps, so a loop is walked again only once an evaluation made constants
+    // that may reach it (the copies of an unrolled loop are new loops).
+    let mut tried: FxHashSet<Block> = FxHashSet::default();
     while unrolled < MAX_ROUNDS {
         if !std::mem::take(&mut first) {
             fa.forget();
@@ -110,6 +114,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         let sizes = loops.inst_counts(f);
         let candidate = loops.loops().find_map(|(id, lp)| {
             let size = sizes[id.0 as usize];
+            if !tried.insert(lp.header) {
+                return None;
+            }
             // Single blocks are `unroll`'s; whole nests would be full of
             // addresses strength reduction then gives a pointer each (unless
             // nothing of them is left: `evaluate`).
@@ -145,7 +152,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 super::sccp::run(f);
                 super::simplifycfg::run(f);
             }
-            Some(Plan::Evaluate(fold)) => fold.apply(f),
+            Some(Plan::Evaluate(fold)) => {
+                fold.apply(f);
+                tried.clear();
+            }
         }
         unrolled += 1;
     }
