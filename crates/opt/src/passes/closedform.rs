@@ -144,7 +144,9 @@ fn route_exit_values(f: &mut Function) -> bool {
     let mut changed = false;
     for (_, lp) in loops.loops() {
         let h = lp.header;
-        if lp.blocks.len() != 1 {
+        // A single block: its own latch (without touching `blocks`, which for
+        // every loop of a deep nest would be quadratic).
+        if lp.latches[..] != [h] {
             continue;
         }
         let Some(term) = f.terminator(h) else {

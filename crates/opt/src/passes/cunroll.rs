@@ -112,6 +112,14 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         }
         let (cfg, _, loops) = fa.loops(f);
         let sizes = loops.inst_counts(f);
+        // Instructions other than arithmetic and branches, per loop (linear in the
+        // function, however deep the nest).
+        let impure = loops.sum_over_blocks(f, |b| {
+            f.layout
+                .block_insts(b)
+                .filter(|&i| !computes_only(f.kind(i)))
+                .count()
+        });
         let candidate = loops.loops().find_map(|(id, lp)| {
             let size = sizes[id.0 as usize];
             if !tried.insert(lp.header) {
@@ -121,7 +129,8 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             // addresses strength reduction then gives a pointer each (unless
             // nothing of them is left: `evaluate`).
             let entry = entry_edge(f, cfg, loops, id)?;
-            if let Some(fold) = evaluate(f, loops, id, entry) {
+            let pure = impure[id.0 as usize] == 0;
+            if let Some(fold) = pure.then(|| evaluate(f, loops, id, entry)).flatten() {
                 return Some(Plan::Evaluate(fold));
             }
             if !lp.children.is_empty() || lp.blocks.len() < 2 || size > MAX_LOOP_INSTS {
@@ -199,8 +208,22 @@ impl Evaluated {
     }
 }
 
+/// Whether an instruction only computes (a loop made of these can be evaluated).
+fn computes_only(k: &InstKind) -> bool {
+    matches!(
+        k,
+        InstKind::Binary { .. }
+            | InstKind::Cmp { .. }
+            | InstKind::Unary { .. }
+            | InstKind::Gep { .. }
+            | InstKind::Jump { .. }
+            | InstKind::Br { .. }
+    )
+}
+
 /// Loop `id` as the constants it computes, when it has no effect and reads no
-/// memory (so every value in it comes from constants and values from before it),
+/// memory (every instruction [`computes_only`], which the caller checks; so every
+/// value in it comes from constants and values from before it),
 /// constants decide its every branch within [`MAX_EVAL_STEPS`] instructions, and
 /// every value used after it is a known constant at its exit: LLVM's exhaustive
 /// exit count and exit values (`computeExitCountExhaustively`,
@@ -213,22 +236,6 @@ fn evaluate(
     entry: (Block, usize),
 ) -> Option<Evaluated> {
     let lp = loops.get(id);
-    let pure = lp.blocks.iter().all(|&b| {
-        f.layout.block_insts(b).all(|i| {
-            matches!(
-                f.kind(i),
-                InstKind::Binary { .. }
-                    | InstKind::Cmp { .. }
-                    | InstKind::Unary { .. }
-                    | InstKind::Gep { .. }
-                    | InstKind::Jump { .. }
-                    | InstKind::Br { .. }
-            )
-        })
-    });
-    if !pure {
-        return None;
-    }
     let limits = Limits {
         trips: usize::MAX,
         steps: MAX_EVAL_STEPS,
