@@ -159,6 +159,21 @@ impl Function {
         }
     }
 
+    /// The constant `c` when `v` is `sext c` (there are no `i64` constants: passes
+    /// sign-extend 32-bit ones).
+    pub fn as_sext_iconst(&self, v: Value) -> Option<i32> {
+        match self.values[v].def {
+            ValueDef::Inst(i) => match self.insts[i].kind {
+                crate::InstKind::Unary {
+                    op: crate::UnOp::SExt,
+                    arg,
+                } => self.as_iconst(arg),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// The f32 value of `v` if it is a float constant.
     pub fn as_fconst(&self, v: Value) -> Option<f32> {
         match self.values[v].def {

@@ -2,6 +2,7 @@
 //! [`ir::analysis`] (the verifier needs them); everything built on top of them is here.
 
 pub mod alias_regions;
+pub mod bounds;
 pub mod callgraph;
 pub mod control_dep;
 pub mod dataflow;
@@ -20,6 +21,7 @@ mod purity_summary;
 pub mod ranges;
 
 pub use alias_regions::AliasRegions;
+pub use bounds::Bounds;
 pub use callgraph::CallGraph;
 pub use control_dep::ControlDependence;
 pub use deciders::Deciders;

@@ -32,16 +32,12 @@
 //! branches: they do not make a single-block loop.
 
 use crate::analysis::induction::step_of;
-use crate::analysis::{Counter, LoopForest, Preserved, RotatedLoop};
+use crate::analysis::{Bounds, LoopForest, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::analysis::DominatorTree;
-use ir::{
-    BinOp, Block, BlockCall, CmpOp, EntityRef, Function, Inst, InstKind, Module, Type, Value,
-    ValueDef,
-};
-use rustc_hash::FxHashMap;
+use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
 
 /// The if-conversion pass.
 pub struct IfConvert;
@@ -293,111 +289,6 @@ impl Emitter<'_> {
             op: BinOp::Xor,
             args: [v, part],
         })
-    }
-}
-
-/// Known ranges of loop counters, to tell which array accesses stay inside their
-/// array.
-pub struct Bounds<'s> {
-    /// Counter parameter -> the values it takes, `[lo, hi]`.
-    counters: FxHashMap<Value, (i64, i64)>,
-    global_sizes: &'s [u64],
-}
-
-impl<'s> Bounds<'s> {
-    /// The counters of `f`'s rotated loops with a constant start and bound
-    /// ([`Counter::trip_count`]).
-    pub fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        loops: &LoopForest,
-        global_sizes: &'s [u64],
-    ) -> Self {
-        let mut counters = FxHashMap::default();
-        for (id, _) in loops.loops() {
-            let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
-                continue;
-            };
-            let Some(c) = Counter::of(f, loops, id, &l) else {
-                continue;
-            };
-            let (Some(n), Some(init)) = (c.trip_count(f), f.as_iconst(c.init)) else {
-                continue;
-            };
-            let last = i64::from(init) + i64::from(c.step) * (i64::from(n) - 1);
-            let (lo, hi) = (i64::from(init).min(last), i64::from(init).max(last));
-            counters.insert(c.param, (lo, hi));
-        }
-        Bounds {
-            counters,
-            global_sizes,
-        }
-    }
-
-    /// The values `v` takes, when it is a constant, a known counter, or sums and
-    /// constant multiples of them.
-    fn range(&self, f: &Function, v: Value, depth: u32) -> Option<(i64, i64)> {
-        if let Some(c) = f.as_iconst(v) {
-            return Some((i64::from(c), i64::from(c)));
-        }
-        if let Some(&r) = self.counters.get(&v) {
-            return Some(r);
-        }
-        if depth == 0 {
-            return None;
-        }
-        let InstKind::Binary { op, args: [a, b] } = *f.kind(f.def_inst(v)?) else {
-            return None;
-        };
-        let (x, y) = (self.range(f, a, depth - 1)?, self.range(f, b, depth - 1)?);
-        let r = match op {
-            BinOp::Add => (x.0 + y.0, x.1 + y.1),
-            BinOp::Sub => (x.0 - y.1, x.1 - y.0),
-            BinOp::Mul => {
-                let p = [x.0 * y.0, x.0 * y.1, x.1 * y.0, x.1 * y.1];
-                (*p.iter().min()?, *p.iter().max()?)
-            }
-            _ => return None,
-        };
-        // Exact only while no intermediate wraps.
-        let fits = |x: i64| i32::try_from(x).is_ok();
-        (fits(r.0) && fits(r.1)).then_some(r)
-    }
-
-    /// Whether the `size` bytes at `ptr` lie inside the global or local array it
-    /// points into, for every value of the counters it depends on.
-    pub fn dereferenceable(&self, f: &Function, mut ptr: Value, size: u32) -> bool {
-        let (mut lo, mut hi) = (0i64, 0i64);
-        loop {
-            match f.value_def(ptr) {
-                ValueDef::Global(g) => {
-                    let Some(&bytes) = self.global_sizes.get(g.index()) else {
-                        return false;
-                    };
-                    return lo >= 0 && hi + i64::from(size) <= bytes as i64;
-                }
-                ValueDef::Inst(i) => match *f.kind(i) {
-                    InstKind::Alloc { elem, len } => {
-                        let bytes = i64::from(elem.size()) * i64::from(len);
-                        return lo >= 0 && hi + i64::from(size) <= bytes;
-                    }
-                    InstKind::Gep {
-                        base,
-                        index,
-                        stride,
-                    } => {
-                        let Some((a, b)) = self.range(f, index, 4) else {
-                            return false;
-                        };
-                        lo += a * i64::from(stride);
-                        hi += b * i64::from(stride);
-                        ptr = base;
-                    }
-                    _ => return false,
-                },
-                _ => return false,
-            }
-        }
     }
 }
 

@@ -418,13 +418,7 @@ fn known_trailing_zeros(f: &Function, v: Value, depth: u32) -> u32 {
 /// constants fold when the exact result fits 32 bits (`sext (a op b)`), and so do
 /// the constants of `(x + sext c1) + sext c2` and `(x - ...)` likewise.
 fn simplify_i64(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
-    let sext_of = |f: &Function, v: Value| match *f.kind(f.def_inst(v)?) {
-        InstKind::Unary {
-            op: UnOp::SExt,
-            arg,
-        } => f.as_iconst(arg).map(i64::from),
-        _ => None,
-    };
+    let sext_of = |f: &Function, v: Value| f.as_sext_iconst(v).map(i64::from);
     let exact = |op: BinOp, x: i64, y: i64| match op {
         BinOp::Add64 => x.checked_add(y),
         BinOp::Sub64 => x.checked_sub(y),
@@ -477,14 +471,7 @@ fn simplify_i64(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Actio
 }
 
 fn simplify_i64_identity(f: &Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
-    let sext_const = |v: Value| match *f.kind(f.def_inst(v)?) {
-        InstKind::Unary {
-            op: UnOp::SExt,
-            arg,
-        } => f.as_iconst(arg),
-        _ => None,
-    };
-    let (ca, cb) = (sext_const(a), sext_const(b));
+    let (ca, cb) = (f.as_sext_iconst(a), f.as_sext_iconst(b));
     match (op, ca, cb) {
         (BinOp::Add64 | BinOp::Sub64, _, Some(0)) | (BinOp::Mul64, _, Some(1)) => {
             Some(Action::Value(a))

@@ -105,13 +105,7 @@ pub(crate) fn memset_call(
         return None;
     };
     let byte = f.as_iconst(byte)? as u8;
-    let len = match f.def_inst(len).map(|d| f.kind(d)) {
-        Some(&InstKind::Unary {
-            op: UnOp::SExt,
-            arg,
-        }) => f.as_iconst(arg).map(i64::from),
-        _ => None,
-    };
+    let len = f.as_sext_iconst(len).map(i64::from);
     Some((ptr, byte, len))
 }
 

@@ -10,7 +10,7 @@
 use super::{CacheKey, Isel};
 use crate::mir::*;
 use crate::BackendError;
-use ir::{BinOp, InstKind, UnOp, Value};
+use ir::{BinOp, UnOp, Value};
 
 impl Isel<'_> {
     /// `res = args[0] op args[1]`.
@@ -227,15 +227,7 @@ impl Isel<'_> {
         if op != BinOp::SDiv64 {
             return None;
         }
-        let def = self.f.def_inst(divisor)?;
-        let InstKind::Unary {
-            op: UnOp::SExt,
-            arg,
-        } = *self.f.kind(def)
-        else {
-            return None;
-        };
-        let c = self.f.as_iconst(arg)?;
+        let c = self.f.as_sext_iconst(divisor)?;
         (c > 1 && (c as u32).is_power_of_two()).then(|| c.trailing_zeros() as i32)
     }
 

@@ -203,13 +203,7 @@ impl Isel<'_> {
         {
             return Ok(false);
         }
-        let len = match f.def_inst(len).map(|d| f.kind(d)) {
-            Some(&ir::InstKind::Unary {
-                op: ir::UnOp::SExt,
-                arg,
-            }) => f.as_iconst(arg),
-            _ => None,
-        };
+        let len = f.as_sext_iconst(len);
         let (Some(len), Some(byte)) = (len, f.as_iconst(byte)) else {
             return Ok(false);
         };
