@@ -17,6 +17,11 @@
 //! the previous copy's `next` values, and the branch becomes `jump exit(out)` of the
 //! last copy. Uses of the loop's values after the loop (which only the last
 //! iteration's values reach) take the last copy's values.
+//!
+//! Nests unroll from the inside out, as GCC's `cunroll` unrolls whole nests: after a
+//! round, the CFG is simplified ([`super::simplifycfg`]), which merges an unrolled
+//! inner loop into its parent's blocks; the parent, now a single block, is a
+//! candidate of the next round, under the same size limits.
 
 use crate::analysis::{Counter, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
@@ -115,6 +120,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         for (l, n) in &plans {
             unroll(f, l, *n);
         }
+        // An unrolled inner loop leaves its parent a chain of blocks; merged, the
+        // parent is a single block the next round may unroll (whole-nest unrolling).
+        super::simplifycfg::run(f);
         done += plans.len();
     }
     done
@@ -283,6 +291,72 @@ bb2(%10: i32):
             loops_left > 15 && loops_left < 30,
             "{loops_left} loops left:\n{out}"
         );
+    }
+
+    /// A three-deep nest of small counted loops storing a running count into a
+    /// `[2][3][4]` array, printing one element chosen by the input and the count.
+    const NEST: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %a = alloc [i32; 24]
+  jump bb1(0, 0)
+bb1(%i: i32, %c0: i32):
+  %pi = gep %a, %i, 48
+  jump bb2(0, %c0)
+bb2(%j: i32, %c1: i32):
+  %pj = gep %pi, %j, 16
+  jump bb3(0, %c1)
+bb3(%k: i32, %c2: i32):
+  %pk = gep %pj, %k, 4
+  store %c2, %pk
+  %c3 = add %c2, 1
+  %k1 = add %k, 1
+  %tk = slt %k1, 4
+  br %tk, bb3(%k1, %c3), bb4
+bb4:
+  %j1 = add %j, 1
+  %tj = slt %j1, 3
+  br %tj, bb2(%j1, %c3), bb5
+bb5:
+  %i1 = add %i, 1
+  %ti = slt %i1, 2
+  br %ti, bb1(%i1, %c3), bb6
+bb6:
+  %x = call @getint()
+  %px = gep %a, %x, 4
+  %v = load i32, %px
+  call @putint(%v)
+  call @putch(32)
+  call @putint(%c3)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn whole_nests_unroll_from_the_inside_out() {
+        let out = same_behaviour(NEST, &["unroll"], "13");
+        same_behaviour(NEST, &["unroll"], "23");
+        assert!(!out.contains(" br "), "no loop is left:\n{out}");
+        assert_eq!(out.matches("store").count(), 24, "{out}");
+    }
+
+    #[test]
+    fn a_nest_too_big_to_unroll_keeps_its_outer_loops() {
+        // 40 x 40 stores: the inner loop of 40 trips unrolls, the outer one would
+        // exceed the size limit and stays a loop of one block.
+        let src = NEST
+            .replace("[i32; 24]", "[i32; 3200]")
+            .replace("slt %k1, 4", "slt %k1, 40")
+            .replace("gep %pi, %j, 16", "gep %pi, %j, 160")
+            .replace("slt %j1, 3", "slt %j1, 40")
+            .replace("gep %a, %i, 48", "gep %a, %i, 6400");
+        let out = same_behaviour(&src, &["unroll"], "1234");
+        assert_eq!(out.matches("store").count(), 40, "{out}");
+        assert_eq!(out.matches(" br ").count(), 2, "{out}");
     }
 
     #[test]

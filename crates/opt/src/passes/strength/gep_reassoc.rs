@@ -9,7 +9,9 @@
 //!
 //! When `j` is `j0 + c` for a constant `c` (an exact addition, see [`Ranges`]), the
 //! inner gep takes `j0` and `c` stays as a constant offset, so the neighbours
-//! `b[k][j - 1]`, `b[k][j]`, `b[k][j + 1]` share one pointer.
+//! `b[k][j - 1]`, `b[k][j]`, `b[k][j + 1]` share one pointer. A constant `j` is left
+//! where it is: it is already a constant offset from the pointer the inner gep
+//! becomes.
 
 use super::affine::Ranges;
 use ir::{Block, Function, Inst, InstKind, Type, Value};
@@ -46,7 +48,16 @@ pub fn reassociate(
             else {
                 continue;
             };
-            if in_loop(f, inner) && !in_loop(f, base) && !in_loop(f, j) && in_loop(f, i) {
+            // A constant `j` is already a constant offset from the walking pointer
+            // the inner gep becomes: reassociated, every constant would start a
+            // pointer of its own (a fully unrolled inner loop's 32 columns, 32
+            // pointers).
+            if in_loop(f, inner)
+                && !in_loop(f, base)
+                && !in_loop(f, j)
+                && in_loop(f, i)
+                && f.as_iconst(j).is_none()
+            {
                 candidates.push((g, base, i, s1, j, s2));
             }
         }

@@ -590,17 +590,19 @@ bb4:
 
     /// The intervals of both counters prove `(i - 1) * 8 + j - 1` exact, so the inner
     /// loop steps a pointer by 32 bytes, and both accesses are constant offsets from
-    /// it; the pointer's start, `&a[j] + 32`, is itself the outer loop's pointer.
+    /// it; the pointer's start, `&a[j] + 32`, is a constant offset from the outer
+    /// loop's one pointer.
     #[test]
     fn affine_indices_of_counters_with_known_ranges_become_pointers() {
         let out = same_behaviour(NEST, &["strength"], "");
         assert!(!out.contains("gep @a, %"), "{out}");
         for line in [
-            "jump bb2(1, 0, %5)",
-            "%12 = gep %8, -8, 4",
-            "%14 = gep %8, -9, 4",
-            "%19 = gep %8, 1, 32",
-            "%23 = gep %5, 1, 4",
+            "%3 = gep %2, 1, 32",
+            "jump bb2(1, 0, %3)",
+            "%10 = gep %6, -8, 4",
+            "%12 = gep %6, -9, 4",
+            "%17 = gep %6, 1, 32",
+            "%20 = gep %2, 1, 4",
         ] {
             assert!(out.contains(line), "{line}:\n{out}");
         }
@@ -889,5 +891,44 @@ bb2:
             body.contains("gep @b, %") && !body.contains("gep @a, %"),
             "{out}"
         );
+    }
+
+    #[test]
+    fn constant_columns_of_a_row_share_the_row_pointer() {
+        // A row walk with its four columns at constant indices (an unrolled inner
+        // loop): one pointer down the rows, each column a constant offset from it.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %a = alloc [i32; 40]
+  jump bb1(0)
+bb1(%i: i32):
+  %row = gep %a, %i, 16
+  %c0 = gep %row, 0, 4
+  store %i, %c0
+  %c1 = gep %row, 1, 4
+  store %i, %c1
+  %c2 = gep %row, 1, 8
+  store %i, %c2
+  %c3 = gep %row, 3, 4
+  store %i, %c3
+  %n = add %i, 1
+  %t = slt %n, 10
+  br %t, bb1(%n), bb2
+bb2:
+  %x = call @getint()
+  %px = gep %a, %x, 4
+  %v = load i32, %px
+  call @putint(%v)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["strength"], "37");
+        same_behaviour(src, &["strength"], "2");
+        assert_eq!(out.matches(": ptr").count(), 1, "{out}");
+        assert!(out.contains("gep %3, 1, 8"), "{out}");
     }
 }
