@@ -1,12 +1,14 @@
-//! Constant hoisting: a wide constant or a global's address that several blocks
-//! materialise is materialised once, in the nearest block that dominates them all.
+//! Constant hoisting: a wide constant, a single-precision constant or a global's
+//! address that several blocks materialise is materialised once, in the nearest
+//! block that dominates them all.
 //!
 //! Instruction selection materialises constants and addresses once per block
 //! (machine LICM then takes them out of loops). Outside loops, a function whose
 //! blocks each test or mask with the same wide constant (`lui` and `addiw`, two
 //! instructions) pays for it in every block. Here every `li` of a constant that
-//! takes two instructions or more, and every `lla`, defining a register written
-//! once, is grouped by what it computes; a group spread over two blocks or more
+//! takes two instructions or more, every `lla`, and every `fmv.w.x` of a
+//! constant's bits (a float constant: `li` and `fmv.w.x`, the move taking three
+//! cycles), defining a register written once, is grouped by what it computes; a group spread over two blocks or more
 //! becomes one instruction at the start of the blocks' nearest common dominator,
 //! and its registers one. The new register keeps the instruction as its
 //! rematerialisation recipe: where registers run short, the allocator recomputes
@@ -31,7 +33,7 @@ use std::collections::BTreeMap;
 use rustc_hash::FxHashMap;
 
 use crate::loops::dominator_tree;
-use crate::mir::{fits_imm12, MBlock, MFunction, MInst, Reg, RegClass};
+use crate::mir::{fits_imm12, CvtOp, MBlock, MFunction, MInst, Reg, RegClass, ZERO};
 
 /// Steps up the dominator tree allowed per group, to keep the pass linear on
 /// long chains of blocks.
@@ -47,6 +49,9 @@ const MIN_COSTLY_SHARE: usize = 8;
 enum Value {
     Imm(i64),
     Address(u32, i64),
+    /// A single-precision constant: `fmv.w.x` of a register holding these bits
+    /// (from `li`, or `zero`).
+    Float(i64),
 }
 
 /// Whether `li imm` takes more than one instruction: not a 12-bit immediate
@@ -56,10 +61,42 @@ fn wide(imm: i64) -> bool {
     !fits_imm12(imm) && !lui_only
 }
 
-fn hoistable(i: &MInst) -> Option<(Reg, Value)> {
+/// The constants held by virtual registers that one `li` defines (indexed by
+/// virtual register number).
+type LiConsts = Vec<Option<i64>>;
+
+fn li_consts(mf: &MFunction, defs: &[u32]) -> LiConsts {
+    let mut consts = vec![None; mf.num_vregs()];
+    for &b in &mf.layout {
+        for i in &mf.blocks[b].insts {
+            if let MInst::Li { rd, imm } = *i {
+                if rd.is_virtual() && defs[rd.vindex()] == 1 {
+                    consts[rd.vindex()] = Some(imm);
+                }
+            }
+        }
+    }
+    consts
+}
+
+fn hoistable(i: &MInst, consts: &LiConsts) -> Option<(Reg, Value)> {
     match *i {
         MInst::Li { rd, imm } if wide(imm) => Some((rd, Value::Imm(imm))),
         MInst::La { rd, global, off } => Some((rd, Value::Address(global, off))),
+        MInst::Cvt {
+            op: CvtOp::FmvWX,
+            rd,
+            rs,
+        } => {
+            let bits = if rs == ZERO {
+                0
+            } else if rs.is_virtual() {
+                consts.get(rs.vindex()).copied().flatten()?
+            } else {
+                return None;
+            };
+            Some((rd, Value::Float(bits)))
+        }
         _ => None,
     }
 }
@@ -69,10 +106,11 @@ fn hoistable(i: &MInst) -> Option<(Reg, Value)> {
 /// instructions went.
 pub fn hoist_constants(mf: &mut MFunction) -> usize {
     let (defs, _) = mf.vreg_defs();
+    let consts = li_consts(mf, &defs);
     let mut groups: BTreeMap<Value, Vec<(MBlock, Reg)>> = BTreeMap::new();
     for &b in &mf.layout {
         for i in &mf.blocks[b].insts {
-            if let Some((rd, v)) = hoistable(i) {
+            if let Some((rd, v)) = hoistable(i, &consts) {
                 if rd.is_virtual() && defs[rd.vindex()] == 1 {
                     groups.entry(v).or_default().push((b, rd));
                 }
@@ -111,17 +149,49 @@ pub fn hoist_constants(mf: &mut MFunction) -> usize {
         if !free && blocks < MIN_COSTLY_SHARE {
             continue;
         }
-        let r = mf.new_vreg(RegClass::Int);
-        let inst = match *v {
-            Value::Imm(imm) => MInst::Li { rd: r, imm },
-            Value::Address(global, off) => MInst::La { rd: r, global, off },
+        let r = match *v {
+            Value::Imm(imm) => materialise(mf, at, MInst::Li { rd: Reg::x(0), imm }),
+            Value::Address(global, off) => materialise(
+                mf,
+                at,
+                MInst::La {
+                    rd: Reg::x(0),
+                    global,
+                    off,
+                },
+            ),
+            Value::Float(0) => materialise(
+                mf,
+                at,
+                MInst::Cvt {
+                    op: CvtOp::FmvWX,
+                    rd: Reg::x(0),
+                    rs: ZERO,
+                },
+            ),
+            Value::Float(imm) => {
+                // `li` (rematerialisable) then `fmv.w.x`, whose register is
+                // spilled rather than recomputed where registers run short.
+                let r = mf.new_vreg(RegClass::Float);
+                let t = materialise(mf, at, MInst::Li { rd: Reg::x(0), imm });
+                let fmv = MInst::Cvt {
+                    op: CvtOp::FmvWX,
+                    rd: r,
+                    rs: t,
+                };
+                mf.blocks[at].insts.insert(1, fmv);
+                r
+            }
         };
-        mf.vreg_remat[r.vindex()] = Some(inst.clone());
-        mf.blocks[at].insts.insert(0, inst);
         for &(_, old) in group {
             rename[old.vindex()] = Some(r);
         }
-        removed += blocks - 1;
+        // The shared materialisation replaces one per block; a float constant's
+        // is two instructions (the `li`s left unread go below).
+        removed += match *v {
+            Value::Float(imm) if imm != 0 => blocks - 2,
+            _ => blocks - 1,
+        };
     }
     // The registers of the groups (the new ones come after them).
     let renamed = |r: Reg| {
@@ -131,7 +201,7 @@ pub fn hoist_constants(mf: &mut MFunction) -> usize {
     };
     for &b in &mf.layout.clone() {
         let insts = &mut mf.blocks[b].insts;
-        insts.retain(|i| hoistable(i).is_none_or(|(rd, _)| renamed(rd).is_none()));
+        insts.retain(|i| hoistable(i, &consts).is_none_or(|(rd, _)| renamed(rd).is_none()));
         for i in insts.iter_mut() {
             i.map_regs(|r, _| {
                 if let Some(n) = renamed(*r) {
@@ -139,6 +209,49 @@ pub fn hoist_constants(mf: &mut MFunction) -> usize {
                 }
             });
         }
+    }
+    removed + remove_unread_li(mf)
+}
+
+/// Materialises `inst` (whose destination is replaced by a new register of its
+/// class, rematerialisable by `inst`) at the start of `at`; returns the register.
+fn materialise(mf: &mut MFunction, at: MBlock, mut inst: MInst) -> Reg {
+    let class = match inst {
+        MInst::Cvt { .. } => RegClass::Float,
+        _ => RegClass::Int,
+    };
+    let r = mf.new_vreg(class);
+    inst.map_regs(|d, is_def| {
+        if is_def {
+            *d = r;
+        }
+    });
+    mf.vreg_remat[r.vindex()] = Some(inst.clone());
+    mf.blocks[at].insts.insert(0, inst);
+    r
+}
+
+/// Removes each `li` into a virtual register nothing reads (one that only fed a
+/// shared float constant's `fmv.w.x`); returns how many.
+fn remove_unread_li(mf: &mut MFunction) -> usize {
+    let mut read = vec![false; mf.num_vregs()];
+    for &b in &mf.layout {
+        for i in &mf.blocks[b].insts {
+            i.for_each_use(|u| {
+                if u.is_virtual() {
+                    read[u.vindex()] = true;
+                }
+            });
+        }
+    }
+    let mut removed = 0;
+    for &b in &mf.layout.clone() {
+        let insts = &mut mf.blocks[b].insts;
+        let before = insts.len();
+        insts.retain(
+            |i| !matches!(*i, MInst::Li { rd, .. } if rd.is_virtual() && !read[rd.vindex()]),
+        );
+        removed += before - insts.len();
     }
     removed
 }
@@ -354,5 +467,50 @@ end
         assert_eq!(text.matches("  lla ").count(), 2, "{text}");
         let bb0 = &text[text.find("bb0:").unwrap()..text.find("bb1:").unwrap()];
         assert!(bb0.contains("li "), "{text}");
+    }
+
+    /// A float constant (`li` and `fmv.w.x`) in a chain of blocks, as a
+    /// recursion inlined into itself divides by 3.0 at each level: one `li` and
+    /// one `fmv.w.x` are left, in the first block; an integer use of the same
+    /// bits keeps its own `li`.
+    #[test]
+    fn a_float_constant_is_shared_with_its_li() {
+        let mut mf = parse_function(
+            "function f local
+  int %v0..%v9
+  float %v10..%v19
+bb0:
+  mv %v10, fa0
+  li %v1, 1077936128
+  fmv.w.x %v11, %v1
+  fdiv.s %v12, %v10, %v11
+  flt.s %v2, %v12, %v10
+  bne %v2, zero, bb1
+  j bb2
+bb1:
+  li %v3, 1077936128
+  fmv.w.x %v13, %v3
+  fdiv.s %v14, %v12, %v13
+  mv fa0, %v14
+  ret fa0
+bb2:
+  li %v4, 1077936128
+  fmv.w.x %v15, %v4
+  fmul.s %v16, %v12, %v15
+  mv fa0, %v16
+  addw a0, %v4, %v4
+  ret fa0
+end
+",
+        )
+        .unwrap();
+        assert_eq!(hoist_constants(&mut mf), 3, "{}", print_function(&mf));
+        let text = print_function(&mf);
+        assert_eq!(text.matches("fmv.w.x").count(), 1, "{text}");
+        // bb0's and bb1's `li` go, bb2's stays for its `addw`; bb0 gets the
+        // shared one.
+        assert_eq!(text.matches("  li ").count(), 2, "{text}");
+        let bb0 = &text[text.find("bb0:").unwrap()..text.find("bb1:").unwrap()];
+        assert!(bb0.contains("li ") && bb0.contains("fmv.w.x"), "{text}");
     }
 }
