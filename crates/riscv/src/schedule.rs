@@ -31,8 +31,9 @@
 //!    height, then original order). Issuing earliest lets a second instruction pair
 //!    with the first and fills the shadow of loads and multiplies. A second pass
 //!    breaks the ties left by height in favour of instructions that only one pipe
-//!    takes, ahead of ALU operations that either pipe takes ([`TieBreak`]); the
-//!    order the model finds faster is the candidate.
+//!    takes, ahead of ALU operations that either pipe takes, and in a loop of one
+//!    block a third prefers them even to greater height ([`TieBreak`]); the order
+//!    the model finds fastest is the candidate.
 //! 5. The new order is kept only if the model says the region (with what follows
 //!    it in the block) runs in fewer cycles; otherwise the block is left as it was.
 //!    A loop of one block whose body is one region is judged, and started, in its
@@ -673,6 +674,11 @@ enum TieBreak {
     /// operation can take the last slot of pipe B that a multiply needed, and
     /// push the multiplies into the branch's cycle at the end of the block.
     OnePipeFirst,
+    /// The same, ahead of height, for a loop of one block: a store issues first
+    /// and the pointer bump that the loop's branch waits for pairs with it, where
+    /// height alone would issue the bump alone in the first cycle (a fill loop's
+    /// stores through one pointer).
+    OnePipeBeforeHeight,
 }
 
 /// Schedules `insts[start..end]`, judging by the cycles of `insts[start..tail_end]`;
@@ -722,8 +728,17 @@ fn schedule_region(
         .as_ref()
         .map(|p| max_pressure(&insts[start..end], p.live_after, p.class));
     let mut best: Option<(u64, Vec<MInst>)> = None;
-    let mut tried: Vec<Vec<usize>> = Vec::with_capacity(2);
-    for tie in [TieBreak::Original, TieBreak::OnePipeFirst] {
+    let mut tried: Vec<Vec<usize>> = Vec::with_capacity(3);
+    let ties: &[TieBreak] = if steady_state.is_some() {
+        &[
+            TieBreak::Original,
+            TieBreak::OnePipeFirst,
+            TieBreak::OnePipeBeforeHeight,
+        ]
+    } else {
+        &[TieBreak::Original, TieBreak::OnePipeFirst]
+    };
+    for &tie in ties {
         let order = list_schedule(
             &insts[start..end],
             &t,
@@ -784,12 +799,13 @@ fn list_schedule(
             .filter(|&c| !placed[c] && npreds[c] == 0)
             .min_by_key(|&c| {
                 let over = pressure.as_ref().is_some_and(|p| p.exceeds(&code[c]));
-                let flexible = tie == TieBreak::OnePipeFirst && t[c].pipe == u74::Pipe::Any;
+                let flexible = t[c].pipe == u74::Pipe::Any;
                 (
                     over,
                     m.issue_cycle(&t[c]).0,
+                    tie == TieBreak::OnePipeBeforeHeight && flexible,
                     std::cmp::Reverse(h[c]),
-                    flexible,
+                    tie == TieBreak::OnePipeFirst && flexible,
                     c,
                 )
             })
