@@ -711,7 +711,10 @@ mod tests {
 
     fn rewritten(before: &MFunction, alloc: &Allocation) -> (MFunction, Provenance) {
         let mut after = before.clone();
-        let prov = rewrite(&mut after, alloc).expect("rewrite");
+        let needs = crate::regalloc::spill::needs_slot(&after, alloc);
+        let iv = build_intervals(before, &compute_liveness(before));
+        let slots = crate::regalloc::slot_coloring::assign_spill_slots(&mut after, &needs, &iv);
+        let prov = rewrite(&mut after, alloc, &slots).expect("rewrite");
         (after, prov)
     }
 

@@ -1,15 +1,16 @@
-//! Register allocation: liveness, live intervals, linear scan, then rewriting the
-//! code with physical registers and spill code; optionally, the allocation checker
-//! over the result.
+//! Register allocation: liveness, live intervals, linear scan, spill slots shared
+//! by values that are not live at once, then rewriting the code with physical
+//! registers and spill code; optionally, the allocation checker over the result.
 
 pub mod checker;
 pub mod linear_scan;
+pub mod slot_coloring;
 pub mod spill;
 pub mod split;
 
 use crate::liveness::{build_intervals, compute_liveness, Liveness};
 use crate::loops::loop_depths;
-use crate::mir::MFunction;
+use crate::mir::{MFunction, SlotKind};
 use crate::BackendError;
 
 /// Replaces every virtual register of `mf` by a physical register or spill code.
@@ -60,7 +61,17 @@ pub fn allocate_checked(
         }
     };
     let before = check.then(|| mf.clone());
-    let provenance = spill::rewrite(mf, &alloc)?;
+    let needs = spill::needs_slot(mf, &alloc);
+    let slots = if needs.iter().filter(|&&n| n).count() > 1 {
+        let iv = build_intervals(mf, &compute_liveness(mf));
+        slot_coloring::assign_spill_slots(mf, &needs, &iv)
+    } else {
+        needs
+            .iter()
+            .map(|&n| n.then(|| mf.new_slot(SlotKind::Spill)))
+            .collect()
+    };
+    let provenance = spill::rewrite(mf, &alloc, &slots)?;
     if let Some(before) = before {
         checker::check(&before, mf, &provenance)
             .map_err(|e| BackendError::Allocation(Box::new(e)))?;

@@ -35,14 +35,21 @@ pub enum Origin {
 /// instruction of the block.
 pub type Provenance = Vec<Vec<Origin>>;
 
+/// Which virtual registers of `mf` live in a spill slot under `alloc`: the spilled
+/// ones that have no rematerialisation recipe.
+pub fn needs_slot(mf: &MFunction, alloc: &Allocation) -> Vec<bool> {
+    (0..mf.num_vregs())
+        .map(|v| alloc.spilled[v] && mf.vreg_remat[v].is_none())
+        .collect()
+}
+
 /// Applies `alloc` to `mf`, returning where each resulting instruction came from.
-pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, BackendError> {
-    let nv = mf.num_vregs();
-    let mut slot: Vec<Option<Slot>> = Vec::with_capacity(nv);
-    for v in 0..nv {
-        let needs = alloc.spilled[v] && mf.vreg_remat[v].is_none();
-        slot.push(needs.then(|| mf.new_slot(SlotKind::Spill)));
-    }
+/// Each spilled virtual register without a recipe has a slot in `slot` ([`needs_slot`]).
+pub fn rewrite(
+    mf: &mut MFunction,
+    alloc: &Allocation,
+    slot: &[Option<Slot>],
+) -> Result<Provenance, BackendError> {
     let phys = |r: Reg| -> Result<Reg, BackendError> {
         if r.is_phys() {
             return Ok(r);
@@ -71,7 +78,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
             }
             if let MInst::Mv { rd, rs } = inst {
                 if spilled(rs) && !spilled(rd) {
-                    reload(mf, &slot, rs, phys(rd)?, &mut out)?;
+                    reload(mf, slot, rs, phys(rd)?, &mut out)?;
                     origins.push(Origin::SpilledCopy(k));
                     continue;
                 }
@@ -101,7 +108,7 @@ pub fn rewrite(mf: &mut MFunction, alloc: &Allocation) -> Result<Provenance, Bac
                     RegClass::Float => float_pool.next(),
                 }
                 .ok_or_else(|| BackendError::Internal("out of scratch registers".into()))?;
-                reload(mf, &slot, u, scratch, &mut out)?;
+                reload(mf, slot, u, scratch, &mut out)?;
                 origins.push(match mf.vreg_remat[u.vindex()] {
                     Some(_) => Origin::Remat(u),
                     None => Origin::Spill,
