@@ -88,6 +88,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::affine::Affine,
     &passes::pre::Pre,
     &passes::sink::Sink,
+    &passes::storesink::StoreSink,
     &passes::exitsink::ExitSink,
     &passes::tailrec::TailRec,
     &passes::phiopt::PhiOpt,
@@ -209,7 +210,9 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `predcom` on the pointer induction variables strength
 /// reduction made, `closedform` on the loops that are left single blocks, and
 /// `localconst` at the end, when the stores of a table are constants in one block,
-/// and `balance` last of all, once nothing canonicalises sums into chains again.
+/// `storesink` after the last loop and memory passes (the initialisation of a local
+/// array moves past early exits once no pass would hoist it back), and `balance`
+/// last of all, once nothing canonicalises sums into chains again.
 pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
     match opt_level {
         0 => vec![],
@@ -306,6 +309,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "swp",
             "dce",
             "globaldce",
+            "storesink",
             "sink",
             "postinc",
             "balance",

@@ -55,6 +55,7 @@ pub mod sccp;
 pub mod silentstore;
 pub mod simplifycfg;
 pub mod sink;
+pub mod storesink;
 pub mod strength;
 pub mod swp;
 pub mod tailrec;
