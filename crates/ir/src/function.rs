@@ -343,6 +343,19 @@ impl Function {
         self.insts[t].kind.is_terminator().then_some(t)
     }
 
+    /// The blocks `(then, else)` of the conditional branch that ends `block`, if it
+    /// ends in one.
+    pub fn branch_arms(&self, block: Block) -> Option<(Block, Block)> {
+        match self.kind(self.terminator(block)?) {
+            InstKind::Br {
+                then_dest,
+                else_dest,
+                ..
+            } => Some((then_dest.block, else_dest.block)),
+            _ => None,
+        }
+    }
+
     // ---- instructions -------------------------------------------------------
 
     /// Creates an instruction (not yet in the layout) and its result value of type

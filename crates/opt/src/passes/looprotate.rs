@@ -231,15 +231,7 @@ fn candidate(
         return None;
     }
     let term = f.terminator(h)?;
-    let InstKind::Br {
-        then_dest,
-        else_dest,
-        ..
-    } = f.kind(term)
-    else {
-        return None;
-    };
-    let (t, e) = (then_dest.block, else_dest.block);
+    let (t, e) = f.branch_arms(h)?;
     let inside = match (members.contains(id, t), members.contains(id, e)) {
         (true, false) => t,
         (false, true) => e,

@@ -181,16 +181,7 @@ fn sinkable(
     read_in: &FxHashSet<Block>,
     b: Block,
 ) -> Option<(Block, Vec<Inst>)> {
-    let term = f.terminator(b)?;
-    let InstKind::Br {
-        then_dest,
-        else_dest,
-        ..
-    } = f.kind(term)
-    else {
-        return None;
-    };
-    let (t, e) = (then_dest.block, else_dest.block);
+    let (t, e) = f.branch_arms(b)?;
     if t == e {
         return None;
     }

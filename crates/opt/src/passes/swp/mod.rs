@@ -168,16 +168,8 @@ fn run_in(f: &mut Function, region: &dyn Fn(Inst) -> u32, fa: &mut FunctionAnaly
 /// The other predecessor of `h` when `h` is a loop of one block: it branches to
 /// itself and to another block, and one other edge enters it.
 fn self_loop(f: &Function, cfg: &ControlFlowGraph, h: Block) -> Option<Block> {
-    let term = f.terminator(h)?;
-    let InstKind::Br {
-        then_dest,
-        else_dest,
-        ..
-    } = f.kind(term)
-    else {
-        return None;
-    };
-    if (then_dest.block == h) == (else_dest.block == h) {
+    let (t, e) = f.branch_arms(h)?;
+    if (t == h) == (e == h) {
         return None;
     }
     match *cfg.preds(h) {
