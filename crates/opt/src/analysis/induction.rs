@@ -9,7 +9,9 @@
 //! Its *counter* is a header parameter `i` that the latch advances to `i + 1`
 //! (or `i - 1`) and whose value, before or after the step, the latch's condition
 //! compares with `slt` (or `sgt`) against a value defined outside the loop, the loop
-//! continuing while the comparison holds. Such a counter never wraps around: every
+//! continuing while the comparison holds. A test with `ne` counts too when the start
+//! and the bound are constants that the counter, stepping toward the bound, meets:
+//! it is then the same test as `slt` (or `sgt`). Such a counter never wraps around: every
 //! iteration that continues has `i + 1 < bound <= i32::MAX` (or the mirror image), so
 //! the values of `i` are exact integers, and the loop ends after at most
 //! `bound - i0` iterations (it terminates). Strength reduction, final value
@@ -169,6 +171,11 @@ impl Counter {
             let inclusive = match (step, op) {
                 (1, CmpOp::Slt) | (-1, CmpOp::Sgt) => false,
                 (1, CmpOp::Sle) | (-1, CmpOp::Sge) => true,
+                (1 | -1, CmpOp::Ne)
+                    if ne_reaches_bound(f, init[index], bound, step, tests_next) =>
+                {
+                    false
+                }
                 _ => return None,
             };
             let single_exit = || {
@@ -212,6 +219,26 @@ impl Counter {
         let n = if self.tests_next { span } else { span + 1 };
         let n = if self.inclusive { n + 1 } else { n };
         i32::try_from(n.max(1)).ok()
+    }
+}
+
+/// Whether a loop continuing while its counter (the value tested: before the step,
+/// or after it when `tests_next`) differs from `bound` behaves as one continuing
+/// while it is below the bound (above it for a step of -1): the start and the bound
+/// are constants, and the first value tested is on the bound's side of it or on
+/// it, so the counter meets the bound exactly instead of wrapping round
+/// (`while (n != 0) { ...; n = n - 1; }` from a known `n`, the loop tail-recursion
+/// elimination makes of a recursion that stops at 0).
+fn ne_reaches_bound(f: &Function, init: Value, bound: Value, step: i32, tests_next: bool) -> bool {
+    let (Some(start), Some(bound)) = (f.as_iconst(init), f.as_iconst(bound)) else {
+        return false;
+    };
+    let first = i64::from(start) + if tests_next { i64::from(step) } else { 0 };
+    let bound = i64::from(bound);
+    if step == 1 {
+        first <= bound
+    } else {
+        first >= bound
     }
 }
 
@@ -281,6 +308,12 @@ fn inclusive_never_wraps(
 /// `i + c` for a constant `c`) compares `slt`, `sgt` or `ne` with a loop-invariant
 /// value (a branch on the integer `i` itself is `i != 0`). Stepping by one (wrapping), `i` takes every `i32` value within 2^32
 /// iterations, and each of those comparisons is false for at least one of them.
+///
+/// A counter stepping by another constant `s` (`i = i + 3`) skips values, but not
+/// a run of `|s|` consecutive ones: it leaves a loop that continues while
+/// `i < b` for a constant `b` whose exit values `b..=i32::MAX` number at least
+/// `|s|` (counting up it reaches them without wrapping; counting down it wraps
+/// into the top `|s|` values), and likewise for `i > b`.
 pub fn terminates(
     f: &Function,
     dt: &ir::analysis::DominatorTree,
@@ -294,8 +327,8 @@ pub fn terminates(
     let header = lp.header;
     let params = f.block_params(header);
     let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
-    // Header parameters stepping by the same ±1 on every latch.
-    let mut counters: Vec<Value> = Vec::new();
+    // Header parameters stepping by the same constant on every latch, with it.
+    let mut counters: Vec<(Value, i32)> = Vec::new();
     'params: for (k, &p) in params.iter().enumerate() {
         let mut step = None;
         for &latch in &lp.latches {
@@ -308,14 +341,14 @@ pub fn terminates(
                 }
                 let n = t.args[k];
                 let c = step_of(f, p, n).and_then(|c| f.as_iconst(c));
-                if !matches!(c, Some(1 | -1)) || (step.is_some() && step != c) {
+                if c.is_none_or(|c| c == 0) || (step.is_some() && step != c) {
                     continue 'params;
                 }
                 step = c;
             }
         }
-        if step.is_some() {
-            counters.push(p);
+        if let Some(s) = step {
+            counters.push((p, s));
         }
     }
     if counters.is_empty() {
@@ -344,18 +377,18 @@ pub fn terminates(
             (false, true) => false,
             _ => continue,
         };
-        let (mut op, x) = match f.def_inst(*cond).map(|i| f.kind(i)) {
+        let (mut op, x, bound) = match f.def_inst(*cond).map(|i| f.kind(i)) {
             Some(InstKind::Cmp { op, args: [a, c] }) => {
                 if invariant(*c) {
-                    (*op, *a)
+                    (*op, *a, f.as_iconst(*c))
                 } else if invariant(*a) {
-                    (op.swapped(), *c)
+                    (op.swapped(), *c, f.as_iconst(*a))
                 } else {
                     continue;
                 }
             }
             // A branch on an integer tests it against zero.
-            _ if f.value_type(*cond) == ir::Type::I32 => (CmpOp::Ne, *cond),
+            _ if f.value_type(*cond) == ir::Type::I32 => (CmpOp::Ne, *cond, Some(0)),
             _ => continue,
         };
         if !stays_on_true {
@@ -367,10 +400,16 @@ pub fn terminates(
         if !matches!(op, CmpOp::Slt | CmpOp::Sgt | CmpOp::Ne) {
             continue;
         }
-        // `i + c` takes every value too.
-        let tests_counter = counters
-            .iter()
-            .any(|&p| x == p || step_of(f, p, x).and_then(|c| f.as_iconst(c)).is_some());
+        // `i + c` steps as `i` does. How many values leave the loop.
+        let exits = match (op, bound) {
+            (CmpOp::Slt, Some(b)) => i64::from(i32::MAX) - i64::from(b) + 1,
+            (CmpOp::Sgt, Some(b)) => i64::from(b) - i64::from(i32::MIN) + 1,
+            _ => 1,
+        };
+        let tests_counter = counters.iter().any(|&(p, s)| {
+            (x == p || step_of(f, p, x).and_then(|c| f.as_iconst(c)).is_some())
+                && i64::from(s).abs() <= exits
+        });
         if tests_counter {
             return true;
         }
@@ -452,7 +491,9 @@ bb2:
     fn no_counter_when_the_variable_could_wrap() {
         for (from, to) in [
             ("add %1, 1", "add %1, 2"),
-            ("slt %4, 10", "ne %4, 10"),
+            // From 3, `i + 1 != 2` holds until `i` wraps round to 1.
+            ("slt %4, 10", "ne %4, 2"),
+            ("slt %4, 10", "ne %4, %0"),
             ("slt %4, 10", "sle %4, 2147483647"),
             ("slt %4, 10", "sle %4, %0"),
         ] {
@@ -463,6 +504,30 @@ bb2:
             .replace("add %1, 1", "add %1, -1")
             .replace("slt %4, 10", "sge %4, -2147483648");
         assert!(counter_of(&down).1.is_none());
+    }
+
+    #[test]
+    fn a_not_equal_test_that_meets_its_bound_counts() {
+        // From 3 up while `i + 1 != 10`: i = 3..=9, as with `slt`.
+        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "ne %4, 10"));
+        assert_eq!(c.expect("a counter").trip_count(&f), Some(7));
+        // Testing `i` itself: from 3 while `i != 3` runs once (the rotated loop's
+        // first iteration), and `i != 4` twice.
+        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "ne %1, 3"));
+        assert_eq!(c.expect("a counter").trip_count(&f), Some(1));
+        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "ne %1, 4"));
+        assert_eq!(c.expect("a counter").trip_count(&f), Some(2));
+        // Counting down to 0 and leaving on `eq` (arms swapped), as
+        // tail-recursion elimination leaves `if (n == 0) return acc;`.
+        let down = LOOP
+            .replace("add %1, 1", "add %1, -1")
+            .replace("slt %4, 10", "eq %4, 0")
+            .replace("br %5, bb1(%4, %3), bb2", "br %5, bb2, bb1(%4, %3)");
+        let (f, c) = counter_of(&down);
+        assert_eq!(c.expect("a counter").trip_count(&f), Some(3)); // i = 3, 2, 1
+                                                                   // Counting down from 3 while `i - 1 != 5` never meets 5.
+        let (_, c) = counter_of(&down.replace("eq %4, 0", "eq %4, 5"));
+        assert!(c.is_none());
     }
 
     #[test]

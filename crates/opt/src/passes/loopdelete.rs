@@ -242,6 +242,20 @@ bb2:
             .replace("slt %3, 100", "ne %3, 100")
             .replace("call @putint(%2)", "call @putint(0)");
         assert!(crate::passes::testutil::run(&endless, &["loopdelete"]).contains("ne %"));
+        // `i < 100` with a step of 3 ends (it cannot jump over 100..=i32::MAX): gone,
+        // and so is `i > -7` counting down by 5; `i < 2147483647` by 3 could jump
+        // over its one exit value and wrap round for ever: kept.
+        let unused = used.replace("call @putint(%2)", "call @putint(0)");
+        let by_three = unused.replace("add %0, 1", "add %0, 3");
+        same_behaviour(&by_three, &["loopdelete"], "");
+        assert!(!crate::passes::testutil::run(&by_three, &["loopdelete"]).contains("slt"));
+        let down = unused
+            .replace("add %0, 1", "add %0, -5")
+            .replace("slt %3, 100", "sgt %3, -7");
+        same_behaviour(&down, &["loopdelete"], "");
+        assert!(!crate::passes::testutil::run(&down, &["loopdelete"]).contains("sgt"));
+        let skips = by_three.replace("slt %3, 100", "slt %3, 2147483647");
+        assert!(crate::passes::testutil::run(&skips, &["loopdelete"]).contains("slt"));
     }
 
     #[test]

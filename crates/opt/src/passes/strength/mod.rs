@@ -479,8 +479,9 @@ bb2:
 
     #[test]
     fn loops_that_might_wrap_are_left_alone() {
-        // `ne` does not bound the variable; a step of 2 could wrap under `slt`.
-        for (from, to) in [("slt %9, 14", "ne %9, 14"), ("add %0, 1\n", "add %0, 2\n")] {
+        // `ne` with a bound the counter, from 0 up, never meets (it wraps round to
+        // -1); a step of 2 could wrap under `slt`.
+        for (from, to) in [("slt %9, 14", "ne %9, -1"), ("add %0, 1\n", "add %0, 2\n")] {
             let src = SUM.replace(from, to);
             let out = crate::passes::testutil::run(&src, &["strength"]);
             assert!(!out.contains(": ptr"), "{out}");
