@@ -34,6 +34,7 @@ pub mod loopdelete;
 pub mod loopidiom;
 pub mod looppeel;
 pub mod looprotate;
+pub mod loopsimplify;
 pub mod loopsplit;
 pub mod mem2reg;
 pub mod memforward;

@@ -200,10 +200,29 @@ fn bypass_target(f: &Function, b: Block, args: &[Value]) -> Option<BlockCall> {
 }
 
 /// Steps 4 and 5: retarget edges around blocks that only forward or decide.
+///
+/// A block that heads a loop and forwards to the header of another loop (the
+/// header [`super::loopsimplify`] gives an outer loop that shared its header with
+/// an inner one) stays: bypassed, the two loops would share a header again. A
+/// loop's header is told by a retreating edge into it (from a block at or after
+/// it in reverse post-order), computed once per call.
 fn bypass_blocks(f: &mut Function) -> bool {
     let entry = f.entry_block();
     let mut changed = false;
     let blocks: Vec<Block> = f.layout.blocks().collect();
+    let cfg = ControlFlowGraph::compute(f);
+    let mut rpo: SecondaryMap<Block, u32> = SecondaryMap::new();
+    for (k, &b) in cfg.rpo().iter().enumerate() {
+        rpo[b] = k as u32 + 1;
+    }
+    // Whether `b` has a retreating edge into it from a block other than `but`.
+    let heads_loop = |b: Block, but: Option<Block>| {
+        rpo[b] != 0
+            && cfg
+                .preds(b)
+                .iter()
+                .any(|&p| Some(p) != but && rpo[p] >= rpo[b])
+    };
     // Bypassing one block may let an edge bypass the next one too; a bound per edge
     // keeps cycles of forwarding blocks from spinning.
     let mut hops: SecondaryMap<Inst, u32> = SecondaryMap::new();
@@ -219,6 +238,9 @@ fn bypass_blocks(f: &mut Function) -> bool {
                 let Some(new) = bypass_target(f, call.block, &call.args) else {
                     break;
                 };
+                if heads_loop(call.block, None) && heads_loop(new.block, Some(call.block)) {
+                    break;
+                }
                 f.set_target(t, which, new);
                 hops[t] += 1;
                 changed = true;
