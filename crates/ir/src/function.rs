@@ -343,6 +343,28 @@ impl Function {
         self.insts[t].kind.is_terminator().then_some(t)
     }
 
+    /// The values `block` defines: its parameters, then its instructions' results.
+    pub fn block_values(&self, block: Block) -> Vec<Value> {
+        self.block_params(block)
+            .iter()
+            .copied()
+            .chain(
+                self.layout
+                    .block_insts(block)
+                    .filter_map(|i| self.inst_result(i)),
+            )
+            .collect()
+    }
+
+    /// The instructions outside `block` that use `v`.
+    pub fn users_outside(&self, v: Value, block: Block) -> Vec<Inst> {
+        self.users(v)
+            .iter()
+            .copied()
+            .filter(|&u| self.layout.inst_block(u) != Some(block))
+            .collect()
+    }
+
     /// The blocks `(then, else)` of the conditional branch that ends `block`, if it
     /// ends in one.
     pub fn branch_arms(&self, block: Block) -> Option<(Block, Block)> {

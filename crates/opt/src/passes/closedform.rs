@@ -164,19 +164,8 @@ fn route_exit_values(f: &mut Function) -> bool {
         if blocks.iter().filter(|&&b| b == exit).count() != 1 || cfg.unique_preds(exit).len() != 1 {
             continue;
         }
-        let defined: Vec<Value> = f
-            .block_params(h)
-            .iter()
-            .copied()
-            .chain(f.layout.block_insts(h).filter_map(|i| f.inst_result(i)))
-            .collect();
-        for v in defined {
-            let outside: Vec<Inst> = f
-                .users(v)
-                .iter()
-                .copied()
-                .filter(|&u| f.layout.inst_block(u) != Some(h))
-                .collect();
+        for v in f.block_values(h) {
+            let outside = f.users_outside(v, h);
             if outside.is_empty() {
                 continue;
             }

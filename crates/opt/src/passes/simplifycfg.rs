@@ -74,7 +74,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
             fa.forget();
             round = true;
         }
-        if bypass_blocks(f) | remove_unreachable_blocks(f) {
+        if bypass_blocks(f, fa.cfg(f)) | remove_unreachable_blocks(f) {
             fa.forget();
             round = true;
         }
@@ -205,23 +205,28 @@ fn bypass_target(f: &Function, b: Block, args: &[Value]) -> Option<BlockCall> {
 /// header [`super::loopsimplify`] gives an outer loop that shared its header with
 /// an inner one) stays: bypassed, the two loops would share a header again. A
 /// loop's header is told by a retreating edge into it (from a block at or after
-/// it in reverse post-order), computed once per call.
-fn bypass_blocks(f: &mut Function) -> bool {
+/// it in reverse post-order) in `cfg`, the CFG on entry.
+fn bypass_blocks(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
     let entry = f.entry_block();
     let mut changed = false;
     let blocks: Vec<Block> = f.layout.blocks().collect();
-    let cfg = ControlFlowGraph::compute(f);
     let mut rpo: SecondaryMap<Block, u32> = SecondaryMap::new();
     for (k, &b) in cfg.rpo().iter().enumerate() {
         rpo[b] = k as u32 + 1;
     }
-    // Whether `b` has a retreating edge into it from a block other than `but`.
+    // How many retreating edges enter each block; then whether `b` has one from
+    // a block other than `but`.
+    let mut retreating: SecondaryMap<Block, u32> = SecondaryMap::new();
+    for &b in cfg.rpo() {
+        for &p in cfg.preds(b) {
+            if rpo[p] >= rpo[b] {
+                retreating[b] += 1;
+            }
+        }
+    }
     let heads_loop = |b: Block, but: Option<Block>| {
-        rpo[b] != 0
-            && cfg
-                .preds(b)
-                .iter()
-                .any(|&p| Some(p) != but && rpo[p] >= rpo[b])
+        let own = but.is_some_and(|q| rpo[b] != 0 && rpo[q] >= rpo[b]);
+        retreating[b] > u32::from(own)
     };
     // Bypassing one block may let an edge bypass the next one too; a bound per edge
     // keeps cycles of forwarding blocks from spinning.

@@ -926,21 +926,9 @@ fn pipeline(f: &mut Function, h: Block, pre: Block, s: &Stages) -> Block {
         Type::Void,
     );
     // Code after the loop reads the last iteration's values.
-    let defined: Vec<Value> = f
-        .block_params(h)
-        .iter()
-        .copied()
-        .chain(f.layout.block_insts(h).filter_map(|i| f.inst_result(i)))
-        .collect();
-    for v in defined {
+    for v in f.block_values(h) {
         let Some(&nv) = lmap.get(&v) else { continue };
-        let outside: Vec<Inst> = f
-            .users(v)
-            .iter()
-            .copied()
-            .filter(|&u| f.layout.inst_block(u) != Some(h))
-            .collect();
-        for u in outside {
+        for u in f.users_outside(v, h) {
             f.map_inst_args(u, |a| if a == v { nv } else { a });
         }
     }
