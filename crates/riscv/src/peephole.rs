@@ -112,7 +112,8 @@ fn thread_jumps(mf: &mut MFunction) {
     }
 }
 
-fn remove_unreachable(mf: &mut MFunction) {
+/// Drops the blocks the entry does not reach from the layout.
+pub(crate) fn remove_unreachable(mf: &mut MFunction) {
     let Some(&entry) = mf.layout.first() else {
         return;
     };

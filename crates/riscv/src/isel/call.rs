@@ -41,43 +41,59 @@ impl Isel<'_> {
                 }),
                 ArgLoc::IntReg(a) | ArgLoc::FloatReg(a) => self.push(MInst::Mv { rd: r, rs: a }),
                 ArgLoc::Stack(k) => {
-                    let slot = self.mf.new_slot(SlotKind::Incoming(k));
-                    self.push_remat(MInst::Load {
+                    let slot = self.incoming_slot(k);
+                    let load = MInst::Load {
                         op: mem_op(ty)?,
                         rd: r,
                         addr: Addr::new(Base::Slot(slot), 0),
-                    });
+                    };
+                    if self.stack_siblings {
+                        // A sibling call may overwrite the slot.
+                        self.push(load);
+                    } else {
+                        self.push_remat(load);
+                    }
                 }
             }
         }
         Ok(())
     }
 
+    /// How each argument of a call of `callee` travels (floats beyond a variadic
+    /// function's parameters as doubles).
+    pub(super) fn arg_kinds(&self, callee: FuncId, args: &[Value]) -> Vec<ArgKind> {
+        let sig = &self.m.funcs[callee].sig;
+        args.iter()
+            .enumerate()
+            .map(|(i, &a)| match self.f.value_type(a) {
+                Type::F32 if sig.variadic && i >= sig.params.len() => ArgKind::VariadicDouble,
+                Type::F32 => ArgKind::Float,
+                _ => ArgKind::Int,
+            })
+            .collect()
+    }
+
     /// `res = call callee(args)`: stack arguments stored, register arguments moved in
-    /// (constants last), the call, the result moved out of `a0`/`fa0`. A small
+    /// (constants last), the call, the result moved out of `a0`/`fa0`; or, for a
+    /// `sibling` call (see `sibling`), the arguments and a tail call, which ends the
+    /// block (the return after it is not selected). A small
     /// `memset` is stores instead ([`Isel::inline_memset`]).
     pub(super) fn call(
         &mut self,
         res: Option<Value>,
         callee: FuncId,
         args: &[Value],
+        sibling: bool,
     ) -> Result<(), BackendError> {
         if self.inline_memset(res, callee, args)? {
             return Ok(());
         }
         let f = self.f;
-        let sig = &self.m.funcs[callee].sig;
-        let kinds: Vec<ArgKind> = args
-            .iter()
-            .enumerate()
-            .map(|(i, &a)| match f.value_type(a) {
-                Type::F32 if sig.variadic && i >= sig.params.len() => ArgKind::VariadicDouble,
-                Type::F32 => ArgKind::Float,
-                _ => ArgKind::Int,
-            })
-            .collect();
+        let kinds = self.arg_kinds(callee, args);
         let (locs, nstack) = abi::classify_args(&kinds);
-        self.mf.outgoing_size = self.mf.outgoing_size.max(nstack as u64 * 8);
+        if !sibling {
+            self.mf.outgoing_size = self.mf.outgoing_size.max(nstack as u64 * 8);
+        }
         let mut moves: Vec<(Reg, Reg)> = Vec::new();
         let mut consts: Vec<(Reg, i32)> = Vec::new();
         let mut arg_regs = Vec::new();
@@ -119,7 +135,7 @@ impl Isel<'_> {
                     });
                     match loc {
                         ArgLoc::Stack(k) => {
-                            let addr = self.out_arg_addr(k);
+                            let addr = self.stack_arg_addr(k, sibling);
                             self.push(MInst::Store {
                                 op: MemOp::FD,
                                 src: d,
@@ -145,7 +161,7 @@ impl Isel<'_> {
                     } else {
                         MemOp::D
                     };
-                    let addr = self.out_arg_addr(k);
+                    let addr = self.stack_arg_addr(k, sibling);
                     self.push(MInst::Store { op, src: r, addr });
                 }
                 (_, loc) => {
@@ -165,6 +181,14 @@ impl Isel<'_> {
             });
         }
         let name = self.facts.names[callee.index()].clone();
+        if sibling {
+            self.push(MInst::TailCall {
+                callee: name,
+                args: arg_regs,
+            });
+            self.after_sibling_call = true;
+            return Ok(());
+        }
         self.push(MInst::Call {
             callee: name,
             args: arg_regs,
@@ -231,6 +255,16 @@ impl Isel<'_> {
             });
         }
         Ok(true)
+    }
+
+    /// Address of stack argument `k` of a call: in the outgoing area, or for a
+    /// sibling call where our caller passed ours.
+    fn stack_arg_addr(&mut self, k: u32, sibling: bool) -> Addr {
+        if sibling {
+            Addr::new(Base::Slot(self.incoming_slot(k)), 0)
+        } else {
+            self.out_arg_addr(k)
+        }
     }
 
     /// Address of outgoing stack argument `k`.

@@ -35,6 +35,7 @@
 //!             parameters, `ret`
 //! edges.rs    block parameters and the copies passing block arguments on edges,
 //!             critical-edge blocks (ordered by `crate::out_of_ssa`)
+//! sibling.rs  calls in tail position that may become tail calls
 //! ```
 
 mod arith;
@@ -42,13 +43,14 @@ mod call;
 mod compare;
 mod edges;
 mod memory;
+mod sibling;
 
 use crate::mir::*;
 use crate::srcloc::InstLocs;
 use crate::{BackendError, ModuleFacts};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, EntityRef, FuncId, Function, Inst, InstKind, Module, Type, Value, ValueDef};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// Base of a symbolic pointer.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
@@ -127,6 +129,11 @@ pub fn select_function_located(
         split_after: Vec::new(),
         locs: InstLocs::default(),
         cur_loc: 0,
+        siblings: FxHashSet::default(),
+        stack_siblings: false,
+        after_sibling_call: false,
+        frame_pointers: None,
+        incoming_slots: FxHashMap::default(),
     };
     s.run(&cfg)?;
     record_global_sizes(m, &mut s.mf);
@@ -195,6 +202,18 @@ struct Isel<'a> {
     locs: InstLocs,
     /// The position of the IR instruction being selected (plus one; 0 unknown).
     cur_loc: u32,
+    /// The calls selected as sibling calls (see [`sibling`]).
+    siblings: FxHashSet<Inst>,
+    /// Whether one of them passes stack arguments.
+    stack_siblings: bool,
+    /// Whether the block's last instruction selected was a sibling call (its
+    /// terminator, the return, is then not selected).
+    after_sibling_call: bool,
+    /// Which values may point into the frame ([`sibling::frame_pointers`]), once
+    /// asked.
+    frame_pointers: Option<Vec<bool>>,
+    /// The slot of each incoming stack argument used.
+    incoming_slots: FxHashMap<u32, Slot>,
 }
 
 /// The register class of a value of type `t`.
@@ -228,6 +247,7 @@ impl<'a> Isel<'a> {
         self.block_params(cfg, &rpo)?;
         self.split_after = vec![Vec::new(); self.mf.blocks.len()];
 
+        self.find_sibling_calls();
         let entry = f.entry_block();
         self.switch_to(self.mblock[entry.index()].expect("entry is reachable"));
         self.entry_params()?;
@@ -235,13 +255,21 @@ impl<'a> Isel<'a> {
             self.switch_to(self.mblock[b.index()].expect("reachable"));
             self.ir_block = b;
             let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+            self.after_sibling_call = false;
             for i in insts {
                 self.cur_loc = f.src_loc(i).map_or(0, |p| p.saturating_add(1));
+                if self.after_sibling_call {
+                    // The return a sibling call replaced.
+                    break;
+                }
                 self.inst(i)?;
             }
             self.cur_loc = 0;
         }
         self.place_edge_blocks();
+        if !self.siblings.is_empty() {
+            crate::peephole::remove_unreachable(&mut self.mf);
+        }
         Ok(())
     }
 
@@ -401,7 +429,10 @@ impl<'a> Isel<'a> {
                 index,
                 stride,
             } => self.gep(res.expect("gep has a result"), *base, *index, *stride)?,
-            InstKind::Call { callee, args } => self.call(res, *callee, args)?,
+            InstKind::Call { callee, args } => {
+                let sibling = self.siblings.contains(&i);
+                self.call(res, *callee, args, sibling)?
+            }
             InstKind::Jump { dest } => self.jump(dest)?,
             InstKind::Br {
                 cond,

@@ -1,0 +1,70 @@
+//! Sibling calls (`crates/riscv/src/isel/sibling.rs`): a program whose calls in tail
+//! position recurse ten million deep (to itself, to another function with stack
+//! arguments, through a shared return) runs under qemu with an 8 MiB stack (qemu's
+//! default) when neither inlining nor the IR's tail-recursion elimination ran
+//! (`--passes mem2reg`) and at -O0: only if every such call became a `tail`. The
+//! expected output was computed by a separate Python model of the program (32-bit
+//! wrapping sums, single-precision floats). Skipped with a message when the cross
+//! toolchain is missing.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+const SYSYC: &str = env!("CARGO_BIN_EXE_sysyc");
+
+fn program() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sibling/deep_tail_calls.sy")
+}
+
+#[test]
+fn tail_calls_ten_million_deep_run_in_constant_stack() {
+    let h = match harness::Harness::global() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("skipping: {e}");
+            return;
+        }
+    };
+    let expected = std::fs::read(program().with_extension("out")).expect("expected output");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sibling");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, opts) in [
+        ("passes", &["-O2", "--passes", "mem2reg"][..]),
+        ("O0", &["-O0"][..]),
+    ] {
+        let asm = dir.join(format!("deep-{name}.s"));
+        let out = Command::new(SYSYC)
+            .args(opts)
+            .args(["-S", "-o"])
+            .arg(&asm)
+            .arg(program())
+            .output()
+            .expect("run sysyc");
+        assert!(
+            out.status.success(),
+            "{name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&asm).unwrap();
+        for callee in ["down", "total", "rotate", "pong"] {
+            assert!(
+                text.contains(&format!("\ttail {callee}\n")),
+                "{name}: no sibling call of {callee}"
+            );
+        }
+        let exe = asm.with_extension("exe");
+        h.link(&asm, &exe).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let run_opts = harness::RunOptions {
+            timeout: Some(Duration::from_secs(120)),
+            stack: "8M".into(),
+            ..Default::default()
+        };
+        let run = h
+            .run_with(&exe, None, &run_opts)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        if let Err(e) = run.judge(&expected) {
+            panic!("{name}: {e}\nassembly: {}", asm.display());
+        }
+    }
+}
