@@ -1,6 +1,6 @@
-//! Stack frame layout, prologue and epilogue, and resolution of frame slots to
-//! `sp`-relative addresses, once register allocation has fixed the spill slots and the
-//! callee-saved registers in use.
+//! Stack frame layout, prologue and epilogue (where `shrink_wrap` places them), and
+//! resolution of frame slots to `sp`-relative addresses, once register allocation
+//! has fixed the spill slots and the callee-saved registers in use.
 //!
 //! The frame grows down from the caller's `sp` and stays 16-byte aligned:
 //!
@@ -21,6 +21,7 @@
 
 use crate::abi;
 use crate::mir::*;
+use crate::shrink_wrap;
 use crate::BackendError;
 
 /// Where everything lives in a function's frame.
@@ -278,14 +279,23 @@ impl BaseCache {
     }
 }
 
-/// Inserts prologue and epilogues and resolves every frame slot reference.
+/// Inserts prologue and epilogues and resolves every frame slot reference. The
+/// prologue goes where shrink-wrapping places it ([`shrink_wrap::place`]), an
+/// epilogue before each return it reaches; outside that region the frame is empty
+/// (incoming stack arguments lie at `sp`).
 pub fn lower_frame(mf: &mut MFunction, fr: &Frame) -> Result<(), BackendError> {
-    let entry = mf.layout[0];
+    let wrap = shrink_wrap::place(mf, fr);
+    let outside = Frame {
+        size: 0,
+        slot_off: fr.slot_off.iter().map(|off| off - fr.size).collect(),
+        saves: Vec::new(),
+    };
     let layout = mf.layout.clone();
     for b in layout {
+        let fr = if wrap.inside[b.index()] { fr } else { &outside };
         let insts = std::mem::take(&mut mf.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len() + 8);
-        if b == entry {
+        if b == wrap.save {
             adjust_sp(-fr.size, &mut out);
             save_area_access(false, fr, &mut out);
         }

@@ -6,10 +6,14 @@
 //! ```text
 //! isel/ (+ out_of_ssa) IR -> machine IR over virtual registers; block arguments
 //!                      become sequentialised parallel copies on (split) edges
+//! store_merge          zero stores filling an aligned doubleword merged (-O1)
 //! licm                 loop-invariant materialisations move to preheaders (-O1)
 //! schedule (pre-RA)    list scheduling over virtual registers, pressure-guarded
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
-//! frame                layout, prologue/epilogue, frame slots -> sp offsets
+//! postra_sink          copies into callee-saved registers sunk to their reader,
+//!                      returns shared with the frame's region copied (tail_dup)
+//! frame                layout, prologue/epilogue (shrink_wrap places them), frame
+//!                      slots -> sp offsets
 //! peephole             self-moves, jump threading, unreachable blocks
 //! placement            block order (chains by loop depth), small blocks copied in
 //!                      place of jumps to them (tail_dup), fall-through branches
@@ -49,13 +53,16 @@ pub mod mir;
 pub mod out_of_ssa;
 pub mod peephole;
 pub mod placement;
+pub mod postra_sink;
 pub mod reassociate;
 pub mod redundant_loads;
 pub mod regalloc;
 pub mod rename;
 pub mod schedule;
+pub mod shrink_wrap;
 pub mod speculate;
 pub mod srcloc;
+pub mod store_merge;
 pub mod tail_dup;
 #[cfg(test)]
 mod testinsts;
@@ -360,6 +367,13 @@ pub static STAGES: &[StageInfo] = {
             "instruction selection and out-of-SSA copies",
         ),
         stage(
+            "store-merge",
+            "store merging",
+            Virtual,
+            true,
+            "pairs of 4-byte zero stores filling an aligned doubleword of a local array become one 8-byte store",
+        ),
+        stage(
             "divinv",
             "divinv",
             Virtual,
@@ -414,6 +428,13 @@ pub static STAGES: &[StageInfo] = {
             Allocated,
             true,
             "reloads of a value still in a register removed",
+        ),
+        stage(
+            "postra-sink",
+            "sink copies (post-RA)",
+            Allocated,
+            true,
+            "copies into callee-saved registers sunk to the successor that reads them, returns shared with the frame's region copied into it (both for shrink-wrapping)",
         ),
         stage(
             "frame",
@@ -478,6 +499,9 @@ fn apply_stage(
     flags: &CodegenFlags,
 ) -> Result<(), BackendError> {
     match info.name {
+        "store-merge" => {
+            store_merge::run(mf);
+        }
         "divinv" => {
             divinv::run(mf);
         }
@@ -511,6 +535,12 @@ fn apply_stage(
         }
         "redundant-loads" => {
             redundant_loads::run(mf);
+        }
+        "postra-sink" => {
+            postra_sink::run(mf);
+            if let Some(wrap) = shrink_wrap::tentative(mf, &frame::lay_out(mf)) {
+                tail_dup::copy_returns(mf, &wrap.inside);
+            }
         }
         "frame" => {
             let fr = frame::lay_out(mf);

@@ -597,6 +597,17 @@ fn callee_saved() -> RegMask {
 /// caller does, the epilogue having restored them). [`compute_liveness`] serves
 /// allocation instead, where neither holds yet.
 pub fn allocated_liveness(mf: &MFunction) -> (Vec<RegMask>, Vec<RegMask>) {
+    phys_liveness(mf, true)
+}
+
+/// [`allocated_liveness`] of the values the function itself reads: a return reads
+/// only its operands, not the callee-saved registers the caller expects back (what
+/// `crate::postra_sink` asks: where a copy's value is needed).
+pub fn explicit_liveness(mf: &MFunction) -> (Vec<RegMask>, Vec<RegMask>) {
+    phys_liveness(mf, false)
+}
+
+fn phys_liveness(mf: &MFunction, returns_read_callee_saved: bool) -> (Vec<RegMask>, Vec<RegMask>) {
     let n = mf.blocks.len();
     let (mut gen, mut kill) = (vec![0; n], vec![0; n]);
     let mut succs = vec![Vec::new(); n];
@@ -604,7 +615,9 @@ pub fn allocated_liveness(mf: &MFunction) -> (Vec<RegMask>, Vec<RegMask>) {
         let (g, d) = (&mut gen[b.index()], &mut kill[b.index()]);
         for inst in &mf.blocks[b].insts {
             inst.for_each_use(|r| *g |= reg_bit(r) & !*d);
-            if matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. }) {
+            if returns_read_callee_saved
+                && matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. })
+            {
                 *g |= callee_saved() & !*d;
             }
             inst.for_each_def(|r| *d |= reg_bit(r));

@@ -63,6 +63,42 @@ pub fn run(mf: &mut MFunction) -> usize {
     copied
 }
 
+/// Before frame layout: a block of the region that shrink-wrapping would give the
+/// frame (`inside`, see `crate::shrink_wrap::tentative`) ending in a lone jump to
+/// a small return block outside it (ending in a return or tail call, at most
+/// [`MAX_BODY`] instructions besides) gets a copy of that block. The region's
+/// paths then return from blocks of their own, which restore, and the others
+/// from the original, which does not (LLVM's `TailDuplicator` duplicates returns
+/// before its `ShrinkWrap` likewise). Returns how many jumps were replaced.
+pub fn copy_returns(mf: &mut MFunction, inside: &[bool]) -> usize {
+    let mut copied = 0;
+    for k in 0..mf.layout.len() {
+        let b = mf.layout[k];
+        let insts = &mf.blocks[b].insts;
+        let n = insts.len();
+        let Some(&MInst::Jump { target }) = insts.last() else {
+            continue;
+        };
+        let lone = n < 2 || !matches!(insts[n - 2], MInst::Branch { .. });
+        let returns = matches!(
+            mf.blocks[target].insts.last(),
+            Some(MInst::Ret { .. } | MInst::TailCall { .. })
+        );
+        if !lone || !returns || !inside[b.index()] || inside[target.index()] {
+            continue;
+        }
+        if !worth_copying(&mf.blocks[target].insts) {
+            continue;
+        }
+        let copy = mf.blocks[target].insts.clone();
+        let insts = &mut mf.blocks[b].insts;
+        insts.pop();
+        insts.extend(copy);
+        copied += 1;
+    }
+    copied
+}
+
 /// Whether `insts` (a block) is small and ends in a conditional branch and a jump,
 /// a return or a tail call.
 fn worth_copying(insts: &[MInst]) -> bool {

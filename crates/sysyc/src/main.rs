@@ -73,8 +73,8 @@ struct Cli {
     #[arg(long)]
     print_after_all: bool,
     /// Print the IR after the named passes (to stderr), or the machine IR after the
-    /// named back-end stages (isel, divinv, machine-licm, speculate, liveness,
-    /// schedule-pre-ra, regalloc, redundant-loads, frame, peephole, placement, schedule), e.g.
+    /// named back-end stages (isel, store-merge, divinv, machine-licm, speculate, liveness,
+    /// schedule-pre-ra, regalloc, redundant-loads, postra-sink, frame, peephole, placement, schedule), e.g.
     /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or
     /// `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]

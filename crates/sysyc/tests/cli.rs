@@ -1208,7 +1208,10 @@ fn back_end_stages_print_machine_ir() {
     );
     let bad = sysyc(&["-O2", "--print-before", "zzzz", p]);
     let msg = text(&bad.stderr);
-    assert!(msg.contains("(back-end stages: isel, divinv,"), "{msg}");
+    assert!(
+        msg.contains("(back-end stages: isel, store-merge, divinv,"),
+        "{msg}"
+    );
 }
 
 /// `--emit mir` prints the final machine IR; a `.mir` input runs the back-end stages
