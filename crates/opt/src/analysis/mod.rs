@@ -15,6 +15,7 @@ pub mod manager;
 pub mod param_disjoint;
 pub mod param_targets;
 pub mod pointer_offsets;
+pub mod pointer_roots;
 pub mod postdom;
 pub mod purity;
 mod purity_summary;
@@ -32,6 +33,7 @@ pub use manager::{AnalysisManager, FunctionAnalyses, Preserved};
 pub use param_disjoint::DisjointParams;
 pub use param_targets::{ParamTargets, Targets};
 pub use pointer_offsets::{Offset, PointerOffsets};
+pub use pointer_roots::PointerRoots;
 pub use postdom::PostDominatorTree;
 pub use purity::{address_root, pointer_base, Effects, PointerBase, Purity};
 

@@ -16,7 +16,8 @@
 //! - A load moves when nothing in the loop may write the memory it reads (stores and
 //!   calls are summarised per loop, by base object: a local `alloc`, a global, memory
 //!   reached through a pointer parameter — which can be a global but never this
-//!   call's own `alloc`s) and either its address is provably valid (a global or
+//!   call's own `alloc`s; a pointer block parameter counts as the object all its
+//!   values point into, [`PointerRoots`]) and either its address is provably valid (a global or
 //!   `alloc` at a constant in-bounds offset) or the load is guaranteed to execute.
 //! - Division by a variable, and calls to functions without side effects (pure, or
 //!   only reading memory nothing in the loop writes), move only when guaranteed to
@@ -29,9 +30,9 @@
 //! *Guaranteed to execute* means: whenever the loop is entered, the instruction runs
 //! before anything observable happens and before the loop is left. That holds when
 //! every path from the header reaches its block without passing a block that leaves
-//! the loop (or returns), a latch, an inner loop, or an instruction with side effects
-//! or that might trap or not terminate (a store, a call, a division) — and the same
-//! for the instructions before it in its block. In a rotated loop
+//! the loop (or returns), a latch, an inner loop, or an instruction that might trap,
+//! not terminate or show in the output (a call, a division; not a store:
+//! [`stops_execution`]) — and the same for the instructions before it in its block. In a rotated loop
 //! ([`super::looprotate`]) the body's first block satisfies this.
 //!
 //! Loops without a preheader (a block whose only successor is the header, entered
@@ -40,7 +41,7 @@
 use crate::analysis::param_targets::origin;
 use crate::analysis::{
     address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
-    LoopId, ParamTargets, PointerBase, Preserved, Purity, Targets,
+    LoopId, ParamTargets, PointerBase, PointerRoots, Preserved, Purity, Targets,
 };
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -159,9 +160,10 @@ fn run_in(
     // region, so the sets stay right as the inner loops are processed).
     // Each loop's own blocks (not its inner loops'), listed in one pass.
     let own = loops.own_blocks(cfg);
+    let roots = PointerRoots::compute(f);
     let mut all_writes: Vec<LoopWrites> = Vec::with_capacity(ids.len());
     for &id in &ids {
-        let mut w = LoopWrites::of(f, purity, params, &own[id.0 as usize]);
+        let mut w = LoopWrites::of(f, purity, params, &roots, &own[id.0 as usize]);
         for c in &loops.get(id).children {
             let inner = &all_writes[c.0 as usize];
             w.union(inner);
@@ -190,6 +192,7 @@ fn run_in(
             purity,
             sizes,
             writes,
+            roots: &roots,
             guaranteed: SecondaryMap::new(),
             own_blocks: own_blocks_only.then_some(&own[id.0 as usize][..]),
         };
@@ -281,18 +284,27 @@ struct LoopWrites {
 impl LoopWrites {
     /// The writes of `own`, the blocks whose innermost loop is the loop (not
     /// those of its inner loops: see [`LoopWrites::union`]).
-    fn of(f: &Function, purity: &Purity, params: &[Targets], own: &[Block]) -> Self {
+    fn of(
+        f: &Function,
+        purity: &Purity,
+        params: &[Targets],
+        roots: &PointerRoots,
+        own: &[Block],
+    ) -> Self {
         let mut w = LoopWrites::default();
         for &b in own {
             for i in f.layout.block_insts(b) {
                 match f.kind(i) {
-                    InstKind::Store { ptr, .. } => w.add_write(f, params, *ptr),
+                    InstKind::Store { ptr, .. } => {
+                        w.add_write(f, params, roots.object_pointer(f, *ptr))
+                    }
                     InstKind::Call { callee, args } => {
                         let e = purity.effects(*callee);
                         w.all_globals |= e.writes_global;
                         if e.writes_args {
                             for &a in args {
                                 if f.value_type(a) == Type::Ptr {
+                                    let a = roots.object_pointer(f, a);
                                     if !matches!(pointer_base(f, a), PointerBase::Local(_)) {
                                         w.call_args = true;
                                     }
@@ -445,6 +457,16 @@ fn global_of(f: &Function, p: Value) -> Option<ir::GlobalId> {
     }
 }
 
+/// Whether the code after `k` might not run when `k` does, or the program's output
+/// might show `k` ran before it (which code moved above `k` must not change): a
+/// call, a trapping instruction. A store neither traps (an access outside its
+/// array is undefined in SysY) nor shows in the output by itself, so it stops
+/// nothing: a load after it, which no store of the loop may clobber, still runs
+/// whenever the loop is entered.
+fn stops_execution(f: &Function, k: &InstKind) -> bool {
+    !matches!(k, InstKind::Store { .. }) && (k.has_side_effects() || may_trap(f, k))
+}
+
 /// Whether accesses through `p` and `q` may touch the same memory: unless they point
 /// into different objects (distinct `alloc`s or globals, or a local and anything
 /// else — a pointer parameter never points into this call's own allocations).
@@ -500,6 +522,8 @@ struct Hoist<'a> {
     purity: &'a Purity,
     sizes: &'a GlobalSizes,
     writes: LoopWrites,
+    /// The objects behind pointer block parameters.
+    roots: &'a PointerRoots,
     /// Per block of the loop: whether reaching its first instruction is guaranteed
     /// once the loop is entered (computed on demand).
     guaranteed: SecondaryMap<Block, Option<bool>>,
@@ -533,8 +557,7 @@ impl Hoist<'_> {
                     moved += 1;
                     continue;
                 }
-                let k = self.f.kind(i);
-                if k.has_side_effects() || may_trap(self.f, k) {
+                if stops_execution(self.f, self.f.kind(i)) {
                     clear = false;
                 }
             }
@@ -563,13 +586,15 @@ impl Hoist<'_> {
             InstKind::Binary { .. } => guaranteed(self),
             InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => true,
             InstKind::Load { ty, ptr } => {
-                let clobbered = match param_position(self.f, ptr) {
+                // Which object it reads (through pointer block parameters).
+                let obj = self.roots.object_pointer(self.f, ptr);
+                let clobbered = match param_position(self.f, obj) {
                     Some(k) => {
                         let targets = self.params.get(k).unwrap_or(&Targets::Unknown);
-                        self.writes.may_clobber(self.f, ptr)
+                        self.writes.may_clobber(self.f, obj)
                             && self.writes.may_clobber_param(k, targets, self.apart)
                     }
-                    None => self.writes.may_clobber(self.f, ptr),
+                    None => self.writes.may_clobber(self.f, obj),
                 };
                 !clobbered && (self.valid_address(ptr, ty) || guaranteed(self))
             }
@@ -695,16 +720,10 @@ impl Hoist<'_> {
                     .succs(x)
                     .iter()
                     .any(|&s| !self.loops.contains(self.id, s) || s == header);
-            let effects = self
-                .f
-                .layout
-                .block_insts(x)
-                .any(|i| self.f.kind(i).has_side_effects() && !self.f.kind(i).is_terminator())
-                || self
-                    .f
-                    .layout
-                    .block_insts(x)
-                    .any(|i| may_trap(self.f, self.f.kind(i)));
+            let effects = self.f.layout.block_insts(x).any(|i| {
+                let k = self.f.kind(i);
+                !k.is_terminator() && stops_execution(self.f, k)
+            });
             if inner || leaves || effects || seen.len() > 64 {
                 ok = false;
                 break;
@@ -1000,6 +1019,48 @@ bb2:
         let out = crate::passes::testutil::run(&aliased, &["licm"]);
         assert!(
             out.find("load").unwrap() > out.find("bb1(").unwrap(),
+            "{out}"
+        );
+    }
+
+    /// The outer loop walks a pointer `%4` along local array `%2`; the inner loop
+    /// stores into local array `%3` first and then loads through `%4`: the load
+    /// reads `%2` (the object all of `%4`'s values point into), which the inner
+    /// loop never writes, and the store before it stops nothing, so it leaves the
+    /// inner loop. When the walk starts in `%3` instead, it stays.
+    #[test]
+    fn loads_through_a_walking_pointer_after_a_store_move() {
+        let src = r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %2 = alloc [i32; 8]
+  %3 = alloc [i32; 8]
+  jump bb1(0, %2, 0)
+bb1(%1: i32, %4: ptr, %5: i32):
+  jump bb2(0, %5)
+bb2(%6: i32, %7: i32):
+  store %6, %3
+  %8 = load i32, %4
+  %9 = add %7, %8
+  %10 = add %6, 1
+  %11 = slt %10, %0
+  br %11, bb2(%10, %9), bb3
+bb3:
+  %12 = gep %4, 1, 4
+  %13 = add %1, 1
+  %14 = slt %13, 4
+  br %14, bb1(%13, %12, %9), bb4
+bb4:
+  ret %9
+}
+"#;
+        let out = crate::passes::testutil::run(src, &["licm"]);
+        let inner = out.find("store").unwrap();
+        assert!(out.find("load").unwrap() < inner, "{out}");
+        let same = src.replace("jump bb1(0, %2, 0)", "jump bb1(0, %3, 0)");
+        let out = crate::passes::testutil::run(&same, &["licm"]);
+        assert!(
+            out.find("load").unwrap() > out.find("store").unwrap(),
             "{out}"
         );
     }
