@@ -16,8 +16,9 @@
 //! Small objects sit near `sp` so most offsets fit a 12-bit immediate; larger offsets
 //! (frames can be megabytes) are built in a temporary: the destination itself for
 //! integer loads and address computations, otherwise a scratch register (`t5`/`t6`)
-//! the instruction does not mention, or `t0` in the prologue and epilogue (where it
-//! holds nothing).
+//! the instruction does not mention, or `t0` in the entry's prologue and the
+//! epilogues (where it holds nothing; `t5` in a prologue that shrink-wrapping moved
+//! out of the entry).
 
 use crate::abi;
 use crate::mir::*;
@@ -155,7 +156,8 @@ fn sp_access(load: bool, op: MemOp, r: Reg, off: i64, like: Addr, tmp: Reg, out:
     });
 }
 
-fn adjust_sp(delta: i64, out: &mut Vec<MInst>) {
+/// `sp += delta`, through `tmp` when `delta` exceeds 12 bits.
+fn adjust_sp(delta: i64, tmp: Reg, out: &mut Vec<MInst>) {
     if delta == 0 {
         return;
     }
@@ -167,30 +169,45 @@ fn adjust_sp(delta: i64, out: &mut Vec<MInst>) {
             imm: delta as i32,
         });
     } else {
-        out.push(MInst::Li { rd: T0, imm: delta });
+        out.push(MInst::Li {
+            rd: tmp,
+            imm: delta,
+        });
         out.push(MInst::Alu {
             op: AluOp::Add,
             rd: SP,
             rs1: SP,
-            rs2: T0,
+            rs2: tmp,
         });
     }
 }
 
+/// Restores the saved registers and releases the frame before a return or tail
+/// call, where `t0` holds nothing (a return reads `a0`/`fa0`, a tail call the
+/// argument registers).
 fn epilogue(fr: &Frame, out: &mut Vec<MInst>) {
-    save_area_access(true, fr, out);
-    adjust_sp(fr.size, out);
+    save_area_access(true, fr, T0, out);
+    adjust_sp(fr.size, T0, out);
+}
+
+/// Allocates the frame and saves the registers at the start of a block, through
+/// `tmp` for large offsets: `t0` in the entry, where it holds nothing yet; `t5`
+/// elsewhere (a shrink-wrapped prologue, where `t0` may hold a value), a spill
+/// scratch register, which never carries a value into a block.
+fn prologue(fr: &Frame, tmp: Reg, out: &mut Vec<MInst>) {
+    adjust_sp(-fr.size, tmp, out);
+    save_area_access(false, fr, tmp, out);
 }
 
 /// Saves (or restores) the callee-saved registers. When their offsets are beyond 12
-/// bits (a large frame), `t0` is set once to a base near them and each access is
+/// bits (a large frame), `tmp` is set once to a base near them and each access is
 /// relative to it, instead of building every address anew.
-fn save_area_access(load: bool, fr: &Frame, out: &mut Vec<MInst>) {
+fn save_area_access(load: bool, fr: &Frame, tmp: Reg, out: &mut Vec<MInst>) {
     let offsets = fr.saves.iter().map(|&(_, off)| off);
     let (lo, hi) = (offsets.clone().min(), offsets.max());
     let base = match (lo, hi) {
         (Some(lo), Some(hi)) if !fits_imm12(hi) && fits_imm12(hi - lo) => {
-            sp_plus(T0, lo, out);
+            sp_plus(tmp, lo, out);
             Some(lo)
         }
         _ => None,
@@ -198,7 +215,7 @@ fn save_area_access(load: bool, fr: &Frame, out: &mut Vec<MInst>) {
     for &(r, off) in &fr.saves {
         match base {
             Some(k) => {
-                let addr = Addr::new(Base::Reg(T0), off - k);
+                let addr = Addr::new(Base::Reg(tmp), off - k);
                 out.push(if load {
                     MInst::Load {
                         op: save_op(r),
@@ -219,7 +236,7 @@ fn save_area_access(load: bool, fr: &Frame, out: &mut Vec<MInst>) {
                 r,
                 off,
                 Addr::new(Base::Reg(SP), 0),
-                T0,
+                tmp,
                 out,
             ),
         }
@@ -290,14 +307,14 @@ pub fn lower_frame(mf: &mut MFunction, fr: &Frame) -> Result<(), BackendError> {
         slot_off: fr.slot_off.iter().map(|off| off - fr.size).collect(),
         saves: Vec::new(),
     };
+    let entry = mf.layout[0];
     let layout = mf.layout.clone();
     for b in layout {
         let fr = if wrap.inside[b.index()] { fr } else { &outside };
         let insts = std::mem::take(&mut mf.blocks[b].insts);
         let mut out = Vec::with_capacity(insts.len() + 8);
         if b == wrap.save {
-            adjust_sp(-fr.size, &mut out);
-            save_area_access(false, fr, &mut out);
+            prologue(fr, if b == entry { T0 } else { T5 }, &mut out);
         }
         let t6_live = live_after(&insts, T6);
         let mut cache = BaseCache { k: None };
