@@ -372,14 +372,9 @@ impl Ctx<'_> {
             let step = step?;
             let mut start: Option<Offset> = None;
             for e in forward {
-                let c = f.as_iconst(e[x])?;
-                let s = offsets.of(e[k]).plus(
-                    -step,
-                    &Linear {
-                        terms: Terms::new(),
-                        constant: i64::from(c),
-                    },
-                )?;
+                // The counter may enter as any value: `p = start + step * q` holds
+                // on entry with `start = p0 - step * q0`.
+                let s = offsets.of(e[k]).plus(-step, &linear(f, e[x]))?;
                 if *start.get_or_insert_with(|| s.clone()) != s {
                     return None;
                 }
@@ -584,5 +579,27 @@ bb2:
         let a = accesses(&f, &o);
         assert_eq!(a[0].base, a[1].base);
         assert_ne!(a[2].base, a[0].base, "{a:?}");
+    }
+
+    /// The counter enters with a parameter's value, `%s`, and the pointer with
+    /// `&x[%s + 1]`: the pointer is still `@x + 40 + 40 * %2`, in the rows'
+    /// base (the terms of `%s` cancel).
+    #[test]
+    fn a_pointer_counted_from_a_variable_start_shares_the_indexed_base() {
+        let src = COUNTED
+            .replace(
+                "func @main() -> i32 {\nbb0:",
+                "func @main(i32) -> i32 {\nbb0(%12: i32):",
+            )
+            .replace(
+                "%0 = gep @x, 10, 4",
+                "%13 = add %12, 1\n  %0 = gep @x, %13, 40",
+            )
+            .replace("jump bb1(%0, 1)", "jump bb1(%0, %12)");
+        let (f, o) = offsets(&src);
+        let a = accesses(&f, &o);
+        assert!(a.iter().all(|x| x.base == a[0].base), "{a:?}\n{src}");
+        let bytes: Vec<i64> = a.iter().map(|x| x.bytes).collect();
+        assert_eq!(bytes, vec![-40, 40, 40]);
     }
 }
