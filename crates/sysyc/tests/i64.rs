@@ -4,6 +4,8 @@
 //! `sysyc --interpret`, and as assembly under qemu (skipped with a message when the
 //! cross toolchain is missing).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -51,28 +53,12 @@ fn under_qemu_at_every_level() {
     std::fs::create_dir_all(&dir).unwrap();
     for opt in ["-O0", "-O1", "-O2"] {
         let asm = dir.join(format!("i64{opt}.s"));
-        let out = Command::new(SYSYC)
-            .args([opt, "-S", "-o"])
-            .arg(&asm)
-            .arg(program())
-            .output()
-            .expect("run sysyc");
-        assert!(
-            out.status.success(),
-            "{opt}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let exe = asm.with_extension("exe");
-        h.link(&asm, &exe).unwrap_or_else(|e| panic!("{opt}: {e}"));
+        common::compile(SYSYC, &[opt], &program(), &asm, opt);
         let opts = harness::RunOptions {
             timeout: Some(Duration::from_secs(120)),
             ..Default::default()
         };
-        let run = h
-            .run_with(&exe, Some(&program().with_extension("in")), &opts)
-            .unwrap_or_else(|e| panic!("{opt}: {e}"));
-        if let Err(e) = run.judge(&expected()) {
-            panic!("{opt}: {e}\nassembly: {}", asm.display());
-        }
+        let input = program().with_extension("in");
+        common::run_judged(h, &asm, Some(&input), &opts, &expected(), opt);
     }
 }

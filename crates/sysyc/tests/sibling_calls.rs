@@ -7,8 +7,9 @@
 //! wrapping sums, single-precision floats). Skipped with a message when the cross
 //! toolchain is missing.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 const SYSYC: &str = env!("CARGO_BIN_EXE_sysyc");
@@ -34,18 +35,7 @@ fn tail_calls_ten_million_deep_run_in_constant_stack() {
         ("O0", &["-O0"][..]),
     ] {
         let asm = dir.join(format!("deep-{name}.s"));
-        let out = Command::new(SYSYC)
-            .args(opts)
-            .args(["-S", "-o"])
-            .arg(&asm)
-            .arg(program())
-            .output()
-            .expect("run sysyc");
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::compile(SYSYC, opts, &program(), &asm, name);
         let text = std::fs::read_to_string(&asm).unwrap();
         for callee in ["down", "total", "rotate", "pong"] {
             assert!(
@@ -53,18 +43,11 @@ fn tail_calls_ten_million_deep_run_in_constant_stack() {
                 "{name}: no sibling call of {callee}"
             );
         }
-        let exe = asm.with_extension("exe");
-        h.link(&asm, &exe).unwrap_or_else(|e| panic!("{name}: {e}"));
         let run_opts = harness::RunOptions {
             timeout: Some(Duration::from_secs(120)),
             stack: "8M".into(),
             ..Default::default()
         };
-        let run = h
-            .run_with(&exe, None, &run_opts)
-            .unwrap_or_else(|e| panic!("{name}: {e}"));
-        if let Err(e) = run.judge(&expected) {
-            panic!("{name}: {e}\nassembly: {}", asm.display());
-        }
+        common::run_judged(h, &asm, None, &run_opts, &expected, name);
     }
 }
