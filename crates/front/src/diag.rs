@@ -224,6 +224,18 @@ impl Diagnostics {
         self.warnings -= before - self.items.len();
     }
 
+    /// Makes the warnings controlled by `flag` errors (`-Werror=<flag>`), read as
+    /// `[-Werror=<flag>]`.
+    pub fn promote_warnings_of(&mut self, flag: &str) {
+        for d in &mut self.items {
+            if d.severity == Severity::Warning && d.flag == Some(flag) {
+                d.severity = Severity::Error;
+                self.warnings -= 1;
+                self.errors += 1;
+            }
+        }
+    }
+
     /// Makes every warning an error (`-Werror`); its flag then reads
     /// `[-Werror=unused-variable]`.
     pub fn promote_warnings(&mut self) {

@@ -358,13 +358,25 @@ fn function_insts(f: &Function) -> usize {
         .sum()
 }
 
+/// How alike a name is to a known one, for suggestions: the Jaro-Winkler
+/// similarity (clap's suggestions take 0.8 and above), and at least 0.9 for a name
+/// one edit or one transposition away (Jaro-Winkler misses those in short names:
+/// `gnv` for `gvn` scores 0.56).
+pub fn name_similarity(name: &str, known: &str) -> f64 {
+    let jw = strsim::jaro_winkler(name, known);
+    if strsim::osa_distance(name, known) <= 1 {
+        jw.max(0.9)
+    } else {
+        jw
+    }
+}
+
 /// The message for an unknown pass name: the registered name it most likely
-/// misspells (Jaro-Winkler similarity of at least 0.8, the threshold of clap's
-/// suggestions), or the list of all of them.
+/// misspells ([`name_similarity`] of at least 0.8), or the list of all of them.
 pub fn unknown_pass(name: &str) -> String {
     let closest = REGISTRY
         .iter()
-        .map(|p| (strsim::jaro_winkler(name, p.name()), p.name()))
+        .map(|p| (name_similarity(name, p.name()), p.name()))
         .filter(|&(score, _)| score >= 0.8)
         .max_by(|a, b| a.0.total_cmp(&b.0));
     match closest {

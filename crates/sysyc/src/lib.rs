@@ -64,6 +64,9 @@ pub struct Warnings {
     /// Flags whose warnings are hidden (`-Wno-unused-parameter` gives
     /// `unused-parameter`).
     pub disabled: Vec<String>,
+    /// Flags whose warnings are errors (`-Werror=div-by-zero` gives
+    /// `div-by-zero`).
+    pub errors: Vec<String>,
 }
 
 /// Whether warnings are shown, hidden or errors.
@@ -83,6 +86,9 @@ impl Warnings {
     pub fn apply(&self, diags: &mut front::Diagnostics) {
         for flag in &self.disabled {
             diags.drop_warnings_of(flag);
+        }
+        for flag in &self.errors {
+            diags.promote_warnings_of(flag);
         }
         match self.mode {
             WarningMode::Show => {}
@@ -175,10 +181,13 @@ impl Driver {
         result
     }
 
-    fn run_stages(&self) -> Result<u8, String> {
+    /// Checks the names of `passes`, `print_after` and `print_before` (IR passes,
+    /// or back-end stages: the dumps may name either, and the passes of a machine
+    /// IR input are stages); `Err` names the unknown one, with the closest known
+    /// name. [`Driver::run`] checks them too, before reading or writing anything;
+    /// the command line asks first, to report a usage error.
+    pub fn check_names(&self) -> Result<(), String> {
         let mir_input = self.input.extension().is_some_and(|e| e == "mir");
-        // Pass names are checked before anything is read or written. The dumps also
-        // name back-end stages, and so do the passes for machine IR input.
         if mir_input {
             if let Some(n) = (self.passes.iter().flatten())
                 .find(|n| riscv::lookup_stage(n).is_none_or(|s| s.name == "isel"))
@@ -197,7 +206,7 @@ impl Driver {
             .into_iter()
             .find(|n| opt::lookup(n).is_none() && riscv::lookup_stage(n).is_none())
         {
-            let score = |m: &str| strsim::jaro_winkler(n, m);
+            let score = |m: &str| opt::pipeline::name_similarity(n, m);
             let best = |names: &mut dyn Iterator<Item = &'static str>| {
                 names
                     .map(|m| (score(m), m))
@@ -217,6 +226,12 @@ impl Driver {
             }
             return Err(format!("error: {msg}"));
         }
+        Ok(())
+    }
+
+    fn run_stages(&self) -> Result<u8, String> {
+        self.check_names()?;
+        let mir_input = self.input.extension().is_some_and(|e| e == "mir");
         let from_stdin = self.input.as_os_str() == "-";
         let name = if from_stdin {
             "<stdin>".to_string()

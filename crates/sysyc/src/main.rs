@@ -38,8 +38,9 @@ struct Cli {
     output: Option<PathBuf>,
     /// Optimisation level: -O0 compiles without optimising; -O1, -O2 and -O3 all run
     /// the full pipeline and back end (the contest compiles its performance cases
-    /// with -O1). A repeated -O takes the last; a bare -O is -O1, as in gcc. E.g.
-    /// `-O1`.
+    /// with -O1). A repeated -O takes the last; a bare -O is -O1, as in gcc; -Og is
+    /// -O1, -Os and -Oz are -O2, -Ofast is -O3 (without fast math: SysY's floats
+    /// and integers keep their exact semantics). E.g. `-O1`.
     #[arg(short = 'O', default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=3))]
     opt_level: u8,
     /// What to write instead of assembly: the typed AST, the optimised IR, LLVM IR,
@@ -109,8 +110,9 @@ struct Cli {
     #[arg(short = 'w')]
     no_warnings: bool,
     /// Warning options: -Wall (accepted; every warning is on by default), -Werror
-    /// (warnings are errors: the compile fails), -Wno-NAME hides one kind, e.g.
-    /// `-Wno-unused-parameter`. Names: return-type, unused-variable,
+    /// (warnings are errors: the compile fails), -Werror=NAME (that kind only, and
+    /// on), -Wno-NAME hides one kind, e.g. `-Wno-unused-parameter`. Names:
+    /// return-type, unused-variable,
     /// unused-parameter, overflow, div-by-zero, tautological-compare,
     /// unreachable-code, incompatible-pointer-types.
     #[arg(short = 'W', value_name = "OPTION")]
@@ -191,12 +193,30 @@ fn gcc_hint(arg: &str) -> Option<&'static str> {
     })
 }
 
+/// gcc's optimisation options that are not a digit, as sysyc's levels: a bare `-O`
+/// is `-O1`; `-Os` and `-Oz` (optimise for size) are `-O2`, which is what gcc's
+/// `-Os` builds on; `-Og` (optimise for debugging) is `-O1`; `-Ofast` is `-O3`:
+/// sysyc has no `-ffast-math` (SysY's floats are IEEE single precision without
+/// contraction, its integers wrap), so it is only the highest level.
+fn optimize_level(arg: &str) -> Option<&'static str> {
+    Some(match arg {
+        "-O" | "-Og" => "-O1",
+        "-Os" | "-Oz" => "-O2",
+        "-Ofast" => "-O3",
+        _ => return None,
+    })
+}
+
 /// Parses the command line; an unknown option is reported as gcc users expect (what
 /// sysyc does instead, or the option meant), not with clap's "use `-- -x`" tip.
 fn parse_command_line() -> Cli {
     use clap::error::{ContextKind, ContextValue, ErrorKind};
-    // A bare `-O` is `-O1`, as in gcc (rather than taking the next argument).
-    let args = std::env::args_os().map(|a| if a == "-O" { "-O1".into() } else { a });
+    // A bare `-O` is `-O1`, as in gcc (rather than taking the next argument);
+    // gcc's named levels map to the numbered ones (`optimize_level`).
+    let args = std::env::args_os().map(|a| match a.to_str().and_then(optimize_level) {
+        Some(level) => level.into(),
+        None => a,
+    });
     let err = match Cli::try_parse_from(args) {
         Ok(cli) => return cli,
         Err(e) => e,
@@ -276,6 +296,16 @@ fn warning_settings(cli: &Cli) -> Result<Warnings, String> {
             "all" | "extra" => {}
             "error" => w.mode = WarningMode::Error,
             "no-error" => w.mode = WarningMode::Show,
+            // As in gcc, `-Werror=NAME` also turns NAME on.
+            o if o.strip_prefix("error=").is_some_and(known) => {
+                let name = &o["error=".len()..];
+                w.disabled.retain(|d| d != name);
+                w.errors.push(name.to_string());
+            }
+            o if o.strip_prefix("no-error=").is_some_and(known) => {
+                let name = &o["no-error=".len()..];
+                w.errors.retain(|e| e != name);
+            }
             o if o.strip_prefix("no-").is_some_and(known) => {
                 w.disabled.push(o["no-".len()..].to_string());
             }
@@ -283,7 +313,7 @@ fn warning_settings(cli: &Cli) -> Result<Warnings, String> {
             o => {
                 let names: Vec<&str> = front::diag::WARNING_FLAGS.iter().map(|(f, _)| *f).collect();
                 return Err(format!(
-                    "unknown warning option '-W{o}' (known: -Wall, -Werror, -W[no-]NAME with NAME one of {})",
+                    "unknown warning option '-W{o}' (known: -Wall, -Werror, -W[no-]error=NAME, -W[no-]NAME with NAME one of {})",
                     names.join(", ")
                 ));
             }
@@ -329,7 +359,7 @@ fn run(cli: Cli) -> ExitCode {
         Ok(w) => w,
         Err(msg) => {
             say(color, "error", &msg);
-            return ExitCode::from(1);
+            return ExitCode::from(2);
         }
     };
     let mut codegen = riscv::CodegenFlags::default();
@@ -343,7 +373,7 @@ fn run(cli: Cli) -> ExitCode {
     }
     if let Err(msg) = check_machine(&cli.machine) {
         say(color, "error", &msg);
-        return ExitCode::from(1);
+        return ExitCode::from(2);
     }
     if cli.compile_only {
         say(
@@ -352,7 +382,7 @@ fn run(cli: Cli) -> ExitCode {
             "-c is not supported: sysyc writes assembly and does not assemble it; \
              run `sysyc -S -o prog.s prog.sy`, then `riscv64-linux-gnu-gcc -c prog.s`",
         );
-        return ExitCode::from(1);
+        return ExitCode::from(2);
     }
     let show_warnings = warnings.mode != WarningMode::Silence;
     if cli.list_passes || cli.list_stages {
@@ -423,6 +453,11 @@ fn run(cli: Cli) -> ExitCode {
         color,
         codegen,
     };
+    if let Err(msg) = driver.check_names() {
+        // A misspelt pass or stage is a usage error.
+        say(color, "error", msg.trim_start_matches("error: "));
+        return ExitCode::from(2);
+    }
     if let Some(out) = &driver.output {
         let assembly_name = out.extension().is_some_and(|e| e == "s" || e == "S");
         if emit == Emit::Asm && !cli.assembly && !assembly_name && show_warnings {

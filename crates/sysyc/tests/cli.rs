@@ -68,7 +68,7 @@ fn a_misspelt_pass_is_an_error_with_a_suggestion() {
         vec!["-O1", "--print-after", "gvnn", p],
     ] {
         let out = sysyc(&args);
-        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty());
         assert_eq!(
             text(&out.stderr).trim(),
@@ -76,7 +76,7 @@ fn a_misspelt_pass_is_an_error_with_a_suggestion() {
         );
     }
     let out = sysyc(&["--passes", "qqqqzzzz", p]);
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("known passes: mem2reg, "));
 }
 
@@ -350,7 +350,7 @@ fn warnings_are_shown_silenced_or_promoted() {
     assert!(err.contains("[-Wreturn-type]"), "{err}");
 
     let bad = sysyc(&["--check", "-Wunused-varable", p]);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2));
     assert!(
         text(&bad.stderr).starts_with("sysyc: error: unknown warning option '-Wunused-varable'"),
         "{}",
@@ -407,7 +407,7 @@ fn gcc_options_get_a_clear_answer() {
     assert!(marched.stderr.is_empty());
 
     let rv32 = sysyc(&["-S", "-march=rv32imac", "-o", "-", p]);
-    assert_eq!(rv32.status.code(), Some(1));
+    assert_eq!(rv32.status.code(), Some(2));
     assert!(
         text(&rv32.stderr).starts_with(
             "sysyc: error: '-march=rv32imac' is not supported: sysyc generates RV64GC code"
@@ -416,7 +416,7 @@ fn gcc_options_get_a_clear_answer() {
         text(&rv32.stderr)
     );
     let c = sysyc(&["-c", p]);
-    assert_eq!(c.status.code(), Some(1));
+    assert_eq!(c.status.code(), Some(2));
     assert!(text(&c.stderr).contains("-c is not supported: sysyc writes assembly"));
     assert!(!text(&c.stderr).contains("-- -c"));
 
@@ -760,7 +760,7 @@ fn print_before_and_filter_print_funcs() {
         text(&bad.stderr)
     );
     let bad = sysyc(&["-O1", "--print-before", "lcim", p]);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2));
     assert!(text(&bad.stderr).contains("unknown pass 'lcim' (did you mean 'licm'?)"));
 }
 
@@ -1200,7 +1200,7 @@ fn back_end_stages_print_machine_ir() {
     assert!(listed.contains("(-O1 and above)"));
 
     let bad = sysyc(&["-O2", "--print-after", "regaloc", p]);
-    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(bad.status.code(), Some(2));
     let msg = text(&bad.stderr);
     assert!(
         msg.contains("unknown pass 'regaloc' (did you mean the back-end stage 'regalloc'?)"),
@@ -1289,4 +1289,80 @@ fn machine_ir_output_and_input() {
         text(&out.stderr)
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// gcc's named optimisation levels are sysyc's numbered ones: `-Og` is `-O1`,
+/// `-Os` and `-Oz` are `-O2`, `-Ofast` is `-O3` (the same code, byte for byte).
+#[test]
+fn gcc_named_optimisation_levels_map_to_numbered_ones() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let asm = |o: &str| {
+        let out = sysyc(&[o, "-S", "-o", "-", p]);
+        assert!(out.status.success(), "{o}: {}", text(&out.stderr));
+        out.stdout
+    };
+    assert_eq!(asm("-Og"), asm("-O1"));
+    assert_eq!(asm("-Os"), asm("-O2"));
+    assert_eq!(asm("-Oz"), asm("-O2"));
+    assert_eq!(asm("-Ofast"), asm("-O3"));
+    assert_ne!(asm("-Og"), asm("-O0"));
+}
+
+/// A pass name one transposition or edit from a known one gets it suggested (short
+/// names too, where Jaro-Winkler alone finds nothing), as a usage error (exit 2).
+#[test]
+fn short_misspelt_pass_names_get_a_suggestion() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    for (bad, good) in [("gnv", "gvn"), ("dec", "dce"), ("lcim", "licm")] {
+        let out = sysyc(&["--passes", bad, "--emit", "ir", p]);
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let msg = text(&out.stderr);
+        assert!(
+            msg.contains(&format!("unknown pass '{bad}' (did you mean '{good}'?)")),
+            "{msg}"
+        );
+    }
+}
+
+/// `-Werror=NAME` makes that kind of warning an error (and turns it on, after a
+/// `-Wno-NAME`), leaving the others warnings; an unknown NAME is a usage error.
+#[test]
+fn werror_of_one_warning_promotes_only_that_one() {
+    let src = source_file(
+        "werror",
+        "werror_one.sy",
+        "int main() {\n  int unused;\n  int a = 1 / 0;\n  return a;\n}\n",
+    );
+    let src = src.to_str().unwrap();
+    for args in [
+        vec!["-Werror=div-by-zero"],
+        vec!["-Wno-div-by-zero", "-Werror=div-by-zero"],
+    ] {
+        let mut all = args.clone();
+        all.extend(["-S", "-o", "/dev/null", src]);
+        let out = sysyc(&all);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let msg = text(&out.stderr);
+        assert!(
+            msg.contains("error: division by zero [-Werror=div-by-zero]"),
+            "{msg}"
+        );
+        assert!(
+            msg.contains("warning: unused variable `unused` [-Wunused-variable]"),
+            "{msg}"
+        );
+    }
+    let undone = sysyc(&[
+        "-Werror=div-by-zero",
+        "-Wno-error=div-by-zero",
+        "-S",
+        "-o",
+        "/dev/null",
+        src,
+    ]);
+    assert!(undone.status.success(), "{}", text(&undone.stderr));
+    let bad = sysyc(&["-Werror=div-by-zeroo", "-S", "-o", "/dev/null", src]);
+    assert_eq!(bad.status.code(), Some(2));
 }
