@@ -207,6 +207,28 @@ fn optimize_level(arg: &str) -> Option<&'static str> {
     })
 }
 
+/// sysyc's spelling of an LLVM or clang option written with one dash: clang's
+/// `-emit-llvm` is `--emit llvm`; `opt`'s `-print-after-all`, `-time-passes` and the
+/// like are sysyc's long options with two dashes.
+fn llvm_spelling(arg: &str) -> Option<String> {
+    use clap::CommandFactory;
+    if arg == "-emit-llvm" {
+        return Some("--emit llvm".into());
+    }
+    let rest = arg.strip_prefix('-').filter(|r| !r.starts_with('-'))?;
+    let (name, value) = match rest.split_once('=') {
+        Some((n, v)) => (n, Some(v)),
+        None => (rest, None),
+    };
+    let known = Cli::command()
+        .get_arguments()
+        .any(|a| a.get_long() == Some(name));
+    known.then(|| match value {
+        Some(v) => format!("--{name}={v}"),
+        None => format!("--{name}"),
+    })
+}
+
 /// Parses the command line; an unknown option is reported as gcc users expect (what
 /// sysyc does instead, or the option meant), not with clap's "use `-- -x`" tip.
 fn parse_command_line() -> Cli {
@@ -234,8 +256,14 @@ fn parse_command_line() -> Cli {
         .find(|a| a.starts_with(&arg) && a.starts_with("--") == arg.starts_with("--"))
         .unwrap_or(arg);
     let mut msg = format!("unknown option '{arg}'");
-    if let Some(hint) = gcc_hint(&arg) {
+    if !arg.starts_with('-') {
+        msg = format!(
+            "a second input file '{arg}': sysyc compiles one file per run (as gcc -S with -o does)"
+        );
+    } else if let Some(hint) = gcc_hint(&arg) {
         msg += &format!(": {hint}");
+    } else if let Some(long) = llvm_spelling(&arg) {
+        msg += &format!(" (did you mean '{long}'?)");
     } else if let Some(ContextValue::String(s)) = err.get(ContextKind::SuggestedArg) {
         msg += &format!(" (did you mean '{s}'?)");
     }
@@ -364,6 +392,14 @@ fn run(cli: Cli) -> ExitCode {
     };
     let mut codegen = riscv::CodegenFlags::default();
     for f in &cli.feature {
+        if f == "syntax-only" {
+            say(
+                color,
+                "error",
+                "unknown option '-fsyntax-only' (did you mean '--check'? it stops after semantic analysis)",
+            );
+            return ExitCode::from(2);
+        }
         if let Err(msg) = codegen.set(f) {
             // A usage error, as for any other unknown option.
             say(color, "error", &msg);

@@ -1366,3 +1366,33 @@ fn werror_of_one_warning_promotes_only_that_one() {
     let bad = sysyc(&["-Werror=div-by-zeroo", "-S", "-o", "/dev/null", src]);
     assert_eq!(bad.status.code(), Some(2));
 }
+
+/// clang's and LLVM's spellings get sysyc's (`-emit-llvm` is `--emit llvm`, one
+/// dash for a long option gets two), gcc's `-fsyntax-only` gets `--check`, and a
+/// second input file is named as one: each a usage error.
+#[test]
+fn llvm_spellings_and_a_second_input_get_a_clear_answer() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    for (args, says) in [
+        (
+            vec!["-emit-llvm", p],
+            "unknown option '-emit-llvm' (did you mean '--emit llvm'?)",
+        ),
+        (
+            vec!["-print-after-all", p],
+            "unknown option '-print-after-all' (did you mean '--print-after-all'?)",
+        ),
+        (
+            vec!["-print-after=gvn", p],
+            "(did you mean '--print-after=gvn'?)",
+        ),
+        (vec!["-fsyntax-only", p], "(did you mean '--check'?"),
+        (vec!["-S", p, p], "a second input file"),
+    ] {
+        let out = sysyc(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let msg = text(&out.stderr);
+        assert!(msg.contains(says), "{args:?}: {msg}");
+    }
+}
