@@ -32,8 +32,10 @@ struct Cli {
     /// line `sysyc -S -o prog.s prog.sy -O1`).
     #[arg(short = 'S')]
     assembly: bool,
-    /// Output file; `-` or none writes to stdout, e.g. `-o prog.s`. sysyc does not
-    /// link: without -S, a name not ending in .s gets a warning.
+    /// Output file; `-` writes to stdout, and so does none, except that with -S
+    /// (as gcc does) the assembly of `prog.sy` goes to `prog.s` in the current
+    /// directory, e.g. `-o prog.s`. sysyc does not link: without -S, a name not
+    /// ending in .s gets a warning.
     #[arg(short = 'o')]
     output: Option<PathBuf>,
     /// Optimisation level: -O0 compiles without optimising; -O1, -O2 and -O3 all run
@@ -468,9 +470,17 @@ fn run(cli: Cli) -> ExitCode {
             Some(EmitArg::Asm) | None => Emit::Asm,
         }
     };
+    // gcc's habit: `-S prog.sy` without `-o` writes `prog.s` in the current
+    // directory (assembly only; standard input and the other outputs go to stdout).
+    let output = match cli.output {
+        None if cli.assembly && emit == Emit::Asm && input.as_os_str() != "-" => input
+            .file_stem()
+            .map(|stem| PathBuf::from(stem).with_extension("s")),
+        o => o.filter(|p| p.as_os_str() != "-"),
+    };
     let driver = Driver {
         input,
-        output: cli.output.filter(|p| p.as_os_str() != "-"),
+        output,
         opt_level: cli.opt_level,
         emit,
         ssa: match cli.ssa {

@@ -11,7 +11,14 @@ fn program() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/programs/loops.sy")
 }
 
+/// Runs sysyc on `args`; with `-S` and no `-o`, the assembly goes to stdout (`-o
+/// -`), where these tests read it (sysyc itself would write `NAME.s` into the
+/// current directory, as gcc does: `output.rs` tests that).
 fn sysyc(args: &[&str]) -> Output {
+    let mut args = args.to_vec();
+    if args.contains(&"-S") && !args.contains(&"-o") {
+        args.extend(["-o", "-"]);
+    }
     Command::new(SYSYC).args(args).output().expect("run sysyc")
 }
 

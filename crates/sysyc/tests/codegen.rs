@@ -16,7 +16,7 @@ fn asm_of(file: &str) -> String {
 
 fn asm_of_path(path: &Path) -> String {
     let out = Command::new(SYSYC)
-        .args(["-S", "-O2"])
+        .args(["-S", "-O2", "-o", "-"])
         .arg(path)
         .output()
         .expect("run sysyc");
@@ -114,7 +114,7 @@ fn block_labels_go_up_in_layout_order() {
     assert!(files.len() > 10);
     for f in files {
         let out = Command::new(SYSYC)
-            .args(["-S", "-O2", "-w"])
+            .args(["-S", "-O2", "-w", "-o", "-"])
             .arg(&f)
             .output()
             .expect("run sysyc");

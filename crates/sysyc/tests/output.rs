@@ -54,13 +54,35 @@ fn success_writes_the_whole_file_and_nothing_else() {
     );
     assert_eq!(listing(&dir), ["a.s", "a.sy"]);
     let asm = fs::read_to_string(dir.join("a.s")).unwrap();
-    let direct = sysyc(&dir, &["-S", "-O2", "a.sy"]);
+    let direct = sysyc(&dir, &["-S", "-O2", "-o", "-", "a.sy"]);
     assert_eq!(
         asm.as_bytes(),
         direct.stdout,
         "file and stdout output differ"
     );
     assert!(asm.contains("main:"));
+}
+
+/// `-S prog.sy` without `-o` writes `prog.s` in the current directory, as gcc does
+/// (nothing on stdout); other outputs without `-o` still go to stdout.
+#[test]
+fn dash_s_without_o_writes_the_input_name_with_s() {
+    let dir = scratch("dash-s");
+    fs::create_dir_all(dir.join("src")).unwrap();
+    fs::write(dir.join("src/h.sy"), GOOD).unwrap();
+    let out = sysyc(&dir, &["-S", "-O2", "src/h.sy"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stdout.is_empty());
+    assert_eq!(listing(&dir), ["h.s", "src"]);
+    let direct = sysyc(&dir, &["-S", "-O2", "-o", "-", "src/h.sy"]);
+    assert_eq!(fs::read(dir.join("h.s")).unwrap(), direct.stdout);
+    let ir = sysyc(&dir, &["--emit", "ir", "src/h.sy"]);
+    assert!(String::from_utf8_lossy(&ir.stdout).contains("func @main"));
+    assert_eq!(listing(&dir), ["h.s", "src"]);
 }
 
 #[test]
