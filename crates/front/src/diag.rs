@@ -260,7 +260,22 @@ impl Diagnostics {
     pub fn render_styled(&self, file_name: &str, source: &str, style: Style) -> String {
         let lines = LineIndex::new(source);
         let mut out = String::new();
-        for d in &self.items {
+        // Warnings in source order among themselves (a stable sort, in the places
+        // the warnings held; errors stay where they were found): a function's
+        // unused-variable warnings, found when its body is done, come out where
+        // its variables are declared, before what its body said later.
+        let mut items: Vec<&Diagnostic> = self.items.iter().collect();
+        let mut warnings: Vec<&Diagnostic> = self
+            .items
+            .iter()
+            .filter(|d| d.severity == Severity::Warning)
+            .collect();
+        warnings.sort_by_key(|d| d.span.map_or(0, |s| s.start));
+        let mut sorted = warnings.into_iter();
+        for slot in items.iter_mut().filter(|d| d.severity == Severity::Warning) {
+            *slot = sorted.next().expect("as many warnings as warning places");
+        }
+        for d in items {
             let (label, flag) = match (d.severity, d.flag) {
                 (Severity::Warning, Some(f)) => (Label::Warning, format!(" [-W{f}]")),
                 (Severity::Error, Some(f)) => (Label::Error, format!(" [-Werror={f}]")),
@@ -589,6 +604,27 @@ mod tests {
         assert_eq!(
             d.render("s.sy", "ab@cd"),
             "s.sy:1:3: error: bad\nab@cd\n  ^\n"
+        );
+    }
+
+    /// Warnings found out of order (a function's unused variable after a division
+    /// by zero in its body) render in source order; an error keeps its place.
+    #[test]
+    fn warnings_render_in_source_order_errors_in_place() {
+        let src = "int u;\nint x = 1 / 0;\nint y;\n";
+        let mut d = Diagnostics::default();
+        d.warning("div-by-zero", "division by zero", Span::new(15, 20));
+        d.error("some error", Span::new(26, 27));
+        d.warning("unused-variable", "unused variable `u`", Span::new(4, 5));
+        let text = d.render("t.sy", src);
+        let heads: Vec<&str> = text.lines().filter(|l| l.starts_with("t.sy:")).collect();
+        assert_eq!(
+            heads,
+            [
+                "t.sy:1:5: warning: unused variable `u` [-Wunused-variable]",
+                "t.sy:3:5: error: some error",
+                "t.sy:2:9: warning: division by zero [-Wdiv-by-zero]",
+            ]
         );
     }
 }
