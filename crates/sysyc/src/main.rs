@@ -111,10 +111,13 @@ struct Cli {
     /// Hide every warning, e.g. `sysyc -w -S -o prog.s prog.sy`.
     #[arg(short = 'w')]
     no_warnings: bool,
-    /// Warning options: -Wall (accepted; every warning is on by default), -Werror
-    /// (warnings are errors: the compile fails), -Werror=NAME (that kind only, and
-    /// on), -Wno-NAME hides one kind, e.g. `-Wno-unused-parameter`. Names:
-    /// return-type, unused-variable,
+    /// Warning options, as in gcc: overflow, div-by-zero and
+    /// incompatible-pointer-types are on by default; -Wall adds return-type,
+    /// unused-variable and tautological-compare; -Wunused adds unused-variable;
+    /// -Wextra (with -Wall or -Wunused) unused-parameter; -WNAME turns one on,
+    /// -Wno-NAME off; -Werror makes warnings errors, -Werror=NAME one kind (and
+    /// turns it on); -Wpedantic is accepted. E.g. `-Wall -Wno-unused-variable`.
+    /// Names: return-type, unused-variable,
     /// unused-parameter, overflow, div-by-zero, tautological-compare,
     /// unreachable-code, incompatible-pointer-types.
     #[arg(short = 'W', value_name = "OPTION")]
@@ -316,20 +319,43 @@ fn say(color: bool, kind: &str, msg: &str) {
     let _ = writeln!(std::io::stderr(), "sysyc: {paint}{kind}:{reset} {msg}");
 }
 
-/// The warning settings of `-w` and the `-W` options, or the message for an unknown
-/// one.
-fn warning_settings(cli: &Cli) -> Result<Warnings, String> {
+/// Which warnings are on without any `-W` option, and which groups turn the others
+/// on, as gcc has them: `overflow`, `div-by-zero` and `incompatible-pointer-types`
+/// by default; `-Wall` adds `return-type`, `unused-variable` and
+/// `tautological-compare`; `-Wunused` adds `unused-variable`; `-Wextra` with `-Wall`
+/// or `-Wunused` adds `unused-parameter`. `unreachable-code` (clang's, which gcc
+/// accepts and ignores) only by its name.
+const DEFAULT_WARNINGS: &[&str] = &["overflow", "div-by-zero", "incompatible-pointer-types"];
+const WALL_WARNINGS: &[&str] = &["return-type", "unused-variable", "tautological-compare"];
+
+/// The warning settings of `-w` and the `-W` options (a named warning's option wins
+/// over a group's, whatever their order, as in gcc), or the message for an unknown
+/// one. An unknown `-Wno-NAME` only earns a warning (it cannot turn anything on), as
+/// in gcc.
+fn warning_settings(cli: &Cli, color: bool) -> Result<Warnings, String> {
     let known = |n: &str| front::diag::WARNING_FLAGS.iter().any(|(f, _)| *f == n);
     let mut w = Warnings::default();
+    let has = |g: &str| cli.warning_options.iter().any(|o| o == g);
+    let (all, extra, unused) = (has("all"), has("extra"), has("unused"));
+    let mut on: Vec<&str> = DEFAULT_WARNINGS.to_vec();
+    if all {
+        on.extend(WALL_WARNINGS);
+    }
+    if unused {
+        on.push("unused-variable");
+    }
+    if extra && (all || unused) {
+        on.push("unused-parameter");
+    }
     for opt in &cli.warning_options {
         match opt.as_str() {
-            "all" | "extra" => {}
+            "all" | "extra" | "unused" | "pedantic" => {}
             "error" => w.mode = WarningMode::Error,
             "no-error" => w.mode = WarningMode::Show,
             // As in gcc, `-Werror=NAME` also turns NAME on.
             o if o.strip_prefix("error=").is_some_and(known) => {
                 let name = &o["error=".len()..];
-                w.disabled.retain(|d| d != name);
+                on.push(name);
                 w.errors.push(name.to_string());
             }
             o if o.strip_prefix("no-error=").is_some_and(known) => {
@@ -337,18 +363,30 @@ fn warning_settings(cli: &Cli) -> Result<Warnings, String> {
                 w.errors.retain(|e| e != name);
             }
             o if o.strip_prefix("no-").is_some_and(known) => {
-                w.disabled.push(o["no-".len()..].to_string());
+                let name = &o["no-".len()..];
+                on.retain(|n| *n != name);
             }
-            o if known(o) => w.disabled.retain(|d| d != o),
+            o if known(o) => on.push(o),
+            o if o.starts_with("no-") => say(
+                color,
+                "warning",
+                &format!("unknown warning option '-W{o}' ignored"),
+            ),
             o => {
                 let names: Vec<&str> = front::diag::WARNING_FLAGS.iter().map(|(f, _)| *f).collect();
                 return Err(format!(
-                    "unknown warning option '-W{o}' (known: -Wall, -Werror, -W[no-]error=NAME, -W[no-]NAME with NAME one of {})",
+                    "unknown warning option '-W{o}' (known: -Wall, -Wextra, -Wunused, -Wpedantic, -Werror, -W[no-]error=NAME, -W[no-]NAME with NAME one of {})",
                     names.join(", ")
                 ));
             }
         }
     }
+    w.disabled = front::diag::WARNING_FLAGS
+        .iter()
+        .map(|(f, _)| *f)
+        .filter(|f| !on.contains(f))
+        .map(String::from)
+        .collect();
     if cli.no_warnings {
         w.mode = WarningMode::Silence;
     }
@@ -385,7 +423,7 @@ fn run(cli: Cli) -> ExitCode {
                 && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
         }
     };
-    let warnings = match warning_settings(&cli) {
+    let warnings = match warning_settings(&cli, color) {
         Ok(w) => w,
         Err(msg) => {
             say(color, "error", &msg);

@@ -308,12 +308,13 @@ const WARNS: &str = "int f(int a, int unused) {\n  int x;\n  if (a) return 1;\n}
 
 /// Warnings go to stderr and change nothing else: exit 0 and the same assembly as
 /// with `-w`, which prints none. `-Werror` makes them errors (exit 1, no output),
-/// `-Wno-NAME` hides one kind, `-Wall` is accepted, an unknown `-W` is an error.
+/// `-Wno-NAME` hides one kind, `-Wall -Wextra` shows them all, an unknown `-W` is
+/// an error.
 #[test]
 fn warnings_are_shown_silenced_or_promoted() {
     let p = source_file("warn", "w.sy", WARNS);
     let p = p.to_str().unwrap();
-    let shown = sysyc(&["-S", "-O1", "-o", "-", p]);
+    let shown = sysyc(&["-S", "-O1", "-Wall", "-Wextra", "-o", "-", p]);
     assert!(shown.status.success(), "{}", text(&shown.stderr));
     let err = text(&shown.stderr);
     for w in [
@@ -347,6 +348,8 @@ fn warnings_are_shown_silenced_or_promoted() {
 
     let some = sysyc(&[
         "--check",
+        "-Wall",
+        "-Wextra",
         "-Wno-unused-parameter",
         "-Wno-unused-variable",
         p,
@@ -391,7 +394,7 @@ fn colour_is_chosen_by_the_option_and_the_terminal() {
         assert!(!out.stderr.contains(&0x1b), "{args:?}");
         assert!(text(&out.stderr).contains("c.sy:2:5: error: redefinition of `a`"));
     }
-    let warn = source_file("colour", "w.sy", "int main() { int u; return 0; }\n");
+    let warn = source_file("colour", "w.sy", "int main() { return 1 / 0; }\n");
     let out = sysyc(&["--check", "--color=always", warn.to_str().unwrap()]);
     assert!(out.status.success());
     assert!(text(&out.stderr).contains("\x1b[1;35mwarning:\x1b[0m"));
@@ -1124,7 +1127,7 @@ fn emit_html_loads_in_headless_chromium() {
 /// colours, unless `NO_COLOR` is set (skipped when `script` is missing).
 #[test]
 fn auto_colour_follows_the_terminal_and_no_color() {
-    let p = source_file("tty", "t.sy", "int main() { int u; return 0; }\n");
+    let p = source_file("tty", "t.sy", "int main() { return 1 / 0; }\n");
     let cmd = format!("{SYSYC} --check {}", p.display());
     let run = |no_color: bool| {
         let mut c = Command::new("script");
@@ -1146,7 +1149,7 @@ fn auto_colour_follows_the_terminal_and_no_color() {
         text(&tty.stdout)
     );
     let plain = run(true).unwrap();
-    assert!(text(&plain.stdout).contains("warning: unused variable `u`"));
+    assert!(text(&plain.stdout).contains("warning: division by zero"));
     assert!(!plain.stdout.contains(&0x1b), "{:?}", text(&plain.stdout));
 }
 
@@ -1344,8 +1347,8 @@ fn werror_of_one_warning_promotes_only_that_one() {
     );
     let src = src.to_str().unwrap();
     for args in [
-        vec!["-Werror=div-by-zero"],
-        vec!["-Wno-div-by-zero", "-Werror=div-by-zero"],
+        vec!["-Wall", "-Werror=div-by-zero"],
+        vec!["-Wall", "-Wno-div-by-zero", "-Werror=div-by-zero"],
     ] {
         let mut all = args.clone();
         all.extend(["-S", "-o", "/dev/null", src]);
@@ -1402,4 +1405,61 @@ fn llvm_spellings_and_a_second_input_get_a_clear_answer() {
         let msg = text(&out.stderr);
         assert!(msg.contains(says), "{args:?}: {msg}");
     }
+}
+
+/// The warnings on by default are gcc's (overflow, division by zero, incompatible
+/// pointer types); `-Wall` adds unused variables, missing returns and tautological
+/// comparisons, `-Wextra` with it unused parameters; `-Wunused` adds unused
+/// variables; a named option wins over a group in any order; an unknown `-Wno-NAME`
+/// is only a warning.
+#[test]
+fn default_warnings_are_gccs_and_groups_add_the_rest() {
+    let p = source_file("groups", "g.sy", WARNS);
+    let p = p.to_str().unwrap();
+    let kinds = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--check", p]);
+        let out = sysyc(&all);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        let mut k: Vec<String> = err
+            .lines()
+            .filter_map(|l| {
+                l.rsplit_once(" [-W")
+                    .map(|(_, f)| f.trim_end_matches(']').to_string())
+            })
+            .collect();
+        k.sort();
+        k.dedup();
+        k
+    };
+    assert_eq!(kinds(&[]), ["div-by-zero"]);
+    assert_eq!(
+        kinds(&["-Wall"]),
+        ["div-by-zero", "return-type", "unused-variable"]
+    );
+    assert_eq!(
+        kinds(&["-Wall", "-Wextra"]),
+        [
+            "div-by-zero",
+            "return-type",
+            "unused-parameter",
+            "unused-variable"
+        ]
+    );
+    assert_eq!(kinds(&["-Wextra"]), ["div-by-zero"]);
+    assert_eq!(kinds(&["-Wunused"]), ["div-by-zero", "unused-variable"]);
+    assert_eq!(
+        kinds(&["-Wno-return-type", "-Wall", "-Wpedantic"]),
+        ["div-by-zero", "unused-variable"]
+    );
+    assert_eq!(
+        kinds(&["-Wunused-parameter"]),
+        ["div-by-zero", "unused-parameter"]
+    );
+    let out = sysyc(&["-Wno-bogus", "--check", p]);
+    assert!(out.status.success());
+    assert!(
+        text(&out.stderr).contains("sysyc: warning: unknown warning option '-Wno-bogus' ignored")
+    );
 }
