@@ -127,7 +127,7 @@ impl CodegenFlags {
     }
 
     /// Whether the stage named `stage` runs under these flags.
-    fn runs(&self, stage: &str) -> bool {
+    pub fn runs(&self, stage: &str) -> bool {
         match stage {
             "speculate" | "reassociate" | "schedule-pre-ra" => !self.no_schedule_insns,
             "schedule" => !self.no_schedule_insns2,

@@ -26,7 +26,7 @@ struct Cli {
     /// Input: a SysY source (`.sy`), a textual IR file (`.ir`), machine IR (`.mir`,
     /// run through the back-end stages `--passes` names and printed with --emit mir),
     /// or `-` for SysY on stdin, e.g. `sysyc -S -o prog.s prog.sy`.
-    #[arg(required_unless_present_any = ["list_passes", "list_stages"])]
+    #[arg(required_unless_present_any = ["list_passes", "list_stages", "print_pipeline"])]
     input: Option<PathBuf>,
     /// Produce assembly (the default output; accepted for the contest's command
     /// line `sysyc -S -o prog.s prog.sy -O1`).
@@ -108,6 +108,11 @@ struct Cli {
     /// only -O1 and above run: `sysyc --list-stages`.
     #[arg(long)]
     list_stages: bool,
+    /// Print the passes the -O level (or --passes) runs, in order, then the back-end
+    /// stages (with the -f options given), as LLVM's -print-pipeline-passes does,
+    /// and exit, e.g. `sysyc -O2 --print-pipeline`.
+    #[arg(long)]
+    print_pipeline: bool,
     /// Hide every warning, e.g. `sysyc -w -S -o prog.s prog.sy`.
     #[arg(short = 'w')]
     no_warnings: bool,
@@ -461,6 +466,25 @@ fn run(cli: Cli) -> ExitCode {
         return ExitCode::from(2);
     }
     let show_warnings = warnings.mode != WarningMode::Silence;
+    if cli.print_pipeline {
+        let stages: Vec<&str> = riscv::stage_pipeline(cli.opt_level)
+            .filter(|s| codegen.runs(s.name))
+            .map(|s| s.name)
+            .collect();
+        let passes = match &cli.passes {
+            Some(names) => names.join(","),
+            None => opt::pipeline(cli.opt_level).join(","),
+        };
+        let text = format!("passes: {passes}\nstages: {}\n", stages.join(","));
+        return match std::io::stdout().write_all(text.as_bytes()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "sysyc: error: {e}");
+                ExitCode::from(1)
+            }
+        };
+    }
     if cli.list_passes || cli.list_stages {
         let passes: Vec<(&str, String)> = if cli.list_passes {
             opt::pass_names()

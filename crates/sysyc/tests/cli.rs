@@ -1463,3 +1463,41 @@ fn default_warnings_are_gccs_and_groups_add_the_rest() {
         text(&out.stderr).contains("sysyc: warning: unknown warning option '-Wno-bogus' ignored")
     );
 }
+
+/// `--print-pipeline` lists the passes of the level (or of `--passes`) and the
+/// back-end stages it runs, with the `-f` options applied, as LLVM's
+/// `-print-pipeline-passes` does.
+#[test]
+fn print_pipeline_lists_the_passes_and_stages_a_level_runs() {
+    let lines = |args: &[&str]| {
+        let out = sysyc(args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let o2 = lines(&["-O2", "--print-pipeline"]);
+    let expected = format!(
+        "passes: {}\nstages: {}\n",
+        opt::pipeline(2).join(","),
+        riscv::stage_pipeline(2)
+            .map(|s| s.name)
+            .collect::<Vec<_>>()
+            .join(",")
+    );
+    assert_eq!(o2, expected);
+    assert_eq!(
+        lines(&["-O0", "--print-pipeline"]),
+        "passes: \nstages: isel,liveness,regalloc,frame,peephole,placement\n"
+    );
+    let custom = lines(&[
+        "--passes",
+        "mem2reg,gvn",
+        "-O1",
+        "-fno-schedule-insns2",
+        "--print-pipeline",
+    ]);
+    assert!(
+        custom.starts_with("passes: mem2reg,gvn\nstages: isel,"),
+        "{custom}"
+    );
+    assert!(!custom.contains(",schedule\n"), "{custom}");
+}
