@@ -398,6 +398,19 @@ fn warning_settings(cli: &Cli, color: bool) -> Result<Warnings, String> {
     Ok(w)
 }
 
+/// Writes a listing (`--list-passes`, `--print-pipeline`) to stdout; a closed pipe
+/// (`| head`) is no error.
+fn print_listing(text: &str) -> ExitCode {
+    match std::io::stdout().write_all(text.as_bytes()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "sysyc: error: {e}");
+            ExitCode::from(1)
+        }
+    }
+}
+
 /// Checks gcc's target options: RV64GC and LP64D are what sysyc generates.
 fn check_machine(opts: &[String]) -> Result<(), String> {
     for o in opts {
@@ -476,14 +489,7 @@ fn run(cli: Cli) -> ExitCode {
             None => opt::pipeline(cli.opt_level).join(","),
         };
         let text = format!("passes: {passes}\nstages: {}\n", stages.join(","));
-        return match std::io::stdout().write_all(text.as_bytes()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-            Err(e) => {
-                let _ = writeln!(std::io::stderr(), "sysyc: error: {e}");
-                ExitCode::from(1)
-            }
-        };
+        return print_listing(&text);
     }
     if cli.list_passes || cli.list_stages {
         let passes: Vec<(&str, String)> = if cli.list_passes {
@@ -505,17 +511,12 @@ fn run(cli: Cli) -> ExitCode {
         for (name, what) in passes {
             text += &format!("{name:width$}  {what}\n");
         }
-        return match std::io::stdout().write_all(text.as_bytes()) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-            Err(e) => {
-                let _ = writeln!(std::io::stderr(), "sysyc: error: {e}");
-                ExitCode::from(1)
-            }
-        };
+        return print_listing(&text);
     }
     let Some(input) = cli.input else {
-        unreachable!("clap requires the input unless --list-passes or --list-stages");
+        unreachable!(
+            "clap requires the input unless --list-passes, --list-stages or --print-pipeline"
+        );
     };
     let emit = if cli.check {
         Emit::Check

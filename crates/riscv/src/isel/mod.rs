@@ -132,7 +132,6 @@ pub fn select_function_located(
         siblings: FxHashSet::default(),
         stack_siblings: false,
         after_sibling_call: false,
-        frame_pointers: None,
         incoming_slots: FxHashMap::default(),
     };
     s.run(&cfg)?;
@@ -209,9 +208,6 @@ struct Isel<'a> {
     /// Whether the block's last instruction selected was a sibling call (its
     /// terminator, the return, is then not selected).
     after_sibling_call: bool,
-    /// Which values may point into the frame ([`sibling::frame_pointers`]), once
-    /// asked.
-    frame_pointers: Option<Vec<bool>>,
     /// The slot of each incoming stack argument used.
     incoming_slots: FxHashMap<u32, Slot>,
 }

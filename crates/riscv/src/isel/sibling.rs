@@ -32,6 +32,8 @@ impl Isel<'_> {
     pub(super) fn find_sibling_calls(&mut self) {
         let f = self.f;
         let incoming = self.incoming_stack_args();
+        // Which values may point into the frame, computed once asked.
+        let mut frame: Option<Vec<bool>> = None;
         for b in f.layout.blocks() {
             let Some(i) = f.layout.last_inst(b).and_then(|t| f.layout.prev_inst(t)) else {
                 continue;
@@ -48,7 +50,7 @@ impl Isel<'_> {
             }
             let pointers = args.iter().any(|&a| f.value_type(a) == Type::Ptr);
             if pointers {
-                let frame = self.frame_pointers.get_or_insert_with(|| frame_pointers(f));
+                let frame = frame.get_or_insert_with(|| frame_pointers(f));
                 if args.iter().any(|&a| frame[a.index()]) {
                     continue;
                 }
@@ -135,7 +137,7 @@ fn returns(
 /// `alloc`, a `gep` from such a pointer, a block parameter that may receive one, and
 /// (conservatively) any pointer made otherwise than from a global or a parameter of
 /// the function. A fixed point over the blocks, from nothing.
-pub(super) fn frame_pointers(f: &Function) -> Vec<bool> {
+fn frame_pointers(f: &Function) -> Vec<bool> {
     let mut fp = vec![false; f.num_values()];
     let has_alloc = f.layout.blocks().any(|b| {
         f.layout
