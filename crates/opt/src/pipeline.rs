@@ -91,6 +91,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::storesink::StoreSink,
     &passes::loopsimplify::LoopSimplify,
     &passes::exitsink::ExitSink,
+    &passes::idemloop::IdemLoop,
     &passes::tailrec::TailRec,
     &passes::phiopt::PhiOpt,
     &passes::ifconvert::IfConvert,
@@ -202,7 +203,10 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// the loop's exit needs runs once there; inlined, it would be a loop nest nothing
 /// moves), `memoize` before inlining (the cache wraps the whole recursion),
 /// `tailrec` after it and before inlining (a recursion in tail position becomes a
-/// loop, which inlining can then place in its callers), `unroll` once loops are rotated and again after the second round
+/// loop, which inlining can then place in its callers), `idemloop` after the second
+/// round of scalar clean-up (SCCP has made the bounds its sections compare plain
+/// values) and before complete unrolling (a repeat loop whose iterations all do the
+/// same work runs once, where unrolled its copies would all run), `unroll` once loops are rotated and again after the second round
 /// (with `memforward` and `instcombine`, a table-filling loop becomes constant
 /// stores), `hoistloops` after LICM has moved invariant stores out (an inner loop
 /// left without inputs from the outer iteration runs once), `silentstore` after the
@@ -262,6 +266,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "affine",
             "dce",
             "simplifycfg",
+            "idemloop",
             "loopdelete",
             "cunroll",
             "unroll",

@@ -49,6 +49,7 @@ impl Gen<'_> {
             if in_loop { 4 } else { 0 },                    // break / continue
             if !self.in_main && depth > 0 { 2 } else { 0 }, // early return
             3,                                              // fill
+            if nest && impure { 2 } else { 0 },             // repeat loop
         ];
         match self.weighted(&weights) {
             0 => self.assign(),
@@ -60,7 +61,8 @@ impl Gen<'_> {
             6 => Some(Stmt::Block(self.block_body(depth + 1))),
             7 => Some(self.jump()),
             8 => Some(self.early_return()),
-            _ => self.fill(),
+            9 => self.fill(),
+            _ => self.repeat(),
         }
     }
 
@@ -159,6 +161,118 @@ impl Gen<'_> {
             }
         } else {
             inner
+        })
+    }
+
+    /// A benchmark's repeat loop around its kernel: each of 2 to 4 iterations
+    /// rewrites a run `a[w..n)` of an array's last dimension, then updates a run in
+    /// place from itself (`a[j] = a[j + d] * 3 + 1`, `* 0.5 + 1.0` for floats).
+    /// When the update reads only what the rewrite wrote, every iteration does the
+    /// same work (and the idempotent-loop pass runs the loop once); when `d` or the
+    /// update's run reaches outside `[w, n)`, each iteration reads what the one
+    /// before wrote.
+    fn repeat(&mut self) -> Option<Stmt> {
+        let arrays: Vec<Sym> = self
+            .writable()
+            .into_iter()
+            .filter(|s| !s.shape.is_empty())
+            .collect();
+        if arrays.is_empty() {
+            return None;
+        }
+        let s = self.pick(&arrays).clone();
+        let len = *s.shape.last().expect("an array") as i32;
+        let reps = self.between(2, 4) as i32;
+        let stores = 2 * len as u64 * reps as u64;
+        let room = self.budget.saturating_sub(self.cost) / self.mult.max(1);
+        if room < stores {
+            return None;
+        }
+        self.cost += self.mult * stores;
+        let lead = self.indices(&s.shape[..s.shape.len() - 1]);
+        let value = if self.chance(0.5) {
+            self.const_scalar(s.ty)
+        } else {
+            self.expr(s.ty, 1)
+        };
+        let w = if self.chance(0.6) {
+            0
+        } else {
+            self.between(0, (len - 1) as i64) as i32
+        };
+        let d = *self.pick(&[0, 0, 0, 1, -1]);
+        let d = if len < 2 { 0 } else { d };
+        // j + d stays in [0, len) for j in [u0, u1).
+        let u0 = self.between(i64::from((-d).max(0)), i64::from(len - 1 - d.max(0))) as i32;
+        let u1 = self.between(i64::from(u0 + 1), i64::from((len - d).min(len))) as i32;
+        let (k, i, j) = (self.name("k"), self.name("i"), self.name("j"));
+        // `k` is declared before the repeat loop; `i` and `j` in its body, so they
+        // are not visible after it.
+        for (v, inner) in [(&k, false), (&i, true), (&j, true)] {
+            let mut sym = Self::local(v, Ty::Int, vec![]);
+            sym.loop_var = true;
+            if inner {
+                self.scopes.push(Vec::new());
+            }
+            self.declare(sym);
+            if inner {
+                self.scopes.pop();
+            }
+        }
+        let elem = |var: &str, offset: i32| {
+            let mut index = lead.clone();
+            index.push(Index::Loop {
+                var: var.to_string(),
+                offset,
+            });
+            index
+        };
+        let rewrite = Stmt::Loop {
+            var: i.clone(),
+            start: w,
+            end: len,
+            step: 1,
+            cond: None,
+            body: vec![Stmt::Assign {
+                target: LValue::Elem {
+                    name: s.name.clone(),
+                    ty: s.ty,
+                    index: elem(&i, 0),
+                },
+                value,
+            }],
+        };
+        let (scale, one) = match s.ty {
+            Ty::Int => (Expr::Int(3), Expr::Int(1)),
+            Ty::Float => (Expr::Float(0.5), Expr::Float(1.0)),
+        };
+        let read = Expr::Elem {
+            name: s.name.clone(),
+            ty: s.ty,
+            index: elem(&j, d),
+        };
+        let update = Stmt::Loop {
+            var: j.clone(),
+            start: u0,
+            end: u1,
+            step: 1,
+            cond: None,
+            body: vec![Stmt::Assign {
+                target: LValue::Elem {
+                    name: s.name.clone(),
+                    ty: s.ty,
+                    index: elem(&j, 0),
+                },
+                value: Expr::bin(BinOp::Add, Expr::bin(BinOp::Mul, read, scale), one),
+            }],
+        };
+        Some(Stmt::Loop {
+            var: k,
+            start: 0,
+            end: reps,
+            step: 1,
+            cond: None,
+            body: vec![rewrite, update],
         })
     }
 

@@ -20,6 +20,7 @@ pub mod postdom;
 pub mod purity;
 mod purity_summary;
 pub mod ranges;
+pub mod sections;
 
 pub use alias_regions::AliasRegions;
 pub use bounds::Bounds;

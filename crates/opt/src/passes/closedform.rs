@@ -89,7 +89,8 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let split = add_preheaders(f);
+    // The plan puts its guard in the preheader.
+    let split = super::licm::add_preheaders(f);
     let routed = route_exit_values(f);
     let mut done: Vec<Block> = Vec::new();
     // The first round takes the cached analyses (unless preheaders were just
@@ -111,24 +112,6 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         done.push(plan.l.header);
         plan.apply(f);
     }
-}
-
-/// Gives every loop without a preheader one ([`super::licm::insert_preheader`]), as
-/// the plan puts its guard there; returns how many were added. Simplifycfg removes
-/// those left unused.
-fn add_preheaders(f: &mut Function) -> usize {
-    let mut cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    let missing: Vec<LoopId> = loops
-        .loops()
-        .map(|(id, _)| id)
-        .filter(|&id| loops.preheader(id, &cfg).is_none())
-        .collect();
-    for &id in &missing {
-        super::licm::insert_preheader(f, &mut cfg, &loops, id);
-    }
-    missing.len()
 }
 
 /// Passes the values a single-block loop defines and code after it uses directly

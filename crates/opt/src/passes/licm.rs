@@ -201,6 +201,23 @@ fn run_in(
     moved
 }
 
+/// Gives every loop without a preheader one ([`insert_preheader`]); returns how
+/// many were added. Simplifycfg removes those left unused.
+pub(crate) fn add_preheaders(f: &mut Function) -> usize {
+    let mut cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let missing: Vec<LoopId> = loops
+        .loops()
+        .map(|(id, _)| id)
+        .filter(|&id| loops.preheader(id, &cfg).is_none())
+        .collect();
+    for &id in &missing {
+        super::licm::insert_preheader(f, &mut cfg, &loops, id);
+    }
+    missing.len()
+}
+
 /// Gives loop `id` a preheader: a new block taking every edge that enters the header
 /// from outside the loop and jumping to the header. The edges of `cfg` are kept up
 /// to date (its reverse post-order is not); `loops` stays valid for the other

@@ -20,6 +20,7 @@ pub mod globaldce;
 pub mod globalforward;
 pub mod gvn;
 pub mod hoistloops;
+pub mod idemloop;
 pub mod ifconvert;
 pub mod indexsplit;
 pub mod inline;
