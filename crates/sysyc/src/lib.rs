@@ -488,7 +488,7 @@ impl Driver {
                 let start = Instant::now();
                 riscv::run_stages(mf, &[s], self.verify_each)
                     .map_err(|e| format!("{name}: error: in function {}: {e}", mf.name))?;
-                record(&format!("back end: {}", info.title), start, Size::None);
+                record(&format!("back end: {}", info.name), start, Size::None);
                 dumps.around(riscv::When::After, info, mf);
             }
         }

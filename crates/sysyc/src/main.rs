@@ -2,7 +2,7 @@
 //! (`sysyc -S -o out.s in.sy [-O1]`) and the developer flags for running and printing
 //! each stage on its own (`--check`, `--emit`, `--interpret`, `--passes`, ...).
 
-use clap::{Parser, ValueEnum};
+use clap::{FromArgMatches, Parser, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -76,8 +76,7 @@ struct Cli {
     #[arg(long)]
     print_after_all: bool,
     /// Print the IR after the named passes (to stderr), or the machine IR after the
-    /// named back-end stages (isel, store-merge, divinv, machine-licm, speculate, liveness,
-    /// schedule-pre-ra, regalloc, redundant-loads, postra-sink, frame, peephole, placement, schedule), e.g.
+    /// named back-end stages (the help lists riscv::STAGES: see `command`), e.g.
     /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or
     /// `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]
@@ -187,6 +186,23 @@ enum SsaArg {
     Memory,
 }
 
+/// The command line's description, with what only the code knows written in: the
+/// back-end stages `--print-after` and `--print-before` take are those of
+/// `riscv::STAGES`, so the help cannot miss one.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
+    let stages = stages.join(", ");
+    Cli::command().mut_arg("print_after", |a| {
+        a.help(format!(
+            "Print the IR after the named passes (to stderr), or the machine IR after the \
+                 named back-end stages ({stages}), e.g. \
+                 `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or \
+                 `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`"
+        ))
+    })
+}
+
 /// What sysyc does instead of a gcc option it does not take, if it is one.
 fn gcc_hint(arg: &str) -> Option<&'static str> {
     const LINK: &str = "sysyc does not link: link its assembly with the runtime, e.g. \
@@ -221,7 +237,6 @@ fn optimize_level(arg: &str) -> Option<&'static str> {
 /// `-emit-llvm` is `--emit llvm`; `opt`'s `-print-after-all`, `-time-passes` and the
 /// like are sysyc's long options with two dashes.
 fn llvm_spelling(arg: &str) -> Option<String> {
-    use clap::CommandFactory;
     if arg == "-emit-llvm" {
         return Some("--emit llvm".into());
     }
@@ -230,7 +245,7 @@ fn llvm_spelling(arg: &str) -> Option<String> {
         Some((n, v)) => (n, Some(v)),
         None => (rest, None),
     };
-    let known = Cli::command()
+    let known = command()
         .get_arguments()
         .any(|a| a.get_long() == Some(name));
     known.then(|| match value {
@@ -249,9 +264,13 @@ fn parse_command_line() -> Cli {
         Some(level) => level.into(),
         None => a,
     });
-    let err = match Cli::try_parse_from(args) {
+    let mut cmd = command();
+    let parsed = cmd
+        .try_get_matches_from_mut(args)
+        .and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
+    let err = match parsed {
         Ok(cli) => return cli,
-        Err(e) => e,
+        Err(e) => e.format(&mut cmd),
     };
     if err.kind() != ErrorKind::UnknownArgument {
         err.exit();
