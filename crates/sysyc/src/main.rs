@@ -35,7 +35,7 @@ struct Cli {
     /// Output file; `-` writes to stdout, and so does none, except that with -S
     /// (as gcc does) the assembly of `prog.sy` goes to `prog.s` in the current
     /// directory, e.g. `-o prog.s`. sysyc does not link: without -S, a name not
-    /// ending in .s gets a warning.
+    /// ending in .s gets a warning (not a device such as /dev/null).
     #[arg(short = 'o')]
     output: Option<PathBuf>,
     /// Optimisation level: -O0 compiles without optimising; -O1, -O2 and -O3 all run
@@ -588,7 +588,10 @@ fn run(cli: Cli) -> ExitCode {
     }
     if let Some(out) = &driver.output {
         let assembly_name = out.extension().is_some_and(|e| e == "s" || e == "S");
-        if emit == Emit::Asm && !cli.assembly && !assembly_name && show_warnings {
+        // `-o /dev/null`, a FIFO or a terminal is no file that could be taken for an
+        // executable: only a name that is (or will be) a regular file gets the warning.
+        let not_a_file = std::fs::metadata(out).is_ok_and(|m| !m.is_file());
+        if emit == Emit::Asm && !cli.assembly && !assembly_name && !not_a_file && show_warnings {
             say(
                 color,
                 "warning",
