@@ -35,7 +35,8 @@ struct Cli {
     /// Output file; `-` writes to stdout, and so does none, except that with -S
     /// (as gcc does) the assembly of `prog.sy` goes to `prog.s` in the current
     /// directory, e.g. `-o prog.s`. sysyc does not link: without -S, a name not
-    /// ending in .s gets a warning (not a device such as /dev/null).
+    /// ending in .s gets a warning (not a device such as /dev/null). Give it once:
+    /// a second -o is an error.
     #[arg(short = 'o')]
     output: Option<PathBuf>,
     /// Optimisation level: -O0 compiles without optimising; -O1, -O2 and -O3 all run
@@ -47,7 +48,8 @@ struct Cli {
     opt_level: u8,
     /// What to write instead of assembly: the typed AST, the optimised IR, LLVM IR,
     /// assembly, or Graphviz pictures of each function's CFG and dominator tree
-    /// (`--filter-print-funcs` picks functions), e.g. `--emit ir`.
+    /// (`--filter-print-funcs` picks functions), e.g. `--emit ir`. Give it once: a
+    /// second --emit is an error.
     #[arg(long, value_enum)]
     emit: Option<EmitArg>,
     /// Stop after semantic analysis (exit 0 when the program is valid; for .ir
@@ -193,14 +195,19 @@ fn command() -> clap::Command {
     use clap::CommandFactory;
     let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
     let stages = stages.join(", ");
-    Cli::command().mut_arg("print_after", |a| {
-        a.help(format!(
-            "Print the IR after the named passes (to stderr), or the machine IR after the \
+    Cli::command()
+        // Kept in full, so that `repeated_option` sees a second one (the other
+        // options keep the last, `args_override_self`).
+        .mut_arg("output", |a| a.action(clap::ArgAction::Append))
+        .mut_arg("emit", |a| a.action(clap::ArgAction::Append))
+        .mut_arg("print_after", |a| {
+            a.help(format!(
+                "Print the IR after the named passes (to stderr), or the machine IR after the \
                  named back-end stages ({stages}), e.g. \
                  `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or \
                  `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`"
-        ))
-    })
+            ))
+        })
 }
 
 /// What sysyc does instead of a gcc option it does not take, if it is one.
@@ -254,6 +261,45 @@ fn llvm_spelling(arg: &str) -> Option<String> {
     })
 }
 
+/// Ends the process on a clap error: help and version go to stdout as clap prints
+/// them; a usage error reads `sysyc: error: ...`, as the driver's own do, and exits
+/// with status 2.
+fn exit_on(err: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        err.exit();
+    }
+    let _ = write!(std::io::stderr(), "sysyc: {}", err.render());
+    std::process::exit(2);
+}
+
+/// The options that may be given once: a second `-o` or `--emit` is a usage error
+/// rather than silently replacing the first (a repeated `-O` takes the last, as in
+/// gcc). `None` when each is given at most once.
+fn repeated_option(m: &clap::ArgMatches) -> Option<String> {
+    for (id, shown) in [("output", "-o"), ("emit", "--emit")] {
+        let values: Vec<String> = m
+            .get_raw(id)
+            .into_iter()
+            .flatten()
+            .map(|v| format!("'{}'", v.to_string_lossy()))
+            .collect();
+        if values.len() > 1 {
+            return Some(format!(
+                "{shown} is given {} times ({}): sysyc writes one output, give {shown} once",
+                values.len(),
+                values.join(", ")
+            ));
+        }
+    }
+    None
+}
+
 /// Parses the command line; an unknown option is reported as gcc users expect (what
 /// sysyc does instead, or the option meant), not with clap's "use `-- -x`" tip.
 fn parse_command_line() -> Cli {
@@ -265,19 +311,23 @@ fn parse_command_line() -> Cli {
         None => a,
     });
     let mut cmd = command();
-    let parsed = cmd
-        .try_get_matches_from_mut(args)
-        .and_then(|mut m| Cli::from_arg_matches_mut(&mut m));
+    let parsed = cmd.try_get_matches_from_mut(args).and_then(|mut m| {
+        if let Some(msg) = repeated_option(&m) {
+            let _ = writeln!(std::io::stderr(), "sysyc: error: {msg}");
+            std::process::exit(2);
+        }
+        Cli::from_arg_matches_mut(&mut m)
+    });
     let err = match parsed {
         Ok(cli) => return cli,
         Err(e) => e.format(&mut cmd),
     };
     if err.kind() != ErrorKind::UnknownArgument {
-        err.exit();
+        exit_on(err);
     }
     let arg = match err.get(ContextKind::InvalidArg) {
         Some(ContextValue::String(s)) => s.clone(),
-        _ => err.exit(),
+        _ => exit_on(err),
     };
     // clap names one letter of `-std=c99`; show the option as it was written.
     let arg = std::env::args()
@@ -307,17 +357,14 @@ fn main() -> ExitCode {
     let cli = parse_command_line();
     if let (true, Some(emit)) = (cli.assembly, cli.emit) {
         if !matches!(emit, EmitArg::Asm) {
-            use clap::CommandFactory;
-            Cli::command()
-                .error(
-                    clap::error::ErrorKind::ArgumentConflict,
-                    format!(
-                        "-S asks for assembly but --emit {} asks for something else",
-                        emit.to_possible_value()
-                            .map_or("?".into(), |v| v.get_name().to_string())
-                    ),
-                )
-                .exit();
+            exit_on(command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "-S asks for assembly but --emit {} asks for something else",
+                    emit.to_possible_value()
+                        .map_or("?".into(), |v| v.get_name().to_string())
+                ),
+            ));
         }
     }
     // Deeply nested programs and big functions recurse in places; give the compiler a

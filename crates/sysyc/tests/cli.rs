@@ -1589,3 +1589,56 @@ fn time_passes_times_instruction_selection() {
     };
     assert!(ms("isel") > 0.1, "{table}");
 }
+
+/// A second `-o` or `--emit` is a usage error (exit 2, `sysyc: error: ...`, nothing
+/// written) rather than "the last one wins" (issue 48); a repeated `-O` still takes
+/// the last. clap's own usage errors read `sysyc: error:` too.
+#[test]
+fn a_repeated_output_or_emit_is_an_error() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("sysyc-cli-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.s"), dir.join("b.s"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = sysyc(&["-S", "-o", a, "-o", b, p]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "sysyc: error: -o is given 2 times ('{a}', '{b}'): sysyc writes one output, give -o once\n"
+        )
+    );
+    assert!(out.stdout.is_empty());
+    assert!(!Path::new(a).exists() && !Path::new(b).exists());
+    for args in [
+        vec!["--emit", "ir", "--emit", "asm", p],
+        vec!["--emit=ir", "--emit=ir", p],
+    ] {
+        let out = sysyc(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("sysyc: error: --emit is given 2 times ('ir', '"),
+            "{err}"
+        );
+    }
+    // Once each is fine.
+    let once = sysyc(&["--emit", "ir", "-o", "-", p]);
+    assert!(once.status.success(), "{}", text(&once.stderr));
+    // clap's errors (a bad value, a conflict) are usage errors of the same form.
+    for args in [
+        vec!["-O7", p],
+        vec!["--check", "-o", a, p],
+        vec!["--emit", "exe", p],
+    ] {
+        let out = sysyc(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).starts_with("sysyc: error: "),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
