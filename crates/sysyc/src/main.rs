@@ -57,10 +57,12 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["emit", "interpret", "output", "assembly"])]
     check: bool,
     /// Run the program in the IR interpreter with this process's stdin/stdout; the
-    /// exit status is the program's, or 3 when it stops on a run-time error (division
-    /// by zero, out-of-bounds access, too deep recursion), which is reported with the
-    /// function it happened in (after optimisation: -O0 keeps every function), e.g.
-    /// `sysyc --interpret prog.sy < prog.in`.
+    /// exit status is the program's (its return value & 0xff), or 3 when it stops on
+    /// a run-time error (division by zero, out-of-bounds access, too deep
+    /// recursion), reported on stderr at its source line with the function it
+    /// happened in (after optimisation: -O0 keeps every function) and a note that
+    /// the status is the interpreter's. A closed stdout (`| head -1`) ends it as
+    /// SIGPIPE would, silently. E.g. `sysyc --interpret prog.sy < prog.in`.
     #[arg(long, conflicts_with_all = ["emit", "output", "assembly"])]
     interpret: bool,
     /// How to build SSA: on the fly while lowering (Braun et al.) or from memory form

@@ -671,9 +671,10 @@ fn unknown_options_say_what_to_do_instead() {
     }
 }
 
-/// A run-time error under `--interpret` exits 3 (not 1, which a program may
-/// return) and names the function, with a note at its definition; the program's
-/// output before it is kept.
+/// A run-time error under `--interpret` exits 3 (not 1) and names the function and
+/// the line and column of the failing operation, with its source line, and says that
+/// the status is the interpreter's (a program may return 3 itself, silently); the
+/// program's output before it is kept.
 #[test]
 fn an_interpreted_runtime_error_has_its_own_status_and_place() {
     let p = source_file(
@@ -688,8 +689,9 @@ fn an_interpreted_runtime_error_has_its_own_status_and_place() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "{p}: error: run-time error in function `div`: integer division by zero\n\
-             {p}:1:5: note: `div` is defined here\nint div(int a, int b) {{\n    ^^^\n"
+            "{p}:2:10: error: run-time error in function `div`: integer division by zero\n  \
+             return a / b;\n         ^\n\
+             sysyc: note: --interpret stopped the program on this error: exit status 3\n"
         )
     );
     let ok = sysyc_with_stdin(&["--interpret", p], b"1\n");
@@ -1641,4 +1643,85 @@ fn a_repeated_output_or_emit_is_an_error() {
             text(&out.stderr)
         );
     }
+}
+
+/// An out-of-bounds access under `--interpret` is placed at the access, at -O0 and
+/// after inlining (the function named is then the one it was inlined into); textual
+/// IR has no source positions, so the error names the function and its definition
+/// (issue 48).
+#[test]
+fn an_interpreted_out_of_bounds_access_names_its_line() {
+    let src = "int a[4];\nint get(int i) {\n  return a[i];\n}\nint main() {\n  int s = 0, i = 0;\n  while (i < 10) {\n    s = s + get(i * 1000);\n    i = i + 1;\n  }\n  return s;\n}\n";
+    let p = source_file("interp-oob", "oob.sy", src);
+    let p = p.to_str().unwrap();
+    for (level, func) in [("-O0", "get"), ("-O2", "main")] {
+        let out = sysyc(&[level, "--interpret", p]);
+        assert_eq!(out.status.code(), Some(3), "{level}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        let mut lines = err.lines();
+        let first = lines.next().unwrap();
+        assert!(
+            first.starts_with(&format!(
+                "{p}:3:10: error: run-time error in function `{func}`: out-of-bounds load of 4 bytes at address 0x"
+            )),
+            "{level}: {err}"
+        );
+        assert_eq!(lines.next(), Some("  return a[i];"), "{level}: {err}");
+        assert_eq!(lines.next(), Some("         ^"), "{level}: {err}");
+        assert_eq!(
+            lines.next(),
+            Some("sysyc: note: --interpret stopped the program on this error: exit status 3")
+        );
+        assert_eq!(lines.next(), None, "{level}: {err}");
+    }
+    let ir = source_file(
+        "interp-oob",
+        "oob.ir",
+        "func @main() -> i32 {\nbb0:\n  %0 = alloc [i32; 4]\n  %1 = gep %0, 100000000, 4\n  %2 = load i32, %1\n  ret %2\n}\n",
+    );
+    let ir = ir.to_str().unwrap();
+    let out = sysyc(&["--interpret", ir]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "{ir}: error: run-time error in function `main`: out-of-bounds load of 4 bytes at address 0x"
+        )) && err.contains(&format!(
+            "\n{ir}:1:1: note: `main` is defined here"
+        )),
+        "{err}"
+    );
+}
+
+/// When the reader of an interpreted program's output goes away (`| head -1`), the
+/// interpreter ends as the compiled program would: killed by SIGPIPE, with nothing
+/// on stderr (issue 48: it reported a run-time error "Broken pipe").
+#[test]
+fn an_interpreted_program_whose_reader_is_gone_dies_of_sigpipe() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let p = source_file(
+        "interp-pipe",
+        "yes.sy",
+        "int main() {\n  while (1) {\n    putint(1);\n    putch(10);\n  }\n  return 0;\n}\n",
+    );
+    let mut child = Command::new(SYSYC)
+        .args(["--interpret", p.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 2];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    assert_eq!(&first, b"1\n");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }
