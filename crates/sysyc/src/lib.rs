@@ -261,6 +261,14 @@ impl Driver {
             std::fs::read(&self.input)
         }
         .map_err(|e| format!("error: cannot read {name}: {}", io_reason(&e)))?;
+        if let Some(why) = not_text(&bytes) {
+            let mut d = front::Diagnostics::default();
+            d.push(front::Diagnostic::file_error(format!(
+                "not a SysY source file ({why})"
+            )));
+            let style = front::diag::Style { color: self.color };
+            return Err(d.render_styled(&name, "", style));
+        }
         // Each run of bytes that are not UTF-8 becomes one U+FFFD: harmless in
         // comments, as in gcc and clang, and reported with its line and column
         // anywhere else.
@@ -656,6 +664,23 @@ impl Driver {
                 .map_err(|e| format!("error: cannot write {}: {}", path.display(), io_reason(&e))),
         }
     }
+}
+
+/// Why `bytes` cannot be a source (SysY, textual IR or machine IR), if they cannot:
+/// they hold a NUL byte, which no text file has (an executable, an object file, an
+/// image, UTF-16 text), as git and grep decide that a file is binary. Bytes that are
+/// not UTF-8 alone are no reason: a comment in GBK is common in contest files.
+fn not_text(bytes: &[u8]) -> Option<String> {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Some("UTF-16 text: save it as UTF-8".into());
+    }
+    let at = bytes.iter().position(|&b| b == 0)?;
+    let what = if bytes.starts_with(b"\x7fELF") {
+        "an ELF file"
+    } else {
+        "binary data"
+    };
+    Some(format!("{what}: a NUL byte at offset {at}"))
 }
 
 /// The interpreted program's stdout, noting whether a write failed because the

@@ -1725,3 +1725,60 @@ fn an_interpreted_program_whose_reader_is_gone_dies_of_sigpipe() {
     assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
     assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
 }
+
+/// A file that is not text (an executable, anything with a NUL byte, UTF-16) gets
+/// one error and exit 1, not a hundred that echo its bytes; a source with control
+/// characters has them escaped in every diagnostic, so that no byte of it below
+/// 0x20 (but tab and newline) reaches the terminal (issue 48).
+#[test]
+fn a_binary_file_is_refused_and_control_characters_are_escaped() {
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.to_str().unwrap();
+    let out = sysyc(&["-S", exe]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        format!("{exe}: error: not a SysY source file (an ELF file: a NUL byte at offset 7)\n")
+    );
+    let nul = source_file("binary", "nul.sy", "int main() { return 0; }\n\0\n");
+    let out = sysyc(&["--check", nul.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{}: error: not a SysY source file (binary data: a NUL byte at offset 25)\n",
+            nul.display()
+        )
+    );
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain("int main() {}".bytes().flat_map(|b| [b, 0]))
+        .collect();
+    let out = sysyc_with_stdin(&["--check", "-"], &utf16);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "<stdin>: error: not a SysY source file (UTF-16 text: save it as UTF-8)\n"
+    );
+    // Escape sequences (clear the screen, set the title, ring the bell) and a
+    // carriage return inside a line, in a source that is text.
+    let src = "int main() {\n  int x = 1;\x1b[2J\x1b]0;title\x07\r\x01\n  return x;\n}\n";
+    let p = source_file("binary", "esc.sy", src);
+    let out = sysyc(&["--check", "--color=never", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        !out.stderr
+            .iter()
+            .any(|&b| b < 0x20 && b != b'\n' && b != b'\t'),
+        "{err:?}"
+    );
+    assert!(
+        err.starts_with(&format!(
+            "{}:2:13: error: unexpected character `\\x1b`\n  int x = 1;\\x1b[2J\\x1b]0;title\\x07\\r\\x01\n            ^^^^\n",
+            p.display()
+        )),
+        "{err}"
+    );
+}
