@@ -129,6 +129,18 @@ pub struct Driver {
     pub codegen: riscv::CodegenFlags,
 }
 
+/// Called between the phases of a compile (after the front end, after lowering,
+/// after optimisation), when each has freed its garbage, to return the memory the
+/// allocator holds free to the system: the binary sets it (mimalloc keeps freed
+/// memory for a while, and a big compile's next phase would pile on top of it).
+pub static RELEASE_MEMORY: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+fn release_memory() {
+    if let Some(f) = RELEASE_MEMORY.get() {
+        f();
+    }
+}
+
 thread_local! {
     /// The `--time-passes` rows of the compile running on this thread.
     static REPORT: RefCell<Option<TimeReport>> = const { RefCell::new(None) };
@@ -325,6 +337,7 @@ impl Driver {
         } else {
             let start = Instant::now();
             let checked = front::check_all(&name, &src);
+            release_memory();
             let mut diags = checked.diagnostics;
             self.warnings.apply(&mut diags);
             let rendered = diags.render_styled(&name, &src, style);
@@ -351,13 +364,21 @@ impl Driver {
                 .filter(|f| !f.is_runtime)
                 .map(|f| (f.name.clone(), f.span))
                 .collect();
-            self.lower(&program)?
+            let m = self.lower(&program)?;
+            drop(program);
+            release_memory();
+            m
         };
 
         if self.emit == Emit::Html {
             return self.explore(&name, &src, module);
         }
         self.optimize(&mut module)?;
+        // The back end reads the IR to the end: without the tables' spare room.
+        for (_, f) in module.funcs.iter_mut() {
+            f.shrink_to_fit();
+        }
+        release_memory();
 
         match self.emit {
             Emit::Check | Emit::Ast | Emit::Html => Ok(0),
