@@ -613,7 +613,7 @@ pub fn compile_function_hooked(
     let mut clock = std::time::Instant::now();
     let (mut mf, locs) = isel::select_function_located(m, fid, facts)?;
     // The function before the last stage with its positions, when locating.
-    let mut located = locate.then(|| (mf.clone(), locs));
+    let mut located = locate.then(|| (srcloc::code_copy(&mf), locs));
     let mut live = None;
     for info in stage_pipeline(opts.opt_level).filter(|s| opts.flags.runs(s.name)) {
         if info.name != "isel" {
@@ -640,7 +640,7 @@ pub fn compile_function_hooked(
         }
         if let Some((before, locs)) = &mut located {
             *locs = locs.follow(before, &mf);
-            *before = mf.clone();
+            *before = srcloc::code_copy(&mf);
         }
         if let Some(h) = hook.as_deref_mut() {
             h(When::After, info, &mf);

@@ -1815,7 +1815,8 @@ fn huge_function(lines: usize) -> PathBuf {
 }
 
 /// Issue 48: one 5 MB function at -O0 takes well under 400 MB (474 MB before the
-/// driver handed freed memory back between phases and isel reserved its blocks),
+/// driver handed freed memory back between phases and isel reserved its blocks;
+/// 355 MB after),
 /// and twice the source takes about twice the memory. Ignored: it takes a few
 /// seconds and 700 MB (`cargo test --release -p sysyc --test cli -- --ignored`).
 #[test]
@@ -1824,6 +1825,10 @@ fn a_huge_function_at_o0_takes_linear_memory() {
     let big = huge_function(180_000);
     let rss = max_rss_kib(&["-O0", "-S", "-o", "/dev/null", big.to_str().unwrap()]);
     assert!(rss < 400 * 1024, "{rss} KiB");
+    // -g follows each instruction's position through the stages (598 MB before it
+    // copied only the code between stages and chained its match queues).
+    let g = max_rss_kib(&["-O0", "-S", "-g", "-o", "/dev/null", big.to_str().unwrap()]);
+    assert!(g < 450 * 1024, "-g: {g} KiB");
     let half = huge_function(90_000);
     let rss_half = max_rss_kib(&["-O0", "-S", "-o", "/dev/null", half.to_str().unwrap()]);
     assert!(
