@@ -1784,6 +1784,8 @@ fn a_binary_file_is_refused_and_control_characters_are_escaped() {
 }
 
 /// The peak resident memory of `sysyc ARGS` in KiB (from `wait4`'s resource use).
+// The child is waited for by `wait4`, which clippy does not see.
+#[allow(clippy::zombie_processes)]
 fn max_rss_kib(args: &[&str]) -> i64 {
     use std::os::unix::process::ExitStatusExt;
     use std::process::Stdio;
