@@ -242,6 +242,18 @@ impl<'a> SourceLines<'a> {
             .get(k + 1)
             .map_or(self.text.len(), |&s| s as usize);
         let text = self.text.get(start..end).unwrap_or("").trim();
+        // A control character (in a comment of the source) is written escaped: raw,
+        // a carriage return would end the assembler's line and an escape sequence
+        // would reach the terminal of whoever reads the assembly.
+        let text: String = text
+            .chars()
+            .map(|c| match c {
+                '\t' => "\t".to_string(),
+                '\r' => "\\r".to_string(),
+                c if c.is_control() => format!("\\x{:02x}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
         if text.is_empty() {
             format!("# {}:{line}", self.name)
         } else {
@@ -264,6 +276,9 @@ mod tests {
         assert_eq!(s.line_of(15), 2);
         assert_eq!(s.comment(2), "# a.sy:2: return 0;");
         assert_eq!(s.comment(4), "# a.sy:4");
+        // Control characters of a comment in the source are escaped.
+        let s = SourceLines::new("b.sy", "x = 1; // \x1b[2J\r!\n");
+        assert_eq!(s.comment(1), "# b.sy:1: x = 1; // \\x1b[2J\\r!");
     }
 
     #[test]
