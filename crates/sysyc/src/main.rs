@@ -210,8 +210,9 @@ enum SsaArg {
 }
 
 /// The command line's description, with what only the code knows written in: the
-/// back-end stages `--print-after` and `--print-before` take are those of
-/// `riscv::STAGES`, so the help cannot miss one.
+/// help of `--print-after` lists the back-end stages from `riscv::STAGES`, so it
+/// cannot miss one; `-o` and `--emit` keep every occurrence, for
+/// `repeated_option`.
 fn command() -> clap::Command {
     use clap::CommandFactory;
     let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
