@@ -392,6 +392,10 @@ fn render_one(
     } else {
         ("", "", "", "")
     };
+    // Neither the message (which may quote the source) nor the file name may send
+    // a control character to the terminal.
+    let message = escape_text(message);
+    let file_name = escape_text(file_name);
     let head = |out: &mut String, place: &str| {
         out.push_str(&format!(
             "{bold}{place}:{reset} {color}{}:{reset} {bold}{message}{reset}\n",
@@ -399,7 +403,7 @@ fn render_one(
         ));
     };
     let Some((lines, span)) = at else {
-        head(out, file_name);
+        head(out, &file_name);
         return;
     };
     let r = clamp(span, source);
@@ -422,7 +426,12 @@ fn render_one(
     if cut_left {
         out.push_str("...");
     }
-    out.extend(line_text.chars().skip(skip).take(take));
+    for c in line_text.chars().skip(skip).take(take) {
+        match escaped_char(c) {
+            Some(e) => out.push_str(&e),
+            None => out.push(c),
+        }
+    }
     if cut_right {
         out.push_str("...");
     }
@@ -433,22 +442,72 @@ fn render_one(
         String::new()
     };
     for c in before.chars().skip(skip) {
-        caret.push_str(match c {
-            '\t' => "\t",
-            c if is_wide(c) => "  ",
-            _ => " ",
-        });
+        match c {
+            '\t' => caret.push('\t'),
+            c => caret.extend(std::iter::repeat_n(' ', shown_width(c))),
+        }
     }
     let line_end = line_range.start + line_text.len();
     let under = &source[r.start..r.end.min(line_end).max(r.start)];
     // Carets under the span, not past the part of the line shown.
     let shown_from_col = (skip + take).saturating_sub(col - 1).max(1);
-    let n = under.chars().count().clamp(1, shown_from_col);
+    let n: usize = under
+        .chars()
+        .take(shown_from_col)
+        .map(|c| escaped_char(c).map_or(1, |e| e.len()))
+        .sum();
+    let n = n.max(1);
     caret.push_str(green);
     caret.extend(std::iter::repeat_n('^', n));
     caret.push_str(reset);
     out.push_str(&caret);
     out.push('\n');
+}
+
+/// How a character of the source is shown in a diagnostic, when not as itself: a
+/// control character (C0, DEL, C1) as `\r`, `\0` or `\x1b`, a character that
+/// reorders text (bidirectional overrides and isolates, the marks) as `\u{202e}`,
+/// so that a file cannot send an escape sequence to the terminal or make the
+/// shown line read differently from what the compiler read. A tab is shown as
+/// itself (the caret line keeps it).
+pub fn escaped_char(c: char) -> Option<String> {
+    Some(match c {
+        '\t' => return None,
+        '\r' => "\\r".into(),
+        '\n' => "\\n".into(),
+        '\0' => "\\0".into(),
+        c if c.is_control() => format!("\\x{:02x}", c as u32),
+        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' => {
+            format!("\\u{{{:x}}}", c as u32)
+        }
+        _ => return None,
+    })
+}
+
+/// `text` with the characters [`escaped_char`] escapes escaped (for a source line,
+/// a message, a file name).
+pub fn escape_text(text: &str) -> std::borrow::Cow<'_, str> {
+    if !text.chars().any(|c| escaped_char(c).is_some()) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match escaped_char(c) {
+            Some(e) => out.push_str(&e),
+            None => out.push(c),
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// Columns `c` takes in a snippet: its escape's length, two for a wide character,
+/// else one.
+fn shown_width(c: char) -> usize {
+    match escaped_char(c) {
+        Some(e) => e.len(),
+        None if is_wide(c) => 2,
+        None => 1,
+    }
 }
 
 /// True for characters a terminal shows two columns wide (CJK ideographs, Hangul,
@@ -477,6 +536,33 @@ const WINDOW: usize = 60;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Control characters of the source reach the terminal escaped, never raw, in
+    /// the snippet, the message and the file name, and the carets stay under the
+    /// escaped text (issue 48).
+    #[test]
+    fn control_characters_are_shown_escaped() {
+        let src = "int main() {\n  int x;\x1b[2J\r y = 1;\n}\n";
+        let at = src.find('y').unwrap();
+        let mut d = Diagnostics::default();
+        d.error("use of undeclared identifier `y`", Span::new(at, at + 1));
+        let esc = src.find('\x1b').unwrap();
+        d.error("unexpected character `\x1b`", Span::new(esc, esc + 1));
+        d.push(Diagnostic::file_error("bell \x07 in a message"));
+        assert_eq!(
+            d.render("a\x1bb.sy", src),
+            "a\\x1bb.sy:2:15: error: use of undeclared identifier `y`\n\
+             \x20 int x;\\x1b[2J\\r y = 1;\n\
+             \x20                 ^\n\
+             a\\x1bb.sy:2:9: error: unexpected character `\\x1b`\n\
+             \x20 int x;\\x1b[2J\\r y = 1;\n\
+             \x20       ^^^^\n\
+             a\\x1bb.sy: error: bell \\x07 in a message\n"
+        );
+        // Text that reorders the line (a "Trojan source") is escaped too.
+        assert_eq!(escape_text("a\u{202e}b\u{2066}"), "a\\u{202e}b\\u{2066}");
+        assert_eq!(escape_text("\0\x7f\u{85}\tok"), "\\0\\x7f\\x85\tok");
+    }
 
     #[test]
     fn renders_line_col_and_carets() {

@@ -388,6 +388,17 @@ pub(crate) struct DecodedFunc {
     pub call_args: Vec<Slot>,
     pub builtin_calls: Vec<BuiltinCall>,
     pub traps: Vec<ErrorKind>,
+    /// For each op of `code`, the source position of its IR instruction plus one (of
+    /// the second of a fused pair, the load, store or branch; 0 when unknown), for
+    /// placing a run-time error.
+    pub locs: Vec<u32>,
+}
+
+impl DecodedFunc {
+    /// The source position (a byte offset) of op `pc`, if known.
+    pub(crate) fn pos(&self, pc: usize) -> Option<u32> {
+        self.locs.get(pc)?.checked_sub(1)
+    }
 }
 
 /// A module ready to run: decoded functions indexed by `FuncId` (declarations are
@@ -619,11 +630,15 @@ impl<'a> Decoder<'a> {
         }
         for (_, us) in units {
             for u in us {
-                let op = match u {
-                    Unit::Single(i) => self.decode_inst(i)?,
-                    Unit::Fused(first, second) => self.decode_fused(first, second)?,
+                let (op, pos) = match u {
+                    Unit::Single(i) => (self.decode_inst(i)?, self.f.src_loc(i)),
+                    Unit::Fused(first, second) => (
+                        self.decode_fused(first, second)?,
+                        self.f.src_loc(second).or(self.f.src_loc(first)),
+                    ),
                 };
                 self.out.code.push(op);
+                self.out.locs.push(pos.map_or(0, |p| p.saturating_add(1)));
             }
         }
         self.out.nslots = self.next_slot + 1;

@@ -34,12 +34,20 @@ pub struct InterpError {
     pub kind: ErrorKind,
     /// Name of the function being executed or decoded, when known.
     pub func: Option<String>,
+    /// The source position (a byte offset into the source, as
+    /// [`ir::Function::src_loc`] gives it) of the instruction that failed, when the
+    /// IR knows it.
+    pub pos: Option<u32>,
 }
 
 impl InterpError {
     /// An error not tied to a function.
     pub fn new(kind: ErrorKind) -> Self {
-        InterpError { kind, func: None }
+        InterpError {
+            kind,
+            func: None,
+            pos: None,
+        }
     }
 
     /// An error that happened in function `func`.
@@ -47,7 +55,14 @@ impl InterpError {
         InterpError {
             kind,
             func: Some(func.to_string()),
+            pos: None,
         }
+    }
+
+    /// The error with the source position `pos` of the failing instruction.
+    pub fn at(mut self, pos: Option<u32>) -> Self {
+        self.pos = pos;
+        self
     }
 }
 

@@ -117,7 +117,9 @@ fn run_loop(
     macro_rules! bail {
         ($kind:expr) => {{
             *steps_out = steps;
-            return Err(InterpError::in_func($kind, &func.name));
+            // `pc` has moved past the failing op.
+            let pos = pc.checked_sub(1).and_then(|k| func.pos(k));
+            return Err(InterpError::in_func($kind, &func.name).at(pos));
         }};
     }
     macro_rules! tri {

@@ -116,6 +116,15 @@ impl Function {
         }
     }
 
+    /// Gives back the room the instruction, value and block tables grew into beyond
+    /// their contents (they grow by doubling: up to half of a big function's tables
+    /// is room), once the function is done changing.
+    pub fn shrink_to_fit(&mut self) {
+        self.values.shrink_to_fit();
+        self.insts.shrink_to_fit();
+        self.blocks.shrink_to_fit();
+    }
+
     /// Whether this is only a declaration (no body).
     pub fn is_declaration(&self) -> bool {
         self.layout.entry_block().is_none()

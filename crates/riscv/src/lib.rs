@@ -322,13 +322,12 @@ pub fn compile_function_timed(
     compile_function_located(m, fid, facts, opts, times, false).map(|(mf, _)| mf)
 }
 
-/// One back-end stage, as the driver's `--print-after` and the filetests name it.
+/// One back-end stage, as the driver's `--print-after`, `--time-passes` and the
+/// filetests name it.
 #[derive(Debug, PartialEq, Eq)]
 pub struct StageInfo {
     /// The name to select it by: `regalloc`, `machine-licm`, ...
     pub name: &'static str,
-    /// Its row in `--time-passes` (`back end: licm (machine)`).
-    pub title: &'static str,
     /// The verifier's rules for the function after it.
     pub after: verify::Stage,
     /// Whether only `-O1` and above run it.
@@ -339,14 +338,12 @@ pub struct StageInfo {
 
 const fn stage(
     name: &'static str,
-    title: &'static str,
     after: verify::Stage,
     optimising: bool,
     description: &'static str,
 ) -> StageInfo {
     StageInfo {
         name,
-        title,
         after,
         optimising,
         description,
@@ -361,20 +358,17 @@ pub static STAGES: &[StageInfo] = {
     &[
         stage(
             "isel",
-            "isel",
             Virtual,
             false,
             "instruction selection and out-of-SSA copies",
         ),
         stage(
             "store-merge",
-            "store merging",
             Virtual,
             true,
             "pairs of 4-byte zero stores filling an aligned doubleword of a local array become one 8-byte store",
         ),
         stage(
-            "divinv",
             "divinv",
             Virtual,
             true,
@@ -382,13 +376,11 @@ pub static STAGES: &[StageInfo] = {
         ),
         stage(
             "machine-licm",
-            "licm (machine)",
             Virtual,
             true,
             "loop-invariant materialisations move to preheaders, shared constants to dominators",
         ),
         stage(
-            "speculate",
             "speculate",
             Virtual,
             true,
@@ -396,13 +388,11 @@ pub static STAGES: &[StageInfo] = {
         ),
         stage(
             "reassociate",
-            "reassociate",
             Virtual,
             true,
             "chains of adds, ands, ors and xors rebuilt as trees with a shorter critical path",
         ),
         stage(
-            "liveness",
             "liveness",
             Virtual,
             false,
@@ -410,13 +400,11 @@ pub static STAGES: &[StageInfo] = {
         ),
         stage(
             "schedule-pre-ra",
-            "schedule (pre-RA)",
             Virtual,
             true,
             "list scheduling over virtual registers, pressure-guarded",
         ),
         stage(
-            "regalloc",
             "regalloc",
             Allocated,
             false,
@@ -424,20 +412,17 @@ pub static STAGES: &[StageInfo] = {
         ),
         stage(
             "redundant-loads",
-            "redundant loads",
             Allocated,
             true,
             "reloads of a value still in a register removed",
         ),
         stage(
             "postra-sink",
-            "sink copies (post-RA)",
             Allocated,
             true,
             "copies into callee-saved registers sunk to the successor that reads them, returns shared with the frame's region copied into it (both for shrink-wrapping)",
         ),
         stage(
-            "frame",
             "frame",
             FrameLaidOut,
             false,
@@ -445,20 +430,17 @@ pub static STAGES: &[StageInfo] = {
         ),
         stage(
             "peephole",
-            "peephole",
             FrameLaidOut,
             false,
             "self-moves, jump threading, unreachable blocks removed",
         ),
         stage(
             "placement",
-            "placement",
             Final,
             false,
             "block order in chains by loop depth, fall-through branches",
         ),
         stage(
-            "schedule",
             "schedule",
             Final,
             true,
@@ -584,7 +566,7 @@ pub fn run_stages(
         )?;
         if verify {
             verify::verify(mf, info.after).map_err(|error| BackendError::Invalid {
-                after: info.title,
+                after: info.name,
                 error,
             })?;
         }
@@ -627,10 +609,11 @@ pub fn compile_function_hooked(
     locate: bool,
     mut hook: Option<StageHook<'_>>,
 ) -> Result<(mir::MFunction, Option<srcloc::InstLocs>), BackendError> {
+    // The clock starts before isel, whose row is the selection's time.
+    let mut clock = std::time::Instant::now();
     let (mut mf, locs) = isel::select_function_located(m, fid, facts)?;
     // The function before the last stage with its positions, when locating.
-    let mut located = locate.then(|| (mf.clone(), locs));
-    let mut clock = std::time::Instant::now();
+    let mut located = locate.then(|| (srcloc::code_copy(&mf), locs));
     let mut live = None;
     for info in stage_pipeline(opts.opt_level).filter(|s| opts.flags.runs(s.name)) {
         if info.name != "isel" {
@@ -647,17 +630,17 @@ pub fn compile_function_hooked(
             )?;
         }
         if let Some(t) = times.as_deref_mut() {
-            t.add(info.title, clock.elapsed().as_secs_f64(), mir_insts(&mf));
+            t.add(info.name, clock.elapsed().as_secs_f64(), mir_insts(&mf));
         }
         if opts.verify {
             verify::verify(&mf, info.after).map_err(|error| BackendError::Invalid {
-                after: info.title,
+                after: info.name,
                 error,
             })?;
         }
         if let Some((before, locs)) = &mut located {
             *locs = locs.follow(before, &mf);
-            *before = mf.clone();
+            *before = srcloc::code_copy(&mf);
         }
         if let Some(h) = hook.as_deref_mut() {
             h(When::After, info, &mf);

@@ -23,7 +23,6 @@
 
 use crate::mir::{Addr, Base, MBlock, MFunction, MInst, Reg, Slot};
 use rustc_hash::FxHashMap;
-use std::collections::VecDeque;
 
 /// The source position of every instruction of a machine function, by block and
 /// index: a byte offset into the source plus one, 0 when unknown.
@@ -53,24 +52,21 @@ impl InstLocs {
             }
         }
         let mut used = vec![false; olds.len()];
-        let mut exact: FxHashMap<&MInst, VecDeque<usize>> = FxHashMap::default();
-        let mut shaped: FxHashMap<(usize, MInst), VecDeque<usize>> = FxHashMap::default();
-        let mut op: FxHashMap<(usize, MInst), VecDeque<usize>> = FxHashMap::default();
-        for (n, &(b, i, _)) in olds.iter().enumerate() {
-            exact.entry(i).or_default().push_back(n);
-            shaped.entry((b, without_regs(i))).or_default().push_back(n);
-            op.entry((b, loosely(i))).or_default().push_back(n);
+        // Three keys per instruction, each a queue of the instructions with that key
+        // in layout order. The queues are chains through one array and are found by
+        // the key's hash (a shared hash is told apart by comparing the keys), so
+        // that a function of a million instructions takes tens of megabytes here,
+        // not hundreds.
+        let shape = |n: usize| (olds[n].0, without_regs(olds[n].1));
+        let loose = |n: usize| (olds[n].0, loosely(olds[n].1));
+        let mut exact = Queues::new(olds.len());
+        let mut shaped = Queues::new(olds.len());
+        let mut op = Queues::new(olds.len());
+        for n in (0..olds.len()).rev() {
+            exact.push_front(hash(olds[n].1), n);
+            shaped.push_front(hash(&shape(n)), n);
+            op.push_front(hash(&loose(n)), n);
         }
-        let take = |q: Option<&mut VecDeque<usize>>, used: &mut [bool]| {
-            let q = q?;
-            while let Some(n) = q.pop_front() {
-                if !used[n] {
-                    used[n] = true;
-                    return Some(olds[n].2);
-                }
-            }
-            None
-        };
         let mut out = InstLocs {
             blocks: after
                 .blocks
@@ -83,8 +79,8 @@ impl InstLocs {
         for b in &after.layout {
             let (data, b) = (&after.blocks[*b], b.index());
             for (k, i) in data.insts.iter().enumerate() {
-                if let Some(l) = take(exact.get_mut(i), &mut used) {
-                    out.blocks[b][k] = l;
+                if let Some(n) = exact.take(hash(i), &mut used, |n| olds[n].1 == i) {
+                    out.blocks[b][k] = olds[n].2;
                 }
             }
         }
@@ -94,14 +90,88 @@ impl InstLocs {
                 if out.blocks[b][k] != 0 {
                     continue;
                 }
-                let l = take(shaped.get_mut(&(b, without_regs(i))), &mut used)
-                    .or_else(|| take(op.get_mut(&(b, loosely(i))), &mut used));
-                if let Some(l) = l {
-                    out.blocks[b][k] = l;
+                let key = (b, without_regs(i));
+                let n = shaped
+                    .take(hash(&key), &mut used, |n| shape(n) == key)
+                    .or_else(|| {
+                        let key = (b, loosely(i));
+                        op.take(hash(&key), &mut used, |n| loose(n) == key)
+                    });
+                if let Some(n) = n {
+                    out.blocks[b][k] = olds[n].2;
                 }
             }
         }
         out
+    }
+}
+
+/// What [`InstLocs::follow`] reads of the function before a stage: its blocks and
+/// layout, without the per-register tables (as big again as the code: a copy per
+/// stage of a function of a million instructions is what `-g` costs).
+pub fn code_copy(mf: &MFunction) -> MFunction {
+    MFunction {
+        blocks: mf.blocks.clone(),
+        layout: mf.layout.clone(),
+        ..MFunction::new(String::new(), false)
+    }
+}
+
+/// A key's hash, for [`Queues`].
+fn hash<K: std::hash::Hash + ?Sized>(key: &K) -> u64 {
+    use std::hash::{BuildHasher, BuildHasherDefault};
+    BuildHasherDefault::<rustc_hash::FxHasher>::default().hash_one(key)
+}
+
+/// FIFO queues of indices `0..n`, one per key, by the key's hash: each hash leads
+/// to the first index of its chain and `next` links the rest in order. Keys with
+/// the same hash share a chain; [`Queues::take`] tells them apart.
+struct Queues {
+    heads: FxHashMap<u64, u32>,
+    next: Vec<u32>,
+}
+
+const END: u32 = u32::MAX;
+
+impl Queues {
+    fn new(n: usize) -> Queues {
+        Queues {
+            heads: FxHashMap::default(),
+            next: vec![END; n],
+        }
+    }
+
+    /// Puts `n` in front of the queue of `hash` (pushing in reverse order builds
+    /// each queue in order).
+    fn push_front(&mut self, hash: u64, n: usize) {
+        let head = self.heads.entry(hash).or_insert(END);
+        self.next[n] = *head;
+        *head = n as u32;
+    }
+
+    /// The first index of the queue of `hash` that is not `used` and whose key is
+    /// the one asked for (`is_key`), marked used; used indices at the front of the
+    /// queue are dropped on the way, as a queue per key would drop them.
+    fn take(
+        &mut self,
+        hash: u64,
+        used: &mut [bool],
+        is_key: impl Fn(usize) -> bool,
+    ) -> Option<usize> {
+        let head = self.heads.get_mut(&hash)?;
+        while *head != END && used[*head as usize] {
+            *head = self.next[*head as usize];
+        }
+        let mut at = *head;
+        while at != END {
+            let n = at as usize;
+            if !used[n] && is_key(n) {
+                used[n] = true;
+                return Some(n);
+            }
+            at = self.next[n];
+        }
+        None
     }
 }
 
@@ -172,6 +242,18 @@ impl<'a> SourceLines<'a> {
             .get(k + 1)
             .map_or(self.text.len(), |&s| s as usize);
         let text = self.text.get(start..end).unwrap_or("").trim();
+        // A control character (in a comment of the source) is written escaped: raw,
+        // a carriage return would end the assembler's line and an escape sequence
+        // would reach the terminal of whoever reads the assembly.
+        let text: String = text
+            .chars()
+            .map(|c| match c {
+                '\t' => "\t".to_string(),
+                '\r' => "\\r".to_string(),
+                c if c.is_control() => format!("\\x{:02x}", c as u32),
+                c => c.to_string(),
+            })
+            .collect();
         if text.is_empty() {
             format!("# {}:{line}", self.name)
         } else {
@@ -194,6 +276,9 @@ mod tests {
         assert_eq!(s.line_of(15), 2);
         assert_eq!(s.comment(2), "# a.sy:2: return 0;");
         assert_eq!(s.comment(4), "# a.sy:4");
+        // Control characters of a comment in the source are escaped.
+        let s = SourceLines::new("b.sy", "x = 1; // \x1b[2J\r!\n");
+        assert_eq!(s.comment(1), "# b.sy:1: x = 1; // \\x1b[2J\\r!");
     }
 
     #[test]

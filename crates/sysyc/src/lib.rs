@@ -129,6 +129,18 @@ pub struct Driver {
     pub codegen: riscv::CodegenFlags,
 }
 
+/// Called between the phases of a compile (after the front end, after lowering,
+/// after optimisation), when each has freed its garbage, to return the memory the
+/// allocator holds free to the system: the binary sets it (mimalloc keeps freed
+/// memory for a while, and a big compile's next phase would pile on top of it).
+pub static RELEASE_MEMORY: std::sync::OnceLock<fn()> = std::sync::OnceLock::new();
+
+fn release_memory() {
+    if let Some(f) = RELEASE_MEMORY.get() {
+        f();
+    }
+}
+
 thread_local! {
     /// The `--time-passes` rows of the compile running on this thread.
     static REPORT: RefCell<Option<TimeReport>> = const { RefCell::new(None) };
@@ -261,6 +273,14 @@ impl Driver {
             std::fs::read(&self.input)
         }
         .map_err(|e| format!("error: cannot read {name}: {}", io_reason(&e)))?;
+        if let Some(why) = not_text(&bytes) {
+            let mut d = front::Diagnostics::default();
+            d.push(front::Diagnostic::file_error(format!(
+                "not a SysY source file ({why})"
+            )));
+            let style = front::diag::Style { color: self.color };
+            return Err(d.render_styled(&name, "", style));
+        }
         // Each run of bytes that are not UTF-8 becomes one U+FFFD: harmless in
         // comments, as in gcc and clang, and reported with its line and column
         // anywhere else.
@@ -317,6 +337,7 @@ impl Driver {
         } else {
             let start = Instant::now();
             let checked = front::check_all(&name, &src);
+            release_memory();
             let mut diags = checked.diagnostics;
             self.warnings.apply(&mut diags);
             let rendered = diags.render_styled(&name, &src, style);
@@ -343,13 +364,21 @@ impl Driver {
                 .filter(|f| !f.is_runtime)
                 .map(|f| (f.name.clone(), f.span))
                 .collect();
-            self.lower(&program)?
+            let m = self.lower(&program)?;
+            drop(program);
+            release_memory();
+            m
         };
 
         if self.emit == Emit::Html {
             return self.explore(&name, &src, module);
         }
         self.optimize(&mut module)?;
+        // The back end reads the IR to the end: without the tables' spare room.
+        for (_, f) in module.funcs.iter_mut() {
+            f.shrink_to_fit();
+        }
+        release_memory();
 
         match self.emit {
             Emit::Check | Emit::Ast | Emit::Html => Ok(0),
@@ -411,23 +440,34 @@ impl Driver {
             }
             Emit::Interpret => {
                 let stdin = std::io::stdin();
-                let stdout = std::io::stdout();
                 let stderr = std::io::stderr();
+                let mut stdout = PipeWatch {
+                    inner: std::io::stdout().lock(),
+                    closed: false,
+                };
                 let run = interp::run_with_io(
                     &module,
                     &mut stdin.lock(),
-                    &mut stdout.lock(),
+                    &mut stdout,
                     &mut stderr.lock(),
                     &interp::RunOptions::default(),
                 );
                 match run {
                     Ok(code) => Ok((code & 0xff) as u8),
+                    // The reader of the program's output is gone (`| head -1`): end
+                    // as the compiled program would, killed by SIGPIPE, silently.
+                    Err(_) if stdout.closed => die_of_sigpipe(),
                     Err(e) => {
                         let text = runtime_error(&name, &src, &defined_at, &e, style);
                         if !is_trap(&e.kind) {
                             return Err(text);
                         }
-                        let _ = std::io::stderr().write_all(text.as_bytes());
+                        // The message says the status is the interpreter's: a program
+                        // may return 3 itself, but then says nothing on stderr.
+                        let note = format!(
+                            "sysyc: note: --interpret stopped the program on this error: exit status {RUNTIME_ERROR_STATUS}\n"
+                        );
+                        let _ = std::io::stderr().write_all((text + &note).as_bytes());
                         Ok(RUNTIME_ERROR_STATUS)
                     }
                 }
@@ -488,7 +528,7 @@ impl Driver {
                 let start = Instant::now();
                 riscv::run_stages(mf, &[s], self.verify_each)
                     .map_err(|e| format!("{name}: error: in function {}: {e}", mf.name))?;
-                record(&format!("back end: {}", info.title), start, Size::None);
+                record(&format!("back end: {}", info.name), start, Size::None);
                 dumps.around(riscv::When::After, info, mf);
             }
         }
@@ -647,6 +687,64 @@ impl Driver {
     }
 }
 
+/// Why `bytes` cannot be a source (SysY, textual IR or machine IR), if they cannot:
+/// they hold a NUL byte, which no text file has (an executable, an object file, an
+/// image, UTF-16 text), as git and grep decide that a file is binary. Bytes that are
+/// not UTF-8 alone are no reason: a comment in GBK is common in contest files.
+fn not_text(bytes: &[u8]) -> Option<String> {
+    if bytes.starts_with(&[0xff, 0xfe]) || bytes.starts_with(&[0xfe, 0xff]) {
+        return Some("UTF-16 text: save it as UTF-8".into());
+    }
+    let at = bytes.iter().position(|&b| b == 0)?;
+    let what = if bytes.starts_with(b"\x7fELF") {
+        "an ELF file"
+    } else {
+        "binary data"
+    };
+    Some(format!("{what}: a NUL byte at offset {at}"))
+}
+
+/// The interpreted program's stdout, noting whether a write failed because the
+/// reader closed the pipe.
+struct PipeWatch<W: Write> {
+    inner: W,
+    closed: bool,
+}
+
+impl<W: Write> PipeWatch<W> {
+    fn note<T>(&mut self, r: std::io::Result<T>) -> std::io::Result<T> {
+        if let Err(e) = &r {
+            self.closed |= e.kind() == std::io::ErrorKind::BrokenPipe;
+        }
+        r
+    }
+}
+
+impl<W: Write> Write for PipeWatch<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let r = self.inner.write(buf);
+        self.note(r)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        let r = self.inner.flush();
+        self.note(r)
+    }
+}
+
+/// Ends the process as one killed by SIGPIPE (Rust ignores the signal, so a write to
+/// a closed pipe fails instead; a compiled SysY program would be killed): the
+/// default action is restored and the signal raised. Exit status 141 (128 + 13)
+/// should that fail.
+fn die_of_sigpipe() -> ! {
+    // SAFETY: `signal` and `raise` are async-signal-safe C calls with valid
+    // arguments; nothing is shared with other threads through them.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    std::process::exit(128 + libc::SIGPIPE)
+}
+
 /// The exit status of `--interpret` when the program stops on a run-time error
 /// (division by zero, out-of-bounds access, stack exhaustion); a program that
 /// returns 3 exits 3 too, but then with no message on stderr.
@@ -661,8 +759,9 @@ fn is_trap(kind: &interp::ErrorKind) -> bool {
     )
 }
 
-/// `FILE: error: run-time error in function `f`: what`, with a note at the
-/// definition of `f` when it is known.
+/// `FILE:LINE:COL: error: run-time error in function `f`: what`, with the source
+/// line of the failing operation (the start of the expression it comes from) when
+/// the IR knows it, else `FILE: error: ...` with a note at the definition of `f`.
 fn runtime_error(
     name: &str,
     src: &str,
@@ -674,12 +773,29 @@ fn runtime_error(
         Some(f) => format!("run-time error in function `{f}`: {}", e.kind),
         None => format!("run-time error: {}", e.kind),
     };
-    let mut d = front::Diagnostic::file_error(message);
+    let place = e.pos.map(|p| p as usize).filter(|&p| p < src.len());
+    let mut d = match place {
+        Some(start) => {
+            // The caret runs over the identifier or number the expression starts
+            // with, or one character.
+            let rest = &src[start..];
+            let word = rest
+                .char_indices()
+                .find(|(_, c)| !(c.is_ascii_alphanumeric() || *c == '_'))
+                .map_or(rest.len(), |(k, _)| k);
+            let len = match word {
+                0 => rest.chars().next().map_or(1, char::len_utf8),
+                n => n,
+            };
+            front::Diagnostic::error(message, front::span::Span::new(start, start + len))
+        }
+        None => front::Diagnostic::file_error(message),
+    };
     let at = e
         .func
         .as_ref()
         .and_then(|f| defined_at.iter().find(|(n, _)| n == f));
-    if let Some((f, span)) = at {
+    if let (Some((f, span)), None) = (at, place) {
         d = d.with_note(format!("`{f}` is defined here"), *span);
     }
     let mut all = front::Diagnostics::default();

@@ -2,7 +2,7 @@
 //! (`sysyc -S -o out.s in.sy [-O1]`) and the developer flags for running and printing
 //! each stage on its own (`--check`, `--emit`, `--interpret`, `--passes`, ...).
 
-use clap::{Parser, ValueEnum};
+use clap::{FromArgMatches, Parser, ValueEnum};
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -16,8 +16,27 @@ use sysyc::{Driver, Emit, SsaMode, WarningMode, Warnings};
 /// Freed memory goes back to the system after mimalloc's delay, so a large compile
 /// peaks higher than with glibc (106 MB against 63 MB on 8000 branches); returning it
 /// at once costs as much system time as the allocator saves.
+///
+/// So that a big compile does not hold its earlier phases' freed memory while the
+/// next one allocates (a 5 MB function at -O0 peaked at 474 MB, 355 MB now), the
+/// driver hands freed memory back between phases ([`sysyc::RELEASE_MEMORY`]): after
+/// the front end, after lowering and after optimisation.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+extern "C" {
+    /// mimalloc's `mi_collect` (in the library `libmimalloc-sys` builds and links
+    /// for the allocator above): frees what can be freed and returns free memory
+    /// to the system now, rather than after its purge delay.
+    fn mi_collect(force: bool);
+}
+
+/// Returns the memory mimalloc holds free to the system.
+fn release_memory() {
+    // SAFETY: `mi_collect` takes a plain bool and may be called at any time from
+    // any thread; mimalloc is the global allocator, so its library is linked.
+    unsafe { mi_collect(true) }
+}
 
 /// An optimizing compiler from SysY to RV64GC assembly.
 #[derive(Parser, Debug)]
@@ -35,7 +54,8 @@ struct Cli {
     /// Output file; `-` writes to stdout, and so does none, except that with -S
     /// (as gcc does) the assembly of `prog.sy` goes to `prog.s` in the current
     /// directory, e.g. `-o prog.s`. sysyc does not link: without -S, a name not
-    /// ending in .s gets a warning.
+    /// ending in .s gets a warning (not a device such as /dev/null). Give it once:
+    /// a second -o is an error.
     #[arg(short = 'o')]
     output: Option<PathBuf>,
     /// Optimisation level: -O0 compiles without optimising; -O1, -O2 and -O3 all run
@@ -47,7 +67,8 @@ struct Cli {
     opt_level: u8,
     /// What to write instead of assembly: the typed AST, the optimised IR, LLVM IR,
     /// assembly, or Graphviz pictures of each function's CFG and dominator tree
-    /// (`--filter-print-funcs` picks functions), e.g. `--emit ir`.
+    /// (`--filter-print-funcs` picks functions), e.g. `--emit ir`. Give it once: a
+    /// second --emit is an error.
     #[arg(long, value_enum)]
     emit: Option<EmitArg>,
     /// Stop after semantic analysis (exit 0 when the program is valid; for .ir
@@ -55,10 +76,12 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["emit", "interpret", "output", "assembly"])]
     check: bool,
     /// Run the program in the IR interpreter with this process's stdin/stdout; the
-    /// exit status is the program's, or 3 when it stops on a run-time error (division
-    /// by zero, out-of-bounds access, too deep recursion), which is reported with the
-    /// function it happened in (after optimisation: -O0 keeps every function), e.g.
-    /// `sysyc --interpret prog.sy < prog.in`.
+    /// exit status is the program's (its return value & 0xff), or 3 when it stops on
+    /// a run-time error (division by zero, out-of-bounds access, too deep
+    /// recursion), reported on stderr at its source line with the function it
+    /// happened in (after optimisation: -O0 keeps every function) and a note that
+    /// the status is the interpreter's. A closed stdout (`| head -1`) ends it as
+    /// SIGPIPE would, silently. E.g. `sysyc --interpret prog.sy < prog.in`.
     #[arg(long, conflicts_with_all = ["emit", "output", "assembly"])]
     interpret: bool,
     /// How to build SSA: on the fly while lowering (Braun et al.) or from memory form
@@ -76,8 +99,7 @@ struct Cli {
     #[arg(long)]
     print_after_all: bool,
     /// Print the IR after the named passes (to stderr), or the machine IR after the
-    /// named back-end stages (isel, store-merge, divinv, machine-licm, speculate, liveness,
-    /// schedule-pre-ra, regalloc, redundant-loads, postra-sink, frame, peephole, placement, schedule), e.g.
+    /// named back-end stages (the help lists riscv::STAGES: see `command`), e.g.
     /// `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or
     /// `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`.
     #[arg(long, value_delimiter = ',', value_name = "PASSES")]
@@ -187,6 +209,29 @@ enum SsaArg {
     Memory,
 }
 
+/// The command line's description, with what only the code knows written in: the
+/// help of `--print-after` lists the back-end stages from `riscv::STAGES`, so it
+/// cannot miss one; `-o` and `--emit` keep every occurrence, for
+/// `repeated_option`.
+fn command() -> clap::Command {
+    use clap::CommandFactory;
+    let stages: Vec<&str> = riscv::STAGES.iter().map(|s| s.name).collect();
+    let stages = stages.join(", ");
+    Cli::command()
+        // Kept in full, so that `repeated_option` sees a second one (the other
+        // options keep the last, `args_override_self`).
+        .mut_arg("output", |a| a.action(clap::ArgAction::Append))
+        .mut_arg("emit", |a| a.action(clap::ArgAction::Append))
+        .mut_arg("print_after", |a| {
+            a.help(format!(
+                "Print the IR after the named passes (to stderr), or the machine IR after the \
+                 named back-end stages ({stages}), e.g. \
+                 `sysyc -O1 --print-after gvn,licm --emit ir prog.sy` or \
+                 `sysyc -O2 -S --print-after regalloc prog.sy -o prog.s`"
+            ))
+        })
+}
+
 /// What sysyc does instead of a gcc option it does not take, if it is one.
 fn gcc_hint(arg: &str) -> Option<&'static str> {
     const LINK: &str = "sysyc does not link: link its assembly with the runtime, e.g. \
@@ -221,7 +266,6 @@ fn optimize_level(arg: &str) -> Option<&'static str> {
 /// `-emit-llvm` is `--emit llvm`; `opt`'s `-print-after-all`, `-time-passes` and the
 /// like are sysyc's long options with two dashes.
 fn llvm_spelling(arg: &str) -> Option<String> {
-    use clap::CommandFactory;
     if arg == "-emit-llvm" {
         return Some("--emit llvm".into());
     }
@@ -230,13 +274,52 @@ fn llvm_spelling(arg: &str) -> Option<String> {
         Some((n, v)) => (n, Some(v)),
         None => (rest, None),
     };
-    let known = Cli::command()
+    let known = command()
         .get_arguments()
         .any(|a| a.get_long() == Some(name));
     known.then(|| match value {
         Some(v) => format!("--{name}={v}"),
         None => format!("--{name}"),
     })
+}
+
+/// Ends the process on a clap error: help and version go to stdout as clap prints
+/// them; a usage error reads `sysyc: error: ...`, as the driver's own do, and exits
+/// with status 2.
+fn exit_on(err: clap::Error) -> ! {
+    use clap::error::ErrorKind;
+    if matches!(
+        err.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        err.exit();
+    }
+    let _ = write!(std::io::stderr(), "sysyc: {}", err.render());
+    std::process::exit(2);
+}
+
+/// The options that may be given once: a second `-o` or `--emit` is a usage error
+/// rather than silently replacing the first (a repeated `-O` takes the last, as in
+/// gcc). `None` when each is given at most once.
+fn repeated_option(m: &clap::ArgMatches) -> Option<String> {
+    for (id, shown) in [("output", "-o"), ("emit", "--emit")] {
+        let values: Vec<String> = m
+            .get_raw(id)
+            .into_iter()
+            .flatten()
+            .map(|v| format!("'{}'", v.to_string_lossy()))
+            .collect();
+        if values.len() > 1 {
+            return Some(format!(
+                "{shown} is given {} times ({}): sysyc writes one output, give {shown} once",
+                values.len(),
+                values.join(", ")
+            ));
+        }
+    }
+    None
 }
 
 /// Parses the command line; an unknown option is reported as gcc users expect (what
@@ -249,16 +332,24 @@ fn parse_command_line() -> Cli {
         Some(level) => level.into(),
         None => a,
     });
-    let err = match Cli::try_parse_from(args) {
+    let mut cmd = command();
+    let parsed = cmd.try_get_matches_from_mut(args).and_then(|mut m| {
+        if let Some(msg) = repeated_option(&m) {
+            let _ = writeln!(std::io::stderr(), "sysyc: error: {msg}");
+            std::process::exit(2);
+        }
+        Cli::from_arg_matches_mut(&mut m)
+    });
+    let err = match parsed {
         Ok(cli) => return cli,
-        Err(e) => e,
+        Err(e) => e.format(&mut cmd),
     };
     if err.kind() != ErrorKind::UnknownArgument {
-        err.exit();
+        exit_on(err);
     }
     let arg = match err.get(ContextKind::InvalidArg) {
         Some(ContextValue::String(s)) => s.clone(),
-        _ => err.exit(),
+        _ => exit_on(err),
     };
     // clap names one letter of `-std=c99`; show the option as it was written.
     let arg = std::env::args()
@@ -285,20 +376,18 @@ fn parse_command_line() -> Cli {
 }
 
 fn main() -> ExitCode {
+    let _ = sysyc::RELEASE_MEMORY.set(release_memory);
     let cli = parse_command_line();
     if let (true, Some(emit)) = (cli.assembly, cli.emit) {
         if !matches!(emit, EmitArg::Asm) {
-            use clap::CommandFactory;
-            Cli::command()
-                .error(
-                    clap::error::ErrorKind::ArgumentConflict,
-                    format!(
-                        "-S asks for assembly but --emit {} asks for something else",
-                        emit.to_possible_value()
-                            .map_or("?".into(), |v| v.get_name().to_string())
-                    ),
-                )
-                .exit();
+            exit_on(command().error(
+                clap::error::ErrorKind::ArgumentConflict,
+                format!(
+                    "-S asks for assembly but --emit {} asks for something else",
+                    emit.to_possible_value()
+                        .map_or("?".into(), |v| v.get_name().to_string())
+                ),
+            ));
         }
     }
     // Deeply nested programs and big functions recurse in places; give the compiler a
@@ -569,7 +658,10 @@ fn run(cli: Cli) -> ExitCode {
     }
     if let Some(out) = &driver.output {
         let assembly_name = out.extension().is_some_and(|e| e == "s" || e == "S");
-        if emit == Emit::Asm && !cli.assembly && !assembly_name && show_warnings {
+        // `-o /dev/null`, a FIFO or a terminal is no file that could be taken for an
+        // executable: only a name that is (or will be) a regular file gets the warning.
+        let not_a_file = std::fs::metadata(out).is_ok_and(|m| !m.is_file());
+        if emit == Emit::Asm && !cli.assembly && !assembly_name && !not_a_file && show_warnings {
             say(
                 color,
                 "warning",

@@ -671,9 +671,10 @@ fn unknown_options_say_what_to_do_instead() {
     }
 }
 
-/// A run-time error under `--interpret` exits 3 (not 1, which a program may
-/// return) and names the function, with a note at its definition; the program's
-/// output before it is kept.
+/// A run-time error under `--interpret` exits 3 (not 1) and names the function and
+/// the line and column of the failing operation, with its source line, and says that
+/// the status is the interpreter's (a program may return 3 itself, silently); the
+/// program's output before it is kept.
 #[test]
 fn an_interpreted_runtime_error_has_its_own_status_and_place() {
     let p = source_file(
@@ -688,8 +689,9 @@ fn an_interpreted_runtime_error_has_its_own_status_and_place() {
     assert_eq!(
         text(&out.stderr),
         format!(
-            "{p}: error: run-time error in function `div`: integer division by zero\n\
-             {p}:1:5: note: `div` is defined here\nint div(int a, int b) {{\n    ^^^\n"
+            "{p}:2:10: error: run-time error in function `div`: integer division by zero\n  \
+             return a / b;\n         ^\n\
+             sysyc: note: --interpret stopped the program on this error: exit status 3\n"
         )
     );
     let ok = sysyc_with_stdin(&["--interpret", p], b"1\n");
@@ -1500,4 +1502,345 @@ fn print_pipeline_lists_the_passes_and_stages_a_level_runs() {
         "{custom}"
     );
     assert!(!custom.contains(",schedule\n"), "{custom}");
+}
+
+/// The back-end stages have one name each: `--list-stages` lists it, `--help` names
+/// it among what `--print-after` takes, `--print-after` accepts it and
+/// `--time-passes` titles its row with it (issue 48).
+#[test]
+fn back_end_stages_have_one_name_everywhere() {
+    let listed = text(&sysyc(&["--list-stages"]).stdout);
+    let names: Vec<&str> = listed
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .collect();
+    // The stages of the pipeline, by hand: a new stage must be added here too.
+    assert_eq!(
+        names,
+        [
+            "isel",
+            "store-merge",
+            "divinv",
+            "machine-licm",
+            "speculate",
+            "reassociate",
+            "liveness",
+            "schedule-pre-ra",
+            "regalloc",
+            "redundant-loads",
+            "postra-sink",
+            "frame",
+            "peephole",
+            "placement",
+            "schedule",
+        ]
+    );
+    let help = text(&sysyc(&["--help"]).stdout);
+    let print_after = &help[help.find("--print-after <PASSES>").expect("--print-after")..];
+    let print_after = &print_after[..print_after.find("\n  -").unwrap()];
+    // Help text is wrapped at spaces, never inside a name.
+    let words: Vec<&str> = print_after
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '(' || c == ')')
+        .collect();
+    for name in &names {
+        assert!(words.contains(name), "{name} missing from:\n{print_after}");
+    }
+    let p = program();
+    let p = p.to_str().unwrap();
+    let timed = sysyc(&["-O2", "--time-passes", "-S", p]);
+    assert!(timed.status.success(), "{}", text(&timed.stderr));
+    let table = text(&timed.stderr);
+    let rows: Vec<&str> = table
+        .lines()
+        .filter_map(|l| l.split_once("back end: ").map(|(_, n)| n))
+        .collect();
+    let mut expected = names.clone();
+    expected.push("emit");
+    assert_eq!(rows, expected, "{table}");
+    // Each name is accepted by --print-after and titles its dump.
+    for name in &names {
+        let out = sysyc(&["-O2", "-S", "--print-after", name, p]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains(&format!("; MIR after {name} (main)")),
+            "{name}"
+        );
+    }
+}
+
+/// Instruction selection is timed: its row is not empty while the stages after it
+/// carry its time (issue 48: isel read 0.000 ms). A function of 3000 statements takes
+/// isel well over a millisecond.
+#[test]
+fn time_passes_times_instruction_selection() {
+    let mut src = String::from("int main() {\n  int a = getint(), b = getint();\n");
+    for _ in 0..3000 {
+        src += "  a = a + b * 3; b = b - a;\n";
+    }
+    src += "  return a + b;\n}\n";
+    let p = source_file("cli-time-isel", "big.sy", &src);
+    let out = sysyc(&["-O0", "--time-passes", "-S", p.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let table = text(&out.stderr);
+    let ms = |stage: &str| -> f64 {
+        let row = table
+            .lines()
+            .find(|l| l.ends_with(&format!("back end: {stage}")))
+            .unwrap_or_else(|| panic!("no {stage} row in\n{table}"));
+        row.split_whitespace().next().unwrap().parse().unwrap()
+    };
+    assert!(ms("isel") > 0.1, "{table}");
+}
+
+/// A second `-o` or `--emit` is a usage error (exit 2, `sysyc: error: ...`, nothing
+/// written) rather than "the last one wins" (issue 48); a repeated `-O` still takes
+/// the last. clap's own usage errors read `sysyc: error:` too.
+#[test]
+fn a_repeated_output_or_emit_is_an_error() {
+    let p = program();
+    let p = p.to_str().unwrap();
+    let dir = std::env::temp_dir().join(format!("sysyc-cli-twice-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (a, b) = (dir.join("a.s"), dir.join("b.s"));
+    let (a, b) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let out = sysyc(&["-S", "-o", a, "-o", b, p]);
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "sysyc: error: -o is given 2 times ('{a}', '{b}'): sysyc writes one output, give -o once\n"
+        )
+    );
+    assert!(out.stdout.is_empty());
+    assert!(!Path::new(a).exists() && !Path::new(b).exists());
+    for args in [
+        vec!["--emit", "ir", "--emit", "asm", p],
+        vec!["--emit=ir", "--emit=ir", p],
+    ] {
+        let out = sysyc(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty());
+        let err = text(&out.stderr);
+        assert!(
+            err.starts_with("sysyc: error: --emit is given 2 times ('ir', '"),
+            "{err}"
+        );
+    }
+    // Once each is fine.
+    let once = sysyc(&["--emit", "ir", "-o", "-", p]);
+    assert!(once.status.success(), "{}", text(&once.stderr));
+    // clap's errors (a bad value, a conflict) are usage errors of the same form.
+    for args in [
+        vec!["-O7", p],
+        vec!["--check", "-o", a, p],
+        vec!["--emit", "exe", p],
+    ] {
+        let out = sysyc(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).starts_with("sysyc: error: "),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// An out-of-bounds access under `--interpret` is placed at the access, at -O0 and
+/// after inlining (the function named is then the one it was inlined into); textual
+/// IR has no source positions, so the error names the function and its definition
+/// (issue 48).
+#[test]
+fn an_interpreted_out_of_bounds_access_names_its_line() {
+    let src = "int a[4];\nint get(int i) {\n  return a[i];\n}\nint main() {\n  int s = 0, i = 0;\n  while (i < 10) {\n    s = s + get(i * 1000);\n    i = i + 1;\n  }\n  return s;\n}\n";
+    let p = source_file("interp-oob", "oob.sy", src);
+    let p = p.to_str().unwrap();
+    for (level, func) in [("-O0", "get"), ("-O2", "main")] {
+        let out = sysyc(&[level, "--interpret", p]);
+        assert_eq!(out.status.code(), Some(3), "{level}: {}", text(&out.stderr));
+        let err = text(&out.stderr);
+        let mut lines = err.lines();
+        let first = lines.next().unwrap();
+        assert!(
+            first.starts_with(&format!(
+                "{p}:3:10: error: run-time error in function `{func}`: out-of-bounds load of 4 bytes at address 0x"
+            )),
+            "{level}: {err}"
+        );
+        assert_eq!(lines.next(), Some("  return a[i];"), "{level}: {err}");
+        assert_eq!(lines.next(), Some("         ^"), "{level}: {err}");
+        assert_eq!(
+            lines.next(),
+            Some("sysyc: note: --interpret stopped the program on this error: exit status 3")
+        );
+        assert_eq!(lines.next(), None, "{level}: {err}");
+    }
+    let ir = source_file(
+        "interp-oob",
+        "oob.ir",
+        "func @main() -> i32 {\nbb0:\n  %0 = alloc [i32; 4]\n  %1 = gep %0, 100000000, 4\n  %2 = load i32, %1\n  ret %2\n}\n",
+    );
+    let ir = ir.to_str().unwrap();
+    let out = sysyc(&["--interpret", ir]);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with(&format!(
+            "{ir}: error: run-time error in function `main`: out-of-bounds load of 4 bytes at address 0x"
+        )) && err.contains(&format!(
+            "\n{ir}:1:1: note: `main` is defined here"
+        )),
+        "{err}"
+    );
+}
+
+/// When the reader of an interpreted program's output goes away (`| head -1`), the
+/// interpreter ends as the compiled program would: killed by SIGPIPE, with nothing
+/// on stderr (issue 48: it reported a run-time error "Broken pipe").
+#[test]
+fn an_interpreted_program_whose_reader_is_gone_dies_of_sigpipe() {
+    use std::io::Read;
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let p = source_file(
+        "interp-pipe",
+        "yes.sy",
+        "int main() {\n  while (1) {\n    putint(1);\n    putch(10);\n  }\n  return 0;\n}\n",
+    );
+    let mut child = Command::new(SYSYC)
+        .args(["--interpret", p.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = [0u8; 2];
+    child
+        .stdout
+        .as_mut()
+        .unwrap()
+        .read_exact(&mut first)
+        .unwrap();
+    assert_eq!(&first, b"1\n");
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.signal(), Some(13), "{:?}", out.status);
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+}
+
+/// A file that is not text (an executable, anything with a NUL byte, UTF-16) gets
+/// one error and exit 1, not a hundred that echo its bytes; a source with control
+/// characters has them escaped in every diagnostic, so that no byte of it below
+/// 0x20 (but tab and newline) reaches the terminal (issue 48).
+#[test]
+fn a_binary_file_is_refused_and_control_characters_are_escaped() {
+    let exe = std::env::current_exe().unwrap();
+    let exe = exe.to_str().unwrap();
+    let out = sysyc(&["-S", exe]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(out.stdout.is_empty());
+    assert_eq!(
+        text(&out.stderr),
+        format!("{exe}: error: not a SysY source file (an ELF file: a NUL byte at offset 7)\n")
+    );
+    let nul = source_file("binary", "nul.sy", "int main() { return 0; }\n\0\n");
+    let out = sysyc(&["--check", nul.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{}: error: not a SysY source file (binary data: a NUL byte at offset 25)\n",
+            nul.display()
+        )
+    );
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain("int main() {}".bytes().flat_map(|b| [b, 0]))
+        .collect();
+    let out = sysyc_with_stdin(&["--check", "-"], &utf16);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "<stdin>: error: not a SysY source file (UTF-16 text: save it as UTF-8)\n"
+    );
+    // Escape sequences (clear the screen, set the title, ring the bell) and a
+    // carriage return inside a line, in a source that is text.
+    let src = "int main() {\n  int x = 1;\x1b[2J\x1b]0;title\x07\r\x01\n  return x;\n}\n";
+    let p = source_file("binary", "esc.sy", src);
+    let out = sysyc(&["--check", "--color=never", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = text(&out.stderr);
+    assert!(
+        !out.stderr
+            .iter()
+            .any(|&b| b < 0x20 && b != b'\n' && b != b'\t'),
+        "{err:?}"
+    );
+    assert!(
+        err.starts_with(&format!(
+            "{}:2:13: error: unexpected character `\\x1b`\n  int x = 1;\\x1b[2J\\x1b]0;title\\x07\\r\\x01\n            ^^^^\n",
+            p.display()
+        )),
+        "{err}"
+    );
+}
+
+/// The peak resident memory of `sysyc ARGS` in KiB (from `wait4`'s resource use).
+// The child is waited for by `wait4`, which clippy does not see.
+#[allow(clippy::zombie_processes)]
+fn max_rss_kib(args: &[&str]) -> i64 {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let child = Command::new(SYSYC)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill in; the pid is our
+    // child's, not yet waited for.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let status = std::process::ExitStatus::from_raw(status);
+    assert!(status.success(), "{args:?}: {status:?}");
+    usage.ru_maxrss
+}
+
+/// A main of `lines` lines of `a = a + b * 3; b = b - a;` (29 bytes each).
+fn huge_function(lines: usize) -> PathBuf {
+    let mut src = String::from("int main() {\n  int a = getint(), b = getint();\n");
+    for _ in 0..lines {
+        src += "  a = a + b * 3; b = b - a;\n";
+    }
+    src += "  return a + b;\n}\n";
+    source_file("huge", &format!("huge{lines}.sy"), &src)
+}
+
+/// Issue 48: one 5 MB function at -O0 takes well under 400 MB (474 MB before the
+/// driver handed freed memory back between phases and isel reserved its blocks;
+/// 355 MB after),
+/// and twice the source takes about twice the memory. Ignored: it takes a few
+/// seconds and 700 MB (`cargo test --release -p sysyc --test cli -- --ignored`).
+#[test]
+#[ignore]
+fn a_huge_function_at_o0_takes_linear_memory() {
+    let big = huge_function(180_000);
+    let rss = max_rss_kib(&["-O0", "-S", "-o", "/dev/null", big.to_str().unwrap()]);
+    assert!(rss < 400 * 1024, "{rss} KiB");
+    // -g follows each instruction's position through the stages (598 MB before it
+    // copied only the code between stages and chained its match queues).
+    let g = max_rss_kib(&["-O0", "-S", "-g", "-o", "/dev/null", big.to_str().unwrap()]);
+    assert!(g < 450 * 1024, "-g: {g} KiB");
+    let half = huge_function(90_000);
+    let rss_half = max_rss_kib(&["-O0", "-S", "-o", "/dev/null", half.to_str().unwrap()]);
+    assert!(
+        (rss as f64) < 2.2 * rss_half as f64,
+        "{rss} KiB against {rss_half} KiB for half the source"
+    );
+    let double = huge_function(360_000);
+    let rss_double = max_rss_kib(&["-O0", "-S", "-o", "/dev/null", double.to_str().unwrap()]);
+    assert!(
+        (rss_double as f64) < 2.2 * rss as f64,
+        "{rss_double} KiB against {rss} KiB for half the source"
+    );
 }

@@ -193,3 +193,25 @@ fn a_fifo_output_is_written_through() {
     assert!(reader.join().unwrap().contains("main:"));
     assert_eq!(listing(&dir), ["g.s", "g.sy"]);
 }
+
+/// `-o /dev/null` (a character device, not a file anyone would run) gets no "does
+/// not assemble or link" warning without `-S`; a regular file's name still does
+/// (issue 48).
+#[test]
+fn an_output_that_is_not_a_regular_file_gets_no_link_warning() {
+    let dir = scratch("dev-null");
+    fs::write(dir.join("a.sy"), GOOD).unwrap();
+    let out = sysyc(&dir, &["-O1", "-o", "/dev/null", "a.sy"]);
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "");
+    let out = sysyc(&dir, &["-O1", "-o", "prog", "a.sy"]);
+    assert!(out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("warning: writing assembly to 'prog'"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(fs::read_to_string(dir.join("prog"))
+        .unwrap()
+        .contains("main:"));
+}

@@ -220,10 +220,11 @@ pub fn unexpected_char(c: char) -> String {
     if c == char::REPLACEMENT_CHARACTER {
         return "invalid UTF-8 (the bytes shown as `\u{fffd}`): a SysY source must be UTF-8 outside comments".into();
     }
-    let shown = if c.is_control() || c.is_whitespace() {
-        c.escape_default().to_string()
-    } else {
-        c.to_string()
+    // Escaped as the source line under the message shows it.
+    let shown = match crate::diag::escaped_char(c) {
+        Some(e) => e,
+        None if c.is_whitespace() => c.escape_default().to_string(),
+        None => c.to_string(),
     };
     match ascii_look_alike(c) {
         Some(a) => format!(

@@ -251,6 +251,14 @@ impl<'a> Isel<'a> {
             self.switch_to(self.mblock[b.index()].expect("reachable"));
             self.ir_block = b;
             let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+            // Room for the machine instructions at once (about 1.3 per IR one at -O0):
+            // a block of a million instructions grown by doubling leaves as much
+            // freed memory behind as it uses.
+            let room = insts.len() + insts.len() / 2;
+            self.mf.blocks[self.cur].insts.reserve(room);
+            if let Some(l) = self.locs.blocks.get_mut(self.cur.index()) {
+                l.reserve(room);
+            }
             self.after_sibling_call = false;
             for i in insts {
                 self.cur_loc = f.src_loc(i).map_or(0, |p| p.saturating_add(1));
