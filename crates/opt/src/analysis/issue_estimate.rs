@@ -16,7 +16,8 @@
 //! pipe B, anything else either; an instruction issues when its operands are ready
 //! (result latencies: ALU 1, load 3, multiply 3, floating-point add and multiply 5,
 //! compare and convert 3, division 20 and float division 27, each divider taking
-//! no other division until done). A `gep` with a constant index is folded into the access that
+//! no other division until done; a division by a constant 4 as ALU work for a
+//! power of two, 7 as a multiply otherwise). A `gep` with a constant index is folded into the access that
 //! uses it and costs nothing when its offset fits an access's 12-bit immediate;
 //! one with a variable index, or a larger offset, is an ALU operation.
 //! Memory accesses keep their order where one of them is a store, unless the caller
@@ -49,9 +50,17 @@ fn unit_and_latency(f: &Function, i: Inst) -> (Unit, u32) {
         },
         InstKind::Load { .. } => (Unit::Memory, 3),
         InstKind::Store { .. } => (Unit::Memory, 1),
-        InstKind::Binary { op, .. } => match op {
+        InstKind::Binary { op, args } => match op {
             BinOp::Mul | BinOp::Mul64 => (Unit::Long, 3),
-            BinOp::SDiv | BinOp::SRem | BinOp::SDiv64 | BinOp::SRem64 => (Unit::Divider(0), 20),
+            // By a constant, the back end divides without the divider: by a power
+            // of two with four shifts and adds, by another constant with a
+            // multiply by its inverse and a few fix-ups.
+            BinOp::SDiv | BinOp::SRem => match f.as_iconst(args[1]) {
+                Some(d) if d.unsigned_abs().is_power_of_two() => (Unit::Alu, 4),
+                Some(_) => (Unit::Long, 7),
+                None => (Unit::Divider(0), 20),
+            },
+            BinOp::SDiv64 | BinOp::SRem64 => (Unit::Divider(0), 20),
             BinOp::FAdd | BinOp::FSub | BinOp::FMul => (Unit::Long, 5),
             BinOp::FDiv => (Unit::Divider(1), 27),
             _ => (Unit::Alu, 1),
@@ -117,6 +126,59 @@ pub fn steady_state_length(
     }
     let last_two = &lengths[STEADY_TRIPS - 2..];
     (last_two[0] + last_two[1]).div_ceil(2)
+}
+
+/// The longest latency, in cycles, from a value the previous trip of a loop left
+/// to the same value for the next trip, through the body `insts` (in order): for
+/// each operand that `previous` maps (a header parameter, to the value the back
+/// edge passes for it), the latency path from the parameter to that value. A trip
+/// cannot take fewer cycles than this however the loop is unrolled or scheduled
+/// (the recurrence bound of modulo scheduling, for cycles through one parameter).
+pub fn recurrence_length(
+    f: &Function,
+    insts: &[Inst],
+    previous: &dyn Fn(Value) -> Option<Value>,
+) -> u32 {
+    let index: FxHashMap<Inst, usize> = insts.iter().enumerate().map(|(k, &i)| (i, k)).collect();
+    // For each parameter read in the body: the longest path from it to each
+    // instruction's result (None: not reached), in one forward sweep per parameter.
+    let mut params: Vec<Value> = Vec::new();
+    for &i in insts {
+        f.kind(i).for_each_arg(|a| {
+            if previous(a).is_some() && !params.contains(&a) {
+                params.push(a);
+            }
+        });
+    }
+    let mut longest = 0;
+    for p in params {
+        let Some(next) = previous(p) else {
+            continue;
+        };
+        let mut reach: Vec<Option<u32>> = vec![None; insts.len()];
+        for (k, &i) in insts.iter().enumerate() {
+            let mut from: Option<u32> = None;
+            f.kind(i).for_each_arg(|a| {
+                let at = if a == p {
+                    Some(0)
+                } else {
+                    f.def_inst(a)
+                        .and_then(|d| index.get(&d))
+                        .filter(|&&d| d < k)
+                        .and_then(|&d| reach[d])
+                };
+                from = from.max(at);
+            });
+            reach[k] = from.map(|c| c + unit_and_latency(f, i).1);
+        }
+        let end = f
+            .def_inst(next)
+            .and_then(|d| index.get(&d))
+            .and_then(|&d| reach[d])
+            .unwrap_or(0);
+        longest = longest.max(end);
+    }
+    longest
 }
 
 /// The dependences among a list of instructions and what each occupies.
@@ -475,5 +537,38 @@ bb0(%0: ptr, %1: i32):
 }
 "#;
         assert_eq!(length(src, &[], &|_| 0), 1);
+    }
+
+    #[test]
+    fn a_recurrence_is_the_longest_chain_from_a_parameter_to_its_next_value() {
+        // x' = (x * 3) + y (3 + 1 cycles); y' = y + 1 (1 cycle); z' = load (not
+        // through z).
+        let src = r#"
+global @g: [i32; 4] = zeroinit
+
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(1, 2, 3)
+bb1(%1: i32, %2: i32, %3: i32):
+  %4 = mul %1, 3
+  %5 = add %4, %2
+  %6 = add %2, 1
+  %7 = load i32, @g
+  %8 = slt %6, %0
+  br %8, bb1(%5, %6, %7), bb2
+bb2:
+  ret %5
+}
+"#;
+        let m = ir::parse_module(src).unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let h = f.layout.blocks().nth(1).unwrap();
+        let body: Vec<Inst> = f.layout.block_insts(h).collect();
+        let body = &body[..body.len() - 1];
+        let params = f.block_params(h).to_vec();
+        let term = f.terminator(h).unwrap();
+        let next = f.kind(term).targets()[0].args.clone();
+        let previous = |v: Value| params.iter().position(|&p| p == v).map(|k| next[k]);
+        assert_eq!(recurrence_length(f, body, &previous), 4);
     }
 }

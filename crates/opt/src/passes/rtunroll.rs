@@ -1,6 +1,7 @@
-//! Runtime unrolling of single-block loops that march a pointer to an end: `k`
-//! iterations run per trip of an unrolled copy of the loop with one exit test, and
-//! the original loop runs what is left (fewer than `k`).
+//! Runtime unrolling of single-block counted loops (a pointer marching to an end,
+//! or an `i32` counting up by one to a bound): `k` iterations run per trip of an
+//! unrolled copy of the loop with one exit test, and the original loop runs what
+//! is left (fewer than `k`).
 //!
 //! ```text
 //!   pre:  jump b(x0)                      pre:  e = gep end, -(k-1)c, S; br slt(p0, e), u(x0), b(x0)
@@ -18,7 +19,14 @@
 //! counted by a pointer `p` advanced by a positive constant `c` (of stride `S`) and
 //! compared with a loop-invariant end by `<`: a pointer does not wrap, so the test
 //! "`k` more iterations" is `p + (k-1)c*S < end`. Linear-function test replacement
-//! ([`super::lftr`]) gives most counted loops this form.
+//! ([`super::lftr`]) gives most counted loops this form. A loop it leaves counted
+//! by an `i32` `i` stepping by one, tested after the step with `i + 1 < n`, takes
+//! the same test as `i < n - (k-1)`: exact when `n - (k-1)` does not wrap, which
+//! the preheader checks (`n - (k-1) < n`) before entering the unrolled loop; inside
+//! it `i + k - 1 < n` holds, so no copy's step wraps either. Such a loop is left
+//! alone when a recurrence is all its work and bounds its trip (`x = x / 16`: the
+//! counter's instructions issue in the shadow of the chain, and unrolling would
+//! add only the entry test and the remainder loop).
 //!
 //! A function with an unrolled loop is then cleaned up by instcombine and value
 //! numbering (see [`RuntimeUnroll`]'s `run`).
@@ -27,14 +35,14 @@
 //! instructions, by 2 up to [`MAX_BODY`]), and a function grows by at most
 //! [`MAX_GROWTH`] instructions.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Purity, RotatedLoop};
+use crate::analysis::{issue_estimate, AnalysisManager, FunctionAnalyses, Purity, RotatedLoop};
 use crate::passes::{gvn, instcombine};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::ControlFlowGraph;
-use ir::{BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
-use rustc_hash::FxHashMap;
+use ir::{BinOp, BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The runtime unrolling pass.
 pub struct RuntimeUnroll;
@@ -44,7 +52,7 @@ impl Pass for RuntimeUnroll {
         "rtunroll"
     }
     fn description(&self) -> &'static str {
-        "unroll pointer-counted single-block loops with a remainder loop"
+        "unroll counted single-block loops with a remainder loop"
     }
     /// Each function with an unrolled loop is then simplified: the copies name
     /// one address two ways (the second copy's `gep (gep p, 1, 4), -1, 4` is the
@@ -82,15 +90,33 @@ pub const MAX_BODY: usize = 40;
 /// A function grows by at most this many instructions.
 pub const MAX_GROWTH: usize = 1000;
 
-/// What unrolling a loop needs: its shape, the pointer counting it (the header
-/// parameter's index), its step `c` and stride, and the end it is compared with.
+/// What unrolling a loop needs: its shape, the counter (the header parameter's
+/// index), how it counts, and the end it is compared with.
 struct Plan {
     l: RotatedLoop,
     iv: usize,
-    step: i32,
-    stride: u32,
+    count: Count,
     end: Value,
     factor: usize,
+}
+
+/// How a loop counts.
+#[derive(Copy, Clone, Debug)]
+enum Count {
+    /// A pointer advanced by `step` elements of `stride` bytes.
+    Pointer { step: i32, stride: u32 },
+    /// An `i32` advanced by one.
+    Int,
+}
+
+impl Count {
+    /// How far the counter moves in `n` iterations, in its own units.
+    fn span(self, n: i32) -> i32 {
+        match self {
+            Count::Pointer { step, .. } => n * step,
+            Count::Int => n,
+        }
+    }
 }
 
 /// Unrolls the loops of `f` that qualify; returns how many.
@@ -152,19 +178,31 @@ impl Plan {
         else {
             return None;
         };
-        if f.value_block(end) == Some(b) || f.value_type(end) != Type::Ptr {
+        if f.value_block(end) == Some(b) {
             return None;
         }
-        let InstKind::Gep {
-            base,
-            index,
-            stride,
-        } = *f.kind(f.def_inst(next)?)
-        else {
-            return None;
+        let (count, counter) = match (f.value_type(end), f.kind(f.def_inst(next)?)) {
+            (
+                Type::Ptr,
+                &InstKind::Gep {
+                    base,
+                    index,
+                    stride,
+                },
+            ) => {
+                let step = f.as_iconst(index).filter(|&c| (1..=1 << 16).contains(&c))?;
+                (Count::Pointer { step, stride }, base)
+            }
+            (
+                Type::I32,
+                &InstKind::Binary {
+                    op: BinOp::Add,
+                    args: [x, one],
+                },
+            ) if f.as_iconst(one) == Some(1) => (Count::Int, x),
+            _ => return None,
         };
-        let step = f.as_iconst(index).filter(|&c| (1..=1 << 16).contains(&c))?;
-        let iv = f.block_params(b).iter().position(|&p| p == base)?;
+        let iv = f.block_params(b).iter().position(|&p| p == counter)?;
         if l.next_args(f).get(iv) != Some(&next) {
             return None;
         }
@@ -183,15 +221,74 @@ impl Plan {
             _ if body <= MAX_BODY => 2,
             _ => return None,
         };
+        if matches!(count, Count::Int) && bound_by_recurrence(f, &l, iv) {
+            return None;
+        }
         Some(Plan {
             l,
             iv,
-            step,
-            stride,
+            count,
             end,
             factor,
         })
     }
+}
+
+/// Whether a trip of loop `l` (a single block) is bound by a recurrence: every
+/// instruction but the counter's step and test lies on a chain from a carried value
+/// to its next value (`x = x / 16`), and the trip takes no more cycles than the
+/// longest such chain. Unrolling then removes the counter's instructions, which
+/// issue in the chain's shadow, but no cycle, and adds the entry test and the
+/// remainder loop. With work off the chains (`s = (s + 3 * i) % m`), the copies of
+/// an unrolled loop overlap it with the chain, which an in-order core cannot do
+/// across trips. (A pointer-counted loop gains more than that, its increments
+/// folding into offsets, and is unrolled regardless.)
+fn bound_by_recurrence(f: &Function, l: &RotatedLoop, iv: usize) -> bool {
+    let body: Vec<Inst> = f
+        .layout
+        .block_insts(l.header)
+        .filter(|&i| i != l.branch)
+        .collect();
+    let params = f.block_params(l.header);
+    let next = l.next_args(f);
+    let previous = |v: Value| params.iter().position(|&p| p == v).map(|k| next[k]);
+    let InstKind::Br { cond, .. } = *f.kind(l.branch) else {
+        return false;
+    };
+    let overhead = [f.def_inst(next[iv]), f.def_inst(cond)];
+    // Instructions reached from a carried value (not the counter), and those
+    // reaching the next value of one.
+    let carried = |v: Value| previous(v).is_some() && v != params[iv];
+    let mut from: FxHashSet<Inst> = FxHashSet::default();
+    for &i in &body {
+        let mut reached = false;
+        f.kind(i).for_each_arg(|a| {
+            reached |= carried(a) || f.def_inst(a).is_some_and(|d| from.contains(&d));
+        });
+        if reached {
+            from.insert(i);
+        }
+    }
+    let mut to: FxHashSet<Inst> = (0..params.len())
+        .filter(|&k| k != iv)
+        .filter_map(|k| f.def_inst(next[k]))
+        .collect();
+    for &i in body.iter().rev() {
+        if to.contains(&i) {
+            f.kind(i).for_each_arg(|a| {
+                if let Some(d) = f.def_inst(a) {
+                    to.insert(d);
+                }
+            });
+        }
+    }
+    let all_on_chains = body
+        .iter()
+        .filter(|&&i| !overhead.contains(&Some(i)))
+        .all(|i| from.contains(i) && to.contains(i));
+    all_on_chains
+        && issue_estimate::recurrence_length(f, &body, &previous)
+            >= issue_estimate::steady_state_length(f, &body, &previous, &|_| 0)
 }
 
 /// `gep p, k, stride`, inserted before `before`.
@@ -216,7 +313,7 @@ fn unroll(f: &mut Function, p: &Plan) {
     let params = f.block_params(b).to_vec();
     let next = p.l.next_args(f).to_vec();
     let exit = f.kind(branch).targets()[p.l.exit()].clone();
-    let ahead = (p.factor as i32 - 1) * p.step;
+    let ahead = p.count.span(p.factor as i32 - 1);
 
     // The unrolled loop: `factor` copies chained through the next values.
     let u = f.create_block();
@@ -264,11 +361,27 @@ fn unroll(f: &mut Function, p: &Plan) {
     let at = |map: &FxHashMap<Value, Value>, v: Value| map.get(&v).copied().unwrap_or(v);
     let next_k: Vec<Value> = next.iter().map(|&n| at(&map, n)).collect();
     // `p + ahead < end` as `p < end - ahead`, the bound computed once before the loop
-    // (addresses are far from the ends of the signed range: no wrap either way).
+    // (addresses are far from the ends of the signed range: no wrap either way; an
+    // `i32` end may be, and then the unrolled loop is not entered).
     let pt = f
         .terminator(p.l.preheader)
         .expect("preheader ends in a jump");
-    let end_ahead = gep_before(f, pt, p.end, -ahead, p.stride);
+    let (end_ahead, no_wrap) = match p.count {
+        Count::Pointer { stride, .. } => (gep_before(f, pt, p.end, -ahead, stride), None),
+        Count::Int => {
+            let minus = f.iconst(-ahead);
+            let e = f.insert_inst_before(
+                pt,
+                InstKind::Binary {
+                    op: BinOp::Add,
+                    args: [p.end, minus],
+                },
+                Type::I32,
+            );
+            let e = f.inst_result(e).expect("add has a result");
+            (e, Some(super::slt_before(f, pt, e, p.end)))
+        }
+    };
     let more = super::slt_before(f, jump_placeholder, next_k[p.iv], end_ahead);
     // Fewer than `factor` left: the remainder loop, or the exit.
     let m = f.create_block();
@@ -303,7 +416,18 @@ fn unroll(f: &mut Function, p: &Plan) {
     );
     // The preheader enters the unrolled loop when `factor` iterations are certain.
     let init = p.l.init_args(f).to_vec();
-    let enter = super::slt_before(f, pt, init[p.iv], end_ahead);
+    let mut enter = super::slt_before(f, pt, init[p.iv], end_ahead);
+    if let Some(ok) = no_wrap {
+        let both = f.insert_inst_before(
+            pt,
+            InstKind::Binary {
+                op: BinOp::And,
+                args: [ok, enter],
+            },
+            Type::I32,
+        );
+        enter = f.inst_result(both).expect("and has a result");
+    }
     f.replace_kind(
         pt,
         InstKind::Br {
@@ -390,11 +514,92 @@ bb4(%19: i32):
     }
 
     #[test]
-    fn loops_counted_by_an_integer_are_left() {
-        // Counted by an i32 (`i + 3 < n` might wrap): not unrolled.
+    fn loops_counted_by_an_integer_unroll_too() {
+        // Counted by the i32 `%8` against `n`: 4 copies and the remainder, every
+        // trip count running the same.
         let src = MARCH.replace("%16 = slt %13, %3", "%16 = slt %15, %0");
-        let out = same_behaviour(&src, &["rtunroll"], "5");
-        assert_eq!(out.matches("store %").count(), 2, "{out}");
+        for n in 0..10 {
+            let out = same_behaviour(&src, &["rtunroll"], &n.to_string());
+            assert_eq!(out.matches("store %").count(), 2 * 5, "{out}");
+        }
+    }
+
+    /// `for (i = -2^31; i < n; i++) s += i & 7;` with `n` read: near the bottom of
+    /// the range `n - 3` wraps round to a large positive bound, which must not
+    /// let the unrolled loop run four iterations where one or two are left.
+    #[test]
+    fn an_integer_end_near_the_bottom_of_the_range_keeps_the_trip_count() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt -2147483648, %0
+  br %1, bb1, bb3(0)
+bb1:
+  jump bb2(-2147483648, 0)
+bb2(%2: i32, %3: i32):
+  %4 = and %2, 7
+  %5 = add %3, %4
+  %6 = add %2, 1
+  %7 = slt %6, %0
+  br %7, bb2(%6, %5), bb3(%5)
+bb3(%8: i32):
+  call @putint(%8)
+  ret 0
+}
+"#;
+        for n in [
+            "-2147483647",
+            "-2147483646",
+            "-2147483645",
+            "-2147483644",
+            "-2147483630",
+        ] {
+            let out = same_behaviour(src, &["rtunroll"], n);
+            assert_eq!(out.matches(", 7\n").count(), 5, "{out}");
+        }
+    }
+
+    /// `for (i = 0; i < m; i++) x = x OP 16;`, `x` and `m` read, `x` printed.
+    fn chain(op: &str) -> String {
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = slt 0, %1
+  br %2, bb1, bb3(%0)
+bb1:
+  jump bb2(0, %0)
+bb2(%3: i32, %4: i32):
+  %5 = {op} %4, 16
+  %6 = add %3, 1
+  %7 = slt %6, %1
+  br %7, bb2(%6, %5), bb3(%5)
+bb3(%8: i32):
+  call @putint(%8)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn an_integer_loop_bound_by_its_recurrence_is_left() {
+        // A division a trip: the counter's add and test issue in its shadow.
+        let out = same_behaviour(&chain("sdiv"), &["rtunroll"], "1000000 6");
+        assert_eq!(out.matches("sdiv").count(), 1, "{out}");
+        // An add a trip: the counter's instructions are half the trip; unrolled,
+        // the four adds of 16 fold into one of 64.
+        let out = same_behaviour(&chain("add"), &["rtunroll"], "7 6");
+        assert!(out.contains(", 64\n"), "{out}");
     }
 
     /// `a[k] = 3 * a[k - 1] + 1` walked by a pointer: in the unrolled body each
