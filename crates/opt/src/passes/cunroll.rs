@@ -23,7 +23,13 @@
 //! unknown, and every branch must be decided. The walk ends at the first edge out of
 //! the loop, after at most [`MAX_TRIPS`] iterations and [`MAX_PATH_INSTS`]
 //! instructions on the path (what the copies shrink to); a branch it cannot decide
-//! leaves the loop alone. Unlike [`super::unroll`], which takes single-block loops
+//! leaves the loop alone, unless it is an exit (one target in the loop, one out):
+//! the walk then stays in the loop, and the trips it finds bound the loop's, which
+//! may leave earlier (`while (i > 3 && a[i] != x) i--;` runs at most 4 times from
+//! `i = 7`). Each copy keeps that exit test, as in GCC's complete peeling
+//! (`try_peel_loop`, with the bound `max_loop_iterations` gives), under tighter
+//! limits ([`MAX_PEELED_TRIPS`], [`MAX_PEELED_INSTS`]), since the copies do not
+//! fold away. Unlike [`super::unroll`], which takes single-block loops
 //! with a counted latch, the loop may have any number of blocks and exits.
 //!
 //! A loop that only computes (no memory access, no call) and whose results at its
@@ -85,6 +91,11 @@ pub const MAX_PATH_INSTS: usize = 400;
 pub const MAX_LOOP_INSTS: usize = 100;
 /// A function grows by at most this many instructions (copies before folding).
 pub const MAX_GROWTH: usize = 4000;
+/// A loop with exits that data decide is copied at most this many times, into at
+/// most this many instructions once folded (GCC's `max-completely-peel-times` and
+/// `max-completely-peeled-insns`).
+pub const MAX_PEELED_TRIPS: usize = 16;
+pub const MAX_PEELED_INSTS: usize = 200;
 
 /// At most this many loops of a function are unrolled (each round simulates every
 /// loop again: the one unrolled may have made the next loop's entry constant).
@@ -140,7 +151,16 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 trips: MAX_TRIPS,
                 steps: MAX_PATH_INSTS,
             };
-            let trips = simulate(f, loops, id, entry, limits)?.trips;
+            let trips = match simulate(f, loops, id, entry, limits) {
+                Some(walk) => walk.trips,
+                // Exits that data decide leave the copies' code in place: a
+                // tighter limit, as GCC's complete peeling has.
+                None => {
+                    bound_trips(f, loops, id, entry, MAX_PEELED_TRIPS)
+                        .filter(|&(_, left)| left <= MAX_PEELED_INSTS)?
+                        .0
+                }
+            };
             (trips * size <= budget).then_some(Plan::Unroll {
                 id,
                 trips,
@@ -389,6 +409,106 @@ pub fn simulate(
     }
 }
 
+/// An upper bound on the header entries of loop `id` (innermost, so acyclic but
+/// for its back edges), entered through `entry`, when constants bound them but
+/// need not decide every branch: each iteration is evaluated as SCCP would over
+/// the loop's blocks from the header's known values, a branch it cannot decide
+/// reaching both targets, and a block parameter known when every edge reaching it
+/// this iteration agrees; the header's values for the next iteration are likewise
+/// those all reached back edges agree on. The walk ends when no back edge is
+/// reached (every way through leaves the loop), after at most `max_trips`. With
+/// the bound comes the size of the copies once folded: the instructions of the
+/// blocks reached whose results are not constants (as GCC's
+/// `estimated_unrolled_size`).
+fn bound_trips(
+    f: &Function,
+    loops: &LoopForest,
+    id: LoopId,
+    (pred, which): (Block, usize),
+    max_trips: usize,
+) -> Option<(usize, usize)> {
+    let lp = loops.get(id);
+    let h = lp.header;
+    let blocks: Vec<Block> = lp.blocks.iter().copied().collect();
+    let entry_args = f.kind(f.terminator(pred)?).targets()[which].args.clone();
+    let mut header: Vec<Option<Const>> = entry_args.iter().map(|&a| Const::of(f, a)).collect();
+    let mut steps = 0;
+    let mut left = 0;
+    for trip in 1..=max_trips {
+        let mut known: FxHashMap<Value, Const> = FxHashMap::default();
+        // Per block of the loop reached this iteration: what its edges so far
+        // bring to each of its parameters (None: disagreeing or unknown).
+        let mut incoming: FxHashMap<Block, Option<Vec<Option<Const>>>> = FxHashMap::default();
+        incoming.insert(h, Some(header.clone()));
+        let mut back: Option<Vec<Option<Const>>> = None;
+        for &b in &blocks {
+            let Some(Some(params)) = incoming.remove(&b) else {
+                continue;
+            };
+            for (&p, c) in f.block_params(b).iter().zip(params) {
+                set(&mut known, p, c);
+            }
+            let mut reach = |t: &BlockCall, known: &FxHashMap<Value, Const>| {
+                let args: Vec<Option<Const>> = t.args.iter().map(|&a| value(f, known, a)).collect();
+                let slot = if t.block == h {
+                    &mut back
+                } else if loops.contains(id, t.block) {
+                    // Blocks come in reverse post-order: every edge into one is
+                    // seen before it is evaluated.
+                    incoming.entry(t.block).or_insert(None)
+                } else {
+                    return;
+                };
+                *slot = Some(match slot.take() {
+                    None => args,
+                    Some(old) => old
+                        .into_iter()
+                        .zip(args)
+                        .map(|(x, y)| if x == y { x } else { None })
+                        .collect(),
+                });
+            };
+            for i in f.layout.block_insts(b) {
+                steps += 1;
+                if steps > MAX_PATH_INSTS {
+                    return None;
+                }
+                match *f.kind(i) {
+                    InstKind::Jump { ref dest } => reach(dest, &known),
+                    InstKind::Br {
+                        cond,
+                        ref then_dest,
+                        ref else_dest,
+                    } => match value(f, &known, cond) {
+                        Some(Const::I(c)) => {
+                            reach(if c != 0 { then_dest } else { else_dest }, &known)
+                        }
+                        _ => {
+                            reach(then_dest, &known);
+                            reach(else_dest, &known);
+                        }
+                    },
+                    InstKind::Ret { .. } => {}
+                    ref kind => {
+                        let folded = fold(f, &known, kind);
+                        if folded.is_none() {
+                            left += 1;
+                        }
+                        if let Some(r) = f.inst_result(i) {
+                            set(&mut known, r, folded);
+                        }
+                    }
+                }
+            }
+        }
+        match back {
+            None => return Some((trip, left)),
+            Some(next) => header = next,
+        }
+    }
+    None
+}
+
 /// The constant an arithmetic instruction computes from known operands.
 fn fold(f: &Function, known: &FxHashMap<Value, Const>, kind: &InstKind) -> Option<Const> {
     match *kind {
@@ -480,6 +600,64 @@ bb5(%7: i32):
   ret 0
 }
 "#;
+
+    /// `i = 7; while (i > 3 && g[i - 3] != x) i = i - 1; print(i)` with `x` read:
+    /// constants bound the trips (at most five header entries), data decide the
+    /// exit on the way.
+    const SEARCH: &str = r#"
+global @g: [i32; 8] = [10, 11, 12, 13, 14, 15, 16, 17]
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(START)
+bb1(%1: i32):
+  %2 = sgt %1, 3
+  br %2, bb2, bb4(%1)
+bb2:
+  %3 = add %1, -3
+  %4 = gep @g, %3, 4
+  %5 = load i32, %4
+  %6 = eq %5, %0
+  br %6, bb4(%1), bb3
+bb3:
+  %7 = add %1, -1
+  jump bb1(%7)
+bb4(%8: i32):
+  call @putint(%8)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_loop_bounded_by_constants_with_data_exits_is_peeled_completely() {
+        let src = SEARCH.replace("START", "7");
+        for x in ["10", "11", "13", "14", "15", "99"] {
+            let out = same_behaviour(&src, &["cunroll"], x);
+            // Every copy's address is a constant: no `add` of the counter is left.
+            assert!(!out.contains("bb1(") && !out.contains("add "), "{out}");
+            assert_eq!(out.matches("load i32").count(), 4, "{out}");
+        }
+        // Too many copies for a loop whose exits stay: left alone.
+        let long = SEARCH
+            .replace("START", "60")
+            .replace("[i32; 8]", "[i32; 64]");
+        let long = long.replace(
+            "[10, 11, 12, 13, 14, 15, 16, 17]",
+            &format!(
+                "[{}]",
+                (0..64)
+                    .map(|k| k.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+        let out = same_behaviour(&long, &["cunroll"], "30");
+        assert!(out.contains("bb1("), "{out}");
+    }
 
     #[test]
     fn a_loop_with_a_constant_break_becomes_its_iterations() {
@@ -590,12 +768,16 @@ bb5:
         let main = &out[out.find("func @main").unwrap()..];
         assert_eq!(main.matches("call @getint()").count(), 8, "{out}");
         assert!(!main.contains(" br "), "{out}");
-        // An inner loop whose count depends on the outer counter (`j > i`) is not
-        // decided on its own: innermost loops only.
+        // An inner loop whose exit also depends on the outer counter (`j > i`)
+        // ends at its constant bound at the latest: its four iterations are
+        // peeled, each keeping its test of `j > i`; the outer loop is then
+        // decided by constants, and in each of its copies the tests fold: 1 + 2 +
+        // 3 + 4 reads.
         let src = NEST.replace("LIMIT", "%0");
         let out = same_behaviour(&src, &["cunroll"], input);
         let main = &out[out.find("func @main").unwrap()..];
-        assert_eq!(main.matches("call @getint()").count(), 1, "{out}");
+        assert_eq!(main.matches("call @getint()").count(), 10, "{out}");
+        assert!(!main.contains(" br "), "{out}");
     }
 
     /// `for (i = 0; i < 100; i++) { if (i == STOP) break; s = s + i * K; }` then
