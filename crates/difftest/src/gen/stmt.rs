@@ -70,15 +70,7 @@ impl Gen<'_> {
     /// array's last dimension (`0`, `-1`, `0x3f3f3f3f`, or values whose bytes
     /// differ), sometimes downwards, sometimes inside a loop over the rows.
     fn fill(&mut self) -> Option<Stmt> {
-        let arrays: Vec<Sym> = self
-            .writable()
-            .into_iter()
-            .filter(|s| !s.shape.is_empty())
-            .collect();
-        if arrays.is_empty() {
-            return None;
-        }
-        let s = self.pick(&arrays).clone();
+        let s = self.writable_array()?;
         let len = *s.shape.last().expect("an array") as i32;
         let rows = s.shape.len() >= 2 && self.chance(0.3);
         let (row_var, row_len) = (
@@ -86,11 +78,9 @@ impl Gen<'_> {
             s.shape[s.shape.len() - 2.min(s.shape.len())],
         );
         let stores = len as u64 * if rows { row_len as u64 } else { 1 };
-        let room = self.budget.saturating_sub(self.cost) / self.mult.max(1);
-        if room < stores {
+        if !self.afford(stores) {
             return None;
         }
-        self.cost += self.mult * stores;
         let value = match (s.ty, self.between(0, 5)) {
             (Ty::Float, 0 | 1) => Expr::Float(0.0),
             (Ty::Float, _) => Expr::Float(self.between(-3, 3) as f32 * 0.5),
@@ -172,23 +162,12 @@ impl Gen<'_> {
     /// update's run reaches outside `[w, n)`, each iteration reads what the one
     /// before wrote.
     fn repeat(&mut self) -> Option<Stmt> {
-        let arrays: Vec<Sym> = self
-            .writable()
-            .into_iter()
-            .filter(|s| !s.shape.is_empty())
-            .collect();
-        if arrays.is_empty() {
-            return None;
-        }
-        let s = self.pick(&arrays).clone();
+        let s = self.writable_array()?;
         let len = *s.shape.last().expect("an array") as i32;
         let reps = self.between(2, 4) as i32;
-        let stores = 2 * len as u64 * reps as u64;
-        let room = self.budget.saturating_sub(self.cost) / self.mult.max(1);
-        if room < stores {
+        if !self.afford(2 * len as u64 * reps as u64) {
             return None;
         }
-        self.cost += self.mult * stores;
         let lead = self.indices(&s.shape[..s.shape.len() - 1]);
         let value = if self.chance(0.5) {
             self.const_scalar(s.ty)
@@ -274,6 +253,27 @@ impl Gen<'_> {
             cond: None,
             body: vec![rewrite, update],
         })
+    }
+
+    /// A random array this function may assign.
+    fn writable_array(&mut self) -> Option<Sym> {
+        let arrays: Vec<Sym> = self
+            .writable()
+            .into_iter()
+            .filter(|s| !s.shape.is_empty())
+            .collect();
+        (!arrays.is_empty()).then(|| self.pick(&arrays).clone())
+    }
+
+    /// Whether `stores` more stores (each run `mult` times) fit the budget; if so
+    /// they are counted.
+    fn afford(&mut self, stores: u64) -> bool {
+        let room = self.budget.saturating_sub(self.cost) / self.mult.max(1);
+        if room < stores {
+            return false;
+        }
+        self.cost += self.mult * stores;
+        true
     }
 
     /// Scalars and arrays this function may assign.

@@ -603,9 +603,10 @@ bb10:
 }
 "#;
 
-    /// The loads of `f` in order, its store, and the sections of the loop at `bb1`.
-    fn with_sections(check: impl Fn(&Sections, &Function, Inst, &[Inst])) {
-        let m = ir::parse_module(NEST).unwrap();
+    /// The loads of `f` (of `src`) in order, its store, and the sections of the
+    /// loop at `bb1`.
+    fn with_sections(src: &str, check: impl Fn(&Sections, &Function, Inst, &[Inst])) {
+        let m = ir::parse_module(src).unwrap();
         let f = m.funcs.values().next().unwrap();
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
@@ -632,7 +633,7 @@ bb10:
 
     #[test]
     fn the_nest_writes_its_whole_box() {
-        with_sections(|s, f, store, _| {
+        with_sections(NEST, |s, f, store, _| {
             let w = s.must_write(store).expect("a must-write section");
             let n = f.block_params(f.entry_block())[0];
             let dim = |stride| w.section.dims.iter().find(|d| d.stride == stride).unwrap();
@@ -667,7 +668,7 @@ bb10:
 
     #[test]
     fn reads_inside_the_box_are_covered_and_reads_outside_are_not() {
-        with_sections(|s, _, store, loads| {
+        with_sections(NEST, |s, _, store, loads| {
             let w = s.must_write(store).unwrap();
             let covered: Vec<bool> = loads
                 .iter()
@@ -690,31 +691,11 @@ bb10:
         // when n <= 1, and b[1][7] is then not written: k is not exact, and the
         // read is not covered.
         let src = NEST.replace("br %20, bb7, bb9", "jump bb7");
-        let m = ir::parse_module(&src).unwrap();
-        let f = m.funcs.values().next().unwrap();
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
-        let within = loops
-            .loops()
-            .find(|(_, l)| l.header.index() == 1)
-            .map(|(id, _)| id)
-            .unwrap();
-        let s = Sections::new(f, &cfg, &dt, &loops, within);
-        let first = |store: bool| {
-            f.layout
-                .blocks()
-                .flat_map(|b| f.layout.block_insts(b))
-                .find(|&i| match f.kind(i) {
-                    InstKind::Store { .. } => store,
-                    InstKind::Load { .. } => !store,
-                    _ => false,
-                })
-                .unwrap()
-        };
-        let w = s.must_write(first(true)).unwrap();
-        let r = s.may_touch(first(false)).unwrap();
-        assert!(r.dims.is_empty() && r.fixed.len() == 1, "{r:?}");
-        assert!(!s.covers(&w.section, &r));
+        with_sections(&src, |s, _, store, loads| {
+            let w = s.must_write(store).unwrap();
+            let r = s.may_touch(loads[0]).unwrap();
+            assert!(r.dims.is_empty() && r.fixed.len() == 1, "{r:?}");
+            assert!(!s.covers(&w.section, &r));
+        });
     }
 }
