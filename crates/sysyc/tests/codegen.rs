@@ -153,7 +153,8 @@ fn block_labels_go_up_in_layout_order() {
 /// Live-range splitting around loops (`regalloc/split.rs`): the values the hot
 /// nest of `tests/programs/split_around_loops.sy` spills are reloaded once before
 /// each later loop that reads them, not in it: the single loops (its two copies,
-/// unrolled and remainder, and the initialisation) touch no stack slot, and the hot
+/// unrolled and remainder, and the initialisation's two) touch no stack slot (but
+/// for the unrolled initialisation's reload of its bound), and the hot
 /// loop itself reloads at most 8 (15 before splitting: each spilled coefficient
 /// read in the inner loop gets a copy defined in the inner loop's preheader).
 #[test]
@@ -175,7 +176,15 @@ fn spilled_values_are_reloaded_before_loops_not_in_them() {
     assert_eq!(hot.len(), 1, "{asm}");
     assert!(stack(&hot[0].1) <= 8, "{}: {:#?}", hot[0].0, hot[0].1);
     assert!(single.len() >= 2, "{asm}");
+    // The initialisation loop is unrolled four times (rtunroll), and under the
+    // pressure of its four interleaved copies the unrolled copy reloads its own
+    // bound in its latch: one access, which is not a value of the hot nest.
+    let unrolled = |insts: &[String]| insts.iter().filter(|i| i.starts_with("sw ")).count() >= 4;
     for (label, insts) in single {
-        assert_eq!(stack(insts), 0, "{label} touches the stack: {insts:#?}");
+        let allowed = usize::from(unrolled(insts));
+        assert!(
+            stack(insts) <= allowed,
+            "{label} touches the stack: {insts:#?}"
+        );
     }
 }

@@ -438,11 +438,14 @@ fn access_pointer(f: &Function, i: Inst) -> Option<Value> {
     }
 }
 
+/// Index values with their strides (`index * stride` bytes each).
+type Terms = Vec<(Value, i64)>;
+
 /// `p` as object + constant offset + sum of `index * stride` along its `gep`s; the
 /// object is a global, an `alloc` or a parameter of the function.
-fn decompose(f: &Function, mut p: Value) -> Option<(Value, i64, Vec<(Value, i64)>)> {
+fn decompose(f: &Function, mut p: Value) -> Option<(Value, i64, Terms)> {
     let mut offset = 0i64;
-    let mut terms: Vec<(Value, i64)> = Vec::new();
+    let mut terms: Terms = Vec::new();
     while let Some(i) = f.def_inst(p) {
         let InstKind::Gep {
             base,

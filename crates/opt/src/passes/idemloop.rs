@@ -199,7 +199,9 @@ fn reads_nothing_it_writes_first(
     roots: &PointerRoots,
 ) -> bool {
     let object = |p: Value| address_root(f, roots.object_pointer(f, p)).0;
-    let (mut loads, mut stores): (Vec<(Inst, Value)>, Vec<(Inst, Value)>) = (vec![], vec![]);
+    // Each access with the object it reaches.
+    let mut loads: Vec<(Inst, Value)> = Vec::new();
+    let mut stores: Vec<(Inst, Value)> = Vec::new();
     for &b in loops.get(l).blocks.iter() {
         for i in f.layout.block_insts(b) {
             match *f.kind(i) {
