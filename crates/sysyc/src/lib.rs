@@ -425,8 +425,9 @@ impl Driver {
                     &self.print_funcs,
                 );
                 let wanted = dumps.wanted();
-                let mut hook =
-                    |when, stage: &'static riscv::StageInfo, mf: &_| dumps.around(when, stage, mf);
+                let mut hook = |when, stage: &'static riscv::StageInfo, mf: &_, _: Option<&_>| {
+                    dumps.around(when, stage, mf)
+                };
                 let hook: Option<riscv::StageHook<'_>> =
                     if wanted { Some(&mut hook) } else { None };
                 let asm = riscv::emit_module_hooked(&module, &opts, times, source, hook)
@@ -571,30 +572,17 @@ impl Driver {
 
     /// `--emit html`: the explorer page (see [`explore`]).
     fn explore(&self, name: &str, src: &str, mut module: ir::Module) -> Result<u8, String> {
-        let lowered = ir::text::print_module(&module);
         let names = self.pass_names();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let steps = explore::run_steps(&mut module, &names, self.verify_each)?;
-        let opts = self.backend_options();
-        // The assembly of `-S -g`: each run of instructions under its source line.
         let lines = riscv::srcloc::SourceLines::new(name, src);
-        let asm = riscv::emit_module_annotated(&module, &opts, None, Some(&lines))
+        let mut data = explore::Data::default();
+        explore::run_ir_passes(&mut data, &mut module, &lines, &names, self.verify_each)?;
+        let opts = self.backend_options();
+        explore::run_back_end(&mut data, &module, &opts, &lines, self.time_passes)
             .map_err(|e| format!("{name}: error: {e}"))?;
-        if let Some(msg) = print_passes::unknown_function(&module, &self.print_funcs) {
-            return Err(msg);
-        }
-        let page = explore::Page {
-            file: name,
-            source: src,
-            opt_level: self.opt_level,
-            lowered,
-            steps,
-            dot: dot::module_to_dot(&module, &self.print_funcs),
-            asm,
-            timings: self.time_passes,
-        };
-        let svg = explore::render_svg(&page.dot);
-        self.write_output(explore::render(&page, svg.as_deref()).as_bytes())?;
+        let json = explore::to_json(&data, name, src, self.opt_level, self.time_passes);
+        let title = format!("sysyc -O{}: {name}", self.opt_level);
+        self.write_output(explore::render(&json, &title).as_bytes())?;
         Ok(0)
     }
 
