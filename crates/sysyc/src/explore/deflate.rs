@@ -398,10 +398,13 @@ mod tests {
 
     #[test]
     fn codes_are_complete_prefix_codes_within_the_limit() {
-        let freq: Vec<u32> = (0..286)
-            .map(|k| if k % 3 == 0 { 0 } else { 1 << (k % 20) })
-            .collect();
-        for limit in [7, 15] {
+        // Skewed frequencies whose plain Huffman code is deeper than the limits.
+        for (n, limit) in [(19, 7), (286, 15)] {
+            let freq: Vec<u32> = (0..n)
+                .map(|k| if k % 3 == 0 { 0 } else { 1 << (k % 24) })
+                .collect();
+            let wide: Vec<u64> = freq.iter().map(|&x| x as u64).collect();
+            assert!(huffman(&wide).iter().any(|&l| l > limit));
             let lens = code_lengths(&freq, limit);
             assert!(lens.iter().all(|&l| l <= limit));
             // Kraft sum exactly 1: complete.

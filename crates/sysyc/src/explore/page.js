@@ -589,16 +589,16 @@ function layered(nodes, succ, caption, prefix) {
     inIdx.set(v, ins + 1);
     const x2 = X(v) + w[v] / 2 + ((ins % 3) - 1) * 8, y2 = y[v];
     let d, cls = "edge";
-    const slot = (k) => 10 + (k % 5) * 5;
+    // Horizontal runs keep below the labels under the boxes (14 px) and above
+    // the arrowheads.
+    const ya = (k) => y1 + 15 + (k % 5) * 4, yb = (k) => y2 - 12 - (k % 5) * 4;
     if (back.has(key) || u === v) {
       const lx = left + width + 14 + laneR * LANE, k = laneR++;
-      const ya = y1 + slot(k), yb = y2 - GAP + slot(k) - 4;
-      d = "M" + x1 + "," + y1 + " V" + ya + " H" + lx + " V" + yb + " H" + x2 + " V" + y2;
+      d = "M" + x1 + "," + y1 + " V" + ya(k) + " H" + lx + " V" + yb(k) + " H" + x2 + " V" + y2;
       cls += " back";
     } else if (layer[v] > layer[u] + 1) {
       const lx = left - 10 - laneL * LANE, k = laneL++;
-      const ya = y1 + slot(k), yb = y2 - GAP + slot(k) - 4;
-      d = "M" + x1 + "," + y1 + " V" + ya + " H" + lx + " V" + yb + " H" + x2 + " V" + y2;
+      d = "M" + x1 + "," + y1 + " V" + ya(k) + " H" + lx + " V" + yb(k) + " H" + x2 + " V" + y2;
     } else {
       const my = (y1 + y2) / 2;
       d = "M" + x1 + "," + y1 + " C" + x1 + "," + my + " " + x2 + "," + my + " " + x2 + "," + y2;
@@ -741,9 +741,27 @@ function selftest() {
       }
       for (let j = 0; j < k; j++) check(!overlap(br[j], br[k]), "boxes " + j + " and " + k + " overlap");
     });
+    const paths = [...svg.querySelectorAll("path.edge")];
+    // No edge runs through a box (its ends touch their boxes' borders).
+    const rects = [...svg.querySelectorAll("g[data-node] rect")].map((r) => r.getBBox());
+    for (const p of paths) {
+      const len = p.getTotalLength();
+      for (let at = 3; at < len - 3; at += 4) {
+        const q = p.getPointAtLength(at);
+        const hit = rects.findIndex((r) => q.x > r.x + 1 && q.x < r.x + r.width - 1 && q.y > r.y + 1 && q.y < r.y + r.height - 1);
+        check(hit < 0, "an edge runs through box " + hit + " at " + q.x.toFixed(0) + "," + q.y.toFixed(0));
+        if (hit >= 0) break;
+      }
+    }
     for (const lab of svg.querySelectorAll(".elabel")) {
       const lr = lab.getBoundingClientRect();
       br.forEach((b, k) => check(!overlap(lr, b), "edge label overlaps box " + k));
+      // No edge's stroke passes through the label's box.
+      const bb = lab.getBBox(), pt = svg.createSVGPoint();
+      for (let i = 1; i < 4; i++) for (let j = 1; j < 4; j++) {
+        pt.x = bb.x + bb.width * i / 4; pt.y = bb.y + bb.height * j / 4;
+        check(!paths.some((p) => p.isPointInStroke(pt)), "an edge crosses the label " + lab.textContent + " at " + pt.x.toFixed(0) + "," + pt.y.toFixed(0));
+      }
     }
   }
   check(document.querySelectorAll("#graphs svg").length === 2, "a CFG and a dominator tree are drawn");
@@ -777,7 +795,10 @@ function selftest() {
   // The line with the most IR and assembly rows.
   lines.sort((p, q) => (mid.rowsBy.get(q).length + asm.rowsBy.get(q).length) - (mid.rowsBy.get(p).length + asm.rowsBy.get(p).length) || p - q);
   const L = lines[0];
-  const report = { stages: D.stages.map((s) => s.name), changed: D.stages.map((s) => s.changed), stage: st.name, func: D.funcs[ui.func], line: L };
+  // The report, one item a line: "stage NAME changed|same", "shown STAGE FUNC
+  // LINE", then the highlighted rows as "ir TEXT" and "asm TEXT".
+  const report = D.stages.map((s) => "stage " + s.name + " " + (s.changed ? "changed" : "same"));
+  report.push("shown " + st.name + " " + D.funcs[ui.func] + " " + L);
   if (L) {
     src.rowsBy.get(L)[0].click();
     const hl = (box) => [...box.querySelectorAll(".l.hl")];
@@ -788,8 +809,8 @@ function selftest() {
       check(h.every((r) => +r.dataset.s === L), id + " highlights only line " + L);
       check(h.every((r) => getComputedStyle(r).backgroundColor === colour), id + " rows in the source line's colour");
     }
-    report.ir = hl(mid).map((r) => r.lastChild.textContent);
-    report.asm = hl(asm).map((r) => r.lastChild.textContent);
+    for (const r of hl(mid)) report.push("ir " + r.lastChild.textContent);
+    for (const r of hl(asm)) report.push("asm " + r.lastChild.textContent);
     // And back: clicking an assembly row of another line lights its source line.
     const other = [...asm.rowsBy.keys()].find((s) => s !== L && src.rowsBy.has(s));
     if (other) {
@@ -801,7 +822,7 @@ function selftest() {
   }
   const out = el("pre", "", (fails.length ? "FAIL\n" + fails.join("\n") : "PASS") + "\n");
   out.id = "selftest-result";
-  const rep = el("pre", "", JSON.stringify(report));
+  const rep = el("pre", "", report.join("\n") + "\n");
   rep.id = "selftest-report";
   rep.style.display = "none";
   document.body.append(out, rep);
