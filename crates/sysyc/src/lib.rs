@@ -572,6 +572,11 @@ impl Driver {
 
     /// `--emit html`: the explorer page (see [`explore`]).
     fn explore(&self, name: &str, src: &str, mut module: ir::Module) -> Result<u8, String> {
+        // --filter-print-funcs: the page opens on the first function it names (any
+        // function of the program, even one inlined away later).
+        if let Some(msg) = print_passes::unknown_function(&module, &self.print_funcs) {
+            return Err(msg);
+        }
         let names = self.pass_names();
         let names: Vec<&str> = names.iter().map(String::as_str).collect();
         let lines = riscv::srcloc::SourceLines::new(name, src);
@@ -580,7 +585,8 @@ impl Driver {
         let opts = self.backend_options();
         explore::run_back_end(&mut data, &module, &opts, &lines, self.time_passes)
             .map_err(|e| format!("{name}: error: {e}"))?;
-        let json = explore::to_json(&data, name, src, self.opt_level, self.time_passes);
+        let start = self.print_funcs.first().map(String::as_str);
+        let json = explore::to_json(&data, name, src, self.opt_level, self.time_passes, start);
         let title = format!("sysyc -O{}: {name}", self.opt_level);
         self.write_output(explore::render(&json, &title).as_bytes())?;
         Ok(0)

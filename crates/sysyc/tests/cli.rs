@@ -1045,7 +1045,7 @@ fn chromium(dir: &Path, args: &[&str], url: &str) -> Option<Output> {
 /// -O2 pipeline in order (front to back end), the stages it marks changed among
 /// those `--print-after-all` prints, and the highlighted assembly rows are those
 /// `-S -g` puts under the clicked line. A screenshot of the page is kept at
-/// `$CARGO_TARGET_TMPDIR/explore-screenshot.png` (target/release/tmp/...).
+/// `$CARGO_TARGET_TMPDIR/explore-screenshot.png` (target/tmp/).
 #[test]
 fn emit_html_works_in_headless_chromium() {
     let p = program();

@@ -315,10 +315,22 @@ fn json_nums<T: std::fmt::Display>(out: &mut String, v: impl IntoIterator<Item =
 }
 
 /// The page's data as JSON (see `page.js` for how it is read).
-pub fn to_json(data: &Data, file: &str, source: &str, opt_level: u8, timings: bool) -> String {
+/// `start` names the function the page opens on (else `main`).
+pub fn to_json(
+    data: &Data,
+    file: &str,
+    source: &str,
+    opt_level: u8,
+    timings: bool,
+    start: Option<&str>,
+) -> String {
     let mut j = String::with_capacity(source.len() * 2);
     j.push_str("{\"file\":");
     json_str(&mut j, file);
+    if let Some(f) = start {
+        j.push_str(",\"start\":");
+        json_str(&mut j, f);
+    }
     let _ = write!(j, ",\"opt\":{opt_level},\"timed\":{timings},\"src\":[");
     for (k, line) in source.lines().enumerate() {
         if k > 0 {
@@ -472,7 +484,7 @@ mod tests {
     #[test]
     fn the_page_embeds_the_data_once_and_nothing_from_outside() {
         let data = compile(SRC, 1);
-        let json = to_json(&data, "t.sy", SRC, 1, false);
+        let json = to_json(&data, "t.sy", SRC, 1, false, None);
         assert!(json.starts_with(
             "{\"file\":\"t.sy\",\"opt\":1,\"timed\":false,\"src\":[\"int sq(int x) {\","
         ));

@@ -1,6 +1,7 @@
 // The explorer page's script (sysyc --emit html). The data, embedded once as
 // base64 of raw DEFLATE, is JSON:
 //   file, opt, timed     the input's name, the -O level, whether stages have "ms"
+//   start                the function to open on (--filter-print-funcs), if any
 //   src                  the source lines
 //   funcs                function names (indices below)
 //   texts                [text, [source line of each line (0: none)], instructions]
@@ -676,8 +677,8 @@ function start() {
     if (e.key === "ArrowLeft") select(ui.stage - 1);
     if (e.key === "ArrowRight") select(ui.stage + 1);
   });
-  const main = D.funcs.indexOf("main");
-  ui.func = main >= 0 ? main : 0;
+  const first = D.funcs.indexOf(D.start || "main");
+  ui.func = first >= 0 ? first : Math.max(0, D.funcs.indexOf("main"));
   ui.stage = Math.max(0, lastOfKind("ir"));
   drawFuncs();
   drawStageList();
