@@ -69,6 +69,9 @@ function drawRows(box, rows, from) {
   box.textContent = "";
   box.rowsBy = new Map();
   box.allRows = rows;
+  // The line numbers' column fits the longest.
+  const digits = String(rows.length ? rows[rows.length - 1].n : 1).length;
+  box.style.setProperty("--nw", Math.max(3, digits) + 0.5 + "ch");
   from = Math.max(0, Math.min(from, rows.length - 1));
   let lo = from, hi = Math.min(rows.length, from + CHUNK);
   const up = el("button", "more"), down = el("button", "more");
@@ -729,6 +732,7 @@ function selftest() {
       const cr = range.getClientRects()[0];
       check(rr.height < 24, id + " row " + n.textContent + " is one line (" + rr.height + "px)");
       check(Math.abs(nr.top - rr.top) < 3 && (!cr || Math.abs(cr.top - nr.top) < 4), id + " line number " + n.textContent + " on its code's row");
+      check(n.scrollWidth <= n.clientWidth + 0.5 && (!cr || nr.right <= cr.left + 0.5), id + " line number " + n.textContent + " fits its column");
     }
   }
   // The graph's boxes do not overlap and hold their labels.
