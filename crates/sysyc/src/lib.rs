@@ -41,7 +41,8 @@ pub enum Emit {
     Mir,
     /// Each function's CFG and dominator tree after optimisation, as Graphviz.
     Dot,
-    /// One self-contained HTML page: source, IR after each pass, CFGs, assembly.
+    /// One self-contained HTML page: source, IR and machine IR after every stage,
+    /// assembly, linked by source line, with diffs, CFGs and dominator trees.
     Html,
     /// Run the optimised IR in the interpreter.
     Interpret,
