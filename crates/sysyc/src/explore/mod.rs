@@ -499,6 +499,29 @@ mod tests {
         assert!(!page.contains(" src=") && !page.contains("<link"));
     }
 
+    /// The page's diff in Node.js, when it is installed (Chromium runs the same
+    /// code in the browser test): see `difftest.js`.
+    #[test]
+    fn the_page_diff_is_a_minimal_unified_diff() {
+        let start = JS.find("// The line edits from a to b").unwrap();
+        let end = JS.find("function drawDiff()").unwrap();
+        let script = format!("{}\n{}", &JS[start..end], include_str!("difftest.js"));
+        let Ok(out) = std::process::Command::new("node")
+            .args(["-e", &script])
+            .output()
+        else {
+            eprintln!("node is missing: not checked");
+            return;
+        };
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.ends_with("bad 0\n"), "{stdout}");
+    }
+
     #[test]
     fn json_strings_escape_quotes_and_control_characters() {
         let mut s = String::new();
