@@ -586,10 +586,28 @@ impl Driver {
         let opts = self.backend_options();
         explore::run_back_end(&mut data, &module, &opts, &lines, self.time_passes)
             .map_err(|e| format!("{name}: error: {e}"))?;
+        // --time-passes: a row per stage (the time includes printing nothing: the
+        // texts are taken between stages), then the page's own cost.
+        let total = |s: &explore::Stage| -> usize {
+            s.funcs.iter().map(|&(_, t)| data.texts[t].insts).sum()
+        };
+        for (k, s) in data.stages.iter().enumerate().skip(1) {
+            let (row, size) = match s.kind {
+                explore::Kind::Ir => (
+                    s.name.clone(),
+                    Size::Change(total(&data.stages[k - 1]), total(s)),
+                ),
+                _ => (format!("back end: {}", s.name), Size::Machine(total(s))),
+            };
+            add_row(&row, s.seconds, size);
+        }
+        let clock = Instant::now();
         let start = self.print_funcs.first().map(String::as_str);
         let json = explore::to_json(&data, name, src, self.opt_level, self.time_passes, start);
         let title = format!("sysyc -O{}: {name}", self.opt_level);
-        self.write_output(explore::render(&json, &title).as_bytes())?;
+        let page = explore::render(&json, &title);
+        record("explorer page (JSON, compression)", clock, Size::None);
+        self.write_output(page.as_bytes())?;
         Ok(0)
     }
 
