@@ -893,7 +893,8 @@ fn emit_ast_has_names_and_positions() {
 
 /// `--emit html` writes one self-contained page: the style, the script and the
 /// data are inside it (nothing is fetched: no `src=`, no `<link>`, no URL but the
-/// SVG namespace the script names), it is small, and it is the same on every run.
+/// SVG namespace the script names), it is small, and it is the same on every run
+/// (times only with `--time-passes`, which also reports each stage's time).
 /// What it shows is checked in a browser by `emit_html_works_in_headless_chromium`.
 #[test]
 fn emit_html_is_one_self_contained_deterministic_page() {
@@ -915,6 +916,19 @@ fn emit_html_is_one_self_contained_deterministic_page() {
     assert!(html.len() < 200_000, "{} bytes", html.len());
     let again = sysyc(&["-O2", "--emit", "html", p]);
     assert_eq!(again.stdout, out.stdout, "the page must be deterministic");
+    // --time-passes: a row per stage, front to back end, and the page's own.
+    let timed = sysyc(&["-O2", "--time-passes", "--emit", "html", p]);
+    assert!(timed.status.success());
+    let table = text(&timed.stderr);
+    for row in [
+        "lowering",
+        "  licm",
+        "back end: isel",
+        "back end: regalloc",
+        "explorer page",
+    ] {
+        assert!(table.contains(row), "no {row} in\n{table}");
+    }
 }
 
 /// `--emit llvm` is LLVM IR for the contest's machine: clang-14's triple and data
