@@ -657,7 +657,17 @@ function drawGraphs() {
   const renum = new Map(reach.map((k, j) => [k, j]));
   const tnodes = reach.map((k) => ({ lines: [g.blocks[k].name], cls: headers.has(k) ? "loop" : "" }));
   const tsucc = reach.map((k) => tree[k].map(([c]) => [renum.get(c), ""]));
-  domBox.appendChild(layered(tnodes, tsucc, "dominator tree", "d"));
+  const dom = layered(tnodes, tsucc, "dominator tree", "d");
+  domBox.appendChild(dom);
+  // Side by side when both fit, else the tree below the CFG; a graph wider than
+  // the box shrinks to fit, down to 70%, and scrolls beyond.
+  const room = $("graphs").clientWidth - 30;
+  const both = +cfg.getAttribute("width") + +dom.getAttribute("width") + 20;
+  const widest = Math.max(+cfg.getAttribute("width"), +dom.getAttribute("width"));
+  const scale = Math.max(0.7, Math.min(1, room / (both <= room / 0.85 ? both : widest)));
+  for (const svg of [cfg, dom]) {
+    for (const a of ["width", "height"]) svg.setAttribute(a, (+svg.getAttribute(a) * scale).toFixed(1));
+  }
   // Clicking a block shows it in the middle pane.
   cfg.addEventListener("click", (e) => {
     const gEl = e.target.closest("g[data-node]");
