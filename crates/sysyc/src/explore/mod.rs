@@ -435,6 +435,14 @@ mod tests {
             ..Default::default()
         };
         run_back_end(&mut data, &m, &opts, &lines, false).unwrap();
+        // The assembly pane's texts, in order, are the assembly `-S` writes.
+        let asm = data.stages.last().unwrap();
+        let texts: String = asm
+            .funcs
+            .iter()
+            .map(|&(_, t)| data.texts[t].text.as_str())
+            .collect();
+        assert_eq!(texts, riscv::emit_module(&m, &opts).unwrap());
         data
     }
 
@@ -459,9 +467,20 @@ mod tests {
         let mul = t.text.lines().position(|l| l.contains("mul")).unwrap();
         assert_eq!(t.lines[mul], 2);
         assert_eq!(t.lines.len(), t.text.lines().count());
+        // After register allocation too (the positions -g follows).
+        let ra = data.stages.iter().find(|s| s.name == "regalloc").unwrap();
+        let main = data.funcs.iter().position(|f| f == "main").unwrap();
+        let (_, t) = ra.funcs.iter().find(|(f, _)| *f == main).unwrap();
+        let t = &data.texts[*t];
+        let call = t
+            .text
+            .lines()
+            .position(|l| l.contains("call putint"))
+            .unwrap();
+        assert_eq!(t.lines[call], 10, "{}", t.text);
+        assert_eq!(t.lines.len(), t.text.lines().count());
         // In the assembly of main, the call of putint comes from line 10.
         let asm = data.stages.last().unwrap();
-        let main = data.funcs.iter().position(|f| f == "main").unwrap();
         let (_, t) = asm.funcs.iter().find(|(f, _)| *f == main).unwrap();
         let t = &data.texts[*t];
         let call = t
