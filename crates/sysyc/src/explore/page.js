@@ -780,6 +780,21 @@ function selftest() {
     }
   }
   check(document.querySelectorAll("#graphs svg").length === 2, "a CFG and a dominator tree are drawn");
+  // The graphs read every form: at every stage, each block of the function that
+  // does not return has a successor.
+  D.stages.forEach((st, k) => {
+    const t = textOf(k, ui.func);
+    if (!t) return;
+    const g = parseCfg(st.kind, t[0]);
+    check(g.blocks.length > 0, st.name + ": blocks found");
+    const idom = dominators(g.blocks.length, g.succ);
+    g.blocks.forEach((b, j) => {
+      const last = b.insts[b.insts.length - 1] || "";
+      if (!/^(ret|tail)\b/.test(last)) check(g.succ[j].length > 0, st.name + ": block " + b.name + " (" + last + ") has a successor");
+      // In the assembly every label is reached (peephole removed the rest).
+      if (st.kind === "asm") check(idom[j] >= 0, "assembly: " + b.name + " is reachable");
+    });
+  });
   // The diff: hunks whose lines are those of the texts, removed before added.
   const st = D.stages[ui.stage], prev = D.stages[ui.stage - 1];
   const drows = [...$("diff").children];
