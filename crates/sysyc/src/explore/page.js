@@ -192,6 +192,10 @@ function pin(line, from) {
   for (const id of ["src", "mid", "asm"]) if (id !== from) reveal($(id), line);
 }
 
+$("diff").addEventListener("click", (e) => {
+  const r = e.target.closest(".l[data-s]");
+  if (r) pin(+r.dataset.s, "diff");
+});
 for (const id of ["src", "mid", "asm"]) {
   const box = $(id);
   box.addEventListener("click", (e) => {
@@ -391,7 +395,12 @@ function drawDiff() {
       for (const [op, line] of h.rows) {
         const r = el("div", "l" + (op === "-" ? " d-del" : op === "+" ? " d-add" : ""), (op === "=" ? " " : op) + " " + line);
         const s = op === "-" ? srcA[x] : srcB[y];
-        if (s) r.title = "source line " + s;
+        if (s) {
+          // Marked in the source line's colour; a click shows the line.
+          r.title = "source line " + s + " (click to show it)";
+          r.dataset.s = s;
+          r.style.boxShadow = "inset 5px 0 " + strong(s);
+        }
         if (op !== "+") x++;
         if (op !== "-") y++;
         frag.appendChild(r);
@@ -846,6 +855,13 @@ function selftest() {
     if (other) {
       asm.rowsBy.get(other)[0].click();
       check(src.rowsBy.get(other)[0].classList.contains("hl") && !src.rowsBy.get(L)[0].classList.contains("hl"), "an assembly click lights its source line");
+      // A diff row too.
+      const drow = [...$("diff").querySelectorAll(".l[data-s]")].find((r) => +r.dataset.s !== other);
+      if (drow) {
+        drow.click();
+        const hs = [...src.querySelectorAll(".l.hl")];
+        check(hs.length === 1 && hs[0].dataset.s === drow.dataset.s, "a diff click lights its source line");
+      }
       src.rowsBy.get(L)[0].click();
     }
     reveal(src, L);
