@@ -1058,7 +1058,8 @@ fn chromium(dir: &Path, args: &[&str], url: &str) -> Option<Output> {
 /// source line. Here the test checks the report the page leaves: every stage of the
 /// -O2 pipeline in order (front to back end), the stages it marks changed among
 /// those `--print-after-all` prints, and the highlighted assembly rows are those
-/// `-S -g` puts under the clicked line. A screenshot of the page is kept at
+/// `-S -g` puts under the clicked line; a URL naming a stage, a function and a
+/// line opens the page on them. A screenshot of the page is kept at
 /// `$CARGO_TARGET_TMPDIR/explore-screenshot.png` (target/tmp/).
 #[test]
 fn emit_html_works_in_headless_chromium() {
@@ -1160,6 +1161,26 @@ fn emit_html_works_in_headless_chromium() {
     }
     assert_eq!(lit, under, "the assembly of line {line}");
 
+    // The view is in the URL: a stage by name and run, a function, a line.
+    let second_licm = 1 + opt::pipeline(2)
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n == "licm")
+        .nth(1)
+        .expect("licm runs twice at -O2")
+        .0;
+    let view = format!(
+        "file://{}#stage=licm.2&func=main&line={line}",
+        page.display()
+    );
+    let run = chromium(&dir, &["--dump-dom"], &view).expect("chromium ran before");
+    let dom = text(&run.stdout);
+    assert!(
+        dom.contains(&format!("class=\"cur\"><span>{second_licm}. licm</span>")),
+        "the second licm is not the chosen stage"
+    );
+    let lit = format!("class=\"l hl\" data-s=\"{line}\"");
+    assert!(dom.contains(&lit) && !dom.contains("class=\"l hl\" data-s=\"1\""));
     // The screenshot: three panes, the highlighted line, the diff, the graphs.
     let shot = Path::new(env!("CARGO_TARGET_TMPDIR")).join("explore-screenshot.png");
     let _ = std::fs::remove_file(&shot);

@@ -16,6 +16,9 @@ const DIFF_LIMIT = 4000; // diff lines drawn per stage
 const GRAPH_LIMIT = 300; // blocks drawn in a graph
 let D = null;
 const ui = { stage: 0, func: 0, pinned: 0, hover: 0 };
+// The view is kept in the URL's fragment (#stage=licm&func=main&line=12, the
+// stage by name and its run, e.g. licm.2), to reload or share it.
+const SELFTEST = location.hash === "#selftest";
 const $ = (id) => document.getElementById(id);
 
 function el(tag, cls, text) {
@@ -126,7 +129,9 @@ function drawSource() {
   const rows = D.src.map((text, k) => ({ text, s: k + 1, n: k + 1 }));
   const r = funcRange(ui.func);
   const first = r ? r[0] - 1 : 0;
-  drawRows($("src"), rows, rows.length > CHUNK ? Math.max(0, first - 3) : 0);
+  let from = rows.length > CHUNK ? Math.max(0, first - 3) : 0;
+  if (ui.pinned && (ui.pinned - 1 < from || ui.pinned - 1 >= from + CHUNK)) from = Math.max(0, ui.pinned - 20);
+  drawRows($("src"), rows, from);
   // Scroll the function's first line to the top.
   const at = $("src").rowsBy.get(first + 1);
   if (at) $("src").scrollTop = at[0].offsetTop - $("src").offsetTop - 40;
@@ -190,6 +195,7 @@ function pin(line, from) {
   }
   paint();
   for (const id of ["src", "mid", "asm"]) if (id !== from) reveal($(id), line);
+  saveView();
 }
 
 $("diff").addEventListener("click", (e) => {
@@ -242,6 +248,29 @@ function drawFuncs() {
   sel.onchange = () => { ui.func = +sel.value; ui.pinned = 0; drawAll(); };
 }
 
+function stageKey(k) {
+  const name = D.stages[k].name;
+  const run = D.stages.slice(0, k + 1).filter((st) => st.name === name).length;
+  return run > 1 ? name + "." + run : name;
+}
+
+function saveView() {
+  if (SELFTEST || !D) return;
+  const h = "#stage=" + encodeURIComponent(stageKey(ui.stage)) + "&func=" + encodeURIComponent(D.funcs[ui.func]) +
+    (ui.pinned ? "&line=" + ui.pinned : "");
+  if (location.hash !== h) history.replaceState(null, "", h);
+}
+
+function loadView() {
+  const p = new URLSearchParams(location.hash.slice(1));
+  const f = D.funcs.indexOf(p.get("func"));
+  if (f >= 0) ui.func = f;
+  const k = D.stages.findIndex((_, i) => stageKey(i) === p.get("stage"));
+  if (k >= 0) ui.stage = k;
+  const line = +p.get("line");
+  if (line > 0 && line <= D.src.length) ui.pinned = line;
+}
+
 function select(k) {
   ui.stage = Math.max(0, Math.min(D.stages.length - 1, k));
   drawStage();
@@ -260,6 +289,7 @@ function drawStage() {
   drawDiff();
   drawGraphs();
   paint();
+  saveView();
 }
 
 function drawAll() {
@@ -702,13 +732,15 @@ function start() {
   const first = D.funcs.indexOf(D.start || "main");
   ui.func = first >= 0 ? first : Math.max(0, D.funcs.indexOf("main"));
   ui.stage = Math.max(0, lastOfKind("ir"));
+  if (!SELFTEST) loadView();
   drawFuncs();
   drawStageList();
   drawAll();
+  if (ui.pinned) for (const id of ["src", "mid", "asm"]) reveal($(id), ui.pinned);
 }
 
 load().then(start).then(() => {
-  if (location.hash === "#selftest") selftest();
+  if (SELFTEST) selftest();
 }).catch((e) => {
   document.body.appendChild(el("pre", "", "The page's data could not be read: " + e));
   throw e;
