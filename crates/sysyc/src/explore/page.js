@@ -530,7 +530,7 @@ let measurer = null;
 function textWidth(s) {
   if (!measurer) {
     measurer = document.createElement("canvas").getContext("2d");
-    measurer.font = getComputedStyle(document.querySelector("#cfg") || document.body).font;
+    // The font of the graphs' labels (page.css: svg text).
     measurer.font = '11px ui-monospace, "DejaVu Sans Mono", Menlo, Consolas, monospace';
   }
   return measurer.measureText(s).width;
@@ -621,13 +621,12 @@ function layered(nodes, succ, caption, prefix) {
   }
   mk("text", { x: 4, y: 14, class: "cap" }, svg).textContent = caption;
   const X = (u) => left + x[u];
-  const gapBelow = (u) => y[u] + h;
   // Edges first, boxes over them.
-  const outIdx = new Map(), inIdx = new Map();
+  const inIdx = new Map();
   let laneL = 0, laneR = 0;
   succ.forEach((ss, u) => ss.forEach(([v, lab], j) => {
     const key = u + ">" + v;
-    const x1 = X(u) + w[u] * (j + 1) / (ss.length + 1), y1 = gapBelow(u);
+    const x1 = X(u) + w[u] * (j + 1) / (ss.length + 1), y1 = y[u] + h;
     const ins = inIdx.get(v) || 0;
     inIdx.set(v, ins + 1);
     const x2 = X(v) + w[v] / 2 + ((ins % 3) - 1) * 8, y2 = y[v];
@@ -643,16 +642,20 @@ function layered(nodes, succ, caption, prefix) {
       const lx = left - 10 - laneL * LANE, k = laneL++;
       d = "M" + x1 + "," + y1 + " V" + ya(k) + " H" + lx + " V" + yb(k) + " H" + x2 + " V" + y2;
     } else {
-      const my = (y1 + y2) / 2;
-      d = "M" + x1 + "," + y1 + " C" + x1 + "," + my + " " + x2 + "," + my + " " + x2 + "," + y2;
+      // Straight down out of the box past the labels (14 px), straight into the
+      // next one, a curve between.
+      const ys = y1 + 14, ye = y2 - 10, my = (ys + ye) / 2;
+      d = "M" + x1 + "," + y1 + " V" + ys + " C" + x1 + "," + my + " " + x2 + "," + my + " " + x2 + "," + ye + " V" + y2;
     }
     mk("path", { d, class: cls, "marker-end": "url(#" + prefix + (cls === "edge" ? "a" : "b") + ")" }, svg);
     if (lab) {
-      // Beside the edge's start, on the side it does not turn to.
+      // Beside the edge's start, on the side it does not turn to: every edge
+      // leaves its box straight down for 14 px, so in that band under the boxes
+      // the only strokes are those at the ports, which are further apart than a
+      // label is wide.
       const right = x2 < x1 || back.has(key);
       mk("text", { x: right ? x1 + 3 : x1 - 3, y: y1 + 10, class: "elabel", "text-anchor": right ? "start" : "end" }, svg).textContent = lab;
     }
-    outIdx.set(u, j);
   }));
   nodes.forEach((nd, u) => {
     const g = mk("g", { "data-node": u }, svg);
