@@ -582,9 +582,11 @@ pub enum When {
 }
 
 /// Called with the function before and after every stage (`--print-after`, the
-/// text round-trip test). Before `isel` there is no machine function: the hook sees
-/// `isel` only after it.
-pub type StageHook<'a> = &'a mut dyn FnMut(When, &'static StageInfo, &mir::MFunction);
+/// text round-trip test, the explorer page), with the source positions of its
+/// instructions when the compile locates them (after a stage; see [`srcloc`]).
+/// Before `isel` there is no machine function: the hook sees `isel` only after it.
+pub type StageHook<'a> =
+    &'a mut dyn FnMut(When, &'static StageInfo, &mir::MFunction, Option<&srcloc::InstLocs>);
 
 /// [`compile_function_timed`], also giving the source position of every final
 /// instruction when `locate` (see [`srcloc`]; the code is the same either way).
@@ -618,7 +620,7 @@ pub fn compile_function_hooked(
     for info in stage_pipeline(opts.opt_level).filter(|s| opts.flags.runs(s.name)) {
         if info.name != "isel" {
             if let Some(h) = hook.as_deref_mut() {
-                h(When::Before, info, &mf);
+                h(When::Before, info, &mf, None);
                 clock = std::time::Instant::now();
             }
             apply_stage(
@@ -643,7 +645,7 @@ pub fn compile_function_hooked(
             *before = srcloc::code_copy(&mf);
         }
         if let Some(h) = hook.as_deref_mut() {
-            h(When::After, info, &mf);
+            h(When::After, info, &mf, located.as_ref().map(|(_, l)| l));
         }
         clock = std::time::Instant::now();
     }

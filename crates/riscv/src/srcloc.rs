@@ -228,6 +228,11 @@ impl<'a> SourceLines<'a> {
         SourceLines { name, text, starts }
     }
 
+    /// The name of the file.
+    pub fn name(&self) -> &'a str {
+        self.name
+    }
+
     /// The 1-based line of byte offset `pos`.
     pub fn line_of(&self, pos: u32) -> u32 {
         self.starts.partition_point(|&s| s <= pos) as u32

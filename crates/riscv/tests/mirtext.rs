@@ -44,33 +44,35 @@ fn check_module(program: &front::tast::Program, opt_level: u8) -> Result<(), Str
     };
     let mut failure: Option<String> = None;
     let mut stages = 0usize;
-    let mut hook =
-        |when: riscv::When, stage: &'static riscv::StageInfo, mf: &riscv::mir::MFunction| {
-            if when != riscv::When::After || failure.is_some() {
-                return;
-            }
-            stages += 1;
-            let text = riscv::text::print_function(mf);
-            let fail = |what: String| {
-                Some(format!(
-                    "function {} after {}: {what}\n{text}",
-                    mf.name, stage.name
-                ))
-            };
-            match riscv::text::parse_function(&text) {
-                Err(e) => failure = fail(format!("does not parse back: {e}")),
-                Ok(parsed) => {
-                    if parsed != *mf {
-                        let again = riscv::text::print_function(&parsed);
-                        failure = fail(format!(
-                            "parses back to a different function; printed again:\n{again}"
-                        ));
-                    } else if let Err(e) = riscv::verify::verify(&parsed, stage.after) {
-                        failure = fail(format!("parsed function does not verify: {e}"));
-                    }
+    let mut hook = |when: riscv::When,
+                    stage: &'static riscv::StageInfo,
+                    mf: &riscv::mir::MFunction,
+                    _: Option<&riscv::srcloc::InstLocs>| {
+        if when != riscv::When::After || failure.is_some() {
+            return;
+        }
+        stages += 1;
+        let text = riscv::text::print_function(mf);
+        let fail = |what: String| {
+            Some(format!(
+                "function {} after {}: {what}\n{text}",
+                mf.name, stage.name
+            ))
+        };
+        match riscv::text::parse_function(&text) {
+            Err(e) => failure = fail(format!("does not parse back: {e}")),
+            Ok(parsed) => {
+                if parsed != *mf {
+                    let again = riscv::text::print_function(&parsed);
+                    failure = fail(format!(
+                        "parses back to a different function; printed again:\n{again}"
+                    ));
+                } else if let Err(e) = riscv::verify::verify(&parsed, stage.after) {
+                    failure = fail(format!("parsed function does not verify: {e}"));
                 }
             }
-        };
+        }
+    };
     riscv::emit_module_hooked(&module, &opts, None, None, Some(&mut hook))
         .map_err(|e| e.to_string())?;
     if let Some(f) = failure {

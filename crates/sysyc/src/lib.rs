@@ -41,7 +41,8 @@ pub enum Emit {
     Mir,
     /// Each function's CFG and dominator tree after optimisation, as Graphviz.
     Dot,
-    /// One self-contained HTML page: source, IR after each pass, CFGs, assembly.
+    /// One self-contained HTML page: source, IR and machine IR after every stage,
+    /// assembly, linked by source line, with diffs, CFGs and dominator trees.
     Html,
     /// Run the optimised IR in the interpreter.
     Interpret,
@@ -425,8 +426,9 @@ impl Driver {
                     &self.print_funcs,
                 );
                 let wanted = dumps.wanted();
-                let mut hook =
-                    |when, stage: &'static riscv::StageInfo, mf: &_| dumps.around(when, stage, mf);
+                let mut hook = |when, stage: &'static riscv::StageInfo, mf: &_, _: Option<&_>| {
+                    dumps.around(when, stage, mf)
+                };
                 let hook: Option<riscv::StageHook<'_>> =
                     if wanted { Some(&mut hook) } else { None };
                 let asm = riscv::emit_module_hooked(&module, &opts, times, source, hook)
@@ -571,30 +573,41 @@ impl Driver {
 
     /// `--emit html`: the explorer page (see [`explore`]).
     fn explore(&self, name: &str, src: &str, mut module: ir::Module) -> Result<u8, String> {
-        let lowered = ir::text::print_module(&module);
-        let names = self.pass_names();
-        let names: Vec<&str> = names.iter().map(String::as_str).collect();
-        let steps = explore::run_steps(&mut module, &names, self.verify_each)?;
-        let opts = self.backend_options();
-        // The assembly of `-S -g`: each run of instructions under its source line.
-        let lines = riscv::srcloc::SourceLines::new(name, src);
-        let asm = riscv::emit_module_annotated(&module, &opts, None, Some(&lines))
-            .map_err(|e| format!("{name}: error: {e}"))?;
+        // --filter-print-funcs: the page opens on the first function it names (any
+        // function of the program, even one inlined away later).
         if let Some(msg) = print_passes::unknown_function(&module, &self.print_funcs) {
             return Err(msg);
         }
-        let page = explore::Page {
-            file: name,
-            source: src,
-            opt_level: self.opt_level,
-            lowered,
-            steps,
-            dot: dot::module_to_dot(&module, &self.print_funcs),
-            asm,
-            timings: self.time_passes,
+        let names = self.pass_names();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let lines = riscv::srcloc::SourceLines::new(name, src);
+        let mut data = explore::Data::default();
+        explore::run_ir_passes(&mut data, &mut module, &lines, &names, self.verify_each)?;
+        let opts = self.backend_options();
+        explore::run_back_end(&mut data, &module, &opts, &lines, self.time_passes)
+            .map_err(|e| format!("{name}: error: {e}"))?;
+        // --time-passes: a row per stage (the time includes printing nothing: the
+        // texts are taken between stages), then the page's own cost.
+        let total = |s: &explore::Stage| -> usize {
+            s.funcs.iter().map(|&(_, t)| data.texts[t].insts).sum()
         };
-        let svg = explore::render_svg(&page.dot);
-        self.write_output(explore::render(&page, svg.as_deref()).as_bytes())?;
+        for (k, s) in data.stages.iter().enumerate().skip(1) {
+            let (row, size) = match s.kind {
+                explore::Kind::Ir => (
+                    s.name.clone(),
+                    Size::Change(total(&data.stages[k - 1]), total(s)),
+                ),
+                _ => (format!("back end: {}", s.name), Size::Machine(total(s))),
+            };
+            add_row(&row, s.seconds, size);
+        }
+        let clock = Instant::now();
+        let start = self.print_funcs.first().map(String::as_str);
+        let json = explore::to_json(&data, name, src, self.opt_level, self.time_passes, start);
+        let title = format!("sysyc -O{}: {name}", self.opt_level);
+        let page = explore::render(&json, &title);
+        record("explorer page (JSON, compression)", clock, Size::None);
+        self.write_output(page.as_bytes())?;
         Ok(0)
     }
 

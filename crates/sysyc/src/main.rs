@@ -197,9 +197,10 @@ enum EmitArg {
     /// Graphviz: each function's control-flow graph and dominator tree, e.g.
     /// `sysyc -O1 --emit dot prog.sy | dot -Tsvg -o prog.svg`.
     Dot,
-    /// One self-contained page exploring the compile (source, IR after each pass
-    /// with its changes, CFG pictures, assembly), e.g.
-    /// `sysyc -O1 --emit html prog.sy -o prog.html`.
+    /// One self-contained page exploring the compile: source, IR or machine IR
+    /// after any stage and assembly side by side, linked line by line, with each
+    /// stage's diff, CFG and dominator tree, e.g.
+    /// `sysyc -O2 --emit html prog.sy -o prog.html`.
     Html,
 }
 

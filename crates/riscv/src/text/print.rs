@@ -103,7 +103,15 @@ fn vreg_ranges(mf: &MFunction, class: RegClass, double: bool) -> String {
 /// The whole function: header, declarations, then the blocks in layout order (and
 /// any non-empty block outside the layout, marked `unplaced`), then `end`.
 pub fn print_function(mf: &MFunction) -> String {
+    print_function_mapped(mf).0
+}
+
+/// [`print_function`], with the instruction each line prints: `(block index,
+/// index in the block)`, `None` for the header, declarations and labels.
+pub fn print_function_mapped(mf: &MFunction) -> (String, Vec<Option<(usize, usize)>>) {
     let mut s = String::new();
+    let mut map = Vec::new();
+    let mut seen = 0;
     let linkage = if mf.global { "global" } else { "local" };
     let _ = writeln!(s, "function {} {linkage}", mf.name);
     if mf.outgoing_size != 0 {
@@ -161,11 +169,52 @@ pub fn print_function(mf: &MFunction) -> String {
             let _ = writeln!(s, "bb{} unplaced:", b.0);
         }
         if let Some(data) = mf.blocks.get(b) {
-            for i in &data.insts {
+            for (k, i) in data.insts.iter().enumerate() {
+                // The lines since the last instruction are not instructions.
+                unmapped(&s, &mut seen, &mut map);
                 let _ = writeln!(s, "  {}", print_inst(i));
+                seen = s.len();
+                map.push(Some((b.index(), k)));
             }
         }
     }
     s.push_str("end\n");
-    s
+    unmapped(&s, &mut seen, &mut map);
+    (s, map)
+}
+
+/// A `None` in `map` for every line of `s` after byte `seen`, which moves to the end.
+fn unmapped(s: &str, seen: &mut usize, map: &mut Vec<Option<(usize, usize)>>) {
+    let lines = s[*seen..].bytes().filter(|&c| c == b'\n').count();
+    map.extend(std::iter::repeat_n(None, lines));
+    *seen = s.len();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_map_names_the_instruction_of_each_line() {
+        let mf = crate::text::parse_function(
+            "function f global\n  int %v0..%v1\nbb0:\n  li %v0, 1\n  mv a0, %v0\nbb1:\n  ret a0\nend\n",
+        )
+        .unwrap();
+        let (text, map) = print_function_mapped(&mf);
+        assert_eq!(text, print_function(&mf));
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), map.len());
+        let mut insts = 0;
+        for (line, at) in lines.iter().zip(&map) {
+            match at {
+                Some((b, k)) => {
+                    insts += 1;
+                    let i = &mf.blocks[MBlock(*b as u32)].insts[*k];
+                    assert_eq!(line.trim(), print_inst(i));
+                }
+                None => assert!(!line.starts_with("  ") || line.contains("int %v"), "{line}"),
+            }
+        }
+        assert_eq!(insts, 3);
+    }
 }
