@@ -89,6 +89,9 @@ pub const SMALL_BODY: usize = 12;
 pub const MAX_BODY: usize = 40;
 /// A function grows by at most this many instructions.
 pub const MAX_GROWTH: usize = 1000;
+/// A loop counted by an `i32` whose work is all recurrences is unrolled only if a
+/// trip takes at least this many cycles more than its longest recurrence.
+pub const MIN_TRIP_GAIN: u32 = 2;
 
 /// What unrolling a loop needs: its shape, the counter (the header parameter's
 /// index), how it counts, and the end it is compared with.
@@ -236,10 +239,11 @@ impl Plan {
 
 /// Whether a trip of loop `l` (a single block) is bound by a recurrence: every
 /// instruction but the counter's step and test lies on a chain from a carried value
-/// to its next value (`x = x / 16`), and the trip takes no more cycles than the
-/// longest such chain. Unrolling then removes the counter's instructions, which
-/// issue in the chain's shadow, but no cycle, and adds the entry test and the
-/// remainder loop. With work off the chains (`s = (s + 3 * i) % m`), the copies of
+/// to its next value (`x = x / 16`, `x = (x << 1) + x % 2`), and the trip takes
+/// fewer than [`MIN_TRIP_GAIN`] cycles more than the longest such chain. Unrolling
+/// then removes at most the cycle of the counter's instructions, which short trips
+/// (a rotation by an amount loaded from a table) lose again to the entry test and
+/// the remainder loop. With work off the chains (`s = (s + 3 * i) % m`), the copies of
 /// an unrolled loop overlap it with the chain, which an in-order core cannot do
 /// across trips. (A pointer-counted loop gains more than that, its increments
 /// folding into offsets, and is unrolled regardless.)
@@ -287,8 +291,8 @@ fn bound_by_recurrence(f: &Function, l: &RotatedLoop, iv: usize) -> bool {
         .filter(|&&i| !overhead.contains(&Some(i)))
         .all(|i| from.contains(i) && to.contains(i));
     all_on_chains
-        && issue_estimate::recurrence_length(f, &body, &previous)
-            >= issue_estimate::steady_state_length(f, &body, &previous, &|_| 0)
+        && issue_estimate::steady_state_length(f, &body, &previous, &|_| 0)
+            < issue_estimate::recurrence_length(f, &body, &previous) + MIN_TRIP_GAIN
 }
 
 /// `gep p, k, stride`, inserted before `before`.
