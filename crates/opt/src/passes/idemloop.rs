@@ -77,10 +77,19 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
     if f.is_declaration() {
         return 0;
     }
+    let (cfg, _, loops) = fa.loops(f);
+    if loops.is_empty() {
+        return 0;
+    }
+    let missing = loops
+        .loops()
+        .any(|(id, _)| loops.preheader(id, cfg).is_none());
     // The analysis wants preheaders, which `simplifycfg` removes where nothing
-    // needs them: give the loops theirs on a copy, kept only if a loop qualifies.
-    let mut g = f.clone();
-    let latches = if super::licm::add_preheaders(&mut g) > 0 {
+    // needs them: when some loop lacks one, give the loops theirs on a copy, kept
+    // only if a loop qualifies.
+    let latches = if missing {
+        let mut g = f.clone();
+        super::licm::add_preheaders(&mut g);
         let latches = repeated(&g, purity, &mut FunctionAnalyses::default());
         if !latches.is_empty() {
             *f = g;
