@@ -99,6 +99,9 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::globalforward::GlobalForward,
     &passes::memoize::Memoize,
     &passes::constglobals::ConstGlobals,
+    &passes::deadargs::DeadArgs,
+    &passes::specialize::Specialize,
+    &passes::ipconst::IpConst,
     &passes::constoffset::ConstOffset,
     &passes::closedform::ClosedForm,
     &passes::hoistloops::HoistLoops,
@@ -199,9 +202,15 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// exclusive-or written with additions, once inlined) are rebuilt shorter.
 ///
 /// Work removal: `constglobals` first (never-written globals are constants before
-/// anything else looks), `exitsink` before inlining (a pure call whose result only
+/// anything else looks), again after inlining (a callee's loads through its
+/// parameters now load the global itself) and after `localconst` (a local table
+/// it made a global may be uniform), `exitsink` before inlining (a pure call whose result only
 /// the loop's exit needs runs once there; inlined, it would be a loop nest nothing
 /// moves), `memoize` before inlining (the cache wraps the whole recursion),
+/// `specialize` before inlining (a copy for constant arguments is folded, and
+/// its now small callees inlined, where the general body keeps its calls),
+/// `ipconst` and `deadargs` after inlining's clean-up and again after the loop passes (the
+/// parameters callees no longer read stop being computed by their callers),
 /// `tailrec` after it and before inlining (a recursion in tail position becomes a
 /// loop, which inlining can then place in its callers), `idemloop` after the second
 /// round of scalar clean-up (SCCP has made the bounds its sections compare plain
@@ -234,12 +243,16 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "exitsink",
             "memoize",
             "tailrec",
+            "specialize",
             "partialinline",
             "inline",
             "globaldce",
+            "constglobals",
             "condprop",
             "instcombine",
+            "ipconst",
             "sccp",
+            "deadargs",
             "dce",
             "simplifycfg",
             "reassoc",
@@ -256,6 +269,8 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "unroll",
             "memforward",
             "globalforward",
+            "localconst",
+            "constglobals",
             "gvn",
             "cgvn",
             "pre",
@@ -293,6 +308,8 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "condprop",
             "silentstore",
             "mergeargs",
+            "ipconst",
+            "deadargs",
             "dce",
             "simplifycfg",
             "predcom",
@@ -311,6 +328,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "dce",
             "simplifycfg",
             "localconst",
+            "constglobals",
             "pow2div",
             "divrem",
             "swp",

@@ -21,6 +21,7 @@ pub mod purity;
 mod purity_summary;
 pub mod ranges;
 pub mod sections;
+pub mod written_globals;
 
 pub use alias_regions::AliasRegions;
 pub use bounds::Bounds;
@@ -37,6 +38,7 @@ pub use pointer_offsets::{Offset, PointerOffsets};
 pub use pointer_roots::PointerRoots;
 pub use postdom::PostDominatorTree;
 pub use purity::{address_root, pointer_base, Effects, PointerBase, Purity};
+pub use written_globals::WrittenGlobals;
 
 #[cfg(test)]
 pub(crate) mod testcfg;

@@ -1,21 +1,20 @@
 //! Read-only globals become constants: a global that no instruction of the program
 //! can write keeps its initial value for the whole run, so a load of it at a
-//! constant offset is that value.
+//! constant offset is that value, and a load at any offset of a global whose
+//! elements all start equal (an all-zero table) is that one value.
 //!
 //! This is the "global is never stored to, mark it constant" step of LLVM's
-//! `GlobalOpt` (and GCC's read-only promotion in `ipa-reference`): the whole module
-//! is visible (SysY has no separate compilation), so every use of a global's
-//! address is known. The global is read-only when every address derived from it
-//! (through `gep`s) is only loaded from: never the address of a store, never a
-//! stored value, never a call argument (the callee could write through it), never
-//! a branch argument (it could reach a store unseen). Loads at a constant offset
-//! within the global become its initial element (`i32` or `f32` by the load's type);
-//! loads at variable offsets stay.
+//! `GlobalOpt` (and GCC's read-only promotion in `ipa-reference`), followed by the
+//! load folding of a constant global (LLVM's `ConstantFoldLoadFromConstPtr`, which
+//! also folds a load at an unknown index of a uniform initialiser). Which globals
+//! may be written is [`WrittenGlobals`]: every use of a global's address is in the
+//! module, and a callee only counts as a writer when its effects say it writes
+//! through its pointer parameters. An out-of-bounds load is undefined, so the
+//! uniform value serves every offset.
 
-use crate::analysis::address_root;
-use crate::analysis::Preserved;
+use crate::analysis::{address_root, AnalysisManager, Preserved, WrittenGlobals};
 use crate::pipeline::Pass;
-use ir::{Function, GlobalData, GlobalId, InstKind, Module, Type, Value, ValueDef};
+use ir::{Function, GlobalData, GlobalInit, InstKind, Module, Type, Value, ValueDef};
 
 /// The read-only global folding pass.
 pub struct ConstGlobals;
@@ -28,7 +27,11 @@ impl Pass for ConstGlobals {
         "replace loads of globals that are never written by their initial values"
     }
     fn run(&self, m: &mut Module) -> bool {
-        run(m) > 0
+        self.run_with(m, &mut AnalysisManager::new())
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let written = WrittenGlobals::compute(m, &am.purity(m));
+        run(m, &written) > 0
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
@@ -36,14 +39,9 @@ impl Pass for ConstGlobals {
     }
 }
 
-/// Folds loads of read-only globals in `m`; returns how many.
-pub fn run(m: &mut Module) -> usize {
-    let mut written = vec![false; m.globals.len()];
-    for f in m.funcs.values() {
-        for g in escaping_globals(f) {
-            written[ir::EntityRef::index(g)] = true;
-        }
-    }
+/// Folds loads of the globals of `m` that `written` says are read-only; returns
+/// how many.
+pub fn run(m: &mut Module, written: &WrittenGlobals) -> usize {
     let mut folded = 0;
     for f in m.funcs.values_mut() {
         if f.is_declaration() {
@@ -59,13 +57,17 @@ pub fn run(m: &mut Module) -> usize {
         }
         for (i, ty, ptr) in loads {
             let (root, offset) = address_root(f, ptr);
-            let (ValueDef::Global(g), Some(offset)) = (f.value_def(root), offset) else {
+            let ValueDef::Global(g) = f.value_def(root) else {
                 continue;
             };
-            if written[ir::EntityRef::index(g)] {
+            if written.is_written(g) {
                 continue;
             }
-            let Some(value) = initial(f, &m.globals[g], ty, offset) else {
+            let value = match offset {
+                Some(offset) => initial(f, &m.globals[g], ty, offset),
+                None => uniform(f, &m.globals[g], ty),
+            };
+            let Some(value) = value else {
                 continue;
             };
             let r = f.inst_result(i).expect("a load has a result");
@@ -77,37 +79,37 @@ pub fn run(m: &mut Module) -> usize {
     folded
 }
 
-/// The globals some address of which `f` uses other than to load from it or to
-/// compute another address (a `gep` base): stored to, stored, passed, merged.
-pub(crate) fn escaping_globals(f: &Function) -> Vec<GlobalId> {
-    let mut out = Vec::new();
-    for b in f.layout.blocks() {
-        for i in f.layout.block_insts(b) {
-            let kind = f.kind(i);
-            let mut note = |v: Value| {
-                if f.value_type(v) != Type::Ptr {
-                    return;
-                }
-                if let ValueDef::Global(g) = f.value_def(address_root(f, v).0) {
-                    out.push(g);
-                }
-            };
-            match kind {
-                InstKind::Load { .. } | InstKind::Gep { .. } => {}
-                _ => kind.for_each_arg(&mut note),
-            }
-        }
-    }
-    out
-}
-
 /// The initial value of the element of `g` at byte `offset`, read as `ty`.
 fn initial(f: &mut Function, g: &GlobalData, ty: Type, offset: i64) -> Option<Value> {
     let size = i64::from(ty.size());
     if g.elem.size() != ty.size() || offset < 0 || offset % size != 0 || offset >= g.size() as i64 {
         return None;
     }
-    let word = g.word((offset / size) as usize);
+    word_value(f, g.word((offset / size) as usize), ty)
+}
+
+/// The value every element of `g` starts with, read as `ty`, when they all start
+/// equal.
+fn uniform(f: &mut Function, g: &GlobalData, ty: Type) -> Option<Value> {
+    if g.elem.size() != ty.size() || g.len == 0 {
+        return None;
+    }
+    let word = match &g.init {
+        GlobalInit::Zero => 0,
+        GlobalInit::Words(w) => {
+            let first = w.first().copied().unwrap_or(0);
+            let tail_zero = w.len() < g.len as usize;
+            if w.iter().any(|&x| x != first) || (tail_zero && first != 0) {
+                return None;
+            }
+            first
+        }
+        GlobalInit::Bytes(_) => return None,
+    };
+    word_value(f, word, ty)
+}
+
+fn word_value(f: &mut Function, word: u32, ty: Type) -> Option<Value> {
     match ty {
         Type::I32 => Some(f.iconst(word as i32)),
         Type::F32 => Some(f.fconst(f32::from_bits(word))),
@@ -125,8 +127,13 @@ global @table: [i32; 4] = [10, 20, 30]
 global @half: f32 = 0.5
 global @rw: i32 = 1
 global @passed: [i32; 2] = [5, 6]
+global @shown: [i32; 2] = [8, 9]
+global @zeros: [i32; 8] = zeroinit
+global @sevens: [f32; 3] = [7.0, 7.0, 7.0]
+global @partly: [i32; 3] = [4, 4]
 
 declare @getint() -> i32
+declare @getarray(ptr) -> i32
 declare @putint(i32) -> void
 declare @putfloat(f32) -> void
 declare @putarray(i32, ptr) -> void
@@ -150,29 +157,49 @@ bb0:
   store 9, @rw
   %9 = load i32, @rw
   call @putint(%9)
-  call @putarray(2, @passed)
+  %20 = call @getarray(@passed)
   %10 = load i32, @passed
   call @putint(%10)
+  call @putarray(2, @shown)
+  %11 = gep @shown, 1, 4
+  %12 = load i32, %11
+  call @putint(%12)
+  %13 = gep @zeros, %5, 4
+  %14 = load i32, %13
+  call @putint(%14)
+  %15 = gep @sevens, %5, 4
+  %16 = load f32, %15
+  call @putfloat(%16)
+  %17 = gep @partly, %5, 4
+  %18 = load i32, %17
+  call @putint(%18)
   ret 0
 }
 "#;
 
     #[test]
     fn loads_of_never_written_globals_fold() {
-        let out = same_behaviour(SRC, &["constglobals"], "2");
+        let out = same_behaviour(SRC, &["constglobals"], "2\n2 1 1");
         assert!(out.contains("call @putint(7)"), "{out}");
         assert!(out.contains("call @putint(20)"), "{out}");
         assert!(out.contains("call @putint(0)"), "{out}"); // zero tail
         assert!(out.contains("call @putfloat(0.5)"), "{out}");
-        // A variable index stays a load.
-        assert!(out.contains("load i32, %"), "{out}");
+        // Shown by a function that only reads it: still read-only.
+        assert!(out.contains("call @putint(9)"), "{out}");
+        // A variable index stays a load, unless every element starts equal.
+        assert!(out.contains("gep @table, %"), "{out}");
+        // Left: @table's, @rw's, @passed's and @partly's loads; @zeros' folded.
+        assert_eq!(out.matches("= load").count(), 4, "{out}");
+        assert!(out.contains("call @putfloat(7.0)"), "{out}");
+        // [4, 4, 0]: not uniform.
+        assert!(out.contains("gep @partly, %"), "{out}");
     }
 
     #[test]
     fn written_or_escaping_globals_stay() {
-        let out = same_behaviour(SRC, &["constglobals"], "2");
+        let out = same_behaviour(SRC, &["constglobals"], "2\n2 1 1");
         assert!(out.contains("load i32, @rw"), "{out}");
-        // Passed to a call: the callee may write it.
+        // Passed to a call that writes through it.
         assert!(out.contains("load i32, @passed"), "{out}");
     }
 }

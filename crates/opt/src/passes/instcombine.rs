@@ -305,6 +305,19 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
                 };
                 return bin(op, x, f.iconst(c));
             }
+            // (x / c1) / c2 = x / (c1 * c2) for positive divisors (truncating
+            // division composes: LLVM's InstCombine `foldSDivSDiv`); a product past
+            // 2^31 leaves 0 for every `x`, since |x| <= 2^31. At exactly 2^31 (not an
+            // i32) the chain stays.
+            if op1 == BinOp::SDiv && op == BinOp::SDiv && c1 > 0 && c > 0 {
+                let product = i64::from(c1) * i64::from(c);
+                if let Ok(p) = i32::try_from(product) {
+                    return bin(BinOp::SDiv, x, f.iconst(p));
+                }
+                if product > 1 << 31 {
+                    return Some(zero);
+                }
+            }
             if op1 == op && matches!(op, BinOp::Shl | BinOp::LShr | BinOp::AShr) {
                 let total = (c1 & 31) + (c & 31);
                 return match (op, total < 32) {
@@ -840,6 +853,28 @@ bb0:
         combines(
             "  %a = add %0, 3\n  %b = add %a, 4\n  %r = mul %a, %b\n",
             "  %3 = add %0, 3\n  %4 = add %0, 7\n  %5 = mul %3, %4\n  ret %5\n",
+        );
+    }
+
+    #[test]
+    fn division_chains_divide_once() {
+        combines(
+            "  %a = sdiv %0, 16\n  %r = sdiv %a, 16\n",
+            "  %3 = sdiv %0, 256\n  ret %3\n",
+        );
+        // Past 2^31 nothing is left; at exactly 2^31 (not an i32) and with a
+        // negative divisor the chain stays.
+        combines(
+            "  %a = sdiv %0, 65536\n  %r = sdiv %a, 65537\n",
+            "  ret 0\n",
+        );
+        combines(
+            "  %a = sdiv %0, 65536\n  %r = sdiv %a, 32768\n",
+            "  %3 = sdiv %0, 65536\n  %4 = sdiv %3, 32768\n  ret %4\n",
+        );
+        combines(
+            "  %a = sdiv %0, -3\n  %r = sdiv %a, 5\n",
+            "  %3 = sdiv %0, -3\n  %4 = sdiv %3, 5\n  ret %4\n",
         );
     }
 

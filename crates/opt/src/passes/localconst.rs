@@ -14,15 +14,16 @@
 //! `gep`s with constant indices or any index for loads, is a load or a store of a
 //! constant to a constant in-bounds position; all stores are in one block, and
 //! every load runs after the last of them (later in that block, or in a block it
-//! strictly dominates); the address is never stored, passed or merged. Elements no
+//! strictly dominates); the address is never stored or merged, and is passed only
+//! to functions that do not write through their pointer parameters ([`Purity`]),
+//! after the last store (such a call reads the table like a load). Elements no
 //! store writes are never written at all (their contents were indeterminate), and
 //! the global gives them zero. A `memset` of a constant byte over a constant range
 //! (a zero initialiser, once [`super::loopidiom`] made it a call) counts as stores
 //! of that byte repeated to every element of the range.
 
 use super::loopidiom::{memset_call, memset_of};
-use crate::analysis::address_root;
-use crate::analysis::Preserved;
+use crate::analysis::{address_root, AnalysisManager, Preserved, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, GlobalData, GlobalInit, Inst, InstKind, Module, Type};
@@ -39,7 +40,11 @@ impl Pass for LocalConst {
         "turn local arrays filled with constants before any read into read-only globals"
     }
     fn run(&self, m: &mut Module) -> bool {
-        run(m) > 0
+        run(m, &Purity::compute(m)) > 0
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = am.purity(m);
+        run(m, &purity) > 0
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
@@ -56,8 +61,9 @@ struct Table {
     words: Vec<u32>,
 }
 
-/// Promotes every qualifying local table of `m`; returns how many.
-pub fn run(m: &mut Module) -> usize {
+/// Promotes every qualifying local table of `m`; `purity` says which callees only
+/// read through their parameters. Returns how many.
+pub fn run(m: &mut Module, purity: &Purity) -> usize {
     let mut promoted = 0;
     let memset = memset_of(m);
     let ids: Vec<ir::FuncId> = m.funcs.keys().collect();
@@ -66,7 +72,7 @@ pub fn run(m: &mut Module) -> usize {
         if f.is_declaration() {
             continue;
         }
-        let tables = find_tables(f, memset);
+        let tables = find_tables(f, memset, purity);
         for (k, t) in tables.into_iter().enumerate() {
             let name = format!("{}.table{k}", m.funcs[id].name);
             if m.global_by_name(&name).is_some() {
@@ -92,7 +98,7 @@ pub fn run(m: &mut Module) -> usize {
     promoted
 }
 
-fn find_tables(f: &Function, memset: Option<FuncId>) -> Vec<Table> {
+fn find_tables(f: &Function, memset: Option<FuncId>, purity: &Purity) -> Vec<Table> {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let mut out = Vec::new();
@@ -100,7 +106,7 @@ fn find_tables(f: &Function, memset: Option<FuncId>) -> Vec<Table> {
         for i in f.layout.block_insts(b) {
             if let InstKind::Alloc { elem, len } = *f.kind(i) {
                 if matches!(elem, Type::I32 | Type::F32) {
-                    if let Some(t) = table(f, &dt, memset, i, elem, len) {
+                    if let Some(t) = table(f, &dt, memset, purity, i, elem, len) {
                         out.push(t);
                     }
                 }
@@ -115,12 +121,14 @@ fn table(
     f: &Function,
     dt: &DominatorTree,
     memset: Option<FuncId>,
+    purity: &Purity,
     alloc: Inst,
     elem: Type,
     len: u32,
 ) -> Option<Table> {
     let base = f.inst_result(alloc)?;
     let mut stores: Vec<Inst> = Vec::new();
+    // Loads, and calls that read through the table's addresses.
     let mut loads: Vec<Inst> = Vec::new();
     // Every address derived from the alloc, and what uses it.
     let mut work = vec![base];
@@ -134,6 +142,9 @@ fn table(
                     if memset_call(f, memset, u).is_some_and(|(ptr, _, _)| ptr == p) =>
                 {
                     stores.push(u)
+                }
+                InstKind::Call { callee, .. } if !purity.effects(callee).writes_args => {
+                    loads.push(u)
                 }
                 _ => return None,
             }
@@ -301,6 +312,38 @@ bb0:
         let out = same_behaviour(&cleared(255, 0, 6), &["localconst"], "4");
         assert!(out.contains("alloc"), "{out}");
         let out = crate::passes::testutil::run(&cleared(255, 1, 16), &["localconst"]);
+        assert!(out.contains("alloc"), "{out}");
+    }
+
+    /// `SRC` with the table's element `k` printed by `@show` (which reads through
+    /// its parameter, or writes through it when `writes`) at `at`: `"start"` before
+    /// the stores, `"end"` after them.
+    fn shown(writes: bool, at: &str) -> String {
+        let body = if writes {
+            "  store 1, %0\n  ret\n"
+        } else {
+            "  %1 = gep %0, 1, 4\n  %2 = load i32, %1\n  call @putint(%2)\n  ret\n"
+        };
+        let call = "  call @show(%1)\n";
+        let src = match at {
+            "start" => SRC.replace(
+                "  %2 = gep %1, 0, 4\n",
+                &format!("{call}  %2 = gep %1, 0, 4\n"),
+            ),
+            _ => SRC.replace("  %5 = srem %0, 4\n", &format!("{call}  %5 = srem %0, 4\n")),
+        };
+        format!("func @show(ptr) -> void {{\nbb0(%0: ptr):\n{body}}}\n{src}")
+    }
+
+    #[test]
+    fn a_table_passed_to_a_reader_after_its_stores_becomes_a_global() {
+        let out = same_behaviour(&shown(false, "end"), &["localconst"], "4");
+        assert!(out.contains("call @show(@pick.table0)"), "{out}");
+        assert!(!out.contains("alloc"), "{out}");
+        // Read before the stores, or written by the callee: it stays.
+        let out = crate::passes::testutil::run(&shown(false, "start"), &["localconst"]);
+        assert!(out.contains("alloc"), "{out}");
+        let out = same_behaviour(&shown(true, "end"), &["localconst"], "4");
         assert!(out.contains("alloc"), "{out}");
     }
 }

@@ -32,7 +32,7 @@
 //! (`x / pow2[k]`), the exponent then coming from a companion table
 //! ([`by_power_table`]).
 
-use crate::analysis::AnalysisManager;
+use crate::analysis::{AnalysisManager, WrittenGlobals};
 use crate::analysis::{LoopForest, LoopId};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -52,11 +52,11 @@ impl Pass for Pow2Div {
         "divide by a doubling induction variable with shifts"
     }
     fn run(&self, m: &mut Module) -> bool {
-        let tables = by_power_table(m) > 0;
-        super::each_function(m, |f| run(f) > 0) || tables
+        self.run_with(m, &mut AnalysisManager::new())
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let tables = by_power_table(m) > 0;
+        let written = WrittenGlobals::compute(m, &am.purity(m));
+        let tables = by_power_table(m, &written) > 0;
         am.each_function(m, |f, fa| {
             let (cfg, _, loops) = fa.loops(f);
             run_on(f, cfg, loops) > 0
@@ -65,16 +65,10 @@ impl Pass for Pow2Div {
 }
 
 /// The second rule: `x / t[k]` and `x % t[k]` with `t` a global no instruction can
-/// write (see [`super::constglobals`]) whose `i32` elements are all powers of two
+/// write ([`WrittenGlobals`]) whose `i32` elements are all powers of two
 /// `<= 2^30` become the same shifts, the exponent loaded from a companion table
 /// `t.log2` of the elements' logarithms. Returns how many divisions changed.
-pub fn by_power_table(m: &mut Module) -> usize {
-    let mut written = vec![false; m.globals.len()];
-    for f in m.funcs.values() {
-        for g in super::constglobals::escaping_globals(f) {
-            written[ir::EntityRef::index(g)] = true;
-        }
-    }
+pub fn by_power_table(m: &mut Module, written: &WrittenGlobals) -> usize {
     // The tables, and for each function the divisions through them.
     let mut tables: Vec<(GlobalId, Option<GlobalId>)> = Vec::new();
     let mut sites: Vec<(FuncId, Inst, Value, usize)> = Vec::new();
@@ -91,7 +85,7 @@ pub fn by_power_table(m: &mut Module) -> usize {
                 let Some((g, k)) = table_load(f, d) else {
                     continue;
                 };
-                if written[ir::EntityRef::index(g)] || !powers_of_two(&m.globals[g]) {
+                if written.is_written(g) || !powers_of_two(&m.globals[g]) {
                     continue;
                 }
                 let t = match tables.iter().position(|&(t, _)| t == g) {

@@ -1,0 +1,288 @@
+//! Function specialisation: a call that passes a constant for a parameter that
+//! decides its callee's work (a branch condition, a loop bound, a divisor, an
+//! argument the callee passes on to such a parameter) is redirected to a copy of
+//! the callee with that constant substituted and folded. A recursion that passes
+//! the parameter on changed by a constant (a depth counting down) gets one copy per
+//! level, so each level's tests and loop bounds are constants.
+//!
+//! This is GCC's `ipa-cp` with cloning (`-fipa-cp-clone`, Jambor's "The new
+//! intraprocedural constant propagation", GCC Summit 2010) and LLVM's
+//! `FunctionSpecialization` (including its specialisation of recursive functions
+//! on the constants their own calls pass). SysY has no function pointers, so every
+//! call site is known. A copy is named after its function with the constants
+//! (`f.spec.3`); one set of constants gets one copy, shared by every call passing
+//! it. After substitution the copy is folded (`sccp`, `simplifycfg`), which turns
+//! the arguments of its own calls into constants, and its calls are specialised
+//! in turn. Growth is bounded: functions of at most [`MAX_CALLEE_INSTS`]
+//! instructions, at most [`MAX_COPIES`] copies of each, and at most
+//! [`MAX_GROWTH`] instructions added to the module (or its size, when larger).
+//! Parameters left unread in a copy are removed by [`super::deadargs`], and the
+//! functions no longer called by [`super::globaldce`].
+
+use crate::pipeline::Pass;
+use ir::{BinOp, FuncId, Function, InstKind, Module, Value, ValueDef};
+use std::collections::{HashMap, VecDeque};
+
+/// Functions larger than this are not copied.
+pub const MAX_CALLEE_INSTS: usize = 300;
+/// Copies of one function at most.
+pub const MAX_COPIES: usize = 12;
+/// Instructions the copies may add to the module at least.
+pub const MAX_GROWTH: usize = 4000;
+
+/// The function specialisation pass.
+pub struct Specialize;
+
+impl Pass for Specialize {
+    fn name(&self) -> &'static str {
+        "specialize"
+    }
+    fn description(&self) -> &'static str {
+        "copy functions for calls that pass constants deciding their work"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        run(m) > 0
+    }
+}
+
+/// A constant argument: its position and bit pattern (`i32`, or `f32` bits).
+type Binding = (usize, ValueDef);
+
+/// Specialises the calls of `m`; returns how many calls were redirected.
+pub fn run(m: &mut Module) -> usize {
+    let Some(main) = m.func_by_name("main") else {
+        return 0;
+    };
+    let size: usize = m.funcs.values().map(Function::num_insts).sum();
+    let mut budget = MAX_GROWTH.max(size);
+    let mut deciding: HashMap<FuncId, Vec<bool>> = HashMap::new();
+    let mut copies: HashMap<(FuncId, Vec<Binding>), FuncId> = HashMap::new();
+    let mut made: HashMap<FuncId, usize> = HashMap::new();
+    let mut work: VecDeque<FuncId> = m.funcs.keys().collect();
+    let mut redirected = 0;
+    while let Some(caller) = work.pop_front() {
+        if m.funcs[caller].is_declaration() {
+            continue;
+        }
+        let f = &m.funcs[caller];
+        let calls: Vec<_> = f
+            .layout
+            .blocks()
+            .flat_map(|b| f.layout.block_insts(b))
+            .filter_map(|i| match f.kind(i) {
+                InstKind::Call { callee, args } => Some((i, *callee, args.clone())),
+                _ => None,
+            })
+            .collect();
+        for (call, callee, args) in calls {
+            let g = &m.funcs[callee];
+            if callee == main || g.is_declaration() || g.sig.variadic || g.name.contains(".spec") {
+                continue;
+            }
+            if g.num_insts() > MAX_CALLEE_INSTS {
+                continue;
+            }
+            let decides = deciding
+                .entry(callee)
+                .or_insert_with(|| deciding_params(&m.funcs[callee], callee))
+                .clone();
+            let f = &m.funcs[caller];
+            let bindings: Vec<Binding> = args
+                .iter()
+                .enumerate()
+                .filter(|&(k, _)| decides.get(k).copied().unwrap_or(false))
+                .filter_map(|(k, &a)| match f.value_def(a) {
+                    d @ (ValueDef::IConst(_) | ValueDef::FConst(_)) => Some((k, d)),
+                    _ => None,
+                })
+                .collect();
+            if bindings.is_empty() {
+                continue;
+            }
+            let key = (callee, bindings);
+            let target = match copies.get(&key) {
+                Some(&t) => t,
+                None => {
+                    let n = made.entry(callee).or_insert(0);
+                    let cost = m.funcs[callee].num_insts();
+                    if *n >= MAX_COPIES || cost > budget {
+                        continue;
+                    }
+                    *n += 1;
+                    budget -= cost;
+                    let copy = specialised_copy(&m.funcs[callee], &key.1);
+                    let t = m.add_function(copy);
+                    copies.insert(key, t);
+                    work.push_back(t);
+                    t
+                }
+            };
+            m.funcs[caller].replace_kind(
+                call,
+                InstKind::Call {
+                    callee: target,
+                    args,
+                },
+            );
+            redirected += 1;
+        }
+    }
+    redirected
+}
+
+/// `g` with the constants of `bindings` for its parameters, folded.
+fn specialised_copy(g: &Function, bindings: &[Binding]) -> Function {
+    let mut c = g.clone();
+    let mut suffix = String::new();
+    let params = c.block_params(c.entry_block()).to_vec();
+    for &(k, d) in bindings {
+        let v = match d {
+            ValueDef::IConst(x) => {
+                suffix.push_str(&format!(".{x}"));
+                c.iconst(x)
+            }
+            ValueDef::FConst(bits) => {
+                suffix.push_str(&format!(".f{bits:x}"));
+                c.fconst(f32::from_bits(bits))
+            }
+            _ => unreachable!("bindings are constants"),
+        };
+        c.replace_all_uses(params[k], v);
+    }
+    c.name = format!("{}.spec{suffix}", g.name);
+    super::sccp::run(&mut c);
+    super::simplifycfg::run(&mut c);
+    c
+}
+
+/// Which parameters of `g` (function `id`) decide its work: reach, directly or
+/// through arithmetic with constants, a comparison that a branch tests, the
+/// divisor of a division or remainder, the amount of a shift, or an argument of
+/// `g`'s own recursive calls at the same position.
+fn deciding_params(g: &Function, id: FuncId) -> Vec<bool> {
+    let params = g.block_params(g.entry_block()).to_vec();
+    params
+        .iter()
+        .enumerate()
+        .map(|(k, &p)| decides(g, id, k, p, 0))
+        .collect()
+}
+
+/// How many arithmetic steps a parameter is followed through.
+const MAX_DEPTH: u32 = 3;
+
+fn decides(g: &Function, id: FuncId, k: usize, v: Value, depth: u32) -> bool {
+    g.users(v).iter().any(|&u| match g.kind(u) {
+        InstKind::Cmp { .. } => g
+            .inst_result(u)
+            .is_some_and(|r| g.users(r).iter().any(|&b| is_branch_on(g, b, r))),
+        InstKind::Binary { op, args: [a, b] } => {
+            let divisor = matches!(
+                op,
+                BinOp::SDiv | BinOp::SRem | BinOp::Shl | BinOp::AShr | BinOp::LShr
+            ) && *b == v;
+            let with_constant = g.as_iconst(*a).is_some() || g.as_iconst(*b).is_some();
+            divisor
+                || (with_constant
+                    && depth < MAX_DEPTH
+                    && g.inst_result(u)
+                        .is_some_and(|r| decides(g, id, k, r, depth + 1)))
+        }
+        InstKind::Call { callee, args } => *callee == id && depth > 0 && args.get(k) == Some(&v),
+        _ => false,
+    })
+}
+
+fn is_branch_on(g: &Function, b: ir::Inst, cond: Value) -> bool {
+    matches!(g.kind(b), InstKind::Br { cond: c, .. } if *c == cond)
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    const SRC: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @digit(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  jump bb1(%0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = slt %3, %1
+  br %4, bb2, bb3
+bb2:
+  %5 = sdiv %2, 10
+  %6 = add %3, 1
+  jump bb1(%5, %6)
+bb3:
+  %7 = srem %2, 10
+  ret %7
+}
+
+func @depth(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = eq %0, 0
+  br %2, bb1, bb2
+bb1:
+  ret %1
+bb2:
+  %3 = add %0, -1
+  %4 = mul %1, 3
+  %5 = call @depth(%3, %4)
+  %6 = add %5, %0
+  ret %6
+}
+
+func @plain(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = add %0, %1
+  ret %2
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @digit(%0, 2)
+  call @putint(%1)
+  %2 = call @digit(%0, 2)
+  call @putint(%2)
+  %3 = call @digit(%0, %0)
+  call @putint(%3)
+  %4 = call @depth(3, %0)
+  call @putint(%4)
+  %5 = call @plain(%0, 4)
+  call @putint(%5)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn calls_with_deciding_constants_get_a_copy() {
+        let out = same_behaviour(SRC, &["specialize"], "45678");
+        // One copy for both calls passing 2; the loop bound is the constant.
+        assert!(out.contains("func @digit.spec.2(i32, i32)"), "{out}");
+        assert_eq!(out.matches("call @digit.spec.2(%0, 2)").count(), 2, "{out}");
+        assert!(out.contains("slt %3, 2"), "{out}");
+        // A variable bound calls the original.
+        assert!(out.contains("call @digit(%0, %0)"), "{out}");
+    }
+
+    #[test]
+    fn a_recursion_counting_down_gets_a_copy_per_level() {
+        let out = same_behaviour(SRC, &["specialize"], "45678");
+        for level in 0..=3 {
+            assert!(out.contains(&format!("func @depth.spec.{level}(")), "{out}");
+        }
+        assert!(out.contains("call @depth.spec.2(2, "), "{out}");
+        // The last level returns at once.
+        assert!(!out.contains("func @depth.spec.-1("), "{out}");
+    }
+
+    #[test]
+    fn constants_that_decide_nothing_keep_the_call() {
+        let out = same_behaviour(SRC, &["specialize"], "45678");
+        assert!(out.contains("call @plain(%0, 4)"), "{out}");
+        assert!(!out.contains("@plain.spec"), "{out}");
+    }
+}
