@@ -9,9 +9,10 @@
 //! intraprocedural constant propagation", GCC Summit 2010) and LLVM's
 //! `FunctionSpecialization` (including its specialisation of recursive functions
 //! on the constants their own calls pass). SysY has no function pointers, so every
-//! call site is known. A copy is named after its function with the constants
-//! (`f.spec.3`); one set of constants gets one copy, shared by every call passing
-//! it. After substitution the copy is folded (`sccp`, `simplifycfg`), which turns
+//! call site is known. A copy is named after its function with the positions and
+//! values of the constants (`f.spec.1_3` for 3 as the second argument, `m` for a
+//! minus sign: assembler symbols have no `-`); one set of constants gets one copy,
+//! shared by every call passing it. After substitution the copy is folded (`sccp`, `simplifycfg`), which turns
 //! the arguments of its own calls into constants, and its calls are specialised
 //! in turn. Growth is bounded: functions of at most [`MAX_CALLEE_INSTS`]
 //! instructions, at most [`MAX_COPIES`] copies of each, and at most
@@ -110,7 +111,10 @@ pub fn run(m: &mut Module) -> usize {
                     }
                     *n += 1;
                     budget -= cost;
-                    let copy = specialised_copy(&m.funcs[callee], &key.1);
+                    let mut copy = specialised_copy(&m.funcs[callee], &key.1);
+                    if m.func_by_name(&copy.name).is_some() {
+                        copy.name = format!("{}.{}", copy.name, m.funcs.len());
+                    }
                     let t = m.add_function(copy);
                     copies.insert(key, t);
                     work.push_back(t);
@@ -138,11 +142,13 @@ fn specialised_copy(g: &Function, bindings: &[Binding]) -> Function {
     for &(k, d) in bindings {
         let v = match d {
             ValueDef::IConst(x) => {
-                suffix.push_str(&format!(".{x}"));
+                // An assembler symbol has no `-`: -1 is `m1`.
+                let sign = if x < 0 { "m" } else { "" };
+                suffix.push_str(&format!(".{k}_{sign}{}", x.unsigned_abs()));
                 c.iconst(x)
             }
             ValueDef::FConst(bits) => {
-                suffix.push_str(&format!(".f{bits:x}"));
+                suffix.push_str(&format!(".{k}_f{bits:x}"));
                 c.fconst(f32::from_bits(bits))
             }
             _ => unreachable!("bindings are constants"),
@@ -260,9 +266,20 @@ bb0:
     #[test]
     fn calls_with_deciding_constants_get_a_copy() {
         let out = same_behaviour(SRC, &["specialize"], "45678");
+        // Named for the assembler: no `-` in a negative constant.
+        let neg = same_behaviour(
+            &SRC.replace("@digit(%0, 2)", "@digit(%0, -2)"),
+            &["specialize"],
+            "45678",
+        );
+        assert!(neg.contains("func @digit.spec.1_m2("), "{neg}");
         // One copy for both calls passing 2; the loop bound is the constant.
-        assert!(out.contains("func @digit.spec.2(i32, i32)"), "{out}");
-        assert_eq!(out.matches("call @digit.spec.2(%0, 2)").count(), 2, "{out}");
+        assert!(out.contains("func @digit.spec.1_2(i32, i32)"), "{out}");
+        assert_eq!(
+            out.matches("call @digit.spec.1_2(%0, 2)").count(),
+            2,
+            "{out}"
+        );
         assert!(out.contains("slt %3, 2"), "{out}");
         // A variable bound calls the original.
         assert!(out.contains("call @digit(%0, %0)"), "{out}");
@@ -272,11 +289,14 @@ bb0:
     fn a_recursion_counting_down_gets_a_copy_per_level() {
         let out = same_behaviour(SRC, &["specialize"], "45678");
         for level in 0..=3 {
-            assert!(out.contains(&format!("func @depth.spec.{level}(")), "{out}");
+            assert!(
+                out.contains(&format!("func @depth.spec.0_{level}(")),
+                "{out}"
+            );
         }
-        assert!(out.contains("call @depth.spec.2(2, "), "{out}");
+        assert!(out.contains("call @depth.spec.0_2(2, "), "{out}");
         // The last level returns at once.
-        assert!(!out.contains("func @depth.spec.-1("), "{out}");
+        assert!(!out.contains("func @depth.spec.0_m1("), "{out}");
     }
 
     #[test]
@@ -284,5 +304,38 @@ bb0:
         let out = same_behaviour(SRC, &["specialize"], "45678");
         assert!(out.contains("call @plain(%0, 4)"), "{out}");
         assert!(!out.contains("@plain.spec"), "{out}");
+    }
+
+    /// The same constant at two positions makes two copies with two names (found
+    /// by difftest: both were named `f.spec.f3f800000`).
+    #[test]
+    fn one_constant_at_two_positions_makes_two_copies() {
+        let src = r#"
+declare @getfloat() -> f32
+declare @putfloat(f32) -> void
+
+func @clamp(f32, f32) -> f32 {
+bb0(%0: f32, %1: f32):
+  %2 = fgt %0, %1
+  br %2, bb1, bb2
+bb1:
+  ret %1
+bb2:
+  ret %0
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getfloat()
+  %1 = call @clamp(1.0, %0)
+  call @putfloat(%1)
+  %2 = call @clamp(%0, 1.0)
+  call @putfloat(%2)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["specialize"], "0.5");
+        assert!(out.contains("func @clamp.spec.0_f3f800000("), "{out}");
+        assert!(out.contains("func @clamp.spec.1_f3f800000("), "{out}");
     }
 }
