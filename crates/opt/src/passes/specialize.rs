@@ -1,6 +1,6 @@
 //! Function specialisation: a call that passes a constant for a parameter that
-//! decides its callee's work (a branch condition, a loop bound, a divisor, an
-//! argument the callee passes on to such a parameter) is redirected to a copy of
+//! decides its callee's work (a loop bound, a divisor, an argument the callee
+//! passes on to such a parameter) is redirected to a copy of
 //! the callee with that constant substituted and folded. A recursion that passes
 //! the parameter on changed by a constant (a depth counting down) gets one copy per
 //! level, so each level's tests and loop bounds are constants.
@@ -20,7 +20,9 @@
 //! Parameters left unread in a copy are removed by [`super::deadargs`], and the
 //! functions no longer called by [`super::globaldce`].
 
+use crate::analysis::LoopForest;
 use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, FuncId, Function, InstKind, Module, Value, ValueDef};
 use std::collections::{HashMap, VecDeque};
 
@@ -56,7 +58,9 @@ pub fn run(m: &mut Module) -> usize {
     };
     let size: usize = m.funcs.values().map(Function::num_insts).sum();
     let mut budget = MAX_GROWTH.max(size);
-    let mut deciding: HashMap<FuncId, Vec<bool>> = HashMap::new();
+    let mut deciding = Deciding {
+        params: HashMap::new(),
+    };
     let mut copies: HashMap<(FuncId, Vec<Binding>), FuncId> = HashMap::new();
     let mut made: HashMap<FuncId, usize> = HashMap::new();
     let mut work: VecDeque<FuncId> = m.funcs.keys().collect();
@@ -83,10 +87,7 @@ pub fn run(m: &mut Module) -> usize {
             if g.num_insts() > MAX_CALLEE_INSTS {
                 continue;
             }
-            let decides = deciding
-                .entry(callee)
-                .or_insert_with(|| deciding_params(&m.funcs[callee], callee))
-                .clone();
+            let decides = deciding.of(m, callee);
             let f = &m.funcs[caller];
             let bindings: Vec<Binding> = args
                 .iter()
@@ -161,42 +162,95 @@ fn specialised_copy(g: &Function, bindings: &[Binding]) -> Function {
     c
 }
 
-/// Which parameters of `g` (function `id`) decide its work: reach, directly or
-/// through arithmetic with constants, a comparison that a branch tests, the
-/// divisor of a division or remainder, the amount of a shift, or an argument of
-/// `g`'s own recursive calls at the same position.
-fn deciding_params(g: &Function, id: FuncId) -> Vec<bool> {
-    let params = g.block_params(g.entry_block()).to_vec();
-    params
-        .iter()
-        .enumerate()
-        .map(|(k, &p)| decides(g, id, k, p, 0))
-        .collect()
+/// Which parameters decide their function's work, per function (computed on
+/// first use): a parameter that reaches, directly or through arithmetic with
+/// constants, the comparison a loop's exit branch tests (a loop bound), the
+/// divisor of a division or remainder, the amount of a shift, or an argument of a
+/// call at a position that decides the callee's work. Other branches do not
+/// count: a copy then saves a test per call and costs a call that loop-invariant
+/// code motion could have moved out whole (a power by squaring, specialised on its
+/// exponent, is a dozen levels of inlined calls in the loop that used it), or a
+/// recursion that the back end handled better as one function (a backtracking
+/// search specialised on its depth).
+struct Deciding {
+    params: HashMap<FuncId, Vec<bool>>,
+}
+
+impl Deciding {
+    fn of(&mut self, m: &Module, id: FuncId) -> Vec<bool> {
+        if let Some(d) = self.params.get(&id) {
+            return d.clone();
+        }
+        // Recursion: a parameter decides nothing through its own function's calls
+        // until shown otherwise.
+        let g = &m.funcs[id];
+        let n = g.sig.params.len();
+        self.params.insert(id, vec![false; n]);
+        if g.is_declaration() {
+            return vec![false; n];
+        }
+        let cfg = ControlFlowGraph::compute(g);
+        let dt = DominatorTree::compute(g, &cfg);
+        let loops = LoopForest::compute(g, &cfg, &dt);
+        let params = g.block_params(g.entry_block()).to_vec();
+        let d: Vec<bool> = params
+            .iter()
+            .map(|&p| self.decides(m, g, &loops, p, 0))
+            .collect();
+        self.params.insert(id, d.clone());
+        d
+    }
+
+    fn decides(
+        &mut self,
+        m: &Module,
+        g: &Function,
+        loops: &LoopForest,
+        v: Value,
+        depth: u32,
+    ) -> bool {
+        let users = g.users(v).to_vec();
+        users.iter().any(|&u| match g.kind(u).clone() {
+            InstKind::Cmp { .. } => g.inst_result(u).is_some_and(|r| {
+                g.users(r)
+                    .iter()
+                    .any(|&b| is_branch_on(g, b, r) && leaves_loop(g, loops, b))
+            }),
+            InstKind::Binary { op, args: [a, b] } => {
+                let divisor = matches!(
+                    op,
+                    BinOp::SDiv | BinOp::SRem | BinOp::Shl | BinOp::AShr | BinOp::LShr
+                ) && b == v;
+                let with_constant = g.as_iconst(a).is_some() || g.as_iconst(b).is_some();
+                divisor
+                    || (with_constant
+                        && depth < MAX_DEPTH
+                        && g.inst_result(u)
+                            .is_some_and(|r| self.decides(m, g, loops, r, depth + 1)))
+            }
+            InstKind::Call { callee, args } => {
+                let d = self.of(m, callee);
+                args.iter()
+                    .enumerate()
+                    .any(|(k, &a)| a == v && d.get(k).copied().unwrap_or(false))
+            }
+            _ => false,
+        })
+    }
 }
 
 /// How many arithmetic steps a parameter is followed through.
 const MAX_DEPTH: u32 = 3;
 
-fn decides(g: &Function, id: FuncId, k: usize, v: Value, depth: u32) -> bool {
-    g.users(v).iter().any(|&u| match g.kind(u) {
-        InstKind::Cmp { .. } => g
-            .inst_result(u)
-            .is_some_and(|r| g.users(r).iter().any(|&b| is_branch_on(g, b, r))),
-        InstKind::Binary { op, args: [a, b] } => {
-            let divisor = matches!(
-                op,
-                BinOp::SDiv | BinOp::SRem | BinOp::Shl | BinOp::AShr | BinOp::LShr
-            ) && *b == v;
-            let with_constant = g.as_iconst(*a).is_some() || g.as_iconst(*b).is_some();
-            divisor
-                || (with_constant
-                    && depth < MAX_DEPTH
-                    && g.inst_result(u)
-                        .is_some_and(|r| decides(g, id, k, r, depth + 1)))
-        }
-        InstKind::Call { callee, args } => *callee == id && depth > 0 && args.get(k) == Some(&v),
-        _ => false,
-    })
+/// Whether the branch `b` can leave the innermost loop around it.
+fn leaves_loop(g: &Function, loops: &LoopForest, b: ir::Inst) -> bool {
+    let Some(block) = g.layout.inst_block(b) else {
+        return false;
+    };
+    let Some(l) = loops.innermost(block) else {
+        return false;
+    };
+    g.successors(block).iter().any(|&s| !loops.contains(l, s))
 }
 
 fn is_branch_on(g: &Function, b: ir::Inst, cond: Value) -> bool {
@@ -234,8 +288,41 @@ bb1:
   ret %1
 bb2:
   %3 = add %0, -1
-  %4 = mul %1, 3
+  %4 = call @digit(%1, %0)
   %5 = call @depth(%3, %4)
+  %6 = add %5, %0
+  ret %6
+}
+
+func @marks(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0, 0)
+bb1(%1: i32, %2: i32):
+  %3 = slt %1, 10
+  br %3, bb2, bb5
+bb2:
+  %4 = eq %1, %0
+  br %4, bb3, bb4(%2)
+bb3:
+  %5 = add %2, 1
+  jump bb4(%5)
+bb4(%6: i32):
+  %7 = add %1, 1
+  jump bb1(%7, %6)
+bb5:
+  ret %2
+}
+
+func @branchy(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = eq %0, 0
+  br %2, bb1, bb2
+bb1:
+  ret %1
+bb2:
+  %3 = sdiv %0, 2
+  %4 = mul %1, 3
+  %5 = call @branchy(%3, %4)
   %6 = add %5, %0
   ret %6
 }
@@ -259,6 +346,10 @@ bb0:
   call @putint(%4)
   %5 = call @plain(%0, 4)
   call @putint(%5)
+  %6 = call @branchy(100, %0)
+  call @putint(%6)
+  %7 = call @marks(4)
+  call @putint(%7)
   ret 0
 }
 "#;
@@ -287,7 +378,9 @@ bb0:
 
     #[test]
     fn a_recursion_counting_down_gets_a_copy_per_level() {
+        // `depth`'s level is `digit`'s loop bound.
         let out = same_behaviour(SRC, &["specialize"], "45678");
+        assert!(out.contains("call @digit.spec.1_3(%1, 3)"), "{out}");
         for level in 0..=3 {
             assert!(
                 out.contains(&format!("func @depth.spec.0_{level}(")),
@@ -304,6 +397,12 @@ bb0:
         let out = same_behaviour(SRC, &["specialize"], "45678");
         assert!(out.contains("call @plain(%0, 4)"), "{out}");
         assert!(!out.contains("@plain.spec"), "{out}");
+        // Branches outside loops (a recursion halving its argument) decide too
+        // little to pay for a copy per level.
+        assert!(out.contains("call @branchy(100, %0)"), "{out}");
+        assert!(!out.contains("@branchy.spec"), "{out}");
+        // A test inside a loop that does not leave it is no loop bound.
+        assert!(!out.contains("@marks.spec"), "{out}");
     }
 
     /// The same constant at two positions makes two copies with two names (found
@@ -316,12 +415,18 @@ declare @putfloat(f32) -> void
 
 func @clamp(f32, f32) -> f32 {
 bb0(%0: f32, %1: f32):
-  %2 = fgt %0, %1
-  br %2, bb1, bb2
-bb1:
-  ret %1
+  jump bb1(0.0)
+bb1(%2: f32):
+  %3 = flt %2, %0
+  br %3, bb2, bb4
 bb2:
-  ret %0
+  %4 = flt %2, %1
+  br %4, bb3, bb4
+bb3:
+  %5 = fadd %2, 0.25
+  jump bb1(%5)
+bb4:
+  ret %2
 }
 
 func @main() -> i32 {
