@@ -36,6 +36,7 @@ pub fn run(mf: &mut MFunction, placement: Placement) {
         crate::tail_dup::run(mf);
         let info = crate::loops::loop_info(mf);
         fall_through(mf, Some(&info));
+        crate::copy_forward::run(mf);
     } else {
         fall_through(mf, None);
     }
