@@ -13,6 +13,8 @@
 //!
 //! - In between, a jump to a small block placed elsewhere is replaced by a copy of
 //!   that block ([`crate::tail_dup`]).
+//! - Last, copies whose value their readers can take from the source instead are
+//!   removed ([`crate::copy_forward`]): tail duplication leaves some.
 //!
 //! With [`Placement::KeepOrder`] (`-fno-reorder-blocks`) only the last step runs,
 //! on the order instruction selection made.

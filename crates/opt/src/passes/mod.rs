@@ -15,6 +15,7 @@ pub mod cunroll;
 pub mod dce;
 pub mod divrem;
 pub mod exitsink;
+pub mod fabs;
 pub mod finalvalue;
 pub mod globaldce;
 pub mod globalforward;
