@@ -201,6 +201,10 @@ pub(crate) enum Op {
         d: Slot,
         a: Slot,
     },
+    FAbs {
+        d: Slot,
+        a: Slot,
+    },
     SIToFP {
         d: Slot,
         a: Slot,
@@ -804,6 +808,7 @@ impl<'a> Decoder<'a> {
                 let a = self.slot(*arg);
                 match op {
                     UnOp::FNeg => Op::FNeg { d, a },
+                    UnOp::FAbs => Op::FAbs { d, a },
                     UnOp::SIToFP => Op::SIToFP { d, a },
                     UnOp::FPToSI => Op::FPToSI { d, a },
                     UnOp::SExt => Op::SExt { d, a },

@@ -260,6 +260,7 @@ fn run_loop(
                 r!(d) = x.wrapping_rem(y) as u64;
             }
             Op::FNeg { d, a } => r!(d) = (r!(a) as u32 ^ 0x8000_0000) as u64,
+            Op::FAbs { d, a } => r!(d) = (r!(a) as u32 & 0x7fff_ffff) as u64,
             Op::SIToFP { d, a } => r!(d) = ((r!(a) as i32) as f32).to_bits() as u64,
             Op::FPToSI { d, a } => r!(d) = fptosi(f(r!(a))) as u32 as u64,
             Op::SExt { d, a } => r!(d) = r!(a) as i32 as i64 as u64,

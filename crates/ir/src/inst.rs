@@ -245,6 +245,8 @@ impl CmpOp {
 pub enum UnOp {
     /// f32 negation (flips the sign bit).
     FNeg,
+    /// f32 absolute value (clears the sign bit).
+    FAbs,
     /// i32 to f32, rounding to nearest.
     SIToFP,
     /// f32 to i32, truncating toward zero (saturating on overflow, as RISC-V's `fcvt.w.s`).
@@ -258,8 +260,9 @@ pub enum UnOp {
 }
 
 impl UnOp {
-    pub const ALL: [UnOp; 6] = [
+    pub const ALL: [UnOp; 7] = [
         UnOp::FNeg,
+        UnOp::FAbs,
         UnOp::SIToFP,
         UnOp::FPToSI,
         UnOp::SExt,
@@ -271,6 +274,7 @@ impl UnOp {
     pub fn name(self) -> &'static str {
         match self {
             UnOp::FNeg => "fneg",
+            UnOp::FAbs => "fabs",
             UnOp::SIToFP => "sitofp",
             UnOp::FPToSI => "fptosi",
             UnOp::SExt => "sext",
@@ -282,7 +286,7 @@ impl UnOp {
     /// Operand type.
     pub fn operand_ty(self) -> Type {
         match self {
-            UnOp::FNeg | UnOp::FPToSI | UnOp::FBits => Type::F32,
+            UnOp::FNeg | UnOp::FAbs | UnOp::FPToSI | UnOp::FBits => Type::F32,
             UnOp::SIToFP | UnOp::SExt => Type::I32,
             UnOp::Trunc => Type::I64,
         }
@@ -291,7 +295,7 @@ impl UnOp {
     /// Result type.
     pub fn result_ty(self) -> Type {
         match self {
-            UnOp::FNeg | UnOp::SIToFP => Type::F32,
+            UnOp::FNeg | UnOp::FAbs | UnOp::SIToFP => Type::F32,
             UnOp::FPToSI | UnOp::Trunc | UnOp::FBits => Type::I32,
             UnOp::SExt => Type::I64,
         }

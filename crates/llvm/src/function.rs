@@ -358,6 +358,7 @@ impl<'a> FuncEmitter<'a> {
                 let a = self.typed(*arg, op.operand_ty());
                 let line = match op {
                     UnOp::FNeg => format!("{} = fneg {a}", res()),
+                    UnOp::FAbs => format!("{} = call float @llvm.fabs.f32({a})", res()),
                     UnOp::SIToFP => format!("{} = sitofp {a} to float", res()),
                     UnOp::FPToSI => format!("{} = fptosi {a} to i32", res()),
                     UnOp::SExt => format!("{} = sext {a} to i64", res()),

@@ -94,6 +94,23 @@ fn emit(m: &ir::Module, triple: Option<&str>, datalayout: Option<&str>) -> Strin
         out.push('\n');
         out.push_str(&emit_function(&ctx, id));
     }
+    // `fabs` is LLVM's intrinsic, which must be declared where it is called.
+    let fabs = m.funcs.values().any(|f| {
+        f.layout.blocks().any(|b| {
+            f.layout.block_insts(b).any(|i| {
+                matches!(
+                    f.kind(i),
+                    ir::InstKind::Unary {
+                        op: ir::UnOp::FAbs,
+                        ..
+                    }
+                )
+            })
+        })
+    });
+    if fabs {
+        out.push_str("\ndeclare float @llvm.fabs.f32(float)\n");
+    }
     if riscv {
         out.push_str(&format!(
             "\nattributes #0 = {{ \"target-features\"=\"{RV64GC_FEATURES}\" }}\n\n\

@@ -135,6 +135,7 @@ pub fn fold_cmp(op: CmpOp, a: Const, b: Const) -> Option<Const> {
 pub fn fold_unary(op: UnOp, a: Const) -> Option<Const> {
     match (op, a) {
         (UnOp::FNeg, Const::F(x)) => Some(Const::F(x ^ 0x8000_0000)),
+        (UnOp::FAbs, Const::F(x)) => Some(Const::F(x & 0x7fff_ffff)),
         (UnOp::SIToFP, Const::I(x)) => Some(Const::F((x as f32).to_bits())),
         (UnOp::FPToSI, Const::F(x)) => Some(Const::I(fptosi(f32::from_bits(x)))),
         (UnOp::FBits, Const::F(x)) => Some(Const::I(x as i32)),

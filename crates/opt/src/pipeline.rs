@@ -91,6 +91,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::storesink::StoreSink,
     &passes::loopsimplify::LoopSimplify,
     &passes::exitsink::ExitSink,
+    &passes::fabs::Fabs,
     &passes::idemloop::IdemLoop,
     &passes::tailrec::TailRec,
     &passes::phiopt::PhiOpt,
@@ -198,6 +199,10 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `constoffset` after strength reduction: addresses it left (straight-line code,
 /// unrolled loops) share one base for `a[k + c]`, which the following `gvn` merges.
 ///
+/// `fabs` after inlining and its clean-up (an absolute-value helper is then a
+/// branch in its caller, where the comparisons reading it are seen); the next
+/// `dce` and `simplifycfg` remove the branch it empties.
+///
 /// `linearize` follows each `reassoc`: sums whose shared subterms cancel (an
 /// exclusive-or written with additions, once inlined) are rebuilt shorter.
 ///
@@ -255,6 +260,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "deadargs",
             "dce",
             "simplifycfg",
+            "fabs",
             "reassoc",
             "linearize",
             "looprotate",

@@ -46,6 +46,8 @@ pub fn inst_text(
         MInst::FAlu { op, rd, rs1, rs2 } => {
             if *op == FAluOp::Sgnjn && rs1 == rs2 {
                 format!("fneg.s {rd}, {rs1}")
+            } else if *op == FAluOp::Sgnjx && rs1 == rs2 {
+                format!("fabs.s {rd}, {rs1}")
             } else {
                 format!("{} {rd}, {rs1}, {rs2}", op.mnemonic())
             }

@@ -16,7 +16,8 @@
 //!                      slots -> sp offsets
 //! peephole             self-moves, jump threading, unreachable blocks
 //! placement            block order (chains by loop depth), small blocks copied in
-//!                      place of jumps to them (tail_dup), fall-through branches
+//!                      place of jumps to them (tail_dup), fall-through branches,
+//!                      copies forwarded to their readers (copy_forward)
 //! schedule             list scheduling for the U74's dual-issue pipes (-O1; model
 //!                      in u74)
 //! emit                 text, with branch relaxation; labels in layout order
@@ -35,6 +36,7 @@
 //! the verifier (and always in debug builds).
 
 pub mod abi;
+pub mod copy_forward;
 pub mod copy_swap;
 pub mod divinv;
 pub mod emit;

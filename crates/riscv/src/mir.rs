@@ -244,6 +244,8 @@ pub enum FAluOp {
     Div,
     /// `fsgnjn.s rd, a, a` is `fneg.s`.
     Sgnjn,
+    /// `fsgnjx.s rd, a, a` is `fabs.s`.
+    Sgnjx,
 }
 
 impl FAluOp {
@@ -254,6 +256,7 @@ impl FAluOp {
             FAluOp::Mul => "fmul.s",
             FAluOp::Div => "fdiv.s",
             FAluOp::Sgnjn => "fsgnjn.s",
+            FAluOp::Sgnjx => "fsgnjx.s",
         }
     }
 }

@@ -13,6 +13,8 @@
 //!
 //! - In between, a jump to a small block placed elsewhere is replaced by a copy of
 //!   that block ([`crate::tail_dup`]).
+//! - Last, copies whose value their readers can take from the source instead are
+//!   removed ([`crate::copy_forward`]): tail duplication leaves some.
 //!
 //! With [`Placement::KeepOrder`] (`-fno-reorder-blocks`) only the last step runs,
 //! on the order instruction selection made.
@@ -36,6 +38,7 @@ pub fn run(mf: &mut MFunction, placement: Placement) {
         crate::tail_dup::run(mf);
         let info = crate::loops::loop_info(mf);
         fall_through(mf, Some(&info));
+        crate::copy_forward::run(mf);
     } else {
         fall_through(mf, None);
     }

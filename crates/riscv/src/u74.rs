@@ -203,7 +203,7 @@ pub fn timing_with(i: &MInst, is_float: &dyn Fn(Reg) -> bool) -> Timing {
                     (t.early, t.late) = (27, 27);
                     t.unit = Some((Unit::FpDiv, 27));
                 }
-                FAluOp::Sgnjn => (t.early, t.late) = (3, 3),
+                FAluOp::Sgnjn | FAluOp::Sgnjx => (t.early, t.late) = (3, 3),
             }
             uses_as(&mut t, UseKind::Early);
         }

@@ -68,7 +68,7 @@ fn unit_and_latency(f: &Function, i: Inst) -> (Unit, u32) {
         InstKind::Cmp { op, .. } if op.is_float() => (Unit::Long, 3),
         InstKind::Unary { op, .. } => match op {
             UnOp::SExt | UnOp::Trunc => (Unit::Alu, 1),
-            UnOp::FNeg | UnOp::SIToFP | UnOp::FPToSI | UnOp::FBits => (Unit::Long, 3),
+            UnOp::FNeg | UnOp::FAbs | UnOp::SIToFP | UnOp::FPToSI | UnOp::FBits => (Unit::Long, 3),
         },
         _ => (Unit::Alu, 1),
     }

@@ -16,6 +16,7 @@ pub mod dce;
 pub mod deadargs;
 pub mod divrem;
 pub mod exitsink;
+pub mod fabs;
 pub mod finalvalue;
 pub mod globaldce;
 pub mod globalforward;

@@ -75,6 +75,12 @@ impl Isel<'_> {
                 rs1: a,
                 rs2: a,
             }),
+            UnOp::FAbs => self.push(MInst::FAlu {
+                op: FAluOp::Sgnjx,
+                rd,
+                rs1: a,
+                rs2: a,
+            }),
             UnOp::SIToFP => self.push(MInst::Cvt {
                 op: CvtOp::FcvtSW,
                 rd,

@@ -259,12 +259,13 @@ const ALU_IMM: [AluImmOp; 13] = [
     AluImmOp::Slti,
     AluImmOp::Sltiu,
 ];
-const FALU: [FAluOp; 5] = [
+const FALU: [FAluOp; 6] = [
     FAluOp::Add,
     FAluOp::Sub,
     FAluOp::Mul,
     FAluOp::Div,
     FAluOp::Sgnjn,
+    FAluOp::Sgnjx,
 ];
 const FCMP: [FCmpOp; 3] = [FCmpOp::Eq, FCmpOp::Lt, FCmpOp::Le];
 const CVT: [CvtOp; 6] = [
