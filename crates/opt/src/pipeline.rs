@@ -217,6 +217,12 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `predcom` on the pointer induction variables strength
 /// reduction made, `closedform` on the loops that are left single blocks, and
 /// `localconst` at the end, when the stores of a table are constants in one block,
+/// `constglobals` again after the first two SCCP rounds (an index such as
+/// `((x) % 1 + 1) % 1` is a constant only then), `sroa` after inlining (not before:
+/// a loop nest that only filled a local array would be left empty in a shape
+/// `loopdelete` does not remove) and again once folding, unrolling and the late
+/// clean-up have made more indices constant, `lastiter` after `idemloop` and after
+/// `checkpromote` (promoted globals leave a loop's body without stores),
 /// `storesink` after the last loop and memory passes (the initialisation of a local
 /// array moves past early exits once no pass would hoist it back), and `balance`
 /// last of all, once nothing canonicalises sums into chains again.
