@@ -126,6 +126,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::vrp::Vrp,
     &passes::ptrwalk::PtrWalk,
     &passes::checkpromote::CheckPromote,
+    &passes::sroa::Sroa,
+    &passes::lastiter::LastIter,
 ];
 
 /// The pass registered as `name`.
@@ -228,7 +230,14 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// iterations only count is left early, before strength reduction looks at it),
 /// `predcom` on the pointer induction variables strength
 /// reduction made, `closedform` on the loops that are left single blocks, and
-/// `localconst` at the end, when the stores of a table are constants in one block,
+/// `localconst` after the first `memforward` (a zeroed table read through
+/// callees) and at the end, when the stores of a table are constants in one block,
+/// `constglobals` again after the first two SCCP rounds (an index such as
+/// `((x) % 1 + 1) % 1` is a constant only then), `sroa` after inlining (not before:
+/// a loop nest that only filled a local array would be left empty in a shape
+/// `loopdelete` does not remove) and again once folding, unrolling and the late
+/// clean-up have made more indices constant, `lastiter` after `idemloop` and after
+/// `checkpromote` (promoted globals leave a loop's body without stores),
 /// `storesink` after the last loop and memory passes (the initialisation of a local
 /// array moves past early exits once no pass would hoist it back), and `balance`
 /// last of all, once nothing canonicalises sums into chains again.
@@ -243,6 +252,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "instcombine",
             "sccp",
+            "constglobals",
             "dce",
             "simplifycfg",
             "exitsink",
@@ -252,12 +262,13 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "partialinline",
             "inline",
             "globaldce",
-            "constglobals",
             "condprop",
             "instcombine",
             "ipconst",
             "sccp",
             "deadargs",
+            "constglobals",
+            "sroa",
             "dce",
             "simplifycfg",
             "fabs",
@@ -284,15 +295,18 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "linearize",
             "instcombine",
             "sccp",
+            "sroa",
             "affine",
             "dce",
             "simplifycfg",
             "idemloop",
+            "lastiter",
             "loopdelete",
             "cunroll",
             "unroll",
             "memforward",
             "instcombine",
+            "sroa",
             "pow2div",
             "licm",
             "unswitch",
@@ -318,11 +332,13 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "deadargs",
             "dce",
             "simplifycfg",
+            "sroa",
             "predcom",
             "closedform",
             "lftr",
             "promote",
             "checkpromote",
+            "lastiter",
             "closedform",
             "rtunroll",
             "mve",

@@ -462,6 +462,21 @@ pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
             let (a, b) = (xl / d, xh / d);
             Range::from_i64(a.min(b), a.max(b))
         }
+        BinOp::SDiv if y.lo > 0 || y.hi < 0 => {
+            // A divisor of one sign, at least `m` in magnitude: the quotient is at
+            // most |x| / m in magnitude (`MIN / -1` wraps: excluded).
+            if x.lo == i32::MIN && y.lo <= -1 && y.hi >= -1 {
+                return Range::FULL;
+            }
+            let m = if y.lo > 0 { yl } else { -yh };
+            let q = xl.abs().max(xh.abs()) / m;
+            let (lo, hi) = match (x.lo >= 0, x.hi <= 0, y.lo > 0) {
+                (true, _, true) | (_, true, false) => (0, q),
+                (_, true, true) | (true, _, false) => (-q, 0),
+                _ => (-q, q),
+            };
+            Range::from_i64(lo, hi)
+        }
         BinOp::SRem if y.lo > i32::MIN && !(y.lo <= 0 && y.hi >= 0) => {
             // |a % b| < |b| and |a % b| <= |a|, with the sign of `a`.
             let m = yl.abs().max(yh.abs()) - 1;

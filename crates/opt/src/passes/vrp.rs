@@ -17,6 +17,8 @@
 //!   arithmetic chains: `r = (r + r) % p`).
 //! - `x / c` (`c > 0` a constant) is `0` when `|x| < c` and `ashr x, k` when
 //!   `x >= 0` and `c = 2^k`.
+//! - `x / y` and `x % y` with `y` not a constant: `0` and `x` when every value of
+//!   `y` has one sign and a magnitude above every `|x|`.
 //! - An integer comparison whose operands' ranges decide it becomes 0 or 1.
 //!
 //! Everything rests on the ranges holding in every execution (see the analysis
@@ -117,6 +119,9 @@ fn cmp(f: &mut Function, at: Inst, op: CmpOp, a: Value, b: Value) -> Value {
 }
 
 fn remainder(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) -> bool {
+    if small_dividend(f, ranges, inst, x, c) {
+        return true;
+    }
     let (Some(c), Some(r)) = (f.as_iconst(c), range(f, ranges, x)) else {
         return false;
     };
@@ -180,7 +185,48 @@ fn remainder(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) 
     true
 }
 
+/// The least magnitude of a divisor in `y` when every value of it has the same
+/// sign (none is zero).
+fn least_magnitude(y: Range) -> Option<i64> {
+    if y.lo > 0 {
+        Some(i64::from(y.lo))
+    } else if y.hi < 0 {
+        Some(-i64::from(y.hi))
+    } else {
+        None
+    }
+}
+
+/// `x / y` is 0 and `x % y` is `x` when the divisor is not a constant but every
+/// value it takes exceeds `|x|` in magnitude (LLVM's CorrelatedValuePropagation,
+/// `processSDivOrSRem` on `|X| < |Y|`; GCC's `simplify_div_or_mod_using_ranges`).
+fn small_dividend(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, y: Value) -> bool {
+    if f.as_iconst(y).is_some() {
+        return false;
+    }
+    let (Some(ry), Some(rx)) = (range(f, ranges, y), range(f, ranges, x)) else {
+        return false;
+    };
+    let Some(m) = least_magnitude(ry) else {
+        return false;
+    };
+    if !rx.within(-(m - 1), m - 1) {
+        return false;
+    }
+    let v = match *f.kind(inst) {
+        InstKind::Binary {
+            op: BinOp::SDiv, ..
+        } => f.iconst(0),
+        _ => x,
+    };
+    replace(f, inst, v);
+    true
+}
+
 fn division(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) -> bool {
+    if small_dividend(f, ranges, inst, x, c) {
+        return true;
+    }
     let (Some(c), Some(r)) = (f.as_iconst(c), range(f, ranges, x)) else {
         return false;
     };
@@ -232,6 +278,26 @@ fn comparison(
 #[cfg(test)]
 mod tests {
     use crate::passes::testutil::{check, same_behaviour};
+
+    /// `(a < b) / (g % 9 + 10)`: a 0-or-1 dividend under a divisor in [2, 18] is 0,
+    /// and the remainder is the dividend; a divisor that may be 1 (or 0) keeps both.
+    #[test]
+    fn a_small_dividend_over_a_variable_divisor_folds() {
+        let src = "declare @getint() -> i32\ndeclare @putint(i32) -> void\n\
+            func @main() -> i32 {\nbb0:\n  %0 = call @getint()\n  %1 = call @getint()\n  \
+            %2 = slt %0, %1\n  %3 = srem %0, 9\n  %4 = add %3, 10\n  %5 = sdiv %2, %4\n  \
+            %6 = srem %2, %4\n  %7 = sub -10, %3\n  %8 = sdiv %2, %7\n  %9 = add %3, 9\n  \
+            %10 = sdiv %2, %9\n  %11 = srem %2, %9\n  call @putint(%5)\n  call @putint(%6)\n  \
+            call @putint(%8)\n  call @putint(%10)\n  call @putint(%11)\n  ret 0\n}\n";
+        for input in ["1 2", "2 1", "-17 -3", "9 100"] {
+            let out = same_behaviour(src, &["vrp"], input);
+            assert!(out.contains("call @putint(0)"), "{out}");
+            assert!(out.contains("call @putint(%2)"), "{out}");
+            // The divisor `g % 9 + 9` may be 1: its division and remainder stay.
+            assert_eq!(out.matches("sdiv %2").count(), 1, "{out}");
+            assert_eq!(out.matches("srem %2").count(), 1, "{out}");
+        }
+    }
 
     #[test]
     fn a_remainder_of_a_sum_of_remainders_becomes_two_corrections() {
