@@ -32,7 +32,7 @@
 //! branches: they do not make a single-block loop.
 
 use crate::analysis::induction::step_of;
-use crate::analysis::{Bounds, LoopForest, Preserved};
+use crate::analysis::{AnalysisManager, Bounds, LoopForest, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
@@ -55,6 +55,11 @@ impl Pass for IfConvert {
     fn run(&self, m: &mut Module) -> bool {
         let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();
         super::each_function(m, |f| run(f, &sizes) > 0)
+    }
+    /// Through the manager, so that it knows which functions changed.
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();
+        am.each_function(m, |f, _| run(f, &sizes) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -22,7 +22,7 @@
 //! from `X`, so they pass a chain of early exits.
 
 use super::loopidiom::{memset_call, memset_of};
-use crate::analysis::Preserved;
+use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Value};
@@ -41,6 +41,11 @@ impl Pass for StoreSink {
     fn run(&self, m: &mut Module) -> bool {
         let memset = memset_of(m);
         super::each_function(m, |f| run(f, memset) > 0)
+    }
+    /// Through the manager, so that it knows which functions changed.
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let memset = memset_of(m);
+        am.each_function(m, |f, _| run(f, memset) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
