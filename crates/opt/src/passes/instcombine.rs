@@ -308,8 +308,10 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
             // (x / c1) / c2 = x / (c1 * c2) for positive divisors (truncating
             // division composes: LLVM's InstCombine `foldSDivSDiv`); a product past
             // 2^31 leaves 0 for every `x`, since |x| <= 2^31. At exactly 2^31 (not an
-            // i32) the chain stays.
-            if op1 == BinOp::SDiv && op == BinOp::SDiv && c1 > 0 && c > 0 {
+            // i32) the chain stays. Only when the inner quotient has no other use:
+            // else both divisions stay and the wider one costs more (x / 2 halved
+            // again at each level of an inlined recursion).
+            if op1 == BinOp::SDiv && op == BinOp::SDiv && c1 > 0 && c > 0 && f.users(a).len() == 1 {
                 let product = i64::from(c1) * i64::from(c);
                 if let Ok(p) = i32::try_from(product) {
                     return bin(BinOp::SDiv, x, f.iconst(p));
@@ -875,6 +877,11 @@ bb0:
         combines(
             "  %a = sdiv %0, -3\n  %r = sdiv %a, 5\n",
             "  %3 = sdiv %0, -3\n  %4 = sdiv %3, 5\n  ret %4\n",
+        );
+        // The inner quotient is used elsewhere: dividing it again is cheaper.
+        combines(
+            "  %a = sdiv %0, 2\n  %b = sdiv %a, 2\n  %r = add %a, %b\n",
+            "  %3 = sdiv %0, 2\n  %4 = sdiv %3, 2\n  %5 = add %3, %4\n  ret %5\n",
         );
     }
 
