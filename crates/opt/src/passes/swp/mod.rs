@@ -116,7 +116,7 @@ pub const MAX_PRESSURE: [usize; 2] = [28, 28];
 pub const LIVENESS_BUDGET: usize = 1 << 21;
 
 /// Pipelines the single-block loops of `f` that qualify; `region` gives the alias
-/// region of each load and store. Returns how many.
+/// region of each load and store. Returns how many, with the preheaders added.
 pub fn run(f: &mut Function, region: &dyn Fn(Inst) -> u32) -> usize {
     run_in(f, region, &mut FunctionAnalyses::default())
 }
@@ -124,6 +124,19 @@ pub fn run(f: &mut Function, region: &dyn Fn(Inst) -> u32) -> usize {
 /// [`run`] with the CFG taken from `fa` (forgotten after each pipelined loop,
 /// whose new blocks change the edges).
 fn run_in(f: &mut Function, region: &dyn Fn(Inst) -> u32, fa: &mut FunctionAnalyses) -> usize {
+    // A one-block loop entered from several blocks gets a preheader first (as
+    // LLVM's LoopSimplify gives every loop one), so that it has the one entry
+    // edge the pipelined form replaces: a loop entered both from a guard and
+    // from the end of an earlier loop was left alone.
+    let mut added = 0;
+    let cfg = fa.cfg(f);
+    let entered_often = f.layout.blocks().any(|h| {
+        f.successors(h).contains(&h) && cfg.unique_preds(h).iter().filter(|&&p| p != h).count() > 1
+    });
+    if entered_often {
+        added = crate::passes::licm::add_preheaders(f);
+        fa.forget();
+    }
     let cfg = fa.cfg(f);
     let loops: Vec<(Block, Block)> = f
         .layout
@@ -162,7 +175,7 @@ fn run_in(f: &mut Function, region: &dyn Fn(Inst) -> u32, fa: &mut FunctionAnaly
             done += 1;
         }
     }
-    done
+    done + added
 }
 
 /// The other predecessor of `h` when `h` is a loop of one block: it branches to
@@ -1052,6 +1065,70 @@ bb3:
         let f = after.funcs.values().next().unwrap();
         assert_eq!(f.layout.blocks().count(), 6, "{}", ir::print_module(&after));
         assert_eq!(exec(&before, ""), exec(&after, ""));
+    }
+
+    /// A one-block loop that two blocks enter (a guard skipping a first loop, and
+    /// that loop's exit) gets a preheader and is pipelined (vector_mul's second
+    /// loop once its bound was a constant).
+    #[test]
+    fn a_loop_entered_from_two_blocks_gets_a_preheader_and_is_pipelined() {
+        let src = r#"
+global @x: [f32; 64] = zeroinit
+global @y: [f32; 64] = zeroinit
+
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  store 6.0, @x
+  %20 = call @getint()
+  br %20, bb1(0), bb2(0, 1.0)
+bb1(%21: i32):
+  %22 = gep @x, %21, 4
+  store 2.0, %22
+  %23 = add %21, 1
+  %24 = slt %23, 8
+  br %24, bb1(%23), bb2(0, 1.0)
+bb2(%0: i32, %1: f32):
+  %2 = gep @x, %0, 4
+  %3 = load f32, %2
+  %4 = fdiv %3, 3.0
+  %5 = fmul %1, 0.5
+  %6 = fadd %4, %5
+  %7 = gep @y, %0, 4
+  store %6, %7
+  %8 = add %0, 1
+  %9 = slt %8, 64
+  br %9, bb2(%8, %6), bb3
+bb3:
+  %10 = fmul %6, 1000.0
+  %11 = fptosi %10
+  ret %11
+}
+"#;
+        let (before, after, changed) = pipelined(src);
+        assert!(changed);
+        let text = ir::print_module(&after);
+        // The division of the next iteration is computed before the loop too.
+        let f = after.funcs.values().find(|f| f.name == "main").unwrap();
+        let divisions = f
+            .layout
+            .blocks()
+            .flat_map(|b| f.layout.block_insts(b))
+            .filter(|&i| {
+                matches!(
+                    f.kind(i),
+                    InstKind::Binary {
+                        op: BinOp::FDiv,
+                        ..
+                    }
+                )
+            })
+            .count();
+        assert!(divisions >= 2, "{text}");
+        for input in ["0", "1"] {
+            assert_eq!(exec(&before, input), exec(&after, input), "{text}");
+        }
     }
 
     /// `x[i] = i + 0.5; y[i] = i + 1.5`: the conversion and additions take eight
