@@ -134,7 +134,23 @@ fn run_in(f: &mut Function, region: &dyn Fn(Inst) -> u32, fa: &mut FunctionAnaly
         f.successors(h).contains(&h) && cfg.unique_preds(h).iter().filter(|&&p| p != h).count() > 1
     });
     if entered_often {
-        added = crate::passes::licm::add_preheaders(f);
+        let mut cfg = cfg.clone();
+        let dt = ir::analysis::DominatorTree::compute(f, &cfg);
+        let loops = crate::analysis::LoopForest::compute(f, &cfg, &dt);
+        // Only one-block loops: other loops keep their shape (and layout).
+        let missing: Vec<_> = loops
+            .loops()
+            .filter(|(id, l)| {
+                f.successors(l.header).contains(&l.header)
+                    && l.blocks.len() == 1
+                    && loops.preheader(*id, &cfg).is_none()
+            })
+            .map(|(id, _)| id)
+            .collect();
+        for &id in &missing {
+            crate::passes::licm::insert_preheader(f, &mut cfg, &loops, id);
+        }
+        added = missing.len();
         fa.forget();
     }
     let cfg = fa.cfg(f);
