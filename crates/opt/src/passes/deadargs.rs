@@ -36,19 +36,27 @@ impl Pass for DeadArgs {
 pub fn run(m: &mut Module) -> usize {
     let ids: Vec<FuncId> = m.funcs.keys().collect();
     let mut changed = 0;
+    // Every function's dead parameters first, then one sweep over all calls: a
+    // parameter passed on to a dead position is read until the next run.
+    let mut dead: Vec<Vec<usize>> = vec![Vec::new(); m.funcs.len()];
     for &id in &ids {
         let f = &m.funcs[id];
         if f.is_declaration() || f.name == "main" || f.sig.variadic {
             continue;
         }
-        let dead = dead_params(f, id);
+        dead[ir::EntityRef::index(id)] = dead_params(f, id);
+    }
+    if dead.iter().any(|d| !d.is_empty()) {
+        for &g in &ids {
+            drop_call_args(&mut m.funcs[g], &dead);
+        }
+    }
+    for &id in &ids {
+        let dead = &dead[ir::EntityRef::index(id)];
         if dead.is_empty() {
             continue;
         }
         changed += dead.len();
-        for &g in &ids {
-            drop_call_args(&mut m.funcs[g], id, &dead);
-        }
         let f = &mut m.funcs[id];
         let entry = f.entry_block();
         let preds = ControlFlowGraph::compute(f).preds(entry).to_vec();
@@ -96,22 +104,27 @@ fn dead_params(f: &Function, id: FuncId) -> Vec<usize> {
         .collect()
 }
 
-/// Removes the arguments at `dead` (ascending) from every call of `callee` in `f`.
-fn drop_call_args(f: &mut Function, callee: FuncId, dead: &[usize]) {
+/// Removes from every call in `f` the arguments at its callee's dead positions
+/// (`dead` by function index, ascending).
+fn drop_call_args(f: &mut Function, dead: &[Vec<usize>]) {
     let calls: Vec<_> = f
         .layout
         .blocks()
         .flat_map(|b| f.layout.block_insts(b))
-        .filter(|&i| matches!(f.kind(i), InstKind::Call { callee: c, .. } if *c == callee))
+        .filter(|&i| {
+            matches!(f.kind(i), InstKind::Call { callee, .. }
+                if !dead[ir::EntityRef::index(*callee)].is_empty())
+        })
         .collect();
     for i in calls {
-        let InstKind::Call { args, .. } = f.kind(i).clone() else {
+        let InstKind::Call { callee, args } = f.kind(i).clone() else {
             unreachable!("a call")
         };
+        let gone = &dead[ir::EntityRef::index(callee)];
         let args = args
             .into_iter()
             .enumerate()
-            .filter(|(k, _)| dead.binary_search(k).is_err())
+            .filter(|(k, _)| gone.binary_search(k).is_err())
             .map(|(_, a)| a)
             .collect();
         f.replace_kind(i, InstKind::Call { callee, args });

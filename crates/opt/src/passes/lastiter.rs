@@ -141,24 +141,6 @@ fn qualifies(
     let rl = RotatedLoop::of(f, cfg, loops, l)?;
     let lp = loops.get(l);
     let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
-    if lp
-        .blocks
-        .iter()
-        .any(|&b| b != rl.latch && f.successors(b).iter().any(|&s| !loops.contains(l, s)))
-    {
-        return None;
-    }
-    for &b in lp.blocks.iter() {
-        for i in f.layout.block_insts(b) {
-            match f.kind(i) {
-                InstKind::Store { .. } | InstKind::Alloc { .. } => return None,
-                InstKind::Call { callee, .. } if purity.effects(*callee).has_side_effects() => {
-                    return None
-                }
-                _ => {}
-            }
-        }
-    }
     let (init, next) = (rl.init_args(f), rl.next_args(f));
     let mut counter = None;
     for (k, &p) in f.block_params(rl.header).iter().enumerate() {
@@ -231,6 +213,26 @@ fn qualifies(
     }
     if trips == 0 {
         return None;
+    }
+    // Last, the walks over the loop's blocks (inner loops' included: run for every
+    // loop of a deep nest before the cheap tests, they made the pass quadratic).
+    if lp
+        .blocks
+        .iter()
+        .any(|&b| b != rl.latch && f.successors(b).iter().any(|&s| !loops.contains(l, s)))
+    {
+        return None;
+    }
+    for &b in lp.blocks.iter() {
+        for i in f.layout.block_insts(b) {
+            match f.kind(i) {
+                InstKind::Store { .. } | InstKind::Alloc { .. } => return None,
+                InstKind::Call { callee, .. } if purity.effects(*callee).has_side_effects() => {
+                    return None
+                }
+                _ => {}
+            }
+        }
     }
     Some(Found { rl, index, last: i })
 }
