@@ -33,6 +33,7 @@ pub mod lastiter;
 pub mod lftr;
 pub mod licm;
 pub mod linearize;
+pub mod loadpre;
 pub mod localconst;
 pub mod locmap;
 pub mod loopdelete;

@@ -1,0 +1,234 @@
+//! Textual-IR tests of load PRE: loads it makes not repeat, and loads it must leave.
+
+use crate::passes::testutil::{check, run, same_behaviour};
+
+/// The index of the least element of `@a` (read with `getarray`): `if (a[j] < a[m])
+/// m = j;`, loading `a[m]` again on every iteration. `LATCH` is put in the latch.
+fn argmin(latch: &str) -> String {
+    format!(
+        r#"
+global @a: [i32; 100] = zeroinit
+
+declare @getarray(ptr) -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getarray(@a)
+  %1 = slt 1, %0
+  br %1, bb4, bb3(0)
+bb4:
+  jump bb1(1, 0)
+bb1(%2: i32, %3: i32):
+  %4 = gep @a, %2, 4
+  %5 = load i32, %4
+  %6 = gep @a, %3, 4
+  %7 = load i32, %6
+  %8 = slt %5, %7
+  br %8, bb2(%2), bb2(%3)
+bb2(%9: i32):
+{latch}
+  %10 = add %2, 1
+  %11 = slt %10, %0
+  br %11, bb1(%10, %9), bb3(%9)
+bb3(%12: i32):
+  call @putint(%12)
+  ret 0
+}}
+"#
+    )
+}
+
+#[test]
+fn the_minimum_so_far_travels_in_a_register() {
+    let src = argmin("");
+    let out = same_behaviour(&src, &["loadpre"], "6 5 3 8 1 9 1");
+    check(
+        &["loadpre"],
+        &src,
+        r#"
+global @a: [i32; 100] = zeroinit
+
+declare @getarray(ptr) -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getarray(@a)
+  %1 = slt 1, %0
+  br %1, bb1, bb4(0)
+bb1:
+  %2 = gep @a, 0, 4
+  %3 = load i32, %2
+  jump bb2(1, 0, %3)
+bb2(%4: i32, %5: i32, %6: i32):
+  %7 = gep @a, %4, 4
+  %8 = load i32, %7
+  %9 = gep @a, %5, 4
+  %10 = slt %8, %6
+  br %10, bb3(%4, %8), bb3(%5, %6)
+bb3(%11: i32, %12: i32):
+  %13 = add %4, 1
+  %14 = slt %13, %0
+  br %14, bb2(%13, %11, %12), bb4(%11)
+bb4(%15: i32):
+  call @putint(%15)
+  ret 0
+}
+"#,
+    );
+    assert_eq!(out.matches("load").count(), 2);
+}
+
+#[test]
+fn a_store_into_the_same_array_keeps_the_load() {
+    // `a[j] = a[m]` in the latch may overwrite the `a[m]` of the next iteration.
+    let src = argmin("  %13 = gep @a, %2, 4\n  store %7, %13");
+    let out = same_behaviour(&src, &["loadpre"], "6 5 3 8 1 9 1");
+    assert_eq!(out.matches("load").count(), 2, "{out}");
+    assert!(out.contains("%7 = load i32, %6"), "{out}");
+}
+
+#[test]
+fn a_call_that_writes_memory_keeps_the_load() {
+    let src = argmin("  %13 = call @getarray(@a)");
+    let out = same_behaviour(&src, &["loadpre"], "6 5 3 8 1 9 1 3 1 2 3");
+    assert!(out.contains("%7 = load i32, %6"), "{out}");
+}
+
+#[test]
+fn a_stored_or_loaded_value_reaches_the_join() {
+    // One arm stores 7 to p[i], the other loads p[i]: the join's load of p[i] takes
+    // them, although p is a parameter (nothing else writes between).
+    let src = r#"
+declare @putint(i32) -> void
+
+func @f(ptr, i32, i32) -> i32 {
+bb0(%0: ptr, %1: i32, %2: i32):
+  %3 = gep %0, %1, 4
+  br %2, bb1, bb2
+bb1:
+  store 7, %3
+  jump bb3
+bb2:
+  %4 = load i32, %3
+  %5 = add %4, 1
+  call @putint(%5)
+  jump bb3
+bb3:
+  %6 = load i32, %3
+  ret %6
+}
+"#;
+    check(
+        &["loadpre"],
+        src,
+        r#"
+declare @putint(i32) -> void
+
+func @f(ptr, i32, i32) -> i32 {
+bb0(%0: ptr, %1: i32, %2: i32):
+  %3 = gep %0, %1, 4
+  br %2, bb1, bb2
+bb1:
+  store 7, %3
+  jump bb3(7)
+bb2:
+  %4 = load i32, %3
+  %5 = add %4, 1
+  call @putint(%5)
+  jump bb3(%4)
+bb3(%6: i32):
+  ret %6
+}
+"#,
+    );
+}
+
+#[test]
+fn a_load_missing_on_two_paths_stays() {
+    let src = r#"
+func @f(ptr, i32, i32) -> i32 {
+bb0(%0: ptr, %1: i32, %2: i32):
+  %3 = gep %0, %1, 4
+  %4 = slt %1, 5
+  br %2, bb1, bb2
+bb1:
+  %5 = load i32, %3
+  br %4, bb4(%5), bb3
+bb2:
+  br %4, bb4(1), bb3
+bb3:
+  jump bb4(2)
+bb4(%6: i32):
+  %7 = load i32, %3
+  %8 = add %6, %7
+  ret %8
+}
+"#;
+    let out = run(src, &["loadpre"]);
+    assert_eq!(out.matches("load").count(), 2, "{out}");
+}
+
+#[test]
+fn no_load_is_added_on_a_path_that_may_not_reach_the_original() {
+    // bb0 -> bb2 misses the value, but bb0 also branches elsewhere: a load added at
+    // its end would run on the path to bb3, where the program loads nothing.
+    let src = r#"
+func @f(ptr, i32, i32) -> i32 {
+bb0(%0: ptr, %1: i32, %2: i32):
+  %3 = gep %0, %1, 4
+  %4 = slt %1, 5
+  br %4, bb1, bb5
+bb5:
+  br %2, bb2, bb3
+bb1:
+  %5 = load i32, %3
+  jump bb2
+bb2:
+  %7 = load i32, %3
+  ret %7
+bb3:
+  ret 0
+}
+"#;
+    let out = run(src, &["loadpre"]);
+    assert_eq!(out.matches("load").count(), 2, "{out}");
+}
+
+#[test]
+fn a_store_to_another_object_does_not_stop_the_search() {
+    // Both paths load g[i]; one stores to another global on the way.
+    let src = r#"
+global @g: [i32; 8] = zeroinit
+global @h: [i32; 8] = zeroinit
+
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = gep @g, %0, 4
+  store 5, %1
+  %2 = call @getint()
+  br %2, bb1, bb2
+bb1:
+  %3 = load i32, %1
+  %4 = gep @h, %0, 4
+  store %3, %4
+  jump bb3
+bb2:
+  %5 = load i32, %1
+  call @putint(%5)
+  jump bb3
+bb3:
+  %6 = load i32, %1
+  call @putint(%6)
+  ret 0
+}
+"#;
+    let out = same_behaviour(src, &["loadpre"], "3 1");
+    same_behaviour(src, &["loadpre"], "3 0");
+    assert_eq!(out.matches("load").count(), 2, "{out}");
+}
