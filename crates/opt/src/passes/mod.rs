@@ -56,6 +56,7 @@ pub mod pre;
 pub mod predcom;
 pub mod promote;
 pub mod ptrwalk;
+pub mod rangechain;
 pub mod reassoc;
 pub mod rtunroll;
 pub mod sccp;

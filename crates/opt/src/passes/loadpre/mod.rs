@@ -12,8 +12,8 @@
 //! 2. The value at the translated address is looked for at the end of `P`, walking
 //!    backwards: a load of the same address and type gives its result, a store of a
 //!    value of that type gives the stored value, anything that may write the address
-//!    (a store through another pointer into the same object or an unknown one, a
-//!    call that may write memory) stops the walk. At the top of `P` the walk
+//!    (a store through another pointer into the same object or an unknown one) or
+//!    any call (the value would live across it) stops the walk. At the top of `P` the walk
 //!    continues into `P`'s predecessors the same way; where `P` has several incoming
 //!    edges and the value is found on each, `P` gets a new parameter receiving them.
 //! 3. If the value is found on every edge into `B`, `L` is replaced by a new
@@ -26,6 +26,10 @@
 //! `a[m]` is the `a[j]` just loaded or the `a[m]` loaded before, so the minimum
 //! travels in a register and `a[m]` is loaded once, before the loop.
 //!
+//! Not for predictive commoning: when a back edge brings the value of another load
+//! of the previous iteration (`a[i+1]` loaded again as `a[i]`), the load stays for
+//! `predcom`, which also unrolls to avoid the register copies.
+//!
 //! What it must not do: load where the program did not. The added load is on an edge
 //! whose block always goes on to `L` with nothing between that could write the
 //! address or not return (a call before `L` in `B` stops the pass for `L`), so it
@@ -33,10 +37,9 @@
 //! edges. Walks are bounded (blocks and instructions per load), and a cycle counts
 //! as not available.
 
-use super::gvn::expr::call_writes_memory;
 use super::gvn::memory::memory_base;
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
-use crate::pipeline::Pass;
+use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::DominatorTree;
 use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -52,16 +55,20 @@ impl Pass for LoadPre {
         "loads available on every path into their block (or all but one) are not repeated"
     }
     fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        super::each_function(m, |f| run(f, &purity) > 0)
+        super::each_function(m, |f| run(f) > 0)
+    }
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
     }
     /// Adds block parameters and loads and removes loads: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
     }
-    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = am.purity(m);
-        am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
+}
+
+impl FunctionPass for LoadPre {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
     }
 }
 
@@ -186,11 +193,11 @@ struct NewParam {
 }
 
 /// Runs the pass over `f`; the number of loads removed.
-pub fn run(f: &mut Function, purity: &Purity) -> usize {
-    run_in(f, purity, &mut FunctionAnalyses::default())
+pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
 }
 
-fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -228,9 +235,7 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
             if matches!(kind, InstKind::Store { .. } | InstKind::Call { .. }) {
                 break;
             }
-            if matches!(kind, InstKind::Load { .. })
-                && try_load(f, dt, purity, &edges, &joinable, b, i)
-            {
+            if matches!(kind, InstKind::Load { .. }) && try_load(f, dt, &edges, &joinable, b, i) {
                 removed += 1;
             }
         }
@@ -243,7 +248,6 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
 fn try_load(
     f: &mut Function,
     dt: &DominatorTree,
-    purity: &Purity,
     edges: &SecondaryMap<Block, Vec<Edge>>,
     joinable: &SecondaryMap<Block, bool>,
     b: Block,
@@ -259,7 +263,6 @@ fn try_load(
     let mut walk = Walk {
         f,
         dt,
-        purity,
         edges,
         joinable,
         ty,
@@ -281,8 +284,22 @@ fn try_load(
         found.push(v);
         translated.push(a);
     }
+    // A back edge bringing another load's value from the previous iteration (a
+    // stencil's row loaded again one row on) is predictive commoning, `predcom`'s
+    // work: carrying it here keeps the loop from unrolling and pipelining as well.
+    let reused = edges[b].iter().zip(&found).any(|(e, v)| {
+        dt.dominates(b, e.pred)
+            && matches!(v, Some(Found::Value(v)) if *v != r
+                && walk.f.def_inst(*v).is_some_and(|d| matches!(walk.f.kind(d), InstKind::Load { .. })))
+    });
+    if reused {
+        return false;
+    }
     let missing: Vec<usize> = (0..found.len()).filter(|&k| found[k].is_none()).collect();
     let joins = std::mem::take(&mut walk.joins);
+    if edges[b].iter().any(|e| needs_edge_block(f, dt, e, b)) {
+        return false;
+    }
     match missing.as_slice() {
         [] => {}
         &[k] => {
@@ -338,6 +355,14 @@ fn try_load(
     true
 }
 
+/// Whether a new argument on edge `e` into `to` would need a block of its own for
+/// the copy: a forward edge from a branch with several successors that passes
+/// nothing yet (a critical edge the back end would otherwise not split). The copy
+/// and jump cost about what the load did.
+fn needs_edge_block(f: &Function, dt: &DominatorTree, e: &Edge, to: Block) -> bool {
+    f.successors(e.pred).len() > 1 && edge_args(f, e).is_empty() && !dt.dominates(to, e.pred)
+}
+
 /// The arguments edge `e` passes.
 fn edge_args(f: &Function, e: &Edge) -> Vec<Value> {
     f.kind(e.term).targets()[e.arm].args.to_vec()
@@ -354,7 +379,6 @@ fn push_arg(f: &mut Function, e: &Edge, v: Value) {
 struct Walk<'a> {
     f: &'a Function,
     dt: &'a DominatorTree,
-    purity: &'a Purity,
     edges: &'a SecondaryMap<Block, Vec<Edge>>,
     joinable: &'a SecondaryMap<Block, bool>,
     ty: Type,
@@ -387,11 +411,10 @@ impl Walk<'_> {
                         _ => return None,
                     }
                 }
-                InstKind::Call { callee, .. }
-                    if call_writes_memory(self.purity.effects(callee)) =>
-                {
-                    return None;
-                }
+                // A call that may write ends the search; so does one that cannot: the
+                // value would have to live across it, in a callee-saved register
+                // the function may not use otherwise (or on the stack).
+                InstKind::Call { .. } => return None,
                 _ => {}
             }
         }
@@ -431,9 +454,28 @@ impl Walk<'_> {
                 }
             }
         }
+        let same = match args.first() {
+            Some(&Found::Value(v)) => args
+                .iter()
+                .all(|a| matches!(a, Found::Value(w) if *w == v))
+                .then_some(v)
+                .filter(|&v| {
+                    f.value_block(v)
+                        .is_none_or(|d| d != p && self.dt.dominates(d, p))
+                }),
+            _ => None,
+        };
         let found = match args.as_slice() {
             [] => return None,
             [one] => *one,
+            // One value on every edge, defined above: no parameter needed.
+            _ if same.is_some() => Found::Value(same.expect("checked")),
+            _ if edges.iter().any(|e| needs_edge_block(f, self.dt, e, p)) => {
+                self.joins.truncate(mark);
+                self.memo
+                    .retain(|_, x| !matches!(x, Some(Found::Join(j)) if *j >= mark));
+                return None;
+            }
             _ => {
                 self.joins.push(NewParam { block: p, args });
                 Found::Join(self.joins.len() - 1)
