@@ -31,7 +31,7 @@
 
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, Block, BlockCall, CmpOp, Function, InstKind, Module, Type, Value};
 
 /// The range-chain pass.
 pub struct RangeChain;
@@ -184,10 +184,13 @@ pub fn run(f: &mut Function) -> usize {
         let Some(chain) = find_chain(f, &preds, s) else {
             continue;
         };
+        // A chain's links are not heads of chains of their own (converted, they
+        // are dead; if not, their suffixes rarely do better): each block is walked
+        // once, whatever the chains' lengths.
+        for &b in &chain.blocks {
+            dead[b] = true;
+        }
         if chain.links >= MIN_LINKS && convert(f, s, &chain) {
-            for &b in &chain.blocks {
-                dead[b] = true;
-            }
             done += 1;
         }
     }
@@ -213,14 +216,14 @@ fn is_link(f: &Function, preds: &ir::SecondaryMap<Block, u32>, b: Block, x: Valu
     if preds[b] != 1 || !f.block_params(b).is_empty() {
         return false;
     }
-    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
-    let [cmp, _] = insts.as_slice() else {
+    let mut insts = f.layout.block_insts(b);
+    let (Some(cmp), Some(_), None) = (insts.next(), insts.next(), insts.next()) else {
         return false;
     };
     let Some((cond, _, _)) = branch(f, b) else {
         return false;
     };
-    f.inst_result(*cmp) == Some(cond)
+    f.inst_result(cmp) == Some(cond)
         && f.users(cond).len() == 1
         && test_of(f, cond).is_some_and(|(y, _, _)| y == x)
 }

@@ -394,8 +394,9 @@ impl Walk<'_> {
     /// The value at `a` at the end of `p`.
     fn at_end(&mut self, p: Block, a: &Addr) -> Option<Found> {
         let f = self.f;
-        let insts: Vec<Inst> = f.layout.block_insts(p).collect();
-        for &i in insts.iter().rev() {
+        let mut at = f.layout.last_inst(p);
+        while let Some(i) = at {
+            at = f.layout.prev_inst(i);
             self.insts = self.insts.checked_sub(1)?;
             match *f.kind(i) {
                 InstKind::Load { ty, ptr } if ty == self.ty && Addr::of(f, ptr) == *a => {
