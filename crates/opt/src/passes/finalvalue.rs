@@ -26,7 +26,8 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Function, InstKind, Module, Type, Value};
+use ir::{BinOp, Function, InstKind, Module, Type, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 /// The final value replacement pass.
 pub struct FinalValue;
@@ -51,8 +52,8 @@ impl Pass for FinalValue {
 
 impl FunctionPass for FinalValue {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, _, loops) = fa.loops(f);
-        run_on(f, cfg, loops) > 0
+        let (cfg, dt, loops) = fa.loops(f);
+        run_on(f, cfg, dt, loops) > 0
     }
 }
 
@@ -64,23 +65,29 @@ pub fn run(f: &mut Function) -> usize {
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &cfg, &loops)
+    run_on(f, &cfg, &dt, &loops)
 }
 
 /// [`run`] with the function's CFG and loops given.
-pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> usize {
+pub fn run_on(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+) -> usize {
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // Only instructions in preheaders and branch arguments change: the loop
     // structure stays valid, and so do the blocks that leave each loop.
     let exiting = loops.exiting_counts(f, cfg);
     ids.into_iter()
-        .map(|id| replace_exit_values(f, cfg, loops, &exiting, id))
+        .map(|id| replace_exit_values(f, cfg, dt, loops, &exiting, id))
         .sum()
 }
 
 fn replace_exit_values(
     f: &mut Function,
     cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
     loops: &LoopForest,
     exiting: &[usize],
     id: LoopId,
@@ -145,10 +152,160 @@ fn replace_exit_values(
             replaced += 1;
         }
     }
+    // Values computed from the counters on every iteration (the latch is the only
+    // exit, so their last iteration's value is what leaves): recomputed before the
+    // loop from the parameters' last values.
+    let mut derived = Derived {
+        id,
+        latch: l.latch,
+        header: l.header,
+        n,
+        pterm,
+        init: &init,
+        nexts: &nexts,
+        memo: FxHashMap::default(),
+    };
+    let body: Vec<ir::Inst> = loops
+        .get(id)
+        .blocks
+        .iter()
+        .filter(|&&b| dt.dominates(b, l.latch))
+        .flat_map(|&b| f.layout.block_insts(b).collect::<Vec<_>>())
+        .collect();
+    for i in body {
+        let Some(v) = f.inst_result(i) else {
+            continue;
+        };
+        if params.contains(&v) || nexts.contains(&v) {
+            continue;
+        }
+        let outside: Vec<ir::Inst> = f
+            .users(v)
+            .iter()
+            .copied()
+            .filter(|&u| {
+                f.layout
+                    .inst_block(u)
+                    .is_some_and(|b| !loops.contains(id, b))
+            })
+            .collect();
+        let on_exit = exit.args.contains(&v);
+        if outside.is_empty() && !on_exit {
+            continue;
+        }
+        let Some(value) = derived.exit_value(f, dt, loops, v, 0) else {
+            continue;
+        };
+        for u in outside {
+            f.map_inst_args(u, |a| if a == v { value } else { a });
+        }
+        for a in exit.args.iter_mut() {
+            if *a == v {
+                *a = value;
+            }
+        }
+        replaced += 1;
+    }
     if replaced > 0 {
         f.set_target(l.branch, l.exit(), exit);
     }
     replaced
+}
+
+/// How deep [`Derived::exit_value`] follows operands.
+const MAX_DEPTH: usize = 12;
+
+/// Exit values of values computed from a counted loop's parameters.
+struct Derived<'a> {
+    id: LoopId,
+    latch: ir::Block,
+    header: ir::Block,
+    n: i32,
+    pterm: ir::Inst,
+    init: &'a [Value],
+    nexts: &'a [Value],
+    memo: FxHashMap<Value, Option<Value>>,
+}
+
+impl Derived<'_> {
+    /// The value `v` has in the loop's last iteration, computed before the loop:
+    /// invariants as they are, a stepping header parameter in closed form, and
+    /// arithmetic that cannot trap, computed on every iteration (its block dominates
+    /// the latch), over such values.
+    fn exit_value(
+        &mut self,
+        f: &mut Function,
+        dt: &DominatorTree,
+        loops: &LoopForest,
+        v: Value,
+        depth: usize,
+    ) -> Option<Value> {
+        let Some(b) = f.value_block(v) else {
+            return Some(v);
+        };
+        if !loops.contains(self.id, b) {
+            return Some(v);
+        }
+        if let Some(&known) = self.memo.get(&v) {
+            return known;
+        }
+        let found = self.compute(f, dt, loops, v, b, depth);
+        self.memo.insert(v, found);
+        found
+    }
+
+    fn compute(
+        &mut self,
+        f: &mut Function,
+        dt: &DominatorTree,
+        loops: &LoopForest,
+        v: Value,
+        b: ir::Block,
+        depth: usize,
+    ) -> Option<Value> {
+        if depth > MAX_DEPTH || f.value_type(v) != Type::I32 {
+            return None;
+        }
+        if let ValueDef::Param(pb, k) = f.value_def(v) {
+            if pb != self.header {
+                return None;
+            }
+            let c = step_of(f, v, self.nexts[k as usize])?;
+            if f.value_block(c)
+                .is_some_and(|cb| loops.contains(self.id, cb))
+            {
+                return None;
+            }
+            let x0 = self.init[k as usize];
+            return Some(closed_form(f, self.pterm, x0, c, self.n.wrapping_sub(1)));
+        }
+        if !dt.dominates(b, self.latch) {
+            return None;
+        }
+        let i = f.def_inst(v)?;
+        let mut kind = f.kind(i).clone();
+        match &kind {
+            InstKind::Binary { op, args } => {
+                let safe_divisor = matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1);
+                if op.can_trap() && !safe_divisor {
+                    return None;
+                }
+            }
+            InstKind::Cmp { .. } => {}
+            _ => return None,
+        }
+        let mut args = Vec::new();
+        kind.for_each_arg(|a| args.push(a));
+        let mut mapped = Vec::with_capacity(args.len());
+        for a in args {
+            mapped.push(self.exit_value(f, dt, loops, a, depth + 1)?);
+        }
+        let mut it = mapped.into_iter();
+        kind.map_args(|a| *a = it.next().expect("one value per operand"));
+        let ty = f.value_type(v);
+        let clone = f.insert_inst_before(self.pterm, kind, ty);
+        f.inst_result(clone)
+    }
 }
 
 /// `x0 + steps * c`, inserted before `at`.
@@ -276,5 +433,71 @@ bb2:
 }
 "#;
         same_behaviour(src, &["finalvalue", "dce", "simplifycfg"], "");
+    }
+
+    #[test]
+    fn a_value_computed_from_the_counter_leaves_in_closed_form() {
+        // A recursion turned into a loop counting down from 1000, computing
+        // 1000 - i + 1 on every trip: after the loop it is 1000, and the loop is dead.
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(1000)
+bb1(%0: i32):
+  %1 = add %0, -1
+  %2 = sub 1000, %0
+  %3 = add %2, 1
+  %4 = mul %3, 3
+  %5 = eq %1, 0
+  br %5, bb2, bb1(%1)
+bb2:
+  call @putint(%4)
+  ret 0
+}
+"#;
+        let passes = ["finalvalue", "sccp", "dce", "loopdelete", "simplifycfg"];
+        let out = same_behaviour(src, &passes, "");
+        assert!(out.contains("call @putint(3000)"), "{out}");
+        assert!(!out.contains("bb1"), "{out}");
+    }
+
+    #[test]
+    fn conditional_or_trapping_values_stay_in_the_loop() {
+        // %6 is computed only on some trips (its block does not dominate the latch),
+        // and %4 divides by a variable: neither is recomputed before the loop.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = add %1, 1
+  %3 = and %1, 1
+  %4 = sdiv 100, %0
+  br %3, bb2, bb3(%1)
+bb2:
+  %6 = mul %1, 7
+  jump bb3(%6)
+bb3(%7: i32):
+  %8 = slt %2, 10
+  br %8, bb1(%2), bb4
+bb4:
+  %9 = add %4, %7
+  call @putint(%9)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["finalvalue", "dce"], "7");
+        assert!(out.contains("sdiv 100, %0"), "{out}");
+        assert_eq!(out.matches("sdiv").count(), 1, "{out}");
+        assert!(
+            out.contains("mul %1, 7") || out.matches("mul").count() == 1,
+            "{out}"
+        );
     }
 }
