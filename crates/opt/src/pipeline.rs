@@ -87,6 +87,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::cgvn::Cgvn,
     &passes::affine::Affine,
     &passes::pre::Pre,
+    &passes::codehoist::CodeHoist,
     &passes::loadpre::LoadPre,
     &passes::rangechain::RangeChain,
     &passes::sink::Sink,
@@ -207,6 +208,9 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// branch in its caller, where the comparisons reading it are seen); the next
 /// `dce` and `simplifycfg` remove the branch it empties.
 ///
+/// `codehoist` right after `pre` and `loadpre`, on the complete value numbers'
+/// canonical operands: what both arms of a branch compute is computed once before it.
+///
 /// `linearize` follows each `reassoc`: sums whose shared subterms cancel (an
 /// exclusive-or written with additions, once inlined) are rebuilt shorter.
 ///
@@ -295,6 +299,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "cgvn",
             "pre",
             "loadpre",
+            "codehoist",
             "reassoc",
             "linearize",
             "instcombine",

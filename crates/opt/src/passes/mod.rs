@@ -8,6 +8,7 @@ pub mod balance;
 pub mod cgvn;
 pub mod checkpromote;
 pub mod closedform;
+pub mod codehoist;
 pub mod condprop;
 pub mod constglobals;
 pub mod constoffset;
