@@ -8,9 +8,9 @@
 //! all write zero, so they may run in any order, and no load or call sits between
 //! two of them. The doubleword must be 8-byte aligned (an unaligned `sd` traps and
 //! is emulated by the kernel, hundreds of times slower): its base is a local
-//! array's frame slot aligned to at least 8 bytes, or a register whose value
-//! [`KnownAlign`] proves a multiple of 8 (a global array or one of its rows, a
-//! local array's address in a register), and its offset is a multiple of 8. The
+//! array's frame slot aligned to at least 8 bytes, or a register whose remainder
+//! modulo 8 [`KnownAlign`] knows (a global array or one of its rows, a local
+//! array's address in a register), and base plus offset is a multiple of 8. The
 //! two stores must lie in one alias region; the merged store keeps the lower
 //! half's address (region and symbolic start).
 
@@ -45,9 +45,11 @@ pub fn run(mf: &mut MFunction) -> usize {
     merged
 }
 
-/// The base and offset of `inst` when it is `sw zero` through a base aligned to 8
-/// bytes or more: a local slot, or a register known to hold such an address.
-fn zero_word_store(mf: &MFunction, known: &KnownAlign, inst: &MInst) -> Option<(Base, i64)> {
+/// The base and offset of `inst` when it is `sw zero` to an address whose
+/// remainder modulo 8 is known, with the offset of the aligned doubleword it lies
+/// in: through a local slot aligned to 8 bytes or more, or a register whose low
+/// three bits [`KnownAlign`] knows.
+fn zero_word_store(mf: &MFunction, known: &KnownAlign, inst: &MInst) -> Option<(Base, i64, i64)> {
     let MInst::Store {
         op: MemOp::W,
         src: ZERO,
@@ -56,22 +58,34 @@ fn zero_word_store(mf: &MFunction, known: &KnownAlign, inst: &MInst) -> Option<(
     else {
         return None;
     };
-    let aligned = match addr.base {
-        Base::Slot(s) => matches!(mf.slots[s], SlotKind::Local { align, .. } if align >= 8),
-        Base::Reg(r) => known.trailing_zeros(r) >= 3,
+    let base_mod8 = match addr.base {
+        Base::Slot(s) => {
+            matches!(mf.slots[s], SlotKind::Local { align, .. } if align >= 8).then_some(0)
+        }
+        Base::Reg(r) => {
+            let low = known.low(r);
+            (low.bits >= 3).then_some((low.val & 7) as i64)
+        }
+    }?;
+    let low = match (base_mod8 + addr.off).rem_euclid(8) {
+        0 => addr.off,
+        4 => addr.off - 4,
+        _ => return None,
     };
-    aligned.then_some((addr.base, addr.off))
+    Some((addr.base, addr.off, low))
 }
 
-/// Appends the run `stores` (all `sw zero` into aligned local slots) to `out`, each
+/// Appends the run `stores` (all `sw zero` to addresses known modulo 8) to `out`, each
 /// pair filling an aligned doubleword as one `sd zero` where the first of the two
 /// stood; the number of pairs merged.
 fn merge_run(mf: &MFunction, known: &KnownAlign, stores: &[MInst], out: &mut Vec<MInst>) -> usize {
     let mut at: FxHashMap<(Base, i64), Option<usize>> = FxHashMap::default();
     for (n, inst) in stores.iter().enumerate() {
-        let key = zero_word_store(mf, known, inst).expect("a run of zero stores");
+        let (base, off, _) = zero_word_store(mf, known, inst).expect("a run of zero stores");
         // A location stored twice is left alone (`None`).
-        at.entry(key).and_modify(|e| *e = None).or_insert(Some(n));
+        at.entry((base, off))
+            .and_modify(|e| *e = None)
+            .or_insert(Some(n));
     }
     let region = |n: usize| match &stores[n] {
         MInst::Store { addr, .. } => addr.region,
@@ -84,8 +98,7 @@ fn merge_run(mf: &MFunction, known: &KnownAlign, stores: &[MInst], out: &mut Vec
         if absorbed[n] {
             continue;
         }
-        let (s, off) = zero_word_store(mf, known, inst).expect("a run of zero stores");
-        let low = if off.rem_euclid(8) == 0 { off } else { off - 4 };
+        let (s, _, low) = zero_word_store(mf, known, inst).expect("a run of zero stores");
         let (lo, hi) = (at.get(&(s, low)), at.get(&(s, low + 4)));
         let pair = match (lo, hi) {
             (Some(&Some(a)), Some(&Some(b))) if region(a) == region(b) => Some((a, b)),
