@@ -29,6 +29,7 @@ fn emit_global(s: &mut String, g: &GlobalData) {
         GlobalInit::Bytes(_) => "\t.section .rodata",
     };
     let _ = writeln!(s, "{section}");
+    // Every global 8-byte aligned: `known_align` relies on it.
     let _ = writeln!(s, "\t.p2align 3");
     let _ = writeln!(s, "\t.type {sym}, @object");
     let _ = writeln!(s, "\t.size {sym}, {size}");

@@ -6,7 +6,8 @@
 //! ```text
 //! isel/ (+ out_of_ssa) IR -> machine IR over virtual registers; block arguments
 //!                      become sequentialised parallel copies on (split) edges
-//! store_merge          zero stores filling an aligned doubleword merged (-O1)
+//! store_merge          zero stores filling an aligned doubleword merged (-O1);
+//!                      register bases proved aligned by known_align
 //! licm                 loop-invariant materialisations move to preheaders (-O1)
 //! schedule (pre-RA)    list scheduling over virtual registers, pressure-guarded
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
@@ -46,6 +47,7 @@ pub mod hoist_constants;
 pub mod hoist_into_slots;
 pub mod increments;
 pub mod isel;
+pub mod known_align;
 pub mod licm;
 mod licm_pile;
 pub mod liveness;
