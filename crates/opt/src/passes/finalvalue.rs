@@ -126,16 +126,7 @@ fn replace_exit_values(
         // Uses after the loop see the last iteration: `x` after n - 1 steps, `x + c`
         // after n. They are outside the loop, or arguments on the exit edge.
         for (v, steps) in [(x, n.wrapping_sub(1)), (next, n)] {
-            let outside: Vec<ir::Inst> = f
-                .users(v)
-                .iter()
-                .copied()
-                .filter(|&u| {
-                    f.layout
-                        .inst_block(u)
-                        .is_some_and(|b| !loops.contains(id, b))
-                })
-                .collect();
+            let outside = users_outside(f, loops, id, v);
             let on_exit = exit.args.contains(&v);
             if outside.is_empty() && !on_exit {
                 continue;
@@ -179,16 +170,7 @@ fn replace_exit_values(
         if params.contains(&v) || nexts.contains(&v) {
             continue;
         }
-        let outside: Vec<ir::Inst> = f
-            .users(v)
-            .iter()
-            .copied()
-            .filter(|&u| {
-                f.layout
-                    .inst_block(u)
-                    .is_some_and(|b| !loops.contains(id, b))
-            })
-            .collect();
+        let outside = users_outside(f, loops, id, v);
         let on_exit = exit.args.contains(&v);
         if outside.is_empty() && !on_exit {
             continue;
@@ -210,6 +192,19 @@ fn replace_exit_values(
         f.set_target(l.branch, l.exit(), exit);
     }
     replaced
+}
+
+/// The instructions outside loop `id` that use `v`.
+fn users_outside(f: &Function, loops: &LoopForest, id: LoopId, v: Value) -> Vec<ir::Inst> {
+    f.users(v)
+        .iter()
+        .copied()
+        .filter(|&u| {
+            f.layout
+                .inst_block(u)
+                .is_some_and(|b| !loops.contains(id, b))
+        })
+        .collect()
 }
 
 /// How deep [`Derived::exit_value`] follows operands.

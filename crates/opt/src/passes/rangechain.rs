@@ -405,46 +405,22 @@ fn convert(f: &mut Function, s: Block, chain: &Chain) -> bool {
     let join = chain.join;
     let x = chain.x;
     let term = f.terminator(s).expect("chain head ends in a branch");
+    f.remove_inst(term);
     let check_hi = f.create_block();
     f.layout.insert_block_after(check_hi, s);
     let body = f.create_block();
     f.layout.insert_block_after(body, check_hi);
     let lo_v = f.iconst(lo as i32);
-    let c_lo = f.insert_inst_before(
-        term,
-        InstKind::Cmp {
-            op: CmpOp::Sge,
-            args: [x, lo_v],
-        },
-        Type::I32,
-    );
-    let c_lo = f.inst_result(c_lo).expect("cmp has a result");
-    f.replace_kind(
-        term,
-        InstKind::Br {
-            cond: c_lo,
-            then_dest: BlockCall::new(check_hi, Vec::<Value>::new()),
-            else_dest: BlockCall::new(join, low.args.clone()),
-        },
-    );
+    let c_lo = append(f, s, cmp(CmpOp::Sge, x, lo_v));
+    branch_to(f, s, c_lo, check_hi, BlockCall::new(join, low.args.clone()));
     let hi_v = f.iconst(hi as i32);
-    let c_hi = f.append_inst(
+    let c_hi = append(f, check_hi, cmp(CmpOp::Sle, x, hi_v));
+    branch_to(
+        f,
         check_hi,
-        InstKind::Cmp {
-            op: CmpOp::Sle,
-            args: [x, hi_v],
-        },
-        Type::I32,
-    );
-    let c_hi = f.inst_result(c_hi).expect("cmp has a result");
-    f.append_inst(
-        check_hi,
-        InstKind::Br {
-            cond: c_hi,
-            then_dest: BlockCall::new(body, Vec::<Value>::new()),
-            else_dest: BlockCall::new(join, high.args.clone()),
-        },
-        Type::Void,
+        c_hi,
+        body,
+        BlockCall::new(join, high.args.clone()),
     );
     let mut args = Vec::with_capacity(n);
     for p in &params {
@@ -455,27 +431,11 @@ fn convert(f: &mut Function, s: Block, chain: &Chain) -> bool {
                 let mut v = x;
                 if a != 1 {
                     let av = f.iconst(a as i32);
-                    let i = f.append_inst(
-                        body,
-                        InstKind::Binary {
-                            op: BinOp::Mul,
-                            args: [v, av],
-                        },
-                        Type::I32,
-                    );
-                    v = f.inst_result(i).expect("mul has a result");
+                    v = append(f, body, binary(BinOp::Mul, v, av));
                 }
                 if b != 0 {
                     let bv = f.iconst(b as i32);
-                    let i = f.append_inst(
-                        body,
-                        InstKind::Binary {
-                            op: BinOp::Add,
-                            args: [v, bv],
-                        },
-                        Type::I32,
-                    );
-                    v = f.inst_result(i).expect("add has a result");
+                    v = append(f, body, binary(BinOp::Add, v, bv));
                 }
                 v
             }
@@ -490,6 +450,30 @@ fn convert(f: &mut Function, s: Block, chain: &Chain) -> bool {
         Type::Void,
     );
     true
+}
+
+fn cmp(op: CmpOp, a: Value, b: Value) -> InstKind {
+    InstKind::Cmp { op, args: [a, b] }
+}
+
+fn binary(op: BinOp, a: Value, b: Value) -> InstKind {
+    InstKind::Binary { op, args: [a, b] }
+}
+
+/// Appends the `i32` instruction `kind` to `b`; its result.
+fn append(f: &mut Function, b: Block, kind: InstKind) -> Value {
+    let i = f.append_inst(b, kind, Type::I32);
+    f.inst_result(i).expect("an i32 instruction has a result")
+}
+
+/// Ends `b` with `br cond, then(), other`.
+fn branch_to(f: &mut Function, b: Block, cond: Value, then: Block, other: BlockCall) {
+    let kind = InstKind::Br {
+        cond,
+        then_dest: BlockCall::new(then, Vec::<Value>::new()),
+        else_dest: other,
+    };
+    f.append_inst(b, kind, Type::Void);
 }
 
 #[cfg(test)]
