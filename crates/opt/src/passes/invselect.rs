@@ -20,8 +20,7 @@
 //! move), so the choice stays a branch: the preheader ends in a conditional branch
 //! to a new block whose parameters receive the chosen values.
 //!
-//! The region: a block `b` of the loop (not of an inner loop), reached whenever the
-//! loop is entered ([`reached_on_entry`]), ends in `br %c, ..`
+//! The region: a block `b` of the loop (not of an inner loop) ends in `br %c, ..`
 //! with `%c` defined outside the loop; each arm goes to the join `j` directly or
 //! through a block that has `b` as its only predecessor and holds nothing but its
 //! jump to `j` (what an arm is once [`super::licm`] has hoisted its invariant,
@@ -61,7 +60,7 @@ pub(crate) fn hoist_choices(f: &mut Function, cfg: &ControlFlowGraph, loops: &Lo
             continue;
         };
         for &b in &own[id.0 as usize] {
-            if split.contains(&b) || !reached_on_entry(f, cfg, loops, id, b) {
+            if split.contains(&b) {
                 continue;
             }
             let Some((cond, join, choices)) = region(f, cfg, loops, id, b, first_new) else {
@@ -90,42 +89,6 @@ pub(crate) fn hoist_choices(f: &mut Function, cfg: &ControlFlowGraph, loops: &Lo
         }
     }
     replaced
-}
-
-/// Whether every path from the header of loop `id` reaches `b` without leaving
-/// the loop, returning, taking a back edge or entering an inner loop: the region
-/// runs whenever the loop is entered. Only then is the choice moved: what it makes
-/// invariant (a division of the clamped value) then runs once per entry into the
-/// loop instead of on every iteration, never on entries that leave before the
-/// region (an I/O function whose loop is left at its first test, called often,
-/// would pay two divisions per call; as LICM limits its speculation of costly
-/// instructions to what is always executed).
-fn reached_on_entry(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    loops: &LoopForest,
-    id: LoopId,
-    b: Block,
-) -> bool {
-    let header = loops.get(id).header;
-    let mut seen: Vec<Block> = Vec::new();
-    let mut work = if b == header { vec![] } else { vec![header] };
-    while let Some(x) = work.pop() {
-        if seen.contains(&x) {
-            continue;
-        }
-        seen.push(x);
-        let leaves = f.successors(x).is_empty()
-            || cfg
-                .succs(x)
-                .iter()
-                .any(|&s| !loops.contains(id, s) || s == header);
-        if loops.innermost(x) != Some(id) || leaves || seen.len() > 64 {
-            return false;
-        }
-        work.extend(cfg.succs(x).iter().filter(|&&s| s != b));
-    }
-    true
 }
 
 /// Ends `ph` with `br cond, s(then values), s(else values)`, `s` a new block taking
@@ -293,17 +256,18 @@ mod tests {
             .collect()
     }
 
-    /// A clamp of an invariant value in a (rotated) loop, and a division of the
-    /// clamped value: `if (n > 0) do { x = a - b; if (x > 100) x = 100;
-    /// s = s + x / (x * x + 1); } while (++i < n);`
+    /// A clamp of an invariant value in the loop, and a division of the clamped
+    /// value: `while (i < n) { x = a - b; if (x > 100) x = 100; s = s + x / (x * x + 1); }`
     const CLAMP: &str = r#"
 declare @putint(i32) -> void
 
 func @f(i32, i32, i32) -> i32 {
 bb0(%0: i32, %1: i32, %2: i32):
-  %3 = slt 0, %2
-  br %3, bb1(0, 0), bb4(0)
-bb1(%4: i32, %5: i32):
+  jump bb1(0, 0)
+bb1(%3: i32, %4: i32):
+  %5 = slt %3, %2
+  br %5, bb2, bb4
+bb2:
   %6 = sub %0, %1
   %7 = sgt %6, 100
   br %7, bb3(100), bb3(%6)
@@ -311,12 +275,11 @@ bb3(%8: i32):
   %9 = mul %8, %8
   %10 = add %9, 1
   %11 = sdiv %8, %10
-  %12 = add %5, %11
-  %13 = add %4, 1
-  %14 = slt %13, %2
-  br %14, bb1(%13, %12), bb4(%12)
-bb4(%15: i32):
-  ret %15
+  %12 = add %4, %11
+  %13 = add %3, 1
+  jump bb1(%13, %12)
+bb4:
+  ret %4
 }
 
 func @main() -> i32 {
@@ -334,9 +297,32 @@ bb0:
     #[test]
     fn hoists_an_invariant_clamp_and_what_uses_it() {
         let out = same_behaviour(CLAMP, &["licm"], "");
-        // The choice, and the multiply, add and division (run on every entry)
-        // after it, leave the loop; the branch left in it goes to one block.
-        assert_eq!(loop_ops(&out), ["add", "add", "slt"], "{out}");
+        // The choice, and the multiply and add after it, leave the loop (the
+        // division by a variable, not guaranteed to run, stays).
+        let expected = r"
+func @f(i32, i32, i32) -> i32 {
+bb0(%0: i32, %1: i32, %2: i32):
+  %3 = sub %0, %1
+  %4 = sgt %3, 100
+  br %4, bb1(100), bb1(%3)
+bb1(%5: i32):
+  %6 = mul %5, %5
+  %7 = add %6, 1
+  jump bb2(0, 0)
+bb2(%8: i32, %9: i32):
+  %10 = slt %8, %2
+  br %10, bb3, bb5
+bb3:
+  br %4, bb4, bb4
+bb4:
+  %11 = sdiv %5, %7
+  %12 = add %9, %11
+  %13 = add %8, 1
+  jump bb2(%13, %12)
+bb5:
+  ret %9
+}";
+        assert!(out.contains(expected), "{out}");
     }
 
     /// The same with a triangle: an empty arm block between the branch and the join.
@@ -347,13 +333,13 @@ bb0:
             "  br %7, bb5, bb3(%6)\nbb5:\n  jump bb3(100)\n",
         );
         let out = same_behaviour(&src, &["licm"], "");
-        assert_eq!(loop_ops(&out), ["add", "add", "slt"], "{out}");
+        assert_eq!(loop_ops(&out), ["slt", "sdiv", "add", "add"], "{out}");
     }
 
     /// A condition computed in the loop (from the counter) is not invariant.
     #[test]
     fn keeps_a_varying_condition() {
-        let src = CLAMP.replace("%7 = sgt %6, 100", "%7 = sgt %4, 5");
+        let src = CLAMP.replace("%7 = sgt %6, 100", "%7 = sgt %3, 5");
         let out = same_behaviour(&src, &["licm"], "");
         assert!(loop_ops(&out).contains(&"mul".to_string()), "{out}");
     }
@@ -361,7 +347,7 @@ bb0:
     /// A value that varies (the counter) on one path keeps the parameter.
     #[test]
     fn keeps_a_varying_value() {
-        let src = CLAMP.replace("bb3(100), bb3(%6)", "bb3(%4), bb3(%6)");
+        let src = CLAMP.replace("bb3(100), bb3(%6)", "bb3(%3), bb3(%6)");
         let out = same_behaviour(&src, &["licm"], "");
         assert!(loop_ops(&out).contains(&"mul".to_string()), "{out}");
     }
@@ -386,27 +372,22 @@ bb0:
                     "declare @putint(i32) -> void\n\nglobal @g: i32 = 3\n",
                 )
                 .replace(
-                    "  %13 = add %4, 1\n",
-                    "  %13 = add %4, 1\n  store %13, @g\n",
+                    "  %13 = add %3, 1\n",
+                    "  %13 = add %3, 1\n  store %13, @g\n",
                 );
             let out = same_behaviour(&src, &["licm"], "");
             assert!(loop_ops(&out).contains(&"mul".to_string()), "{arm}:\n{out}");
         }
     }
 
-    /// A region after a test that may leave the loop (a while loop's condition)
-    /// does not run on every entry: the choice, and the division it would make
-    /// invariant, stay.
+    /// A join entered from outside the region (here from the loop header too) is
+    /// not a choice between the region's two values.
     #[test]
-    fn keeps_a_region_not_reached_on_every_entry() {
-        let src = CLAMP
-            .replace("  br %3, bb1(0, 0), bb4(0)\n", "  jump bb1(0, 0)\n")
-            .replace(
-                "bb1(%4: i32, %5: i32):\n",
-                "bb1(%4: i32, %5: i32):\n  %30 = slt %4, %2\n  br %30, bb6, bb4(%5)\nbb6:\n",
-            )
-            .replace("br %14, bb1(%13, %12), bb4(%12)", "jump bb1(%13, %12)")
-            .replace("  %14 = slt %13, %2\n", "");
+    fn keeps_a_join_with_other_predecessors() {
+        let src = CLAMP.replace(
+            "  br %5, bb2, bb4\n",
+            "  br %5, bb6, bb4\nbb6:\n  %30 = slt %3, 3\n  br %30, bb2, bb3(%3)\n",
+        );
         let out = same_behaviour(&src, &["licm"], "");
         assert!(loop_ops(&out).contains(&"mul".to_string()), "{out}");
     }
@@ -420,9 +401,11 @@ declare @putfloat(f32) -> void
 
 func @f(f32, i32) -> f32 {
 bb0(%0: f32, %1: i32):
-  %4 = slt 0, %1
-  br %4, bb2(0, 0.0), bb5(0.0)
-bb2(%2: i32, %3: f32):
+  jump bb1(0, 0.0)
+bb1(%2: i32, %3: f32):
+  %4 = slt %2, %1
+  br %4, bb2, bb5
+bb2:
   %5 = fsub %0, %0
   %6 = fgt %5, 1048576.0
   br %6, bb3(1048576.0), bb3(%5)
@@ -435,10 +418,9 @@ bb4(%9: f32):
   %12 = fdiv %9, %11
   %13 = fadd %3, %12
   %14 = add %2, 1
-  %15 = slt %14, %1
-  br %15, bb2(%14, %13), bb5(%13)
-bb5(%16: f32):
-  ret %16
+  jump bb1(%14, %13)
+bb5:
+  ret %3
 }
 
 func @main() -> i32 {
@@ -451,9 +433,9 @@ bb0:
 }
 "#;
         let out = same_behaviour(src, &["licm"], "");
-        assert_eq!(loop_ops(&out), ["fadd", "add", "slt"], "{out}");
+        assert_eq!(loop_ops(&out), ["slt", "fadd", "add"], "{out}");
         // Once the branches left in the loop are folded, it is one block.
         let out = run(src, &["licm", "simplifycfg"]);
-        assert_eq!(loop_ops(&out), ["fadd", "add", "slt"], "{out}");
+        assert_eq!(loop_ops(&out), ["slt", "fadd", "add"], "{out}");
     }
 }
