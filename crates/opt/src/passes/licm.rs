@@ -152,8 +152,34 @@ fn run_in(
         }
         fa.forget();
     }
+    let mut moved = added + hoist_loops(f, purity, sizes, params, apart, fa);
+    // Choices made invariant let more move; a chain of clamps takes a round each.
+    for _ in 0..MAX_CHOICE_ROUNDS {
+        let (cfg, _, loops) = fa.loops(f);
+        let n = super::invselect::hoist_choices(f, cfg, loops);
+        if n == 0 {
+            break;
+        }
+        fa.forget();
+        moved += n + hoist_loops(f, purity, sizes, params, apart, fa);
+    }
+    moved
+}
+
+/// Rounds of [`super::invselect`] (each followed by hoisting) per function.
+const MAX_CHOICE_ROUNDS: usize = 8;
+
+/// Hoists what it can out of every loop of `f`, each of which has a preheader.
+fn hoist_loops(
+    f: &mut Function,
+    purity: &Purity,
+    sizes: &GlobalSizes,
+    params: &[Targets],
+    apart: &dyn Fn(usize, usize) -> bool,
+    fa: &mut FunctionAnalyses,
+) -> usize {
     let (cfg, dt, loops) = fa.loops(f);
-    let mut moved = added;
+    let mut moved = 0;
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // What each loop writes, inner loops' writes included, built innermost first
     // from each loop's own blocks (hoisting only moves code within a loop's

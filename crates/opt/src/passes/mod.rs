@@ -28,6 +28,7 @@ pub mod ifconvert;
 pub mod indexsplit;
 pub mod inline;
 pub mod instcombine;
+pub mod invselect;
 pub mod ipconst;
 pub mod jumpthread;
 pub mod lastiter;

@@ -6,6 +6,7 @@
 //!   - is `x` when `|x| < m`;
 //!   - is `and x, m - 1` when `x >= 0` and `m` is a power of two (no bias for a
 //!     negative dividend needed);
+//!   - is `x - k*m` when every `x` has the same quotient `k` ([`one_period`]);
 //!   - is `x - (m & ((x < m) - 1))` when `0 <= x < 2m` (the one subtraction a
 //!     remainder can need, as LLVM's `expandUDivOrURem` does for `X u< 2C`);
 //!   - is that plus `m & -(x <= -m)` when `-2m < x < 2m` and `m` is not a power of
@@ -15,8 +16,9 @@
 //!   twelve cycles of dependent latency on the U74) by single-cycle operations that
 //!   pair, which matters where the result feeds the next remainder (modular
 //!   arithmetic chains: `r = (r + r) % p`).
-//! - `x / c` (`c > 0` a constant) is `0` when `|x| < c` and `ashr x, k` when
-//!   `x >= 0` and `c = 2^k`.
+//! - `x / c` (`c` a constant) is the constant quotient every `x` shares when there
+//!   is one ([`one_period`]: `0` when `|x| < |c|`), else (`c > 0`) `ashr x, k`
+//!   when `x >= 0` and `c = 2^k`.
 //! - `x / y` and `x % y` with `y` not a constant: `0` and `x` when every value of
 //!   `y` has one sign and a magnitude above every `|x|`.
 //! - An integer comparison whose operands' ranges decide it becomes 0 or 1.
@@ -149,6 +151,18 @@ fn remainder(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) 
         );
         return true;
     }
+    if let Some(k) = one_period(r, m) {
+        // x - k*m (wrapping: k*m can be -2^31, the result is in (-m, m)).
+        let off = f.iconst((-k * m) as i32);
+        f.replace_kind(
+            inst,
+            InstKind::Binary {
+                op: BinOp::Add,
+                args: [x, off],
+            },
+        );
+        return true;
+    }
     let one_sided = r.within(0, 2 * m - 1);
     if !one_sided && (power_of_two || !r.within(-(2 * m - 1), 2 * m - 1)) {
         return false;
@@ -183,6 +197,17 @@ fn remainder(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) 
         },
     );
     true
+}
+
+/// The quotient `k` of `x / m` (truncated, as C divides) shared by every `x` in
+/// `r`, when there is one: `r` lies in one period `[k*m, (k+1)*m)` for `k >= 0`,
+/// or `(k*m - m, k*m]` for `k <= 0` (truncation is monotonic, so the quotients of
+/// the bounds decide; a range across 0 has one only within `(-m, m)`, `k = 0`).
+/// Then `x / m = k` and `x % m = x - k*m` (LLVM's CorrelatedValuePropagation,
+/// `processUDivOrURem` on `X` in `[C, 2C)`, generalised to any period).
+fn one_period(r: Range, m: i64) -> Option<i64> {
+    let k = i64::from(r.lo) / m;
+    (k == i64::from(r.hi) / m).then_some(k)
 }
 
 /// The least magnitude of a divisor in `y` when every value of it has the same
@@ -230,6 +255,13 @@ fn division(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) -
     let (Some(c), Some(r)) = (f.as_iconst(c), range(f, ranges, x)) else {
         return false;
     };
+    if c != i32::MIN && c.unsigned_abs() >= 2 {
+        if let Some(k) = one_period(r, i64::from(c.unsigned_abs())) {
+            let q = f.iconst(if c > 0 { k } else { -k } as i32);
+            replace(f, inst, q);
+            return true;
+        }
+    }
     if c < 1 {
         return false;
     }
@@ -376,5 +408,25 @@ mod tests {
             4,
             "both remainders rewritten:\n{out}"
         );
+    }
+
+    /// `x / m` and `x % m` when every `x` lies in one period: `x = i % 3 + K` in
+    /// `[5, 9]`, `[-9, -5]` (remainder negative, as C's), near `i32::MAX`, by
+    /// positive and negative divisors, for every `i` in -20..=20. Ranges across a
+    /// multiple of the divisor (`[1, 5] / 5`, `[-5, -1] / 5`, `[-5, -1] % 4`) or
+    /// across 0 beyond `(-m, m)` (`[-3, 1] / 3`) keep their divisions.
+    #[test]
+    fn a_dividend_within_one_period_has_a_constant_quotient() {
+        let src = "func @main() -> i32 {\n\
+             bb0:\n  jump bb1(-20, 0)\n\
+             bb1(%0: i32, %1: i32):\n  %2 = srem %0, 3\n  %3 = add %2, 7\n  %4 = srem %3, 5\n  %5 = add %2, 7\n  %6 = sdiv %5, 5\n  %7 = sub %2, 7\n  %8 = srem %7, -5\n  %9 = sub %2, 7\n  %10 = sdiv %9, -5\n  %11 = add %2, 2147483645\n  %12 = srem %11, 1000\n  %13 = add %2, 2147483645\n  %14 = sdiv %13, -1000\n  %15 = add %2, 3\n  %16 = sdiv %15, 5\n  %17 = sub %2, 3\n  %18 = sdiv %17, 5\n  %19 = sub %2, 3\n  %20 = srem %19, 4\n  %21 = sub %2, 1\n  %22 = sdiv %21, 3\n  %23 = mul %1, 31\n  %24 = add %23, %4\n  %25 = mul %24, 31\n  %26 = add %25, %6\n  %27 = mul %26, 31\n  %28 = add %27, %8\n  %29 = mul %28, 31\n  %30 = add %29, %10\n  %31 = mul %30, 31\n  %32 = add %31, %12\n  %33 = mul %32, 31\n  %34 = add %33, %14\n  %35 = mul %34, 31\n  %36 = add %35, %16\n  %37 = mul %36, 31\n  %38 = add %37, %18\n  %39 = mul %38, 31\n  %40 = add %39, %20\n  %41 = mul %40, 31\n  %42 = add %41, %22\n  %43 = add %0, 1\n  %44 = slt %43, 21\n  br %44, bb1(%43, %42), bb2\n\
+             bb2:\n  call @putint(%42)\n  ret 0\n}\n\
+             declare @putint(i32) -> void\n";
+        let out = same_behaviour(src, &["vrp"], "");
+        assert_eq!(out.matches("sdiv").count(), 3, "{out}");
+        assert_eq!(out.matches("srem").count(), 2, "{out}");
+        for folded in ["add %3, -5", "add %6, 5", "add %9, -2147483000"] {
+            assert!(out.contains(folded), "{folded}:\n{out}");
+        }
     }
 }

@@ -13,6 +13,12 @@ use ir::{EntityRef, FuncId, Type, Value};
 /// The longest `memset` expanded into stores, in bytes (16 `sw`).
 pub const MAX_INLINE_MEMSET: i32 = 64;
 
+/// The longest `memset` of zero into a local array expanded into stores, in bytes:
+/// the array is 8-byte aligned, so [`crate::store_merge`] makes the `sw` pairs
+/// `sd` (32 of them at most, as GCC's `store_by_pieces` and LLVM's
+/// `MaxStoresPerMemset` expand zeroing of known-aligned memory).
+pub const MAX_INLINE_MEMSET_FRAME: i32 = 256;
+
 impl Isel<'_> {
     /// The entry block's parameters (those used), from their argument registers or
     /// incoming stack slots.
@@ -206,7 +212,8 @@ impl Isel<'_> {
     }
 
     /// C's `memset(p, b, n)` with a constant byte and a constant length of at most
-    /// [`MAX_INLINE_MEMSET`] bytes, a multiple of 4, and its result unused, as `sw`
+    /// [`MAX_INLINE_MEMSET`] bytes ([`MAX_INLINE_MEMSET_FRAME`] for zero into a local
+    /// array), a multiple of 4, and its result unused, as `sw`
     /// stores of the repeated byte (as LLVM's code generator expands small
     /// `memset`s, `MaxStoresPerMemset`): a call costs more than the stores. The
     /// pointer is 4-byte aligned (the loop idiom pass makes these calls of `i32` and
@@ -231,10 +238,16 @@ impl Isel<'_> {
         let (Some(len), Some(byte)) = (len, f.as_iconst(byte)) else {
             return Ok(false);
         };
-        if !(0..=MAX_INLINE_MEMSET).contains(&len) || len % 4 != 0 {
+        let word = (byte as u8 as u32 * 0x0101_0101) as i32;
+        let in_frame = word == 0 && matches!(self.ptr_loc(ptr)?.base, PBase::Slot(_));
+        let max = if in_frame {
+            MAX_INLINE_MEMSET_FRAME
+        } else {
+            MAX_INLINE_MEMSET
+        };
+        if !(0..=max).contains(&len) || len % 4 != 0 {
             return Ok(false);
         }
-        let word = (byte as u8 as u32 * 0x0101_0101) as i32;
         let src = if word == 0 {
             ZERO
         } else {

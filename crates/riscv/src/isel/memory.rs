@@ -175,7 +175,7 @@ impl Isel<'_> {
     }
 
     /// A pointer operand as a location.
-    fn ptr_loc(&mut self, v: Value) -> Result<PtrLoc, BackendError> {
+    pub(super) fn ptr_loc(&mut self, v: Value) -> Result<PtrLoc, BackendError> {
         Ok(match self.operand(v)? {
             Opnd::Loc(l) => l,
             Opnd::Reg(r) => PtrLoc {
