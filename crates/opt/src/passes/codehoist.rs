@@ -69,12 +69,7 @@ impl FunctionPass for CodeHoist {
 
 /// Hoists what can be hoisted in `f`; the number of instructions removed.
 pub fn run(f: &mut Function) -> usize {
-    let mut preds = f.block_map::<u32>();
-    for b in f.layout.blocks() {
-        for s in f.successors(b) {
-            preds[s] += 1;
-        }
-    }
+    let preds = super::pred_counts(f);
     let blocks: Vec<Block> = f.layout.blocks().collect();
     let mut hoisted = 0;
     for b in blocks {

@@ -79,7 +79,7 @@ pub mod vrp;
 #[cfg(test)]
 pub(crate) mod testutil;
 
-use ir::{Function, Inst, InstKind, Module, Value};
+use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
 
 /// Whether instruction `u` loads from or stores to the address `p` (and does not
 /// store `p` itself).
@@ -102,6 +102,18 @@ pub(crate) fn slt_before(f: &mut Function, before: Inst, a: Value, b: Value) -> 
         ir::Type::I32,
     );
     f.inst_result(c).expect("cmp has a result")
+}
+
+/// How many edges enter each block of `f` (a branch with both arms to one block
+/// counts twice), from every block of the layout.
+pub(crate) fn pred_counts(f: &Function) -> SecondaryMap<Block, u32> {
+    let mut preds = f.block_map::<u32>();
+    for b in f.layout.blocks() {
+        for s in f.successors(b) {
+            preds[s] += 1;
+        }
+    }
+    preds
 }
 
 /// Runs `pass` over every defined function of `m`; whether any changed.

@@ -78,12 +78,7 @@ impl FunctionPass for PhiOpt {
 
 /// Converts what can be converted in `f`; the number of branches removed.
 pub fn run(f: &mut Function) -> usize {
-    let mut preds = f.block_map::<u32>();
-    for b in f.layout.blocks() {
-        for s in f.successors(b) {
-            preds[s] += 1;
-        }
-    }
+    let preds = super::pred_counts(f);
     let blocks: Vec<Block> = f.layout.blocks().collect();
     let mut converted = 0;
     for h in blocks {

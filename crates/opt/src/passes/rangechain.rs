@@ -168,12 +168,7 @@ pub fn run(f: &mut Function) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let mut preds = f.block_map::<u32>();
-    for b in f.layout.blocks() {
-        for s in f.successors(b) {
-            preds[s] += 1;
-        }
-    }
+    let preds = super::pred_counts(f);
     let blocks: Vec<Block> = f.layout.blocks().collect();
     let mut done = 0;
     let mut dead = f.block_map::<bool>();
