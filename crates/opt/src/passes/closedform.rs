@@ -83,8 +83,7 @@ pub fn run(f: &mut Function) -> usize {
     run_in(f, &mut FunctionAnalyses::default())
 }
 
-/// [`run`], starting from the analyses cached in `fa` (left holding those of the
-/// last round).
+/// [`run`], starting from the analyses cached in `fa` (forgotten when it changes `f`).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
@@ -92,26 +91,26 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // The plan puts its guard in the preheader.
     let split = super::licm::add_preheaders(f);
     let routed = route_exit_values(f);
-    let mut done: Vec<Block> = Vec::new();
-    // The first round takes the cached analyses (unless preheaders were just
-    // added or exit edges given arguments); each later one follows a change.
-    let mut first = split == 0 && !routed;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
-        let (cfg, _, loops) = fa.loops(f);
-        let plan = loops
-            .loops()
-            .filter(|(_, lp)| !done.contains(&lp.header))
-            .find_map(|(id, _)| Plan::of(f, cfg, loops, id));
-        let Some(plan) = plan else {
-            // (Routing exit values is a change too, also when no loop follows.)
-            return done.len() + split + usize::from(routed);
-        };
-        done.push(plan.l.header);
+    if split > 0 || routed {
+        fa.forget();
+    }
+    // Every plan is of a single-block loop, and applying one changes only its
+    // preheader's terminator and adds blocks before its header: the plans of the
+    // other loops, all computed from the same analyses, stay valid. (Planning again
+    // after each rewrite made a function of n loops take O(n^2) time.)
+    let (cfg, _, loops) = fa.loops(f);
+    let plans: Vec<Plan> = loops
+        .loops()
+        .filter_map(|(id, _)| Plan::of(f, cfg, loops, id))
+        .collect();
+    let done = plans.len();
+    if done > 0 {
+        fa.forget();
+    }
+    for plan in plans {
         plan.apply(f);
     }
+    done + split + usize::from(routed)
 }
 
 /// Passes the values a single-block loop defines and code after it uses directly
