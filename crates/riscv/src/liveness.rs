@@ -628,17 +628,34 @@ fn phys_liveness(mf: &MFunction, returns_read_callee_saved: bool) -> (Vec<RegMas
             succs[b.index()].push(next);
         }
     }
+    // A worklist (each block again only when a successor's live-in grew), not
+    // rounds over every block: rounds take as many as the loops are deeply
+    // nested, quadratic time in a deep nest. Each live-in only grows, so every
+    // block is revisited at most once per register.
+    let mut preds = vec![Vec::new(); n];
+    for (i, list) in succs.iter().enumerate() {
+        for s in list {
+            preds[s.index()].push(i);
+        }
+    }
     let (mut live_in, mut live_out) = (vec![0; n], vec![0; n]);
-    let mut changed = true;
-    while changed {
-        changed = false;
-        for &b in mf.layout.iter().rev() {
-            let i = b.index();
-            let out = succs[i].iter().fold(0, |m, s| m | live_in[s.index()]);
-            let inn = gen[i] | (out & !kill[i]);
-            if (out, inn) != (live_out[i], live_in[i]) {
-                (live_out[i], live_in[i]) = (out, inn);
-                changed = true;
+    // Popped in reverse layout order first, as a backward problem converges fastest.
+    let mut work: Vec<usize> = mf.layout.iter().map(|b| b.index()).collect();
+    let mut queued = vec![false; n];
+    for &i in &work {
+        queued[i] = true;
+    }
+    while let Some(i) = work.pop() {
+        queued[i] = false;
+        let out = succs[i].iter().fold(0, |m, s| m | live_in[s.index()]);
+        let inn = gen[i] | (out & !kill[i]);
+        live_out[i] = out;
+        if inn != live_in[i] {
+            live_in[i] = inn;
+            for &p in &preds[i] {
+                if !std::mem::replace(&mut queued[p], true) {
+                    work.push(p);
+                }
             }
         }
     }

@@ -143,6 +143,13 @@ fn place_blocks(mf: &mut MFunction) {
 /// leaves that loop becomes `b!cc F; j T`, so that each iteration takes one branch
 /// and the jump runs once, on the way out.
 fn fall_through(mf: &mut MFunction, loops: Option<&LoopInfo>) {
+    // The loops each block heads, so that the test below does not scan every loop.
+    let mut headed: Vec<Vec<usize>> = vec![Vec::new(); mf.blocks.len()];
+    if let Some(info) = loops {
+        for (li, l) in info.loops.iter().enumerate() {
+            headed[l.header.index()].push(li);
+        }
+    }
     for k in 0..mf.layout.len() {
         let b = mf.layout[k];
         let next = mf.layout.get(k + 1).copied();
@@ -154,9 +161,9 @@ fn fall_through(mf: &mut MFunction, loops: Option<&LoopInfo>) {
             {
                 let (t, f) = (*target, *f);
                 let back_edge_past_exit = loops.is_some_and(|info| {
-                    info.loops.iter().enumerate().any(|(li, l)| {
-                        l.header == f && info.contains(li, b) && !info.contains(li, t)
-                    })
+                    headed[f.index()]
+                        .iter()
+                        .any(|&li| info.contains(li, b) && !info.contains(li, t))
                 });
                 if Some(t) == next || (Some(f) != next && back_edge_past_exit) {
                     let inv = cond.inverse();

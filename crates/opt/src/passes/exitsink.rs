@@ -78,8 +78,12 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
     if f.is_declaration() {
         return 0;
     }
+    let writes = {
+        let (cfg, _, loops) = fa.loops(f);
+        Summaries::compute(f, cfg, loops, purity).writes
+    };
     let rotated = super::looprotate::rotate_some(f, fa, |f, loops, l| {
-        carries_an_unread_value(f, loops, l) && !writes_memory(f, loops, l, purity)
+        carries_an_unread_value(f, loops, l) && !writes[l.0 as usize]
     });
     if rotated > 0 {
         // The rotated loop's old header, now its latch, is merged into the body
@@ -89,9 +93,10 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         fa.forget();
     }
     let (cfg, dt, loops) = fa.loops(f);
+    let summaries = Summaries::compute(f, cfg, loops, purity);
     let mut plans = Vec::new();
     for (l, _) in loops.loops() {
-        if let Some(plan) = plan(f, cfg, dt, loops, l, purity) {
+        if let Some(plan) = plan(f, dt, loops, l, &summaries, purity) {
             plans.push(plan);
         }
     }
@@ -106,6 +111,86 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
     moved
 }
 
+/// What [`plan`] asks of every loop, computed bottom-up over the loop forest in
+/// time linear in the function (asking each loop's block list would be quadratic
+/// in the depth of a nest).
+struct Summaries {
+    /// Per loop: its own blocks (not inner loops'), in reverse post-order.
+    own: Vec<Vec<Block>>,
+    /// Per loop: whether it (inner loops included) may write memory or do I/O: a
+    /// store, or a call with side effects.
+    writes: Vec<bool>,
+    /// Per loop: its exit edges (exiting block, which target, target), or `None`
+    /// when there are more than [`Summaries::MAX_EXITS`] or a block of it returns.
+    exits: Vec<Option<Vec<(Block, usize, Block)>>>,
+}
+
+impl Summaries {
+    /// Exit edges tracked per loop: a plan needs exactly one, but an inner loop's
+    /// exits may stay inside its parent.
+    const MAX_EXITS: usize = 8;
+
+    fn compute(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, purity: &Purity) -> Self {
+        let n = loops.len();
+        let mut own: Vec<Vec<Block>> = vec![Vec::new(); n];
+        for &b in cfg.rpo() {
+            if let Some(l) = loops.innermost(b) {
+                own[l.0 as usize].push(b);
+            }
+        }
+        let mut writes = vec![false; n];
+        let mut exits: Vec<Option<Vec<(Block, usize, Block)>>> = vec![Some(Vec::new()); n];
+        // Children have smaller ids than their parents.
+        for (l, lp) in loops.loops() {
+            let k = l.0 as usize;
+            let mut w = lp.children.iter().any(|c| writes[c.0 as usize]);
+            let mut list = Some(Vec::new());
+            let add = |e: (Block, usize, Block), list: &mut Option<Vec<_>>| {
+                if let Some(v) = list {
+                    v.push(e);
+                    if v.len() > Self::MAX_EXITS {
+                        *list = None;
+                    }
+                }
+            };
+            for &b in &own[k] {
+                for i in f.layout.block_insts(b) {
+                    w |= match f.kind(i) {
+                        InstKind::Store { .. } => true,
+                        InstKind::Call { callee, .. } => purity.effects(*callee).has_side_effects(),
+                        _ => false,
+                    };
+                }
+                match f.terminator(b).map(|t| f.kind(t)) {
+                    None | Some(InstKind::Ret { .. }) => list = None,
+                    Some(kind) => {
+                        for (which, t) in kind.targets().iter().enumerate() {
+                            if !loops.contains(l, t.block) {
+                                add((b, which, t.block), &mut list);
+                            }
+                        }
+                    }
+                }
+            }
+            for c in &lp.children {
+                match &exits[c.0 as usize] {
+                    Some(inner) => {
+                        for &e in inner {
+                            if !loops.contains(l, e.2) {
+                                add(e, &mut list);
+                            }
+                        }
+                    }
+                    None => list = None,
+                }
+            }
+            writes[k] = w;
+            exits[k] = list;
+        }
+        Summaries { own, writes, exits }
+    }
+}
+
 /// Whether the header of loop `l` has a parameter that nothing in the loop reads:
 /// a value each iteration overwrites, wanted only after the loop.
 fn carries_an_unread_value(f: &Function, loops: &LoopForest, l: LoopId) -> bool {
@@ -115,18 +200,6 @@ fn carries_an_unread_value(f: &Function, loops: &LoopForest, l: LoopId) -> bool 
             f.layout
                 .inst_block(u)
                 .is_some_and(|b| !loops.contains(l, b))
-        })
-    })
-}
-
-/// Whether an instruction of loop `l` (inner loops included) may write memory or
-/// do I/O: a store, or a call with side effects.
-fn writes_memory(f: &Function, loops: &LoopForest, l: LoopId, purity: &Purity) -> bool {
-    loops.get(l).blocks.iter().any(|&b| {
-        f.layout.block_insts(b).any(|i| match f.kind(i) {
-            InstKind::Store { .. } => true,
-            InstKind::Call { callee, .. } => purity.effects(*callee).has_side_effects(),
-            _ => false,
         })
     })
 }
@@ -143,38 +216,25 @@ struct Plan {
 /// The instructions of loop `l` that can sink to its exit edge, if any.
 fn plan(
     f: &Function,
-    cfg: &ControlFlowGraph,
     dt: &DominatorTree,
     loops: &LoopForest,
     l: LoopId,
+    summaries: &Summaries,
     purity: &Purity,
 ) -> Option<Plan> {
-    let lp = loops.get(l);
+    let k = l.0 as usize;
     // The single exit edge.
-    let mut exit_edges = Vec::new();
-    for &b in &lp.blocks {
-        let term = f.terminator(b)?;
-        if matches!(f.kind(term), InstKind::Ret { .. }) {
-            return None;
-        }
-        for (which, t) in f.kind(term).targets().iter().enumerate() {
-            if !loops.contains(l, t.block) {
-                exit_edges.push((b, which, t.block));
-            }
-        }
-    }
-    let [(exiting, which, exit)] = exit_edges[..] else {
+    let &[(exiting, which, exit)] = summaries.exits[k].as_deref()? else {
         return None;
     };
-    let memory_ok = !writes_memory(f, loops, l, purity);
+    let memory_ok = !summaries.writes[k];
     // Blocks of the loop itself (not of inner loops) that run on every iteration
     // that reaches the exit, innermost instructions last: visited bottom-up, so
     // a chain sinks whole.
-    let own: Vec<Block> = cfg
-        .rpo()
+    let own: Vec<Block> = summaries.own[k]
         .iter()
         .copied()
-        .filter(|&b| loops.innermost(b) == Some(l) && dt.dominates(b, exiting))
+        .filter(|&b| dt.dominates(b, exiting))
         .collect();
     let mut sunk: FxHashSet<Inst> = FxHashSet::default();
     for &b in own.iter().rev() {

@@ -67,6 +67,8 @@ struct State<'a> {
     /// Per physical register: the unallocated copy partners of the intervals it
     /// was given, which would like it too.
     wishes: Vec<Vec<u32>>,
+    /// Per physical register: the length of its wishes after they were last pruned.
+    pruned_len: Vec<usize>,
 }
 
 impl State<'_> {
@@ -290,6 +292,27 @@ impl State<'_> {
         true
     }
 
+    /// Drops the wishes that can never count again once intervals start at `pos`:
+    /// partners spilled, or given a register over an interval that ends before
+    /// `pos` (no later interval overlaps them, so no eviction unassigns them). The
+    /// lists then stay proportional to the live partners instead of growing with
+    /// the function (each scan of a list is part of every allocation). Amortised:
+    /// a list is pruned when it has doubled since its last pruning.
+    fn prune_wishes(&mut self, pos: u32) {
+        for r in 0..self.wishes.len() {
+            if self.wishes[r].len() <= 2 * self.pruned_len[r] + 16 {
+                continue;
+            }
+            let mut list = std::mem::take(&mut self.wishes[r]);
+            list.retain(|&w| {
+                let w = w as usize;
+                !(self.spilled[w] || self.assignment[w].is_some() && self.interval(w).end() <= pos)
+            });
+            self.pruned_len[r] = list.len();
+            self.wishes[r] = list;
+        }
+    }
+
     /// Assigns `r` to `v` and records that `v`'s unallocated copy partners would
     /// like `r` as well (Wimmer and Franz 2010 register hints, kept for the
     /// partner: later intervals that overlap it choose another free register).
@@ -361,6 +384,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
         cost,
         callee_used: vec![false; NUM_PREGS as usize],
         wishes: vec![Vec::new(); NUM_PREGS as usize],
+        pruned_len: vec![0; NUM_PREGS as usize],
     };
     for p in 0..NUM_PREGS {
         let r = Reg(p);
@@ -374,6 +398,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
     let mut order: Vec<usize> = (0..nv).filter(|&v| !st.interval(v).is_empty()).collect();
     order.sort_by_key(|&v| (st.interval(v).start(), v));
     for v in order {
+        st.prune_wishes(st.interval(v).start());
         let class = mf.vreg_class[v];
         if st.try_free(v, class, &hints[v], Some(&hints)) {
             continue;

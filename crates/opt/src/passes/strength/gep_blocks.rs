@@ -3,7 +3,8 @@
 //! positions a loop's blocks lie in ([`crate::analysis::loops::LoopBlocks::rpo_range`])
 //! and filtered by membership. Scanning every block of every loop instead costs
 //! the square of the depth of a nest (each block is in every loop around it);
-//! this costs the blocks with `gep`s once per loop around them. Positions stay
+//! this costs the blocks with `gep`s once per loop around them (or, for a loop
+//! whose positions span far more than its blocks, its own blocks). Positions stay
 //! valid (strength reduction changes no edge); the blocks that receive new `gep`s
 //! are added as they do.
 
@@ -40,8 +41,20 @@ impl GepBlocks {
     /// The blocks of loop `id` that may hold `gep`s, in reverse post-order (the
     /// order of [`crate::analysis::Loop::blocks`]).
     pub fn of_loop(&self, loops: &LoopForest, id: LoopId) -> Vec<Block> {
+        let blocks = &loops.get(id).blocks;
+        let range = blocks.rpo_range();
+        // A loop whose positions span much more than its blocks (its body placed
+        // after the code that follows it) is scanned by its own list instead:
+        // otherwise a sequence of such loops costs the square of their number.
+        if blocks.len() * 4 < range.len() {
+            return blocks
+                .iter()
+                .copied()
+                .filter(|b| self.with_geps.contains(&self.pos[*b]))
+                .collect();
+        }
         self.with_geps
-            .range(loops.get(id).blocks.rpo_range())
+            .range(range)
             .map(|&i| self.rpo[i])
             .filter(|&b| loops.contains(id, b))
             .collect()
