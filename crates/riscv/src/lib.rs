@@ -257,14 +257,14 @@ pub fn function_symbols(m: &Module) -> Vec<String> {
 pub struct ModuleFacts {
     /// [`function_symbols`].
     pub names: Vec<String>,
-    pub regions: opt::analysis::AliasRegions,
+    pub regions: ir::analysis::AliasRegions,
 }
 
 impl ModuleFacts {
     pub fn of(m: &Module) -> ModuleFacts {
         ModuleFacts {
             names: function_symbols(m),
-            regions: opt::analysis::AliasRegions::compute(m),
+            regions: ir::analysis::AliasRegions::compute(m),
         }
     }
 }

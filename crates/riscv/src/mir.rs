@@ -367,7 +367,7 @@ pub struct Addr {
     pub base: Base,
     pub off: i64,
     /// The alias region of the IR access this one was selected for
-    /// (`opt::analysis::AliasRegions`): accesses of two different regions other
+    /// (`ir::analysis::AliasRegions`): accesses of two different regions other
     /// than [`Addr::ANY_REGION`] never overlap. Printed as `!N` after the address.
     pub region: u32,
     /// Where the accessed bytes start, as an IR value plus a constant, when the
@@ -377,7 +377,7 @@ pub struct Addr {
 }
 
 /// The start of an access as a base plus a constant number of bytes
-/// (`opt::analysis::PointerOffsets`: the base is an IR value plus integer values
+/// (`ir::analysis::PointerOffsets`: the base is an IR value plus integer values
 /// times constants; `anchor` numbers the bases of a function). Two accesses of
 /// one block with the same base see the same instance of its values (SSA), so
 /// they touch disjoint bytes when their ranges from it do not meet (offsets

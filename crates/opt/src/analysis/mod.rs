@@ -1,7 +1,7 @@
-//! Analyses over the IR that the passes share. The CFG and the dominator tree live in
-//! [`ir::analysis`] (the verifier needs them); everything built on top of them is here.
+//! Analyses over the IR that the passes share. The CFG, the dominator tree and the
+//! memory analyses the back end needs too live in [`ir::analysis`] (re-exported
+//! here); everything only the optimiser asks is here.
 
-pub mod alias_regions;
 pub mod bounds;
 pub mod callgraph;
 pub mod control_dep;
@@ -12,9 +12,6 @@ pub mod induction;
 pub mod issue_estimate;
 pub mod loops;
 pub mod manager;
-pub mod param_disjoint;
-pub mod param_targets;
-pub mod pointer_offsets;
 pub mod pointer_roots;
 pub mod postdom;
 pub mod purity;
@@ -23,7 +20,6 @@ pub mod ranges;
 pub mod sections;
 pub mod written_globals;
 
-pub use alias_regions::AliasRegions;
 pub use bounds::Bounds;
 pub use callgraph::CallGraph;
 pub use control_dep::ControlDependence;
@@ -32,13 +28,15 @@ pub use frontiers::{iterated_frontier, DominanceFrontiers};
 pub use induction::{Counter, RotatedLoop};
 pub use loops::{Loop, LoopForest, LoopId};
 pub use manager::{AnalysisManager, FunctionAnalyses, Preserved};
-pub use param_disjoint::DisjointParams;
-pub use param_targets::{ParamTargets, Targets};
-pub use pointer_offsets::{Offset, PointerOffsets};
 pub use pointer_roots::PointerRoots;
 pub use postdom::PostDominatorTree;
-pub use purity::{address_root, pointer_base, Effects, PointerBase, Purity};
+pub use purity::{pointer_base, Effects, PointerBase, Purity};
 pub use written_globals::WrittenGlobals;
 
 #[cfg(test)]
 pub(crate) mod testcfg;
+// The memory analyses the back end uses too live in `ir::analysis`.
+pub use ir::analysis::{
+    address_root, alias_regions, param_disjoint, param_targets, pointer_offsets, AliasRegions,
+    DisjointParams, Offset, ParamTargets, PointerOffsets, Targets,
+};

@@ -22,6 +22,7 @@
 use std::collections::VecDeque;
 
 use super::purity_summary::Summary;
+use ir::analysis::address_root;
 use ir::{FuncId, Function, InstKind, Module, SecondaryMap, Value, ValueDef};
 
 /// What calling a function may do.
@@ -77,29 +78,6 @@ pub enum PointerBase {
     Param,
     /// Anything (a loaded pointer, a block parameter merging pointers).
     Unknown,
-}
-
-/// Follows `gep` bases from `p` to the pointer they start from (a global, an
-/// `alloc`, a parameter, or anything else), with the byte offset from it when every
-/// index on the way is a constant.
-pub fn address_root(f: &Function, mut p: Value) -> (Value, Option<i64>) {
-    let mut off = Some(0i64);
-    while let Some(i) = f.def_inst(p) {
-        let InstKind::Gep {
-            base,
-            index,
-            stride,
-        } = *f.kind(i)
-        else {
-            break;
-        };
-        off = match (off, f.as_iconst(index)) {
-            (Some(o), Some(k)) => Some(o + i64::from(k) * i64::from(stride)),
-            _ => None,
-        };
-        p = base;
-    }
-    (p, off)
 }
 
 /// Follows `gep` bases from `p` to the allocation it points into.

@@ -11,7 +11,8 @@
 //! into the callee's own calls). An address passed to a function that only reads
 //! through its parameters (`putarray`, a sum over an array) leaves it read-only.
 
-use super::purity::{address_root, Purity};
+use super::purity::Purity;
+use ir::analysis::address_root;
 use ir::{EntityRef, Function, GlobalId, InstKind, Module, Type, ValueDef};
 
 /// Per global, whether some instruction of the program may write it.

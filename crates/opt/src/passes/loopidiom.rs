@@ -44,9 +44,9 @@
 
 use super::loopdelete;
 use crate::analysis::induction::{step_of, Counter, RotatedLoop};
-use crate::analysis::purity::address_root;
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Purity};
 use crate::pipeline::Pass;
+use ir::analysis::address_root;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
     BinOp, Block, CmpOp, FuncId, Function, Inst, InstKind, Module, Signature, Type, UnOp, Value,

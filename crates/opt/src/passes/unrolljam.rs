@@ -51,12 +51,12 @@
 //! Only small loops are jammed ([`MAX_INNER`], [`MAX_OUTER`]), and a function grows
 //! by at most [`MAX_GROWTH`] instructions.
 
-use crate::analysis::purity::address_root;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
+use ir::analysis::address_root;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};

@@ -123,7 +123,7 @@ pub fn select_function_located(
         cache: FxHashMap::default(),
         scaled: FxHashMap::default(),
         dt,
-        offsets: opt::analysis::PointerOffsets::compute_with(f, &cfg),
+        offsets: ir::analysis::PointerOffsets::compute_with(f, &cfg),
         bases: FxHashMap::default(),
         ir_block: f.entry_block(),
         split_after: Vec::new(),
@@ -191,8 +191,8 @@ struct Isel<'a> {
     dt: DominatorTree,
     /// Every pointer as a base plus an offset, for the accesses' [`SymAddr`]s,
     /// with the number given to each base.
-    offsets: opt::analysis::PointerOffsets,
-    bases: FxHashMap<opt::analysis::pointer_offsets::Base, u32>,
+    offsets: ir::analysis::PointerOffsets,
+    bases: FxHashMap<ir::analysis::pointer_offsets::Base, u32>,
     /// The IR block being selected.
     ir_block: Block,
     /// Edge blocks to lay out right after a block, by block index.

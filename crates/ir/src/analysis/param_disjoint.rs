@@ -23,7 +23,7 @@
 //! same one, so a store through `b` leaves every value loaded through `a` valid.
 
 use super::param_targets::{ParamTargets, Targets};
-use ir::{FuncId, Function, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
+use crate::{FuncId, Function, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 
 /// Disjoint pointer-parameter pairs of every function.
 #[derive(Clone, Debug, Default)]
@@ -35,7 +35,7 @@ pub struct DisjointParams {
 /// What an argument points into, as far as disjointness is concerned.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Object {
-    Global(ir::GlobalId),
+    Global(crate::GlobalId),
     Local(Value),
     Param(usize),
     Unknown,
@@ -122,7 +122,7 @@ impl DisjointParams {
         a: Value,
         b: Value,
     ) -> bool {
-        let not_into = |k: usize, g: ir::GlobalId| matches!(targets.of(id).get(k), Some(Targets::Known(gs)) if !gs.contains(&g));
+        let not_into = |k: usize, g: crate::GlobalId| matches!(targets.of(id).get(k), Some(Targets::Known(gs)) if !gs.contains(&g));
         match (object(f, a), object(f, b)) {
             (Object::Unknown, _) | (_, Object::Unknown) => false,
             (Object::Global(x), Object::Global(y)) => x != y,
@@ -177,7 +177,7 @@ bb0:
 "#;
 
     fn compute(src: &str) -> (Module, DisjointParams) {
-        let m = ir::parse_module(src).unwrap();
+        let m = crate::parse_module(src).unwrap();
         let t = ParamTargets::compute(&m);
         let d = DisjointParams::compute(&m, &t);
         (m, d)

@@ -34,8 +34,8 @@
 //! block (tail duplication) may run with the next instance, so copies must drop
 //! the fact.
 
-use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, Block, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
+use super::ControlFlowGraph;
+use crate::{BinOp, Block, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 
@@ -447,7 +447,7 @@ mod tests {
     use super::*;
 
     fn offsets(src: &str) -> (Function, PointerOffsets) {
-        let m = ir::parse_module(src).expect("test IR parses");
+        let m = crate::parse_module(src).expect("test IR parses");
         let f = m.funcs.values().find(|f| f.name == "main").unwrap().clone();
         let o = PointerOffsets::compute(&f);
         (f, o)

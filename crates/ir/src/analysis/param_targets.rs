@@ -16,7 +16,7 @@
 //! `step(sheet2, sheet1)`, stores through `b` into `sheet1` or `sheet2` and never into
 //! the global `width` its loops test, so the load of `width` is loop-invariant.
 
-use ir::{FuncId, Function, GlobalId, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
+use crate::{FuncId, Function, GlobalId, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 
 /// The globals a pointer may point into.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -170,7 +170,7 @@ bb0:
 
     #[test]
     fn arguments_at_every_call_site_name_the_targets() {
-        let m = ir::parse_module(SRC).unwrap();
+        let m = crate::parse_module(SRC).unwrap();
         let t = ParamTargets::compute(&m);
         let g = |name: &str| {
             m.globals

@@ -30,7 +30,7 @@
 //! object.
 
 use super::{DisjointParams, ParamTargets, Targets};
-use ir::{
+use crate::{
     EntityRef, FuncId, Function, GlobalId, Inst, InstKind, Module, SecondaryMap, Type, Value,
     ValueDef,
 };
@@ -255,7 +255,7 @@ mod tests {
 
     /// The regions of the loads and stores of function `name`, in layout order.
     fn regions_of(src: &str, name: &str) -> Vec<u32> {
-        let m = ir::parse_module(src).unwrap();
+        let m = crate::parse_module(src).unwrap();
         let r = AliasRegions::compute(&m);
         let (id, f) = m.funcs.iter().find(|(_, f)| f.name == name).unwrap();
         let mut out = Vec::new();
