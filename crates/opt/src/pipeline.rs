@@ -29,8 +29,18 @@ pub trait Pass: Sync {
     fn name(&self) -> &'static str;
     /// One line on what it does.
     fn description(&self) -> &'static str;
-    /// Runs the pass over `m`; returns whether anything changed.
-    fn run(&self, m: &mut Module) -> bool;
+    /// Runs the pass over `m` on its own (with analyses of its own); returns
+    /// whether anything changed. A function pass need not write it: it runs
+    /// [`FunctionPass::run_on`] on each function with a fresh manager. Any other
+    /// pass writes this or [`Pass::run_with`].
+    fn run(&self, m: &mut Module) -> bool {
+        assert!(
+            self.function_pass().is_some(),
+            "pass `{}` implements neither `run` nor `function_pass`",
+            self.name()
+        );
+        self.run_with(m, &mut AnalysisManager::new())
+    }
     /// What the pass keeps valid when it changes something (by default nothing).
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING

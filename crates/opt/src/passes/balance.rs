@@ -57,7 +57,7 @@ use crate::analysis::pointer_offsets::{Offset, PointerOffsets};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value, ValueDef};
+use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
 
@@ -70,9 +70,6 @@ impl Pass for Balance {
     }
     fn description(&self) -> &'static str {
         "tree-height reduction: chains of integer add/mul/and/or/xor rebuilt as the tree that finishes first"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

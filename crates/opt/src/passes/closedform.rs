@@ -43,7 +43,7 @@ use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, UnOp, Value};
+use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, UnOp, Value};
 use std::collections::HashMap;
 
 /// The closed-form pass.
@@ -55,9 +55,6 @@ impl Pass for ClosedForm {
     }
     fn description(&self) -> &'static str {
         "replace counted loops of sums and modular sums by closed forms under a guard"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

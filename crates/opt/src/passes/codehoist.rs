@@ -37,7 +37,7 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{Block, Function, Inst, InstKind, Module};
+use ir::{Block, Function, Inst, InstKind};
 
 /// The code hoisting pass.
 pub struct CodeHoist;
@@ -48,9 +48,6 @@ impl Pass for CodeHoist {
     }
     fn description(&self) -> &'static str {
         "compute once before a branch what both of its arms compute"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

@@ -22,7 +22,7 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, Function, Inst, InstKind, Module, Type};
+use ir::{BinOp, Function, Inst, InstKind, Type};
 
 /// The constant-offset separation pass.
 pub struct ConstOffset;
@@ -33,9 +33,6 @@ impl Pass for ConstOffset {
     }
     fn description(&self) -> &'static str {
         "split constant offsets out of array indices, for shared addresses and immediate offsets"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

@@ -53,7 +53,7 @@ use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::loop_copy::{repair_uses_outside, LoopCopy};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, BlockCall, Function, InstKind, Module, Value};
+use ir::{Block, BlockCall, Function, InstKind, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The complete unrolling pass.
@@ -65,9 +65,6 @@ impl Pass for CompleteUnroll {
     }
     fn description(&self) -> &'static str {
         "completely unroll loops whose branches constants decide, any shape"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -21,7 +21,7 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{Block, CmpOp, Function, InstKind, Module, SecondaryMap, Type, UnOp, Value};
+use ir::{Block, CmpOp, Function, InstKind, SecondaryMap, Type, UnOp, Value};
 
 /// The `fabs` recognition pass.
 pub struct Fabs;
@@ -32,9 +32,6 @@ impl Pass for Fabs {
     }
     fn description(&self) -> &'static str {
         "absolute values selected by branches and only compared become fabs"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

@@ -26,7 +26,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Function, InstKind, Module, Type, Value, ValueDef};
+use ir::{BinOp, Function, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// The final value replacement pass.
@@ -38,9 +38,6 @@ impl Pass for FinalValue {
     }
     fn description(&self) -> &'static str {
         "compute the exit values of counted loops in closed form"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
@@ -59,13 +56,7 @@ impl FunctionPass for FinalValue {
 
 /// Replaces exit values in every qualifying loop of `f`; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &cfg, &dt, &loops)
+    super::with_loops(f, run_on)
 }
 
 /// [`run`] with the function's CFG and loops given.

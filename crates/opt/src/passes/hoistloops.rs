@@ -33,7 +33,7 @@ use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Type, Value};
 
 /// The inner-loop hoisting pass.
 pub struct HoistLoops;
@@ -44,9 +44,6 @@ impl Pass for HoistLoops {
     }
     fn description(&self) -> &'static str {
         "run inner loops that do not depend on the outer iteration once, before it"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -35,7 +35,7 @@ use crate::loop_copy::LoopCopy;
 use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
 use ir::analysis::ControlFlowGraph;
-use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value, ValueDef};
+use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
 
 /// The index-set splitting pass.
 pub struct IndexSplit;
@@ -46,9 +46,6 @@ impl Pass for IndexSplit {
     }
     fn description(&self) -> &'static str {
         "split a counted loop where a test of its counter against a constant changes"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -41,7 +41,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, SecondaryMap, UnOp, Value};
+use ir::{BinOp, CmpOp, Function, Inst, InstKind, SecondaryMap, UnOp, Value};
 
 /// The instcombine pass.
 pub struct InstCombine;
@@ -52,9 +52,6 @@ impl Pass for InstCombine {
     }
     fn description(&self) -> &'static str {
         "algebraic simplification and canonicalisation of instructions"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, run)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

@@ -49,7 +49,7 @@ use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value, ValueDef};
+use ir::{Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// The jump threading pass.
@@ -61,9 +61,6 @@ impl Pass for JumpThread {
     }
     fn description(&self) -> &'static str {
         "send edges on which a block's branch is decided straight to its successor"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

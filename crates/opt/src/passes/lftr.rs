@@ -18,8 +18,8 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Function, Inst, InstKind, Module, Type, Value};
+use ir::analysis::ControlFlowGraph;
+use ir::{Function, Inst, InstKind, Type, Value};
 
 /// The linear-function test replacement pass.
 pub struct Lftr;
@@ -30,9 +30,6 @@ impl Pass for Lftr {
     }
     fn description(&self) -> &'static str {
         "test a pointer induction variable at the latch instead of a counter that only counts"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
@@ -51,13 +48,7 @@ impl FunctionPass for Lftr {
 
 /// Replaces the exit tests of the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &cfg, &loops)
+    super::with_loops(f, |f, cfg, _, loops| run_on(f, cfg, loops))
 }
 
 /// [`run`] with the function's CFG and loops given (the pass adds no edges).

@@ -22,7 +22,7 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The linear-form pass.
@@ -34,9 +34,6 @@ impl Pass for Linearize {
     }
     fn description(&self) -> &'static str {
         "rebuild integer add/sub expressions (shared subterms included) from their linear form when shorter"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

@@ -37,7 +37,7 @@ use crate::cfg_edit::single_edge;
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, BlockCall, Function, InstKind, Module, Value};
+use ir::{Block, BlockCall, Function, InstKind, Value};
 
 /// The loop peeling pass.
 pub struct LoopPeel;
@@ -48,9 +48,6 @@ impl Pass for LoopPeel {
     }
     fn description(&self) -> &'static str {
         "peel a first iteration whose test the later ones all decide"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -33,7 +33,7 @@ use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::{defined_in, repair_uses_in, Regions};
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
+use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The loop rotation pass.
@@ -45,9 +45,6 @@ impl Pass for LoopRotate {
     }
     fn description(&self) -> &'static str {
         "rotate while loops into guarded do-while loops"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

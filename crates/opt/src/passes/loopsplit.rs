@@ -37,8 +37,8 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, BlockCall, CmpOp, Function, InstKind, Module, Type, Value};
+use ir::analysis::ControlFlowGraph;
+use ir::{Block, BlockCall, CmpOp, Function, InstKind, Type, Value};
 
 /// The loop splitting pass.
 pub struct LoopSplit;
@@ -49,9 +49,6 @@ impl Pass for LoopSplit {
     }
     fn description(&self) -> &'static str {
         "leave a loop once a monotonic condition sends every remaining iteration down an empty path"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
@@ -70,13 +67,7 @@ impl FunctionPass for LoopSplit {
 
 /// Splits the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &cfg, &loops)
+    super::with_loops(f, |f, cfg, _, loops| run_on(f, cfg, loops))
 }
 
 /// [`run`] with the function's CFG and loops given.

@@ -5,7 +5,6 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::Function;
-use ir::Module;
 
 /// Promotes scalar stack slots to SSA values.
 pub struct Mem2Reg;
@@ -16,9 +15,6 @@ impl Pass for Mem2Reg {
     }
     fn description(&self) -> &'static str {
         "promote scalar allocs to SSA values (Cytron et al.)"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, crate::ssa::mem2reg)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

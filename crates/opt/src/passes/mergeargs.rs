@@ -24,7 +24,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, Function, InstKind, Module, Value};
+use ir::{Block, Function, InstKind, Value};
 
 /// The pass.
 pub struct MergeArgs;
@@ -35,9 +35,6 @@ impl Pass for MergeArgs {
     }
     fn description(&self) -> &'static str {
         "turn a block parameter fed the same pure operation on every edge into that operation"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -116,6 +116,26 @@ pub(crate) fn pred_counts(f: &Function) -> SecondaryMap<Block, u32> {
     preds
 }
 
+/// A loop pass's standalone entry point (for tests and other passes; the pipeline
+/// gives it the manager's analyses): `body` on `f` with its CFG, dominator tree
+/// and loops computed afresh; 0 for a declaration.
+pub(crate) fn with_loops(
+    f: &mut Function,
+    body: impl FnOnce(
+        &mut Function,
+        &ir::analysis::ControlFlowGraph,
+        &ir::analysis::DominatorTree,
+        &crate::analysis::LoopForest,
+    ) -> usize,
+) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let mut fa = crate::analysis::FunctionAnalyses::default();
+    let (cfg, dt, loops) = fa.loops(f);
+    body(f, cfg, dt, loops)
+}
+
 /// Runs `pass` over every defined function of `m`; whether any changed.
 pub(crate) fn each_function(m: &mut Module, mut pass: impl FnMut(&mut Function) -> bool) -> bool {
     let mut changed = false;

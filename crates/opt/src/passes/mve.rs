@@ -29,7 +29,7 @@ use crate::analysis::Loop;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{Block, Function, Module};
+use ir::{Block, Function};
 
 /// The modulo variable expansion pass.
 pub struct ModuloVariableExpansion;
@@ -40,9 +40,6 @@ impl Pass for ModuloVariableExpansion {
     }
     fn description(&self) -> &'static str {
         "unroll loops that rotate values through header parameters, removing the copies"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

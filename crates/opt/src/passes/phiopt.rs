@@ -44,7 +44,7 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
+use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Type, Value};
 
 /// The if-conversion of conditional increments.
 pub struct PhiOpt;
@@ -58,9 +58,6 @@ impl Pass for PhiOpt {
     }
     fn description(&self) -> &'static str {
         "if-convert small ifs whose arms give values differing by a constant"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

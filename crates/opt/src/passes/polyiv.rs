@@ -27,7 +27,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::{LoopForest, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The pass.
@@ -39,9 +39,6 @@ impl Pass for PolyIv {
     }
     fn description(&self) -> &'static str {
         "replace products of induction variables by second-order add recurrences"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
@@ -73,13 +70,7 @@ struct Product {
 
 /// Reduces the products of `f`; returns how many multiplies were replaced.
 pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &cfg, &dt, &loops)
+    super::with_loops(f, run_on)
 }
 
 /// [`run`] with the function's analyses given: the pass adds instructions, block

@@ -27,8 +27,8 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::LoopForest;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Function, Inst, InstKind, Module, Type, Value};
+use ir::analysis::DominatorTree;
+use ir::{Function, Inst, InstKind, Type, Value};
 
 /// The post-increment addressing pass.
 pub struct PostInc;
@@ -39,9 +39,6 @@ impl Pass for PostInc {
     }
     fn description(&self) -> &'static str {
         "address through an incremented pointer after its increment"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()
@@ -60,10 +57,7 @@ impl FunctionPass for PostInc {
 
 /// Rewrites the uses that qualify in `f`; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &dt, &loops)
+    super::with_loops(f, |f, _, dt, loops| run_on(f, dt, loops))
 }
 
 /// [`run`] with the function's dominator tree and loops given (the pass adds no

@@ -35,7 +35,7 @@
 use crate::analysis::{AnalysisManager, WrittenGlobals};
 use crate::analysis::{LoopForest, LoopId};
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{
     BinOp, Block, BlockCall, CmpOp, FuncId, Function, GlobalData, GlobalId, GlobalInit, Inst,
     InstKind, Module, Type, Value, ValueDef,
@@ -232,10 +232,7 @@ struct Doubling {
 
 /// Rewrites the divisions that qualify in `f`; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &cfg, &loops)
+    super::with_loops(f, |f, cfg, _, loops| run_on(f, cfg, loops))
 }
 
 /// [`run`] with the function's analyses given.

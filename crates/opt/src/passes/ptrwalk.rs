@@ -39,7 +39,7 @@
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, Block, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The pass.
@@ -51,9 +51,6 @@ impl Pass for PtrWalk {
     }
     fn description(&self) -> &'static str {
         "strength-reduce array walks of loops without a counter into pointer increments"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -31,7 +31,7 @@
 
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, Block, BlockCall, CmpOp, Function, InstKind, Module, Type, Value};
+use ir::{BinOp, Block, BlockCall, CmpOp, Function, InstKind, Type, Value};
 
 /// The range-chain pass.
 pub struct RangeChain;
@@ -45,9 +45,6 @@ impl Pass for RangeChain {
     }
     fn description(&self) -> &'static str {
         "chains of comparisons of one value with constants become a range check and a linear map"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

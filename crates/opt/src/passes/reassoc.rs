@@ -20,7 +20,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
+use ir::{BinOp, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
 
 /// The reassociation pass.
 pub struct Reassociate;
@@ -31,9 +31,6 @@ impl Pass for Reassociate {
     }
     fn description(&self) -> &'static str {
         "reorder integer sums and products by rank (invariants and constants first)"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()

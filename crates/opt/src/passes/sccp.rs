@@ -19,7 +19,7 @@ use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+use ir::{Block, Function, Inst, InstKind, SecondaryMap, Value, ValueDef};
 
 /// The SCCP pass.
 pub struct Sccp;
@@ -30,9 +30,6 @@ impl Pass for Sccp {
     }
     fn description(&self) -> &'static str {
         "sparse conditional constant propagation (Wegman-Zadeck)"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, run)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

@@ -24,7 +24,7 @@ use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params_with;
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+use ir::{Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Value, ValueDef};
 
 /// The simplifycfg pass.
 pub struct SimplifyCfg;
@@ -35,9 +35,6 @@ impl Pass for SimplifyCfg {
     }
     fn description(&self) -> &'static str {
         "fold branches, merge blocks, bypass empty blocks, thread jumps"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, run)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

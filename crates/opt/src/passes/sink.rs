@@ -19,7 +19,7 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{Function, Inst, InstKind, Module, Value};
+use ir::{Function, Inst, InstKind, Value};
 
 /// The local sinking pass.
 pub struct Sink;
@@ -30,9 +30,6 @@ impl Pass for Sink {
     }
     fn description(&self) -> &'static str {
         "move single-use pure computations down to their use in the same block"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

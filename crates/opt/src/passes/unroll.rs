@@ -26,7 +26,7 @@
 use crate::analysis::{Counter, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{Block, Function, Inst, InstKind, Module, Type, Value};
+use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The full unrolling pass.
@@ -38,9 +38,6 @@ impl Pass for Unroll {
     }
     fn description(&self) -> &'static str {
         "fully unroll small single-block loops with a constant trip count"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

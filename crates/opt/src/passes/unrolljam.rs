@@ -58,7 +58,7 @@ use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::address_root;
 use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, Type, Value, ValueDef};
+use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The unroll-and-jam pass.
@@ -70,9 +70,6 @@ impl Pass for UnrollAndJam {
     }
     fn description(&self) -> &'static str {
         "unroll an outer loop twice and fuse the copies of its inner loop"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

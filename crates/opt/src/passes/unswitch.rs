@@ -29,7 +29,7 @@ use crate::analysis::{LoopForest, LoopId};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, BlockArgs, BlockCall, Function, InstKind, Module};
+use ir::{Block, BlockArgs, BlockCall, Function, InstKind};
 
 /// The loop unswitching pass.
 pub struct Unswitch;
@@ -40,9 +40,6 @@ impl Pass for Unswitch {
     }
     fn description(&self) -> &'static str {
         "decide a loop-invariant test guarding an inner loop once, before the loop"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()

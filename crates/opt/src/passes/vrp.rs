@@ -29,7 +29,7 @@
 use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, CmpOp, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, CmpOp, Function, Inst, InstKind, Type, Value};
 
 /// The range-based simplification pass.
 pub struct Vrp;
@@ -40,9 +40,6 @@ impl Pass for Vrp {
     }
     fn description(&self) -> &'static str {
         "simplify division, remainder and comparisons by value ranges"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

@@ -50,8 +50,8 @@ mod tests;
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Function, Module};
+use ir::analysis::DominatorTree;
+use ir::Function;
 pub use rewrite::Rewrites;
 
 /// The affine relations pass.
@@ -63,13 +63,6 @@ impl Pass for Affine {
     }
     fn description(&self) -> &'static str {
         "affine relations among integers modulo 2^32 (Karr 1976) for value numbering and induction variables"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| {
-            let cfg = ControlFlowGraph::compute(f);
-            let dt = DominatorTree::compute(f, &cfg);
-            run(f, &dt).changed()
-        })
     }
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()

@@ -36,7 +36,7 @@ use crate::analysis::Preserved;
 use crate::pipeline::{FunctionPass, Pass};
 use facts::{known, Fact, FactStack};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, Function, Inst, InstKind, Module, Value};
+use ir::{Block, Function, Inst, InstKind, Value};
 use rustc_hash::FxHashMap;
 
 /// The condition propagation pass.
@@ -48,9 +48,6 @@ impl Pass for CondProp {
     }
     fn description(&self) -> &'static str {
         "replace conditions known from dominating branches by constants"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()

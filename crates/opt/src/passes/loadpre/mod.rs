@@ -41,7 +41,7 @@ use super::gvn::memory::memory_base;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::DominatorTree;
-use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
+use ir::{Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// The load PRE pass.
@@ -53,9 +53,6 @@ impl Pass for LoadPre {
     }
     fn description(&self) -> &'static str {
         "loads available on every path into their block (or all but one) are not repeated"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn function_pass(&self) -> Option<&dyn FunctionPass> {
         Some(self)

@@ -46,7 +46,7 @@ use crate::pipeline::{FunctionPass, Pass};
 use affine::{LoopCounter, Ranges};
 use gep_blocks::GepBlocks;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, BlockCall, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, BlockCall, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The strength reduction pass.
@@ -58,9 +58,6 @@ impl Pass for StrengthReduce {
     }
     fn description(&self) -> &'static str {
         "strength-reduce array addresses of induction variables into pointer increments"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        super::each_function(m, |f| run(f) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
@@ -80,13 +77,7 @@ impl FunctionPass for StrengthReduce {
 /// Reduces the addressing of every qualifying loop of `f`; returns how many `gep`s
 /// were rewritten.
 pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let cfg = ControlFlowGraph::compute(f);
-    let dt = DominatorTree::compute(f, &cfg);
-    let loops = LoopForest::compute(f, &cfg, &dt);
-    run_on(f, &cfg, &dt, &loops)
+    super::with_loops(f, run_on)
 }
 
 /// [`run`] with the function's CFG, dominator tree and loops given.
