@@ -13,7 +13,7 @@
 //! The environment variable `PIPELINE=a,b,c` replaces the `-O2` pipeline.
 
 use opt::analysis::Purity;
-use opt::passes::{cgvn, gvn, pre};
+use opt::passes::{value_numbering::cgvn, value_numbering::gvn, value_numbering::pre};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

@@ -10,7 +10,7 @@
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, InstKind, Module, Signature, Type, Value, ValueDef};
 use opt::analysis::Purity;
-use opt::passes::cgvn::congruence_classes;
+use opt::passes::value_numbering::cgvn::congruence_classes;
 use opt::{pipeline, run_passes, PassOptions};
 use std::path::{Path, PathBuf};
 

@@ -4,7 +4,7 @@
 //! A loop has the *rotated shape* when it has a preheader (a block entering only the
 //! header), a single latch, the header's only predecessors are those two, and the
 //! latch ends in a conditional branch with one arm back to the header and one leaving
-//! the loop (what [`crate::passes::looprotate`] produces from a `while` loop).
+//! the loop (what [`crate::passes::loops::looprotate`] produces from a `while` loop).
 //!
 //! Its *counter* is a header parameter `i` that the latch advances to `i + 1`
 //! (or `i - 1`) and whose value, before or after the step, the latch's condition

@@ -16,7 +16,7 @@
 //! declarations get the effects the library documents ([`runtime_effects`]): all do
 //! I/O, `getarray`/`getfarray` also write through their array argument and
 //! `putarray`/`putfarray`/`putf` read through theirs; none touches the program's
-//! globals. C's `memset`, which [`crate::passes::loopidiom`] calls, only writes
+//! globals. C's `memset`, which [`crate::passes::loops::loopidiom`] calls, only writes
 //! through its pointer argument. Any other declaration is assumed to do everything.
 
 use std::collections::VecDeque;

@@ -1,80 +1,27 @@
-//! The optimisation passes, one per file. Each file documents what the pass does, the
-//! algorithm and its source, and has tests of what it must and must not do. Each
-//! exposes a function over one function (`run(&mut Function, ...) -> bool`) and a unit
-//! struct implementing [`Pass`](crate::Pass) for the registry.
+//! The optimisation passes, one per file, grouped by what they are about (as
+//! LLVM's `Transforms/{Scalar,IPO,...}`):
+//!
+//! - [`scalar`]: constants, dead code, local algebra, the control-flow graph;
+//! - [`value_numbering`]: redundancy elimination (GVN, complete GVN, affine
+//!   relations, PRE) and facts from conditions and ranges;
+//! - [`loops`]: every loop transformation;
+//! - [`memory`]: forwarding, promotion and elimination of loads and stores;
+//! - [`interprocedural`]: inlining, memoisation, specialisation and other
+//!   transformations across functions.
+//!
+//! Each file documents what the pass does, the algorithm and its source, and has
+//! tests of what it must and must not do. Each exposes a function over one
+//! function (`run(&mut Function, ...)`) and a unit struct implementing
+//! [`Pass`](crate::Pass) for the registry ([`crate::pipeline`]); a function pass
+//! also implements [`FunctionPass`](crate::pipeline::FunctionPass) and takes its
+//! analyses from the manager. The helpers below are shared by passes of several
+//! groups.
 
-pub mod affine;
-pub mod balance;
-pub mod cgvn;
-pub mod checkpromote;
-pub mod closedform;
-pub mod codehoist;
-pub mod condprop;
-pub mod constglobals;
-pub mod constoffset;
-pub mod cunroll;
-pub mod dce;
-pub mod deadargs;
-pub mod divrem;
-pub mod exitsink;
-pub mod fabs;
-pub mod finalvalue;
-pub mod globaldce;
-pub mod globalforward;
-pub mod gvn;
-pub mod hoistloops;
-pub mod idemloop;
-pub mod ifconvert;
-pub mod indexsplit;
-pub mod inline;
-pub mod instcombine;
-pub mod invselect;
-pub mod ipconst;
-pub mod jumpthread;
-pub mod lastiter;
-pub mod lftr;
-pub mod licm;
-pub mod linearize;
-pub mod loadpre;
-pub mod localconst;
-pub mod locmap;
-pub mod loopdelete;
-pub mod loopidiom;
-pub mod looppeel;
-pub mod looprotate;
-pub mod loopsimplify;
-pub mod loopsplit;
-pub mod mem2reg;
-pub mod memforward;
-pub mod memoize;
-pub mod mergeargs;
-pub mod mve;
-pub mod partial_inline;
-pub mod phiopt;
-pub mod polyiv;
-pub mod postinc;
-pub mod pow2div;
-pub mod pre;
-pub mod predcom;
-pub mod promote;
-pub mod ptrwalk;
-pub mod rangechain;
-pub mod reassoc;
-pub mod rtunroll;
-pub mod sccp;
-pub mod silentstore;
-pub mod simplifycfg;
-pub mod sink;
-pub mod specialize;
-pub mod sroa;
-pub mod storesink;
-pub mod strength;
-pub mod swp;
-pub mod tailrec;
-pub mod unroll;
-pub mod unrolljam;
-pub mod unswitch;
-pub mod vrp;
+pub mod interprocedural;
+pub mod loops;
+pub mod memory;
+pub mod scalar;
+pub mod value_numbering;
 
 #[cfg(test)]
 pub(crate) mod testutil;

@@ -1,0 +1,496 @@
+//! Index-set splitting: a counted loop whose body tests its counter against a
+//! constant (`if (i < 20) ... else ...`) runs as two loops, one for the iterations
+//! before the test changes value and one for those after, each with the test
+//! decided.
+//!
+//! ```text
+//!   pre:  jump h(i0)                 pre:  jump h1(i0)                    (i0 < c)
+//!   h(i): if (i < c) A else B        h1(i): A; br slt(i + 1, c), h1(i + 1), m
+//!         br slt(i + 1, n),          m:     br slt(i + 1, n), q(c), exit
+//!            h(i + 1), exit          q(i):  jump h(i)
+//!                                    h(i):  B; br slt(i + 1, n), h(i + 1), exit
+//! ```
+//!
+//! Index-set splitting (Wolfe, "High Performance Compilers for Parallel
+//! Computing", 1996, section 9.4; GCC's `-fsplit-loops`, `tree-ssa-loop-split.cc`):
+//! the counter `i` steps by one and never wraps ([`Counter`]), so `i < c` holds for
+//! a prefix of the iterations and fails for the rest. The first loop runs while
+//! both `i + 1 < n` and `i + 1 < c` hold, that is `i + 1 < min(n, c)` (a
+//! constant when `n` is one, else chosen by a branch before the loop). What is left runs in the
+//! original loop, entered from the first one's exit when `i + 1 < n` still holds,
+//! at `i = c` exactly. A chain `if (i < 20) .. else if (i < 40) ..` splits once
+//! per test, one test per round, each second loop starting at a constant.
+//!
+//! Conditions, all checked: the loop is rotated with a counter stepping by +1 whose
+//! latch tests `i + 1 < n`; the test is `i < c`, `i >= c`, `i <= c` or `i > c`
+//! (either operand order; the last two split at `c + 1`) on the counter itself,
+//! with the split point a constant above the constant start `i0` (and below `n`
+//! when that is a constant); it ends a block of the loop outside its inner loops,
+//! other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
+//! a function grows by at most [`MAX_GROWTH`] instructions.
+
+use crate::analysis::{Counter, Loop, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::loop_copy::LoopCopy;
+use crate::pipeline::{FunctionPass, Pass};
+use crate::ssa::remove_trivial_params;
+use ir::analysis::ControlFlowGraph;
+use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
+
+/// The index-set splitting pass.
+pub struct IndexSplit;
+
+impl Pass for IndexSplit {
+    fn name(&self) -> &'static str {
+        "indexsplit"
+    }
+    fn description(&self) -> &'static str {
+        "split a counted loop where a test of its counter against a constant changes"
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for IndexSplit {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa) > 0
+    }
+}
+
+/// Loops of at most this many instructions are split.
+pub const MAX_LOOP: usize = 120;
+/// A function grows by at most this many instructions.
+pub const MAX_GROWTH: usize = 500;
+
+/// Splits the loops of `f` that qualify, one per round; returns how many.
+pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let mut budget = MAX_GROWTH;
+    let mut splits = 0;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
+    loop {
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
+        let found = loops.loops().find_map(|(id, lp)| {
+            // Blocks first (each holds an instruction at least), so that the
+            // outer loops of a deep nest cost nothing: linear in the function.
+            let limit = MAX_LOOP.min(budget);
+            if lp.blocks.len() > limit {
+                return None;
+            }
+            let size: usize = lp
+                .blocks
+                .iter()
+                .map(|&b| f.layout.block_insts(b).count())
+                .sum();
+            if size > limit {
+                return None;
+            }
+            let split = Split::of(f, cfg, loops, id)?;
+            Some((split, lp.clone(), size))
+        });
+        let Some((split, lp, size)) = found else {
+            return splits;
+        };
+        budget -= size;
+        apply(f, &lp, &split);
+        splits += 1;
+    }
+}
+
+/// A loop and the test it splits at.
+struct Split {
+    l: RotatedLoop,
+    counter: Counter,
+    /// The branch on the counter.
+    branch: Inst,
+    /// Whether the branch's condition holds for the first iterations (`i < c`).
+    first_true: bool,
+    /// The constant `c`.
+    c: i32,
+}
+
+impl Split {
+    fn of(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Split> {
+        let l = RotatedLoop::of(f, cfg, loops, id)?;
+        let counter = Counter::of(f, loops, id, &l)?;
+        if counter.step != 1 || !counter.tests_next || counter.inclusive {
+            return None;
+        }
+        let n = f.as_iconst(counter.bound);
+        if !matches!(f.kind(f.terminator(l.preheader)?), InstKind::Jump { .. }) {
+            return None;
+        }
+        // A constant start decides the entry, and the second loop's start is then
+        // the constant `c`, so a chain of tests splits again (a start known only
+        // at run time would cost a test per entry, for loops that often run only
+        // a few iterations on each side).
+        let i0 = constant(f, cfg, counter.init, 4)?;
+        let i = counter.param;
+        loops.get(id).blocks.iter().find_map(|&b| {
+            if b == l.latch || loops.innermost(b) != Some(id) {
+                return None;
+            }
+            let branch = f.terminator(b)?;
+            let InstKind::Br { cond, .. } = *f.kind(branch) else {
+                return None;
+            };
+            let InstKind::Cmp { op, args: [x, y] } = *f.kind(f.def_inst(cond)?) else {
+                return None;
+            };
+            let (op, c) = match (x == i, y == i) {
+                (true, false) => (op, f.as_iconst(y)?),
+                (false, true) => (op.swapped(), f.as_iconst(x)?),
+                _ => return None,
+            };
+            // `i <= c` is `i < c + 1` and `i > c` its negation (no split when
+            // `c + 1` does not exist: the test is then constant).
+            let (first_true, c) = match op {
+                CmpOp::Slt => (true, c),
+                CmpOp::Sge => (false, c),
+                CmpOp::Sle => (true, c.checked_add(1)?),
+                CmpOp::Sgt => (false, c.checked_add(1)?),
+                _ => return None,
+            };
+            if n.is_some_and(|n| c >= n) || i0 >= c {
+                return None;
+            }
+            Some(Split {
+                l: l.clone(),
+                counter,
+                branch,
+                first_true,
+                c,
+            })
+        })
+    }
+}
+
+/// The constant `v` always is: a constant, or a block parameter every edge into
+/// its block passes the same such value (looking `depth` blocks up).
+fn constant(f: &Function, cfg: &ControlFlowGraph, v: Value, depth: u32) -> Option<i32> {
+    if let Some(c) = f.as_iconst(v) {
+        return Some(c);
+    }
+    let ValueDef::Param(b, k) = f.value_def(v) else {
+        return None;
+    };
+    if depth == 0 || b == f.entry_block() {
+        return None;
+    }
+    let mut found = None;
+    for &p in cfg.unique_preds(b).iter() {
+        let t = f.terminator(p)?;
+        for target in f.kind(t).targets() {
+            if target.block != b {
+                continue;
+            }
+            let arg = *target.args.get(k as usize)?;
+            if arg == v {
+                return None;
+            }
+            let c = constant(f, cfg, arg, depth - 1)?;
+            if found.is_some_and(|x| x != c) {
+                return None;
+            }
+            found = Some(c);
+        }
+    }
+    found
+}
+
+/// Replaces the conditional branch `br` by a jump to the target it takes when its
+/// condition is `holds`.
+fn decide(f: &mut Function, br: Inst, holds: bool) {
+    let InstKind::Br {
+        then_dest,
+        else_dest,
+        ..
+    } = f.kind(br).clone()
+    else {
+        unreachable!("a split test is a branch");
+    };
+    let dest = if holds { then_dest } else { else_dest };
+    f.replace_kind(br, InstKind::Jump { dest });
+}
+
+fn apply(f: &mut Function, lp: &Loop, s: &Split) {
+    let h = s.l.header;
+    let init = s.l.init_args(f).to_vec();
+    let copy = LoopCopy::new(f, lp, false);
+    let h1 = copy.blocks[&h];
+    // The first loop takes the test's first side, the original loop the other.
+    let branch_block = f.layout.inst_block(s.branch).expect("the branch is placed");
+    let branch1 = f
+        .terminator(copy.blocks[&branch_block])
+        .expect("a copied block ends in its branch");
+    decide(f, branch1, s.first_true);
+    decide(f, s.branch, !s.first_true);
+
+    // q: the original loop's new preheader.
+    let q = f.create_block();
+    f.layout.insert_block_after(q, copy.blocks[&s.l.latch]);
+    let q_args: Vec<Value> = f
+        .block_params(h)
+        .to_vec()
+        .into_iter()
+        .map(|p| {
+            let ty = f.value_type(p);
+            f.append_block_param(q, ty)
+        })
+        .collect();
+    f.append_inst(
+        q,
+        InstKind::Jump {
+            dest: BlockCall::new(h, q_args.clone()),
+        },
+        Type::Void,
+    );
+
+    // The first loop's latch: on while `i + 1 < c`, then m decides between the
+    // original loop and the exit by the original test.
+    let latch1 = f
+        .terminator(copy.blocks[&s.l.latch])
+        .expect("the latch's copy ends in its branch");
+    let InstKind::Br { cond: cond1, .. } = *f.kind(latch1) else {
+        unreachable!("a rotated loop's latch branches");
+    };
+    let (back1, exit1) = {
+        let targets = f.kind(latch1).targets();
+        (targets[s.l.back].clone(), targets[s.l.exit()].clone())
+    };
+    let m = f.create_block();
+    f.layout.insert_block_after(m, copy.blocks[&s.l.latch]);
+    let next1 = copy.values[&s.counter.next];
+    let c = f.iconst(s.c);
+    // The first loop's bound min(n, c): a constant, or chosen before the loop.
+    let pre = f.terminator(s.l.preheader).expect("a preheader jumps");
+    let (bound1, pre) = match f.as_iconst(s.counter.bound) {
+        Some(n) => (f.iconst(n.min(s.c)), pre),
+        None => {
+            let j = f.create_block();
+            f.layout.insert_block_after(j, s.l.preheader);
+            let m = f.append_block_param(j, Type::I32);
+            let n_first = crate::passes::slt_before(f, pre, s.counter.bound, c);
+            f.replace_kind(
+                pre,
+                InstKind::Br {
+                    cond: n_first,
+                    then_dest: BlockCall::new(j, vec![s.counter.bound]),
+                    else_dest: BlockCall::new(j, vec![c]),
+                },
+            );
+            let jump = f.append_inst(
+                j,
+                InstKind::Jump {
+                    dest: BlockCall::new(j, Vec::new()),
+                },
+                Type::Void,
+            );
+            (m, jump)
+        }
+    };
+    let on = crate::passes::slt_before(f, latch1, next1, bound1);
+    f.replace_kind(
+        latch1,
+        InstKind::Br {
+            cond: on,
+            then_dest: back1.clone(),
+            else_dest: BlockCall::new(m, Vec::new()),
+        },
+    );
+    // The second loop starts at exactly `c`: the first ran from `i0 < c` by ones
+    // until `i + 1` reached min(n, c), and `i + 1 < n` holds on this edge.
+    let mut q_in = back1.args.clone();
+    q_in[s.counter.index] = c;
+    let to_q = BlockCall::new(q, q_in);
+    let (then_dest, else_dest) = if s.l.back == 0 {
+        (to_q, exit1)
+    } else {
+        (exit1, to_q)
+    };
+    f.append_inst(
+        m,
+        InstKind::Br {
+            cond: cond1,
+            then_dest,
+            else_dest,
+        },
+        Type::Void,
+    );
+
+    // The preheader (or the block choosing the bound) enters the first loop: the
+    // first iteration is before `c`.
+    f.replace_kind(
+        pre,
+        InstKind::Jump {
+            dest: BlockCall::new(h1, init),
+        },
+    );
+    let mut created = copy.repair_uses_outside(f, lp);
+    created.extend(q_args);
+    remove_trivial_params(f, &created);
+    // The sides each loop no longer takes.
+    crate::cfg_edit::remove_unreachable_blocks(f);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    /// `for (i = S; i < 10; i++) if (i < 4) x = x * 3 + i; else x = x - i;` (when
+    /// the number read is below 10); `x` and the last `i` printed after the loop.
+    const CHAIN: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt %0, 10
+  br %1, bb1, bb6(7, %0)
+bb1:
+  jump bb2(S, 1)
+bb2(%2: i32, %3: i32):
+  %4 = slt %2, 4
+  br %4, bb3, bb4
+bb3:
+  %5 = mul %3, 3
+  %6 = add %5, %2
+  jump bb5(%6)
+bb4:
+  %7 = sub %3, %2
+  jump bb5(%7)
+bb5(%8: i32):
+  %9 = add %2, 1
+  %10 = slt %9, 10
+  br %10, bb2(%9, %8), bb6(%8, %2)
+bb6(%11: i32, %12: i32):
+  call @putint(%11)
+  call @putch(32)
+  call @putint(%12)
+  ret 0
+}
+"#;
+
+    fn starting_at(start: &str) -> String {
+        CHAIN.replace("jump bb2(S, 1)", &format!("jump bb2({start}, 1)"))
+    }
+
+    /// Whether each loop kept one side: one `mul` (first loop), one `sub`
+    /// (second), and `brs` conditional branches: the entry guard, the two loops'
+    /// latches and the one between them (no branch on the test left).
+    fn split(out: &str, brs: usize) -> bool {
+        out.matches("= mul").count() == 1
+            && out.matches("= sub").count() == 1
+            && out.matches("  br ").count() == brs
+    }
+
+    #[test]
+    fn every_start_before_the_split_point_runs_the_same() {
+        for start in -3..4 {
+            let out = same_behaviour(&starting_at(&start.to_string()), &["indexsplit"], "0");
+            assert!(split(&out, 4), "{out}");
+            // The second loop starts at the constant 4.
+            assert!(out.contains("(4, "), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_start_every_edge_passes_as_the_same_constant_counts_as_constant() {
+        let src = starting_at("%21").replace(
+            "bb1:\n  jump bb2(%21, 1)",
+            "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(0), bb7(0)\nbb7(%21: i32):\n  jump bb2(%21, 1)",
+        );
+        for n in ["2", "7"] {
+            let out = same_behaviour(&src, &["indexsplit"], n);
+            assert!(split(&out, 5), "{out}");
+        }
+    }
+
+    #[test]
+    fn starts_at_or_after_the_split_point_or_unknown_are_left() {
+        for start in ["4", "7", "%0"] {
+            let out = same_behaviour(&starting_at(start), &["indexsplit"], "2");
+            assert!(out.contains("br %4, bb3, bb4"), "{out}");
+        }
+    }
+
+    #[test]
+    fn a_variable_bound_is_met_at_the_smaller_end() {
+        // `i + 1 < n` with `n` read: the first loop ends at min(n, 4).
+        let src = starting_at("0")
+            .replace(
+                "%0 = call @getint()",
+                "%0 = call @getint()\n  %13 = call @getint()",
+            )
+            .replace("%10 = slt %9, 10", "%10 = slt %9, %13");
+        for n in [-5, 0, 1, 3, 4, 5, 9, 12] {
+            let out = same_behaviour(&src, &["indexsplit"], &format!("0 {n}"));
+            // And the choice of the first loop's bound.
+            assert!(split(&out, 5), "{out}");
+        }
+    }
+
+    #[test]
+    fn the_mirrored_test_splits_the_same_way() {
+        // `4 <= i` (sge with the counter second): the second side comes first.
+        let src = starting_at("1").replace(
+            "%4 = slt %2, 4\n  br %4, bb3, bb4",
+            "%4 = sle 4, %2\n  br %4, bb4, bb3",
+        );
+        let out = same_behaviour(&src, &["indexsplit"], "0");
+        assert_eq!(out.matches("= mul").count(), 1, "{out}");
+        assert_eq!(out.matches("= sub").count(), 1, "{out}");
+    }
+
+    #[test]
+    fn inclusive_tests_split_one_later() {
+        // `i <= 3` and `3 < i` both change value between 3 and 4.
+        for test in [
+            "%4 = sle %2, 3\n  br %4, bb3, bb4",
+            "%4 = slt 3, %2\n  br %4, bb4, bb3",
+        ] {
+            let src = starting_at("0").replace("%4 = slt %2, 4\n  br %4, bb3, bb4", test);
+            let out = same_behaviour(&src, &["indexsplit"], "0");
+            assert!(split(&out, 4), "{out}");
+            assert!(out.contains("(4, "), "{out}");
+        }
+        // `i <= MAX` holds for every `i`: nothing to split.
+        let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = sle %2, 2147483647");
+        let out = same_behaviour(&src, &["indexsplit"], "0");
+        assert!(out.contains("br %4, bb3, bb4"), "{out}");
+    }
+
+    #[test]
+    fn tests_at_or_past_the_bound_are_left() {
+        // `i < 10` holds on every iteration of a loop ending at 10: nothing to split.
+        let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = slt %2, 10");
+        let out = same_behaviour(&src, &["indexsplit"], "0");
+        assert!(out.contains("slt %2, 10"), "{out}");
+    }
+
+    #[test]
+    fn tests_of_other_values_are_left() {
+        // `x < 4` is not the counter.
+        let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = slt %3, 4");
+        let out = same_behaviour(&src, &["indexsplit"], "0");
+        assert!(out.contains("slt %3, 4"), "{out}");
+    }
+}

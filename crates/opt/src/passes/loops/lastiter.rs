@@ -1,0 +1,391 @@
+//! Only the last iteration: a counted loop without side effects, whose iterations
+//! share nothing but the counter, leaves the values of its last iteration and
+//! nothing else, so it runs that iteration alone.
+//!
+//! ```text
+//!   i = 2; do { x = clamp(g + i); i = i + 1; } while (i < 21);   use(x)
+//!   =>
+//!   i = 20; x = clamp(g + 20);                                   use(x)
+//! ```
+//!
+//! This is what LLVM obtains by combining the sinking half of `LICM` (a loop
+//! computation whose uses are all outside the loop moves into the exit block, a
+//! whole side-effect-free body included once its control flow is flattened) with
+//! `IndVarSimplify`'s exit value rewriting (the counter's value on exit is a closed
+//! form of its start and the trip count), after which `LoopDeletion` removes the
+//! empty loop; GCC's final value replacement (`tree-scalar-evolution.c`,
+//! `final_value_replacement_loop`) and loop deletion do the same for values with a
+//! closed form. Here the body is kept, with its control flow, and run once with the
+//! counter at its last value, which covers values without a closed form
+//! (conversions, comparisons, a clamp made of branches):
+//!
+//! - the loop is rotated ([`RotatedLoop`]) and leaves only at its latch;
+//! - no block of the loop (inner loops included) writes memory, calls a function
+//!   with side effects or allocates: every iteration then reads the same memory;
+//! - one header parameter, the counter, starts at a constant and the latch adds a
+//!   constant to it; the latch tests it (or its next value) against a constant,
+//!   so the number of iterations and the counter's last value are found by
+//!   stepping it at compile time (with `i32` wrapping, at most [`MAX_TRIPS`]
+//!   steps);
+//! - every other header parameter is invariant (the same value on entry and on the
+//!   back edge) or read by nothing but the back edge (a variable each iteration
+//!   overwrites before reading it): no other value flows from one iteration to the
+//!   next.
+//!
+//! Then an iteration's values depend only on the counter, and the values leaving
+//! the loop are those of the last iteration. The counter starts at its last value
+//! and the latch's branch becomes a jump to the exit. Earlier iterations could
+//! only have trapped (a division by zero, an access out of bounds): behaviour the
+//! program does not define.
+
+use crate::analysis::RotatedLoop;
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Preserved, Purity};
+use crate::pipeline::Pass;
+use ir::analysis::ControlFlowGraph;
+use ir::{BinOp, BlockCall, CmpOp, Function, InstKind, Module, Value};
+
+/// The pass.
+pub struct LastIter;
+
+/// Loops running more iterations than this are not stepped through.
+pub const MAX_TRIPS: u32 = 1 << 16;
+
+impl Pass for LastIter {
+    fn name(&self) -> &'static str {
+        "lastiter"
+    }
+    fn description(&self) -> &'static str {
+        "a side-effect-free counted loop sharing only its counter runs its last iteration alone"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        crate::passes::each_function(m, |f| run(f, &purity) > 0)
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = am.purity(m);
+        am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+}
+
+/// Makes every qualifying loop of `f` run its last iteration only; how many.
+pub fn run(f: &mut Function, purity: &Purity) -> usize {
+    run_in(f, purity, &mut FunctionAnalyses::default())
+}
+
+/// A loop found: its shape, the counter's header parameter index and last value.
+struct Found {
+    rl: RotatedLoop,
+    index: usize,
+    last: i32,
+}
+
+fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let found: Vec<Found> = {
+        let (cfg, _, loops) = fa.loops(f);
+        // Outermost first; a loop inside one already chosen is left alone (its
+        // outer loop's blocks are rewritten below, and both rewrites would be
+        // valid, but one at a time keeps the analysis simple).
+        let mut chosen: Vec<(LoopId, Found)> = Vec::new();
+        for (l, _) in loops.loops() {
+            if let Some(found) = qualifies(f, cfg, loops, l, purity) {
+                chosen.push((l, found));
+            }
+        }
+        let mut keep = Vec::new();
+        for (l, found) in &chosen {
+            let h = loops.get(*l).header;
+            let nested = chosen.iter().any(|(o, _)| o != l && loops.contains(*o, h));
+            if !nested {
+                keep.push(Found {
+                    rl: found.rl.clone(),
+                    index: found.index,
+                    last: found.last,
+                });
+            }
+        }
+        keep
+    };
+    for fd in &found {
+        let last = f.iconst(fd.last);
+        // The counter starts at its last value: in the preheader's jump, and in
+        // the loop itself (the header keeps the entry edge only).
+        let pre = f.terminator(fd.rl.preheader).expect("preheader has a jump");
+        let mut call: BlockCall = f.kind(pre).targets()[0].clone();
+        call.args[fd.index] = last;
+        f.set_target(pre, 0, call);
+        let param = f.block_params(fd.rl.header)[fd.index];
+        f.replace_all_uses(param, last);
+        let exit = f.kind(fd.rl.branch).targets()[fd.rl.exit()].clone();
+        f.replace_kind(fd.rl.branch, InstKind::Jump { dest: exit });
+    }
+    if !found.is_empty() {
+        fa.forget();
+    }
+    found.len()
+}
+
+/// Loop `l` when it qualifies (module documentation), with its counter.
+fn qualifies(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    l: LoopId,
+    purity: &Purity,
+) -> Option<Found> {
+    let rl = RotatedLoop::of(f, cfg, loops, l)?;
+    let lp = loops.get(l);
+    let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
+    let (init, next) = (rl.init_args(f), rl.next_args(f));
+    let mut counter = None;
+    for (k, &p) in f.block_params(rl.header).iter().enumerate() {
+        let invariant = (next[k] == init[k] || next[k] == p) && !inside(init[k]);
+        let exit_args = &f.kind(rl.branch).targets()[rl.exit()].args;
+        let unread = f.users(p).iter().all(|&u| u == rl.branch) && !exit_args.contains(&p);
+        if invariant || unread {
+            continue;
+        }
+        if counter.is_some() {
+            return None;
+        }
+        counter = Some(k);
+    }
+    let index = counter?;
+    let param = f.block_params(rl.header)[index];
+    let start = f.as_iconst(init[index])?;
+    let InstKind::Binary {
+        op: BinOp::Add,
+        args: [a, b],
+    } = *f.kind(f.def_inst(next[index])?)
+    else {
+        return None;
+    };
+    let step = match (a == param, b == param) {
+        (true, false) => f.as_iconst(b)?,
+        (false, true) => f.as_iconst(a)?,
+        _ => return None,
+    };
+    let InstKind::Br { cond, .. } = *f.kind(rl.branch) else {
+        return None;
+    };
+    let InstKind::Cmp { op, args: [x, y] } = *f.kind(f.def_inst(cond)?) else {
+        return None;
+    };
+    // `tested(i)`: the compared value for counter value `i`, on the left or right.
+    let operand = |v: Value, i: i32| -> Option<i32> {
+        if v == param {
+            Some(i)
+        } else if v == next[index] {
+            Some(i.wrapping_add(step))
+        } else {
+            f.as_iconst(v)
+        }
+    };
+    let continues = |i: i32| -> Option<bool> {
+        let (u, v) = (operand(x, i)?, operand(y, i)?);
+        let holds = match op {
+            CmpOp::Eq => u == v,
+            CmpOp::Ne => u != v,
+            CmpOp::Slt => u < v,
+            CmpOp::Sle => u <= v,
+            CmpOp::Sgt => u > v,
+            CmpOp::Sge => u >= v,
+            _ => return None,
+        };
+        Some(holds == (rl.back == 0))
+    };
+    if x != param && x != next[index] && y != param && y != next[index] {
+        return None;
+    }
+    let mut i = start;
+    let mut trips = 0;
+    while continues(i)? {
+        i = i.wrapping_add(step);
+        trips += 1;
+        if trips > MAX_TRIPS {
+            return None;
+        }
+    }
+    if trips == 0 {
+        return None;
+    }
+    // Last, the walks over the loop's blocks (inner loops' included: run for every
+    // loop of a deep nest before the cheap tests, they made the pass quadratic).
+    if lp
+        .blocks
+        .iter()
+        .any(|&b| b != rl.latch && f.successors(b).iter().any(|&s| !loops.contains(l, s)))
+    {
+        return None;
+    }
+    for &b in lp.blocks.iter() {
+        for i in f.layout.block_insts(b) {
+            match f.kind(i) {
+                InstKind::Store { .. } | InstKind::Alloc { .. } => return None,
+                InstKind::Call { callee, .. } if purity.effects(*callee).has_side_effects() => {
+                    return None
+                }
+                _ => {}
+            }
+        }
+    }
+    Some(Found { rl, index, last: i })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    const PRELUDE: &str =
+        "declare @putint(i32) -> void\ndeclare @putfloat(f32) -> void\ndeclare @getint() -> i32\n";
+
+    /// `i = 2; do { x = clamp(g + i) } while (++i < 21)`: runs once with `i = 20`.
+    #[test]
+    fn runs_the_last_iteration_of_a_clamp_loop() {
+        let src = format!(
+            "global @g: f32 = 1000000.5
+{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  %0 = load f32, @g
+  %1 = call @getint()
+  jump bb1(2)
+bb1(%2: i32):
+  %3 = add %1, %2
+  %4 = sitofp %3
+  %5 = fadd %0, %4
+  %6 = fgt %5, 1000012.0
+  br %6, bb2(1000012.0), bb2(%5)
+bb2(%7: f32):
+  %8 = add %2, 3
+  %9 = slt %8, 21
+  br %9, bb1(%8), bb3
+bb3:
+  call @putfloat(%7)
+  call @putint(%8)
+  ret 0
+}}
+"
+        );
+        for input in ["0", "-5", "7"] {
+            let out = same_behaviour(&src, &["lastiter"], input);
+            assert!(out.contains("jump bb1(20)"), "{out}");
+            assert!(!out.contains("br %9"), "{out}");
+        }
+    }
+
+    /// A counter stepping down, tested before the step with `sge`.
+    #[test]
+    fn steps_down() {
+        let src = format!(
+            "{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  jump bb1(9)
+bb1(%1: i32):
+  %2 = mul %1, %0
+  %3 = add %1, -2
+  %4 = sge %1, 0
+  br %4, bb1(%3), bb2
+bb2:
+  call @putint(%2)
+  call @putint(%3)
+  ret 0
+}}
+"
+        );
+        let out = same_behaviour(&src, &["lastiter"], "3");
+        assert!(out.contains("jump bb1(-1)"), "{out}");
+    }
+
+    /// A store, a value carried from one iteration to the next, a second exit
+    /// or a bound that is not a constant keep the loop.
+    #[test]
+    fn keeps_loops_whose_earlier_iterations_matter() {
+        let store = format!(
+            "global @a: [i32; 8] = zeroinit
+{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = gep @a, %1, 4
+  store %1, %2
+  %3 = add %1, 1
+  %4 = slt %3, 8
+  br %4, bb1(%3), bb2
+bb2:
+  %5 = gep @a, 3, 4
+  %6 = load i32, %5
+  call @putint(%6)
+  ret 0
+}}
+"
+        );
+        let carried = format!(
+            "{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  jump bb1(0, 0)
+bb1(%1: i32, %2: i32):
+  %3 = add %2, %1
+  %4 = add %1, 1
+  %5 = slt %4, 8
+  br %5, bb1(%4, %3), bb2
+bb2:
+  call @putint(%3)
+  ret 0
+}}
+"
+        );
+        let exits = format!(
+            "{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = eq %1, %0
+  br %2, bb3, bb4
+bb4:
+  %3 = add %1, 1
+  %4 = slt %3, 8
+  br %4, bb1(%3), bb2
+bb2:
+  call @putint(%3)
+  ret 0
+bb3:
+  call @putint(%1)
+  ret 1
+}}
+"
+        );
+        let bound = format!(
+            "{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = mul %1, 3
+  %3 = add %1, 1
+  %4 = slt %3, %0
+  br %4, bb1(%3), bb2
+bb2:
+  call @putint(%2)
+  ret 0
+}}
+"
+        );
+        for src in [&store, &carried, &exits, &bound] {
+            let out = same_behaviour(src, &["lastiter"], "5");
+            assert_eq!(out, run(src, &[]), "{out}");
+        }
+    }
+}

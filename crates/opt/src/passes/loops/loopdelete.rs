@@ -1,0 +1,328 @@
+//! Loop deletion: a loop that computes nothing used after it, does nothing
+//! observable and provably terminates is removed; its preheader jumps straight to
+//! its exit.
+//!
+//! Aggressive DCE ([`crate::passes::scalar::dce`]) keeps every loop, because deleting a loop that
+//! never terminates would change the program. Here termination is proven instead
+//! (as LLVM's `LoopDeletion` does with scalar evolution): the loop is innermost and a
+//! test on every iteration bounds a counter that steps by one
+//! ([`crate::analysis::induction::terminates`]). Typical candidates are loops left
+//! empty once final value replacement ([`super::finalvalue`]) computed their results
+//! in closed form, and loops of inlined functions whose result is unused.
+//!
+//! Nothing in the loop may have a side effect (stores, calls to functions that have
+//! some), no value it defines may be used after it, and every edge leaving it must go
+//! to the same block with the same arguments (so which exit is taken does not
+//! matter); the edges entering the loop then go there directly. Like DCE, this drops
+//! unused computations that might have trapped and unused calls to functions without
+//! side effects.
+
+use crate::analysis::induction::terminates;
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
+use crate::analysis::{LoopForest, LoopId, Purity};
+use crate::cfg_edit::remove_unreachable_blocks;
+use crate::pipeline::Pass;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, BlockCall, Function, InstKind, Module, Value};
+
+/// The loop deletion pass.
+pub struct LoopDelete;
+
+impl Pass for LoopDelete {
+    fn name(&self) -> &'static str {
+        "loopdelete"
+    }
+    fn description(&self) -> &'static str {
+        "delete terminating loops without effects or used results"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        crate::passes::each_function(m, |f| run(f, &purity) > 0)
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = am.purity(m);
+        am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
+    }
+}
+
+/// Deletes the dead loops of `f`, innermost first (an outer loop can become dead
+/// once its inner loops are gone); returns how many.
+pub fn run(f: &mut Function, purity: &Purity) -> usize {
+    run_in(f, purity, &mut FunctionAnalyses::default())
+}
+
+/// [`run`], starting from the analyses cached in `fa` (left holding those of the
+/// last round).
+fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let mut deleted = 0;
+    // The first round takes the cached analyses; each later one follows a change.
+    let mut first = true;
+    loop {
+        if !std::mem::take(&mut first) {
+            fa.forget();
+        }
+        let (cfg, dt, loops) = fa.loops(f);
+        let dead = loops
+            .loops()
+            .map(|(id, _)| id)
+            .filter(|&id| terminates(f, dt, loops, id))
+            .find_map(|id| dead_loop(f, cfg, loops, purity, id));
+        let Some(exit) = dead else {
+            return deleted;
+        };
+        bypass(f, exit);
+        deleted += 1;
+    }
+}
+
+/// Deletes the loop headed by `header`, which the caller knows terminates, if it
+/// has no effect and computes nothing used after it (a loop another pass emptied,
+/// whose termination proof went with what it removed); whether it did.
+pub fn delete_terminating(f: &mut Function, purity: &Purity, header: Block) -> bool {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let Some(id) = loops
+        .loops()
+        .find(|(_, l)| l.header == header)
+        .map(|(id, _)| id)
+    else {
+        return false;
+    };
+    match dead_loop(f, &cfg, &loops, purity, id) {
+        Some(exit) => {
+            bypass(f, exit);
+            true
+        }
+        None => false,
+    }
+}
+
+/// Sends the edges entering a dead loop to its exit.
+fn bypass(f: &mut Function, exit: Bypass) {
+    // Every edge entering the loop goes to the exit instead; the loop becomes
+    // unreachable.
+    for (pred, which) in exit.entries {
+        let term = f.terminator(pred).expect("a predecessor ends in a branch");
+        f.set_target(term, which, exit.dest.clone());
+        // A branch whose arms now agree is a jump.
+        if let InstKind::Br {
+            then_dest,
+            else_dest,
+            ..
+        } = f.kind(term)
+        {
+            if then_dest == else_dest {
+                let dest = then_dest.clone();
+                f.replace_kind(term, InstKind::Jump { dest });
+            }
+        }
+    }
+    remove_unreachable_blocks(f);
+}
+
+/// Where a dead loop's entries go instead.
+struct Bypass {
+    /// The exit block with the (loop-invariant) arguments every exit edge passes.
+    dest: BlockCall,
+    /// The branches entering the loop: (block, target index).
+    entries: Vec<(Block, usize)>,
+}
+
+/// How to bypass loop `id`, if it can be deleted once it is known to terminate.
+fn dead_loop(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    purity: &Purity,
+    id: LoopId,
+) -> Option<Bypass> {
+    let lp = loops.get(id);
+    let inside = |b: Block| loops.contains(id, b);
+    // Values of the loop may be used only in the loop; every edge out of it goes to
+    // one block with the same arguments, defined outside the loop.
+    let used_inside = |v: Value| {
+        f.users(v)
+            .iter()
+            .all(|&u| f.layout.inst_block(u).is_none_or(inside))
+    };
+    let mut dest: Option<BlockCall> = None;
+    for &b in &lp.blocks {
+        let term = f.terminator(b)?;
+        if matches!(f.kind(term), InstKind::Ret { .. }) {
+            return None;
+        }
+        for t in f.kind(term).targets() {
+            if inside(t.block) {
+                continue;
+            }
+            match &dest {
+                None => dest = Some(t.clone()),
+                Some(d) if d == t => {}
+                Some(_) => return None,
+            }
+        }
+        if !f.block_params(b).iter().all(|&p| used_inside(p)) {
+            return None;
+        }
+        for i in f.layout.block_insts(b) {
+            let k = f.kind(i);
+            let effect = match k {
+                InstKind::Call { callee, .. } => purity.effects(*callee).has_side_effects(),
+                _ => k.has_side_effects() && !k.is_terminator(),
+            };
+            if effect || f.inst_result(i).is_some_and(|r| !used_inside(r)) {
+                return None;
+            }
+        }
+    }
+    let dest = dest?;
+    if dest
+        .args
+        .iter()
+        .any(|&a| f.value_block(a).is_some_and(inside))
+    {
+        return None;
+    }
+    let mut entries = Vec::new();
+    for p in cfg.unique_preds(lp.header) {
+        if inside(p) {
+            continue;
+        }
+        let term = f.terminator(p)?;
+        for (which, t) in f.kind(term).targets().iter().enumerate() {
+            if t.block == lp.header {
+                entries.push((p, which));
+            }
+        }
+    }
+    Some(Bypass { dest, entries })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    #[test]
+    fn keeps_loops_that_matter_or_might_not_end() {
+        // The result is used after the loop.
+        let used = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = add %1, %0
+  %3 = add %0, 1
+  %4 = slt %3, 100
+  br %4, bb1(%3, %2), bb2
+bb2:
+  call @putint(%2)
+  ret 0
+}
+"#;
+        same_behaviour(used, &["loopdelete"], "");
+        assert!(crate::passes::testutil::run(used, &["loopdelete"]).contains("slt"));
+        // A store is an effect.
+        let stores = used
+            .replace("  %3 = add %0, 1\n", "  store %0, @g\n  %3 = add %0, 1\n")
+            .replace("declare @putint", "global @g: i32 = 0\n\ndeclare @putint")
+            .replace("call @putint(%2)", "call @putint(0)");
+        assert!(crate::passes::testutil::run(&stores, &["loopdelete"]).contains("slt"));
+        // `i != 100` with a step of 3 might never end: kept.
+        let endless = used
+            .replace("add %0, 1", "add %0, 3")
+            .replace("slt %3, 100", "ne %3, 100")
+            .replace("call @putint(%2)", "call @putint(0)");
+        assert!(crate::passes::testutil::run(&endless, &["loopdelete"]).contains("ne %"));
+        // `i < 100` with a step of 3 ends (it cannot jump over 100..=i32::MAX): gone,
+        // and so is `i > -7` counting down by 5; `i < 2147483647` by 3 could jump
+        // over its one exit value and wrap round for ever: kept.
+        let unused = used.replace("call @putint(%2)", "call @putint(0)");
+        let by_three = unused.replace("add %0, 1", "add %0, 3");
+        same_behaviour(&by_three, &["loopdelete"], "");
+        assert!(!crate::passes::testutil::run(&by_three, &["loopdelete"]).contains("slt"));
+        let down = unused
+            .replace("add %0, 1", "add %0, -5")
+            .replace("slt %3, 100", "sgt %3, -7");
+        same_behaviour(&down, &["loopdelete"], "");
+        assert!(!crate::passes::testutil::run(&down, &["loopdelete"]).contains("sgt"));
+        let skips = by_three.replace("slt %3, 100", "slt %3, 2147483647");
+        assert!(crate::passes::testutil::run(&skips, &["loopdelete"]).contains("slt"));
+    }
+
+    #[test]
+    fn nests_go_inside_out_and_behaviour_is_kept() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%0: i32):
+  jump bb2(0)
+bb2(%1: i32):
+  %2 = mul %1, %0
+  %3 = add %1, 1
+  %4 = slt %3, 10
+  br %4, bb2(%3), bb3
+bb3:
+  %5 = add %0, 1
+  %6 = slt %5, 10
+  br %6, bb1(%5), bb4
+bb4:
+  call @putint(5)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["loopdelete"], "");
+        assert!(!out.contains("slt"), "{out}");
+    }
+
+    /// `while (i < x && i < y) { i = i + 1; ret = ret + x + i; }` with `ret` unused
+    /// (performance/median1 calls such a function and ignores its result): two exits
+    /// to the same block, the counter tested on every iteration.
+    #[test]
+    fn two_exits_to_one_block() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = slt %2, %0
+  br %4, bb2, bb3(%1)
+bb2:
+  %5 = slt %2, %1
+  br %5, bb4, bb3(%1)
+bb4:
+  %6 = add %2, 1
+  %7 = add %3, %0
+  %8 = add %7, %6
+  jump bb1(%6, %8)
+bb3(%9: i32):
+  call @putint(%9)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["loopdelete"], "5 9");
+        assert!(!out.contains("slt"), "{out}");
+        // Exits to different blocks: which one is taken matters.
+        let split = src
+            .replace("br %5, bb4, bb3(%1)", "br %5, bb4, bb5")
+            .replace("  ret 0\n}", "  ret 0\nbb5:\n  ret 1\n}");
+        let out = same_behaviour(&split, &["loopdelete"], "5 9");
+        assert!(out.contains("slt"), "{out}");
+    }
+}

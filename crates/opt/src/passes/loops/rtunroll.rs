@@ -1,0 +1,652 @@
+//! Runtime unrolling of single-block counted loops (a pointer marching to an end,
+//! or an `i32` counting up by one to a bound): `k` iterations run per trip of an
+//! unrolled copy of the loop with one exit test, and the original loop runs what
+//! is left (fewer than `k`).
+//!
+//! ```text
+//!   pre:  jump b(x0)                      pre:  e = gep end, -(k-1)c, S; br slt(p0, e), u(x0), b(x0)
+//!   b(x): body(x) -> x1                   u(x): body(x) -> x1; ...; body(x_k-1) -> x_k
+//!         br slt(gep p, c, S), end),            br slt(p_k, e), u(x_k), m
+//!            b(x1), exit(o)               m:    br slt(p_k, end), b(x_k), exit(o_k)
+//!                                         b(x): (unchanged: the remainder)
+//! ```
+//!
+//! Unrolling with a remainder loop, as LLVM's runtime unrolling
+//! (`UnrollRuntimeLoopRemainder`) and GCC's `-funroll-loops` do it: the unrolled
+//! loop is entered only while `k` more iterations are certain, so its copies drop
+//! their exit tests and the pointer increments of `k` iterations fold into the
+//! offsets of one (the back end addresses `p + 4j` from `p`). The loop must be
+//! counted by a pointer `p` advanced by a positive constant `c` (of stride `S`) and
+//! compared with a loop-invariant end by `<`: a pointer does not wrap, so the test
+//! "`k` more iterations" is `p + (k-1)c*S < end`. Linear-function test replacement
+//! ([`super::lftr`]) gives most counted loops this form. A loop it leaves counted
+//! by an `i32` `i` stepping by one, tested after the step with `i + 1 < n`, takes
+//! the same test as `i < n - (k-1)`: exact when `n - (k-1)` does not wrap, which
+//! the preheader checks (`n - (k-1) < n`) before entering the unrolled loop; inside
+//! it `i + k - 1 < n` holds, so no copy's step wraps either. Such a loop is left
+//! alone when a recurrence is all its work and bounds its trip (`x = x / 16`: the
+//! counter's instructions issue in the shadow of the chain, and unrolling would
+//! add only the entry test and the remainder loop).
+//!
+//! A function with an unrolled loop is then cleaned up by instcombine and value
+//! numbering (see [`RuntimeUnroll`]'s `run`).
+//!
+//! Only small bodies without calls are unrolled (by 4 up to [`SMALL_BODY`]
+//! instructions, by 2 up to [`MAX_BODY`]), and a function grows by at most
+//! [`MAX_GROWTH`] instructions.
+
+use crate::analysis::{issue_estimate, AnalysisManager, FunctionAnalyses, Purity, RotatedLoop};
+use crate::passes::{scalar::instcombine, value_numbering::gvn};
+use crate::pipeline::Pass;
+use crate::ssa::remove_trivial_params;
+use crate::ssa::update::{defined_in, repair_uses};
+use ir::analysis::ControlFlowGraph;
+use ir::{BinOp, BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
+use rustc_hash::{FxHashMap, FxHashSet};
+
+/// The runtime unrolling pass.
+pub struct RuntimeUnroll;
+
+impl Pass for RuntimeUnroll {
+    fn name(&self) -> &'static str {
+        "rtunroll"
+    }
+    fn description(&self) -> &'static str {
+        "unroll counted single-block loops with a remainder loop"
+    }
+    /// Each function with an unrolled loop is then simplified: the copies name
+    /// one address two ways (the second copy's `gep (gep p, 1, 4), -1, 4` is the
+    /// first one's `p`), which instcombine folds, and value numbering then forwards
+    /// a copy's store to the next copy's load of it. Only those functions: value
+    /// numbering every function once more cost 3% of a large compile.
+    fn run(&self, m: &mut Module) -> bool {
+        self.run_with(m, &mut AnalysisManager::new())
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let unrolled: Vec<FuncId> = m
+            .funcs
+            .iter_mut()
+            .filter(|(_, f)| !f.is_declaration())
+            .filter_map(|(id, f)| (run_in(f, am.function(id)) > 0).then_some(id))
+            .collect();
+        if unrolled.is_empty() {
+            return false;
+        }
+        // Unrolling changes no function's effects: the summaries hold after it.
+        let purity = Purity::compute(m);
+        for id in unrolled {
+            let f = &mut m.funcs[id];
+            instcombine::run(f);
+            gvn::run_in(f, &purity, am.function(id));
+        }
+        true
+    }
+}
+
+/// Bodies up to this many instructions are unrolled four times.
+pub const SMALL_BODY: usize = 12;
+/// Bodies up to this many instructions are unrolled twice; larger ones not at all.
+pub const MAX_BODY: usize = 40;
+/// A function grows by at most this many instructions.
+pub const MAX_GROWTH: usize = 1000;
+/// A loop counted by an `i32` whose work is all recurrences is unrolled only if a
+/// trip takes at least this many cycles more than its longest recurrence.
+pub const MIN_TRIP_GAIN: u32 = 2;
+
+/// What unrolling a loop needs: its shape, the counter (the header parameter's
+/// index), how it counts, and the end it is compared with.
+struct Plan {
+    l: RotatedLoop,
+    iv: usize,
+    count: Count,
+    end: Value,
+    factor: usize,
+}
+
+/// How a loop counts.
+#[derive(Copy, Clone, Debug)]
+enum Count {
+    /// A pointer advanced by `step` elements of `stride` bytes.
+    Pointer { step: i32, stride: u32 },
+    /// An `i32` advanced by one.
+    Int,
+}
+
+impl Count {
+    /// How far the counter moves in `n` iterations, in its own units.
+    fn span(self, n: i32) -> i32 {
+        match self {
+            Count::Pointer { step, .. } => n * step,
+            Count::Int => n,
+        }
+    }
+}
+
+/// Unrolls the loops of `f` that qualify; returns how many.
+pub fn run(f: &mut Function) -> usize {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the analyses taken from `fa` (forgotten when a loop was unrolled).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    if f.is_declaration() {
+        return 0;
+    }
+    let (cfg, _, loops) = fa.loops(f);
+    let mut budget = MAX_GROWTH;
+    let mut plans = Vec::new();
+    for (id, lp) in loops.loops() {
+        if lp.blocks.len() != 1 || !lp.children.is_empty() {
+            continue;
+        }
+        let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
+            continue;
+        };
+        let Some(plan) = Plan::of(f, l) else {
+            continue;
+        };
+        let body = f.layout.block_insts(plan.l.header).count() - 1;
+        let growth = body * plan.factor + 6;
+        if growth <= budget {
+            budget -= growth;
+            plans.push(plan);
+        }
+    }
+    for p in &plans {
+        unroll(f, p);
+    }
+    if !plans.is_empty() {
+        fa.forget();
+    }
+    plans.len()
+}
+
+impl Plan {
+    fn of(f: &Function, l: RotatedLoop) -> Option<Plan> {
+        let b = l.header;
+        if l.back != 0 {
+            return None; // `br c, b(..), exit(..)`: true continues
+        }
+        let pt = f.terminator(l.preheader)?;
+        if !matches!(f.kind(pt), InstKind::Jump { .. }) {
+            return None;
+        }
+        let InstKind::Br { cond, .. } = *f.kind(l.branch) else {
+            return None;
+        };
+        let InstKind::Cmp {
+            op: CmpOp::Slt,
+            args: [next, end],
+        } = *f.kind(f.def_inst(cond)?)
+        else {
+            return None;
+        };
+        if f.value_block(end) == Some(b) {
+            return None;
+        }
+        let (count, counter) = match (f.value_type(end), f.kind(f.def_inst(next)?)) {
+            (
+                Type::Ptr,
+                &InstKind::Gep {
+                    base,
+                    index,
+                    stride,
+                },
+            ) => {
+                let step = f.as_iconst(index).filter(|&c| (1..=1 << 16).contains(&c))?;
+                (Count::Pointer { step, stride }, base)
+            }
+            (
+                Type::I32,
+                &InstKind::Binary {
+                    op: BinOp::Add,
+                    args: [x, one],
+                },
+            ) if f.as_iconst(one) == Some(1) => (Count::Int, x),
+            _ => return None,
+        };
+        let iv = f.block_params(b).iter().position(|&p| p == counter)?;
+        if l.next_args(f).get(iv) != Some(&next) {
+            return None;
+        }
+        let mut body = 0;
+        for i in f.layout.block_insts(b) {
+            if i == l.branch {
+                break;
+            }
+            body += 1;
+            if matches!(f.kind(i), InstKind::Call { .. } | InstKind::Alloc { .. }) {
+                return None;
+            }
+        }
+        let factor = match body {
+            0..=SMALL_BODY => 4,
+            _ if body <= MAX_BODY => 2,
+            _ => return None,
+        };
+        if matches!(count, Count::Int) && bound_by_recurrence(f, &l, iv) {
+            return None;
+        }
+        Some(Plan {
+            l,
+            iv,
+            count,
+            end,
+            factor,
+        })
+    }
+}
+
+/// Whether a trip of loop `l` (a single block) is bound by a recurrence: every
+/// instruction but the counter's step and test lies on a chain from a carried value
+/// to its next value (`x = x / 16`, `x = (x << 1) + x % 2`), and the trip takes
+/// fewer than [`MIN_TRIP_GAIN`] cycles more than the longest such chain. Unrolling
+/// then removes at most the cycle of the counter's instructions, which short trips
+/// (a rotation by an amount loaded from a table) lose again to the entry test and
+/// the remainder loop. With work off the chains (`s = (s + 3 * i) % m`), the copies of
+/// an unrolled loop overlap it with the chain, which an in-order core cannot do
+/// across trips. (A pointer-counted loop gains more than that, its increments
+/// folding into offsets, and is unrolled regardless.)
+fn bound_by_recurrence(f: &Function, l: &RotatedLoop, iv: usize) -> bool {
+    let body: Vec<Inst> = f
+        .layout
+        .block_insts(l.header)
+        .filter(|&i| i != l.branch)
+        .collect();
+    let params = f.block_params(l.header);
+    let next = l.next_args(f);
+    let previous = |v: Value| params.iter().position(|&p| p == v).map(|k| next[k]);
+    let InstKind::Br { cond, .. } = *f.kind(l.branch) else {
+        return false;
+    };
+    let overhead = [f.def_inst(next[iv]), f.def_inst(cond)];
+    // Instructions reached from a carried value (not the counter), and those
+    // reaching the next value of one.
+    let carried = |v: Value| previous(v).is_some() && v != params[iv];
+    let mut from: FxHashSet<Inst> = FxHashSet::default();
+    for &i in &body {
+        let mut reached = false;
+        f.kind(i).for_each_arg(|a| {
+            reached |= carried(a) || f.def_inst(a).is_some_and(|d| from.contains(&d));
+        });
+        if reached {
+            from.insert(i);
+        }
+    }
+    let mut to: FxHashSet<Inst> = (0..params.len())
+        .filter(|&k| k != iv)
+        .filter_map(|k| f.def_inst(next[k]))
+        .collect();
+    for &i in body.iter().rev() {
+        if to.contains(&i) {
+            f.kind(i).for_each_arg(|a| {
+                if let Some(d) = f.def_inst(a) {
+                    to.insert(d);
+                }
+            });
+        }
+    }
+    let all_on_chains = body
+        .iter()
+        .filter(|&&i| !overhead.contains(&Some(i)))
+        .all(|i| from.contains(i) && to.contains(i));
+    all_on_chains
+        && issue_estimate::steady_state_length(f, &body, &previous, &|_| 0)
+            < issue_estimate::recurrence_length(f, &body, &previous) + MIN_TRIP_GAIN
+}
+
+/// `gep p, k, stride`, inserted before `before`.
+fn gep_before(f: &mut Function, before: Inst, p: Value, k: i32, stride: u32) -> Value {
+    let index = f.iconst(k);
+    let g = f.insert_inst_before(
+        before,
+        InstKind::Gep {
+            base: p,
+            index,
+            stride,
+        },
+        Type::Ptr,
+    );
+    f.inst_result(g).expect("gep has a result")
+}
+
+fn unroll(f: &mut Function, p: &Plan) {
+    let b = p.l.header;
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    let (&branch, body) = insts.split_last().expect("a loop block ends in a branch");
+    let params = f.block_params(b).to_vec();
+    let next = p.l.next_args(f).to_vec();
+    let exit = f.kind(branch).targets()[p.l.exit()].clone();
+    let ahead = p.count.span(p.factor as i32 - 1);
+
+    // The unrolled loop: `factor` copies chained through the next values.
+    let u = f.create_block();
+    let before = f
+        .layout
+        .prev_block(b)
+        .expect("a loop header is not the entry");
+    f.layout.insert_block_after(u, before);
+    let mut map: FxHashMap<Value, Value> = FxHashMap::default();
+    for &x in &params {
+        let ty = f.value_type(x);
+        let up = f.append_block_param(u, ty);
+        map.insert(x, up);
+    }
+    let jump_placeholder = f.append_inst(
+        u,
+        InstKind::Jump {
+            dest: BlockCall::new(u, Vec::new()),
+        },
+        Type::Void,
+    );
+    for copy in 0..p.factor {
+        if copy > 0 {
+            map = params
+                .iter()
+                .zip(&next)
+                .map(|(&x, &n)| (x, map.get(&n).copied().unwrap_or(n)))
+                .collect();
+        }
+        for &i in body {
+            let mut kind = f.kind(i).clone();
+            kind.map_args(|a| {
+                if let Some(&c) = map.get(a) {
+                    *a = c;
+                }
+            });
+            let ty = f.inst_result(i).map_or(Type::Void, |r| f.value_type(r));
+            let c = f.insert_inst_before(jump_placeholder, kind, ty);
+            f.copy_src_loc(i, c);
+            if let (Some(r), Some(cr)) = (f.inst_result(i), f.inst_result(c)) {
+                map.insert(r, cr);
+            }
+        }
+    }
+    let at = |map: &FxHashMap<Value, Value>, v: Value| map.get(&v).copied().unwrap_or(v);
+    let next_k: Vec<Value> = next.iter().map(|&n| at(&map, n)).collect();
+    // `p + ahead < end` as `p < end - ahead`, the bound computed once before the loop
+    // (addresses are far from the ends of the signed range: no wrap either way; an
+    // `i32` end may be, and then the unrolled loop is not entered).
+    let pt = f
+        .terminator(p.l.preheader)
+        .expect("preheader ends in a jump");
+    let (end_ahead, no_wrap) = match p.count {
+        Count::Pointer { stride, .. } => (gep_before(f, pt, p.end, -ahead, stride), None),
+        Count::Int => {
+            let minus = f.iconst(-ahead);
+            let e = f.insert_inst_before(
+                pt,
+                InstKind::Binary {
+                    op: BinOp::Add,
+                    args: [p.end, minus],
+                },
+                Type::I32,
+            );
+            let e = f.inst_result(e).expect("add has a result");
+            (e, Some(crate::passes::slt_before(f, pt, e, p.end)))
+        }
+    };
+    let more = crate::passes::slt_before(f, jump_placeholder, next_k[p.iv], end_ahead);
+    // Fewer than `factor` left: the remainder loop, or the exit.
+    let m = f.create_block();
+    f.layout.insert_block_after(m, u);
+    let exit_k = BlockCall::new(
+        exit.block,
+        exit.args.iter().map(|&a| at(&map, a)).collect::<Vec<_>>(),
+    );
+    let m_branch = f.append_inst(
+        m,
+        InstKind::Jump {
+            dest: BlockCall::new(m, Vec::new()),
+        },
+        Type::Void,
+    );
+    let cond_k = crate::passes::slt_before(f, m_branch, next_k[p.iv], p.end);
+    f.replace_kind(
+        m_branch,
+        InstKind::Br {
+            cond: cond_k,
+            then_dest: BlockCall::new(b, next_k.clone()),
+            else_dest: exit_k,
+        },
+    );
+    f.replace_kind(
+        jump_placeholder,
+        InstKind::Br {
+            cond: more,
+            then_dest: BlockCall::new(u, next_k),
+            else_dest: BlockCall::new(m, Vec::new()),
+        },
+    );
+    // The preheader enters the unrolled loop when `factor` iterations are certain.
+    let init = p.l.init_args(f).to_vec();
+    let mut enter = crate::passes::slt_before(f, pt, init[p.iv], end_ahead);
+    if let Some(ok) = no_wrap {
+        let both = f.insert_inst_before(
+            pt,
+            InstKind::Binary {
+                op: BinOp::And,
+                args: [ok, enter],
+            },
+            Type::I32,
+        );
+        enter = f.inst_result(both).expect("and has a result");
+    }
+    f.replace_kind(
+        pt,
+        InstKind::Br {
+            cond: enter,
+            then_dest: BlockCall::new(u, init.clone()),
+            else_dest: BlockCall::new(b, init),
+        },
+    );
+    // Values of b used beyond it now also come from the last copy, through m.
+    let cfg = ControlFlowGraph::compute(f);
+    let mut created = Vec::new();
+    for v in defined_in(f, b) {
+        let last = at(&map, v);
+        created.extend(repair_uses(f, &cfg, v, &[(b, v), (m, last)], |x| {
+            x == b || x == u || x == m
+        }));
+    }
+    remove_trivial_params(f, &created);
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::same_behaviour;
+
+    /// Sums `a[0..n)` and stores the running sums into `b`, counted by a pointer
+    /// into `a`: `n` read; the sum, the end pointer's last element and `b[n-1]`
+    /// printed.
+    const MARCH: &str = r#"
+global @a: [i32; 64] = zeroinit
+global @b: [i32; 64] = zeroinit
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb1, bb4(0)
+bb1:
+  %2 = gep @a, 0, 4
+  %3 = gep @a, %0, 4
+  %4 = gep @b, 0, 4
+  jump bb2(%2, %4, 0, 0)
+bb2(%5: ptr, %6: ptr, %7: i32, %8: i32):
+  %9 = mul %8, 7
+  %10 = add %9, 3
+  store %10, %5
+  %11 = load i32, %5
+  %12 = add %7, %11
+  store %12, %6
+  %13 = gep %5, 1, 4
+  %14 = gep %6, 1, 4
+  %15 = add %8, 1
+  %16 = slt %13, %3
+  br %16, bb2(%13, %14, %12, %15), bb3(%12)
+bb3(%17: i32):
+  %18 = add %15, 100
+  call @putint(%18)
+  call @putch(32)
+  jump bb4(%17)
+bb4(%19: i32):
+  call @putint(%19)
+  call @putch(32)
+  %20 = gep @b, 0, 4
+  %21 = load i32, %20
+  call @putint(%21)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn every_trip_count_runs_the_same() {
+        // 0 to 9 iterations: the unrolled loop alone, the remainder alone, both.
+        for n in 0..10 {
+            let out = same_behaviour(MARCH, &["rtunroll"], &n.to_string());
+            assert_eq!(
+                out.matches("store %").count(),
+                2 * 5,
+                "4 copies + remainder:\n{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn loops_counted_by_an_integer_unroll_too() {
+        // Counted by the i32 `%8` against `n`: 4 copies and the remainder, every
+        // trip count running the same.
+        let src = MARCH.replace("%16 = slt %13, %3", "%16 = slt %15, %0");
+        for n in 0..10 {
+            let out = same_behaviour(&src, &["rtunroll"], &n.to_string());
+            assert_eq!(out.matches("store %").count(), 2 * 5, "{out}");
+        }
+    }
+
+    /// `for (i = -2^31; i < n; i++) s += i & 7;` with `n` read: near the bottom of
+    /// the range `n - 3` wraps round to a large positive bound, which must not
+    /// let the unrolled loop run four iterations where one or two are left.
+    #[test]
+    fn an_integer_end_near_the_bottom_of_the_range_keeps_the_trip_count() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt -2147483648, %0
+  br %1, bb1, bb3(0)
+bb1:
+  jump bb2(-2147483648, 0)
+bb2(%2: i32, %3: i32):
+  %4 = and %2, 7
+  %5 = add %3, %4
+  %6 = add %2, 1
+  %7 = slt %6, %0
+  br %7, bb2(%6, %5), bb3(%5)
+bb3(%8: i32):
+  call @putint(%8)
+  ret 0
+}
+"#;
+        for n in [
+            "-2147483647",
+            "-2147483646",
+            "-2147483645",
+            "-2147483644",
+            "-2147483630",
+        ] {
+            let out = same_behaviour(src, &["rtunroll"], n);
+            assert_eq!(out.matches(", 7\n").count(), 5, "{out}");
+        }
+    }
+
+    /// `for (i = 0; i < m; i++) x = x OP 16;`, `x` and `m` read, `x` printed.
+    fn chain(op: &str) -> String {
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = slt 0, %1
+  br %2, bb1, bb3(%0)
+bb1:
+  jump bb2(0, %0)
+bb2(%3: i32, %4: i32):
+  %5 = {op} %4, 16
+  %6 = add %3, 1
+  %7 = slt %6, %1
+  br %7, bb2(%6, %5), bb3(%5)
+bb3(%8: i32):
+  call @putint(%8)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn an_integer_loop_bound_by_its_recurrence_is_left() {
+        // A division a trip: the counter's add and test issue in its shadow.
+        let out = same_behaviour(&chain("sdiv"), &["rtunroll"], "1000000 6");
+        assert_eq!(out.matches("sdiv").count(), 1, "{out}");
+        // An add a trip: the counter's instructions are half the trip; unrolled,
+        // the four adds of 16 fold into one of 64.
+        let out = same_behaviour(&chain("add"), &["rtunroll"], "7 6");
+        assert!(out.contains(", 64\n"), "{out}");
+    }
+
+    /// `a[k] = 3 * a[k - 1] + 1` walked by a pointer: in the unrolled body each
+    /// copy's load of the left neighbour is the previous copy's store, forwarded
+    /// by the cleanup after unrolling: one load in the unrolled body, one in the
+    /// remainder, one after the loop (six without it).
+    #[test]
+    fn a_copy_reads_the_previous_copys_store_without_a_load() {
+        let src = r#"
+global @a: [i32; 64] = zeroinit
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 1
+  br %1, bb1, bb3
+bb1:
+  %2 = gep @a, 1, 4
+  %3 = gep @a, %0, 4
+  jump bb2(%2)
+bb2(%4: ptr):
+  %5 = gep %4, -1, 4
+  %6 = load i32, %5
+  %7 = mul %6, 3
+  %8 = add %7, 1
+  store %8, %4
+  %9 = gep %4, 1, 4
+  %10 = slt %9, %3
+  br %10, bb2(%9), bb3
+bb3:
+  %11 = gep @a, %0, 4
+  %12 = gep %11, -1, 4
+  %13 = load i32, %12
+  call @putint(%13)
+  ret 0
+}
+"#;
+        for n in 1..12 {
+            let out = same_behaviour(src, &["rtunroll"], &n.to_string());
+            assert_eq!(out.matches("load i32").count(), 3, "{out}");
+        }
+    }
+}

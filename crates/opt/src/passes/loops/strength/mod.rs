@@ -1,0 +1,926 @@
+//! Strength reduction of array addressing in loops: `gep base, i, stride` with `i`
+//! an induction variable becomes a pointer that advances by `step * stride` each
+//! iteration, replacing a multiply (or shift) and an add per access by one add per
+//! iteration shared by every access to the same row.
+//!
+//! The classic induction-variable strength reduction (Cocke and Kennedy, "An
+//! Algorithm for Reduction of Operator Strength", CACM 1977; Aho, Lam, Sethi,
+//! Ullman, "Compilers", 9.7.4), restricted to the address arithmetic of `gep`, on
+//! rotated loops in SSA form:
+//!
+//! - The induction variable `i` is the loop's counter
+//!   ([`crate::analysis::induction`]): it steps by one and the latch's test bounds it,
+//!   so it never wraps around. Every value `i` takes is then reached by exact 64-bit
+//!   arithmetic, and the pointer `base + sext(i) * stride` can be updated
+//!   incrementally.
+//! - For each loop-invariant `base` and `stride` used with `i`, a new header
+//!   parameter `p` starts at `gep base, init, stride` (in the preheader) and advances
+//!   by `gep p, step, stride` on the latch. `gep base, i, stride` becomes `p`, and
+//!   `gep base, i + c, stride` becomes `gep p, c, stride` (which the back end folds
+//!   into the load or store offset) when the address is only used to access memory
+//!   (an in-bounds access means `i + c` did not wrap either).
+//! - More generally, an index that is an exact affine function `a * i + b + c` of
+//!   the counter (`a`, `c` constants, `b` loop-invariant; exactness proven by the
+//!   intervals of [`affine`]) is `gep (gep base, b, stride), i, a * stride` plus `c`
+//!   elements: the geps sharing `base`, `b`, `stride` and `a` share one pointer that
+//!   starts at `&base[b] + init * a * stride` and each becomes a constant offset from
+//!   it. A stencil's nine neighbours `in[(i + di) * n + j + dj]` are nine loads at
+//!   fixed offsets from one pointer that advances by a row per iteration.
+//! - Before that, nested geps are reassociated so the varying index is outermost
+//!   ([`gep_reassoc`]): a column walk `b[k][j]` over `k` becomes a pointer down the
+//!   column.
+//!
+//! The loops come from [`super::looprotate`] and have preheaders from
+//! [`super::licm`]; loops of another shape are left alone. Each loop's blocks
+//! holding `gep`s are found through an index ([`gep_blocks`]), not by scanning
+//! every block of its inner loops.
+
+mod affine;
+mod gep_blocks;
+mod gep_reassoc;
+mod recurrence;
+
+use crate::analysis::FunctionAnalyses;
+use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
+use crate::pipeline::{FunctionPass, Pass};
+use affine::{LoopCounter, Ranges};
+use gep_blocks::GepBlocks;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{BinOp, BlockCall, Function, Inst, InstKind, Type, Value};
+use rustc_hash::FxHashMap;
+
+/// The strength reduction pass.
+pub struct StrengthReduce;
+
+impl Pass for StrengthReduce {
+    fn name(&self) -> &'static str {
+        "strength"
+    }
+    fn description(&self) -> &'static str {
+        "strength-reduce array addresses of induction variables into pointer increments"
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for StrengthReduce {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let (cfg, dt, loops) = fa.loops(f);
+        run_on(f, cfg, dt, loops) > 0
+    }
+}
+
+/// Reduces the addressing of every qualifying loop of `f`; returns how many `gep`s
+/// were rewritten.
+pub fn run(f: &mut Function) -> usize {
+    crate::passes::with_loops(f, run_on)
+}
+
+/// [`run`] with the function's CFG, dominator tree and loops given.
+pub fn run_on(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+) -> usize {
+    let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
+    // Adding header parameters (appended after the counters) and instructions changes
+    // no edge and no counter, so the analyses and the intervals stay valid.
+    let ranges = Ranges::new(f, cfg, loops);
+    let mut geps = GepBlocks::new(f, cfg);
+    let mut rewritten = 0;
+    for id in ids {
+        rewritten += reduce_loop(f, cfg, dt, loops, &ranges, &mut geps, id);
+    }
+    rewritten
+}
+
+/// The geps one pointer induction variable replaces: same base, loop-invariant part of
+/// the index, stride, and bytes per step of the counter.
+type GroupKey = (Value, Option<Value>, u32, u32);
+
+fn reduce_loop(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+    ranges: &Ranges,
+    geps: &mut GepBlocks,
+    id: LoopId,
+) -> usize {
+    let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
+        return 0;
+    };
+    let Some(iv) = Counter::of(f, loops, id, &s) else {
+        return 0;
+    };
+    let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
+    let blocks = geps.of_loop(loops, id);
+    let mut rewritten = gep_reassoc::reassociate(f, ranges, &blocks, s.preheader, &in_loop);
+    // The geps to rewrite, grouped, with the constant offset (in units of the stride)
+    // of each.
+    let mut groups: Vec<(GroupKey, Vec<(Inst, i32)>)> = Vec::new();
+    // Geps whose index only advances by an invariant amount (modulo 2^32).
+    let mut recurrent: Vec<Inst> = Vec::new();
+    let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
+    for &b in &blocks {
+        for i in f.layout.block_insts(b) {
+            let InstKind::Gep {
+                base,
+                index,
+                stride,
+            } = *f.kind(i)
+            else {
+                continue;
+            };
+            if in_loop(f, base) {
+                continue;
+            }
+            let inside = |v: Value| in_loop(f, v);
+            let l = LoopCounter {
+                shape: &s,
+                counter: &iv,
+                in_loop: &inside,
+            };
+            let Some((invariant, step_stride, offset)) =
+                split_index(f, ranges, &l, i, index, stride)
+            else {
+                if only_addresses(f, i)
+                    && accessed_every_iteration(f, dt, &s, i)
+                    && recurrence::is_varying(f, &iv, &in_loop, index)
+                {
+                    recurrent.push(i);
+                }
+                continue;
+            };
+            let key = (base, invariant, stride, step_stride);
+            let g = *group_of.entry(key).or_insert_with(|| {
+                groups.push((key, Vec::new()));
+                groups.len() - 1
+            });
+            groups[g].1.push((i, offset));
+        }
+    }
+    for ((base, invariant, stride, step_stride), geps) in groups {
+        let base = match invariant {
+            None => base,
+            Some(b) => {
+                let pterm = f.terminator(s.preheader).expect("preheader has a jump");
+                let g = f.insert_inst_before(
+                    pterm,
+                    InstKind::Gep {
+                        base,
+                        index: b,
+                        stride,
+                    },
+                    Type::Ptr,
+                );
+                f.inst_result(g).expect("gep has a result")
+            }
+        };
+        let step = f.iconst(iv.step);
+        let p = pointer_iv(f, &s, base, iv.init, step, step_stride);
+        for (g, offset) in geps {
+            let r = f.inst_result(g).expect("gep has a result");
+            if offset == 0 {
+                f.replace_all_uses(r, p);
+                f.remove_inst(g);
+            } else {
+                let c = f.iconst(offset);
+                f.replace_kind(
+                    g,
+                    InstKind::Gep {
+                        base: p,
+                        index: c,
+                        stride,
+                    },
+                );
+            }
+            rewritten += 1;
+        }
+    }
+    for g in recurrent {
+        let InstKind::Gep {
+            base,
+            index,
+            stride,
+        } = *f.kind(g)
+        else {
+            unreachable!("collected as a gep")
+        };
+        let pterm = f.terminator(s.preheader).expect("preheader has a jump");
+        let (start, step) = recurrence::start_and_step(f, &iv, &in_loop, pterm, index);
+        let p = pointer_iv(f, &s, base, start, step, stride);
+        let r = f.inst_result(g).expect("gep has a result");
+        f.replace_all_uses(r, p);
+        f.remove_inst(g);
+        rewritten += 1;
+    }
+    if rewritten > 0 {
+        // New geps went to the preheader, the latch, or next to the geps they
+        // replace.
+        geps.add(s.preheader);
+        geps.add(s.latch);
+    }
+    rewritten
+}
+
+/// Whether a load or store through the gep `g` runs on every iteration that goes
+/// round again (its block dominates the latch).
+fn accessed_every_iteration(f: &Function, dt: &DominatorTree, s: &RotatedLoop, g: Inst) -> bool {
+    let r = f.inst_result(g).expect("gep has a result");
+    f.users(r).iter().any(|&u| {
+        crate::passes::accesses_through(f, u, r)
+            && f.layout
+                .inst_block(u)
+                .is_some_and(|b| dt.dominates(b, s.latch))
+    })
+}
+
+/// `gep base, index, stride` (instruction `g`) as `base + invariant * stride`, a
+/// pointer stepping by `step_stride` bytes per unit of the counter, and `offset *
+/// stride` bytes: `(invariant, step_stride, offset)`.
+///
+/// Either the index is an exact affine function of the counter ([`Ranges::affine`]),
+/// or it is the counter plus a small constant and the address is only used to access
+/// memory (an in-bounds access means `i + c` did not wrap either).
+fn split_index(
+    f: &Function,
+    ranges: &Ranges,
+    l: &LoopCounter,
+    g: Inst,
+    index: Value,
+    stride: u32,
+) -> Option<(Option<Value>, u32, i32)> {
+    if let Some(a) = ranges.affine(f, l, index) {
+        let step_stride = u32::try_from(a.scale).ok()?.checked_mul(stride)?;
+        if step_stride == 0 {
+            return None; // invariant index: licm's business
+        }
+        return Some((a.invariant, step_stride, i32::try_from(a.offset).ok()?));
+    }
+    if let Some(b) = counter_plus_invariant(f, l, g, index) {
+        return Some((Some(b), stride, 0));
+    }
+    let offset = iv_plus_constant(f, l.counter.param, index)?;
+    // (`i + c` wrapped can only land back in an object when `|c|` is near 2^31.)
+    if offset != 0 && (offset.unsigned_abs() > 1 << 16 || !only_addresses(f, g)) {
+        return None;
+    }
+    Some((None, stride, offset))
+}
+
+/// Creates the pointer induction variable starting at `base + sext(start) * stride`
+/// and advancing by `sext(step) * stride` bytes per iteration.
+fn pointer_iv(
+    f: &mut Function,
+    s: &RotatedLoop,
+    base: Value,
+    start: Value,
+    step: Value,
+    stride: u32,
+) -> Value {
+    let p = f.append_block_param(s.header, Type::Ptr);
+    let pterm = f.terminator(s.preheader).expect("preheader has a jump");
+    let start = f.insert_inst_before(
+        pterm,
+        InstKind::Gep {
+            base,
+            index: start,
+            stride,
+        },
+        Type::Ptr,
+    );
+    let start = f.inst_result(start).expect("gep has a result");
+    let lterm = s.branch;
+    let next = f.insert_inst_before(
+        lterm,
+        InstKind::Gep {
+            base: p,
+            index: step,
+            stride,
+        },
+        Type::Ptr,
+    );
+    let next = f.inst_result(next).expect("gep has a result");
+    for (term, which, arg) in [(pterm, 0, start), (lterm, s.back, next)] {
+        let mut t: BlockCall = f.kind(term).targets()[which].clone();
+        debug_assert_eq!(t.block, s.header);
+        t.args.push(arg);
+        f.set_target(term, which, t);
+    }
+    p
+}
+
+/// `index = i + b` with `b` loop-invariant (any value), when the gep `g` may follow
+/// the exact pointer `base + (i + b) * stride` although no access through it need
+/// run on every iteration: the counter `i` counts up by one from a constant `>= 0`
+/// under a strict bound (so it never wraps and stays `>= 0`), `base` is the start of
+/// an object (a global or an `alloc`), and the address is only used to access
+/// memory. Then `i + b` is exact while it is at most `i32::MAX`; once it passes
+/// that (only possible for `b > 0`) the `i32` index is negative, before the start
+/// of the object, so the original could not access memory through it. Either way
+/// the accesses that do run see the same address.
+fn counter_plus_invariant(f: &Function, l: &LoopCounter, g: Inst, index: Value) -> Option<Value> {
+    let c = l.counter;
+    if c.step != 1 || c.inclusive || f.as_iconst(c.init).is_none_or(|v| v < 0) {
+        return None;
+    }
+    let InstKind::Gep { base, .. } = *f.kind(g) else {
+        return None;
+    };
+    let object_start = matches!(f.value_def(base), ir::ValueDef::Global(_))
+        || f.def_inst(base)
+            .is_some_and(|i| matches!(f.kind(i), InstKind::Alloc { .. }));
+    if !object_start || !only_addresses(f, g) {
+        return None;
+    }
+    let InstKind::Binary {
+        op: BinOp::Add,
+        args: [x, y],
+    } = *f.kind(f.def_inst(index)?)
+    else {
+        return None;
+    };
+    let invariant = |v: Value| !(l.in_loop)(v) && f.as_iconst(v).is_none();
+    match (x == c.param, y == c.param) {
+        (true, false) if invariant(y) => Some(y),
+        (false, true) if invariant(x) => Some(x),
+        _ => None,
+    }
+}
+
+/// `v` as the counter `iv` plus a constant.
+fn iv_plus_constant(f: &Function, iv: Value, v: Value) -> Option<i32> {
+    if v == iv {
+        return Some(0);
+    }
+    let InstKind::Binary {
+        op: BinOp::Add,
+        args: [a, b],
+    } = *f.kind(f.def_inst(v)?)
+    else {
+        return None;
+    };
+    match (f.as_iconst(a), f.as_iconst(b)) {
+        (None, Some(c)) if a == iv => Some(c),
+        (Some(c), None) if b == iv => Some(c),
+        _ => None,
+    }
+}
+
+/// Whether every use of the gep `g` is as the address of a load or store, directly or
+/// through block parameters that are themselves only used so (PRE passes the address
+/// of the next iteration's element around the loop that way).
+fn only_addresses(f: &Function, g: Inst) -> bool {
+    let r = f.inst_result(g).expect("gep has a result");
+    let mut seen = vec![r];
+    let mut work = vec![r];
+    while let Some(v) = work.pop() {
+        for &u in f.users(v) {
+            match f.kind(u) {
+                _ if crate::passes::accesses_through(f, u, v) => {}
+                k @ (InstKind::Jump { .. } | InstKind::Br { .. }) => {
+                    if matches!(k, InstKind::Br { cond, .. } if *cond == v) {
+                        return false;
+                    }
+                    for t in k.targets() {
+                        for (j, &a) in t.args.iter().enumerate() {
+                            let p = f.block_params(t.block)[j];
+                            if a == v && !seen.contains(&p) {
+                                seen.push(p);
+                                work.push(p);
+                            }
+                        }
+                    }
+                }
+                _ => return false,
+            }
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, run, same_behaviour};
+
+    /// A rotated loop summing `a[i]` and `a[i + 2]`.
+    const SUM: &str = r#"
+declare @putint(i32) -> void
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = gep @a, %0, 4
+  %3 = load i32, %2
+  %4 = add %0, 2
+  %5 = gep @a, %4, 4
+  %6 = load i32, %5
+  %7 = add %1, %3
+  %8 = add %7, %6
+  %9 = add %0, 1
+  %10 = slt %9, 14
+  br %10, bb1(%9, %8), bb2
+bb2:
+  call @putint(%8)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn geps_of_an_induction_variable_become_a_pointer() {
+        check(
+            &["strength"],
+            SUM,
+            r#"
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = gep @a, 0, 4
+  jump bb1(0, 0, %0)
+bb1(%1: i32, %2: i32, %3: ptr):
+  %4 = load i32, %3
+  %5 = add %1, 2
+  %6 = gep %3, 2, 4
+  %7 = load i32, %6
+  %8 = add %2, %4
+  %9 = add %8, %7
+  %10 = add %1, 1
+  %11 = slt %10, 14
+  %12 = gep %3, 1, 4
+  br %11, bb1(%10, %9, %12), bb2
+bb2:
+  call @putint(%9)
+  ret 0
+}
+"#,
+        );
+        same_behaviour(SUM, &["strength"], "");
+    }
+
+    #[test]
+    fn loops_that_might_wrap_are_left_alone() {
+        // `ne` with a bound the counter, from 0 up, never meets (it wraps round to
+        // -1); a step of 2 could wrap under `slt`.
+        for (from, to) in [("slt %9, 14", "ne %9, -1"), ("add %0, 1\n", "add %0, 2\n")] {
+            let src = SUM.replace(from, to);
+            let out = crate::passes::testutil::run(&src, &["strength"]);
+            assert!(!out.contains(": ptr"), "{out}");
+        }
+    }
+
+    #[test]
+    fn counting_down_and_pipeline_behaviour() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 10]
+  jump bb1(9)
+bb1(%1: i32):
+  %2 = gep %0, %1, 4
+  %3 = mul %1, %1
+  store %3, %2
+  %4 = add %1, -1
+  %5 = sgt %4, -1
+  br %5, bb1(%4), bb2
+bb2:
+  jump bb3(0, 0)
+bb3(%6: i32, %7: i32):
+  %8 = gep %0, %6, 4
+  %9 = load i32, %8
+  %10 = add %7, %9
+  %11 = add %6, 1
+  %12 = slt %11, 10
+  br %12, bb3(%11, %10), bb4
+bb4:
+  call @putint(%10)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["strength"], "");
+        assert_eq!(out.matches(": ptr").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_branch_with_both_arms_into_the_loop_is_not_a_preheader() {
+        // Regression (difftest seed 91): bb1 ends in `br` with both arms to the header,
+        // with different arguments. The pointer's start was added to one arm only
+        // (invalid IR); the loop has no preheader, so it is left alone.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 8]
+  %1 = call @getint()
+  br %1, bb1(0, 5), bb1(0, 7)
+bb1(%2: i32, %3: i32):
+  %4 = gep %0, %2, 4
+  store %3, %4
+  %5 = add %2, 1
+  %6 = slt %5, 8
+  br %6, bb1(%5, %3), bb2
+bb2:
+  %7 = gep %0, 7, 4
+  %8 = load i32, %7
+  call @putint(%8)
+  ret 0
+}
+"#;
+        same_behaviour(src, &["strength"], "1");
+        same_behaviour(src, &["strength"], "0");
+        let out = same_behaviour(src, &["licm", "strength"], "0");
+        assert_eq!(out.matches(": ptr").count(), 1, "{out}");
+    }
+
+    /// A loop nest addressing `a[(i - 1) * 8 + j]` and `a[(i - 1) * 8 + j - 1]`, with
+    /// `i` in [1, 6] and `j` in [1, 5].
+    const NEST: &str = r#"
+declare @putint(i32) -> void
+global @a: [i32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  jump bb1(1)
+bb1(%0: i32):
+  jump bb2(1, 0)
+bb2(%1: i32, %2: i32):
+  %3 = add %1, -1
+  %4 = shl %3, 3
+  %5 = add %0, %4
+  %6 = gep @a, %5, 4
+  store %1, %6
+  %7 = add %5, -1
+  %8 = gep @a, %7, 4
+  %9 = load i32, %8
+  %10 = add %2, %9
+  %11 = add %1, 1
+  %12 = slt %11, 7
+  br %12, bb2(%11, %10), bb3
+bb3:
+  call @putint(%10)
+  %13 = add %0, 1
+  %14 = slt %13, 6
+  br %14, bb1(%13), bb4
+bb4:
+  ret 0
+}
+"#;
+
+    /// The intervals of both counters prove `(i - 1) * 8 + j - 1` exact, so the inner
+    /// loop steps a pointer by 32 bytes, and both accesses are constant offsets from
+    /// it; the pointer's start, `&a[j] + 32`, is a constant offset from the outer
+    /// loop's one pointer.
+    #[test]
+    fn affine_indices_of_counters_with_known_ranges_become_pointers() {
+        let out = same_behaviour(NEST, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
+        for line in [
+            "%3 = gep %2, 1, 32",
+            "jump bb2(1, 0, %3)",
+            "%10 = gep %6, -8, 4",
+            "%12 = gep %6, -9, 4",
+            "%17 = gep %6, 1, 32",
+            "%20 = gep %2, 1, 4",
+        ] {
+            assert!(out.contains(line), "{line}:\n{out}");
+        }
+    }
+
+    /// Without an interval for `j` (a bound read at run time), or when `(i - 1) << 29`
+    /// may exceed `i32`, the index is not proven exact: no pointer steps by the
+    /// constant row of 32 bytes. (The store runs on every iteration, so its address
+    /// still becomes a pointer advancing by the index's step, see
+    /// `recurrences_accessed_every_iteration_become_pointers`.)
+    #[test]
+    fn affine_indices_that_may_wrap_are_left_alone() {
+        let unknown_bound = NEST
+            .replace("  jump bb1(1)\n", "  %99 = call @getint()\n  jump bb1(1)\n")
+            .replace("slt %13, 6", "slt %13, %99")
+            .replace(
+                "declare @putint(i32) -> void\n",
+                "declare @putint(i32) -> void\ndeclare @getint() -> i32\n",
+            );
+        let wide = NEST.replace("shl %3, 3", "shl %3, 29");
+        same_behaviour(&unknown_bound, &["strength"], "4");
+        for src in [unknown_bound, wide] {
+            let out = run(&src, &["strength"]);
+            assert!(!out.contains(", 32\n"), "{out}");
+        }
+    }
+
+    /// `q` carries `i * 8 + j` from one iteration to the next (as PRE leaves it), so
+    /// it is `(i - 1) * 8 + j` on every iteration and joins the same pointer.
+    #[test]
+    fn parameters_carrying_an_affine_value_join_the_pointer() {
+        let carried = NEST
+            .replace("  jump bb2(1, 0)\n", "  jump bb2(1, 0, %0)\n")
+            .replace(
+                "bb2(%1: i32, %2: i32):\n",
+                "bb2(%1: i32, %2: i32, %30: i32):\n  %31 = shl %1, 3\n  %32 = add %0, %31\n",
+            )
+            .replace("  %6 = gep @a, %5, 4\n", "  %6 = gep @a, %30, 4\n")
+            .replace("bb2(%11, %10)", "bb2(%11, %10, %32)");
+        let out = same_behaviour(&carried, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
+        assert!(out.contains(", -8, 4"), "{out}");
+    }
+
+    /// `b[k][j - 1] + b[k][j + 1]` in a loop over `k` (with `j` fixed, from an outer
+    /// loop over [1, 6]): the row varies, so the column part moves out (`&b[0][j]`,
+    /// hoisted) and one pointer walks down the column by a row per iteration, the two
+    /// accesses at offsets -1 and +1 from it. With `j` read at run time, `j + 1` might
+    /// wrap, and each access gets its own pointer.
+    #[test]
+    fn a_column_walk_becomes_one_pointer_down_the_column() {
+        let src = r#"
+declare @putint(i32) -> void
+global @b: [i32; 64] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20]
+
+func @main() -> i32 {
+bb0:
+  jump bb1(1)
+bb1(%0: i32):
+  %1 = add %0, -1
+  %2 = add %0, 1
+  jump bb2(0, 0)
+bb2(%3: i32, %4: i32):
+  %5 = gep @b, %3, 32
+  %6 = gep %5, %1, 4
+  %7 = load i32, %6
+  %8 = gep %5, %2, 4
+  %9 = load i32, %8
+  %10 = add %4, %7
+  %11 = add %10, %9
+  %12 = add %3, 1
+  %13 = slt %12, 7
+  br %13, bb2(%12, %11), bb3
+bb3:
+  call @putint(%11)
+  %14 = add %0, 1
+  %15 = slt %14, 7
+  br %15, bb1(%14), bb4
+bb4:
+  ret 0
+}
+"#;
+        // (dce drops the pointer of the original row walk, left without uses.)
+        let out = same_behaviour(src, &["strength", "dce"], "");
+        let inner = &out[out.find("bb2(").unwrap()..out.find("bb3:").unwrap()];
+        assert_eq!(inner.matches(": ptr").count(), 1, "{out}");
+        for line in [", -1, 4", ", 1, 4", ", 1, 32"] {
+            assert!(inner.contains(line), "{line}:\n{out}");
+        }
+        let unknown = src
+            .replace("jump bb1(1)", "%99 = call @getint()\n  jump bb1(%99)")
+            .replace("slt %14, 7", "slt %14, %99")
+            .replace(
+                "declare @putint",
+                "declare @getint() -> i32\ndeclare @putint",
+            );
+        let out = same_behaviour(&unknown, &["strength", "dce"], "3");
+        let inner = &out[out.find("bb2(").unwrap()..out.find("bb3:").unwrap()];
+        assert_eq!(inner.matches(": ptr").count(), 2, "{out}");
+    }
+
+    /// `while (i <= n) s = s + a[i - 1] + a[i + 1]` with `n` read at run time: the
+    /// accesses every iteration makes keep `i` from wrapping (`Counter`), so both
+    /// become offsets from one pointer; the loads of the next iteration's element, passed
+    /// around the loop in a parameter (as PRE leaves it), join it too.
+    const INCLUSIVE: &str = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = gep @a, 1, 4
+  jump bb1(1, 0, %1)
+bb1(%2: i32, %3: i32, %4: ptr):
+  %5 = add %2, -1
+  %6 = gep @a, %5, 4
+  %7 = load i32, %6
+  %8 = load i32, %4
+  %9 = add %2, 1
+  %10 = gep @a, %9, 4
+  %11 = load i32, %10
+  %12 = add %3, %7
+  %13 = add %12, %11
+  %14 = add %13, %8
+  %15 = sle %9, %0
+  br %15, bb1(%9, %14, %10), bb2
+bb2:
+  call @putint(%14)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn inclusive_loops_with_accesses_every_iteration_are_reduced() {
+        for n in ["1", "7", "14"] {
+            let out = same_behaviour(INCLUSIVE, &["strength"], n);
+            let body = &out[out.find("bb1(").unwrap()..];
+            assert!(!body.contains("gep @a, %"), "{out}");
+            assert!(out.contains(", -1, 4") && out.contains(", 1, 4"), "{out}");
+        }
+    }
+
+    /// `a[i + b]` read only on some iterations, `b` read at run time: the counter
+    /// counts up from 0, so the exact pointer is safe (a wrapped `i + b` is negative
+    /// and the guard keeps the access from running then), and the gep goes.
+    #[test]
+    fn conditional_access_at_counter_plus_invariant() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = add %2, %0
+  %5 = slt %4, 16
+  %6 = sge %4, 0
+  %7 = and %5, %6
+  br %7, bb2, bb3(%3)
+bb2:
+  %8 = add %2, %0
+  %9 = gep @a, %8, 4
+  %10 = load i32, %9
+  %11 = mul %3, 3
+  %12 = add %11, %10
+  jump bb3(%12)
+bb3(%13: i32):
+  %14 = add %2, 1
+  %15 = slt %14, %1
+  br %15, bb1(%14, %13), bb4
+bb4:
+  call @putint(%13)
+  ret 0
+}
+"#;
+        for stdin in ["3 10", "-5 12", "2147483640 20", "-2147483648 30", "0 0"] {
+            let out = same_behaviour(src, &["strength"], stdin);
+            let body = &out[out.find("bb1(").unwrap()..];
+            assert!(!body.contains("gep @a, %8"), "{stdin}: {out}");
+            assert!(out.contains(": ptr"), "{out}");
+        }
+        // Counting down, or from an unknown start, the pointer is not used.
+        let down = src.replace("jump bb1(0, 0)", "jump bb1(%1, 0)").replace(
+            "%14 = add %2, 1\n  %15 = slt %14, %1",
+            "%14 = add %2, -1\n  %15 = sgt %14, 0",
+        );
+        assert!(down.contains("sgt %14, 0"));
+        let out = same_behaviour(&down, &["strength"], "-3 9");
+        assert!(out.contains("gep @a, %8"), "{out}");
+    }
+
+    /// Without an access on every iteration (the loads only run when `s` is even), an
+    /// unknown bound could be `i32::MAX` and `i` wrap: nothing changes.
+    #[test]
+    fn inclusive_loops_that_might_wrap_are_left_alone() {
+        let conditional = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(1, 0)
+bb1(%2: i32, %3: i32):
+  %4 = and %3, 1
+  %5 = eq %4, 0
+  br %5, bb2, bb3(1)
+bb2:
+  %6 = add %2, -1
+  %7 = gep @a, %6, 4
+  %8 = load i32, %7
+  jump bb3(%8)
+bb3(%9: i32):
+  %10 = add %3, %9
+  %11 = add %2, 1
+  %12 = sle %11, %0
+  br %12, bb1(%11, %10), bb4
+bb4:
+  call @putint(%10)
+  ret 0
+}
+"#;
+        let out = same_behaviour(conditional, &["strength"], "9");
+        assert!(out.contains("gep @a, %"), "{out}");
+        assert!(!out.contains(": ptr"), "{out}");
+    }
+
+    /// `for j < n: b[j * m + i] = a[x + j]` with `n`, `m`, `i`, `x` read at run time:
+    /// neither index is provably exact, but both accesses run on every iteration, so
+    /// both addresses become pointers (advancing by `m` and by one element); an access
+    /// on one path only keeps its gep.
+    const TRANSPOSE: &str = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 64] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+global @b: [i32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = call @getint()
+  %3 = call @getint()
+  jump bb1(0)
+bb1(%4: i32):
+  %5 = add %3, %4
+  %6 = gep @a, %5, 4
+  %7 = load i32, %6
+  %8 = mul %4, %1
+  %9 = add %8, %2
+  %10 = gep @b, %9, 4
+  store %7, %10
+  %11 = add %4, 1
+  %12 = slt %11, %0
+  br %12, bb1(%11), bb2
+bb2:
+  %13 = gep @b, 13, 4
+  %14 = load i32, %13
+  call @putint(%14)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn recurrences_accessed_every_iteration_become_pointers() {
+        for input in ["8 5 3 2", "3 7 -2 5", "1 100 13 0", "5 -3 40 1"] {
+            let out = same_behaviour(TRANSPOSE, &["strength"], input);
+            let body = &out[out.find("bb1(").unwrap()..out.find("bb2:").unwrap()];
+            assert!(!body.contains("gep @"), "{out}");
+            assert_eq!(body.matches(": ptr").count(), 2, "{out}");
+        }
+        let conditional = TRANSPOSE.replace(
+            "  store %7, %10\n",
+            "  %20 = slt %7, 5\n  br %20, bb3, bb4\nbb3:\n  store %7, %10\n  jump bb4\nbb4:\n",
+        );
+        let out = same_behaviour(&conditional, &["strength"], "8 5 3 2");
+        let body = &out[out.find("bb1(").unwrap()..out.find("bb2:").unwrap()];
+        assert!(
+            body.contains("gep @b, %") && !body.contains("gep @a, %"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn constant_columns_of_a_row_share_the_row_pointer() {
+        // A row walk with its four columns at constant indices (an unrolled inner
+        // loop): one pointer down the rows, each column a constant offset from it.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %a = alloc [i32; 40]
+  jump bb1(0)
+bb1(%i: i32):
+  %row = gep %a, %i, 16
+  %c0 = gep %row, 0, 4
+  store %i, %c0
+  %c1 = gep %row, 1, 4
+  store %i, %c1
+  %c2 = gep %row, 1, 8
+  store %i, %c2
+  %c3 = gep %row, 3, 4
+  store %i, %c3
+  %n = add %i, 1
+  %t = slt %n, 10
+  br %t, bb1(%n), bb2
+bb2:
+  %x = call @getint()
+  %px = gep %a, %x, 4
+  %v = load i32, %px
+  call @putint(%v)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["strength"], "37");
+        same_behaviour(src, &["strength"], "2");
+        assert_eq!(out.matches(": ptr").count(), 1, "{out}");
+        assert!(out.contains("gep %3, 1, 8"), "{out}");
+    }
+}

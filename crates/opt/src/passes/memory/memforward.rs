@@ -1,0 +1,578 @@
+//! Store-to-load forwarding and dead store elimination for local memory (`alloc`s).
+//!
+//! A local allocation is private to one call of the function. If its address never
+//! escapes (is never stored to memory, passed as a branch argument or returned; being
+//! passed to a call is allowed and tracked), then only this function's loads and
+//! stores, and the calls it is passed to, can touch it. For such allocations:
+//!
+//! 1. **Write-only allocations**: if nothing ever reads one (no load through it or a
+//!    `gep` of it, and no call sees it), every store to it is dead; the stores, the
+//!    `gep`s and the `alloc` are removed.
+//! 2. **Within each block**, scanning forward with the contents known at each point
+//!    (addresses are an allocation plus a constant byte offset, through `gep`s with
+//!    constant indices):
+//!    - a load of a location whose contents are known (stored or loaded earlier in the
+//!      block, with the same type) is replaced by that value (store-to-load and
+//!      load-to-load forwarding);
+//!    - a store of the value a location already holds is removed;
+//!    - a store overwritten by a later store to the same location, with no possible
+//!      read in between, is removed (dead store elimination), and so are stores not
+//!      read before a `ret` (the frame dies);
+//!    - a store at an unknown offset forgets everything known about that allocation;
+//!      a load at an unknown offset counts as a read of all of it; a call forgets
+//!      what it knows about, and counts as reading, the allocations passed to calls.
+//!
+//! A call of C's `memset` (which [`crate::passes::loops::loopidiom`] makes of fill loops) on an
+//! allocation is a write, not a read: an allocation only cleared and stored to is
+//! still write-only, and within a block, a load inside the cleared range that no
+//! later store overlaps reads the repeated byte (`int c[1024][4] = {{1, 2}}`, then
+//! `c[2][0]` is 0).
+//!
+//! Memory not from a local `alloc` (globals, pointer parameters) is left alone: calls
+//! and other pointers may alias it. This is the local (basic-block) redundant load and
+//! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
+//! Implementation", 13.1), restricted to memory that provably has no other name.
+
+use crate::analysis::address_root;
+use crate::analysis::AnalysisManager;
+use crate::analysis::Preserved;
+use crate::passes::loops::loopidiom::{memset_call, memset_of};
+use crate::pipeline::Pass;
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
+use rustc_hash::FxHashSet;
+
+/// The memforward pass.
+pub struct MemForward;
+
+impl Pass for MemForward {
+    fn name(&self) -> &'static str {
+        "memforward"
+    }
+    fn description(&self) -> &'static str {
+        "store-to-load forwarding and dead store elimination for local memory"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let memset = memset_of(m);
+        crate::passes::each_function(m, |f| run(f, memset))
+    }
+    /// Rewrites instructions only: no block or edge changes.
+    fn preserves(&self) -> Preserved {
+        Preserved::CFG.with_other_functions()
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let memset = memset_of(m);
+        am.each_function(m, |f, _| run(f, memset))
+    }
+}
+
+/// What the function does with one allocation's address.
+#[derive(Copy, Clone, Default, Debug)]
+struct AllocInfo {
+    /// The address (or one derived from it) goes somewhere we cannot follow.
+    escaped: bool,
+    /// The address is passed to a call.
+    call_visible: bool,
+    /// Something loads through the address.
+    loaded: bool,
+}
+
+/// Classifies every `alloc` of `f` (keyed by its result) and lists, per allocation,
+/// the instructions deriving from or accessing it.
+fn classify(f: &Function, memset: Option<FuncId>) -> Vec<(Value, AllocInfo, Vec<Inst>)> {
+    let mut out = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            if !matches!(f.kind(i), InstKind::Alloc { .. }) {
+                continue;
+            }
+            let a = f.inst_result(i).expect("alloc has a result");
+            let mut info = AllocInfo::default();
+            let mut derived: Vec<Inst> = Vec::new();
+            let mut seen: FxHashSet<Inst> = FxHashSet::default();
+            let mut work = vec![a];
+            while let Some(p) = work.pop() {
+                for &u in f.users(p) {
+                    match f.kind(u) {
+                        InstKind::Load { .. } => info.loaded = true,
+                        InstKind::Store { value, .. } if *value == p => info.escaped = true,
+                        InstKind::Store { .. } => {}
+                        InstKind::Gep { base, .. } if *base == p => {
+                            work.push(f.inst_result(u).expect("gep has a result"));
+                        }
+                        // `memset` writes through its pointer, its only one.
+                        InstKind::Call { .. } if memset_call(f, memset, u).is_some() => {}
+                        InstKind::Call { .. } => info.call_visible = true,
+                        _ => info.escaped = true,
+                    }
+                    if seen.insert(u) {
+                        derived.push(u);
+                    }
+                }
+            }
+            out.push((a, info, derived));
+        }
+    }
+    out
+}
+
+/// A pointer into local memory: the allocation and, when constant, the byte offset.
+fn resolve(f: &Function, p: Value) -> Option<(Value, Option<i64>)> {
+    let (root, off) = address_root(f, p);
+    let alloc = f.def_inst(root)?;
+    matches!(f.kind(alloc), InstKind::Alloc { .. }).then_some((root, off))
+}
+
+/// A location: allocation, byte offset, size in bytes.
+type Loc = super::locmap::Loc<Value>;
+use super::locmap::LocMap;
+
+/// Runs memforward over `f`.
+pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
+    let mut changed = false;
+    let mut tracked: SecondaryMap<Value, bool> = SecondaryMap::new();
+    let mut call_visible: Vec<Value> = Vec::new();
+    for (a, info, derived) in classify(f, memset) {
+        if info.escaped {
+            continue;
+        }
+        if !info.loaded && !info.call_visible {
+            remove_write_only(f, a, &derived);
+            changed = true;
+            continue;
+        }
+        tracked[a] = true;
+        if info.call_visible {
+            call_visible.push(a);
+        }
+    }
+    let blocks: Vec<Block> = f.layout.blocks().collect();
+    let mut forwarded = false;
+    for b in blocks {
+        forwarded |= forward_in_block(f, b, &tracked, &call_visible, memset);
+    }
+    if forwarded {
+        // Loads answered by forwarding may have been an allocation's last readers.
+        for (a, info, derived) in classify(f, memset) {
+            if !(info.escaped || info.loaded || info.call_visible) {
+                remove_write_only(f, a, &derived);
+            }
+        }
+    }
+    changed || forwarded
+}
+
+/// Step 1: deletes every store to allocation `a` (never read) and every `memset` of
+/// it, then its `gep`s and the allocation itself.
+fn remove_write_only(f: &mut Function, a: Value, derived: &[Inst]) {
+    for &i in derived {
+        if matches!(f.kind(i), InstKind::Store { .. } | InstKind::Call { .. }) {
+            f.remove_inst(i);
+        }
+    }
+    // `derived` lists each gep before the geps of its result: delete users first.
+    for &i in derived.iter().rev() {
+        if matches!(f.kind(i), InstKind::Gep { .. }) {
+            f.remove_inst(i);
+        }
+    }
+    let alloc = f.def_inst(a).expect("alloc result");
+    f.remove_inst(alloc);
+}
+
+/// Step 2 for one block.
+fn forward_in_block(
+    f: &mut Function,
+    b: Block,
+    tracked: &SecondaryMap<Value, bool>,
+    call_visible: &[Value],
+    memset: Option<FuncId>,
+) -> bool {
+    let mut changed = false;
+    // Known contents, and stores not (yet) possibly read.
+    let mut known: LocMap<Value, Value> = LocMap::new();
+    let mut pending: LocMap<Value, Inst> = LocMap::new();
+    let mut fills = Fills::default();
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    for i in insts {
+        if let Some((ptr, byte, len)) = memset_call(f, memset, i) {
+            let Some((alloc, off)) = resolve(f, ptr).filter(|&(a, _)| tracked[a]) else {
+                continue;
+            };
+            match (off, len) {
+                (Some(off), Some(size)) => {
+                    let loc = Loc {
+                        obj: alloc,
+                        off,
+                        size,
+                    };
+                    known.forget_overlapping(loc);
+                    pending.forget_overlapping(loc);
+                    fills.add(loc, byte);
+                }
+                _ => {
+                    known.forget_object(alloc);
+                    pending.forget_object(alloc);
+                    fills.forget_object(alloc);
+                }
+            }
+            continue;
+        }
+        match *f.kind(i) {
+            InstKind::Load { ty, ptr } => {
+                let Some((alloc, off)) = resolve(f, ptr) else {
+                    continue;
+                };
+                if !tracked[alloc] {
+                    continue;
+                }
+                let Some(off) = off else {
+                    pending.forget_object(alloc);
+                    continue;
+                };
+                let loc = Loc {
+                    obj: alloc,
+                    off,
+                    size: ty.size() as i64,
+                };
+                let r = f.inst_result(i).expect("load has a result");
+                let hit = known.at(loc).find(|&v| f.value_type(v) == ty);
+                let hit = hit.or_else(|| fills.value_at(f, loc, ty));
+                if let Some(v) = hit {
+                    f.replace_all_uses(r, v);
+                    f.remove_inst(i);
+                    changed = true;
+                } else {
+                    pending.forget_overlapping(loc);
+                    known.push(loc, r);
+                }
+            }
+            InstKind::Store { value, ptr } => {
+                let Some((alloc, off)) = resolve(f, ptr) else {
+                    continue;
+                };
+                if !tracked[alloc] {
+                    continue;
+                }
+                let Some(off) = off else {
+                    known.forget_object(alloc);
+                    fills.forget_object(alloc);
+                    continue;
+                };
+                let loc = Loc {
+                    obj: alloc,
+                    off,
+                    size: f.value_type(value).size() as i64,
+                };
+                fills.overwrite(loc);
+                if known.at(loc).any(|v| v == value) {
+                    f.remove_inst(i); // stores what is already there
+                    changed = true;
+                    continue;
+                }
+                if let Some(dead) = pending.take(loc) {
+                    f.remove_inst(dead);
+                    changed = true;
+                }
+                known.forget_overlapping(loc);
+                known.push(loc, value);
+                pending.push(loc, i);
+            }
+            InstKind::Call { .. } => {
+                for &a in call_visible {
+                    known.forget_object(a);
+                    pending.forget_object(a);
+                    fills.forget_object(a);
+                }
+            }
+            InstKind::Ret { .. } => {
+                for s in pending.drain() {
+                    f.remove_inst(s);
+                    changed = true;
+                }
+            }
+            _ => {}
+        }
+    }
+    changed
+}
+
+/// The ranges of local memory a `memset` of this block cleared, with the places
+/// stored to since (whose loads the stores answer).
+#[derive(Default)]
+struct Fills {
+    fills: Vec<Fill>,
+}
+
+struct Fill {
+    loc: Loc,
+    byte: u8,
+    overwritten: Vec<(i64, i64)>,
+}
+
+/// A fill stops being tracked once this many stores have overwritten parts of it.
+const MAX_OVERWRITES: usize = 64;
+
+impl Fills {
+    fn add(&mut self, loc: Loc, byte: u8) {
+        self.fills.push(Fill {
+            loc,
+            byte,
+            overwritten: Vec::new(),
+        });
+    }
+
+    fn forget_object(&mut self, a: Value) {
+        self.fills.retain(|fill| fill.loc.obj != a);
+    }
+
+    /// Records a store to `loc`: its bytes no longer hold any fill's byte.
+    fn overwrite(&mut self, loc: Loc) {
+        for fill in &mut self.fills {
+            if overlaps(fill.loc, loc.obj, loc.off, loc.size) {
+                fill.overwritten.push((loc.off, loc.size));
+            }
+        }
+        self.fills
+            .retain(|fill| fill.overwritten.len() <= MAX_OVERWRITES);
+    }
+
+    /// What a load of `ty` from `loc` reads, when the newest fill covering it is
+    /// intact there: the byte repeated, as an `i32` or `f32` constant.
+    fn value_at(&self, f: &mut Function, loc: Loc, ty: Type) -> Option<Value> {
+        let fill = self
+            .fills
+            .iter()
+            .rev()
+            .find(|fill| overlaps(fill.loc, loc.obj, loc.off, loc.size))?;
+        let inside = fill.loc.off <= loc.off && loc.off + loc.size <= fill.loc.off + fill.loc.size;
+        let intact = !fill
+            .overwritten
+            .iter()
+            .any(|&(off, size)| off < loc.off + loc.size && loc.off < off + size);
+        if !(inside && intact) {
+            return None;
+        }
+        let bits = u32::from(fill.byte) * 0x0101_0101;
+        match ty {
+            Type::I32 => Some(f.iconst(bits as i32)),
+            Type::F32 => Some(f.fconst(f32::from_bits(bits))),
+            _ => None,
+        }
+    }
+}
+
+/// Whether `a` and the `size` bytes at `off` of `obj` share a byte.
+fn overlaps(a: Loc, obj: Value, off: i64, size: i64) -> bool {
+    a.obj == obj && a.off < off + size && off < a.off + a.size
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn calls_see_the_arrays_passed_to_them() {
+        // After the call, a[0] may have changed: the load stays.
+        let src = r#"
+declare @g(ptr) -> void
+
+func @f() -> i32 {
+bb0:
+  %0 = alloc [i32; 2]
+  store 1, %0
+  call @g(%0)
+  %1 = load i32, %0
+  ret %1
+}
+"#;
+        check(&["memforward"], src, src);
+    }
+
+    #[test]
+    fn unknown_offsets_and_global_memory_are_respected() {
+        let src = r#"
+global @a: [i32; 4] = zeroinit
+
+func @f(i32, ptr) -> i32 {
+bb0(%0: i32, %1: ptr):
+  %2 = alloc [i32; 4]
+  store 1, %2
+  %3 = gep %2, %0, 4
+  store 9, %3
+  %4 = load i32, %2
+  store 2, @a
+  store 3, %1
+  %5 = load i32, @a
+  %6 = add %4, %5
+  store %6, %2
+  %7 = load i32, %3
+  ret %7
+}
+"#;
+        check(&["memforward"], src, src);
+    }
+
+    #[test]
+    fn stores_through_an_escaped_address_are_seen() {
+        // %1's address is stored in %0 and written through the loaded copy: the load
+        // of %1 must see 2, not the 1 stored directly.
+        let out = same_behaviour(
+            r#"
+func @main() -> i32 {
+bb0:
+  %0 = alloc ptr
+  %1 = alloc i32
+  store %1, %0
+  store 1, %1
+  %2 = load ptr, %0
+  store 2, %2
+  %3 = load i32, %1
+  ret %3
+}
+"#,
+            &["memforward"],
+            "",
+        );
+        assert!(!out.contains("ret 1"), "{out}");
+    }
+
+    #[test]
+    fn type_punning_is_not_forwarded() {
+        let src = r#"
+func @f() -> f32 {
+bb0:
+  %0 = alloc i32
+  store 1065353216, %0
+  %1 = load f32, %0
+  ret %1
+}
+"#;
+        check(&["memforward"], src, src);
+    }
+
+    #[test]
+    fn behaviour_is_preserved_on_a_program() {
+        same_behaviour(
+            r#"
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+declare @getint() -> i32
+declare @putarray(i32, ptr) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 3]
+  %1 = gep %0, 1, 4
+  %2 = gep %0, 2, 4
+  %3 = call @getint()
+  store 0, %0
+  store 0, %1
+  store 0, %2
+  store %3, %0
+  %4 = mul %3, 2
+  store %4, %1
+  %5 = load i32, %0
+  %6 = load i32, %1
+  %7 = add %5, %6
+  store %7, %2
+  call @putarray(3, %0)
+  %8 = load i32, %2
+  call @putint(%8)
+  call @putch(10)
+  ret 0
+}
+"#,
+            &["memforward"],
+            "5",
+        );
+    }
+}
+
+#[cfg(test)]
+mod memset_tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    const CLEARED: &str = r#"
+declare @memset(ptr, i32, i64) -> ptr
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 64]
+  %1 = sext 256
+  %2 = call @memset(%0, BYTE, %1)
+  %3 = gep %0, 1, 4
+  store 5, %3
+STORE
+  %4 = gep %0, IDX, 4
+  %5 = load LOADTY, %4
+  %6 = LOADUSE
+  call @putint(%6)
+  ret 0
+}
+"#;
+
+    fn cleared(byte: &str, idx: &str, store: &str, load_f32: bool) -> String {
+        let (ty, usage) = if load_f32 {
+            ("f32", "fptosi %5")
+        } else {
+            ("i32", "add %5, 0")
+        };
+        CLEARED
+            .replace("BYTE", byte)
+            .replace("IDX", idx)
+            .replace("STORE", store)
+            .replace("LOADTY", ty)
+            .replace("LOADUSE", usage)
+    }
+
+    #[test]
+    fn a_load_from_a_cleared_range_reads_the_byte() {
+        let out = same_behaviour(&cleared("0", "7", "", false), &["memforward"], "");
+        // Nothing reads the array any more: the call and the array are gone too.
+        assert!(!out.contains("load") && !out.contains("memset(%"), "{out}");
+        assert!(out.contains("add 0, 0"), "{out}");
+        let out = same_behaviour(&cleared("255", "63", "", false), &["memforward"], "");
+        assert!(out.contains("add -1, 0"), "{out}");
+        let out = same_behaviour(&cleared("0", "9", "", true), &["memforward"], "");
+        assert!(out.contains("fptosi 0.0"), "{out}");
+        // The element stored after the call reads the store.
+        let out = same_behaviour(&cleared("0", "1", "", false), &["memforward"], "");
+        assert!(out.contains("add 5, 0"), "{out}");
+    }
+
+    #[test]
+    fn a_load_the_fill_does_not_answer_stays() {
+        // Outside the cleared 64 elements (the array is 64 long: index 64 would be
+        // past the end, so clear fewer bytes instead).
+        let short = cleared("0", "40", "", false).replace("sext 256", "sext 128");
+        let out = run(&short, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
+        // A store at an unknown offset may have hit it.
+        let unknown = cleared(
+            "0",
+            "7",
+            "  %20 = call @getint()\n  %21 = gep %0, %20, 4\n  store 9, %21",
+            false,
+        );
+        let out = same_behaviour(&unknown, &["memforward"], "7");
+        assert!(out.contains("load i32"), "{out}");
+        // Another call that sees the array may change it.
+        let seen = cleared("0", "7", "  call @g(%0)", false).replace(
+            "declare @getint() -> i32",
+            "declare @getint() -> i32\ndeclare @g(ptr) -> void",
+        );
+        let out = run(&seen, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
+        // A byte-sized overlap: an 8-byte pointer store over elements 6 and 7.
+        let partial = cleared(
+            "0",
+            "7",
+            "  %22 = gep %0, 6, 4\n  %23 = alloc i32\n  store %23, %22",
+            false,
+        );
+        let out = run(&partial, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
+    }
+}

@@ -1,0 +1,15 @@
+//! Memory: store-to-load forwarding and dead stores, load PRE, register promotion
+//! of globals and array elements, predictive commoning, silent and sunk stores,
+//! scalar replacement of aggregates and constant local tables.
+
+pub mod checkpromote;
+pub mod globalforward;
+pub mod loadpre;
+pub mod localconst;
+pub mod locmap;
+pub mod memforward;
+pub mod predcom;
+pub mod promote;
+pub mod silentstore;
+pub mod sroa;
+pub mod storesink;

@@ -1,0 +1,392 @@
+//! Aggressive dead code elimination: assume everything dead, prove it live.
+//!
+//! The mark-and-sweep algorithm of Cytron, Ferrante, Rosen, Wegman and Zadeck
+//! (TOPLAS 1991, section 7.1), adapted to block parameters:
+//!
+//! - **Roots.** Instructions with effects are live: stores, returns, and calls to
+//!   functions that may have side effects ([`Purity`]). So is the terminator of every
+//!   block with a back edge (found by depth-first search), as LLVM's ADCE does by
+//!   default: loops are kept even when nothing they compute is used, so a loop that
+//!   might not terminate never disappears.
+//! - **Propagation.** The operands of a live instruction are live. A live block
+//!   parameter makes its block live and, on every incoming edge, the argument and the
+//!   branch passing it (which edge is taken decides the value). A block with anything
+//!   live in it is live, and so are the terminators of the blocks it is control
+//!   dependent on (via post-dominance frontiers): they decide whether it runs. A `br`
+//!   makes only its condition live; arguments count only for live parameters. Each
+//!   deciding branch is found once ([`Deciders`]), without listing the control
+//!   dependences, which are quadratic in the depth of a loop nest.
+//! - **Sweep.** A `br` that is not live decides nothing that matters: it becomes a
+//!   `jump` to its nearest live post-dominator (the blocks in between are dead and
+//!   become unreachable). Dead block parameters go with their arguments on every edge,
+//!   dead instructions go, and unreachable blocks are removed.
+//!
+//! Like C compilers, this drops an unused computation even if it would have trapped (a
+//! division by zero is undefined behaviour in C) and an unused call to a function
+//! without side effects even if that call would never return (C lets compilers
+//! assume side-effect-free loops terminate; loops in the function being optimised
+//! are kept, see the roots above).
+
+use crate::analysis::{AnalysisManager, Deciders, FunctionAnalyses, Preserved, Purity};
+use crate::cfg_edit::remove_unreachable_blocks;
+use crate::pipeline::Pass;
+use ir::analysis::ControlFlowGraph;
+use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+
+/// The DCE pass.
+pub struct Dce;
+
+impl Pass for Dce {
+    fn name(&self) -> &'static str {
+        "dce"
+    }
+    fn description(&self) -> &'static str {
+        "aggressive dead code elimination with control dependence (Cytron et al.)"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        crate::passes::each_function(m, |f| run(f, &purity))
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = am.purity(m);
+        am.each_function(m, |f, fa| {
+            let removed = remove_unreachable_blocks(f);
+            if removed {
+                fa.forget();
+            }
+            run_on(f, &purity, fa) | removed
+        })
+    }
+}
+
+enum Item {
+    Inst(Inst),
+    Param(Value),
+    Block(Block),
+}
+
+/// What is proven live.
+struct Marks<'a> {
+    f: &'a Function,
+    cfg: &'a ControlFlowGraph,
+    /// The branches deciding the blocks marked live, each reported once.
+    deciders: Deciders,
+    decided: Vec<Block>,
+    inst: SecondaryMap<Inst, bool>,
+    param: SecondaryMap<Value, bool>,
+    block: SecondaryMap<Block, bool>,
+    work: Vec<Item>,
+}
+
+impl Marks<'_> {
+    fn inst(&mut self, i: Inst) {
+        if !self.inst[i] {
+            self.inst[i] = true;
+            self.work.push(Item::Inst(i));
+        }
+    }
+
+    fn value(&mut self, v: Value) {
+        match self.f.value_def(v) {
+            ValueDef::Inst(i) => self.inst(i),
+            ValueDef::Param(b, _) if b != self.f.entry_block() && !self.param[v] => {
+                self.param[v] = true;
+                self.work.push(Item::Param(v));
+            }
+            _ => {}
+        }
+    }
+
+    fn block(&mut self, b: Block) {
+        if !self.block[b] {
+            self.block[b] = true;
+            self.work.push(Item::Block(b));
+        }
+    }
+
+    fn propagate(&mut self) {
+        let f = self.f;
+        while let Some(item) = self.work.pop() {
+            match item {
+                Item::Inst(i) => {
+                    if let Some(b) = f.layout.inst_block(i) {
+                        self.block(b);
+                    }
+                    match f.kind(i) {
+                        InstKind::Br { cond, .. } => self.value(*cond),
+                        InstKind::Jump { .. } => {}
+                        k => k.for_each_arg(|a| self.value(a)),
+                    }
+                }
+                Item::Param(p) => {
+                    let ValueDef::Param(b, idx) = f.value_def(p) else {
+                        continue;
+                    };
+                    self.block(b);
+                    for pred in self.cfg.unique_preds(b) {
+                        let Some(term) = f.terminator(pred) else {
+                            continue;
+                        };
+                        self.inst(term);
+                        for t in f.kind(term).targets() {
+                            if t.block == b {
+                                self.value(t.args[idx as usize]);
+                            }
+                        }
+                    }
+                }
+                Item::Block(b) => {
+                    let mut decided = std::mem::take(&mut self.decided);
+                    self.deciders.take(b, &mut decided);
+                    for x in decided.drain(..) {
+                        if let Some(t) = f.terminator(x) {
+                            self.inst(t);
+                        }
+                    }
+                    self.decided = decided;
+                }
+            }
+        }
+    }
+}
+
+/// Whether `i` must stay whatever its result's uses.
+fn is_root(f: &Function, purity: &Purity, i: Inst) -> bool {
+    match f.kind(i) {
+        InstKind::Store { .. } | InstKind::Ret { .. } => true,
+        InstKind::Call { callee, .. } => purity.effects(*callee).has_side_effects(),
+        _ => false,
+    }
+}
+
+/// Blocks with an edge to a block on the depth-first search stack (back edges, also
+/// of irreducible cycles).
+fn back_edge_sources(f: &Function, cfg: &ControlFlowGraph) -> Vec<Block> {
+    let mut state: SecondaryMap<Block, u8> = SecondaryMap::new(); // 1 on stack, 2 done
+    let mut out = Vec::new();
+    let entry = f.entry_block();
+    let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
+    state[entry] = 1;
+    while let Some(&mut (b, ref mut i)) = stack.last_mut() {
+        if let Some(&s) = cfg.succs(b).get(*i) {
+            *i += 1;
+            match state[s] {
+                0 => {
+                    state[s] = 1;
+                    stack.push((s, 0));
+                }
+                1 if out.last() != Some(&b) => out.push(b),
+                _ => {}
+            }
+        } else {
+            state[b] = 2;
+            stack.pop();
+        }
+    }
+    out
+}
+
+/// Removes dead code from `f`; `purity` tells which calls may be deleted.
+pub fn run(f: &mut Function, purity: &Purity) -> bool {
+    let removed = remove_unreachable_blocks(f);
+    run_on(f, purity, &mut FunctionAnalyses::default()) | removed
+}
+
+/// [`run`] on `f` without unreachable blocks, with its CFG and post-dominator
+/// tree from `fa` (the same between runs that changed no edge).
+fn run_on(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> bool {
+    let mut changed = false;
+    let (cfg, pdt) = fa.postdom(f);
+    let deciders = Deciders::new(cfg, pdt);
+
+    let (redirects, live_inst, live_param) = {
+        let mut marks = Marks {
+            f,
+            cfg,
+            deciders,
+            decided: Vec::new(),
+            inst: SecondaryMap::new(),
+            param: SecondaryMap::new(),
+            block: SecondaryMap::new(),
+            work: Vec::new(),
+        };
+        for &b in cfg.rpo() {
+            for i in f.layout.block_insts(b) {
+                if is_root(f, purity, i) {
+                    marks.inst(i);
+                }
+            }
+        }
+        for b in back_edge_sources(f, cfg) {
+            if let Some(t) = f.terminator(b) {
+                marks.inst(t);
+            }
+        }
+        marks.propagate();
+
+        // Each dead `br` jumps to its nearest live post-dominator instead. That block
+        // has no live parameters (they would have made the branch live); if there is
+        // none, or it has, the branch is kept live after all and marking resumes.
+        let redirects = loop {
+            let mut redirects: Vec<(Inst, Block)> = Vec::new();
+            let mut kept = false;
+            // The first live block up the post-dominator tree from each dead block
+            // walked so far (blocks become live only in `propagate`, after this
+            // round): a chain of dead branches, each post-dominated by the next,
+            // is walked once, not once from each of them.
+            let mut first_live: SecondaryMap<Block, Option<Option<Block>>> = SecondaryMap::new();
+            let mut path: Vec<Block> = Vec::new();
+            for &b in cfg.rpo() {
+                let Some(t) = f.terminator(b) else { continue };
+                if marks.inst[t] || !matches!(f.kind(t), InstKind::Br { .. }) {
+                    continue;
+                }
+                let mut up = pdt.ipdom(b);
+                let target = loop {
+                    let Some(x) = up else { break None };
+                    if marks.block[x] {
+                        break Some(x);
+                    }
+                    if let Some(known) = first_live[x] {
+                        break known;
+                    }
+                    path.push(x);
+                    up = pdt.ipdom(x);
+                };
+                for x in path.drain(..) {
+                    first_live[x] = Some(target);
+                }
+                match target {
+                    Some(l) if !f.block_params(l).iter().any(|&p| marks.param[p]) => {
+                        redirects.push((t, l))
+                    }
+                    _ => {
+                        marks.inst(t);
+                        kept = true;
+                    }
+                }
+            }
+            if !kept {
+                break redirects;
+            }
+            marks.propagate();
+        };
+        (redirects, marks.inst, marks.param)
+    };
+
+    // Sweep. First the branches, so dead values lose their last uses as conditions.
+    for &(t, l) in &redirects {
+        f.replace_kind(
+            t,
+            InstKind::Jump {
+                dest: BlockCall::new(l, vec![]),
+            },
+        );
+    }
+    changed |= !redirects.is_empty();
+    // Dead instructions lose their operands (so they can go in any order).
+    let mut dead: Vec<Inst> = Vec::new();
+    for &b in cfg.rpo() {
+        for i in f.layout.block_insts(b) {
+            if !live_inst[i] && !f.kind(i).is_terminator() {
+                dead.push(i);
+            }
+        }
+    }
+    for &i in &dead {
+        f.replace_kind(i, InstKind::Ret { value: None });
+    }
+    // Dead parameters: drop their arguments on every edge, then the parameters.
+    let entry = f.entry_block();
+    let is_dead_param = |f: &Function, b: Block, j: usize| {
+        b != entry && f.block_params(b).get(j).is_some_and(|&p| !live_param[p])
+    };
+    for &b in cfg.rpo() {
+        let Some(t) = f.terminator(b) else { continue };
+        let targets: Vec<BlockCall> = f.kind(t).targets().into_iter().cloned().collect();
+        for (which, call) in targets.into_iter().enumerate() {
+            if (0..call.args.len()).any(|j| is_dead_param(f, call.block, j)) {
+                let args = call
+                    .args
+                    .iter()
+                    .enumerate()
+                    .filter(|&(j, _)| !is_dead_param(f, call.block, j))
+                    .map(|(_, &a)| a)
+                    .collect::<Vec<_>>();
+                f.set_target(t, which, BlockCall::new(call.block, args));
+            }
+        }
+    }
+    for &b in cfg.rpo() {
+        for j in (0..f.block_params(b).len()).rev() {
+            if is_dead_param(f, b, j) {
+                f.remove_block_param(b, j, &[]);
+                changed = true;
+            }
+        }
+    }
+    for &i in &dead {
+        f.remove_inst(i);
+    }
+    changed |= !dead.is_empty();
+    changed |= remove_unreachable_blocks(f);
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn infinite_loop_is_kept() {
+        let src = r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  br %0, bb1, bb2
+bb1:
+  jump bb1
+bb2:
+  ret 0
+}
+"#;
+        check(&["dce"], src, src);
+    }
+
+    #[test]
+    fn behaviour_is_preserved_on_a_program() {
+        same_behaviour(
+            r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0, 0, 7)
+bb1(%1: i32, %2: i32, %3: i32):
+  %4 = slt %1, %0
+  br %4, bb2, bb5
+bb2:
+  %5 = srem %1, 3
+  %6 = eq %5, 0
+  %7 = mul %3, 5
+  br %6, bb3, bb4(%2)
+bb3:
+  %8 = add %2, %1
+  call @putint(%8)
+  jump bb4(%8)
+bb4(%9: i32):
+  %10 = add %1, 1
+  jump bb1(%10, %9, %7)
+bb5:
+  ret %2
+}
+"#,
+            &["dce"],
+            "10",
+        );
+    }
+}

@@ -1,0 +1,413 @@
+//! Hash-based global value numbering over the dominator tree, in the manner of Click's
+//! "Global Code Motion / Global Value Numbering" (PLDI 1995) and the dominator-based
+//! scheme of Briggs, Cooper and Simpson ("Value Numbering", SP&E 1997): a pre-order
+//! walk of the dominator tree (with an explicit stack) keeps a scoped hash table from
+//! expressions to the first value computing them; an instruction whose expression is
+//! already in the table is redundant with a computation that dominates it, so its
+//! uses take that value and it goes away. Leaving a subtree undoes its insertions, so
+//! only dominating computations are ever found.
+//!
+//! - Operands are looked up after earlier replacements, so equal operands are the same
+//!   value; commutative operands and comparisons are put in a canonical order.
+//! - Instructions with constant operands are folded ([`crate::fold`], never a division
+//!   by zero).
+//! - Calls to pure functions ([`Purity`]) are expressions like any other; calls that
+//!   only read memory are expressions of their arguments and the memory state.
+//! - Loads are expressions of their address and the memory state: a load is redundant
+//!   only when no store or call may have written the loaded memory since the earlier
+//!   load (or store of that address, whose value it then takes). The memory state is
+//!   split by base object and inherited from the immediate dominator only when no path
+//!   between them writes (see the `memory` module).
+//! - Block parameters: one whose arguments on all reachable edges are one value (or
+//!   itself) is that value; two of one block with the same arguments on every edge are
+//!   the same value.
+//!
+//! Hash-based GVN sees a block parameter only through its arguments: it cannot find
+//! that a parameter equals an ordinary expression. That is what the complete GVN
+//! ([`crate::passes::value_numbering::cgvn`]) adds.
+
+pub(crate) mod expr;
+pub(crate) mod memory;
+#[cfg(test)]
+mod tests;
+
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
+use crate::fold::Const;
+use crate::pipeline::Pass;
+use expr::{call_writes_memory, normalise, pure_op, Opcode};
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, Type, Value};
+use memory::{block_clobbers, memory_base, Clobbers, RegionWalker, REGION_LIMIT};
+use rustc_hash::FxHashMap;
+
+/// The hash-based GVN pass.
+pub struct Gvn;
+
+impl Pass for Gvn {
+    fn name(&self) -> &'static str {
+        "gvn"
+    }
+    fn description(&self) -> &'static str {
+        "hash-based global value numbering over the dominator tree"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        let purity = Purity::compute(m);
+        crate::passes::each_function(m, |f| run(f, &purity).changed())
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let purity = am.purity(m);
+        am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
+    }
+}
+
+/// What [`run`] removed from one function.
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq)]
+pub struct GvnStats {
+    /// Instructions replaced by a dominating equal value (loads included).
+    pub redundant: usize,
+    /// Instructions folded to constants.
+    pub folded: usize,
+    /// Block parameters replaced by another value.
+    pub params: usize,
+}
+
+impl GvnStats {
+    /// Whether anything changed.
+    pub fn changed(&self) -> bool {
+        self.redundant + self.folded + self.params > 0
+    }
+
+    /// Instructions and parameters removed in total.
+    pub fn total(&self) -> usize {
+        self.redundant + self.folded + self.params
+    }
+}
+
+/// An expression in the table.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Key {
+    /// A pure operator over at most two operands (a unary one repeats its operand).
+    Op(Opcode, Value, Value),
+    /// A call to a function that writes nothing, over its arguments and (for one that
+    /// reads memory) the memory state, 0 otherwise.
+    Call(FuncId, Box<[Value]>, u32),
+    /// A load of a type from an address in a memory state.
+    Load(Type, Value, u32, u32),
+}
+
+enum Undo {
+    /// Remove this key (it was absent before).
+    Key(Key),
+    /// Restore the generation of a base.
+    Gen(Value, Option<u32>),
+    /// Restore the global memory state.
+    Mem(u32, u32),
+}
+
+/// The scoped table and the memory state of the walk.
+struct Scope {
+    table: FxHashMap<Key, Value>,
+    /// Generation of each base's memory (absent: 0).
+    gens: FxHashMap<Value, u32>,
+    /// Changes whenever any memory may be written by an unknown store or a call.
+    epoch: u32,
+    /// Changes whenever any memory may be written at all.
+    any: u32,
+    /// Source of fresh state numbers.
+    fresh: u32,
+    undo: Vec<Undo>,
+}
+
+impl Scope {
+    fn new_id(&mut self) -> u32 {
+        self.fresh += 1;
+        self.fresh
+    }
+
+    fn lookup_or_insert(&mut self, key: Key, v: Value) -> Option<Value> {
+        if let Some(&w) = self.table.get(&key) {
+            return Some(w);
+        }
+        self.table.insert(key.clone(), v);
+        self.undo.push(Undo::Key(key));
+        None
+    }
+
+    fn clobber_all(&mut self) {
+        self.undo.push(Undo::Mem(self.epoch, self.any));
+        self.epoch = self.new_id();
+        self.any = self.new_id();
+    }
+
+    fn clobber_base(&mut self, base: Value) {
+        self.undo.push(Undo::Mem(self.epoch, self.any));
+        self.any = self.new_id();
+        let g = self.new_id();
+        let old = self.gens.insert(base, g);
+        self.undo.push(Undo::Gen(base, old));
+    }
+
+    fn clobber(&mut self, c: &Clobbers) {
+        if c.all {
+            self.clobber_all();
+        } else {
+            for &b in &c.bases {
+                self.clobber_base(b);
+            }
+        }
+    }
+
+    /// The memory state a load through `ptr` depends on.
+    fn mem_key(&self, f: &Function, ptr: Value) -> (u32, u32) {
+        match memory_base(f, ptr) {
+            Some(b) => (self.epoch, self.gens.get(&b).copied().unwrap_or(0)),
+            None => (self.any, 0),
+        }
+    }
+
+    fn undo_to(&mut self, mark: usize) {
+        while self.undo.len() > mark {
+            match self.undo.pop().expect("len > mark") {
+                Undo::Key(k) => {
+                    self.table.remove(&k);
+                }
+                Undo::Gen(b, Some(g)) => {
+                    self.gens.insert(b, g);
+                }
+                Undo::Gen(b, None) => {
+                    self.gens.remove(&b);
+                }
+                Undo::Mem(e, a) => {
+                    self.epoch = e;
+                    self.any = a;
+                }
+            }
+        }
+    }
+}
+
+/// Runs the hash-based GVN over `f`.
+pub fn run(f: &mut Function, purity: &Purity) -> GvnStats {
+    run_in(f, purity, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG and dominator tree taken from `fa` (GVN rewrites
+/// instructions only).
+pub(crate) fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> GvnStats {
+    let mut stats = GvnStats::default();
+    if f.is_declaration() {
+        return stats;
+    }
+    // Only a CFG larger than the region limit has regions the loops can answer for.
+    let (cfg, dt, loops) = if fa.cfg(f).rpo().len() > REGION_LIMIT {
+        let (cfg, dt, loops) = fa.loops(f);
+        (cfg, dt, Some(loops))
+    } else {
+        let (cfg, dt) = fa.domtree(f);
+        (cfg, dt, None)
+    };
+    let clobbers = block_clobbers(f, purity);
+    let mut walker = RegionWalker::new();
+    let mut scope = Scope {
+        table: FxHashMap::default(),
+        gens: FxHashMap::default(),
+        epoch: 0,
+        any: 0,
+        fresh: 0,
+        undo: Vec::new(),
+    };
+    let entry = f.entry_block();
+    enum Step {
+        Enter(Block),
+        Exit(usize),
+    }
+    let mut stack = vec![Step::Enter(entry)];
+    while let Some(step) = stack.pop() {
+        match step {
+            Step::Exit(mark) => scope.undo_to(mark),
+            Step::Enter(b) => {
+                stack.push(Step::Exit(scope.undo.len()));
+                match dt.idom(b) {
+                    None => scope.clobber_all(),
+                    Some(d) => {
+                        let c = walker.region_clobbers(cfg, dt, loops, &clobbers, b, d);
+                        if !c.is_empty() {
+                            scope.clobber(&c);
+                        }
+                    }
+                }
+                if b != entry {
+                    number_params(f, cfg, dt, b, &mut stats);
+                }
+                number_insts(f, purity, b, &mut scope, &mut stats);
+                for &c in dt.children(b).iter().rev() {
+                    stack.push(Step::Enter(c));
+                }
+            }
+        }
+    }
+    stats
+}
+
+/// The arguments each parameter of `b` receives on the reachable incoming edges, one
+/// list per edge (in predecessor order).
+pub(crate) fn incoming_args(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    b: Block,
+) -> Vec<Vec<Value>> {
+    let mut edges = Vec::new();
+    for p in cfg.unique_preds(b) {
+        if !dt.is_reachable(p) {
+            continue;
+        }
+        let Some(term) = f.terminator(p) else {
+            continue;
+        };
+        for t in f.kind(term).targets() {
+            if t.block == b {
+                edges.push(t.args.to_vec());
+            }
+        }
+    }
+    edges
+}
+
+/// Replaces parameters of `b` that are one value on every edge, or that duplicate an
+/// earlier parameter, and removes them.
+fn number_params(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    b: Block,
+    stats: &mut GvnStats,
+) {
+    let params = f.block_params(b).to_vec();
+    if params.is_empty() {
+        return;
+    }
+    let edges = incoming_args(f, cfg, dt, b);
+    let mut seen: FxHashMap<Vec<Value>, Value> = FxHashMap::default();
+    let mut dead = Vec::new();
+    // Parameters replaced so far: `edges` still names them in later arguments.
+    let mut replaced: FxHashMap<Value, Value> = FxHashMap::default();
+    for (j, &p) in params.iter().enumerate() {
+        let args: Vec<Value> = edges
+            .iter()
+            .map(|e| replaced.get(&e[j]).copied().unwrap_or(e[j]))
+            .collect();
+        let mut single = None;
+        let mut trivial = true;
+        for &a in &args {
+            if a == p || Some(a) == single {
+                continue;
+            }
+            if single.is_some() {
+                trivial = false;
+                break;
+            }
+            single = Some(a);
+        }
+        let replacement = match (trivial, single) {
+            (true, Some(v)) => Some(v),
+            _ => seen.get(&args).copied(),
+        };
+        match replacement {
+            Some(v) => {
+                f.replace_all_uses(p, v);
+                replaced.insert(p, v);
+                dead.push(j);
+                stats.params += 1;
+            }
+            None => {
+                seen.insert(args, p);
+            }
+        }
+    }
+    if !dead.is_empty() {
+        let preds = cfg.unique_preds(b);
+        for &j in dead.iter().rev() {
+            f.remove_block_param(b, j, &preds);
+        }
+    }
+}
+
+/// Numbers the instructions of `b` in order.
+fn number_insts(
+    f: &mut Function,
+    purity: &Purity,
+    b: Block,
+    scope: &mut Scope,
+    stats: &mut GvnStats,
+) {
+    let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+    for i in insts {
+        let Some(r) = f.inst_result(i) else {
+            match f.kind(i).clone() {
+                InstKind::Store { value, ptr } => {
+                    match memory_base(f, ptr) {
+                        Some(base) => scope.clobber_base(base),
+                        None => scope.clobber_all(),
+                    }
+                    // A later load of this address in this state reads `value`.
+                    let (s, g) = scope.mem_key(f, ptr);
+                    scope.lookup_or_insert(Key::Load(f.value_type(value), ptr, s, g), value);
+                }
+                InstKind::Call { callee, .. } if call_writes_memory(purity.effects(callee)) => {
+                    scope.clobber_all()
+                }
+                _ => {}
+            }
+            continue;
+        };
+        let key = match f.kind(i).clone() {
+            InstKind::Load { ty, ptr } => {
+                let (s, g) = scope.mem_key(f, ptr);
+                Some(Key::Load(ty, ptr, s, g))
+            }
+            InstKind::Call { callee, args } => {
+                let e = purity.effects(callee);
+                if e.is_pure() {
+                    Some(Key::Call(callee, args.into_boxed_slice(), 0))
+                } else if !e.has_side_effects() {
+                    Some(Key::Call(callee, args.into_boxed_slice(), scope.any))
+                } else {
+                    if call_writes_memory(e) {
+                        scope.clobber_all();
+                    }
+                    None
+                }
+            }
+            _ => match pure_op(f, i, purity) {
+                Some((op, mut args)) => {
+                    let consts: Option<Vec<Const>> =
+                        args.iter().map(|&a| Const::of(f, a)).collect();
+                    if let Some(c) = consts.and_then(|cs| op.fold(&cs)) {
+                        let v = c.value(f);
+                        f.replace_all_uses(r, v);
+                        f.remove_inst(i);
+                        stats.folded += 1;
+                        continue;
+                    }
+                    let op = normalise(op, &mut args);
+                    match args.as_slice() {
+                        [a] => Some(Key::Op(op, *a, *a)),
+                        [a, b] => Some(Key::Op(op, *a, *b)),
+                        _ => None,
+                    }
+                }
+                None => None,
+            },
+        };
+        let Some(key) = key else { continue };
+        if let Some(v) = scope.lookup_or_insert(key, r) {
+            f.replace_all_uses(r, v);
+            f.remove_inst(i);
+            stats.redundant += 1;
+        }
+    }
+}
