@@ -26,9 +26,6 @@ impl Pass for ConstGlobals {
     fn description(&self) -> &'static str {
         "replace loads of globals that are never written by their initial values"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        self.run_with(m, &mut AnalysisManager::new())
-    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let written = WrittenGlobals::compute(m, &am.purity(m));
         run(m, &written) > 0

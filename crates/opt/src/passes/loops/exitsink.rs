@@ -56,10 +56,6 @@ impl Pass for ExitSink {
     fn description(&self) -> &'static str {
         "sink loop computations used only after the loop onto its exit edge"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity) > 0)
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

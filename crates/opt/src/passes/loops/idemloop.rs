@@ -55,10 +55,6 @@ impl Pass for IdemLoop {
     fn description(&self) -> &'static str {
         "a counted loop whose every iteration does the same work runs once"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity) > 0)
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -52,10 +52,6 @@ impl Pass for IfConvert {
     fn description(&self) -> &'static str {
         "if-convert a loop's conditional update into masked arithmetic (single-block loop)"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();
-        crate::passes::each_function(m, |f| run(f, &sizes) > 0)
-    }
     /// Through the manager, so that it knows which functions changed.
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();

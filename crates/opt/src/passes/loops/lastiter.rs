@@ -57,10 +57,6 @@ impl Pass for LastIter {
     fn description(&self) -> &'static str {
         "a side-effect-free counted loop sharing only its counter runs its last iteration alone"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity) > 0)
-    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = am.purity(m);
         am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)

@@ -57,18 +57,6 @@ impl Pass for Licm {
     fn description(&self) -> &'static str {
         "hoist loop-invariant computations, loads and pure calls into preheaders"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        let sizes = GlobalSizes::of(m);
-        let targets = ParamTargets::compute(m);
-        let disjoint = DisjointParams::compute(m, &targets);
-        let mut changed = false;
-        for (id, f) in m.funcs.iter_mut() {
-            let apart = |i: usize, j: usize| disjoint.disjoint(id, i, j);
-            changed |= run_with_params(f, &purity, &sizes, targets.of(id), &apart) > 0;
-        }
-        changed
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -35,10 +35,6 @@ impl Pass for LoopDelete {
     fn description(&self) -> &'static str {
         "delete terminating loops without effects or used results"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity) > 0)
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -51,9 +51,6 @@ impl Pass for Pow2Div {
     fn description(&self) -> &'static str {
         "divide by a doubling induction variable with shifts"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        self.run_with(m, &mut AnalysisManager::new())
-    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let written = WrittenGlobals::compute(m, &am.purity(m));
         let tables = by_power_table(m, &written) > 0;

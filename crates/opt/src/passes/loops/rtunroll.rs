@@ -59,9 +59,6 @@ impl Pass for RuntimeUnroll {
     /// first one's `p`), which instcombine folds, and value numbering then forwards
     /// a copy's store to the next copy's load of it. Only those functions: value
     /// numbering every function once more cost 3% of a large compile.
-    fn run(&self, m: &mut Module) -> bool {
-        self.run_with(m, &mut AnalysisManager::new())
-    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let unrolled: Vec<FuncId> = m
             .funcs

@@ -42,9 +42,6 @@ impl Pass for CheckPromote {
     fn description(&self) -> &'static str {
         "keep a loop-invariant load in a register, checking each store that may alias it"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        self.run_with(m, &mut AnalysisManager::new())
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -34,10 +34,6 @@ impl Pass for GlobalForward {
     fn description(&self) -> &'static str {
         "store-to-load forwarding and dead store elimination for globals within a block"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity) > 0)
-    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = am.purity(m);
         am.each_function(m, |f, _| run(f, &purity) > 0)

@@ -39,9 +39,6 @@ impl Pass for LocalConst {
     fn description(&self) -> &'static str {
         "turn local arrays filled with constants before any read into read-only globals"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        run(m, &Purity::compute(m)) > 0
-    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = am.purity(m);
         run(m, &purity) > 0

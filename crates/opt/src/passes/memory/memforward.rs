@@ -51,10 +51,6 @@ impl Pass for MemForward {
     fn description(&self) -> &'static str {
         "store-to-load forwarding and dead store elimination for local memory"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let memset = memset_of(m);
-        crate::passes::each_function(m, |f| run(f, memset))
-    }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
         Preserved::CFG.with_other_functions()

@@ -55,24 +55,6 @@ impl Pass for PredCom {
     fn description(&self) -> &'static str {
         "carry values loaded through a pointer induction variable to the next iteration"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        let targets = ParamTargets::compute(m);
-        let disjoint = DisjointParams::compute(m, &targets);
-        let mut changed = false;
-        for (id, f) in m.funcs.iter_mut() {
-            if f.is_declaration() {
-                continue;
-            }
-            let memory = Memory {
-                func: id,
-                targets: &targets,
-                disjoint: &disjoint,
-            };
-            changed |= run(f, &purity, &memory) > 0;
-        }
-        changed
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

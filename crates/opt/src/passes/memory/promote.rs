@@ -35,9 +35,6 @@ impl Pass for PromoteGlobals {
     fn description(&self) -> &'static str {
         "keep scalar globals in registers across loops that no call can see them from"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        self.run_with(m, &mut AnalysisManager::new())
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

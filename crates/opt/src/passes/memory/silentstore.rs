@@ -28,10 +28,6 @@ impl Pass for SilentStore {
     fn description(&self) -> &'static str {
         "delete stores of the value the location was just loaded with"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity) > 0)
-    }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = am.purity(m);
         am.each_function(m, |f, _| run(f, &purity) > 0)

@@ -38,10 +38,6 @@ impl Pass for Sroa {
     fn description(&self) -> &'static str {
         "split local arrays accessed only at constant positions into scalars (SROA)"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let memset = memset_of(m);
-        crate::passes::each_function(m, |f| run(f, memset))
-    }
     /// Through the manager, so that it knows which functions changed (a split
     /// `memset` call leaves the function's purity summary).
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {

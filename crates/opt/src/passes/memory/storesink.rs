@@ -38,10 +38,6 @@ impl Pass for StoreSink {
     fn description(&self) -> &'static str {
         "sink the stores that initialise a local array past branches that leave without reading it"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let memset = memset_of(m);
-        crate::passes::each_function(m, |f| run(f, memset) > 0)
-    }
     /// Through the manager, so that it knows which functions changed.
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let memset = memset_of(m);

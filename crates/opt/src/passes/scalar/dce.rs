@@ -43,10 +43,6 @@ impl Pass for Dce {
     fn description(&self) -> &'static str {
         "aggressive dead code elimination with control dependence (Cytron et al.)"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity))
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -14,7 +14,7 @@
 
 use crate::analysis::{AnalysisManager, Preserved};
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::DominatorTree;
 use ir::{BinOp, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -27,13 +27,6 @@ impl Pass for DivRem {
     }
     fn description(&self) -> &'static str {
         "compute a remainder from the quotient of the same division when that is computed too"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        crate::passes::each_function(m, |f| {
-            let cfg = ControlFlowGraph::compute(f);
-            let dt = DominatorTree::compute(f, &cfg);
-            run(f, &dt) > 0
-        })
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function(m, |f, fa| {

@@ -48,15 +48,6 @@ impl Pass for TailRec {
     fn description(&self) -> &'static str {
         "turn self-calls in tail position (with + or * accumulators) into loops"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let mut changed = false;
-        for (id, f) in m.funcs.iter_mut() {
-            if !f.is_declaration() {
-                changed |= run(f, id) > 0;
-            }
-        }
-        changed
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -74,9 +74,6 @@ impl Pass for SoftwarePipelining {
     fn description(&self) -> &'static str {
         "overlap each single-block loop iteration's loads and arithmetic with the previous one's stores"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        self.run_with(m, &mut AnalysisManager::new())
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -62,10 +62,6 @@ impl Pass for Cgvn {
     fn description(&self) -> &'static str {
         "complete (Herbrand) global value numbering (Nie, Cheng and Wang 2010)"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity).changed())
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -50,10 +50,6 @@ impl Pass for Gvn {
     fn description(&self) -> &'static str {
         "hash-based global value numbering over the dominator tree"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity).changed())
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }

@@ -59,10 +59,6 @@ impl Pass for Pre {
     fn description(&self) -> &'static str {
         "partial redundancy elimination at joins on complete value numbers"
     }
-    fn run(&self, m: &mut Module) -> bool {
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity).changed())
-    }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
     }
