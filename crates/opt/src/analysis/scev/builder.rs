@@ -47,8 +47,7 @@ impl ScalarEvolution<'_> {
     fn no_wrap(&mut self, v: Value) -> bool {
         self.f.value_type(v) == Type::I32
             && self
-                .ranges()
-                .get(v)
+                .range(v)
                 .is_some_and(|r| r != crate::analysis::ranges::Range::FULL)
     }
 
@@ -219,7 +218,7 @@ impl ScalarEvolution<'_> {
         if self.f.value_type(v) != Type::I32 || !self.exprs.exact(start) {
             return false;
         }
-        let Some(r) = self.ranges().get(v) else {
+        let Some(r) = self.range(v) else {
             return false;
         };
         i64::from(r.hi) - i64::from(r.lo) + d.abs() < 1i64 << 32

@@ -29,7 +29,7 @@ pub use expr::{Expr, ExprId, Exprs};
 pub use print::print;
 pub use tripcount::{ExitCount, LoopCounts, Predicate};
 
-use crate::analysis::ranges::Ranges;
+use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::{LoopForest, LoopId};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Value};
@@ -47,6 +47,7 @@ pub struct ScalarEvolution<'a> {
     /// header parameter stood for itself).
     log: Vec<Value>,
     ranges: Option<Ranges>,
+    use_ranges: bool,
     max_counts: FxHashMap<LoopId, Option<i64>>,
     depth: usize,
     /// Recurrences [`Self::is_exact`] proved exact, for printing.
@@ -69,16 +70,31 @@ impl<'a> ScalarEvolution<'a> {
             memo: FxHashMap::default(),
             log: Vec::new(),
             ranges: None,
+            use_ranges: true,
             max_counts: FxHashMap::default(),
             depth: 0,
             proven: Default::default(),
         }
     }
 
-    /// The value ranges of the function, computed on first use.
-    fn ranges(&mut self) -> &Ranges {
+    /// The analysis without value ranges: no flag is proven exact and no
+    /// predicate on a bound is decided from its range, but nothing costs more
+    /// than the expressions asked for (for passes that only need trip counts of
+    /// constant-bounded or step-one counters, such as termination proofs).
+    pub fn without_ranges(mut self) -> Self {
+        self.use_ranges = false;
+        self
+    }
+
+    /// The value range of `v`, the ranges computed on first use.
+    fn range(&mut self, v: Value) -> Option<Range> {
+        if !self.use_ranges {
+            return None;
+        }
         let (f, cfg) = (self.f, self.cfg);
-        self.ranges.get_or_insert_with(|| Ranges::compute(f, cfg))
+        self.ranges
+            .get_or_insert_with(|| Ranges::compute(f, cfg))
+            .get(v)
     }
 
     /// Whether `e` is invariant in `lp`.

@@ -88,6 +88,16 @@ impl ScalarEvolution<'_> {
         LoopCounts { exact, max }
     }
 
+    /// Whether `lp`, an innermost loop, certainly terminates: an exiting block has
+    /// an exit count that holds unconditionally (whatever the count is).
+    pub fn terminates(&mut self, lp: LoopId) -> bool {
+        self.loops.get(lp).children.is_empty()
+            && self.exiting_blocks(lp).into_iter().any(|e| {
+                self.exit_count(lp, e)
+                    .is_some_and(|c| c.predicates.is_empty())
+            })
+    }
+
     /// Whether `e` never wraps: its flag says so, or [`Self::exact_range`] finds
     /// its values.
     pub fn is_exact(&mut self, e: ExprId) -> bool {
@@ -328,7 +338,7 @@ impl ScalarEvolution<'_> {
             Expr::Const { c, .. } => (c, c),
             Expr::SExt(a) => match self.exprs.get(a).clone() {
                 Expr::Const { c, .. } => (c, c),
-                Expr::Unknown { v, .. } => match self.ranges().get(v) {
+                Expr::Unknown { v, .. } => match self.range(v) {
                     Some(r) => (r.lo.into(), r.hi.into()),
                     None => (MIN, MAX),
                 },
