@@ -251,7 +251,10 @@ bb2:
             .replace("add %0, 2", "add %0, 3")
             .replace("ne %3, 101", "ne %3, %9")
             .replace("bb0:\n", "bb0:\n  %9 = call @getint()\n")
-            .replace("declare @putint", "declare @getint() -> i32\ndeclare @putint");
+            .replace(
+                "declare @putint",
+                "declare @getint() -> i32\ndeclare @putint",
+            );
         assert!(crate::passes::testutil::run(&unknown, &["loopdelete"]).contains("ne %"));
         // `i < 100` with a step of 3 ends (it cannot jump over 100..=i32::MAX): gone,
         // and so is `i > -7` counting down by 5; `i < 2147483647` by 3 could jump
@@ -375,7 +378,8 @@ bb2:
             assert!(!out.contains("bb1("), "{step} {test}:\n{out}");
         }
         // Stepping past the end of `i32` (2147483644 + 4 wraps): kept.
-        let out = crate::passes::testutil::run(&unused_loop(4, "sle %3, 2147483644"), &["loopdelete"]);
+        let out =
+            crate::passes::testutil::run(&unused_loop(4, "sle %3, 2147483644"), &["loopdelete"]);
         assert!(out.contains("bb1("), "{out}");
     }
 }
