@@ -86,7 +86,9 @@ pub fn run_on(
     while next < ids.len() {
         let mut plan = None;
         {
-            let mut se = ScalarEvolution::new(f, cfg, dt, loops);
+            // Constant counts need no value ranges (and computing them for the
+            // whole function on each rebuild would make the pass quadratic).
+            let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
             while next < ids.len() && plan.is_none() {
                 plan = analyse(&mut se, ids[next]);
                 next += 1;

@@ -13,7 +13,7 @@ use super::ScalarEvolution;
 use ir::{BinOp, Function, InstKind, Type, UnOp, Value, ValueDef};
 
 /// How deep operands are followed before a value is left unknown.
-const MAX_DEPTH: usize = 150;
+const MAX_DEPTH: usize = 24;
 
 /// The type an analysed value has, if it is one the analysis describes.
 fn scev_type(f: &Function, v: Value) -> Option<Type> {
