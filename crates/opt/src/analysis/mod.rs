@@ -17,6 +17,7 @@ pub mod postdom;
 pub mod purity;
 mod purity_summary;
 pub mod ranges;
+pub mod scev;
 pub mod sections;
 pub mod written_globals;
 

@@ -6,27 +6,29 @@
 //!
 //! This is the exit-value rewriting of induction-variable simplification (LLVM's
 //! `IndVarSimplify` on scalar evolutions; GCC's final value replacement in
-//! `tree-scalar-evolution.c`), for the simplest recurrences, on rotated loops:
+//! `tree-scalar-evolution.c`), on the scalar evolution of [`crate::analysis::scev`]:
 //!
-//! - The loop has one latch, which is also its only exit: it ends in
-//!   `br c, header(..), exit(..)` (or the arms swapped) and no other block of the
-//!   loop leaves it or returns.
-//! - The loop's counter ([`crate::analysis::induction`]) starts at a constant and is
-//!   bounded by a constant, so the body runs a number of times `n` known at compile
-//!   time (at least once: the loop is rotated, its guard decided the first
-//!   iteration).
-//! - A header parameter `x` that receives `x + c` from the latch, with `c`
-//!   defined outside the loop, has the value `x0 + k * c` in iteration `k`
-//!   (wrapping, like the loop's own additions). On the exit edge, `x` (after `n - 1`
-//!   steps) and `x + c` (after `n`) are replaced by that expression, computed in the
-//!   preheader.
+//! - The loop has a preheader and one exiting block, which runs on every iteration
+//!   (it dominates the latches; it may be the latch of a rotated loop or the header
+//!   of a `while` loop), and its exit test has a constant exit count `b` (the back
+//!   edges taken): any constant step, `<`, `<=`, `>`, `>=` or `!=`, the counter
+//!   tested before or after its step (see [`crate::analysis::scev::tripcount`]).
+//! - A header parameter whose evolution is `{x0,+,c}` or `{x0,+,c,+,e}` with `c`
+//!   and `e` invariant has the value `x0 + k*c (+ C(k,2)*e)` on iteration `k`
+//!   (wrapping, like the loop's own additions). Uses after the loop see iteration
+//!   `b`: the parameter there, and (when the exiting block is the only latch) the
+//!   argument it passes back, which is the parameter's value on iteration `b + 1`.
+//!   Those uses are replaced by that expression, computed in the preheader.
+//! - Values computed from the parameters in blocks that run on every iteration up
+//!   to the exit, by arithmetic that cannot trap, are recomputed in the preheader
+//!   from the parameters' final values.
 
-use crate::analysis::induction::step_of;
+use crate::analysis::scev::{Expr, ScalarEvolution};
 use crate::analysis::FunctionAnalyses;
-use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
+use crate::analysis::{LoopForest, LoopId, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Function, InstKind, Type, Value, ValueDef};
+use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// The final value replacement pass.
@@ -68,61 +70,212 @@ pub fn run_on(
 ) -> usize {
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // Only instructions in preheaders and branch arguments change: the loop
-    // structure stays valid, and so do the blocks that leave each loop.
-    let exiting = loops.exiting_counts(f, cfg);
-    ids.into_iter()
-        .map(|id| replace_exit_values(f, cfg, dt, loops, &exiting, id))
-        .sum()
+    // structure stays valid. The scalar evolution describes the instructions,
+    // so it is built anew after each loop that changed them.
+    let mut replaced = 0;
+    let mut next = 0;
+    while next < ids.len() {
+        let mut plan = None;
+        {
+            // Constant counts need no value ranges (and computing them for the
+            // whole function on each rebuild would make the pass quadratic).
+            let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+            while next < ids.len() && plan.is_none() {
+                plan = analyse(&mut se, ids[next]);
+                next += 1;
+            }
+        }
+        if let Some(p) = plan {
+            replaced += replace_exit_values(f, dt, loops, &p);
+        }
+    }
+    replaced
+}
+
+/// A step of a recurrence, as the pass materialises it.
+#[derive(Clone, Copy)]
+enum Operand {
+    Const(i32),
+    Value(Value),
+}
+
+impl Operand {
+    fn value(self, f: &mut Function) -> Value {
+        match self {
+            Operand::Const(c) => f.iconst(c),
+            Operand::Value(v) => v,
+        }
+    }
+}
+
+/// What the scalar evolution says about one loop.
+struct Plan {
+    id: LoopId,
+    header: Block,
+    preheader: Block,
+    /// The only block leaving the loop, its branch and the index of its exit target.
+    exiting: Block,
+    branch: Inst,
+    exit: usize,
+    /// The back edges taken before the exit.
+    taken: i32,
+    /// Per header parameter, the steps of its recurrence (first order, or second).
+    steps: Vec<Option<Vec<Operand>>>,
+    /// Whether the exiting block is the only latch.
+    latch_exits: bool,
+}
+
+/// The plan for loop `id`, if it has a constant count and one exiting block.
+fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
+    let (f, loops) = (se.f, se.loops);
+    let preheader = loops.preheader(id, se.cfg)?;
+    let [exiting] = se.exiting_blocks(id)[..] else {
+        return None;
+    };
+    let count = se.exit_count(id, exiting)?;
+    if !count.predicates.is_empty() {
+        return None;
+    }
+    // The body runs `taken + 1` times: that must be an i32.
+    let taken = i32::try_from(se.exprs.as_const(count.count)?)
+        .ok()
+        .filter(|&t| t < i32::MAX)?;
+    let branch = f.terminator(exiting)?;
+    let exit = f
+        .kind(branch)
+        .targets()
+        .iter()
+        .position(|t| !loops.contains(id, t.block))?;
+    let lp = loops.get(id);
+    let latch_exits = lp.latches[..] == [exiting];
+    let steps = f
+        .block_params(lp.header)
+        .iter()
+        .map(|&x| recurrence_steps(se, id, x))
+        .collect();
+    Some(Plan {
+        id,
+        header: lp.header,
+        preheader,
+        exiting,
+        branch,
+        exit,
+        taken,
+        steps,
+        latch_exits,
+    })
+}
+
+/// The steps of `x` when it is an `i32` recurrence of `id` of order one or two,
+/// the loop has one latch and passes back `x + w` where `w` is the step (as
+/// LLVM's `SCEVExpander` reuses a value that already computes an expression): for
+/// the first order a constant or a value defined outside the loop, for the second a recurrence
+/// `{c,+,e}` of the loop with `c` and `e` constants or values defined outside it.
+fn recurrence_steps(se: &mut ScalarEvolution, id: LoopId, x: Value) -> Option<Vec<Operand>> {
+    let (f, loops) = (se.f, se.loops);
+    if f.value_type(x) != Type::I32 {
+        return None;
+    }
+    let lp = loops.get(id);
+    let [latch] = lp.latches[..] else {
+        return None;
+    };
+    let k = f.block_params(lp.header).iter().position(|&p| p == x)?;
+    let term = f.terminator(latch)?;
+    let back = f
+        .kind(term)
+        .targets()
+        .into_iter()
+        .find(|t| t.block == lp.header)?;
+    let InstKind::Binary {
+        op: BinOp::Add,
+        args: [a, b],
+    } = *f.kind(f.def_inst(back.args[k])?)
+    else {
+        return None;
+    };
+    let w = match (a == x, b == x) {
+        (true, false) => b,
+        (false, true) => a,
+        _ => return None,
+    };
+    let e = se.get(x);
+    let (l, ops) = se.exprs.as_addrec(e)?;
+    let ops = ops.to_vec();
+    if l != id || ops.len() > 3 {
+        return None;
+    }
+    let step = se.get(w);
+    let outside = |v: Value| f.value_block(v).is_none_or(|b| !loops.contains(id, b));
+    let operand = |se: &ScalarEvolution, o| match *se.exprs.get(o) {
+        Expr::Const { c, .. } => Some(Operand::Const(c as i32)),
+        Expr::Unknown { v, .. } if outside(v) => Some(Operand::Value(v)),
+        _ => None,
+    };
+    if ops.len() == 2 {
+        if step != ops[1] {
+            return None;
+        }
+        // The value itself must be available before the loop (a step the loop
+        // computes, even one that folds to a constant, stays: a deep nest of such
+        // loops would keep every level's final value live at once).
+        return outside(w).then(|| vec![Operand::Value(w)]);
+    }
+    if se.exprs.as_addrec(step).map(|(_, o)| o) != Some(&ops[1..]) {
+        return None;
+    }
+    ops[1..].iter().map(|&o| operand(se, o)).collect()
 }
 
 fn replace_exit_values(
     f: &mut Function,
-    cfg: &ControlFlowGraph,
     dt: &DominatorTree,
     loops: &LoopForest,
-    exiting: &[usize],
-    id: LoopId,
+    plan: &Plan,
 ) -> usize {
-    let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
-        return 0;
+    let id = plan.id;
+    let pterm = f.terminator(plan.preheader).expect("preheader has a jump");
+    let init: Vec<Value> = f
+        .kind(pterm)
+        .targets()
+        .iter()
+        .find(|t| t.block == plan.header)
+        .expect("the preheader enters the header")
+        .args
+        .to_vec();
+    let nexts: Vec<Value> = if plan.latch_exits {
+        let t = f.kind(plan.branch).targets();
+        let back = t
+            .iter()
+            .find(|t| t.block == plan.header)
+            .expect("a back edge");
+        back.args.to_vec()
+    } else {
+        Vec::new()
     };
-    // The latch is the only way out: it leaves the loop, and no other block
-    // does (counted for all loops at once: a deep nest would scan each block
-    // once per loop around it).
-    let latch_leaves = f.successors(l.latch).is_empty()
-        || cfg.succs(l.latch).iter().any(|&s| !loops.contains(id, s));
-    if !latch_leaves || exiting[id.0 as usize] != 1 {
-        return 0;
-    }
-    let Some(n) = Counter::of(f, loops, id, &l).and_then(|c| c.trip_count(f)) else {
-        return 0;
-    };
-    let pterm = f.terminator(l.preheader).expect("preheader has a jump");
-    let init = l.init_args(f).to_vec();
-    let nexts = l.next_args(f).to_vec();
-    let params = f.block_params(l.header).to_vec();
-    let invariant =
-        |f: &Function, v: Value| f.value_block(v).is_none_or(|b| !loops.contains(id, b));
+    let params = f.block_params(plan.header).to_vec();
+    let taken = plan.taken;
 
-    let mut exit = f.kind(l.branch).targets()[l.exit()].clone();
+    let mut exit = f.kind(plan.branch).targets()[plan.exit].clone();
     let mut replaced = 0;
     for j in 0..params.len() {
-        let (x, next) = (params[j], nexts[j]);
-        let Some(c) = step_of(f, x, next) else {
+        let Some(steps) = &plan.steps[j] else {
             continue;
         };
-        if !invariant(f, c) || f.value_type(x) != Type::I32 {
-            continue;
+        // Uses after the loop see the last iteration: `x` after `taken` steps, the
+        // value it passes back after one more. They are outside the loop, or
+        // arguments on the exit edge.
+        let mut uses = vec![(params[j], taken)];
+        if let Some(&next) = nexts.get(j) {
+            uses.push((next, taken + 1));
         }
-        // Uses after the loop see the last iteration: `x` after n - 1 steps, `x + c`
-        // after n. They are outside the loop, or arguments on the exit edge.
-        for (v, steps) in [(x, n.wrapping_sub(1)), (next, n)] {
+        for (v, k) in uses {
             let outside = users_outside(f, loops, id, v);
             let on_exit = exit.args.contains(&v);
             if outside.is_empty() && !on_exit {
                 continue;
             }
-            let value = closed_form(f, pterm, init[j], c, steps);
+            let value = closed_form(f, pterm, init[j], steps, k);
             for u in outside {
                 f.map_inst_args(u, |a| if a == v { value } else { a });
             }
@@ -134,24 +287,20 @@ fn replace_exit_values(
             replaced += 1;
         }
     }
-    // Values computed from the counters on every iteration (the latch is the only
-    // exit, so their last iteration's value is what leaves): recomputed before the
-    // loop from the parameters' last values.
+    // Values computed from the counters on every iteration (the exiting block is
+    // the only exit, so their last iteration's value is what leaves): recomputed
+    // before the loop from the parameters' last values.
     let mut derived = Derived {
-        id,
-        latch: l.latch,
-        header: l.header,
-        n,
+        plan,
         pterm,
         init: &init,
-        nexts: &nexts,
         memo: FxHashMap::default(),
     };
     let body: Vec<ir::Inst> = loops
         .get(id)
         .blocks
         .iter()
-        .filter(|&&b| dt.dominates(b, l.latch))
+        .filter(|&&b| dt.dominates(b, plan.exiting))
         .flat_map(|&b| f.layout.block_insts(b).collect::<Vec<_>>())
         .collect();
     for i in body {
@@ -180,7 +329,7 @@ fn replace_exit_values(
         replaced += 1;
     }
     if replaced > 0 {
-        f.set_target(l.branch, l.exit(), exit);
+        f.set_target(plan.branch, plan.exit, exit);
     }
     replaced
 }
@@ -203,13 +352,9 @@ const MAX_DEPTH: usize = 12;
 
 /// Exit values of values computed from a counted loop's parameters.
 struct Derived<'a> {
-    id: LoopId,
-    latch: ir::Block,
-    header: ir::Block,
-    n: i32,
+    plan: &'a Plan,
     pterm: ir::Inst,
     init: &'a [Value],
-    nexts: &'a [Value],
     memo: FxHashMap<Value, Option<Value>>,
 }
 
@@ -229,7 +374,7 @@ impl Derived<'_> {
         let Some(b) = f.value_block(v) else {
             return Some(v);
         };
-        if !loops.contains(self.id, b) {
+        if !loops.contains(self.plan.id, b) {
             return Some(v);
         }
         if let Some(&known) = self.memo.get(&v) {
@@ -253,19 +398,14 @@ impl Derived<'_> {
             return None;
         }
         if let ValueDef::Param(pb, k) = f.value_def(v) {
-            if pb != self.header {
+            if pb != self.plan.header {
                 return None;
             }
-            let c = step_of(f, v, self.nexts[k as usize])?;
-            if f.value_block(c)
-                .is_some_and(|cb| loops.contains(self.id, cb))
-            {
-                return None;
-            }
+            let steps = self.plan.steps[k as usize].as_ref()?;
             let x0 = self.init[k as usize];
-            return Some(closed_form(f, self.pterm, x0, c, self.n.wrapping_sub(1)));
+            return Some(closed_form(f, self.pterm, x0, steps, self.plan.taken));
         }
-        if !dt.dominates(b, self.latch) {
+        if !dt.dominates(b, self.plan.exiting) {
             return None;
         }
         let i = f.def_inst(v)?;
@@ -294,27 +434,28 @@ impl Derived<'_> {
     }
 }
 
-/// `x0 + steps * c`, inserted before `at`.
-fn closed_form(f: &mut Function, at: ir::Inst, x0: Value, c: Value, steps: i32) -> Value {
-    let steps = f.iconst(steps);
-    let mul = f.insert_inst_before(
-        at,
-        InstKind::Binary {
-            op: BinOp::Mul,
-            args: [c, steps],
-        },
-        Type::I32,
-    );
-    let prod = f.inst_result(mul).expect("mul has a result");
-    let add = f.insert_inst_before(
-        at,
-        InstKind::Binary {
-            op: BinOp::Add,
-            args: [x0, prod],
-        },
-        Type::I32,
-    );
-    f.inst_result(add).expect("add has a result")
+/// `x0 + k*c` (and `+ C(k,2)*e` for a second step `e`), inserted before `at`.
+fn closed_form(f: &mut Function, at: Inst, x0: Value, steps: &[Operand], k: i32) -> Value {
+    let mut acc = x0;
+    for (j, &step) in steps.iter().enumerate() {
+        let c = step.value(f);
+        // C(k, j + 1) modulo 2^32 (k >= 0, so exactly for j = 0 and by a 64-bit
+        // product, even before halving, for j = 1).
+        let coefficient = match j {
+            0 => k,
+            _ => (i64::from(k) * (i64::from(k) - 1) / 2) as i32,
+        };
+        let coefficient = f.iconst(coefficient);
+        let prod = binary(f, at, BinOp::Mul, c, coefficient);
+        acc = binary(f, at, BinOp::Add, acc, prod);
+    }
+    acc
+}
+
+/// `a op b` (i32), inserted before `at`.
+fn binary(f: &mut Function, at: Inst, op: BinOp, a: Value, b: Value) -> Value {
+    let i = f.insert_inst_before(at, InstKind::Binary { op, args: [a, b] }, Type::I32);
+    f.inst_result(i).expect("a binary operation has a result")
 }
 
 #[cfg(test)]
@@ -485,5 +626,125 @@ bb4:
             out.contains("mul %1, 7") || out.matches("mul").count() == 1,
             "{out}"
         );
+    }
+
+    /// `i = S; s = 0; do { s += 5; i += STEP } while (i TEST B)`, printing `s` and `i`.
+    fn shaped(start: i32, step: i32, test: &str) -> String {
+        format!(
+            r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  jump bb1({start}, 0)
+bb1(%1: i32, %2: i32):
+  %3 = add %2, 5
+  %4 = add %1, {step}
+  %5 = {test}
+  br %5, bb1(%4, %3), bb2
+bb2:
+  call @putint(%3)
+  call @putint(%4)
+  ret 0
+}}
+"#
+        )
+    }
+
+    /// Whether final value replacement emptied the loop (the test is gone).
+    fn replaced(src: &str) -> bool {
+        let out = same_behaviour(
+            src,
+            &["finalvalue", "sccp", "dce", "loopdelete", "simplifycfg"],
+            "",
+        );
+        !out.contains("bb1(")
+    }
+
+    #[test]
+    fn counters_with_other_steps_and_tests_are_counted() {
+        // Step 2 up to 100 (50 trips), `<=` (0..=20 step 4: 6 trips), `!=` by 3
+        // (0 to 30: 10 trips), counting down by 7 while `>= 0` (from 50: 8 trips).
+        for (start, step, test) in [
+            (0, 2, "slt %4, 100"),
+            (0, 4, "sle %4, 20"),
+            (0, 3, "ne %4, 30"),
+            (50, -7, "sge %4, 0"),
+        ] {
+            assert!(replaced(&shaped(start, step, test)), "{step} {test}");
+        }
+    }
+
+    #[test]
+    fn counts_that_need_a_wrap_or_never_meet_are_left_alone() {
+        for (start, step, test) in [
+            // 2147483646 + 2 wraps before reaching the bound.
+            (0, 2, "slt %4, 2147483647"),
+            // Step 2 never equals 31.
+            (0, 2, "ne %4, 31"),
+        ] {
+            let out = crate::passes::testutil::run(&shaped(start, step, test), &["finalvalue"]);
+            assert!(!out.contains("mul"), "{test}:\n{out}");
+        }
+    }
+
+    #[test]
+    fn a_while_loop_tested_in_its_header_is_counted() {
+        // for (i = 0; i < 10; i++) s += 3; print(s, i): the exit is the header.
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = slt %0, 10
+  br %2, bb2, bb3
+bb2:
+  %3 = add %1, 3
+  %4 = add %0, 1
+  jump bb1(%4, %3)
+bb3:
+  call @putint(%1)
+  call @putint(%0)
+  ret 0
+}
+"#;
+        let out = same_behaviour(
+            src,
+            &["finalvalue", "sccp", "dce", "loopdelete", "simplifycfg"],
+            "",
+        );
+        assert!(
+            out.contains("call @putint(30)") && out.contains("call @putint(10)"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_second_order_sum_leaves_in_closed_form() {
+        // s += i for i = 0..10 (s = 45 after), i tested after its step.
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = add %1, %0
+  %3 = add %0, 1
+  %4 = slt %3, 10
+  br %4, bb1(%3, %2), bb2
+bb2:
+  call @putint(%2)
+  ret 0
+}
+"#;
+        let out = same_behaviour(
+            src,
+            &["finalvalue", "sccp", "dce", "loopdelete", "simplifycfg"],
+            "",
+        );
+        assert!(out.contains("call @putint(45)"), "{out}");
     }
 }

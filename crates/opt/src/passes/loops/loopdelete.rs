@@ -4,9 +4,12 @@
 //!
 //! Aggressive DCE ([`crate::passes::scalar::dce`]) keeps every loop, because deleting a loop that
 //! never terminates would change the program. Here termination is proven instead
-//! (as LLVM's `LoopDeletion` does with scalar evolution): the loop is innermost and a
-//! test on every iteration bounds a counter that steps by one
-//! ([`crate::analysis::induction::terminates`]). Typical candidates are loops left
+//! (as LLVM's `LoopDeletion` does with scalar evolution): the loop is innermost and
+//! a test on every iteration has an exit count that holds unconditionally
+//! ([`crate::analysis::scev::ScalarEvolution::terminates`]): a counter stepping by
+//! any constant toward a `<`, `<=`, `>` or `>=` bound it cannot step past, or by
+//! one toward a `!=` bound (which it meets, wrapping if need be), or by another
+//! constant toward a constant `!=` bound it meets. Typical candidates are loops left
 //! empty once final value replacement ([`super::finalvalue`]) computed their results
 //! in closed form, and loops of inlined functions whose result is unused.
 //!
@@ -17,7 +20,7 @@
 //! unused computations that might have trapped and unused calls to functions without
 //! side effects.
 
-use crate::analysis::induction::terminates;
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
@@ -64,11 +67,11 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
             fa.forget();
         }
         let (cfg, dt, loops) = fa.loops(f);
+        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
         let dead = loops
             .loops()
             .map(|(id, _)| id)
-            .filter(|&id| terminates(f, dt, loops, id))
-            .find_map(|id| dead_loop(f, cfg, loops, purity, id));
+            .find_map(|id| dead_loop(f, cfg, loops, purity, id).filter(|_| se.terminates(id)));
         let Some(exit) = dead else {
             return deleted;
         };
@@ -232,12 +235,23 @@ bb2:
             .replace("declare @putint", "global @g: i32 = 0\n\ndeclare @putint")
             .replace("call @putint(%2)", "call @putint(0)");
         assert!(crate::passes::testutil::run(&stores, &["loopdelete"]).contains("slt"));
-        // `i != 100` with a step of 3 might never end: kept.
+        // `i != 101` with a step of 2 from 0 never ends: kept. (With a step of 3
+        // it would meet 101 after wrapping round: see below.)
         let endless = used
-            .replace("add %0, 1", "add %0, 3")
-            .replace("slt %3, 100", "ne %3, 100")
+            .replace("add %0, 1", "add %0, 2")
+            .replace("slt %3, 100", "ne %3, 101")
             .replace("call @putint(%2)", "call @putint(0)");
         assert!(crate::passes::testutil::run(&endless, &["loopdelete"]).contains("ne %"));
+        // `i != n` with a step of 3 and `n` unknown might never end: kept.
+        let unknown = endless
+            .replace("add %0, 2", "add %0, 3")
+            .replace("ne %3, 101", "ne %3, %9")
+            .replace("bb0:\n", "bb0:\n  %9 = call @getint()\n")
+            .replace(
+                "declare @putint",
+                "declare @getint() -> i32\ndeclare @putint",
+            );
+        assert!(crate::passes::testutil::run(&unknown, &["loopdelete"]).contains("ne %"));
         // `i < 100` with a step of 3 ends (it cannot jump over 100..=i32::MAX): gone,
         // and so is `i > -7` counting down by 5; `i < 2147483647` by 3 could jump
         // over its one exit value and wrap round for ever: kept.
@@ -320,5 +334,48 @@ bb3(%9: i32):
             .replace("  ret 0\n}", "  ret 0\nbb5:\n  ret 1\n}");
         let out = same_behaviour(&split, &["loopdelete"], "5 9");
         assert!(out.contains("slt"), "{out}");
+    }
+
+    /// An unused loop `i = 0; do { s += i; i += STEP } while (i TEST)`.
+    fn unused_loop(step: i32, test: &str) -> String {
+        format!(
+            r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = add %1, %0
+  %3 = add %0, {step}
+  %4 = {test}
+  br %4, bb1(%3, %2), bb2
+bb2:
+  call @putint(0)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn scalar_evolution_proves_more_loops_terminate() {
+        // `<=` and `>=` bounds the counter cannot step past, and `!=` bounds a
+        // counter stepping by 2 meets, or by 3 meets after wrapping round.
+        for (step, test) in [
+            (1, "sle %3, 100"),
+            (4, "sle %3, 2147483643"),
+            (-2, "sge %3, -50"),
+            (2, "ne %3, 100"),
+            (3, "ne %3, 100"),
+        ] {
+            let src = unused_loop(step, test);
+            let out = crate::passes::testutil::run(&src, &["loopdelete"]);
+            assert!(!out.contains("bb1("), "{step} {test}:\n{out}");
+        }
+        // Stepping past the end of `i32` (2147483644 + 4 wraps): kept.
+        let out =
+            crate::passes::testutil::run(&unused_loop(4, "sle %3, 2147483644"), &["loopdelete"]);
+        assert!(out.contains("bb1("), "{out}");
     }
 }

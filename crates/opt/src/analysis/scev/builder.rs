@@ -1,0 +1,226 @@
+//! Building scalar-evolution expressions from IR values, lazily and memoised, as
+//! LLVM's `ScalarEvolution::createSCEV`: arithmetic maps to sums and products,
+//! `sext`/`trunc` to extensions, `gep base, i, s` to `base + sext(i) * s`, and a loop
+//! header's parameter to a recurrence when every latch passes it back plus a step
+//! that is invariant in the loop or itself a recurrence of the loop (then the
+//! parameter is of higher order: `s += i` gives `{s0,+,i0,+,1}`), found as LLVM's
+//! `createAddRecFromPHI` does: the parameter first stands for itself (an unknown),
+//! the latch argument is analysed, and the parameter must appear in it as one term.
+//! Everything else is an unknown.
+
+use super::expr::{Expr, ExprId};
+use super::ScalarEvolution;
+use ir::{BinOp, Function, InstKind, Type, UnOp, Value, ValueDef};
+
+/// How deep operands are followed before a value is left unknown.
+const MAX_DEPTH: usize = 24;
+
+/// The type an analysed value has, if it is one the analysis describes.
+fn scev_type(f: &Function, v: Value) -> Option<Type> {
+    match f.value_type(v) {
+        t @ (Type::I32 | Type::I64 | Type::Ptr) => Some(t),
+        _ => None,
+    }
+}
+
+impl ScalarEvolution<'_> {
+    /// The expression of `v`.
+    pub fn get(&mut self, v: Value) -> ExprId {
+        if let Some(&e) = self.memo.get(&v) {
+            return e;
+        }
+        self.depth += 1;
+        let e = if self.depth > MAX_DEPTH {
+            let ty = self.f.value_type(v);
+            self.exprs.unknown(ty, v)
+        } else {
+            self.create(v)
+        };
+        self.depth -= 1;
+        self.memo.insert(v, e);
+        self.log.push(v);
+        e
+    }
+
+    /// Whether the `i32` operation defining `v` never wraps: its value range (which
+    /// is the full range whenever it could) is narrower.
+    fn no_wrap(&mut self, v: Value) -> bool {
+        self.f.value_type(v) == Type::I32
+            && self
+                .range(v)
+                .is_some_and(|r| r != crate::analysis::ranges::Range::FULL)
+    }
+
+    fn create(&mut self, v: Value) -> ExprId {
+        let f = self.f;
+        let Some(ty) = scev_type(f, v) else {
+            return self.exprs.unknown(f.value_type(v), v);
+        };
+        let unknown = |s: &mut Self| s.exprs.unknown(ty, v);
+        let i = match f.value_def(v) {
+            ValueDef::IConst(c) => return self.exprs.constant(Type::I32, c.into()),
+            ValueDef::Param(b, k) => {
+                return if self.loops.is_header(b) {
+                    self.header_param(v, b, k as usize, ty)
+                        .unwrap_or_else(|| unknown(self))
+                } else {
+                    unknown(self)
+                };
+            }
+            ValueDef::Inst(i) => i,
+            _ => return unknown(self),
+        };
+        let (loops, f) = (self.loops, self.f);
+        match *f.kind(i) {
+            InstKind::Binary { op, args: [a, b] } => {
+                let exact = self.no_wrap(v);
+                match op {
+                    BinOp::Add | BinOp::Add64 => {
+                        let (x, y) = (self.get(a), self.get(b));
+                        self.exprs.add(loops, f, &[x, y], exact)
+                    }
+                    BinOp::Sub | BinOp::Sub64 => {
+                        let (x, y) = (self.get(a), self.get(b));
+                        let m1 = self.exprs.constant(ty, -1);
+                        let ny = self.exprs.mul(loops, f, &[m1, y], exact);
+                        self.exprs.add(loops, f, &[x, ny], exact)
+                    }
+                    BinOp::Mul | BinOp::Mul64 => {
+                        let (x, y) = (self.get(a), self.get(b));
+                        self.exprs.mul(loops, f, &[x, y], exact)
+                    }
+                    BinOp::Shl => match f.as_iconst(b) {
+                        Some(c) if (0..31).contains(&c) => {
+                            let x = self.get(a);
+                            let p = self.exprs.constant(ty, 1i64 << c);
+                            self.exprs.mul(loops, f, &[x, p], exact)
+                        }
+                        _ => unknown(self),
+                    },
+                    _ => unknown(self),
+                }
+            }
+            InstKind::Unary {
+                op: UnOp::SExt,
+                arg,
+            } => {
+                let x = self.get(arg);
+                self.exprs.sext(loops, f, x)
+            }
+            InstKind::Unary {
+                op: UnOp::Trunc,
+                arg,
+            } => {
+                let x = self.get(arg);
+                self.exprs.trunc(loops, f, x)
+            }
+            InstKind::Gep {
+                base,
+                index,
+                stride,
+            } => {
+                let (p, x) = (self.get(base), self.get(index));
+                let x = if self.exprs.ty(x) == Type::I32 {
+                    self.exprs.sext(loops, f, x)
+                } else {
+                    x
+                };
+                let s = self.exprs.constant(Type::I64, stride.into());
+                let off = self.exprs.mul(loops, f, &[x, s], false);
+                self.exprs.add(loops, f, &[p, off], false)
+            }
+            _ => unknown(self),
+        }
+    }
+
+    /// The recurrence of header parameter `v` (number `k` of `header`), if it is one.
+    fn header_param(&mut self, v: Value, header: ir::Block, k: usize, ty: Type) -> Option<ExprId> {
+        let (f, loops, cfg) = (self.f, self.loops, self.cfg);
+        let lp = loops.innermost(header)?;
+        // The argument passed to the parameter by each predecessor, entries and
+        // latches apart.
+        let mut start_val = None;
+        let mut back_vals = Vec::new();
+        for &p in cfg.unique_preds(header).iter() {
+            let term = f.terminator(p)?;
+            for t in f.kind(term).targets() {
+                if t.block != header {
+                    continue;
+                }
+                let a = *t.args.get(k)?;
+                if loops.contains(lp, p) {
+                    back_vals.push(a);
+                } else if start_val.is_some_and(|s| s != a) {
+                    return None;
+                } else {
+                    start_val = Some(a);
+                }
+            }
+        }
+        let (start_val, false) = (start_val?, back_vals.is_empty()) else {
+            return None;
+        };
+        let start = self.get(start_val);
+        // The parameter stands for itself while the latch arguments are analysed;
+        // whatever was computed from it then is forgotten afterwards.
+        let me = self.exprs.unknown(ty, v);
+        let mark = self.log.len();
+        self.memo.insert(v, me);
+        self.log.push(v);
+        let backs: Vec<ExprId> = back_vals.iter().map(|&a| self.get(a)).collect();
+        for w in self.log.drain(mark..) {
+            self.memo.remove(&w);
+        }
+        let be = backs[0];
+        if backs.iter().any(|&b| b != be) {
+            return None;
+        }
+        if be == me {
+            return Some(start);
+        }
+        let Expr::Add { ops, .. } = self.exprs.get(be).clone() else {
+            return None;
+        };
+        let pos = ops.iter().position(|&o| o == me)?;
+        let others: Vec<ExprId> = ops.iter().copied().filter(|&o| o != me).collect();
+        if others.len() != ops.len() - 1 {
+            return None;
+        }
+        let step = if others.len() == 1 {
+            others[0]
+        } else {
+            self.exprs.add(loops, f, &others, false)
+        };
+        let _ = pos;
+        let mut rec_ops = vec![start];
+        if self.invariant(step, lp) {
+            rec_ops.push(step);
+        } else {
+            let (sl, sops) = self.exprs.as_addrec(step)?;
+            let sops = sops.to_vec();
+            if sl != lp || !sops.iter().all(|&o| self.invariant(o, lp)) {
+                return None;
+            }
+            rec_ops.extend(sops);
+        }
+        let exact = rec_ops.len() == 2 && self.affine_no_wrap(v, rec_ops[1], start);
+        Some(self.exprs.addrec(rec_ops, lp, exact))
+    }
+
+    /// Whether the `i32` parameter `v`, stepping by the constant `step` from an exact
+    /// start, never wraps: a step across the end of `i32` lands at least `2^32 - |step|`
+    /// below (or above) where it left, so no wrap happens when the values the parameter
+    /// takes (its range) span less than that.
+    fn affine_no_wrap(&mut self, v: Value, step: ExprId, start: ExprId) -> bool {
+        let Some(d) = self.exprs.as_const(step) else {
+            return false;
+        };
+        if self.f.value_type(v) != Type::I32 || !self.exprs.exact(start) {
+            return false;
+        }
+        let Some(r) = self.range(v) else {
+            return false;
+        };
+        i64::from(r.hi) - i64::from(r.lo) + d.abs() < 1i64 << 32
+    }
+}

@@ -1,0 +1,346 @@
+//! Scalar evolution on text IR: the expected expressions and counts are worked out
+//! by hand in the comments.
+
+use super::{print, ScalarEvolution};
+use crate::analysis::LoopForest;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::Type;
+
+fn scev_of(src: &str) -> String {
+    let m = ir::parse_module(src).unwrap();
+    ir::verify_module(&m).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    print(&m, f)
+}
+
+#[track_caller]
+fn has(out: &str, lines: &[&str]) {
+    for l in lines {
+        assert!(out.lines().any(|x| x == *l), "missing `{l}` in\n{out}");
+    }
+}
+
+#[test]
+fn affine_and_second_order_recurrences_of_a_rotated_loop() {
+    // i = 3; s = 0; do { t = s + i; i = i + 1; s = t } while (i < 10)
+    let out = scev_of(
+        r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(3, 0)
+bb1(%1: i32, %2: i32):
+  %3 = add %2, %1
+  %4 = add %1, 1
+  %5 = slt %4, 10
+  br %5, bb1(%4, %3), bb2
+bb2:
+  ret %3
+}
+"#,
+    );
+    has(
+        &out,
+        &[
+            "%0 = %0",
+            // i takes 3..=9: no wrap.
+            "%1 = {3,+,1}<nsw><bb1>",
+            // s grows by i: 0, 3, 7, 12: s_k = 3k + k(k-1)/2.
+            "%2 = {0,+,3,+,1}<bb1>",
+            "%3 = {3,+,4,+,1}<bb1>",
+            "%4 = {4,+,1}<nsw><bb1>",
+            // The comparison is no integer expression.
+            "%5 = %5",
+            // i + 1 = 4, ..., 9 go back, 10 leaves: 6 back edges.
+            "loop bb1 exit bb1: 6",
+            "loop bb1: backedges 6, max 6",
+        ],
+    );
+}
+
+#[test]
+fn step_two_with_an_inclusive_symbolic_bound_needs_a_predicate() {
+    // i = 0; do { i = i + 2 } while (i <= n)
+    let out = scev_of(
+        r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = add %1, 2
+  %3 = sle %2, %0
+  br %3, bb1(%2), bb2
+bb2:
+  ret %1
+}
+"#,
+    );
+    // Exclusive bound b = n + 1; count ceil((max(b, 2) - 2) / 2), valid when the
+    // last value below b plus 2 does not pass i32::MAX: b <= MAX - 1.
+    let count = "((-1 + (2 smax (1 + (sext %0)))) /u 2) if (1 + (sext %0)) sle 2147483646";
+    has(
+        &out,
+        &[
+            &format!("loop bb1 exit bb1: {count}"),
+            &format!("loop bb1: backedges {count}, max ?"),
+        ],
+    );
+}
+
+const DOWN_BY_THREE: &str = r#"
+func @f() -> i32 {
+bb0:
+  jump bb1(20, 0)
+bb1(%0: i32, %1: i32):
+  %2 = sgt %0, 0
+  br %2, bb2, bb3
+bb2:
+  %3 = add %0, -3
+  %4 = add %1, %0
+  jump bb1(%3, %4)
+bb3:
+  ret %1
+}
+"#;
+
+#[test]
+fn counting_down_by_three_with_the_exit_in_the_header() {
+    // for (i = 20, s = 0; i > 0; i -= 3) s += i;
+    let out = scev_of(DOWN_BY_THREE);
+    assert!(out.contains("%0 = {20,+,-3}"), "{out}");
+    has(
+        &out,
+        &[
+            "%1 = {0,+,20,+,-3}<bb1>",
+            // 20, 17, 14, 11, 8, 5, 2 pass the test, -1 leaves.
+            "loop bb1 exit bb1: 7",
+            "loop bb1: backedges 7, max 7",
+        ],
+    );
+}
+
+#[test]
+fn a_second_order_recurrence_leaves_with_its_binomial_value() {
+    let m = ir::parse_module(DOWN_BY_THREE).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+    let (id, _) = loops.loops().next().unwrap();
+    let s = f.block_params(loops.get(id).header)[1];
+    let e = se.get(s);
+    let n = se.backedge_taken(id).exact.unwrap().count;
+    let v = se.value_at(e, id, n).unwrap();
+    // 0 + 20 * 7 - 3 * C(7, 2) = 140 - 63 = 20 + 17 + ... + 2.
+    assert_eq!(se.exprs.as_const(v), Some(77));
+    assert_eq!(se.exprs.ty(v), Type::I32);
+}
+
+#[test]
+fn nested_loops_give_a_recurrence_starting_at_an_outer_one() {
+    // for (i = 0; i < 5; i++) for (j = 0; j < 10; j++) use(i * 100 + j)
+    let out = scev_of(
+        r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = mul %1, 100
+  jump bb2(0)
+bb2(%3: i32):
+  %4 = add %2, %3
+  %5 = add %3, 1
+  %6 = slt %5, 10
+  br %6, bb2(%5), bb3
+bb3:
+  %7 = add %1, 1
+  %8 = slt %7, 5
+  br %8, bb1(%7), bb4
+bb4:
+  ret 0
+}
+"#,
+    );
+    has(
+        &out,
+        &[
+            "%1 = {0,+,1}<nsw><bb1>",
+            "%2 = {0,+,100}<nsw><bb1>",
+            "%3 = {0,+,1}<nsw><bb2>",
+            "%4 = {{0,+,100}<nsw><bb1>,+,1}<nsw><bb2>",
+            "%7 = {1,+,1}<nsw><bb1>",
+            "loop bb1 exit bb3: 4",
+            "loop bb2 exit bb2: 9",
+        ],
+    );
+}
+
+#[test]
+fn a_pointer_walks_as_base_plus_a_recurrence() {
+    let out = scev_of(
+        r#"
+global @a: [i32; 16] = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
+func @f() -> i32 {
+bb0:
+  %0 = gep @a, 0, 4
+  jump bb1(%0, 0)
+bb1(%1: ptr, %2: i32):
+  %3 = load i32, %1
+  %4 = gep %1, 1, 4
+  %5 = add %2, 1
+  %6 = slt %5, 16
+  br %6, bb1(%4, %5), bb2
+bb2:
+  ret %3
+}
+"#,
+    );
+    has(
+        &out,
+        &[
+            "%0 = @a",
+            "%1 = {@a,+,4}<bb1>",
+            "%3 = %3",
+            "%4 = {(4 + @a),+,4}<bb1>",
+            "loop bb1: backedges 15, max 15",
+        ],
+    );
+}
+
+/// `i = s; do { i = i + d } while (i OP n)`, as text.
+fn simple(start: i32, step: i32, test: &str) -> String {
+    format!(
+        r#"
+func @f(i32) -> i32 {{
+bb0(%0: i32):
+  jump bb1({start})
+bb1(%1: i32):
+  %2 = add %1, {step}
+  %3 = {test}
+  br %3, bb1(%2), bb2
+bb2:
+  ret %1
+}}
+"#
+    )
+}
+
+fn count(start: i32, step: i32, test: &str) -> String {
+    let out = scev_of(&simple(start, step, test));
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("loop bb1 exit bb1: "))
+        .unwrap();
+    line["loop bb1 exit bb1: ".len()..].to_string()
+}
+
+#[test]
+fn not_equal_tests_solve_modulo_two_to_the_thirty_two() {
+    // 1, 2, 3, 4 go back; 5 leaves.
+    assert_eq!(count(0, 1, "ne %2, 5"), "4");
+    // Step 2 from 0: 2, 4, 6, 8 go back, 10 leaves.
+    assert_eq!(count(0, 2, "ne %2, 10"), "4");
+    // Step 2 never meets an odd bound.
+    assert_eq!(count(0, 2, "ne %2, 7"), "?");
+    // Step -1 from 0 to -3: -1, -2 go back.
+    assert_eq!(count(0, -1, "ne %2, -3"), "2");
+    // From 0 up to -1 by wrapping round: 2^32 - 2 back edges.
+    assert_eq!(count(0, 1, "ne %2, -1"), "4294967294");
+    // An unknown bound: n - 1 back edges modulo 2^32.
+    assert_eq!(count(0, 1, "ne %2, %0"), "(zext (-1 + %0))");
+    // A branch on the counter itself tests it against zero: -4, ..., -1 go back.
+    assert_eq!(count(-5, 1, "add %2, 0"), "4");
+}
+
+#[test]
+fn ordered_tests_count_up_and_down_by_any_step() {
+    // 3, 6, 9 go back; 12 leaves.
+    assert_eq!(count(0, 3, "slt %2, 10"), "3");
+    // 3, 6, 9, 12 pass `<= 12`; 15 leaves.
+    assert_eq!(count(0, 3, "sle %2, 12"), "4");
+    // Down by 4 from 100 while >= 0: 96, ..., 0 pass (25 values).
+    assert_eq!(count(100, -4, "sge %2, 0"), "25");
+    // The bound on the left: 10 > i.
+    assert_eq!(count(0, 1, "sgt 10, %2"), "9");
+    // Testing the old value: 0..=9 pass `i < 10`.
+    assert_eq!(count(0, 1, "slt %1, 10"), "10");
+    // Already past the bound: leaves on the first test.
+    assert_eq!(count(50, 1, "slt %2, 10"), "0");
+    // Unknown bound, step 1: no predicate (the counter cannot step past MAX).
+    assert_eq!(count(0, 1, "slt %2, %0"), "(-1 + (1 smax (sext %0)))");
+}
+
+#[test]
+fn counts_that_need_a_wrap_are_unknown() {
+    // From 0 by 2 while < MAX: 2147483646 + 2 wraps to a negative value.
+    assert_eq!(count(0, 2, "slt %2, 2147483647"), "?");
+    // `<= MAX` holds for every i32.
+    assert_eq!(count(0, 1, "sle %2, 2147483647"), "?");
+    // Down to `>= MIN` likewise.
+    assert_eq!(count(0, -1, "sge %2, -2147483648"), "?");
+    // Counting down while below a bound leaves only by wrapping.
+    assert_eq!(count(0, -1, "slt %2, 10"), "?");
+}
+
+#[test]
+fn a_wrapping_counter_is_not_exact() {
+    // i + 1 != n: i takes every value up to a wrap.
+    let out = scev_of(&simple(0, 1, "ne %2, %0"));
+    has(&out, &["%1 = {0,+,1}<bb1>", "%2 = {1,+,1}<bb1>"]);
+}
+
+#[test]
+fn loops_without_a_solvable_test_have_no_count() {
+    // i = i * 2 is no recurrence; a loaded value is unknown.
+    let doubling = simple(1, 1, "slt %2, 100").replace("add %1, 1", "mul %1, 2");
+    let out = scev_of(&doubling);
+    has(
+        &out,
+        &["%1 = %1", "%2 = (2 * %1)", "loop bb1: backedges ?, max ?"],
+    );
+    let loaded = r#"
+func @f(ptr) -> i32 {
+bb0(%0: ptr):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = add %1, 1
+  %3 = load i32, %0
+  %4 = slt %2, %3
+  br %4, bb1(%2), bb2
+bb2:
+  ret %1
+}
+"#;
+    let out = scev_of(loaded);
+    has(&out, &["%1 = {0,+,1}<bb1>", "loop bb1: backedges ?, max ?"]);
+}
+
+#[test]
+fn two_exits_give_the_least_count() {
+    // do { i++; if (i == 7) break; } while (i < 100): leaves at i = 7.
+    let out = scev_of(
+        r#"
+func @f() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%0: i32):
+  %1 = add %0, 1
+  %2 = eq %1, 7
+  br %2, bb3, bb2
+bb2:
+  %3 = slt %1, 100
+  br %3, bb1(%1), bb3
+bb3:
+  ret %0
+}
+"#,
+    );
+    has(
+        &out,
+        &[
+            "loop bb1 exit bb1: 6",
+            "loop bb1 exit bb2: 99",
+            "loop bb1: backedges 6, max 6",
+        ],
+    );
+}

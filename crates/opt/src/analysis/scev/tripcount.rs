@@ -1,0 +1,420 @@
+//! Trip counts and exit values.
+//!
+//! The exit count of an exiting block (one that runs on every iteration: it
+//! dominates every latch) is the number of back edges taken before it leaves:
+//! the first iteration `k` at which its test `{s,+,d} op n` fails, `n` invariant,
+//! `d` a constant. The cases are LLVM's `howManyLessThans`/`howManyGreaterThans`
+//! (`<`, `<=` counting up, `>`, `>=` counting down: `max(n - s, 0) /u d` rounded up,
+//! valid when the last value below `n` cannot step past the end of `i32`, which is
+//! a predicate on `n` unless the constants or the value ranges decide it) and
+//! `howFarToZero` (`!=`: the solution of `s + k*d = n` modulo 2^32, which exists for
+//! `d = ±1` and otherwise when the constants allow). The loop's exact count is the
+//! single exiting block's (or the least of all when every one is constant); its
+//! maximum the least constant count of any exiting block.
+//!
+//! The value of a recurrence `{a0,+,a1,+,...,+,am}` after `k` iterations is
+//! `sum_j aj * C(k, j)` (Newton's forward-difference series, as LLVM's
+//! `SCEVAddRecExpr::evaluateAtIteration`): for a symbolic `k` only when affine,
+//! for a constant one in any order, the binomial coefficients computed exactly
+//! and reduced modulo the type's width.
+
+use super::expr::{Expr, ExprId};
+use super::ScalarEvolution;
+use crate::analysis::LoopId;
+use ir::{Block, CmpOp, InstKind, Type, Value};
+
+/// A condition on values at loop entry: `lhs op rhs` (signed, on `i64`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct Predicate {
+    pub lhs: ExprId,
+    pub op: CmpOp,
+    pub rhs: ExprId,
+}
+
+/// The number of back edges taken before an exit (an `i64` expression), valid when
+/// every predicate holds.
+#[derive(Clone, PartialEq, Eq, Debug)]
+pub struct ExitCount {
+    pub count: ExprId,
+    pub predicates: Vec<Predicate>,
+}
+
+/// The back-edge-taken count of a loop: exact when known, and a constant bound.
+#[derive(Clone, PartialEq, Eq, Debug, Default)]
+pub struct LoopCounts {
+    pub exact: Option<ExitCount>,
+    pub max: Option<i64>,
+}
+
+const MAX: i64 = i32::MAX as i64;
+const MIN: i64 = i32::MIN as i64;
+
+impl ScalarEvolution<'_> {
+    /// The blocks of `lp` that leave it (a successor outside, or a return).
+    pub fn exiting_blocks(&self, lp: LoopId) -> Vec<Block> {
+        let (f, loops) = (self.f, self.loops);
+        loops
+            .get(lp)
+            .blocks
+            .iter()
+            .copied()
+            .filter(|&b| {
+                let s = f.successors(b);
+                s.is_empty() || s.iter().any(|&t| !loops.contains(lp, t))
+            })
+            .collect()
+    }
+
+    /// The back-edge-taken count of `lp`.
+    pub fn backedge_taken(&mut self, lp: LoopId) -> LoopCounts {
+        let exiting = self.exiting_blocks(lp);
+        let counts: Vec<Option<ExitCount>> =
+            exiting.iter().map(|&e| self.exit_count(lp, e)).collect();
+        let constant = |s: &Self, c: &Option<ExitCount>| {
+            c.as_ref()
+                .filter(|c| c.predicates.is_empty())
+                .and_then(|c| s.exprs.as_const(c.count))
+        };
+        let consts: Vec<Option<i64>> = counts.iter().map(|c| constant(self, c)).collect();
+        let max = consts.iter().flatten().copied().min();
+        let exact = match &counts[..] {
+            [one] => one.clone(),
+            _ if consts.iter().all(|c| c.is_some()) => max.map(|m| ExitCount {
+                count: self.exprs.constant(Type::I64, m),
+                predicates: Vec::new(),
+            }),
+            _ => None,
+        };
+        LoopCounts { exact, max }
+    }
+
+    /// Whether `lp`, an innermost loop, certainly terminates: an exiting block has
+    /// an exit count that holds unconditionally (whatever the count is).
+    pub fn terminates(&mut self, lp: LoopId) -> bool {
+        self.loops.get(lp).children.is_empty()
+            && self.exiting_blocks(lp).into_iter().any(|e| {
+                self.exit_count(lp, e)
+                    .is_some_and(|c| c.predicates.is_empty())
+            })
+    }
+
+    /// Whether `e` never wraps: its flag says so, or [`Self::exact_range`] finds
+    /// its values.
+    pub fn is_exact(&mut self, e: ExprId) -> bool {
+        self.exprs.exact(e) || self.exact_range(e).is_some()
+    }
+
+    /// The interval of the values of an `i32` expression that provably never wraps:
+    /// a constant, or an affine recurrence of a constant step whose start never
+    /// wraps and whose values over the loop's largest iteration count (the exit
+    /// test's bound) stay in `i32`.
+    pub fn exact_range(&mut self, e: ExprId) -> Option<(i64, i64)> {
+        match self.exprs.get(e).clone() {
+            Expr::Const { ty: Type::I32, c } => Some((c, c)),
+            Expr::AddRec {
+                ty: Type::I32,
+                ops,
+                lp,
+                ..
+            } if ops.len() == 2 => {
+                let d = self.exprs.as_const(ops[1])?;
+                let (lo, hi) = self.exact_range(ops[0])?;
+                let reach = self.max_count(lp)?.checked_mul(d)?;
+                let (lo, hi) = (lo + reach.min(0), hi.checked_add(reach.max(0))?);
+                (lo >= MIN && hi <= MAX).then_some((lo, hi))
+            }
+            _ => None,
+        }
+    }
+
+    /// The loop's constant maximum back-edge-taken count, memoised.
+    pub fn max_count(&mut self, lp: LoopId) -> Option<i64> {
+        if let Some(&m) = self.max_counts.get(&lp) {
+            return m;
+        }
+        let m = self.backedge_taken(lp).max;
+        self.max_counts.insert(lp, m);
+        m
+    }
+
+    /// The exit count of `exiting`, a block of `lp`, if its test is solvable.
+    pub fn exit_count(&mut self, lp: LoopId, exiting: Block) -> Option<ExitCount> {
+        let (f, loops) = (self.f, self.loops);
+        if loops.innermost(exiting) != Some(lp)
+            || !loops
+                .get(lp)
+                .latches
+                .iter()
+                .all(|&l| self.dt.dominates(exiting, l))
+        {
+            return None;
+        }
+        let InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } = f.kind(f.terminator(exiting)?)
+        else {
+            return None;
+        };
+        let stays_on_true = match (
+            loops.contains(lp, then_dest.block),
+            loops.contains(lp, else_dest.block),
+        ) {
+            (true, false) => true,
+            (false, true) => false,
+            _ => return None,
+        };
+        let (op, a, b): (CmpOp, Value, Option<Value>) = match f.def_inst(*cond).map(|i| f.kind(i)) {
+            Some(&InstKind::Cmp { op, args: [a, b] }) if !op.is_float() => (op, a, Some(b)),
+            // A branch on an integer tests it against zero.
+            _ if f.value_type(*cond) == Type::I32 => (CmpOp::Ne, *cond, None),
+            _ => return None,
+        };
+        let op = if stays_on_true { op } else { op.inverse()? };
+        if f.value_type(a) != Type::I32 {
+            return None;
+        }
+        let x = self.get(a);
+        let y = match b {
+            Some(b) => self.get(b),
+            None => self.exprs.constant(Type::I32, 0),
+        };
+        // `x op y` with the recurrence on the left.
+        let (op, x, n) = if self.invariant(x, lp) && !self.invariant(y, lp) {
+            (op.swapped(), y, x)
+        } else {
+            (op, x, y)
+        };
+        if !self.invariant(n, lp) {
+            return None;
+        }
+        let (xl, ops) = self.exprs.as_addrec(x)?;
+        let &[s, d] = ops else { return None };
+        let d = self.exprs.as_const(d)?;
+        if xl != lp || d == 0 {
+            return None;
+        }
+        match (op, d > 0) {
+            (CmpOp::Slt, true) => self.count_up(s, n, d, 0),
+            (CmpOp::Sle, true) => self.count_up(s, n, d, 1),
+            (CmpOp::Sgt, false) => self.count_down(s, n, -d, 0),
+            (CmpOp::Sge, false) => self.count_down(s, n, -d, 1),
+            (CmpOp::Ne, _) => self.count_to_equal(s, n, d),
+            (CmpOp::Eq, _) => {
+                // Continues while equal: leaves on the first or the second test.
+                let (s, n) = (self.exprs.as_const(s)?, self.exprs.as_const(n)?);
+                Some(self.constant_count(i64::from(s == n)))
+            }
+            // Moving away from the bound: the first test leaves, or the
+            // counter wraps round before it does.
+            (CmpOp::Slt | CmpOp::Sle | CmpOp::Sgt | CmpOp::Sge, _) => {
+                let (s, n) = (self.exprs.as_const(s)?, self.exprs.as_const(n)?);
+                let holds = match op {
+                    CmpOp::Slt => s < n,
+                    CmpOp::Sle => s <= n,
+                    CmpOp::Sgt => s > n,
+                    _ => s >= n,
+                };
+                (!holds).then(|| self.constant_count(0))
+            }
+            _ => None,
+        }
+    }
+
+    fn constant_count(&mut self, k: i64) -> ExitCount {
+        ExitCount {
+            count: self.exprs.constant(Type::I64, k),
+            predicates: Vec::new(),
+        }
+    }
+
+    /// `{s,+,d} < n + inclusive` with `d > 0`: `max(b - s, 0) /u d` rounded up for
+    /// the exclusive bound `b = n + inclusive`, when `b - 1 + d` does not pass the
+    /// end of `i32` (the last value below the bound then steps without wrapping).
+    fn count_up(&mut self, s: ExprId, n: ExprId, d: i64, inclusive: i64) -> Option<ExitCount> {
+        let (loops, f) = (self.loops, self.f);
+        let s64 = self.exprs.sext(loops, f, s);
+        let n64 = self.exprs.sext(loops, f, n);
+        let inc = self.exprs.constant(Type::I64, inclusive);
+        let b = self.exprs.add(loops, f, &[n64, inc], true);
+        // The predicate: b <= MAX - d + 1.
+        let limit = MAX - d + 1;
+        let pred = match self.bounds(b) {
+            (_, hi) if hi <= limit => None,
+            (lo, _) if lo > limit => {
+                // Past the limit, the count holds only when the loop leaves at once.
+                let (sc, bc) = (self.exprs.as_const(s64)?, self.exprs.as_const(b)?);
+                return (sc >= bc).then(|| self.constant_count(0));
+            }
+            _ => Some(Predicate {
+                lhs: b,
+                op: CmpOp::Sle,
+                rhs: self.exprs.constant(Type::I64, limit),
+            }),
+        };
+        let top = self.exprs.smax(b, s64);
+        let span = self.exprs.sub(loops, f, top, s64);
+        let round = self.exprs.constant(Type::I64, d - 1);
+        let span = self.exprs.add(loops, f, &[span, round], true);
+        let dd = self.exprs.constant(Type::I64, d);
+        let count = self.exprs.udiv(span, dd);
+        Some(ExitCount {
+            count,
+            predicates: pred.into_iter().collect(),
+        })
+    }
+
+    /// The mirror image of [`Self::count_up`]: `{s,+,-d} > n - inclusive`.
+    fn count_down(&mut self, s: ExprId, n: ExprId, d: i64, inclusive: i64) -> Option<ExitCount> {
+        let (loops, f) = (self.loops, self.f);
+        let s64 = self.exprs.sext(loops, f, s);
+        let n64 = self.exprs.sext(loops, f, n);
+        let inc = self.exprs.constant(Type::I64, -inclusive);
+        let b = self.exprs.add(loops, f, &[n64, inc], true);
+        // The predicate: b >= MIN + d - 1.
+        let limit = MIN + d - 1;
+        let pred = match self.bounds(b) {
+            (lo, _) if lo >= limit => None,
+            (_, hi) if hi < limit => {
+                let (sc, bc) = (self.exprs.as_const(s64)?, self.exprs.as_const(b)?);
+                return (sc <= bc).then(|| self.constant_count(0));
+            }
+            _ => Some(Predicate {
+                lhs: b,
+                op: CmpOp::Sge,
+                rhs: self.exprs.constant(Type::I64, limit),
+            }),
+        };
+        let top = self.exprs.smax(s64, b);
+        let span = self.exprs.sub(loops, f, top, b);
+        let round = self.exprs.constant(Type::I64, d - 1);
+        let span = self.exprs.add(loops, f, &[span, round], true);
+        let dd = self.exprs.constant(Type::I64, d);
+        let count = self.exprs.udiv(span, dd);
+        Some(ExitCount {
+            count,
+            predicates: pred.into_iter().collect(),
+        })
+    }
+
+    /// `{s,+,d} != n`: the least `k >= 0` with `s + k*d = n` modulo 2^32.
+    fn count_to_equal(&mut self, s: ExprId, n: ExprId, d: i64) -> Option<ExitCount> {
+        let (loops, f) = (self.loops, self.f);
+        if let (Some(sc), Some(nc)) = (self.exprs.as_const(s), self.exprs.as_const(n)) {
+            let diff = (nc - sc) as u64 & 0xffff_ffff;
+            let du = d as u64 & 0xffff_ffff;
+            let t = du.trailing_zeros();
+            if diff & ((1u64 << t) - 1) != 0 {
+                return None;
+            }
+            let modulus = 1u64 << (32 - t);
+            let odd = du >> t;
+            // The inverse of the odd part modulo 2^(32 - t), by Newton's iteration.
+            let mut inv: u64 = odd;
+            for _ in 0..5 {
+                inv = inv.wrapping_mul(2u64.wrapping_sub(odd.wrapping_mul(inv)));
+            }
+            let k = ((diff >> t).wrapping_mul(inv)) & (modulus - 1);
+            return Some(self.constant_count(k as i64));
+        }
+        if d.abs() != 1 {
+            return None;
+        }
+        let diff = self.exprs.sub(loops, f, n, s);
+        let sign = self.exprs.constant(Type::I32, d);
+        let k = self.exprs.mul(loops, f, &[sign, diff], false);
+        let count = self.exprs.zext(k);
+        Some(ExitCount {
+            count,
+            predicates: Vec::new(),
+        })
+    }
+
+    /// Signed bounds of an `i64` expression built of sign-extended `i32` values.
+    pub fn bounds(&mut self, e: ExprId) -> (i64, i64) {
+        const ANY: (i64, i64) = (i64::MIN, i64::MAX);
+        match self.exprs.get(e).clone() {
+            Expr::Const { c, .. } => (c, c),
+            Expr::SExt(a) => match self.exprs.get(a).clone() {
+                Expr::Const { c, .. } => (c, c),
+                Expr::Unknown { v, .. } => match self.range(v) {
+                    Some(r) => (r.lo.into(), r.hi.into()),
+                    None => (MIN, MAX),
+                },
+                _ => (MIN, MAX),
+            },
+            Expr::Add {
+                ops, exact: true, ..
+            } => {
+                let mut acc = (0i64, 0i64);
+                for o in ops {
+                    let (lo, hi) = self.bounds(o);
+                    match (acc.0.checked_add(lo), acc.1.checked_add(hi)) {
+                        (Some(l), Some(h)) => acc = (l, h),
+                        _ => return ANY,
+                    }
+                }
+                acc
+            }
+            _ => ANY,
+        }
+    }
+
+    /// The value of `e` after `k` iterations of `lp` (`k` an `i64` expression), for
+    /// sums and products of recurrences of `lp` and invariants.
+    pub fn value_at(&mut self, e: ExprId, lp: LoopId, k: ExprId) -> Option<ExprId> {
+        let (loops, f) = (self.loops, self.f);
+        if self.invariant(e, lp) {
+            return Some(e);
+        }
+        match self.exprs.get(e).clone() {
+            Expr::AddRec { ty, ops, lp: l, .. } if l == lp => {
+                let int_ty = if ty == Type::Ptr { Type::I64 } else { ty };
+                let mut terms = vec![ops[0]];
+                match self.exprs.as_const(k) {
+                    Some(kc) => {
+                        for (j, &a) in ops.iter().enumerate().skip(1) {
+                            let c = binomial(kc as u64, j as u64)?;
+                            let c = self.exprs.constant(int_ty, c as i64);
+                            terms.push(self.exprs.mul(loops, f, &[c, a], false));
+                        }
+                    }
+                    None if ops.len() == 2 => {
+                        let k = if int_ty == Type::I32 {
+                            self.exprs.trunc(loops, f, k)
+                        } else {
+                            k
+                        };
+                        terms.push(self.exprs.mul(loops, f, &[k, ops[1]], false));
+                    }
+                    None => return None,
+                }
+                Some(self.exprs.add(loops, f, &terms, false))
+            }
+            Expr::Add { ops, .. } => {
+                let vals: Option<Vec<ExprId>> =
+                    ops.iter().map(|&o| self.value_at(o, lp, k)).collect();
+                Some(self.exprs.add(loops, f, &vals?, false))
+            }
+            Expr::Mul { ops, .. } => {
+                let vals: Option<Vec<ExprId>> =
+                    ops.iter().map(|&o| self.value_at(o, lp, k)).collect();
+                Some(self.exprs.mul(loops, f, &vals?, false))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `C(k, j)` modulo 2^64, computed exactly (so the division is exact).
+fn binomial(k: u64, j: u64) -> Option<u64> {
+    if k < j {
+        return Some(0);
+    }
+    let mut c: u128 = 1;
+    for i in 0..j {
+        c = c.checked_mul(u128::from(k - i))? / u128::from(i + 1);
+    }
+    Some(c as u64)
+}
