@@ -422,6 +422,27 @@ impl LoopForest {
         diff.into_iter().map(|d| d as usize).collect()
     }
 
+    /// Per loop (indexed by [`LoopId`]), its exiting blocks (with a successor
+    /// outside it, or none at all: a return), in RPO order. A block is visited
+    /// once for each loop it leaves, from its innermost loop outwards (a block
+    /// that stays in a loop stays in those around it), not once per loop around
+    /// it: linear in a deep nest, where asking each loop's block list is not.
+    pub fn exiting_blocks(&self, func: &Function, cfg: &ControlFlowGraph) -> Vec<Vec<Block>> {
+        let mut out = vec![Vec::new(); self.loops.len()];
+        for &b in cfg.rpo() {
+            let succs = func.successors(b);
+            let mut l = self.innermost[b];
+            while let Some(cur) = l {
+                if !succs.is_empty() && succs.iter().all(|&s| self.contains(cur, s)) {
+                    break;
+                }
+                out[cur.0 as usize].push(b);
+                l = self.get(cur).parent;
+            }
+        }
+        out
+    }
+
     /// Per loop (indexed by [`LoopId`]), the blocks whose innermost loop it is,
     /// in RPO order; `cfg` is the graph the forest was computed from.
     pub fn own_blocks(&self, cfg: &ControlFlowGraph) -> Vec<Vec<Block>> {
@@ -629,6 +650,25 @@ mod tests {
         let exiting = lf.exiting_counts(&f, &cfg);
         let count = |h: usize| exiting[lf.innermost(b[h]).unwrap().0 as usize];
         assert_eq!((count(3), count(2), count(1)), (3, 4, 3));
+        // The lists: C is left from 3, 11 and 13; B from 3, 13, 12 and 4 (RPO).
+        let lists = lf.exiting_blocks(&f, &cfg);
+        for (l, lp) in lf.loops() {
+            let want: Vec<Block> = lp
+                .blocks
+                .iter()
+                .copied()
+                .filter(|&x| {
+                    let s = f.successors(x);
+                    s.is_empty() || s.iter().any(|&t| !lf.contains(l, t))
+                })
+                .collect();
+            assert_eq!(lists[l.0 as usize], want);
+            assert_eq!(want.len(), exiting[l.0 as usize]);
+        }
+        let c = lf.innermost(b[3]).unwrap();
+        let mut got = lists[c.0 as usize].clone();
+        got.sort();
+        assert_eq!(got, vec![b[3], b[11], b[13]]);
     }
 
     /// Exiting counts agree with a scan of every loop's blocks.

@@ -52,6 +52,8 @@ pub struct ScalarEvolution<'a> {
     depth: usize,
     /// Recurrences [`Self::is_exact`] proved exact, for printing.
     proven: rustc_hash::FxHashSet<ExprId>,
+    /// Every loop's exiting blocks, computed on first use.
+    exiting: std::cell::OnceCell<Vec<Vec<ir::Block>>>,
 }
 
 impl<'a> ScalarEvolution<'a> {
@@ -74,6 +76,7 @@ impl<'a> ScalarEvolution<'a> {
             max_counts: FxHashMap::default(),
             depth: 0,
             proven: Default::default(),
+            exiting: Default::default(),
         }
     }
 

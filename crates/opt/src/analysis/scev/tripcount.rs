@@ -52,17 +52,10 @@ const MIN: i64 = i32::MIN as i64;
 impl ScalarEvolution<'_> {
     /// The blocks of `lp` that leave it (a successor outside, or a return).
     pub fn exiting_blocks(&self, lp: LoopId) -> Vec<Block> {
-        let (f, loops) = (self.f, self.loops);
-        loops
-            .get(lp)
-            .blocks
-            .iter()
-            .copied()
-            .filter(|&b| {
-                let s = f.successors(b);
-                s.is_empty() || s.iter().any(|&t| !loops.contains(lp, t))
-            })
-            .collect()
+        let all = self
+            .exiting
+            .get_or_init(|| self.loops.exiting_blocks(self.f, self.cfg));
+        all[lp.0 as usize].clone()
     }
 
     /// The back-edge-taken count of `lp`.

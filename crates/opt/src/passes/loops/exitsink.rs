@@ -128,12 +128,7 @@ impl Summaries {
 
     fn compute(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, purity: &Purity) -> Self {
         let n = loops.len();
-        let mut own: Vec<Vec<Block>> = vec![Vec::new(); n];
-        for &b in cfg.rpo() {
-            if let Some(l) = loops.innermost(b) {
-                own[l.0 as usize].push(b);
-            }
-        }
+        let own = loops.own_blocks(cfg);
         let mut writes = vec![false; n];
         let mut exits: Vec<Option<Vec<(Block, usize, Block)>>> = vec![Some(Vec::new()); n];
         // Children have smaller ids than their parents.

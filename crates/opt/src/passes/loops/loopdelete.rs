@@ -68,10 +68,13 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         }
         let (cfg, dt, loops) = fa.loops(f);
         let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+        // Termination first: it rejects every loop with inner loops at once, where
+        // `dead_loop` would walk all their blocks (quadratic in a deep nest).
         let dead = loops
             .loops()
             .map(|(id, _)| id)
-            .find_map(|id| dead_loop(f, cfg, loops, purity, id).filter(|_| se.terminates(id)));
+            .filter(|&id| se.terminates(id))
+            .find_map(|id| dead_loop(f, cfg, loops, purity, id));
         let Some(exit) = dead else {
             return deleted;
         };
