@@ -15,6 +15,15 @@
 //! reach the edge's source without passing `S`): an edge whose loop strictly
 //! contains another's belongs to the outer loop. Two latches of one loop (a
 //! `continue`) have loops neither of which contains the other's latch, and stay.
+//! When neither natural loop contains the other (the outer loop's latch is
+//! reached from the header without passing the inner loop's latch, as when a
+//! rotated outer test follows an inner loop that also exits from its middle), a
+//! header parameter tells them apart, as LLVM's `findPHIToPartitionLoops` does: a
+//! parameter that some back edges pass unchanged (a variable of the outer loop the
+//! inner loop does not write, such as the outer counter) and others do not; the
+//! back edges passing it unchanged belong to the inner loop. Separating is correct
+//! whatever the edges chosen (`O` only forwards its parameters); the choice only
+//! decides which loop nest the later passes see.
 //! `simplifycfg` keeps `O`, a forwarding block, because bypassing it would merge
 //! the loops again.
 
@@ -54,7 +63,7 @@ pub fn run(f: &mut Function) -> usize {
         let Some((s, outer)) = f
             .layout
             .blocks()
-            .find_map(|s| outer_latches(&cfg, &dt, s).map(|o| (s, o)))
+            .find_map(|s| outer_latches(f, &cfg, &dt, s).map(|o| (s, o)))
         else {
             break;
         };
@@ -66,7 +75,12 @@ pub fn run(f: &mut Function) -> usize {
 
 /// The sources of `s`'s back edges that belong to a loop enclosing another loop
 /// headed by `s`, when there are some (and not all of them).
-fn outer_latches(cfg: &ControlFlowGraph, dt: &DominatorTree, s: Block) -> Option<Vec<Block>> {
+fn outer_latches(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    s: Block,
+) -> Option<Vec<Block>> {
     let latches: Vec<Block> = cfg
         .unique_preds(s)
         .into_iter()
@@ -86,7 +100,53 @@ fn outer_latches(cfg: &ControlFlowGraph, dt: &DominatorTree, s: Block) -> Option
         })
         .map(|(_, &l)| l)
         .collect();
-    (!outer.is_empty() && outer.len() < latches.len()).then_some(outer)
+    if !outer.is_empty() && outer.len() < latches.len() {
+        return Some(outer);
+    }
+    partition_by_param(f, s, &latches)
+}
+
+/// The latches that change a parameter of `s` which the other latches pass
+/// unchanged (`findPHIToPartitionLoops`), for the first such parameter.
+fn partition_by_param(f: &Function, s: Block, latches: &[Block]) -> Option<Vec<Block>> {
+    let params = f.block_params(s);
+    // Per latch, per parameter: whether every edge to `s` passes it unchanged,
+    // changed, or some of each (`None`).
+    let passes_self: Vec<Vec<Option<bool>>> = latches
+        .iter()
+        .map(|&l| {
+            let mut out: Vec<Option<bool>> = Vec::new();
+            let term = f.terminator(l);
+            for t in term.iter().flat_map(|&t| f.kind(t).targets()) {
+                if t.block != s {
+                    continue;
+                }
+                let same: Vec<bool> = t.args.iter().zip(params).map(|(a, p)| a == p).collect();
+                if out.is_empty() {
+                    out = same.into_iter().map(Some).collect();
+                } else {
+                    for (o, x) in out.iter_mut().zip(same) {
+                        if *o != Some(x) {
+                            *o = None;
+                        }
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    (0..params.len()).find_map(|k| {
+        let mut outer = Vec::new();
+        let mut inner = 0;
+        for (j, &l) in latches.iter().enumerate() {
+            match passes_self[j].get(k).copied().flatten() {
+                Some(true) => inner += 1,
+                Some(false) => outer.push(l),
+                None => return None,
+            }
+        }
+        (inner > 0 && !outer.is_empty()).then_some(outer)
+    })
 }
 
 /// The natural loop of the back edge `latch -> s`: `s` and the blocks that reach
