@@ -37,9 +37,9 @@
 //! assume side-effect-free loops terminate; loops in the function being optimised
 //! are kept, see the roots above).
 
+use super::loopidiom::memset_of;
 use crate::analysis::{AnalysisManager, Deciders, FunctionAnalyses, Preserved, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
-use super::loopidiom::memset_of;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{
@@ -486,5 +486,103 @@ bb5:
             &["dce"],
             "10",
         );
+    }
+
+    /// A local array `a` filled from input, and a second one `b` whose values only
+    /// go back into `a` and `b` (load-store cycles across two arrays and a loop);
+    /// `LAST` decides what the function returns.
+    const CYCLE: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putarray(i32, ptr) -> void
+declare @memset(ptr, i32, i64) -> ptr
+
+func @main() -> i32 {
+bb0:
+  %a = alloc [i32; 8]
+  %b = alloc [i32; 8]
+  %len = sext 32
+  %m = call @memset(%b, 0, %len)
+  %n = call @getint()
+  %k = and %n, 7
+  %p0 = gep %a, 0, 4
+  store %n, %p0
+  %pk = gep %a, %k, 4
+  store 3, %pk
+  jump bb1(0)
+bb1(%i: i32):
+  %pa = gep %a, %i, 4
+  %va = load i32, %pa
+  %j = xor %i, %k
+  %pb = gep %b, %j, 4
+  %vb = load i32, %pb
+  %s = add %va, %vb
+  store %s, %pb
+  %q = gep %a, %j, 4
+  store %vb, %q
+  %i1 = add %i, 1
+  %c = slt %i1, 8
+  br %c, bb1(%i1), bb2
+bb2:
+LAST
+}
+"#;
+
+    fn cycle(last: &str) -> String {
+        CYCLE.replace("LAST", last)
+    }
+
+    #[test]
+    fn arrays_read_only_to_write_themselves_die() {
+        let out = same_behaviour(&cycle("  call @putint(%n)\n  ret 0"), &["dce"], "13");
+        assert!(!out.contains("alloc"), "{out}");
+        assert!(!out.contains("store"), "{out}");
+        assert!(!out.contains("memset(%"), "{out}");
+        assert!(!out.contains("load"), "{out}");
+    }
+
+    #[test]
+    fn a_load_whose_value_is_used_keeps_every_write_of_its_array() {
+        // Reads `b` at another index than the stores: every store of `b` (and the
+        // memset) may be what it reads, and `a`'s stores feed them.
+        let src = cycle("  %r = gep %b, 5, 4\n  %v = load i32, %r\n  call @putint(%v)\n  ret 0");
+        for input in ["0", "5", "13", "-3"] {
+            let out = same_behaviour(&src, &["dce"], input);
+            assert_eq!(out.matches("store").count(), 4, "{out}");
+            assert!(out.contains("call @memset(%1,"), "{out}");
+        }
+    }
+
+    #[test]
+    fn an_array_passed_to_a_call_keeps_its_stores() {
+        let src = cycle("  call @putarray(8, %a)\n  ret 0");
+        for input in ["0", "6", "13"] {
+            let out = same_behaviour(&src, &["dce"], input);
+            // `a`'s stores stay; `b`'s are read by them (through the loop's loads).
+            assert_eq!(out.matches("store").count(), 4, "{out}");
+        }
+    }
+
+    #[test]
+    fn an_escaping_address_keeps_the_stores() {
+        // The address of `a` leaves through a block argument: loads through the
+        // parameter read it.
+        let src = cycle("  jump bb3(%a)\nbb3(%x: ptr):\n  %y = gep %x, 2, 4\n  %w = load i32, %y\n  call @putint(%w)\n  ret 0");
+        for input in ["2", "10"] {
+            let out = same_behaviour(&src, &["dce"], input);
+            assert_eq!(out.matches("store").count(), 4, "{out}");
+        }
+        // Stored as a value, the address escapes too: `a`'s stores stay (the store
+        // of the address itself goes: nothing reads the slot it went to).
+        let src = cycle("  %h = alloc [ptr; 1]\n  store %a, %h\n  ret 0");
+        let out = same_behaviour(&src, &["dce"], "1");
+        assert_eq!(out.matches("store").count(), 4, "{out}");
+    }
+
+    #[test]
+    fn a_memset_whose_result_is_used_is_kept() {
+        let src = cycle("  %z = load i32, %m\n  call @putint(%z)\n  ret 0");
+        let out = same_behaviour(&src, &["dce"], "4");
+        assert!(out.contains("call @memset(%1,"), "{out}");
     }
 }

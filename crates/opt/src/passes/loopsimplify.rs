@@ -23,7 +23,11 @@
 //! inner loop does not write, such as the outer counter) and others do not; the
 //! back edges passing it unchanged belong to the inner loop. Separating is correct
 //! whatever the edges chosen (`O` only forwards its parameters); the choice only
-//! decides which loop nest the later passes see.
+//! decides which loop nest the later passes see. So that the two latches of one
+//! loop (a `continue` that skips an update) stay one loop, the split also needs
+//! what makes a loop nested: the outer back edges restart another parameter (pass
+//! it a value from outside the loops, as `j = 0` before an inner loop) that the
+//! inner back edges update.
 //! `simplifycfg` keeps `O`, a forwarding block, because bypassing it would merge
 //! the loops again.
 
@@ -103,12 +107,17 @@ fn outer_latches(
     if !outer.is_empty() && outer.len() < latches.len() {
         return Some(outer);
     }
-    partition_by_param(f, s, &latches)
+    partition_by_param(f, dt, s, &latches)
 }
 
 /// The latches that change a parameter of `s` which the other latches pass
 /// unchanged (`findPHIToPartitionLoops`), for the first such parameter.
-fn partition_by_param(f: &Function, s: Block, latches: &[Block]) -> Option<Vec<Block>> {
+fn partition_by_param(
+    f: &Function,
+    dt: &DominatorTree,
+    s: Block,
+    latches: &[Block],
+) -> Option<Vec<Block>> {
     let params = f.block_params(s);
     // Per latch, per parameter: whether every edge to `s` passes it unchanged,
     // changed, or some of each (`None`).
@@ -145,7 +154,44 @@ fn partition_by_param(f: &Function, s: Block, latches: &[Block]) -> Option<Vec<B
                 None => return None,
             }
         }
-        (inner > 0 && !outer.is_empty()).then_some(outer)
+        (inner > 0 && !outer.is_empty() && restarts(f, dt, s, &outer)).then_some(outer)
+    })
+}
+
+/// Whether the back edges from `outer` all pass some parameter of `s` one value
+/// defined outside the loops headed by `s` while the other back edges change it.
+fn restarts(f: &Function, dt: &DominatorTree, s: Block, outer: &[Block]) -> bool {
+    let outside = |v: Value| f.value_block(v).is_none_or(|b| !dt.dominates(s, b));
+    let params = f.block_params(s);
+    let edges = |l: Block| -> Vec<Vec<Value>> {
+        f.terminator(l)
+            .iter()
+            .flat_map(|&t| f.kind(t).targets())
+            .filter(|t| t.block == s)
+            .map(|t| t.args.to_vec())
+            .collect()
+    };
+    let latches: Vec<Block> = f
+        .layout
+        .blocks()
+        .filter(|&b| dt.dominates(s, b) && !outer.contains(&b))
+        .filter(|&b| !edges(b).is_empty())
+        .collect();
+    (0..params.len()).any(|k| {
+        let mut restart: Option<Value> = None;
+        for &l in outer {
+            for args in edges(l) {
+                let v = args[k];
+                if !outside(v) || restart.is_some_and(|r| r != v) {
+                    return false;
+                }
+                restart = Some(v);
+            }
+        }
+        latches
+            .iter()
+            .flat_map(|&l| edges(l))
+            .all(|args| args[k] != params[k] && Some(args[k]) != restart)
     })
 }
 
@@ -293,5 +339,72 @@ bb4:
 "#;
         let out = crate::passes::testutil::run(src, &["loopsimplify"]);
         assert!(!out.contains("bb5"), "{out}");
+    }
+
+    /// `for (o = 8; o > -12; o--) { i = 8; while (i > -4 && (i & n) < 3) i -= 2; }`
+    /// rotated so that the outer latch (bb3) branches straight to the inner header
+    /// (bb1), and the inner loop also exits from its middle (bb2): neither back
+    /// edge's natural loop contains the other's latch. `o` goes round the inner
+    /// back edge unchanged, and the outer back edge restarts `i` at 8. `USE`
+    /// prints the inner loop's last `i` or nothing.
+    const CROSSED: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %n = call @getint()
+  jump bb1(8, 8, 0)
+bb1(%i: i32, %o: i32, %s: i32):
+  %c = sgt %i, -4
+  br %c, bb2, bb3(%s)
+bb2:
+  %t = and %i, %n
+  %e = slt %t, 3
+  %s1 = add %s, %i
+  br %e, bb4, bb3(%s1)
+bb4:
+  %i1 = add %i, -2
+  jump bb1(%i1, %o, %s1)
+bb3(%s2: i32):
+  %o1 = add %o, -1
+  %d = sgt %o1, -12
+  br %d, bb1(8, %o1, %s2), bb5
+bb5:
+USE
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_parameter_the_inner_loop_keeps_tells_the_loops_apart() {
+        let src = CROSSED.replace("USE", "  call @putint(%s2)");
+        for input in ["0", "1", "5", "-1", "12"] {
+            let out = same_behaviour(&src, &["loopsimplify"], input);
+            // bb1 is the new outer header, forwarding to the inner one (bb2).
+            assert!(out.contains("jump bb2("), "{out}");
+        }
+        // Nothing is printed: loop deletion now sees an inner loop on its own,
+        // then the outer one (without the split, one loop with two counters).
+        let src = CROSSED.replace("USE\n", "");
+        let alone = crate::passes::testutil::run(&src, &["dce", "simplifycfg", "loopdelete"]);
+        assert!(alone.contains("bb2"), "{alone}");
+        let split = same_behaviour(
+            &src,
+            &["dce", "loopsimplify", "simplifycfg", "loopdelete"],
+            "3",
+        );
+        assert!(!split.contains("bb2"), "{split}");
+    }
+
+    #[test]
+    fn no_restart_no_split() {
+        // The same loops, except that the outer back edge passes `i` on instead of
+        // restarting it: one loop with two latches.
+        let src = CROSSED
+            .replace("bb1(8, %o1, %s2)", "bb1(%i, %o1, %s2)")
+            .replace("USE", "  call @putint(%s2)");
+        let out = crate::passes::testutil::run(&src, &["loopsimplify"]);
+        assert!(!out.contains("bb6"), "{out}");
     }
 }
