@@ -314,6 +314,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "affine",
             "dce",
             "simplifycfg",
+            "loopsimplify",
             "idemloop",
             "lastiter",
             "loopdelete",

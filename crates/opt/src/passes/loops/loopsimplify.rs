@@ -15,6 +15,19 @@
 //! reach the edge's source without passing `S`): an edge whose loop strictly
 //! contains another's belongs to the outer loop. Two latches of one loop (a
 //! `continue`) have loops neither of which contains the other's latch, and stay.
+//! When neither natural loop contains the other (the outer loop's latch is
+//! reached from the header without passing the inner loop's latch, as when a
+//! rotated outer test follows an inner loop that also exits from its middle), a
+//! header parameter tells them apart, as LLVM's `findPHIToPartitionLoops` does: a
+//! parameter that some back edges pass unchanged (a variable of the outer loop the
+//! inner loop does not write, such as the outer counter) and others do not; the
+//! back edges passing it unchanged belong to the inner loop. Separating is correct
+//! whatever the edges chosen (`O` only forwards its parameters); the choice only
+//! decides which loop nest the later passes see. So that the two latches of one
+//! loop (a `continue` that skips an update) stay one loop, the split also needs
+//! what makes a loop nested: the outer back edges restart another parameter (pass
+//! it a value from outside the loops, as `j = 0` before an inner loop) that the
+//! inner back edges update.
 //! `simplifycfg` keeps `O`, a forwarding block, because bypassing it would merge
 //! the loops again.
 
@@ -54,7 +67,7 @@ pub fn run(f: &mut Function) -> usize {
         let Some((s, outer)) = f
             .layout
             .blocks()
-            .find_map(|s| outer_latches(&cfg, &dt, s).map(|o| (s, o)))
+            .find_map(|s| outer_latches(f, &cfg, &dt, s).map(|o| (s, o)))
         else {
             break;
         };
@@ -66,7 +79,12 @@ pub fn run(f: &mut Function) -> usize {
 
 /// The sources of `s`'s back edges that belong to a loop enclosing another loop
 /// headed by `s`, when there are some (and not all of them).
-fn outer_latches(cfg: &ControlFlowGraph, dt: &DominatorTree, s: Block) -> Option<Vec<Block>> {
+fn outer_latches(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    s: Block,
+) -> Option<Vec<Block>> {
     let latches: Vec<Block> = cfg
         .unique_preds(s)
         .into_iter()
@@ -86,7 +104,95 @@ fn outer_latches(cfg: &ControlFlowGraph, dt: &DominatorTree, s: Block) -> Option
         })
         .map(|(_, &l)| l)
         .collect();
-    (!outer.is_empty() && outer.len() < latches.len()).then_some(outer)
+    if !outer.is_empty() && outer.len() < latches.len() {
+        return Some(outer);
+    }
+    partition_by_param(f, dt, s, &latches)
+}
+
+/// The latches that change a parameter of `s` which the other latches pass
+/// unchanged (`findPHIToPartitionLoops`), for the first such parameter.
+fn partition_by_param(
+    f: &Function,
+    dt: &DominatorTree,
+    s: Block,
+    latches: &[Block],
+) -> Option<Vec<Block>> {
+    let params = f.block_params(s);
+    // Per latch, per parameter: whether every edge to `s` passes it unchanged,
+    // changed, or some of each (`None`).
+    let passes_self: Vec<Vec<Option<bool>>> = latches
+        .iter()
+        .map(|&l| {
+            let mut out: Vec<Option<bool>> = Vec::new();
+            let term = f.terminator(l);
+            for t in term.iter().flat_map(|&t| f.kind(t).targets()) {
+                if t.block != s {
+                    continue;
+                }
+                let same: Vec<bool> = t.args.iter().zip(params).map(|(a, p)| a == p).collect();
+                if out.is_empty() {
+                    out = same.into_iter().map(Some).collect();
+                } else {
+                    for (o, x) in out.iter_mut().zip(same) {
+                        if *o != Some(x) {
+                            *o = None;
+                        }
+                    }
+                }
+            }
+            out
+        })
+        .collect();
+    (0..params.len()).find_map(|k| {
+        let mut outer = Vec::new();
+        let mut inner = 0;
+        for (j, &l) in latches.iter().enumerate() {
+            match passes_self[j].get(k).copied().flatten() {
+                Some(true) => inner += 1,
+                Some(false) => outer.push(l),
+                None => return None,
+            }
+        }
+        (inner > 0 && !outer.is_empty() && restarts(f, dt, s, &outer)).then_some(outer)
+    })
+}
+
+/// Whether the back edges from `outer` all pass some parameter of `s` one value
+/// defined outside the loops headed by `s` while the other back edges change it.
+fn restarts(f: &Function, dt: &DominatorTree, s: Block, outer: &[Block]) -> bool {
+    let outside = |v: Value| f.value_block(v).is_none_or(|b| !dt.dominates(s, b));
+    let params = f.block_params(s);
+    let edges = |l: Block| -> Vec<Vec<Value>> {
+        f.terminator(l)
+            .iter()
+            .flat_map(|&t| f.kind(t).targets())
+            .filter(|t| t.block == s)
+            .map(|t| t.args.to_vec())
+            .collect()
+    };
+    let latches: Vec<Block> = f
+        .layout
+        .blocks()
+        .filter(|&b| dt.dominates(s, b) && !outer.contains(&b))
+        .filter(|&b| !edges(b).is_empty())
+        .collect();
+    (0..params.len()).any(|k| {
+        let mut restart: Option<Value> = None;
+        for &l in outer {
+            for args in edges(l) {
+                let v = args[k];
+                if !outside(v) || restart.is_some_and(|r| r != v) {
+                    return false;
+                }
+                restart = Some(v);
+            }
+        }
+        latches
+            .iter()
+            .flat_map(|&l| edges(l))
+            .all(|args| args[k] != params[k] && Some(args[k]) != restart)
+    })
 }
 
 /// The natural loop of the back edge `latch -> s`: `s` and the blocks that reach
@@ -233,5 +339,72 @@ bb4:
 "#;
         let out = crate::passes::testutil::run(src, &["loopsimplify"]);
         assert!(!out.contains("bb5"), "{out}");
+    }
+
+    /// `for (o = 8; o > -12; o--) { i = 8; while (i > -4 && (i & n) < 3) i -= 2; }`
+    /// rotated so that the outer latch (bb3) branches straight to the inner header
+    /// (bb1), and the inner loop also exits from its middle (bb2): neither back
+    /// edge's natural loop contains the other's latch. `o` goes round the inner
+    /// back edge unchanged, and the outer back edge restarts `i` at 8. `USE`
+    /// prints the inner loop's last `i` or nothing.
+    const CROSSED: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %n = call @getint()
+  jump bb1(8, 8, 0)
+bb1(%i: i32, %o: i32, %s: i32):
+  %c = sgt %i, -4
+  br %c, bb2, bb3(%s)
+bb2:
+  %t = and %i, %n
+  %e = slt %t, 3
+  %s1 = add %s, %i
+  br %e, bb4, bb3(%s1)
+bb4:
+  %i1 = add %i, -2
+  jump bb1(%i1, %o, %s1)
+bb3(%s2: i32):
+  %o1 = add %o, -1
+  %d = sgt %o1, -12
+  br %d, bb1(8, %o1, %s2), bb5
+bb5:
+USE
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_parameter_the_inner_loop_keeps_tells_the_loops_apart() {
+        let src = CROSSED.replace("USE", "  call @putint(%s2)");
+        for input in ["0", "1", "5", "-1", "12"] {
+            let out = same_behaviour(&src, &["loopsimplify"], input);
+            // bb1 is the new outer header, forwarding to the inner one (bb2).
+            assert!(out.contains("jump bb2("), "{out}");
+        }
+        // Nothing is printed: loop deletion now sees an inner loop on its own,
+        // then the outer one (without the split, one loop with two counters).
+        let src = CROSSED.replace("USE\n", "");
+        let alone = crate::passes::testutil::run(&src, &["dce", "simplifycfg", "loopdelete"]);
+        assert!(alone.contains("bb2"), "{alone}");
+        let split = same_behaviour(
+            &src,
+            &["dce", "loopsimplify", "simplifycfg", "loopdelete"],
+            "3",
+        );
+        assert!(!split.contains("bb2"), "{split}");
+    }
+
+    #[test]
+    fn no_restart_no_split() {
+        // The same loops, except that the outer back edge passes `i` on instead of
+        // restarting it: one loop with two latches.
+        let src = CROSSED
+            .replace("bb1(8, %o1, %s2)", "bb1(%i, %o1, %s2)")
+            .replace("USE", "  call @putint(%s2)");
+        let out = crate::passes::testutil::run(&src, &["loopsimplify"]);
+        assert!(!out.contains("bb6"), "{out}");
     }
 }

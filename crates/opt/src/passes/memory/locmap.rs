@@ -22,6 +22,7 @@ type Offsets<T> = BTreeMap<i64, Vec<(i64, T)>>;
 /// Facts about locations of one block, indexed by object and offset so that
 /// looking one up, or forgetting those that overlap a store, costs a logarithm and
 /// not a scan: a block of `n` stores to one array is `O(n log n)`.
+#[derive(Clone)]
 pub(crate) struct LocMap<K, T> {
     /// object -> offset -> (size, fact), facts at one offset in insertion order.
     by_obj: FxHashMap<K, Offsets<T>>,
@@ -81,6 +82,22 @@ impl<K: Copy + Eq + Hash, T: Copy> LocMap<K, T> {
             m.remove(&loc.off);
         }
         Some(t)
+    }
+
+    /// Forgets every fact about a location that may overlap one of the `size`
+    /// bytes at `start + stride * k` of `obj`, for any integer `k` (`stride > 0`).
+    /// The facts at an offset whose distance from `start`, modulo `stride`,
+    /// leaves room for neither access stay (the GCD test of LLVM's BasicAA on
+    /// `gep`s with variable indices).
+    pub(crate) fn forget_strided(&mut self, obj: K, start: i64, stride: i64, size: i64) {
+        let Some(m) = self.by_obj.get_mut(&obj) else {
+            return;
+        };
+        m.retain(|&o, v| {
+            let d = (o - start).rem_euclid(stride);
+            v.retain(|&(sz, _)| d >= size && stride - d >= sz);
+            !v.is_empty()
+        });
     }
 
     /// Forgets everything about object `a`.

@@ -22,6 +22,16 @@
 //!      a load at an unknown offset counts as a read of all of it; a call forgets
 //!      what it knows about, and counts as reading, the allocations passed to calls.
 //!
+//! 3. **Across blocks**, a block with a single predecessor starts from what that
+//!    predecessor knows at its end (the contents, not the stores still unread: the
+//!    dead-store part stays within a block), so facts flow down extended basic
+//!    blocks (Muchnick, 13.1: local methods extended to EBBs). A store at a
+//!    variable offset `c + s * k` forgets only the locations it may overlap:
+//!    those whose distance from `c`, modulo the GCD of the variable indices'
+//!    strides, leaves room for one of the two accesses (the GCD test LLVM's
+//!    BasicAA applies to `gep`s with variable indices): a store to `t[i][4]` of
+//!    `float t[3][7]` leaves `t[2][0]` known.
+//!
 //! A call of C's `memset` (which [`crate::passes::loops::loopidiom`] makes of fill loops) on an
 //! allocation is a write, not a read: an allocation only cleared and stored to is
 //! still write-only, and within a block, a load inside the cleared range that no
@@ -38,6 +48,7 @@ use crate::analysis::AnalysisManager;
 use crate::analysis::Preserved;
 use crate::passes::loops::loopidiom::{memset_call, memset_of};
 use crate::pipeline::Pass;
+use ir::analysis::ControlFlowGraph;
 use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
 use rustc_hash::FxHashSet;
 
@@ -141,10 +152,24 @@ pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
             call_visible.push(a);
         }
     }
-    let blocks: Vec<Block> = f.layout.blocks().collect();
+    let cfg = ControlFlowGraph::compute(f);
     let mut forwarded = false;
-    for b in blocks {
-        forwarded |= forward_in_block(f, b, &tracked, &call_visible, memset);
+    let mut at_end: SecondaryMap<Block, Option<Known>> = SecondaryMap::new();
+    for &b in cfg.rpo() {
+        let start = match cfg.unique_preds(b).as_slice() {
+            [p] if *p != b => at_end[*p].clone(),
+            _ => None,
+        };
+        let (done, end) = forward_in_block(f, b, start, &tracked, &call_visible, memset);
+        forwarded |= done;
+        // Kept for the successors that have `b` as their only predecessor.
+        if cfg
+            .succs(b)
+            .iter()
+            .any(|&s| cfg.unique_preds(s).as_slice() == [b])
+        {
+            at_end[b] = Some(end);
+        }
     }
     if forwarded {
         // Loads answered by forwarding may have been an allocation's last readers.
@@ -175,19 +200,23 @@ fn remove_write_only(f: &mut Function, a: Value, derived: &[Inst]) {
     f.remove_inst(alloc);
 }
 
-/// Step 2 for one block.
+/// What is known about local memory at a point: contents and fills.
+type Known = (LocMap<Value, Value>, Fills);
+
+/// Steps 2 and 3 for one block, starting from what is known on entry; whether it
+/// changed anything, and what is known at its end.
 fn forward_in_block(
     f: &mut Function,
     b: Block,
+    start: Option<Known>,
     tracked: &SecondaryMap<Value, bool>,
     call_visible: &[Value],
     memset: Option<FuncId>,
-) -> bool {
+) -> (bool, Known) {
     let mut changed = false;
     // Known contents, and stores not (yet) possibly read.
-    let mut known: LocMap<Value, Value> = LocMap::new();
+    let (mut known, mut fills) = start.unwrap_or_else(|| (LocMap::new(), Fills::default()));
     let mut pending: LocMap<Value, Inst> = LocMap::new();
-    let mut fills = Fills::default();
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
         if let Some((ptr, byte, len)) = memset_call(f, memset, i) {
@@ -250,7 +279,11 @@ fn forward_in_block(
                     continue;
                 }
                 let Some(off) = off else {
-                    known.forget_object(alloc);
+                    let size = f.value_type(value).size() as i64;
+                    match strided(f, ptr) {
+                        Some((start, stride)) => known.forget_strided(alloc, start, stride, size),
+                        None => known.forget_object(alloc),
+                    }
                     fills.forget_object(alloc);
                     continue;
                 };
@@ -289,16 +322,48 @@ fn forward_in_block(
             _ => {}
         }
     }
-    changed
+    (changed, (known, fills))
+}
+
+/// The byte offsets `p` may have from its object, as `start + stride * k` for
+/// some integer `k`: constant indices add to `start`, variable ones make
+/// `stride` the GCD of their strides. `None` when no index is variable (or a
+/// stride is 0).
+fn strided(f: &Function, mut p: Value) -> Option<(i64, i64)> {
+    let (mut start, mut stride) = (0i64, 0i64);
+    while let Some(i) = f.def_inst(p) {
+        let InstKind::Gep {
+            base,
+            index,
+            stride: s,
+        } = *f.kind(i)
+        else {
+            break;
+        };
+        match f.as_iconst(index) {
+            Some(k) => start += i64::from(k) * i64::from(s),
+            None => stride = gcd(stride, i64::from(s)),
+        }
+        p = base;
+    }
+    (stride > 0).then_some((start, stride))
+}
+
+fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.abs()
 }
 
 /// The ranges of local memory a `memset` of this block cleared, with the places
 /// stored to since (whose loads the stores answer).
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct Fills {
     fills: Vec<Fill>,
 }
 
+#[derive(Clone)]
 struct Fill {
     loc: Loc,
     byte: u8,
@@ -481,6 +546,94 @@ bb0:
             &["memforward"],
             "5",
         );
+    }
+}
+
+#[cfg(test)]
+mod across_blocks_tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    /// `float t[3][7]`: the first row's start and `t[2][0]` stored, then
+    /// `t[r][COL]` for a row `r` from input, then a branch; each arm loads
+    /// `t[2][0]` (LOADED, from the first arm) and the join loads again.
+    const ROWS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %t = alloc [i32; 21]
+  %n = call @getint()
+  %r = and %n, 1
+  store 5, %t
+  %p = gep %t, 14, 4
+  store 11, %p
+  %row = gep %t, %r, 28
+  %q = gep %row, COL, 4
+  store 3, %q
+  %c = slt %n, 4
+  br %c, bb1, bb2
+bb1:
+  %a = gep %t, LOADED, 4
+  %v = load i32, %a
+  call @putint(%v)
+  jump bb3
+bb2:
+  store 6, %p
+  jump bb3
+bb3:
+  %w = load i32, %p
+  call @putint(%w)
+  ret 0
+}
+"#;
+
+    fn rows(col: &str, loaded: &str) -> String {
+        ROWS.replace("COL", col).replace("LOADED", loaded)
+    }
+
+    #[test]
+    fn a_single_predecessor_passes_its_contents_on() {
+        // Column 4 of a row never is `t[2][0]` (offset 56 = 2 * 28 + 0) or `t[0][0]`.
+        for input in ["0", "1", "5", "6"] {
+            let out = same_behaviour(&rows("4", "14"), &["memforward"], input);
+            assert!(out.contains("call @putint(11)"), "{out}");
+            // The join has two predecessors storing different values: its load stays.
+            assert_eq!(out.matches("load").count(), 1, "{out}");
+        }
+        let out = run(&rows("4", "0"), &["memforward"]);
+        assert!(out.contains("call @putint(5)"), "{out}");
+    }
+
+    #[test]
+    fn a_variable_store_that_may_hit_the_location_stops_forwarding() {
+        // Column 0 of row `r` is `t[2][0]` when `r` is 2: (56 - 0) % 28 == 0.
+        // (Here `r` is 0 or 1, but only its stride is known.)
+        for input in ["0", "1", "2"] {
+            let out = same_behaviour(&rows("0", "14"), &["memforward"], input);
+            assert_eq!(out.matches("load").count(), 2, "{out}");
+        }
+        // Column 0 also may be `t[0][0]`; an element-wise index may be anything.
+        let out = run(&rows("0", "0"), &["memforward"]);
+        assert_eq!(out.matches("load").count(), 2, "{out}");
+        let src = rows("4", "14").replace("%row = gep %t, %r, 28", "%row = gep %t, %r, 4");
+        let out = same_behaviour(&src, &["memforward"], "1");
+        assert_eq!(out.matches("load").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn a_call_that_sees_the_array_stops_forwarding() {
+        let src = rows("4", "14").replace(
+            "  br %c, bb1, bb2",
+            "  call @putarray(21, %t)\n  br %c, bb1, bb2",
+        );
+        let src = src.replace(
+            "declare @putint(i32) -> void",
+            "declare @putint(i32) -> void\ndeclare @putarray(i32, ptr) -> void",
+        );
+        // putarray may not write, but memforward counts a call as a write.
+        let out = same_behaviour(&src, &["memforward"], "3");
+        assert_eq!(out.matches("load").count(), 2, "{out}");
     }
 }
 

@@ -21,6 +21,16 @@
 //!   become unreachable). Dead block parameters go with their arguments on every edge,
 //!   dead instructions go, and unreachable blocks are removed.
 //!
+//! - **Memory of local arrays.** A store into an `alloc` whose address never escapes
+//!   (it is used only as the address of loads and stores and the base of `gep`s, and
+//!   as the pointer of `memset` calls whose result is unused) is observable only
+//!   through the function's own loads of that `alloc`. Such stores and `memset`s are
+//!   not roots: they become live when a load of their `alloc` does. Arrays whose
+//!   loaded values only feed stores back into local arrays (load-store cycles) die
+//!   whole. This is dead-store elimination folded into the mark phase, at the
+//!   granularity of whole objects, as GCC's `cd-dce` treats stores to non-aliased
+//!   local aggregates and LLVM removes allocas whose only uses are stores.
+//!
 //! Like C compilers, this drops an unused computation even if it would have trapped (a
 //! division by zero is undefined behaviour in C) and an unused call to a function
 //! without side effects even if that call would never return (C lets compilers
@@ -29,9 +39,12 @@
 
 use crate::analysis::{AnalysisManager, Deciders, FunctionAnalyses, Preserved, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
+use crate::passes::loops::loopidiom::memset_of;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+use ir::{
+    Block, BlockCall, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Value, ValueDef,
+};
 
 /// The DCE pass.
 pub struct Dce;
@@ -48,12 +61,13 @@ impl Pass for Dce {
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = am.purity(m);
+        let memset = memset_of(m);
         am.each_function(m, |f, fa| {
             let removed = remove_unreachable_blocks(f);
             if removed {
                 fa.forget();
             }
-            run_on(f, &purity, fa) | removed
+            run_on(f, &purity, memset, fa) | removed
         })
     }
 }
@@ -75,6 +89,7 @@ struct Marks<'a> {
     param: SecondaryMap<Value, bool>,
     block: SecondaryMap<Block, bool>,
     work: Vec<Item>,
+    local: LocalMemory,
 }
 
 impl Marks<'_> {
@@ -82,6 +97,12 @@ impl Marks<'_> {
         if !self.inst[i] {
             self.inst[i] = true;
             self.work.push(Item::Inst(i));
+            // A live load of a private array makes every write of the array live.
+            if let Some(a) = self.local.read_by[i].take() {
+                for w in std::mem::take(&mut self.local.writes[a]) {
+                    self.inst(w);
+                }
+            }
         }
     }
 
@@ -149,8 +170,78 @@ impl Marks<'_> {
     }
 }
 
+/// The `alloc`s whose address never escapes, with their writes and reads.
+#[derive(Default)]
+struct LocalMemory {
+    /// Per load of such an `alloc`: the `alloc` (cleared once the load is live).
+    read_by: SecondaryMap<Inst, Option<Value>>,
+    /// Per such `alloc`: its stores and `memset`s not yet live.
+    writes: SecondaryMap<Value, Vec<Inst>>,
+    /// The stores and `memset`s of such `alloc`s (not roots).
+    private_write: SecondaryMap<Inst, bool>,
+}
+
+impl LocalMemory {
+    /// Classifies the `alloc`s of `f`; `memset` is the module's C `memset`.
+    fn of(f: &Function, memset: Option<FuncId>) -> LocalMemory {
+        let mut out = LocalMemory::default();
+        let mut reads: Vec<Inst> = Vec::new();
+        let mut writes: Vec<Inst> = Vec::new();
+        for b in f.layout.blocks() {
+            for i in f.layout.block_insts(b) {
+                if !matches!(f.kind(i), InstKind::Alloc { .. }) {
+                    continue;
+                }
+                let a = f.inst_result(i).expect("alloc has a result");
+                reads.clear();
+                writes.clear();
+                let mut escaped = false;
+                let mut work = vec![a];
+                'walk: while let Some(p) = work.pop() {
+                    for &u in f.users(p) {
+                        match f.kind(u) {
+                            InstKind::Load { .. } => reads.push(u),
+                            InstKind::Store { value, .. } if *value != p => writes.push(u),
+                            InstKind::Gep { base, index, .. } if *base == p && *index != p => {
+                                work.push(f.inst_result(u).expect("gep has a result"));
+                            }
+                            InstKind::Call { callee, args }
+                                if Some(*callee) == memset
+                                    && args.len() == 3
+                                    && args[0] == p
+                                    && args[1..].iter().all(|&x| x != p)
+                                    && f.inst_result(u).is_none_or(|r| f.users(r).is_empty()) =>
+                            {
+                                writes.push(u)
+                            }
+                            _ => {
+                                escaped = true;
+                                break 'walk;
+                            }
+                        }
+                    }
+                }
+                if escaped {
+                    continue;
+                }
+                for &r in &reads {
+                    out.read_by[r] = Some(a);
+                }
+                for &w in &writes {
+                    out.private_write[w] = true;
+                }
+                out.writes[a] = writes.clone();
+            }
+        }
+        out
+    }
+}
+
 /// Whether `i` must stay whatever its result's uses.
-fn is_root(f: &Function, purity: &Purity, i: Inst) -> bool {
+fn is_root(f: &Function, purity: &Purity, local: &LocalMemory, i: Inst) -> bool {
+    if local.private_write[i] {
+        return false;
+    }
     match f.kind(i) {
         InstKind::Store { .. } | InstKind::Ret { .. } => true,
         InstKind::Call { callee, .. } => purity.effects(*callee).has_side_effects(),
@@ -186,14 +277,19 @@ fn back_edge_sources(f: &Function, cfg: &ControlFlowGraph) -> Vec<Block> {
 }
 
 /// Removes dead code from `f`; `purity` tells which calls may be deleted.
-pub fn run(f: &mut Function, purity: &Purity) -> bool {
+pub fn run(f: &mut Function, purity: &Purity, memset: Option<FuncId>) -> bool {
     let removed = remove_unreachable_blocks(f);
-    run_on(f, purity, &mut FunctionAnalyses::default()) | removed
+    run_on(f, purity, memset, &mut FunctionAnalyses::default()) | removed
 }
 
 /// [`run`] on `f` without unreachable blocks, with its CFG and post-dominator
 /// tree from `fa` (the same between runs that changed no edge).
-fn run_on(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> bool {
+fn run_on(
+    f: &mut Function,
+    purity: &Purity,
+    memset: Option<FuncId>,
+    fa: &mut FunctionAnalyses,
+) -> bool {
     let mut changed = false;
     let (cfg, pdt) = fa.postdom(f);
     let deciders = Deciders::new(cfg, pdt);
@@ -208,10 +304,11 @@ fn run_on(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> bool 
             param: SecondaryMap::new(),
             block: SecondaryMap::new(),
             work: Vec::new(),
+            local: LocalMemory::of(f, memset),
         };
         for &b in cfg.rpo() {
             for i in f.layout.block_insts(b) {
-                if is_root(f, purity, i) {
+                if is_root(f, purity, &marks.local, i) {
                     marks.inst(i);
                 }
             }
@@ -384,5 +481,103 @@ bb5:
             &["dce"],
             "10",
         );
+    }
+
+    /// A local array `a` filled from input, and a second one `b` whose values only
+    /// go back into `a` and `b` (load-store cycles across two arrays and a loop);
+    /// `LAST` decides what the function returns.
+    const CYCLE: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putarray(i32, ptr) -> void
+declare @memset(ptr, i32, i64) -> ptr
+
+func @main() -> i32 {
+bb0:
+  %a = alloc [i32; 8]
+  %b = alloc [i32; 8]
+  %len = sext 32
+  %m = call @memset(%b, 0, %len)
+  %n = call @getint()
+  %k = and %n, 7
+  %p0 = gep %a, 0, 4
+  store %n, %p0
+  %pk = gep %a, %k, 4
+  store 3, %pk
+  jump bb1(0)
+bb1(%i: i32):
+  %pa = gep %a, %i, 4
+  %va = load i32, %pa
+  %j = xor %i, %k
+  %pb = gep %b, %j, 4
+  %vb = load i32, %pb
+  %s = add %va, %vb
+  store %s, %pb
+  %q = gep %a, %j, 4
+  store %vb, %q
+  %i1 = add %i, 1
+  %c = slt %i1, 8
+  br %c, bb1(%i1), bb2
+bb2:
+LAST
+}
+"#;
+
+    fn cycle(last: &str) -> String {
+        CYCLE.replace("LAST", last)
+    }
+
+    #[test]
+    fn arrays_read_only_to_write_themselves_die() {
+        let out = same_behaviour(&cycle("  call @putint(%n)\n  ret 0"), &["dce"], "13");
+        assert!(!out.contains("alloc"), "{out}");
+        assert!(!out.contains("store"), "{out}");
+        assert!(!out.contains("memset(%"), "{out}");
+        assert!(!out.contains("load"), "{out}");
+    }
+
+    #[test]
+    fn a_load_whose_value_is_used_keeps_every_write_of_its_array() {
+        // Reads `b` at another index than the stores: every store of `b` (and the
+        // memset) may be what it reads, and `a`'s stores feed them.
+        let src = cycle("  %r = gep %b, 5, 4\n  %v = load i32, %r\n  call @putint(%v)\n  ret 0");
+        for input in ["0", "5", "13", "-3"] {
+            let out = same_behaviour(&src, &["dce"], input);
+            assert_eq!(out.matches("store").count(), 4, "{out}");
+            assert!(out.contains("call @memset(%1,"), "{out}");
+        }
+    }
+
+    #[test]
+    fn an_array_passed_to_a_call_keeps_its_stores() {
+        let src = cycle("  call @putarray(8, %a)\n  ret 0");
+        for input in ["0", "6", "13"] {
+            let out = same_behaviour(&src, &["dce"], input);
+            // `a`'s stores stay; `b`'s are read by them (through the loop's loads).
+            assert_eq!(out.matches("store").count(), 4, "{out}");
+        }
+    }
+
+    #[test]
+    fn an_escaping_address_keeps_the_stores() {
+        // The address of `a` leaves through a block argument: loads through the
+        // parameter read it.
+        let src = cycle("  jump bb3(%a)\nbb3(%x: ptr):\n  %y = gep %x, 2, 4\n  %w = load i32, %y\n  call @putint(%w)\n  ret 0");
+        for input in ["2", "10"] {
+            let out = same_behaviour(&src, &["dce"], input);
+            assert_eq!(out.matches("store").count(), 4, "{out}");
+        }
+        // Stored as a value, the address escapes too: `a`'s stores stay (the store
+        // of the address itself goes: nothing reads the slot it went to).
+        let src = cycle("  %h = alloc [ptr; 1]\n  store %a, %h\n  ret 0");
+        let out = same_behaviour(&src, &["dce"], "1");
+        assert_eq!(out.matches("store").count(), 4, "{out}");
+    }
+
+    #[test]
+    fn a_memset_whose_result_is_used_is_kept() {
+        let src = cycle("  %z = load i32, %m\n  call @putint(%z)\n  ret 0");
+        let out = same_behaviour(&src, &["dce"], "4");
+        assert!(out.contains("call @memset(%1,"), "{out}");
     }
 }
