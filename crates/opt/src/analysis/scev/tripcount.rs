@@ -247,15 +247,7 @@ impl ScalarEvolution<'_> {
             }),
         };
         let top = self.exprs.smax(b, s64);
-        let span = self.exprs.sub(loops, f, top, s64);
-        let round = self.exprs.constant(Type::I64, d - 1);
-        let span = self.exprs.add(loops, f, &[span, round], true);
-        let dd = self.exprs.constant(Type::I64, d);
-        let count = self.exprs.udiv(span, dd);
-        Some(ExitCount {
-            count,
-            predicates: pred.into_iter().collect(),
-        })
+        Some(self.steps_across(top, s64, d, pred))
     }
 
     /// The mirror image of [`Self::count_up`]: `{s,+,-d} > n - inclusive`.
@@ -280,15 +272,28 @@ impl ScalarEvolution<'_> {
             }),
         };
         let top = self.exprs.smax(s64, b);
-        let span = self.exprs.sub(loops, f, top, b);
+        Some(self.steps_across(top, b, d, pred))
+    }
+
+    /// The steps of `d` it takes to cover `top - low` (rounded up), as the count
+    /// of [`Self::count_up`] and [`Self::count_down`], under `pred`.
+    fn steps_across(
+        &mut self,
+        top: ExprId,
+        low: ExprId,
+        d: i64,
+        pred: Option<Predicate>,
+    ) -> ExitCount {
+        let (loops, f) = (self.loops, self.f);
+        let span = self.exprs.sub(loops, f, top, low);
         let round = self.exprs.constant(Type::I64, d - 1);
         let span = self.exprs.add(loops, f, &[span, round], true);
         let dd = self.exprs.constant(Type::I64, d);
         let count = self.exprs.udiv(span, dd);
-        Some(ExitCount {
+        ExitCount {
             count,
             predicates: pred.into_iter().collect(),
-        })
+        }
     }
 
     /// `{s,+,d} != n`: the least `k >= 0` with `s + k*d = n` modulo 2^32.
