@@ -107,6 +107,14 @@ impl ControlFlowGraph {
     pub fn unique_preds(&self, b: Block) -> Vec<Block> {
         distinct_in_order(&self.preds[b])
     }
+
+    /// The predecessor of `b` when it has exactly one (however many edges come
+    /// from it). Stops at the second distinct predecessor, so asking a join of
+    /// `n` blocks costs a constant, where [`Self::unique_preds`] costs `n`.
+    pub fn single_pred(&self, b: Block) -> Option<Block> {
+        let (&first, rest) = self.preds[b].split_first()?;
+        rest.iter().all(|&p| p == first).then_some(first)
+    }
 }
 
 /// The distinct blocks of `blocks`, each where it first occurs. A long list (the
@@ -200,6 +208,35 @@ bb3:
         assert_eq!(fresh.preds(b3).len(), 3);
         let stale = std::panic::catch_unwind(|| cfg.rpo().len());
         assert!(stale.is_err(), "rpo after an edge update must refuse");
+    }
+
+    /// A block reached twice from one block (both arms of a `br`) has that block
+    /// as its single predecessor; a join of two blocks and the entry have none.
+    #[test]
+    fn single_predecessor_counts_distinct_blocks() {
+        let m = parse_module(
+            r#"
+func @main() -> i32 {
+bb0:
+  br 1, bb1, bb1
+bb1:
+  br 1, bb2, bb3
+bb2:
+  jump bb3
+bb3:
+  ret 0
+}
+"#,
+        )
+        .unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let b: Vec<Block> = f.layout.blocks().collect();
+        assert_eq!(cfg.preds(b[1]).len(), 2);
+        assert_eq!(cfg.single_pred(b[1]), Some(b[0]));
+        assert_eq!(cfg.single_pred(b[2]), Some(b[1]));
+        assert_eq!(cfg.single_pred(b[3]), None);
+        assert_eq!(cfg.single_pred(b[0]), None);
     }
 
     /// Short lists are scanned, long ones go through a set: both keep each

@@ -156,18 +156,14 @@ pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
     let mut forwarded = false;
     let mut at_end: SecondaryMap<Block, Option<Known>> = SecondaryMap::new();
     for &b in cfg.rpo() {
-        let start = match cfg.unique_preds(b).as_slice() {
-            [p] if *p != b => at_end[*p].clone(),
+        let start = match cfg.single_pred(b) {
+            Some(p) if p != b => at_end[p].clone(),
             _ => None,
         };
         let (done, end) = forward_in_block(f, b, start, &tracked, &call_visible, memset);
         forwarded |= done;
         // Kept for the successors that have `b` as their only predecessor.
-        if cfg
-            .succs(b)
-            .iter()
-            .any(|&s| cfg.unique_preds(s).as_slice() == [b])
-        {
+        if cfg.succs(b).iter().any(|&s| cfg.single_pred(s) == Some(b)) {
             at_end[b] = Some(end);
         }
     }
