@@ -241,7 +241,9 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// last value numbering, `loopsplit` after loop deletion (a loop whose last
 /// iterations only count is left early, before strength reduction looks at it),
 /// `predcom` on the pointer induction variables strength
-/// reduction made, `closedform` on the loops that are left single blocks, and
+/// reduction made, `closedform` on the loops that are left single blocks, once,
+/// after `promote` (a global recurrence carried in a register is a sum; run twice,
+/// it versioned again the loop its first run kept as the fallback), and
 /// `localconst` after the first `memforward` (a zeroed table read through
 /// callees) and at the end, when the stores of a table are constants in one block,
 /// `constglobals` again after the first two SCCP rounds (an index such as
@@ -350,12 +352,11 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "sroa",
             "predcom",
-            "closedform",
-            "lftr",
             "promote",
             "checkpromote",
             "lastiter",
             "closedform",
+            "lftr",
             "rtunroll",
             "mve",
             "vrp",

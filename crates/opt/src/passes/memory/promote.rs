@@ -105,7 +105,7 @@ fn only_accessed_through(f: &Function, gep: Inst) -> bool {
 }
 
 /// Promotes the scalar globals of `f`'s loops that qualify; returns how many
-/// (loop, global) pairs.
+/// (loop, global) pairs, plus the preheaders it added.
 pub fn run(f: &mut Function, purity: &Purity, scalars: &FxHashSet<GlobalId>) -> usize {
     run_in(f, purity, scalars, &mut FunctionAnalyses::default())
 }
@@ -119,6 +119,12 @@ fn run_in(
 ) -> usize {
     if f.is_declaration() {
         return 0;
+    }
+    // The load goes in a preheader: loops without one get one (LLVM's LICM runs
+    // on loops in LoopSimplify form); simplifycfg removes those left unused.
+    let split = crate::passes::loops::licm::add_preheaders(f);
+    if split > 0 {
+        fa.forget();
     }
     let mut promoted = 0;
     // One promotion at a time: each splits edges, so the loops are recomputed.
@@ -134,7 +140,7 @@ fn run_in(
     if promoted > 0 {
         crate::ssa::mem2reg(f);
     }
-    promoted
+    promoted + split
 }
 
 /// A global address to promote over a loop (its preheader and blocks).
@@ -371,6 +377,21 @@ bb4:
             let out = same_behaviour(COUNTER, &["promote"], n);
             let body = &out[out.find("bb2(").unwrap()..out.find("bb5").unwrap()];
             assert!(!body.contains("@cnt"), "{out}");
+            assert_eq!(out.matches("load i32, @cnt").count(), 2, "{out}");
+        }
+    }
+
+    /// A loop entered straight from a branch (no preheader) gets one to load the
+    /// global in.
+    #[test]
+    fn a_loop_without_a_preheader_gets_one() {
+        let src = COUNTER.replace(
+            "  br %1, bb5, bb4\nbb5:\n  jump bb1(0)\n",
+            "  br %1, bb1(0), bb4\n",
+        );
+        assert!(!src.contains("bb5"));
+        for n in ["0", "1", "8"] {
+            let out = same_behaviour(&src, &["promote"], n);
             assert_eq!(out.matches("load i32, @cnt").count(), 2, "{out}");
         }
     }

@@ -265,6 +265,8 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
             (BinOp::Mul | BinOp::SDiv, 1) | (BinOp::And, -1) => return same,
             (BinOp::Shl | BinOp::LShr | BinOp::AShr, c) if c & 31 == 0 => return same,
             (BinOp::Mul | BinOp::And, 0) => return Some(zero),
+            // Known bits: a 0/1 value masked with 1 is itself.
+            (BinOp::And, 1) if is_boolean(f, a, 4) => return same,
             (BinOp::SRem, 1 | -1) => return Some(zero),
             (BinOp::Or, -1) => return Some(Action::Const(Const::I(-1))),
             (BinOp::Sub, c) => return bin(BinOp::Add, a, f.iconst(c.wrapping_neg())),
@@ -396,6 +398,22 @@ fn exact_reciprocal(c: f32) -> Option<f32> {
 /// (the factors' counts add up; a product of `x` and `x + odd` is even, since one
 /// of two values of different parity is), sums and bitwise operations. `depth`
 /// bounds the walk up the operands.
+/// Whether `v` is known to be 0 or 1 (LLVM's known bits, for the low bit only):
+/// a comparison, or `and`/`or`/`xor` of such values, within `depth` operations.
+fn is_boolean(f: &Function, v: Value, depth: u32) -> bool {
+    if let Some(c) = f.as_iconst(v) {
+        return c == 0 || c == 1;
+    }
+    match f.def_inst(v).map(|i| f.kind(i)) {
+        Some(InstKind::Cmp { .. }) => true,
+        Some(InstKind::Binary {
+            op: BinOp::And | BinOp::Or | BinOp::Xor,
+            args: [x, y],
+        }) if depth > 0 => is_boolean(f, *x, depth - 1) && is_boolean(f, *y, depth - 1),
+        _ => false,
+    }
+}
+
 fn known_trailing_zeros(f: &Function, v: Value, depth: u32) -> u32 {
     if let Some(c) = f.as_iconst(v) {
         return c.trailing_zeros();
@@ -734,6 +752,20 @@ mod tests {
         combines("  %r = sub %0, %0\n", "  ret 0\n");
         combines("  %r = xor %0, %0\n", "  ret 0\n");
         combines("  %r = and %0, %0\n", "  ret %0\n");
+    }
+
+    #[test]
+    fn masking_a_boolean_with_one_keeps_it() {
+        combines(
+            "  %a = slt %0, 7\n  %b = sgt %0, 2\n  %c = and %a, %b\n  %r = and %c, 1\n",
+            "  %3 = slt %0, 7\n  %4 = sgt %0, 2\n  %5 = and %3, %4\n  ret %5\n",
+        );
+        // Not a known 0/1 value: the mask stays, and so does a mask of 2.
+        combines("  %r = and %0, 1\n", "  %3 = and %0, 1\n  ret %3\n");
+        combines(
+            "  %a = slt %0, 7\n  %r = and %a, 2\n",
+            "  %3 = slt %0, 7\n  %4 = and %3, 2\n  ret %4\n",
+        );
     }
 
     #[test]
