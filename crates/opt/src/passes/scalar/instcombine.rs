@@ -267,6 +267,13 @@ fn simplify_binary(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Ac
             (BinOp::Mul | BinOp::And, 0) => return Some(zero),
             // Known bits: a 0/1 value masked with 1 is itself.
             (BinOp::And, 1) if is_boolean(f, a, 4) => return same,
+            // Demanded bits: only the low bits of `a` count.
+            (BinOp::And, c) if c > 0 && (c as u32 + 1).is_power_of_two() => {
+                let source = low_bits_source(f, a, c.trailing_ones(), 4);
+                if source != a {
+                    return bin(BinOp::And, source, b);
+                }
+            }
             (BinOp::SRem, 1 | -1) => return Some(zero),
             (BinOp::Or, -1) => return Some(Action::Const(Const::I(-1))),
             (BinOp::Sub, c) => return bin(BinOp::Add, a, f.iconst(c.wrapping_neg())),
@@ -398,6 +405,41 @@ fn exact_reciprocal(c: f32) -> Option<f32> {
 /// (the factors' counts add up; a product of `x` and `x + odd` is even, since one
 /// of two values of different parity is), sums and bitwise operations. `depth`
 /// bounds the walk up the operands.
+/// A value whose low `bits` bits are those of `v`, reached through operations
+/// that leave them unchanged (LLVM's `SimplifyDemandedBits`, for a low mask):
+/// adding, subtracting, or-ing or xor-ing a constant with none of those bits,
+/// and-ing with one that has them all, multiplying by one that is 1 modulo
+/// `2^bits`, or a remainder by `±2^m` with `m >= bits` (it differs from its
+/// dividend by a multiple of `2^m`). At most `depth` operations are looked through.
+fn low_bits_source(f: &Function, v: Value, bits: u32, depth: u32) -> Value {
+    if depth == 0 {
+        return v;
+    }
+    let Some((op, x, c)) = with_const(f, v) else {
+        return v;
+    };
+    let mask = if bits >= 32 {
+        u32::MAX
+    } else {
+        (1 << bits) - 1
+    };
+    let low = c as u32 & mask;
+    let keeps = match op {
+        BinOp::Add | BinOp::Sub | BinOp::Or | BinOp::Xor => low == 0,
+        BinOp::And => low == mask,
+        BinOp::Mul => low == 1,
+        BinOp::SRem => {
+            c.unsigned_abs().is_power_of_two() && c.unsigned_abs().trailing_zeros() >= bits
+        }
+        _ => false,
+    };
+    if keeps {
+        low_bits_source(f, x, bits, depth - 1)
+    } else {
+        v
+    }
+}
+
 /// Whether `v` is known to be 0 or 1 (LLVM's known bits, for the low bit only):
 /// a comparison, or `and`/`or`/`xor` of such values, within `depth` operations.
 fn is_boolean(f: &Function, v: Value, depth: u32) -> bool {
@@ -752,6 +794,32 @@ mod tests {
         combines("  %r = sub %0, %0\n", "  ret 0\n");
         combines("  %r = xor %0, %0\n", "  ret 0\n");
         combines("  %r = and %0, %0\n", "  ret %0\n");
+    }
+
+    #[test]
+    fn a_low_mask_looks_through_what_keeps_the_low_bits() {
+        // (x % 2 + 2) & 1 == x & 1: the remainder differs from x by an even
+        // number, and so does adding 2.
+        combines(
+            "  %a = srem %0, 2\n  %b = add %a, 2\n  %r = and %b, 1\n",
+            "  %3 = and %0, 1\n  ret %3\n",
+        );
+        // (x * 9 ^ 16) & 7 == x & 7.
+        combines(
+            "  %a = mul %0, 9\n  %b = xor %a, 16\n  %r = and %b, 7\n",
+            "  %3 = and %0, 7\n  ret %3\n",
+        );
+        // Must not: an odd addend, a remainder by 3 or by 2 under a mask of 3,
+        // and a quotient change the low bits.
+        for (body, kept) in [
+            ("  %a = add %0, 1\n  %r = and %a, 1\n", "add %0, 1"),
+            ("  %a = srem %0, 3\n  %r = and %a, 1\n", "srem %0, 3"),
+            ("  %a = srem %0, 2\n  %r = and %a, 3\n", "srem %0, 2"),
+            ("  %a = sdiv %0, 2\n  %r = and %a, 1\n", "sdiv %0, 2"),
+        ] {
+            let out = crate::passes::testutil::run(&func(body, "i32"), &["instcombine"]);
+            assert!(out.contains(kept), "{out}");
+        }
     }
 
     #[test]
