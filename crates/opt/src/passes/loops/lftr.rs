@@ -18,7 +18,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Inst, InstKind, Type, Value};
 
 /// The linear-function test replacement pass.
@@ -41,18 +41,23 @@ impl Pass for Lftr {
 
 impl FunctionPass for Lftr {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, _, loops) = fa.loops(f);
-        run_on(f, cfg, loops) > 0
+        let (cfg, dt, loops) = fa.loops(f);
+        run_on(f, cfg, dt, loops) > 0
     }
 }
 
 /// Replaces the exit tests of the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, |f, cfg, _, loops| run_on(f, cfg, loops))
+    crate::passes::with_loops(f, run_on)
 }
 
 /// [`run`] with the function's CFG and loops given (the pass adds no edges).
-pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> usize {
+pub fn run_on(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+) -> usize {
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     let mut replaced = 0;
     for id in ids {
@@ -60,7 +65,7 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> u
         let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
             continue;
         };
-        let Some(iv) = Counter::of(f, loops, id, &l) else {
+        let Some(iv) = Counter::of(f, cfg, dt, loops, id, &l) else {
             continue;
         };
         if replace_exit_test(f, &l, &iv) {

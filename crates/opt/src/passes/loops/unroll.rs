@@ -92,7 +92,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, _, loops) = fa.loops(f);
+        let (cfg, dt, loops) = fa.loops(f);
         let mut plans = Vec::new();
         for (id, lp) in loops.loops() {
             if lp.blocks.len() != 1 || !lp.children.is_empty() {
@@ -101,7 +101,8 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
                 continue;
             };
-            let Some(n) = Counter::of(f, loops, id, &l).and_then(|c| c.trip_count(f)) else {
+            let Some(n) = Counter::of(f, cfg, dt, loops, id, &l).and_then(|c| c.trip_count())
+            else {
                 continue;
             };
             let body = f.layout.block_insts(l.header).count();
