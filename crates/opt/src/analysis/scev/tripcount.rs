@@ -40,8 +40,8 @@ pub struct ExitCount {
 }
 
 /// An exit test solved for: the loop continues while `x op bound`, `x` the
-/// affine recurrence `{start,+,step}` (`step` a non-zero constant), `bound`
-/// invariant in the loop.
+/// affine recurrence `{start,+,step}` (`step` a non-zero constant; for a pointer,
+/// in bytes), `bound` invariant in the loop.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub struct ExitTest {
     pub op: CmpOp,
@@ -190,7 +190,7 @@ impl ScalarEvolution<'_> {
             _ => return None,
         };
         let op = if stays_on_true { op } else { op.inverse()? };
-        if f.value_type(a) != Type::I32 {
+        if !matches!(f.value_type(a), Type::I32 | Type::Ptr) {
             return None;
         }
         let x = self.get(a);
@@ -225,7 +225,11 @@ impl ScalarEvolution<'_> {
     }
 
     /// The number of back edges taken before the test `t` fails.
+    /// (Only `i32` tests are counted: a pointer's is in bytes of an address.)
     pub fn count_of_test(&mut self, t: &ExitTest) -> Option<ExitCount> {
+        if self.exprs.ty(t.x) != Type::I32 {
+            return None;
+        }
         let (op, s, d, n) = (t.op, t.start, t.step, t.bound);
         match (op, d > 0) {
             (CmpOp::Slt, true) => self.count_up(s, n, d, 0),
