@@ -432,22 +432,19 @@ fn unroll(f: &mut Function, p: &Plan) {
         },
         Type::Void,
     );
-    // The last copy's test, as the latch's.
-    let InstKind::Br { cond, .. } = *f.kind(branch) else {
-        unreachable!("a rotated loop's latch ends in a branch")
-    };
-    let back_k = BlockCall::new(b, next_k.clone());
-    let (then_dest, else_dest) = if p.l.back == 0 {
-        (back_k, exit_k)
+    // The last copy's test, made here (the copies' own tests are dead).
+    let tested_k = if p.tests_next {
+        next_k[p.iv]
     } else {
-        (exit_k, back_k)
+        at(&map, params[p.iv])
     };
+    let cond_k = cmp_before(f, m_branch, p.op, tested_k, p.end);
     f.replace_kind(
         m_branch,
         InstKind::Br {
-            cond: at(&map, cond),
-            then_dest,
-            else_dest,
+            cond: cond_k,
+            then_dest: BlockCall::new(b, next_k.clone()),
+            else_dest: exit_k,
         },
     );
     f.replace_kind(
