@@ -13,7 +13,7 @@
 //! products of them that do not wrap.
 
 use super::{Counter, LoopForest, RotatedLoop};
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, EntityRef, Function, InstKind, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -31,6 +31,7 @@ impl<'s> Bounds<'s> {
     pub fn of(
         f: &Function,
         cfg: &ControlFlowGraph,
+        dt: &DominatorTree,
         loops: &LoopForest,
         global_sizes: &'s [u64],
     ) -> Self {
@@ -39,10 +40,10 @@ impl<'s> Bounds<'s> {
             let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
                 continue;
             };
-            let Some(c) = Counter::of(f, loops, id, &l) else {
+            let Some(c) = Counter::of(f, cfg, dt, loops, id, &l) else {
                 continue;
             };
-            let (Some(n), Some(init)) = (c.trip_count(f), f.as_iconst(c.init)) else {
+            let (Some(n), Some(init)) = (c.trip_count(), f.as_iconst(c.init)) else {
                 continue;
             };
             let last = i64::from(init) + i64::from(c.step) * (i64::from(n) - 1);

@@ -1,24 +1,31 @@
-//! Counted loops: rotated loops whose only exit test compares an induction variable
-//! that steps by one against a loop-invariant bound.
+//! Counted loops: rotated loops whose latch tests an induction variable, stepping
+//! by a constant toward a loop-invariant bound, a view of the scalar evolution
+//! ([`crate::analysis::scev`]) of the loop.
 //!
 //! A loop has the *rotated shape* when it has a preheader (a block entering only the
 //! header), a single latch, the header's only predecessors are those two, and the
 //! latch ends in a conditional branch with one arm back to the header and one leaving
 //! the loop (what [`crate::passes::loops::looprotate`] produces from a `while` loop).
 //!
-//! Its *counter* is a header parameter `i` that the latch advances to `i + 1`
-//! (or `i - 1`) and whose value, before or after the step, the latch's condition
-//! compares with `slt` (or `sgt`) against a value defined outside the loop, the loop
-//! continuing while the comparison holds. A test with `ne` counts too when the start
-//! and the bound are constants that the counter, stepping toward the bound, meets:
-//! it is then the same test as `slt` (or `sgt`). Such a counter never wraps around: every
-//! iteration that continues has `i + 1 < bound <= i32::MAX` (or the mirror image), so
-//! the values of `i` are exact integers, and the loop ends after at most
-//! `bound - i0` iterations (it terminates). Strength reduction, final value
-//! replacement and loop deletion rely on exactly these two facts.
+//! Its *counter* is a header parameter `i` whose evolution is `{i0,+,d}` with `d` a
+//! constant, and whose value before or after the step (the recurrence `{i0,+,d}` or
+//! `{i0+d,+,d}`) the latch's exit test compares against a value defined outside
+//! the loop, the loop continuing while `slt` or `sle` holds (`sgt` or `sge` for a
+//! negative step). A test with `ne` counts too when the start and the bound are
+//! constants that the counter, stepping toward the bound, meets: it is then the
+//! same test as `slt` (or `sgt`). The exit count of the test must hold without a
+//! predicate ([`crate::analysis::scev::tripcount`]): the last value that passes the
+//! test can step without passing the end of `i32`. (The one predicate an unknown
+//! bound leaves, on an inclusive test by a unit step, is discharged by the memory
+//! the loop accesses every iteration, see [`inclusive_never_wraps`].) Such a counter
+//! never wraps around, so the values of `i` are exact integers, and the loop ends
+//! after at most `(bound - i0) / d` iterations (it terminates). Strength reduction,
+//! final value replacement and loop deletion rely on exactly these two facts; passes
+//! that handle only a unit step check [`Counter::unit_step`].
 
+use super::scev::{ExitTest, ScalarEvolution};
 use super::{LoopForest, LoopId};
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, Value};
 
 /// The blocks and edges of a rotated loop.
@@ -129,7 +136,8 @@ pub struct Counter {
     pub init: Value,
     /// Its value for the next iteration (`param + step`).
     pub next: Value,
-    /// 1 or -1.
+    /// The constant step: positive when the test is `slt`/`sle`, negative when
+    /// it is `sgt`/`sge`.
     pub step: i32,
     /// What the latch compares the counter (`param` or `next`) with.
     pub bound: Value,
@@ -137,160 +145,151 @@ pub struct Counter {
     pub tests_next: bool,
     /// Whether the test includes the bound (`sle`, `sge`; otherwise `slt`, `sgt`).
     pub inclusive: bool,
+    /// How many times the body runs, when the scalar evolution finds it constant.
+    trips: Option<i32>,
 }
 
 impl Counter {
-    /// The counter of `l`, if it has one.
-    pub fn of(f: &Function, loops: &LoopForest, id: LoopId, l: &RotatedLoop) -> Option<Self> {
-        let InstKind::Br { cond, .. } = f.kind(l.branch) else {
+    /// The counter of `l`, if it has one, from a scalar evolution built for this
+    /// loop alone (without value ranges: its cost is that of the latch's test).
+    pub fn of(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        dt: &DominatorTree,
+        loops: &LoopForest,
+        id: LoopId,
+        l: &RotatedLoop,
+    ) -> Option<Self> {
+        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+        Self::of_scev(&mut se, id, l)
+    }
+
+    /// The counter of `l` as `se` describes it: the header parameter whose
+    /// recurrence (or whose latch argument's) the latch tests, with a constant
+    /// step toward a bound defined outside the loop, and an exit count that holds
+    /// without a wrap.
+    pub fn of_scev(se: &mut ScalarEvolution, id: LoopId, l: &RotatedLoop) -> Option<Self> {
+        let (f, loops) = (se.f, se.loops);
+        let t = se.exit_test(id, l.latch)?;
+        let bound = t.bound_value?;
+        if f.value_block(bound).is_some_and(|b| loops.contains(id, b)) {
             return None;
-        };
-        let InstKind::Cmp { op, args: [a, b] } = *f.kind(f.def_inst(*cond)?) else {
-            return None;
-        };
-        let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
-        // Normalise to `x op bound`, the loop continuing while it holds.
-        let (mut op, x, bound) = if invariant(b) {
-            (op, a, b)
-        } else if invariant(a) {
-            (op.swapped(), b, a)
-        } else {
-            return None;
-        };
-        if l.back == 1 {
-            op = op.inverse()?;
         }
-        let params = f.block_params(l.header);
+        let step = i32::try_from(t.step).ok()?;
         let (init, next) = (l.init_args(f), l.next_args(f));
-        for (index, &param) in params.iter().enumerate() {
-            let tests_next = x == next[index];
-            if !(tests_next || x == param) {
-                continue;
+        let params = f.block_params(l.header);
+        let (index, tests_next) = (0..params.len()).find_map(|k| {
+            if se.get(params[k]) == t.x {
+                Some((k, false))
+            } else {
+                (se.get(next[k]) == t.x).then_some((k, true))
             }
-            let step = step_of(f, param, next[index]).and_then(|c| f.as_iconst(c))?;
-            let inclusive = match (step, op) {
-                (1, CmpOp::Slt) | (-1, CmpOp::Sgt) => false,
-                (1, CmpOp::Sle) | (-1, CmpOp::Sge) => true,
-                (1 | -1, CmpOp::Ne)
-                    if ne_reaches_bound(f, init[index], bound, step, tests_next) =>
-                {
-                    false
-                }
-                _ => return None,
-            };
+        })?;
+        let param = params[index];
+        let pe = se.get(param);
+        let (pl, pops) = se.exprs.as_addrec(pe)?;
+        if pl != id || pops.len() != 2 || se.exprs.as_const(pops[1]) != Some(t.step) {
+            return None;
+        }
+        let inclusive = match (t.op, step > 0) {
+            (CmpOp::Slt, true) | (CmpOp::Sgt, false) => false,
+            (CmpOp::Sle, true) | (CmpOp::Sge, false) => true,
+            (CmpOp::Ne, _) if meets_bound(se, &t) => false,
+            _ => return None,
+        };
+        let count = se.count_of_test(&t)?;
+        if !count.predicates.is_empty() {
+            // Only an inclusive test by a unit step leaves a predicate (on the
+            // bound), which the memory the loop accesses can discharge.
             let single_exit = || {
                 loops.get(id).blocks.iter().all(|&b| {
                     b == l.latch || f.successors(b).iter().all(|&s| loops.contains(id, s))
                 })
             };
-            if inclusive
-                && !inclusive_never_wraps(f, l, &invariant, param, step, bound, single_exit)
-            {
+            let discharged = inclusive
+                && step.abs() == 1
+                && inclusive_never_wraps(se, id, l, param, single_exit);
+            if !discharged {
                 return None;
             }
-            return Some(Counter {
-                index,
-                param,
-                init: init[index],
-                next: next[index],
-                step,
-                bound,
-                tests_next,
-                inclusive,
-            });
         }
-        None
+        let trips = match count.predicates[..] {
+            [] => se
+                .exprs
+                .as_const(count.count)
+                .and_then(|k| i32::try_from(k + 1).ok()),
+            _ => None,
+        };
+        Some(Counter {
+            index,
+            param,
+            init: init[index],
+            next: next[index],
+            step,
+            bound,
+            tests_next,
+            inclusive,
+            trips,
+        })
     }
 
-    /// How many times the body runs when the start and the bound are constants
-    /// (at least once: a rotated loop's guard decided the first iteration).
-    pub fn trip_count(&self, f: &Function) -> Option<i32> {
-        let (start, bound) = (
-            i64::from(f.as_iconst(self.init)?),
-            i64::from(f.as_iconst(self.bound)?),
-        );
-        // The body runs for i = start, start + step, ..., last: the last value whose
-        // test (of i + step, or of i) passes, plus the failing one when i is tested.
-        let span = if self.step == 1 {
-            bound - start
-        } else {
-            start - bound
-        };
-        let n = if self.tests_next { span } else { span + 1 };
-        let n = if self.inclusive { n + 1 } else { n };
-        i32::try_from(n.max(1)).ok()
+    /// How many times the body runs, when the scalar evolution finds a constant
+    /// count (at least once: a rotated loop's guard decided the first iteration).
+    pub fn trip_count(&self) -> Option<i32> {
+        self.trips
+    }
+
+    /// Whether the counter steps by one (up or down).
+    pub fn unit_step(&self) -> bool {
+        self.step.abs() == 1
     }
 }
 
-/// Whether a loop continuing while its counter (the value tested: before the step,
-/// or after it when `tests_next`) differs from `bound` behaves as one continuing
-/// while it is below the bound (above it for a step of -1): the start and the bound
-/// are constants, and the first value tested is on the bound's side of it or on
-/// it, so the counter meets the bound exactly instead of wrapping round
-/// (`while (n != 0) { ...; n = n - 1; }` from a known `n`, the loop tail-recursion
-/// elimination makes of a recursion that stops at 0).
-fn ne_reaches_bound(f: &Function, init: Value, bound: Value, step: i32, tests_next: bool) -> bool {
-    let (Some(start), Some(bound)) = (f.as_iconst(init), f.as_iconst(bound)) else {
+/// Whether a loop continuing while its tested recurrence differs from the bound
+/// behaves as one continuing while it is below the bound (above it for a negative
+/// step): the start and the bound are constants and the recurrence, stepping
+/// toward the bound, meets it exactly instead of wrapping round (`while (n != 0)
+/// { ...; n = n - 1; }` from a known `n`, the loop tail-recursion elimination makes
+/// of a recursion that stops at 0).
+fn meets_bound(se: &ScalarEvolution, t: &ExitTest) -> bool {
+    let (Some(s), Some(n)) = (se.exprs.as_const(t.start), se.exprs.as_const(t.bound)) else {
         return false;
     };
-    let first = i64::from(start) + if tests_next { i64::from(step) } else { 0 };
-    let bound = i64::from(bound);
-    if step == 1 {
-        first <= bound
-    } else {
-        first >= bound
-    }
+    let span = n - s;
+    span % t.step == 0 && span / t.step >= 0
 }
 
-/// Whether the counter `param` of a loop with an inclusive test cannot step past the
-/// end of `i32` (module documentation): the bound is a constant short of it, or the
-/// header accesses memory at `gep base, param + c, stride` with `base` invariant, or
-/// (when the latch is the loop's only exit) through a pointer that advances by a
-/// constant each iteration.
+/// Whether the counter `param` of a loop with an inclusive test by a unit step,
+/// whose bound is unknown, cannot step past the end of `i32` (module
+/// documentation): the header accesses memory at `gep base, param + c, stride`
+/// with `base` invariant and `c` small, or (when the latch is the loop's only
+/// exit) through a pointer that advances by a constant each iteration (the
+/// counter would wrap only in a loop that never ends, where the pointer leaves
+/// its object).
 fn inclusive_never_wraps(
-    f: &Function,
+    se: &mut ScalarEvolution,
+    id: LoopId,
     l: &RotatedLoop,
-    invariant: &dyn Fn(Value) -> bool,
     param: Value,
-    step: i32,
-    bound: Value,
     single_exit: impl Fn() -> bool,
 ) -> bool {
-    if let Some(b) = f.as_iconst(bound) {
-        return b != if step == 1 { i32::MAX } else { i32::MIN };
-    }
-    // A pointer parameter of the header advancing by a constant non-zero amount each
-    // iteration, accessed (at a constant offset) in the header.
-    let params = f.block_params(l.header);
-    let marching = |p: Value| {
-        params.iter().position(|&q| q == p).is_some_and(|k| {
-            l.pointer_step(f, k)
-                .is_some_and(|(c, stride)| c != 0 && stride >= 1)
-        })
-    };
-    let through_marching_pointer = |ptr: Value| {
-        marching(ptr)
-            || matches!(f.def_inst(ptr).map(|g| f.kind(g)),
-                Some(InstKind::Gep { base, index, .. })
-                    if marching(*base) && f.as_iconst(*index).is_some())
-    };
-    let small_offset_of_counter = |index: Value| {
-        if index == param {
-            return true;
-        }
-        step_of(f, param, index)
-            .and_then(|c| f.as_iconst(c))
-            .is_some_and(|c| c.unsigned_abs() <= 1 << 16)
-    };
-    f.layout.block_insts(l.header).any(|i| {
+    let (f, loops) = (se.f, se.loops);
+    let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
+    let p = se.get(param);
+    let insts: Vec<Inst> = f.layout.block_insts(l.header).collect();
+    insts.into_iter().any(|i| {
         let ptr = match f.kind(i) {
             InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. } => *ptr,
             _ => return false,
         };
-        if through_marching_pointer(ptr) && single_exit() {
+        let pe = se.get(ptr);
+        let marching = se.exprs.as_addrec(pe).is_some_and(|(pl, ops)| {
+            pl == id && ops.len() == 2 && se.exprs.as_const(ops[1]).is_some_and(|c| c != 0)
+        });
+        if marching && single_exit() {
             return true;
         }
-        let Some(InstKind::Gep {
+        let Some(&InstKind::Gep {
             base,
             index,
             stride,
@@ -298,7 +297,17 @@ fn inclusive_never_wraps(
         else {
             return false;
         };
-        *stride >= 1 && invariant(*base) && small_offset_of_counter(*index)
+        let ie = se.get(index);
+        if se.exprs.ty(ie) != se.exprs.ty(p) {
+            return false;
+        }
+        let offset = se.exprs.sub(loops, f, ie, p);
+        stride >= 1
+            && invariant(base)
+            && se
+                .exprs
+                .as_const(offset)
+                .is_some_and(|c| c.unsigned_abs() <= 1 << 16)
     })
 }
 
@@ -323,7 +332,7 @@ mod tests {
     use super::*;
     use ir::analysis::DominatorTree;
 
-    fn counter_of(src: &str) -> (Function, Option<Counter>) {
+    fn counter_of(src: &str) -> Option<Counter> {
         let m = ir::parse_module(src).unwrap();
         let f = m
             .funcs
@@ -335,8 +344,8 @@ mod tests {
         let dt = DominatorTree::compute(&f, &cfg);
         let loops = LoopForest::compute(&f, &cfg, &dt);
         let (id, _) = loops.loops().next().unwrap();
-        let c = RotatedLoop::of(&f, &cfg, &loops, id).and_then(|l| Counter::of(&f, &loops, id, &l));
-        (f, c)
+        RotatedLoop::of(&f, &cfg, &loops, id)
+            .and_then(|l| Counter::of(&f, &cfg, &dt, &loops, id, &l))
     }
 
     const LOOP: &str = r#"
@@ -355,79 +364,112 @@ bb2:
 
     #[test]
     fn finds_the_counter_and_its_trip_count() {
-        let (f, c) = counter_of(LOOP);
+        let c = counter_of(LOOP);
         let c = c.expect("a counter");
         assert_eq!((c.index, c.step, c.tests_next), (0, 1, true));
-        assert_eq!(c.trip_count(&f), Some(7)); // i = 3..=9
-        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "slt %1, 10"));
-        assert_eq!(c.unwrap().trip_count(&f), Some(8)); // i = 3..=10
-        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "slt %4, %0"));
-        assert_eq!(c.unwrap().trip_count(&f), None);
+        assert_eq!(c.trip_count(), Some(7)); // i = 3..=9
+        let c = counter_of(&LOOP.replace("slt %4, 10", "slt %1, 10"));
+        assert_eq!(c.unwrap().trip_count(), Some(8)); // i = 3..=10
+        let c = counter_of(&LOOP.replace("slt %4, 10", "slt %4, %0"));
+        assert_eq!(c.unwrap().trip_count(), None);
         // Mirror image: counting down while above the bound, arms swapped.
         let down = LOOP
             .replace("add %1, 1", "add %1, -1")
             .replace("slt %4, 10", "sle %4, -5")
             .replace("br %5, bb1(%4, %3), bb2", "br %5, bb2, bb1(%4, %3)");
-        let (f, c) = counter_of(&down);
-        assert_eq!(c.unwrap().trip_count(&f), Some(8)); // i = 3..=-4
+        let c = counter_of(&down);
+        assert_eq!(c.unwrap().trip_count(), Some(8)); // i = 3..=-4
     }
 
     #[test]
     fn no_counter_when_the_variable_could_wrap() {
         for (from, to) in [
-            ("add %1, 1", "add %1, 2"),
+            // A step that is not a constant.
+            ("add %1, 1", "add %1, %0"),
             // From 3, `i + 1 != 2` holds until `i` wraps round to 1.
             ("slt %4, 10", "ne %4, 2"),
             ("slt %4, 10", "ne %4, %0"),
             ("slt %4, 10", "sle %4, 2147483647"),
             ("slt %4, 10", "sle %4, %0"),
         ] {
-            let (_, c) = counter_of(&LOOP.replace(from, to));
+            let c = counter_of(&LOOP.replace(from, to));
             assert!(c.is_none(), "{from} -> {to}");
         }
         let down = LOOP
             .replace("add %1, 1", "add %1, -1")
             .replace("slt %4, 10", "sge %4, -2147483648");
-        assert!(counter_of(&down).1.is_none());
+        assert!(counter_of(&down).is_none());
+    }
+
+    #[test]
+    fn any_constant_step_counts_when_it_cannot_wrap() {
+        let by = |d: i32, test: &str| {
+            LOOP.replace("add %1, 1", &format!("add %1, {d}"))
+                .replace("slt %4, 10", test)
+        };
+        // i = 3, 5, 7, 9 (i + 2 = 11 fails).
+        let c = counter_of(&by(2, "slt %4, 10"));
+        let c = c.expect("a counter");
+        assert_eq!((c.step, c.trip_count()), (2, Some(4)));
+        assert!(!c.unit_step());
+        // i = 3, 6, 9, 12 (tested before the step: 12 <= 10 fails after the body).
+        let c = counter_of(&by(3, "sle %1, 10"));
+        assert_eq!(c.expect("a counter").trip_count(), Some(4));
+        // Down by 4 from 3 while i - 4 >= -13: i = 3, -1, -5, -9, -13.
+        let c = counter_of(&by(-4, "sge %4, -13"));
+        let c = c.expect("a counter");
+        assert_eq!((c.step, c.inclusive, c.trip_count()), (-4, true, Some(5)));
+        // `!=` meets the bound: 3 + 2k = 11.
+        let c = counter_of(&by(2, "ne %4, 11"));
+        assert_eq!(c.expect("a counter").trip_count(), Some(4));
+        // ... or steps over it and wraps.
+        assert!(counter_of(&by(2, "ne %4, 10")).is_none());
+        // Up to an unknown bound: `i + 2` passes the end of `i32` when the bound is
+        // `i32::MAX`, and a bound near it is as bad.
+        assert!(counter_of(&by(2, "slt %4, %0")).is_none());
+        assert!(counter_of(&by(2, "slt %4, 2147483647")).is_none());
+        assert!(counter_of(&by(2, "slt %4, 2147483646")).is_some());
+        // Moving away from the bound.
+        assert!(counter_of(&by(-2, "slt %4, 10")).is_none());
     }
 
     #[test]
     fn a_not_equal_test_that_meets_its_bound_counts() {
         // From 3 up while `i + 1 != 10`: i = 3..=9, as with `slt`.
-        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "ne %4, 10"));
-        assert_eq!(c.expect("a counter").trip_count(&f), Some(7));
+        let c = counter_of(&LOOP.replace("slt %4, 10", "ne %4, 10"));
+        assert_eq!(c.expect("a counter").trip_count(), Some(7));
         // Testing `i` itself: from 3 while `i != 3` runs once (the rotated loop's
         // first iteration), and `i != 4` twice.
-        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "ne %1, 3"));
-        assert_eq!(c.expect("a counter").trip_count(&f), Some(1));
-        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "ne %1, 4"));
-        assert_eq!(c.expect("a counter").trip_count(&f), Some(2));
+        let c = counter_of(&LOOP.replace("slt %4, 10", "ne %1, 3"));
+        assert_eq!(c.expect("a counter").trip_count(), Some(1));
+        let c = counter_of(&LOOP.replace("slt %4, 10", "ne %1, 4"));
+        assert_eq!(c.expect("a counter").trip_count(), Some(2));
         // Counting down to 0 and leaving on `eq` (arms swapped), as
         // tail-recursion elimination leaves `if (n == 0) return acc;`.
         let down = LOOP
             .replace("add %1, 1", "add %1, -1")
             .replace("slt %4, 10", "eq %4, 0")
             .replace("br %5, bb1(%4, %3), bb2", "br %5, bb2, bb1(%4, %3)");
-        let (f, c) = counter_of(&down);
-        assert_eq!(c.expect("a counter").trip_count(&f), Some(3)); // i = 3, 2, 1
-                                                                   // Counting down from 3 while `i - 1 != 5` never meets 5.
-        let (_, c) = counter_of(&down.replace("eq %4, 0", "eq %4, 5"));
+        let c = counter_of(&down);
+        assert_eq!(c.expect("a counter").trip_count(), Some(3)); // i = 3, 2, 1
+                                                                 // Counting down from 3 while `i - 1 != 5` never meets 5.
+        let c = counter_of(&down.replace("eq %4, 0", "eq %4, 5"));
         assert!(c.is_none());
     }
 
     #[test]
     fn inclusive_tests_count_one_more() {
-        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "sle %4, 10"));
+        let c = counter_of(&LOOP.replace("slt %4, 10", "sle %4, 10"));
         let c = c.expect("a counter");
         assert!(c.inclusive);
-        assert_eq!(c.trip_count(&f), Some(8)); // i = 3..=10
-        let (f, c) = counter_of(&LOOP.replace("slt %4, 10", "sle %1, 10"));
-        assert_eq!(c.unwrap().trip_count(&f), Some(9)); // i = 3..=11
+        assert_eq!(c.trip_count(), Some(8)); // i = 3..=10
+        let c = counter_of(&LOOP.replace("slt %4, 10", "sle %1, 10"));
+        assert_eq!(c.unwrap().trip_count(), Some(9)); // i = 3..=11
         let down = LOOP
             .replace("add %1, 1", "add %1, -1")
             .replace("slt %4, 10", "sge %4, -5");
-        let (f, c) = counter_of(&down);
-        assert_eq!(c.unwrap().trip_count(&f), Some(9)); // i = 3..=-5
+        let c = counter_of(&down);
+        assert_eq!(c.unwrap().trip_count(), Some(9)); // i = 3..=-5
     }
 
     /// `while (i <= n) s += a[i + c]` with `n` unknown.
@@ -456,12 +498,12 @@ bb2:
     #[test]
     fn an_access_every_iteration_keeps_an_inclusive_counter_from_wrapping() {
         for offset in [-3, 0, 5, 65536, -65536] {
-            let (_, c) = counter_of(&accessing(offset));
+            let c = counter_of(&accessing(offset));
             assert!(c.is_some_and(|c| c.inclusive), "offset {offset}");
         }
         // A far offset could reach back into the object after the wrap.
         for offset in [65537, -2147483000] {
-            let (_, c) = counter_of(&accessing(offset));
+            let c = counter_of(&accessing(offset));
             assert!(c.is_none(), "offset {offset}");
         }
         // A varying base proves nothing.
@@ -469,7 +511,7 @@ bb2:
             "%7 = gep @a, %6, 4",
             "%9 = gep @a, %2, 4\n  %7 = gep %9, %6, 4",
         );
-        assert!(counter_of(&varying).1.is_none());
+        assert!(counter_of(&varying).is_none());
     }
 
     /// After strength reduction: `while (i <= n) { s += *p; p++; }` with `n` unknown.
@@ -493,11 +535,11 @@ bb2:
 
     #[test]
     fn a_marching_pointer_keeps_an_inclusive_counter_from_wrapping() {
-        let (_, c) = counter_of(MARCHING);
+        let c = counter_of(MARCHING);
         assert!(c.is_some_and(|c| c.inclusive));
         // A pointer that stays put proves nothing.
         let still = MARCHING.replace("gep %10, 1, 4", "gep %10, 0, 4");
-        assert!(counter_of(&still).1.is_none());
+        assert!(counter_of(&still).is_none());
         // Nor one that marches when the loop has another way out.
         let exits = MARCHING
             .replace(
@@ -513,6 +555,6 @@ bb2:
         let loops = LoopForest::compute(f, &cfg, &dt);
         let (id, _) = loops.loops().next().unwrap();
         let l = RotatedLoop::of(f, &cfg, &loops, id).unwrap();
-        assert!(Counter::of(f, &loops, id, &l).is_none());
+        assert!(Counter::of(f, &cfg, &dt, &loops, id, &l).is_none());
     }
 }

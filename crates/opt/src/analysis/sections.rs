@@ -133,7 +133,7 @@ impl<'a> Sections<'a> {
                 continue;
             }
             if let Some(rl) = RotatedLoop::of(f, cfg, loops, id) {
-                if let Some(c) = Counter::of(f, loops, id, &rl) {
+                if let Some(c) = Counter::of(f, cfg, dt, loops, id, &rl) {
                     if c.step == 1 && c.tests_next && !c.inclusive {
                         counters.push((id, rl, c));
                     }

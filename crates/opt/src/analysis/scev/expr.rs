@@ -184,6 +184,28 @@ impl Exprs {
         }
     }
 
+    /// Whether `e` takes the same values in every iteration of `lp`: it may vary
+    /// in the loops inside `lp`, as recurrences of them whose operands do not vary
+    /// in `lp`, but depends on nothing else that `lp` changes.
+    pub fn same_in_each_iteration(
+        &self,
+        f: &Function,
+        loops: &LoopForest,
+        e: ExprId,
+        lp: LoopId,
+    ) -> bool {
+        let same = |o: &ExprId| self.same_in_each_iteration(f, loops, *o, lp);
+        match self.get(e) {
+            Expr::AddRec { lp: l, ops, .. } if loops.nested_in(*l, lp) && *l != lp => {
+                ops.iter().all(same)
+            }
+            Expr::Add { ops, .. } | Expr::Mul { ops, .. } => ops.iter().all(same),
+            Expr::SExt(a) | Expr::ZExt(a) | Expr::Trunc(a) => same(a),
+            Expr::SMax(a, b) | Expr::UDiv(a, b) => same(a) && same(b),
+            _ => self.invariant(f, loops, e, lp),
+        }
+    }
+
     /// The type of a sum: a pointer if a term is one.
     fn sum_type(&self, ops: &[ExprId]) -> Type {
         let tys: Vec<Type> = ops.iter().map(|&o| self.ty(o)).collect();

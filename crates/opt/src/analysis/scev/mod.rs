@@ -27,7 +27,7 @@ pub mod tripcount;
 
 pub use expr::{Expr, ExprId, Exprs};
 pub use print::print;
-pub use tripcount::{ExitCount, LoopCounts, Predicate};
+pub use tripcount::{ExitCount, ExitTest, LoopCounts, Predicate};
 
 use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::{LoopForest, LoopId};

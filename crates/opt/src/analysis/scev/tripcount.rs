@@ -39,6 +39,23 @@ pub struct ExitCount {
     pub predicates: Vec<Predicate>,
 }
 
+/// An exit test solved for: the loop continues while `x op bound`, `x` the
+/// affine recurrence `{start,+,step}` (`step` a non-zero constant; for a pointer,
+/// in bytes), `bound` invariant in the loop.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub struct ExitTest {
+    pub op: CmpOp,
+    pub start: ExprId,
+    pub step: i64,
+    pub bound: ExprId,
+    /// The recurrence `{start,+,step}`.
+    pub x: ExprId,
+    /// The compared values: the recurrence's and the bound's (absent when the
+    /// branch tests an integer against zero).
+    pub tested: Value,
+    pub bound_value: Option<Value>,
+}
+
 /// The back-edge-taken count of a loop: exact when known, and a constant bound.
 #[derive(Clone, PartialEq, Eq, Debug, Default)]
 pub struct LoopCounts {
@@ -132,6 +149,14 @@ impl ScalarEvolution<'_> {
 
     /// The exit count of `exiting`, a block of `lp`, if its test is solvable.
     pub fn exit_count(&mut self, lp: LoopId, exiting: Block) -> Option<ExitCount> {
+        let t = self.exit_test(lp, exiting)?;
+        self.count_of_test(&t)
+    }
+
+    /// The exit test of `exiting`, a block of `lp` that runs on every iteration,
+    /// as `{s,+,d}<lp> op n` (the loop continuing while it holds), `d` a non-zero
+    /// constant and `n` invariant.
+    pub fn exit_test(&mut self, lp: LoopId, exiting: Block) -> Option<ExitTest> {
         let (f, loops) = (self.f, self.loops);
         if loops.innermost(exiting) != Some(lp)
             || !loops
@@ -165,7 +190,7 @@ impl ScalarEvolution<'_> {
             _ => return None,
         };
         let op = if stays_on_true { op } else { op.inverse()? };
-        if f.value_type(a) != Type::I32 {
+        if !matches!(f.value_type(a), Type::I32 | Type::Ptr) {
             return None;
         }
         let x = self.get(a);
@@ -174,10 +199,10 @@ impl ScalarEvolution<'_> {
             None => self.exprs.constant(Type::I32, 0),
         };
         // `x op y` with the recurrence on the left.
-        let (op, x, n) = if self.invariant(x, lp) && !self.invariant(y, lp) {
-            (op.swapped(), y, x)
+        let (op, x, n, tested, bound) = if self.invariant(x, lp) && !self.invariant(y, lp) {
+            (op.swapped(), y, x, b?, Some(a))
         } else {
-            (op, x, y)
+            (op, x, y, a, b)
         };
         if !self.invariant(n, lp) {
             return None;
@@ -188,6 +213,24 @@ impl ScalarEvolution<'_> {
         if xl != lp || d == 0 {
             return None;
         }
+        Some(ExitTest {
+            op,
+            start: s,
+            step: d,
+            bound: n,
+            x,
+            tested,
+            bound_value: bound,
+        })
+    }
+
+    /// The number of back edges taken before the test `t` fails.
+    /// (Only `i32` tests are counted: a pointer's is in bytes of an address.)
+    pub fn count_of_test(&mut self, t: &ExitTest) -> Option<ExitCount> {
+        if self.exprs.ty(t.x) != Type::I32 {
+            return None;
+        }
+        let (op, s, d, n) = (t.op, t.start, t.step, t.bound);
         match (op, d > 0) {
             (CmpOp::Slt, true) => self.count_up(s, n, d, 0),
             (CmpOp::Sle, true) => self.count_up(s, n, d, 1),

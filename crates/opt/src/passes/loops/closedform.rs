@@ -95,10 +95,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // preheader's terminator and adds blocks before its header: the plans of the
     // other loops, all computed from the same analyses, stay valid. (Planning again
     // after each rewrite made a function of n loops take O(n^2) time.)
-    let (cfg, _, loops) = fa.loops(f);
+    let (cfg, dt, loops) = fa.loops(f);
     let plans: Vec<Plan> = loops
         .loops()
-        .filter_map(|(id, _)| Plan::of(f, cfg, loops, id))
+        .filter_map(|(id, _)| Plan::of(f, cfg, dt, loops, id))
         .collect();
     let done = plans.len();
     if done > 0 {
@@ -350,12 +350,19 @@ struct Plan {
 }
 
 impl Plan {
-    fn of(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Plan> {
+    fn of(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        dt: &DominatorTree,
+        loops: &LoopForest,
+        id: LoopId,
+    ) -> Option<Plan> {
         let l = RotatedLoop::of(f, cfg, loops, id)?;
         if l.header != l.latch || loops.get(id).blocks.len() != 1 {
             return None;
         }
-        let counter = Counter::of(f, loops, id, &l).filter(|c| !c.inclusive)?;
+        let counter =
+            Counter::of(f, cfg, dt, loops, id, &l).filter(|c| c.unit_step() && !c.inclusive)?;
         let mut forms = Forms {
             f,
             loops,

@@ -118,7 +118,7 @@ impl Plan {
         }
         let outer = RotatedLoop::of(f, cfg, loops, outer_id)?;
         let inner = RotatedLoop::of(f, cfg, loops, id)?;
-        Counter::of(f, loops, id, &inner)?;
+        Counter::of(f, cfg, dt, loops, id, &inner)?;
         let in_outer = |b: Block| loops.contains(outer_id, b);
         let in_inner = |b: Block| loops.contains(id, b);
         // The outer loop neither stores nor calls.

@@ -110,7 +110,7 @@ fn repeated(f: &Function, purity: &Purity, fa: &mut FunctionAnalyses) -> Vec<Rot
     let mut roots = None;
     let mut found = Vec::new();
     for (l, _) in loops.loops() {
-        let Some(rl) = counted_without_effects(f, cfg, loops, l, purity) else {
+        let Some(rl) = counted_without_effects(f, cfg, dt, loops, l, purity) else {
             continue;
         };
         let roots = roots.get_or_insert_with(|| PointerRoots::compute(f));
@@ -127,12 +127,13 @@ fn repeated(f: &Function, purity: &Purity, fa: &mut FunctionAnalyses) -> Vec<Rot
 fn counted_without_effects(
     f: &Function,
     cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
     loops: &LoopForest,
     l: LoopId,
     purity: &Purity,
 ) -> Option<RotatedLoop> {
     let rl = RotatedLoop::of(f, cfg, loops, l)?;
-    let c = Counter::of(f, loops, l, &rl)?;
+    let c = Counter::of(f, cfg, dt, loops, l, &rl)?;
     let lp = loops.get(l);
     let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
     if lp

@@ -73,7 +73,7 @@ pub fn run(f: &mut Function, global_sizes: &[u64]) -> usize {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
         let loops = LoopForest::compute(f, &cfg, &dt);
-        let bounds = Bounds::of(f, &cfg, &loops, global_sizes);
+        let bounds = Bounds::of(f, &cfg, &dt, &loops, global_sizes);
         let plan = loops.loops().find_map(|(id, lp)| {
             (lp.children.is_empty())
                 .then(|| plan(f, &loops, id, &bounds))

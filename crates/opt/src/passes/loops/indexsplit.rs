@@ -34,7 +34,7 @@ use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
 
 /// The index-set splitting pass.
@@ -85,7 +85,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, _, loops) = fa.loops(f);
+        let (cfg, dt, loops) = fa.loops(f);
         let found = loops.loops().find_map(|(id, lp)| {
             // Blocks first (each holds an instruction at least), so that the
             // outer loops of a deep nest cost nothing: linear in the function.
@@ -101,7 +101,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             if size > limit {
                 return None;
             }
-            let split = Split::of(f, cfg, loops, id)?;
+            let split = Split::of(f, cfg, dt, loops, id)?;
             Some((split, lp.clone(), size))
         });
         let Some((split, lp, size)) = found else {
@@ -126,9 +126,15 @@ struct Split {
 }
 
 impl Split {
-    fn of(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Split> {
+    fn of(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        dt: &DominatorTree,
+        loops: &LoopForest,
+        id: LoopId,
+    ) -> Option<Split> {
         let l = RotatedLoop::of(f, cfg, loops, id)?;
-        let counter = Counter::of(f, loops, id, &l)?;
+        let counter = Counter::of(f, cfg, dt, loops, id, &l)?;
         if counter.step != 1 || !counter.tests_next || counter.inclusive {
             return None;
         }

@@ -206,7 +206,7 @@ fn plan(
         return None;
     }
     let l = RotatedLoop::of(f, cfg, loops, id)?;
-    let counter = Counter::of(f, loops, id, &l)?;
+    let counter = Counter::of(f, cfg, dt, loops, id, &l)?;
     if counter.step != 1 {
         return None;
     }
@@ -304,7 +304,7 @@ fn plan(
             }
         }
     }
-    let trips = counter.trip_count(f);
+    let trips = counter.trip_count();
     if let Some(n) = trips {
         let smallest = fills.iter().map(|fill| fill.bytes).min()?;
         if i64::from(n) * i64::from(smallest) < MIN_CONSTANT_BYTES {

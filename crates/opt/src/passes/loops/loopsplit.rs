@@ -37,7 +37,7 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, CmpOp, Function, InstKind, Type, Value};
 
 /// The loop splitting pass.
@@ -60,21 +60,26 @@ impl Pass for LoopSplit {
 
 impl FunctionPass for LoopSplit {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, _, loops) = fa.loops(f);
-        run_on(f, cfg, loops) > 0
+        let (cfg, dt, loops) = fa.loops(f);
+        run_on(f, cfg, dt, loops) > 0
     }
 }
 
 /// Splits the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, |f, cfg, _, loops| run_on(f, cfg, loops))
+    crate::passes::with_loops(f, run_on)
 }
 
 /// [`run`] with the function's CFG and loops given.
-pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> usize {
+pub fn run_on(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    loops: &LoopForest,
+) -> usize {
     let plans: Vec<Plan> = loops
         .loops()
-        .filter_map(|(id, _)| Plan::of(f, cfg, loops, id))
+        .filter_map(|(id, _)| Plan::of(f, cfg, dt, loops, id))
         .collect();
     for p in &plans {
         let term = f.terminator(p.header).expect("the header ends in a branch");
@@ -197,9 +202,15 @@ struct Merge {
 }
 
 impl Plan {
-    fn of(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Plan> {
+    fn of(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        dt: &DominatorTree,
+        loops: &LoopForest,
+        id: LoopId,
+    ) -> Option<Plan> {
         let l = RotatedLoop::of(f, cfg, loops, id)?;
-        let counter = Counter::of(f, loops, id, &l)?;
+        let counter = Counter::of(f, cfg, dt, loops, id, &l).filter(Counter::unit_step)?;
         let in_loop = |b: Block| loops.contains(id, b);
         let invariant = |v: Value| f.value_block(v).is_none_or(|b| !in_loop(b));
         if l.header == l.latch {

@@ -1,7 +1,6 @@
-//! Runtime unrolling of single-block counted loops (a pointer marching to an end,
-//! or an `i32` counting up by one to a bound): `k` iterations run per trip of an
-//! unrolled copy of the loop with one exit test, and the original loop runs what
-//! is left (fewer than `k`).
+//! Runtime unrolling of single-block counted loops: `k` iterations run per trip
+//! of an unrolled copy of the loop with one exit test, and the original loop runs
+//! what is left (fewer than `k`).
 //!
 //! ```text
 //!   pre:  jump b(x0)                      pre:  e = gep end, -(k-1)c, S; br slt(p0, e), u(x0), b(x0)
@@ -15,18 +14,25 @@
 //! (`UnrollRuntimeLoopRemainder`) and GCC's `-funroll-loops` do it: the unrolled
 //! loop is entered only while `k` more iterations are certain, so its copies drop
 //! their exit tests and the pointer increments of `k` iterations fold into the
-//! offsets of one (the back end addresses `p + 4j` from `p`). The loop must be
-//! counted by a pointer `p` advanced by a positive constant `c` (of stride `S`) and
-//! compared with a loop-invariant end by `<`: a pointer does not wrap, so the test
-//! "`k` more iterations" is `p + (k-1)c*S < end`. Linear-function test replacement
-//! ([`super::lftr`]) gives most counted loops this form. A loop it leaves counted
-//! by an `i32` `i` stepping by one, tested after the step with `i + 1 < n`, takes
-//! the same test as `i < n - (k-1)`: exact when `n - (k-1)` does not wrap, which
-//! the preheader checks (`n - (k-1) < n`) before entering the unrolled loop; inside
-//! it `i + k - 1 < n` holds, so no copy's step wraps either. Such a loop is left
-//! alone when a recurrence is all its work and bounds its trip (`x = x / 16`: the
-//! counter's instructions issue in the shadow of the chain, and unrolling would
-//! add only the entry test and the remainder loop).
+//! offsets of one (the back end addresses `p + 4j` from `p`).
+//!
+//! The loop is counted when the scalar evolution ([`crate::analysis::scev`]) finds
+//! its latch's exit test to be `x op end`, `end` from outside the loop, `x` a
+//! header parameter `{x0,+,d}` or its latch argument `{x0+d,+,d}`, a pointer or an
+//! `i32`, with a constant step `d` toward the end: `<` or `<=` counting up, `>` or
+//! `>=` counting down (any step, tested before or after it; the analysis finds the
+//! step through any arithmetic, and a pointer also through a `gep` of any stride).
+//! "`k` more iterations" is then one test of the trip's first `x` against the end
+//! moved back by the `k - 2` steps (`k - 1` when the test is after the step) that
+//! the copies' dropped tests would have checked: `x op end - ahead`. A pointer does
+//! not wrap, so that is exact; for an `i32` it is exact when `end - ahead` does not
+//! wrap, which the preheader checks before entering the unrolled loop (inside it
+//! the counter then stays between its first value and `end`, so no copy's step
+//! wraps either). A loop counted by an `i32` is left alone when a recurrence is
+//! all its work and bounds its trip (`x = x / 16`: the counter's instructions issue
+//! in the shadow of the chain, and unrolling would add only the entry test and the
+//! remainder loop). Linear-function test replacement ([`super::lftr`]) gives most
+//! counted loops the pointer form.
 //!
 //! A function with an unrolled loop is then cleaned up by instcombine and value
 //! numbering (see [`RuntimeUnroll`]'s `run`).
@@ -35,7 +41,10 @@
 //! instructions, by 2 up to [`MAX_BODY`]), and a function grows by at most
 //! [`MAX_GROWTH`] instructions.
 
-use crate::analysis::{issue_estimate, AnalysisManager, FunctionAnalyses, Purity, RotatedLoop};
+use crate::analysis::scev::ScalarEvolution;
+use crate::analysis::{
+    issue_estimate, AnalysisManager, FunctionAnalyses, LoopId, Purity, RotatedLoop,
+};
 use crate::passes::{scalar::instcombine, value_numbering::gvn};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params;
@@ -91,11 +100,15 @@ pub const MAX_GROWTH: usize = 1000;
 pub const MIN_TRIP_GAIN: u32 = 2;
 
 /// What unrolling a loop needs: its shape, the counter (the header parameter's
-/// index), how it counts, and the end it is compared with.
+/// index), how it counts, how the latch tests it, and the end it is compared with.
 struct Plan {
     l: RotatedLoop,
     iv: usize,
     count: Count,
+    /// The latch continues while `x op end`.
+    op: CmpOp,
+    /// Whether `x` is the counter after its step (otherwise before).
+    tests_next: bool,
     end: Value,
     factor: usize,
 }
@@ -105,16 +118,15 @@ struct Plan {
 enum Count {
     /// A pointer advanced by `step` elements of `stride` bytes.
     Pointer { step: i32, stride: u32 },
-    /// An `i32` advanced by one.
-    Int,
+    /// An `i32` advanced by `step`.
+    Int { step: i32 },
 }
 
 impl Count {
     /// How far the counter moves in `n` iterations, in its own units.
     fn span(self, n: i32) -> i32 {
         match self {
-            Count::Pointer { step, .. } => n * step,
-            Count::Int => n,
+            Count::Pointer { step, .. } | Count::Int { step } => n * step,
         }
     }
 }
@@ -129,9 +141,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let (cfg, _, loops) = fa.loops(f);
+    let (cfg, dt, loops) = fa.loops(f);
     let mut budget = MAX_GROWTH;
     let mut plans = Vec::new();
+    let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
     for (id, lp) in loops.loops() {
         if lp.blocks.len() != 1 || !lp.children.is_empty() {
             continue;
@@ -139,7 +152,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
             continue;
         };
-        let Some(plan) = Plan::of(f, l) else {
+        let Some(plan) = Plan::of(&mut se, id, l) else {
             continue;
         };
         let body = f.layout.block_insts(plan.l.header).count() - 1;
@@ -149,6 +162,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             plans.push(plan);
         }
     }
+    drop(se);
     for p in &plans {
         unroll(f, p);
     }
@@ -159,51 +173,58 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
 }
 
 impl Plan {
-    fn of(f: &Function, l: RotatedLoop) -> Option<Plan> {
+    fn of(se: &mut ScalarEvolution, id: LoopId, l: RotatedLoop) -> Option<Plan> {
+        let f = se.f;
         let b = l.header;
-        if l.back != 0 {
-            return None; // `br c, b(..), exit(..)`: true continues
-        }
         let pt = f.terminator(l.preheader)?;
         if !matches!(f.kind(pt), InstKind::Jump { .. }) {
             return None;
         }
-        let InstKind::Br { cond, .. } = *f.kind(l.branch) else {
-            return None;
-        };
-        let InstKind::Cmp {
-            op: CmpOp::Slt,
-            args: [next, end],
-        } = *f.kind(f.def_inst(cond)?)
-        else {
-            return None;
-        };
+        let t = se.exit_test(id, l.latch)?;
+        let end = t.bound_value?;
         if f.value_block(end) == Some(b) {
             return None;
         }
-        let (count, counter) = match (f.value_type(end), f.kind(f.def_inst(next)?)) {
-            (
-                Type::Ptr,
-                &InstKind::Gep {
+        match (t.op, t.step > 0) {
+            (CmpOp::Slt | CmpOp::Sle, true) | (CmpOp::Sgt | CmpOp::Sge, false) => {}
+            _ => return None,
+        }
+        let step = i32::try_from(t.step).ok()?;
+        let (params, next) = (f.block_params(b), l.next_args(f));
+        let (iv, tests_next) = (0..params.len()).find_map(|k| {
+            if se.get(params[k]) == t.x {
+                Some((k, false))
+            } else {
+                (se.get(next[k]) == t.x).then_some((k, true))
+            }
+        })?;
+        let pe = se.get(params[iv]);
+        let (pl, pops) = se.exprs.as_addrec(pe)?;
+        if pl != id || pops.len() != 2 || se.exprs.as_const(pops[1]) != Some(t.step) {
+            return None;
+        }
+        // A pointer's step is in bytes: in elements of the latch's own `gep`
+        // when it advances so.
+        let count = match f.value_type(end) {
+            Type::Ptr => match f.def_inst(next[iv]).map(|g| f.kind(g)) {
+                Some(&InstKind::Gep {
                     base,
                     index,
                     stride,
-                },
-            ) => {
-                let step = f.as_iconst(index).filter(|&c| (1..=1 << 16).contains(&c))?;
-                (Count::Pointer { step, stride }, base)
-            }
-            (
-                Type::I32,
-                &InstKind::Binary {
-                    op: BinOp::Add,
-                    args: [x, one],
-                },
-            ) if f.as_iconst(one) == Some(1) => (Count::Int, x),
+                }) if base == params[iv]
+                    && f.as_iconst(index)
+                        .is_some_and(|c| i64::from(c) * i64::from(stride) == t.step) =>
+                {
+                    let step = f.as_iconst(index)?;
+                    Count::Pointer { step, stride }
+                }
+                _ => Count::Pointer { step, stride: 1 },
+            },
+            Type::I32 => Count::Int { step },
             _ => return None,
         };
-        let iv = f.block_params(b).iter().position(|&p| p == counter)?;
-        if l.next_args(f).get(iv) != Some(&next) {
+        let (Count::Pointer { step, .. } | Count::Int { step }) = count;
+        if step.unsigned_abs() > 1 << 16 {
             return None;
         }
         let mut body = 0;
@@ -221,13 +242,15 @@ impl Plan {
             _ if body <= MAX_BODY => 2,
             _ => return None,
         };
-        if matches!(count, Count::Int) && bound_by_recurrence(f, &l, iv) {
+        if matches!(count, Count::Int { .. }) && bound_by_recurrence(f, &l, iv) {
             return None;
         }
         Some(Plan {
             l,
             iv,
             count,
+            op: t.op,
+            tests_next,
             end,
             factor,
         })
@@ -292,6 +315,12 @@ fn bound_by_recurrence(f: &Function, l: &RotatedLoop, iv: usize) -> bool {
             < issue_estimate::recurrence_length(f, &body, &previous) + MIN_TRIP_GAIN
 }
 
+/// `a op b`, inserted before `before`.
+fn cmp_before(f: &mut Function, before: Inst, op: CmpOp, a: Value, b: Value) -> Value {
+    let c = f.insert_inst_before(before, InstKind::Cmp { op, args: [a, b] }, Type::I32);
+    f.inst_result(c).expect("cmp has a result")
+}
+
 /// `gep p, k, stride`, inserted before `before`.
 fn gep_before(f: &mut Function, before: Inst, p: Value, k: i32, stride: u32) -> Value {
     let index = f.iconst(k);
@@ -314,7 +343,9 @@ fn unroll(f: &mut Function, p: &Plan) {
     let params = f.block_params(b).to_vec();
     let next = p.l.next_args(f).to_vec();
     let exit = f.kind(branch).targets()[p.l.exit()].clone();
-    let ahead = p.count.span(p.factor as i32 - 1);
+    // The copies' dropped tests are of the trip's first `x` and the `k - 2` after
+    // it (one more when `x` is after the step).
+    let ahead = p.count.span(p.factor as i32 - 2 + i32::from(p.tests_next));
 
     // The unrolled loop: `factor` copies chained through the next values.
     let u = f.create_block();
@@ -361,15 +392,16 @@ fn unroll(f: &mut Function, p: &Plan) {
     }
     let at = |map: &FxHashMap<Value, Value>, v: Value| map.get(&v).copied().unwrap_or(v);
     let next_k: Vec<Value> = next.iter().map(|&n| at(&map, n)).collect();
-    // `p + ahead < end` as `p < end - ahead`, the bound computed once before the loop
-    // (addresses are far from the ends of the signed range: no wrap either way; an
-    // `i32` end may be, and then the unrolled loop is not entered).
+    // `p + ahead op end` as `p op end - ahead`, the bound computed once before the
+    // loop (addresses are far from the ends of the signed range: no wrap either
+    // way; an `i32` end may be, and then the unrolled loop is not entered).
     let pt = f
         .terminator(p.l.preheader)
         .expect("preheader ends in a jump");
     let (end_ahead, no_wrap) = match p.count {
+        _ if ahead == 0 => (p.end, None),
         Count::Pointer { stride, .. } => (gep_before(f, pt, p.end, -ahead, stride), None),
-        Count::Int => {
+        Count::Int { .. } => {
             let minus = f.iconst(-ahead);
             let e = f.insert_inst_before(
                 pt,
@@ -380,10 +412,12 @@ fn unroll(f: &mut Function, p: &Plan) {
                 Type::I32,
             );
             let e = f.inst_result(e).expect("add has a result");
-            (e, Some(crate::passes::slt_before(f, pt, e, p.end)))
+            // Moved back (toward the start) without wrapping.
+            let (a, b) = if ahead > 0 { (e, p.end) } else { (p.end, e) };
+            (e, Some(crate::passes::slt_before(f, pt, a, b)))
         }
     };
-    let more = crate::passes::slt_before(f, jump_placeholder, next_k[p.iv], end_ahead);
+    let more = cmp_before(f, jump_placeholder, p.op, next_k[p.iv], end_ahead);
     // Fewer than `factor` left: the remainder loop, or the exit.
     let m = f.create_block();
     f.layout.insert_block_after(m, u);
@@ -398,7 +432,13 @@ fn unroll(f: &mut Function, p: &Plan) {
         },
         Type::Void,
     );
-    let cond_k = crate::passes::slt_before(f, m_branch, next_k[p.iv], p.end);
+    // The last copy's test, made here (the copies' own tests are dead).
+    let tested_k = if p.tests_next {
+        next_k[p.iv]
+    } else {
+        at(&map, params[p.iv])
+    };
+    let cond_k = cmp_before(f, m_branch, p.op, tested_k, p.end);
     f.replace_kind(
         m_branch,
         InstKind::Br {
@@ -417,7 +457,7 @@ fn unroll(f: &mut Function, p: &Plan) {
     );
     // The preheader enters the unrolled loop when `factor` iterations are certain.
     let init = p.l.init_args(f).to_vec();
-    let mut enter = crate::passes::slt_before(f, pt, init[p.iv], end_ahead);
+    let mut enter = cmp_before(f, pt, p.op, init[p.iv], end_ahead);
     if let Some(ok) = no_wrap {
         let both = f.insert_inst_before(
             pt,
@@ -522,6 +562,81 @@ bb4(%19: i32):
         for n in 0..10 {
             let out = same_behaviour(&src, &["rtunroll"], &n.to_string());
             assert_eq!(out.matches("store %").count(), 2 * 5, "{out}");
+        }
+    }
+
+    /// Integer counters of other shapes: by 2, down to 0, an inclusive bound, the
+    /// test before the step; every trip count runs the same.
+    #[test]
+    fn integer_counters_of_any_constant_step_and_test() {
+        let int = MARCH.replace("%16 = slt %13, %3", "%16 = slt %15, %0");
+        let down = int
+            .replace("jump bb2(%2, %4, 0, 0)", "jump bb2(%2, %4, 0, %0)")
+            .replace("add %8, 1", "add %8, -1")
+            .replace("slt %15, %0", "sgt %15, 0");
+        for src in [
+            int.replace("add %8, 1", "add %8, 2"),
+            down,
+            int.replace("slt %15, %0", "sle %15, %0"),
+            int.replace("slt %15, %0", "slt %8, %0"),
+        ] {
+            for n in 0..12 {
+                let out = same_behaviour(&src, &["rtunroll"], &n.to_string());
+                assert_eq!(out.matches("store %").count(), 2 * 5, "{out}");
+            }
+        }
+    }
+
+    /// Left alone: a step that is not a constant, and a `!=` test (by 2, the
+    /// counter meets an odd bound only after wrapping round).
+    #[test]
+    fn no_unrolling_of_uncounted_integer_loops() {
+        let int = MARCH.replace("%16 = slt %13, %3", "%16 = slt %15, %0");
+        for src in [
+            int.replace("add %8, 1", "add %8, %0"),
+            int.replace("add %8, 1", "add %8, 2")
+                .replace("slt %15, %0", "ne %15, %0"),
+        ] {
+            let out = crate::passes::testutil::run(&src, &["rtunroll"]);
+            assert_eq!(out.matches("store %").count(), 2, "{out}");
+        }
+    }
+
+    /// `for (i = 2^31 - 1; i - 2 > n; i -= 2) s += i & 7;` with `n` read: near the
+    /// top of the range `n + 6` wraps round, and the unrolled loop is not entered.
+    #[test]
+    fn a_down_counter_near_the_top_of_the_range_keeps_the_trip_count() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt %0, 2147483647
+  br %1, bb1, bb3(0)
+bb1:
+  jump bb2(2147483647, 0)
+bb2(%2: i32, %3: i32):
+  %4 = and %2, 7
+  %5 = add %3, %4
+  %6 = add %2, -2
+  %7 = sgt %6, %0
+  br %7, bb2(%6, %5), bb3(%5)
+bb3(%8: i32):
+  call @putint(%8)
+  ret 0
+}
+"#;
+        for n in [
+            "2147483646",
+            "2147483643",
+            "2147483641",
+            "2147483638",
+            "2147483600",
+        ] {
+            let out = same_behaviour(src, &["rtunroll"], n);
+            assert_eq!(out.matches(", 7\n").count(), 5, "{out}");
         }
     }
 

@@ -23,8 +23,9 @@
 //! inner loop into its parent's blocks; the parent, now a single block, is a
 //! candidate of the next round, under the same size limits.
 
-use crate::analysis::{Counter, RotatedLoop};
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::analysis::{LoopId, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
@@ -92,8 +93,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, _, loops) = fa.loops(f);
+        let (cfg, dt, loops) = fa.loops(f);
         let mut plans = Vec::new();
+        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
         for (id, lp) in loops.loops() {
             if lp.blocks.len() != 1 || !lp.children.is_empty() {
                 continue;
@@ -101,7 +103,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
                 continue;
             };
-            let Some(n) = Counter::of(f, loops, id, &l).and_then(|c| c.trip_count(f)) else {
+            let Some(n) = trips(&mut se, id, &l) else {
                 continue;
             };
             let body = f.layout.block_insts(l.header).count();
@@ -123,6 +125,17 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         done += plans.len();
     }
     done
+}
+
+/// How many times the body of `l` runs: one more than the back edges its latch
+/// takes, when that is a constant holding unconditionally.
+fn trips(se: &mut ScalarEvolution, id: LoopId, l: &RotatedLoop) -> Option<i32> {
+    let count = se.exit_count(id, l.latch)?;
+    if !count.predicates.is_empty() {
+        return None;
+    }
+    let taken = se.exprs.as_const(count.count)?;
+    i32::try_from(taken.checked_add(1)?).ok()
 }
 
 /// Replaces single-block loop `l` by `n` copies of its body.
@@ -253,6 +266,42 @@ bb2(%10: i32):
         assert!(!out.contains("bb1("), "the loop is gone:\n{out}");
         assert_eq!(out.matches("store").count(), 10, "{out}");
         same_behaviour(&src, &["unroll"], "-3 11");
+    }
+
+    /// Beyond `i + 1 < n` from a constant: `i += 3`, counting down to an
+    /// inclusive bound, the test before the step, and `!=` meeting its bound.
+    #[test]
+    fn other_counted_shapes_unroll() {
+        for (step, test, stores) in [
+            ("add %2, 3", "slt %8, 12", 4),  // i = 2, 5, 8, 11
+            ("add %2, -2", "sge %8, -4", 4), // i = 2, 0, -2, -4
+            ("add %2, 1", "sle %2, 6", 6),   // i = 2..=7, tested before the step
+            ("add %2, 2", "ne %8, 10", 4),   // i = 2, 4, 6, 8
+        ] {
+            let src = fill(10)
+                .replace("add %2, 1", step)
+                .replace("slt %8, 12", test)
+                .replace(
+                    "%6 = gep %0, %2, 4",
+                    "%20 = add %2, 50\n  %6 = gep %0, %20, 4",
+                );
+            let out = same_behaviour(&src, &["unroll"], "52 0");
+            assert!(!out.contains("bb1("), "{step}, {test}:\n{out}");
+            assert_eq!(out.matches("store").count(), stores, "{out}");
+        }
+    }
+
+    /// Not unrolled: a step that is not a constant, and a `!=` test that the
+    /// counter meets only after wrapping round (2^31 trips).
+    #[test]
+    fn no_unrolling_without_a_constant_count() {
+        for (step, test) in [("add %2, %1", "slt %8, 12"), ("add %2, 2", "ne %8, 11")] {
+            let src = fill(10)
+                .replace("add %2, 1", step)
+                .replace("slt %8, 12", test);
+            let out = crate::passes::testutil::run(&src, &["unroll"]);
+            assert!(out.contains("bb1("), "{step}, {test}:\n{out}");
+        }
     }
 
     #[test]

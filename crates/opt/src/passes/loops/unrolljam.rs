@@ -38,9 +38,11 @@
 //!   writes memory nor calls; `aft` does not call, and what it stores is disjoint
 //!   (another global or local array) from everything the inner loop loads;
 //! - the inner loop's trip count is the same in both copies: its exit test depends
-//!   only on header parameters whose initial values are outer-invariant and whose
-//!   next values depend only on such parameters (its *control*), which both copies
-//!   then share;
+//!   only on header parameters (its *control*, which both copies then share) whose
+//!   scalar evolution ([`crate::analysis::scev`]) is the same in every outer
+//!   iteration: a recurrence of the inner loop of any constant or outer-invariant
+//!   step, up or down, starting at a value invariant in the outer loop (a constant,
+//!   or `m + 1` computed in the outer body from an invariant `m`);
 //! - what the second copy needs before its inner loop (the outer header's next
 //!   values that `fore` and the inner loop read) and the latch's continue test are
 //!   computed from the header's parameters by instructions that cannot trap or
@@ -51,8 +53,9 @@
 //! Only small loops are jammed ([`MAX_INNER`], [`MAX_OUTER`]), and a function grows
 //! by at most [`MAX_GROWTH`] instructions.
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
-use crate::analysis::{LoopForest, LoopId, RotatedLoop};
+use crate::analysis::{LoopId, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
@@ -112,12 +115,13 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, _, loops) = fa.loops(f);
+        let (cfg, dt, loops) = fa.loops(f);
+        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
         let plan = loops.loops().find_map(|(id, lp)| {
             if done.contains(&lp.header) {
                 return None;
             }
-            let plan = Nest::of(f, cfg, loops, id)?;
+            let plan = Nest::of(&mut se, id)?;
             (plan.size <= budget).then_some(plan)
         });
         let Some(plan) = plan else {
@@ -158,7 +162,8 @@ fn pure(f: &Function, i: Inst) -> bool {
 }
 
 impl Nest {
-    fn of(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Nest> {
+    fn of(se: &mut ScalarEvolution, id: LoopId) -> Option<Nest> {
+        let (f, cfg, loops) = (se.f, se.cfg, se.loops);
         let lp = loops.get(id);
         let [child] = lp.children[..] else {
             return None;
@@ -247,7 +252,7 @@ impl Nest {
         }
         let mut inner_size = 0;
         let mut shared_load = false;
-        let control = inner_control(f, &inner_loop, &outer_invariant)?;
+        let control = inner_control(se, id, &inner_loop, &outer_invariant)?;
         for i in f.layout.block_insts(inner) {
             inner_size += 1;
             match f.kind(i) {
@@ -364,16 +369,20 @@ fn depends_only_on(
 }
 
 /// The inner loop's control: the smallest set of its header parameters (with the
-/// pure instructions computing from them) that decides its exit test, each starting
-/// from an outer-invariant value and stepping by a function of the set.
+/// pure instructions computing from them) that decides its exit test, each one
+/// taking the same values in every outer iteration: its scalar evolution is a
+/// recurrence of the inner loop (of any order and step) whose operands are
+/// invariant in the outer loop `outer`, or is invariant there itself.
 fn inner_control(
-    f: &Function,
+    se: &mut ScalarEvolution,
+    outer: LoopId,
     l: &RotatedLoop,
     outer_invariant: &impl Fn(Value) -> bool,
 ) -> Option<FxHashSet<Value>> {
+    let (f, loops) = (se.f, se.loops);
     let b = l.header;
     let params = f.block_params(b);
-    let (init, next) = (l.init_args(f), l.next_args(f));
+    let next = l.next_args(f);
     let InstKind::Br { cond, .. } = f.kind(l.branch) else {
         return None;
     };
@@ -384,7 +393,8 @@ fn inner_control(
             continue;
         }
         if let Some(k) = params.iter().position(|&p| p == v) {
-            if !outer_invariant(init[k]) {
+            let e = se.get(v);
+            if !se.exprs.same_in_each_iteration(f, loops, e, outer) {
                 return None;
             }
             work.push(next[k]);
@@ -928,6 +938,40 @@ bb9:
         let src = COLUMNS.replace("%21 = slt %20, 8", "%21 = slt %20, %10");
         let out = same_behaviour(&src, &["unrolljam"], "8");
         assert_eq!(loads(&out), 3, "{out}");
+    }
+
+    /// The inner counter starting at `m + 1`, computed in the outer body from an
+    /// `m` invariant there: its evolution is the same in every outer iteration.
+    /// Stepping by 3 too.
+    #[test]
+    fn inner_counters_of_outer_invariant_evolution_are_shared() {
+        let from_m = COLUMNS
+            .replace(
+                "bb3:\n  jump bb4(0, 5)",
+                "bb3:\n  %41 = and %0, 1\n  jump bb4(0, 5)",
+            )
+            .replace(
+                "bb4(%10: i32, %30: i32):\n  jump bb5(0, 0)",
+                "bb4(%10: i32, %30: i32):\n  %40 = add %41, 1\n  jump bb5(%40, 0)",
+            );
+        for src in [from_m.clone(), from_m.replace("add %11, 1", "add %11, 3")] {
+            for n in [3, 6, 7] {
+                let out = same_behaviour(&src, &["unrolljam"], &n.to_string());
+                assert_eq!(loads(&out), 2 + 3 + 1, "{out}");
+            }
+        }
+    }
+
+    #[test]
+    fn inner_counters_that_vary_with_the_outer_loop_are_left() {
+        // Starting at the outer counter, or stepping by it.
+        for src in [
+            COLUMNS.replace("jump bb5(0, 0)", "jump bb5(%10, 0)"),
+            COLUMNS.replace("%20 = add %11, 1", "%42 = add %10, 1\n  %20 = add %11, %42"),
+        ] {
+            let out = same_behaviour(&src, &["unrolljam"], "8");
+            assert_eq!(loads(&out), 3, "{out}");
+        }
     }
 
     #[test]

@@ -19,7 +19,7 @@
 //! iteration's `(i + 1) * n + j`).
 
 use crate::analysis::{Counter, LoopForest, RotatedLoop};
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Function, InstKind, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -43,13 +43,18 @@ fn in_i32((lo, hi): (i64, i64)) -> Option<(i64, i64)> {
 }
 
 impl Ranges {
-    pub fn new(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest) -> Self {
+    pub fn new(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        dt: &DominatorTree,
+        loops: &LoopForest,
+    ) -> Self {
         let mut counters = FxHashMap::default();
         for (id, _) in loops.loops() {
             let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
                 continue;
             };
-            if let Some(c) = Counter::of(f, loops, id, &s) {
+            if let Some(c) = Counter::of(f, cfg, dt, loops, id, &s).filter(Counter::unit_step) {
                 counters.insert(c.param, c);
             }
         }

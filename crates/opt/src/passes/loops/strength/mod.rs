@@ -90,7 +90,7 @@ pub fn run_on(
     let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     // Adding header parameters (appended after the counters) and instructions changes
     // no edge and no counter, so the analyses and the intervals stay valid.
-    let ranges = Ranges::new(f, cfg, loops);
+    let ranges = Ranges::new(f, cfg, dt, loops);
     let mut geps = GepBlocks::new(f, cfg);
     let mut rewritten = 0;
     for id in ids {
@@ -115,7 +115,7 @@ fn reduce_loop(
     let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
         return 0;
     };
-    let Some(iv) = Counter::of(f, loops, id, &s) else {
+    let Some(iv) = Counter::of(f, cfg, dt, loops, id, &s).filter(Counter::unit_step) else {
         return 0;
     };
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
