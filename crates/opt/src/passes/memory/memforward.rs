@@ -41,6 +41,9 @@
 //!    and [`REGION_INSTS`] instructions, past which the join starts knowing
 //!    nothing, so the pass stays linear.
 //!
+//! 5. **Stores no read follows** (on no path from the store to the function's
+//!    exit) are deleted: see [`unread_stores`].
+//!
 //! A call of C's `memset` (which [`crate::passes::loops::loopidiom`] makes of fill loops) on an
 //! allocation is a write, not a read: an allocation only cleared and stored to is
 //! still write-only, and within a block, a load inside the cleared range that no
@@ -60,7 +63,7 @@ use crate::passes::loops::loopidiom::{memset_call, memset_of};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
-use rustc_hash::FxHashSet;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The memforward pass.
 pub struct MemForward;
@@ -204,6 +207,7 @@ pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
             at_end[b] = Some(end);
         }
     }
+    forwarded |= unread_stores(f, &cfg, &cx);
     if forwarded {
         // Loads answered by forwarding may have been an allocation's last readers.
         for (a, info, derived) in classify(f, memset) {
@@ -213,6 +217,97 @@ pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
         }
     }
     changed || forwarded
+}
+
+/// Blocks visited at most, over all allocations, by [`unread_stores`].
+const UNREAD_VISITS: usize = 1 << 16;
+
+/// Step 5: deletes the stores (and `memset`s) of tracked allocations that no
+/// read can follow. The blocks from which a read of the allocation (a load
+/// through it, or any call when calls see it) is reachable are found by walking
+/// predecessors back from the blocks that read it; scanning each block
+/// backwards, a store with no read after it in the block, and none reachable
+/// from the block's end, writes memory nothing reads before the frame dies
+/// (dead store elimination at the function's exit, as LLVM's DSE deletes stores
+/// to an `alloca` no path reads).
+fn unread_stores(f: &mut Function, cfg: &ControlFlowGraph, cx: &Ctx) -> bool {
+    // One scan: per allocation, the blocks reading and writing it; the blocks
+    // with calls (which read every allocation calls see).
+    let mut readers: FxHashMap<Value, Vec<Block>> = FxHashMap::default();
+    let mut writers: FxHashMap<Value, Vec<Block>> = FxHashMap::default();
+    let mut calls: Vec<Block> = Vec::new();
+    for &b in cfg.rpo() {
+        for i in f.layout.block_insts(b) {
+            match access(f, cx, i) {
+                Some((a, false)) => readers.entry(a).or_default().push(b),
+                Some((a, true)) => writers.entry(a).or_default().push(b),
+                None if matches!(f.kind(i), InstKind::Call { .. }) => calls.push(b),
+                None => {}
+            }
+        }
+    }
+    let mut changed = false;
+    let mut visits = 0;
+    // Blocks a read of the allocation of round `stamp` is reachable from.
+    let mut reach: SecondaryMap<Block, u32> = SecondaryMap::new();
+    let mut writers: Vec<(Value, Vec<Block>)> = writers.into_iter().collect();
+    writers.sort_by_key(|(a, _)| *a);
+    for (stamp, (a, mut written)) in (1u32..).zip(writers) {
+        let visible = cx.call_visible.contains(&a);
+        let mut work: Vec<Block> = readers.get(&a).cloned().unwrap_or_default();
+        if visible {
+            work.extend_from_slice(&calls);
+        }
+        for &b in &work {
+            reach[b] = stamp;
+        }
+        while let Some(b) = work.pop() {
+            visits += 1;
+            for &p in cfg.preds(b) {
+                if reach[p] != stamp {
+                    reach[p] = stamp;
+                    work.push(p);
+                }
+            }
+        }
+        written.dedup();
+        for b in written {
+            let mut read_later = cfg.succs(b).iter().any(|&s| reach[s] == stamp);
+            let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+            visits += insts.len();
+            for &i in insts.iter().rev() {
+                match access(f, cx, i) {
+                    Some((r, false)) if r == a => read_later = true,
+                    None if visible && matches!(f.kind(i), InstKind::Call { .. }) => {
+                        read_later = true
+                    }
+                    Some((r, true)) if r == a && !read_later => {
+                        f.remove_inst(i);
+                        changed = true;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if visits > UNREAD_VISITS {
+            break;
+        }
+    }
+    changed
+}
+
+/// The tracked allocation `i` reads (`false`: a load) or writes (`true`: a
+/// store or a `memset`), if any.
+fn access(f: &Function, cx: &Ctx, i: Inst) -> Option<(Value, bool)> {
+    let (ptr, write) = match *f.kind(i) {
+        InstKind::Load { ptr, .. } => (ptr, false),
+        InstKind::Store { ptr, .. } => (ptr, true),
+        _ => (memset_call(f, cx.memset, i)?.0, true),
+    };
+    resolve(f, ptr)
+        .map(|(a, _)| a)
+        .filter(|&a| cx.tracked[a])
+        .map(|a| (a, write))
 }
 
 /// Most blocks and instructions [`between`] a join and its dominator may span.
@@ -957,5 +1052,71 @@ STORE
         );
         let out = run(&partial, &["memforward"]);
         assert!(out.contains("load i32"), "{out}");
+    }
+}
+
+#[cfg(test)]
+mod unread_tests {
+    use crate::passes::testutil::same_behaviour;
+
+    /// An array read on one arm and filled by a loop on the other before the
+    /// function returns; AFTER follows the fill.
+    const FILL: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putarray(i32, ptr) -> void
+
+func @main() -> i32 {
+bb0:
+  %a = alloc [i32; 8]
+  %n = call @getint()
+  %i = and %n, 7
+  %p = gep %a, %i, 4
+  store %n, %p
+  %c = slt %n, 4
+  br %c, bb1, bb2(0)
+bb1:
+  %v = load i32, %a
+  call @putint(%v)
+  ret 0
+bb2(%k: i32):
+  %q = gep %a, %k, 4
+  store 9, %q
+  %k1 = add %k, 1
+  %d = slt %k1, 8
+  br %d, bb2(%k1), bb3
+bb3:
+AFTER
+  ret 1
+}
+"#;
+
+    #[test]
+    fn stores_no_read_follows_are_deleted() {
+        // The loop's stores reach only the return: they go; the first store is
+        // read on the other arm and stays.
+        for input in ["0", "5"] {
+            let out = same_behaviour(&FILL.replace("AFTER", ""), &["memforward"], input);
+            assert_eq!(out.matches("store").count(), 1, "{out}");
+        }
+    }
+
+    #[test]
+    fn stores_a_later_read_may_see_stay() {
+        // A load after the loop reads what it stored.
+        let src = FILL.replace("AFTER", "  %w = load i32, %a\n  call @putint(%w)");
+        let out = same_behaviour(&src, &["memforward"], "5");
+        assert_eq!(out.matches("store").count(), 2, "{out}");
+        // A call that sees the array may read it.
+        let src = FILL.replace("AFTER", "  call @putarray(8, %a)");
+        let out = same_behaviour(&src, &["memforward"], "5");
+        assert_eq!(out.matches("store").count(), 2, "{out}");
+        // A loop that reads the array on its next iteration keeps its store.
+        let src = FILL.replace(
+            "  %q = gep %a, %k, 4\n",
+            "  %q = gep %a, %k, 4\n  %r = load i32, %q\n  call @putint(%r)\n",
+        );
+        let out = same_behaviour(&src.replace("AFTER", ""), &["memforward"], "5");
+        assert_eq!(out.matches("store").count(), 2, "{out}");
     }
 }
