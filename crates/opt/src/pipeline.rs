@@ -252,6 +252,10 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `loopdelete` does not remove) and again once folding, unrolling and the late
 /// clean-up have made more indices constant, `lastiter` after `idemloop` and after
 /// `checkpromote` (promoted globals leave a loop's body without stores),
+/// `globalforward` again after the last `simplifycfg` (the stores `promote` leaves
+/// on a loop's exit and those after it are then in one block: all but the last
+/// are dead) and `loopdelete` after it (a loop that only computed the value of a
+/// dead store goes),
 /// `storesink` after the last loop and memory passes (the initialisation of a local
 /// array moves past early exits once no pass would hoist it back), and `balance`
 /// last of all, once nothing canonicalises sums into chains again.
@@ -366,6 +370,8 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "phiopt",
             "dce",
             "simplifycfg",
+            "globalforward",
+            "loopdelete",
             "localconst",
             "constglobals",
             "pow2div",

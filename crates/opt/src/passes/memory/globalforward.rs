@@ -263,4 +263,53 @@ bb0:
             assert!(out.contains(s), "{s}:\n{out}");
         }
     }
+    /// A loop updating `@g` in a register (as `promote` leaves it), its value
+    /// stored on the exit, and the code after the loop storing `@g` again (BETWEEN
+    /// in between).
+    const PROMOTED: &str = r#"
+global @g: i32 = 1
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = load i32, @g
+  jump bb1(0, %0)
+bb1(%i: i32, %v: i32):
+  %w = mul %v, 3
+  %k = add %i, 1
+  %c = slt %k, 10
+  br %c, bb1(%k, %w), bb2
+bb2:
+  store %w, @g
+  jump bb3
+bb3:
+BETWEEN
+  store 4, @g
+  %r = load i32, @g
+  ret %r
+}
+
+func @h() -> void {
+bb0:
+  %0 = load i32, @g
+  call @putint(%0)
+  ret
+}
+"#;
+
+    #[test]
+    fn an_overwritten_exit_store_leaves_its_loop_dead() {
+        // Once simplifycfg has merged the exit and what follows it, the exit's
+        // store is overwritten in its block: nothing uses the loop any more.
+        let passes = ["simplifycfg", "globalforward", "loopdelete"];
+        let out = same_behaviour(&PROMOTED.replace("BETWEEN", ""), &passes, "");
+        assert!(!out.contains("mul"), "{out}");
+        assert_eq!(out.matches("store").count(), 1, "{out}");
+        // A call that reads `@g` in between keeps the store, and so the loop.
+        let src = PROMOTED.replace("BETWEEN", "  call @h()");
+        let out = same_behaviour(&src, &passes, "");
+        assert!(out.contains("mul"), "{out}");
+        assert_eq!(out.matches("store").count(), 2, "{out}");
+    }
 }

@@ -16,6 +16,62 @@ pub(crate) struct Loc<K> {
     pub size: i64,
 }
 
+/// Where in its object an access at a variable offset may fall: at byte offsets
+/// `start + stride * k` for integers `k` (only `start` when `stride` is 0), within
+/// `[lo, hi]`, each access `size` bytes long. The offsets are what a chain of
+/// `gep`s gives: constant indices add to `start`; variable ones make `stride`
+/// the GCD of their strides (the GCD test of LLVM's BasicAA), and their value
+/// ranges bound `[lo, hi]` (as BasicAA bounds a variable index by its
+/// `ConstantRange`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub(crate) struct Span {
+    pub lo: i64,
+    pub hi: i64,
+    pub start: i64,
+    pub stride: i64,
+    pub size: i64,
+}
+
+/// A bound on offsets no object reaches, yet far from overflowing `i64`.
+pub(crate) const UNBOUNDED: i64 = 1 << 48;
+
+impl Span {
+    /// The `size` bytes at `off`.
+    pub(crate) fn exact(off: i64, size: i64) -> Span {
+        Span {
+            lo: off,
+            hi: off,
+            start: off,
+            stride: 0,
+            size,
+        }
+    }
+
+    /// Whether an access of `self` and one of `o` may share a byte: their
+    /// windows overlap, and the distance between two of their offsets, a
+    /// multiple of the GCD of the strides away from `o.start - self.start`, can
+    /// be less than the size of the access it follows.
+    pub(crate) fn may_overlap(self, o: Span) -> bool {
+        if self.hi + self.size <= o.lo || o.hi + o.size <= self.lo {
+            return false;
+        }
+        let g = gcd(self.stride, o.stride);
+        if g == 0 {
+            return true;
+        }
+        let d = (o.start - self.start).rem_euclid(g);
+        d < self.size || g - d < o.size
+    }
+}
+
+/// The greatest common divisor (`gcd(0, b) = |b|`).
+pub(crate) fn gcd(mut a: i64, mut b: i64) -> i64 {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a.abs()
+}
+
 /// The facts about one object: by byte offset, each with its location's size.
 type Offsets<T> = BTreeMap<i64, Vec<(i64, T)>>;
 
@@ -84,18 +140,14 @@ impl<K: Copy + Eq + Hash, T: Copy> LocMap<K, T> {
         Some(t)
     }
 
-    /// Forgets every fact about a location that may overlap one of the `size`
-    /// bytes at `start + stride * k` of `obj`, for any integer `k` (`stride > 0`).
-    /// The facts at an offset whose distance from `start`, modulo `stride`,
-    /// leaves room for neither access stay (the GCD test of LLVM's BasicAA on
-    /// `gep`s with variable indices).
-    pub(crate) fn forget_strided(&mut self, obj: K, start: i64, stride: i64, size: i64) {
+    /// Forgets every fact about a location that an access of `span` in `obj`
+    /// may overlap ([`Span::may_overlap`]).
+    pub(crate) fn forget_span(&mut self, obj: K, span: Span) {
         let Some(m) = self.by_obj.get_mut(&obj) else {
             return;
         };
         m.retain(|&o, v| {
-            let d = (o - start).rem_euclid(stride);
-            v.retain(|&(sz, _)| d >= size && stride - d >= sz);
+            v.retain(|&(sz, _)| !span.may_overlap(Span::exact(o, sz)));
             !v.is_empty()
         });
     }
@@ -122,7 +174,7 @@ impl<K: Copy + Eq + Hash, T: Copy> LocMap<K, T> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Loc, LocMap};
+    use super::{Loc, LocMap, Span, UNBOUNDED};
 
     #[test]
     fn loc_map_forgets_exactly_the_overlapping_locations() {
@@ -156,6 +208,33 @@ mod tests {
         assert_eq!(m.at(loc(a, 0, 8)).count(), 0);
         assert_eq!(m.take(loc(a, 0, 4)), Some(1));
         assert_eq!(m.take(loc(a, 0, 4)), None);
+        // Offsets 4 + 8k of 4 bytes, within [8, 24]: [12, 16) and [20, 24) only
+        // (28 is past the window, 8 and 16 between the strides).
+        m.push(loc(a, 8, 4), 6);
+        m.push(loc(a, 12, 4), 7);
+        m.push(loc(a, 16, 4), 8);
+        m.push(loc(a, 20, 4), 9);
+        m.push(loc(a, 28, 4), 10);
+        let span = Span {
+            lo: 8,
+            hi: 24,
+            start: 4,
+            stride: 8,
+            size: 4,
+        };
+        m.forget_span(a, span);
+        for (off, kept) in [(8, true), (12, false), (20, false), (28, true)] {
+            assert_eq!(m.at(loc(a, off, 4)).count() == 1, kept, "{off}");
+        }
+        // 8 bytes at 4 + 8k, unbounded, overlap every 4-byte location.
+        let wide = Span {
+            lo: -UNBOUNDED,
+            hi: UNBOUNDED,
+            size: 8,
+            ..span
+        };
+        m.forget_span(a, wide);
+        assert_eq!(m.at(loc(a, 8, 4)).count(), 0);
         m.forget_object(a);
         let mut rest = m.drain();
         rest.sort();
