@@ -127,6 +127,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::loops::rtunroll::RuntimeUnroll,
     &passes::loops::mve::ModuloVariableExpansion,
     &passes::loops::looppeel::LoopPeel,
+    &passes::loops::peelinv::PeelInvariant,
     &passes::loops::unswitch::Unswitch,
     &passes::loops::unrolljam::UnrollAndJam,
     &passes::loops::indexsplit::IndexSplit,
@@ -192,6 +193,11 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// folds the test in the rest. `unswitch` before `hoistloops`: an inner loop
 /// guarded by an invariant test (`n > 0` of an inlined `for` loop) runs on every
 /// outer iteration of one copy, which hoisting needs.
+///
+/// `peelinv` after `vrp`, which makes `y / 2` of a `y` in `[0, 1]` the constant
+/// `0`: a header parameter that is a constant after one iteration and that a branch
+/// tests is peeled, `sccp` folds the test in the rest of the loop, and `loopdelete`
+/// removes a loop left empty.
 ///
 /// `rtunroll` after `lftr` (loops counted by a pointer) and `promote`; `postinc`
 /// last, on the final order of the accesses.
@@ -364,9 +370,12 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "rtunroll",
             "mve",
             "vrp",
+            "peelinv",
+            "sccp",
             "instcombine",
             "dce",
             "simplifycfg",
+            "loopdelete",
             "phiopt",
             "dce",
             "simplifycfg",

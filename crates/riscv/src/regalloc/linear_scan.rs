@@ -14,7 +14,9 @@
 //! conflicting intervals of one register if their total spill cost is lower than
 //! its own; evicted intervals get a second chance at any register still free,
 //! or are spilled whole. The spill cost of an interval is the number of its uses and
-//! definitions, each weighted by 10^(loop depth), halved when it can be recomputed.
+//! definitions, each weighted by 10^(loop depth), halved when it can be recomputed,
+//! and multiplied by a large factor for intervals too short for a spill to free
+//! a register anywhere ([`too_short_to_spill`]).
 //!
 //! Why linear scan and not graph colouring (iterated register coalescing, George
 //! and Appel 1996): its cost follows the intervals, not an interference graph
@@ -343,6 +345,25 @@ pub(crate) fn overlaps(a: &Interval, b: &Interval) -> bool {
     false
 }
 
+/// Instructions a value may span, from its definition to its last use, and still
+/// count as too short to spill ([`too_short_to_spill`]).
+pub const SHORT_SPAN: u32 = 3;
+/// How much more a value too short to spill costs than its uses and definitions.
+pub const SHORT_FACTOR: f64 = 1000.0;
+
+/// Whether spilling the value of interval `iv` would free a register over no
+/// more than [`SHORT_SPAN`] instructions: one range, that short. Spilled, it
+/// would be stored after its definition and reloaded into a scratch register a
+/// few instructions later, so every other value live there still needs a
+/// register, and the spill code is all the change. LLVM's spill weights make
+/// such intervals all but unspillable as well (their weight is divided by their
+/// size, and those a spill would not shorten are marked unspillable); here
+/// their cost is multiplied by [`SHORT_FACTOR`], so that a long interval whose
+/// register they need is evicted (or its copies split off around loops) instead.
+pub(crate) fn too_short_to_spill(iv: &Interval) -> bool {
+    iv.ranges.len() == 1 && iv.end() - iv.start() <= 2 * SHORT_SPAN
+}
+
 /// Allocates registers for every virtual register of `mf`.
 pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation {
     let nv = mf.num_vregs();
@@ -374,6 +395,8 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
     for (v, c) in cost.iter_mut().enumerate() {
         if mf.vreg_remat[v].is_some() {
             *c *= 0.5;
+        } else if too_short_to_spill(&iv.regs[NUM_PREGS as usize + v]) {
+            *c *= SHORT_FACTOR;
         }
     }
     let mut st = State {

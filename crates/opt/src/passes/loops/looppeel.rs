@@ -185,7 +185,7 @@ fn worth_peeling(
 }
 
 /// Copies loop `id` in front of itself for its first iteration.
-fn peel(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block) {
+pub(crate) fn peel(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block) {
     let lp = loops.get(id);
     let copy = LoopCopy::new(f, lp, true);
     // The preheader enters the copy.

@@ -22,6 +22,7 @@ pub mod looprotate;
 pub mod loopsimplify;
 pub mod loopsplit;
 pub mod mve;
+pub mod peelinv;
 pub mod polyiv;
 pub mod postinc;
 pub mod pow2div;

@@ -1,0 +1,268 @@
+//! Loop peeling for a header parameter that is constant after the first
+//! iteration: when every back edge passes the same constant `c` for a header
+//! parameter `p`, the entry passes something else, and a branch of the loop tests
+//! `p` (directly, or through one instruction whose other operands are
+//! constants), the first iteration is copied in front of the loop. In the loop
+//! left behind, which only back edges enter, `p` is `c`: the test folds, and the
+//! values only it kept alive die.
+//!
+//! ```text
+//!   y = 1;                                 // iteration 1, y == 1
+//!   while (i < 16) {                       if (x % 2 && 1 % 2) ans += t[0];
+//!     if (x % 2 && y % 2) ans += t[i];  => x /= 2; i = 1;
+//!     x /= 2; y /= 2; i++;                 while (i < 16) { i++; }  // y == 0
+//!   }
+//! ```
+//!
+//! (`y / 2` of a `y` in `[0, 1]` is `0` once value-range propagation has run.)
+//! This is LLVM's `LoopPeel` peeling "so that phis become invariant"
+//! (`calculateIterationsToInvariance`), for one iteration and a constant, and
+//! GCC's peeling of iterations whose conditions are known; the copying is
+//! [`super::looppeel`]'s. Loops of at most [`looppeel::MAX_LOOP_INSTS`]
+//! instructions are peeled and a function grows by at most
+//! [`looppeel::MAX_GROWTH`].
+
+use super::looppeel::{self, peel};
+use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
+use crate::cfg_edit::single_edge;
+use crate::pipeline::{FunctionPass, Pass};
+use ir::analysis::ControlFlowGraph;
+use ir::{Block, Function, InstKind, Value};
+
+/// The pass peeling loops whose header parameter is constant after one iteration.
+pub struct PeelInvariant;
+
+impl Pass for PeelInvariant {
+    fn name(&self) -> &'static str {
+        "peelinv"
+    }
+    fn description(&self) -> &'static str {
+        "peel a first iteration after which a tested header parameter is constant"
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl FunctionPass for PeelInvariant {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        if f.is_declaration() {
+            return false;
+        }
+        let mut budget = looppeel::MAX_GROWTH;
+        let mut done: Vec<Block> = Vec::new();
+        let mut changed = false;
+        loop {
+            if changed {
+                fa.forget();
+            }
+            let (cfg, _, loops) = fa.loops(f);
+            let sizes = loops.inst_counts(f);
+            let candidate = loops.loops().find_map(|(id, lp)| {
+                let size = sizes[id.0 as usize];
+                (!done.contains(&lp.header)
+                    && size <= looppeel::MAX_LOOP_INSTS.min(budget)
+                    && constant_after_first(f, cfg, loops, id))
+                .then_some((id, size))
+            });
+            let Some((id, size)) = candidate else {
+                break;
+            };
+            let Some(pre) = loops.preheader(id, cfg) else {
+                break;
+            };
+            budget -= size;
+            done.push(loops.get(id).header);
+            peel(f, loops, id, pre);
+            changed = true;
+        }
+        changed
+    }
+}
+
+/// Whether loop `id` has a header parameter that every back edge sets to one
+/// constant, the entry to another value, and that a branch of the loop tests.
+fn constant_after_first(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    id: LoopId,
+) -> bool {
+    let lp = loops.get(id);
+    let h = lp.header;
+    let Some(pre) = loops.preheader(id, cfg) else {
+        return false;
+    };
+    if !matches!(
+        f.terminator(pre).map(|t| f.kind(t)),
+        Some(InstKind::Jump { .. })
+    ) {
+        return false;
+    }
+    let Some((_, entry)) = single_edge(f, pre, h) else {
+        return false;
+    };
+    let mut back: Vec<Option<Value>> = vec![None; entry.len()];
+    let mut agree = vec![true; entry.len()];
+    for &latch in &lp.latches {
+        let Some((_, args)) = single_edge(f, latch, h) else {
+            return false;
+        };
+        for (k, &a) in args.iter().enumerate() {
+            let same = f.value_def(a).is_constant() && back[k].is_none_or(|b| b == a);
+            agree[k] &= same;
+            back[k] = Some(a);
+        }
+    }
+    let params = f.block_params(h);
+    (0..entry.len()).any(|k| {
+        agree[k]
+            && back[k].is_some_and(|c| c != entry[k] && f.value_def(c).is_constant())
+            && tested(f, loops, id, params[k])
+    })
+}
+
+/// Whether a branch in loop `id` tests `p`, or the result of an instruction of
+/// the loop whose operands are `p` and constants.
+fn tested(f: &Function, loops: &LoopForest, id: LoopId, p: Value) -> bool {
+    let in_loop = |b: Option<Block>| b.is_some_and(|b| loops.contains(id, b));
+    let branches_on = |v: Value| {
+        f.users(v).iter().any(|&u| {
+            matches!(f.kind(u), InstKind::Br { cond, .. } if *cond == v)
+                && in_loop(f.layout.inst_block(u))
+        })
+    };
+    branches_on(p)
+        || f.users(p).iter().any(|&u| {
+            let kind = f.kind(u);
+            !kind.is_terminator()
+                && in_loop(f.layout.inst_block(u))
+                && kind
+                    .args()
+                    .iter()
+                    .all(|&a| a == p || f.value_def(a).is_constant())
+                && f.inst_result(u).is_some_and(branches_on)
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::passes::testutil::{check, run, same_behaviour};
+
+    /// Asserts that `peelinv` leaves `src` as it is.
+    fn unchanged(src: &str) {
+        assert_eq!(run(src, &["peelinv"]), run(src, &[]));
+    }
+
+    /// `ans = 0; y = 1; for (i = 0; i < 16; i++) { if (x % 2 && y % 2) ans +=
+    /// t[i]; x /= 2; y /= 2; }` once value ranges made `y / 2` the constant `0`.
+    const HALVES: &str = r#"
+global @t: [i32; 4] = [1, 2, 4, 8]
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0, %0, 1, 0)
+bb1(%1: i32, %2: i32, %3: i32, %4: i32):
+  %5 = and %2, 1
+  br %5, bb2, bb4(%4)
+bb2:
+  %6 = and %3, 1
+  br %6, bb3, bb4(%4)
+bb3:
+  %7 = gep @t, %1, 4
+  %8 = load i32, %7
+  %9 = add %4, %8
+  jump bb4(%9)
+bb4(%10: i32):
+  %11 = add %1, 1
+  %12 = sdiv %2, 2
+  %13 = slt %11, 4
+  br %13, bb1(%11, %12, 0, %10), bb5
+bb5:
+  call @putint(%10)
+  ret 0
+}
+"#;
+
+    /// As in the pipeline; the second `dce` removes what the folded test kept alive
+    /// (`x`), and `loopdelete` the loop left empty.
+    const PASSES: [&str; 7] = [
+        "peelinv",
+        "sccp",
+        "instcombine",
+        "dce",
+        "simplifycfg",
+        "dce",
+        "loopdelete",
+    ];
+
+    #[test]
+    fn the_rest_of_the_loop_tests_a_constant() {
+        check(
+            &PASSES,
+            HALVES,
+            r#"
+global @t: [i32; 4] = [1, 2, 4, 8]
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = and %0, 1
+  br %1, bb1, bb2(0)
+bb1:
+  %2 = load i32, @t
+  jump bb2(%2)
+bb2(%3: i32):
+  jump bb3
+bb3:
+  call @putint(%3)
+  ret 0
+}
+"#,
+        );
+        for n in ["0", "1", "7", "-3"] {
+            same_behaviour(HALVES, &PASSES, n);
+        }
+    }
+
+    #[test]
+    fn a_back_edge_value_that_is_not_constant_is_not_peeled() {
+        let src = HALVES.replace("bb1(%11, %12, 0, %10)", "bb1(%11, %12, %12, %10)");
+        unchanged(&src);
+    }
+
+    #[test]
+    fn an_entry_with_the_back_edges_constant_is_not_peeled() {
+        let src = HALVES.replace("jump bb1(0, %0, 1, 0)", "jump bb1(0, %0, 0, 0)");
+        unchanged(&src);
+    }
+
+    #[test]
+    fn a_parameter_no_branch_tests_is_not_peeled() {
+        // `y` is only added up: peeling would fold nothing but an addition.
+        let src = HALVES
+            .replace("%6 = and %3, 1\n  br %6, bb3, bb4(%4)", "jump bb3")
+            .replace("%9 = add %4, %8", "%9 = add %4, %3");
+        unchanged(&src);
+    }
+
+    #[test]
+    fn back_edges_that_disagree_are_not_peeled() {
+        // A second latch passes 1 where the first passes 0.
+        let src = HALVES
+            .replace(
+                "br %13, bb1(%11, %12, 0, %10), bb5",
+                "br %13, bb6, bb5\nbb6:\n  %14 = slt %11, 2\n  br %14, bb1(%11, %12, 0, %10), bb1(%11, %12, 1, %10)",
+            );
+        unchanged(&src);
+    }
+}
