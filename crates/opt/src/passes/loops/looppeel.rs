@@ -112,6 +112,22 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     peeled
 }
 
+/// The preheader of loop `id` when it ends in a jump (where [`peel`] puts the
+/// copy of the first iteration).
+pub(crate) fn jump_preheader(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    id: LoopId,
+) -> Option<Block> {
+    let pre = loops.preheader(id, cfg)?;
+    matches!(
+        f.terminator(pre).map(|t| f.kind(t)),
+        Some(InstKind::Jump { .. })
+    )
+    .then_some(pre)
+}
+
 /// Whether a branch in loop `id` compares a header parameter with a value from
 /// before the loop, decided the same way on every back edge but not on entry.
 fn worth_peeling(
@@ -123,15 +139,9 @@ fn worth_peeling(
 ) -> bool {
     let lp = loops.get(id);
     let h = lp.header;
-    let Some(pre) = loops.preheader(id, cfg) else {
+    let Some(pre) = jump_preheader(f, cfg, loops, id) else {
         return false;
     };
-    if !matches!(
-        f.terminator(pre).map(|t| f.kind(t)),
-        Some(InstKind::Jump { .. })
-    ) {
-        return false;
-    }
     let params = f.block_params(h);
     let edge_args = |p: Block| single_edge(f, p, h).map(|(_, args)| args);
     for &b in &lp.blocks {

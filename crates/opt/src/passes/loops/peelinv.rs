@@ -93,15 +93,9 @@ fn constant_after_first(
 ) -> bool {
     let lp = loops.get(id);
     let h = lp.header;
-    let Some(pre) = loops.preheader(id, cfg) else {
+    let Some(pre) = looppeel::jump_preheader(f, cfg, loops, id) else {
         return false;
     };
-    if !matches!(
-        f.terminator(pre).map(|t| f.kind(t)),
-        Some(InstKind::Jump { .. })
-    ) {
-        return false;
-    }
     let Some((_, entry)) = single_edge(f, pre, h) else {
         return false;
     };
