@@ -76,6 +76,17 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`], starting from the analyses cached in `fa` (left holding those of the
 /// last round).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    peel_where(f, fa, worth_peeling)
+}
+
+/// Peels the first iteration of every loop `worth` accepts, one at a time (each
+/// peel recomputes the analyses), each loop once, within [`MAX_GROWTH`]
+/// instructions in all; returns how many. Shared by `looppeel` and `peelinv`.
+pub(crate) fn peel_where(
+    f: &mut Function,
+    fa: &mut FunctionAnalyses,
+    worth: impl Fn(&Function, &ControlFlowGraph, &DominatorTree, &LoopForest, LoopId) -> bool,
+) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -95,7 +106,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             let size = sizes[id.0 as usize];
             (!done.contains(&lp.header)
                 && size <= MAX_LOOP_INSTS.min(budget)
-                && worth_peeling(f, cfg, dt, loops, id))
+                && worth(f, cfg, dt, loops, id))
             .then_some((id, size))
         });
         let Some((id, size)) = candidate else {
@@ -195,7 +206,7 @@ fn worth_peeling(
 }
 
 /// Copies loop `id` in front of itself for its first iteration.
-pub(crate) fn peel(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block) {
+fn peel(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block) {
     let lp = loops.get(id);
     let copy = LoopCopy::new(f, lp, true);
     // The preheader enters the copy.

@@ -22,7 +22,7 @@
 //! instructions are peeled and a function grows by at most
 //! [`looppeel::MAX_GROWTH`].
 
-use super::looppeel::{self, peel};
+use super::looppeel;
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::cfg_edit::single_edge;
 use crate::pipeline::{FunctionPass, Pass};
@@ -49,37 +49,10 @@ impl Pass for PeelInvariant {
 
 impl FunctionPass for PeelInvariant {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        if f.is_declaration() {
-            return false;
-        }
-        let mut budget = looppeel::MAX_GROWTH;
-        let mut done: Vec<Block> = Vec::new();
-        let mut changed = false;
-        loop {
-            if changed {
-                fa.forget();
-            }
-            let (cfg, _, loops) = fa.loops(f);
-            let sizes = loops.inst_counts(f);
-            let candidate = loops.loops().find_map(|(id, lp)| {
-                let size = sizes[id.0 as usize];
-                (!done.contains(&lp.header)
-                    && size <= looppeel::MAX_LOOP_INSTS.min(budget)
-                    && constant_after_first(f, cfg, loops, id))
-                .then_some((id, size))
-            });
-            let Some((id, size)) = candidate else {
-                break;
-            };
-            let Some(pre) = loops.preheader(id, cfg) else {
-                break;
-            };
-            budget -= size;
-            done.push(loops.get(id).header);
-            peel(f, loops, id, pre);
-            changed = true;
-        }
-        changed
+        let worth = |f: &Function, cfg: &ControlFlowGraph, _: &_, loops: &LoopForest, id| {
+            constant_after_first(f, cfg, loops, id)
+        };
+        looppeel::peel_where(f, fa, worth) > 0
     }
 }
 
