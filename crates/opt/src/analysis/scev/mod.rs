@@ -10,7 +10,8 @@
 //! for the number of back edges taken (LLVM's `computeExitLimit` /
 //! `howManyLessThans` / `howFarToZero`), with the predicates under which the count
 //! holds (as `PredicatedScalarEvolution`), and evaluates recurrences after a number
-//! of iterations by binomial coefficients (Newton series). [`print`] renders the
+//! of iterations by binomial coefficients (Newton series). [`expand`] turns
+//! invariant expressions back into instructions, and [`print`] renders the
 //! analysis of a function for tests.
 //!
 //! The analysis borrows the function: it is computed on demand by a pass before it
@@ -19,6 +20,7 @@
 //! not cache it).
 
 pub mod builder;
+pub mod expand;
 pub mod expr;
 pub mod print;
 #[cfg(test)]

@@ -1,28 +1,32 @@
 //! Strength reduction of products of induction variables: `(i + a) * (i + b)` in a
-//! loop where `i` steps by a constant `s` becomes a header parameter `P` updated by
-//! additions, `P += D; D += 2s²`, instead of a multiply per iteration.
+//! loop where `i` steps by `s` becomes a header parameter `P` updated by additions,
+//! `P += D; D += 2s²`, instead of a multiply per iteration.
 //!
-//! A product of two affine functions of `i` is a second-order polynomial in the
-//! iteration number, the chain of recurrences `{P0, +, D0, +, 2s²}` (Bachmann, Wang
-//! and Zima, "Chains of Recurrences", ISSAC 1994; LLVM's scalar evolution expands
-//! such add recurrences the same way): with `x = i + a` and `y = i + b`,
-//!
-//! ```text
-//!   (x + s)(y + s) = xy + D,   D = s(x + y) + s²,   D' - D = 2s²
-//! ```
+//! A product of two affine functions of the iteration number is a second-order
+//! polynomial in it, the chain of recurrences `{P0, +, D0, +, C}` (Bachmann, Wang
+//! and Zima, "Chains of Recurrences", ISSAC 1994): scalar evolution
+//! ([`crate::analysis::scev`]) describes the multiply so, as LLVM's does, and the
+//! pass expands the recurrence into two header parameters, `P' = P + D` and
+//! `D' = D + C`, the three operands materialised in the preheader
+//! ([`crate::analysis::scev::expand`], LLVM's `SCEVExpander`). With `x = {x0,+,s}`
+//! and `y = {y0,+,t}`: `P0 = x0·y0`, `D0 = x0·t + s·y0 + s·t`, `C = 2st`.
 //!
 //! Every operation is in the ring of integers modulo 2^32, where `i32` addition and
 //! multiplication live, so the recurrence gives exactly the wrapped product on every
-//! iteration, whatever wraps: no bound on `i` is needed. Triangular numbers
+//! iteration, whatever wraps: no bound on the counters is needed. Triangular numbers
 //! `i * (i + 1) / 2` and similar index formulas lose their multiply this way.
 //!
-//! Conditions: the loop is innermost and rotated (a preheader and one latch); `i`
-//! is a header parameter whose next value is `i + s` with `s` a constant; `a` and
-//! `b` are loop-invariant (or absent); the multiply runs on every iteration (its
-//! block dominates the latch), since the two additions then replace it. Products
-//! of the same pair share one recurrence.
+//! Accepted: an `i32` multiply in an innermost rotated loop (a preheader ending in a
+//! jump, one latch) whose block dominates the latch (it runs on every iteration,
+//! since the two additions replace it), whose evolution is a second-order
+//! recurrence of that loop with operands invariant in it and expandable in the
+//! preheader: factors that are affine in any counters of the loop, each stepping by
+//! any invariant amount (`(2i + a) * (j - 3)` with `i += 2`, `j += k`), times
+//! invariants. Products with the same evolution share one recurrence; at most
+//! [`MAX_PER_LOOP`] recurrences per loop.
 
-use crate::analysis::induction::step_of;
+use crate::analysis::scev::expand::Expander;
+use crate::analysis::scev::{ExprId, ScalarEvolution};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{LoopForest, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
@@ -58,14 +62,15 @@ impl FunctionPass for PolyIv {
 /// At most this many recurrences per loop (each costs two registers).
 pub const MAX_PER_LOOP: usize = 2;
 
-/// `(param index, offset)`: the value is the header parameter plus the offset.
-type Affine = (usize, Option<Value>);
+/// At most this many instructions to compute one recurrence's operands in the
+/// preheader.
+const EXPANSION_BUDGET: usize = 16;
 
-/// A product to reduce: the multiply, and its two factors.
+/// A multiply to replace, and its evolution `{P0,+,D0,+,C}`.
 struct Product {
     mul: Inst,
-    x: Affine,
-    y: Affine,
+    rec: ExprId,
+    ops: [ExprId; 3],
 }
 
 /// Reduces the products of `f`; returns how many multiplies were replaced.
@@ -82,6 +87,7 @@ pub fn run_on(
     dt: &DominatorTree,
     loops: &LoopForest,
 ) -> usize {
+    let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
     let mut work = Vec::new();
     for (id, lp) in loops.loops() {
         if !lp.children.is_empty() {
@@ -96,63 +102,37 @@ pub fn run_on(
         if !jumps {
             continue;
         }
-        let in_loop = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
-        let params = f.block_params(l.header);
-        let next = l.next_args(f);
-        // Induction variables: parameters stepping by a constant.
-        let steps: Vec<Option<i32>> = params
-            .iter()
-            .zip(next)
-            .map(|(&p, &n)| step_of(f, p, n).and_then(|c| f.as_iconst(c)))
-            .collect();
-        let affine = |v: Value| -> Option<Affine> {
-            if let Some(k) = params.iter().position(|&p| p == v) {
-                return steps[k].map(|_| (k, None));
-            }
-            let InstKind::Binary {
-                op: BinOp::Add,
-                args: [a, b],
-            } = *f.kind(f.def_inst(v)?)
-            else {
-                return None;
-            };
-            for (p, off) in [(a, b), (b, a)] {
-                if let Some(k) = params.iter().position(|&q| q == p) {
-                    if steps[k].is_some() && !in_loop(off) {
-                        return Some((k, Some(off)));
-                    }
-                }
-            }
-            None
-        };
         let mut products = Vec::new();
         for &b in &lp.blocks {
             if !dt.dominates(b, l.latch) {
                 continue;
             }
             for i in f.layout.block_insts(b) {
-                let InstKind::Binary {
-                    op: BinOp::Mul,
-                    args: [x, y],
-                } = *f.kind(i)
-                else {
+                if !matches!(f.kind(i), InstKind::Binary { op: BinOp::Mul, .. }) {
+                    continue;
+                }
+                let rec = se.get(f.inst_result(i).expect("mul has a result"));
+                let Some((rl, &[a, b, c])) = se.exprs.as_addrec(rec) else {
                     continue;
                 };
-                if let (Some(x), Some(y)) = (affine(x), affine(y)) {
-                    if x.0 == y.0 {
-                        products.push(Product { mul: i, x, y });
-                    }
+                if rl == id && [a, b, c].iter().all(|&o| se.invariant(o, id)) {
+                    products.push(Product {
+                        mul: i,
+                        rec,
+                        ops: [a, b, c],
+                    });
                 }
             }
         }
         if !products.is_empty() {
-            let steps: Vec<i32> = steps.iter().map(|s| s.unwrap_or(0)).collect();
-            work.push((l, steps, products));
+            work.push((l, products));
         }
     }
+    let exprs = std::mem::take(&mut se.exprs);
+    drop(se);
     let mut replaced = 0;
-    for (l, steps, products) in work {
-        replaced += reduce(f, &l, &steps, &products);
+    for (l, products) in work {
+        replaced += reduce(f, dt, &exprs, &l, &products);
     }
     replaced
 }
@@ -165,22 +145,23 @@ fn binary(f: &mut Function, (before, of): (Inst, Inst), op: BinOp, a: Value, b: 
     f.inst_result(i).expect("a binary op has a result")
 }
 
-/// `p + offset` before `at.0` (or `p` itself).
-fn offset(f: &mut Function, at: (Inst, Inst), p: Value, off: Option<Value>) -> Value {
-    match off {
-        Some(o) => binary(f, at, BinOp::Add, p, o),
-        None => p,
-    }
-}
-
-fn reduce(f: &mut Function, l: &RotatedLoop, steps: &[i32], products: &[Product]) -> usize {
-    let mut shared: FxHashMap<(usize, Option<Value>, Option<Value>), Value> = FxHashMap::default();
+fn reduce(
+    f: &mut Function,
+    dt: &DominatorTree,
+    exprs: &crate::analysis::scev::Exprs,
+    l: &RotatedLoop,
+    products: &[Product],
+) -> usize {
+    let mut shared: FxHashMap<ExprId, Value> = FxHashMap::default();
     let mut replaced = 0;
     let pre_end = f.terminator(l.preheader).expect("a preheader jumps");
+    let preheader = l.preheader;
+    // Values the preheader's end can use: those defined in blocks dominating it.
+    let available =
+        move |f: &Function, v: Value| f.value_block(v).is_none_or(|b| dt.dominates(b, preheader));
     for prod in products {
-        let key = (prod.x.0, prod.x.1, prod.y.1);
         let r = f.inst_result(prod.mul).expect("mul has a result");
-        if let Some(&p) = shared.get(&key) {
+        if let Some(&p) = shared.get(&prod.rec) {
             f.replace_all_uses(r, p);
             replaced += 1;
             continue;
@@ -188,25 +169,21 @@ fn reduce(f: &mut Function, l: &RotatedLoop, steps: &[i32], products: &[Product]
         if shared.len() == MAX_PER_LOOP {
             continue;
         }
-        let k = prod.x.0;
-        let s = steps[k];
-        let init = l.init_args(f)[k];
-        // P0 = (i0 + a)(i0 + b); D0 = s(x0 + y0) + s².
-        let at = (pre_end, prod.mul);
-        let x0 = offset(f, at, init, prod.x.1);
-        let y0 = offset(f, at, init, prod.y.1);
-        let p0 = binary(f, at, BinOp::Mul, x0, y0);
-        let sum0 = binary(f, at, BinOp::Add, x0, y0);
-        let sc = f.iconst(s);
-        let scaled0 = binary(f, at, BinOp::Mul, sum0, sc);
-        let ss = f.iconst(s.wrapping_mul(s));
-        let d0 = binary(f, at, BinOp::Add, scaled0, ss);
+        let mut ex = Expander::new(exprs, pre_end, prod.mul, EXPANSION_BUDGET);
+        let Some([p0, d0, c]) = prod
+            .ops
+            .iter()
+            .map(|&o| ex.expand(f, o, &available))
+            .collect::<Option<Vec<Value>>>()
+            .map(|v| [v[0], v[1], v[2]])
+        else {
+            continue;
+        };
         let pp = f.append_block_param(l.header, Type::I32);
         let dp = f.append_block_param(l.header, Type::I32);
-        // P' = P + D, D' = D + 2s² on the latch.
+        // P' = P + D, D' = D + C on the latch.
         let p1 = binary(f, (l.branch, prod.mul), BinOp::Add, pp, dp);
-        let two_ss = f.iconst(s.wrapping_mul(s).wrapping_mul(2));
-        let d1 = binary(f, (l.branch, prod.mul), BinOp::Add, dp, two_ss);
+        let d1 = binary(f, (l.branch, prod.mul), BinOp::Add, dp, c);
         let mut kind = f.kind(pre_end).clone();
         kind.targets_mut()[0].args.extend([p0, d0]);
         f.replace_kind(pre_end, kind);
@@ -214,7 +191,7 @@ fn reduce(f: &mut Function, l: &RotatedLoop, steps: &[i32], products: &[Product]
         kind.targets_mut()[l.back].args.extend([p1, d1]);
         f.replace_kind(l.branch, kind);
         f.replace_all_uses(r, pp);
-        shared.insert(key, pp);
+        shared.insert(prod.rec, pp);
         replaced += 1;
     }
     replaced
@@ -297,5 +274,70 @@ bb3(%14: i32, %15: i32):
         let src = SQUARES.replace("%9 = mul %4, %4", "%9 = mul %4, %5");
         let out = same_behaviour(&src, &["polyiv"], "0 20 2");
         assert!(out.contains("mul %4, %5"), "{out}");
+    }
+
+    /// Two counters of one loop with different steps, one of them read:
+    /// `for (i = s, j = 1; i < n; i += 2, j += k) t += (2 * i + a) * (j - 3);`.
+    const TWO_COUNTERS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = call @getint()
+  %3 = call @getint()
+  %4 = slt %0, %1
+  br %4, bb1, bb3(0, 0)
+bb1:
+  jump bb2(%0, 1, 0)
+bb2(%5: i32, %6: i32, %7: i32):
+  %8 = mul %5, 2
+  %9 = add %8, %2
+  %10 = sub %6, 3
+  %11 = mul %9, %10
+  %12 = add %7, %11
+  %13 = add %5, 2
+  %14 = add %6, %3
+  %15 = slt %13, %1
+  br %15, bb2(%13, %14, %12), bb3(%12, %11)
+bb3(%16: i32, %17: i32):
+  call @putint(%16)
+  call @putch(32)
+  call @putint(%17)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn counters_with_different_and_unknown_steps_share_a_recurrence() {
+        for input in [
+            "0 10 1 1",
+            "-7 40 -3 5",
+            "3 200 100000 -70000",
+            "2147483000 2147483600 9 123456789",
+        ] {
+            let out = same_behaviour(TWO_COUNTERS, &["polyiv", "dce"], input);
+            let body = &out[out.find("\nbb2(").unwrap()..out.find("\nbb3(").unwrap()];
+            // The product of the two affine factors is gone, and with it `2 * i`
+            // and the counter `j`, which only fed it.
+            assert!(!body.contains("= mul"), "{out}");
+            assert_eq!(body.matches("add").count(), 4, "{out}");
+        }
+    }
+
+    #[test]
+    fn a_product_affine_in_the_loop_is_left() {
+        // `x * (j - 3)` with `x` invariant in the loop is a first-order
+        // recurrence: not this pass's (strength reduction takes it).
+        let src = TWO_COUNTERS.replace("%11 = mul %9, %10", "%11 = mul %2, %10");
+        let out = same_behaviour(&src, &["polyiv"], "0 20 2 3");
+        assert!(out.contains("mul %2, %10"), "{out}");
+        assert!(
+            out.contains("bb2(%5: i32, %6: i32, %7: i32):"),
+            "no parameter added: {out}"
+        );
     }
 }
