@@ -43,7 +43,8 @@
 //! loop is gone before its outer loop is looked at.
 
 use super::loopdelete;
-use crate::analysis::induction::{step_of, Counter, RotatedLoop};
+use crate::analysis::induction::{Counter, RotatedLoop};
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::address_root;
@@ -206,7 +207,8 @@ fn plan(
         return None;
     }
     let l = RotatedLoop::of(f, cfg, loops, id)?;
-    let counter = Counter::of(f, cfg, dt, loops, id, &l)?;
+    let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+    let counter = Counter::of_scev(&mut se, id, &l)?;
     if counter.step != 1 {
         return None;
     }
@@ -219,15 +221,20 @@ fn plan(
         return None;
     }
     let invariant = |v: Value| f.value_block(v).is_none_or(|b| !inside(b));
-    let at_counter = |index: Value| -> Option<i32> {
-        if index == counter.param {
-            return Some(0);
+    // The constant distance of `index` from the counter, as scalar evolution
+    // sees it (`i + 1`, `(i + 3) - 2`, a second counter in step with `i`).
+    let counter_expr = se.get(counter.param);
+    let mut at_counter = |index: Value| -> Option<i32> {
+        let e = se.get(index);
+        if se.exprs.ty(e) != se.exprs.ty(counter_expr) {
+            return None;
         }
-        f.as_iconst(step_of(f, counter.param, index)?)
+        let d = se.exprs.sub(loops, f, e, counter_expr);
+        i32::try_from(se.exprs.as_const(d)?).ok()
     };
     // `(base, offset)` when `ptr` is `gep base, i + offset, stride` with `base`
     // invariant.
-    let element = |ptr: Value, stride: i32| -> Option<(Value, i32)> {
+    let mut element = |ptr: Value, stride: i32| -> Option<(Value, i32)> {
         match *f.kind(f.def_inst(ptr)?) {
             InstKind::Gep {
                 base,
@@ -609,6 +616,33 @@ bb4:
             .replace("  ret 0", "  call @putarray(100, @b)\n  ret 0");
         let out = same_behaviour(&src, &["loopidiom"], "5 70");
         assert_eq!(main_of(&out).matches("call @memset(").count(), 2, "{out}");
+    }
+
+    #[test]
+    fn an_index_a_constant_away_from_the_counter_in_any_form_is_a_fill() {
+        // `a[(i + 3) - 2]`: scalar evolution sees `i + 1`.
+        let sub = fill("0", 3, "slt", true).replace(
+            "  %6 = gep @a, %3, 4\n",
+            "  %7 = sub %3, 2\n  %6 = gep @a, %7, 4\n",
+        );
+        // `a[j]` with `j` a second counter that starts at `i + 2` and steps with it.
+        let twin = fill("0", 0, "slt", true)
+            .replace("jump bb1(%0)", "%9 = add %0, 2\n  jump bb1(%0, %9)")
+            .replace("bb1(%2: i32):", "bb1(%2: i32, %8: i32):")
+            .replace("%6 = gep @a, %3, 4", "%6 = gep @a, %8, 4")
+            .replace(
+                "  %4 = add %2, 1\n",
+                "  %4 = add %2, 1\n  %10 = add %8, 1\n",
+            )
+            .replace("bb1(%4)", "bb1(%4, %10)");
+        for src in [sub, twin] {
+            for input in ["3 50", "0 90", "20 5"] {
+                same_behaviour(&src, &["loopidiom"], input);
+            }
+            let out = run(&src, &["loopidiom"]);
+            assert_eq!(main_of(&out).matches("call @memset(").count(), 1, "{out}");
+            assert!(!main_of(&out).contains("store"), "{out}");
+        }
     }
 
     /// Asserts that `src` keeps its loop: no `memset`, same behaviour.
