@@ -334,6 +334,11 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "unroll",
             "memforward",
             "instcombine",
+            // Tables full unrolling and forwarding made constant, while their
+            // addresses are still geps of the `alloc` (before `strength`), and
+            // before `pow2div` divides by their powers of two.
+            "localconst",
+            "constglobals",
             "sroa",
             "pow2div",
             "licm",
