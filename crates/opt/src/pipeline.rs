@@ -382,6 +382,12 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "loopdelete",
             "phiopt",
+            // `phiopt` makes the diamonds loop unrolling and peeling copied into
+            // arithmetic: values that were parameters of different blocks become
+            // the same expressions, and so do the pure calls that use them
+            // (redundant ones go, invariant ones leave their loop).
+            "gvn",
+            "licm",
             "dce",
             "simplifycfg",
             "globalforward",
@@ -984,5 +990,74 @@ declare @putint(i32) -> void
             ir::print_module(&m).trim(),
             "func @main() -> i32 {\nbb0:\n  ret 5\n}"
         );
+    }
+
+    /// Pure and read-only calls whose arguments become equal only late (range
+    /// propagation proves a test true, the diamond it guarded folds) in a loop.
+    const LATE_CALLS: &str = r#"
+global @g: i32 = 3
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @sq(i32) -> i32 {
+bb0(%0: i32):
+  %1 = mul %0, %0
+  %2 = srem %1, 7
+  ret %2
+}
+
+func @rd(i32) -> i32 {
+bb0(%0: i32):
+  %1 = load i32, @g
+  %2 = add %0, %1
+  ret %2
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = and %0, 7
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = slt %1, 8
+  br %4, bb3(%0), bb2
+bb2:
+  jump bb3(0)
+bb3(%5: i32):
+  %6 = call @sq(%0)
+  %7 = call @sq(%5)
+  %8 = call @rd(%0)
+  WRITE
+  %9 = call @rd(%5)
+  %10 = add %3, %6
+  %11 = add %10, %7
+  %12 = add %11, %8
+  %13 = add %12, %9
+  %14 = add %2, 1
+  %15 = slt %14, 4
+  br %15, bb1(%14, %13), bb4
+bb4:
+  call @putint(%13)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn late_equal_calls_merge_and_leave_their_loop() {
+        let late = pipeline(2);
+        let from = late.iter().rposition(|&p| p == "vrp").unwrap();
+        let late = &late[from..];
+        let src = LATE_CALLS.replace("WRITE", "");
+        let out = crate::passes::testutil::same_behaviour(&src, late, "5");
+        assert_eq!(out.matches("call @sq").count(), 1, "{out}");
+        assert_eq!(out.matches("call @rd").count(), 1, "{out}");
+        // Out of the loop: before its header's block parameters.
+        let calls = out.find("call @sq").unwrap();
+        assert!(calls < out.find("bb1(").unwrap(), "{out}");
+        // A store to what `@rd` reads between the two calls keeps both.
+        let src = LATE_CALLS.replace("WRITE", "store %2, @g");
+        let out = crate::passes::testutil::same_behaviour(&src, late, "5");
+        assert_eq!(out.matches("call @sq").count(), 1, "{out}");
+        assert_eq!(out.matches("call @rd").count(), 2, "{out}");
     }
 }
