@@ -382,12 +382,13 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "simplifycfg",
             "loopdelete",
             "phiopt",
-            // `phiopt` makes the diamonds loop unrolling and peeling copied into
-            // arithmetic: values that were parameters of different blocks become
-            // the same expressions, and so do the pure calls that use them
-            // (redundant ones go, invariant ones leave their loop).
+            // Range propagation, `sccp` and the CFG clean-up above fold diamonds
+            // that unrolling and peeling copied: parameters of different blocks
+            // become one value, and pure or read-only calls of them the same
+            // expression. (A `licm` here would also hoist them, but it hoists
+            // inner loops' entry tests into outer preheaders too, where they
+            // are spilled: crypto +0.5%.)
             "gvn",
-            "licm",
             "dce",
             "simplifycfg",
             "globalforward",
@@ -1043,7 +1044,7 @@ bb4:
 "#;
 
     #[test]
-    fn late_equal_calls_merge_and_leave_their_loop() {
+    fn late_equal_calls_merge() {
         let late = pipeline(2);
         let from = late.iter().rposition(|&p| p == "vrp").unwrap();
         let late = &late[from..];
@@ -1051,9 +1052,6 @@ bb4:
         let out = crate::passes::testutil::same_behaviour(&src, late, "5");
         assert_eq!(out.matches("call @sq").count(), 1, "{out}");
         assert_eq!(out.matches("call @rd").count(), 1, "{out}");
-        // Out of the loop: before its header's block parameters.
-        let calls = out.find("call @sq").unwrap();
-        assert!(calls < out.find("bb1(").unwrap(), "{out}");
         // A store to what `@rd` reads between the two calls keeps both.
         let src = LATE_CALLS.replace("WRITE", "store %2, @g");
         let out = crate::passes::testutil::same_behaviour(&src, late, "5");
