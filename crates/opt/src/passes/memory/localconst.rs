@@ -70,11 +70,16 @@ pub fn run(m: &mut Module, purity: &Purity) -> usize {
             continue;
         }
         let tables = find_tables(f, memset, purity);
-        for (k, t) in tables.into_iter().enumerate() {
-            let name = format!("{}.table{k}", m.funcs[id].name);
-            if m.global_by_name(&name).is_some() {
-                continue;
-            }
+        // The first free names: an earlier run may have taken `table0`.
+        let mut k = 0;
+        for t in tables {
+            let name = loop {
+                let name = format!("{}.table{k}", m.funcs[id].name);
+                k += 1;
+                if m.global_by_name(&name).is_none() {
+                    break name;
+                }
+            };
             let g = m.add_global(GlobalData {
                 name,
                 elem: t.elem,
@@ -264,6 +269,19 @@ bb0:
         );
         assert!(!out.contains("alloc"), "{out}");
         assert!(!out.contains("store"), "{out}");
+    }
+
+    #[test]
+    fn a_later_run_takes_the_next_free_name() {
+        // An earlier run took `@pick.table0` (a table promoted before full
+        // unrolling made this one constant): this one still becomes a global.
+        let src = format!("global @pick.table0: [i32; 2] = [3, 4]\n{SRC}");
+        let out = same_behaviour(&src, &["localconst"], "4");
+        assert!(
+            out.contains("global @pick.table1: [i32; 4] = [5, 7, 0, -2]"),
+            "{out}"
+        );
+        assert!(!out.contains("alloc"), "{out}");
     }
 
     #[test]

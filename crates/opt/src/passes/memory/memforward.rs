@@ -10,7 +10,8 @@
 //!    `gep`s and the `alloc` are removed.
 //! 2. **Within each block**, scanning forward with the contents known at each point
 //!    (addresses are an allocation plus a constant byte offset, through `gep`s with
-//!    constant indices):
+//!    constant indices, or indices whose value range ([`Ranges`]) is one number:
+//!    full unrolling leaves `add 1, 1` for `instcombine` to fold after this pass):
 //!    - a load of a location whose contents are known (stored or loaded earlier in the
 //!      block, with the same type) is replaced by that value (store-to-load and
 //!      load-to-load forwarding);
@@ -55,7 +56,6 @@
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
 //! Implementation", 13.1), restricted to memory that provably has no other name.
 
-use crate::analysis::address_root;
 use crate::analysis::ranges::Ranges;
 use crate::analysis::AnalysisManager;
 use crate::analysis::Preserved;
@@ -136,10 +136,40 @@ fn classify(f: &Function, memset: Option<FuncId>) -> Vec<(Value, AllocInfo, Vec<
 }
 
 /// A pointer into local memory: the allocation and, when constant, the byte offset.
-fn resolve(f: &Function, p: Value) -> Option<(Value, Option<i64>)> {
-    let (root, off) = address_root(f, p);
-    let alloc = f.def_inst(root)?;
-    matches!(f.kind(alloc), InstKind::Alloc { .. }).then_some((root, off))
+/// An index is constant when it is a constant or when value ranges give it a
+/// single value (`add 1, 1` that full unrolling left for `instcombine` to fold, a
+/// counter of a loop run once), so what the pass sees does not depend on whether
+/// the index arithmetic was folded before it ran.
+fn resolve(f: &Function, ranges: &Ranges, mut p: Value) -> Option<(Value, Option<i64>)> {
+    let mut off = Some(0i64);
+    while let Some(i) = f.def_inst(p) {
+        let InstKind::Gep {
+            base,
+            index,
+            stride,
+        } = *f.kind(i)
+        else {
+            break;
+        };
+        off = off
+            .zip(constant(f, ranges, index))
+            .map(|(o, k)| o + k * i64::from(stride));
+        p = base;
+    }
+    let alloc = f.def_inst(p)?;
+    matches!(f.kind(alloc), InstKind::Alloc { .. }).then_some((p, off))
+}
+
+/// The value every execution gives the `i32` index `v`, if one: a constant, or
+/// a value whose range is a single number.
+fn constant(f: &Function, ranges: &Ranges, v: Value) -> Option<i64> {
+    match f.as_iconst(v) {
+        Some(k) => Some(i64::from(k)),
+        None => ranges
+            .get(v)
+            .filter(|r| r.lo == r.hi)
+            .map(|r| i64::from(r.lo)),
+    }
 }
 
 /// A location: allocation, byte offset, size in bytes.
@@ -304,7 +334,7 @@ fn access(f: &Function, cx: &Ctx, i: Inst) -> Option<(Value, bool)> {
         InstKind::Store { ptr, .. } => (ptr, true),
         _ => (memset_call(f, cx.memset, i)?.0, true),
     };
-    resolve(f, ptr)
+    resolve(f, cx.ranges, ptr)
         .map(|(a, _)| a)
         .filter(|&a| cx.tracked[a])
         .map(|a| (a, write))
@@ -351,7 +381,7 @@ fn clobber(f: &Function, r: Block, known: &mut Known, cx: &Ctx) {
     let (contents, fills) = known;
     for i in f.layout.block_insts(r) {
         if let Some((ptr, _, len)) = memset_call(f, cx.memset, i) {
-            if let Some((alloc, off)) = resolve(f, ptr).filter(|&(a, _)| cx.tracked[a]) {
+            if let Some((alloc, off)) = resolve(f, cx.ranges, ptr).filter(|&(a, _)| cx.tracked[a]) {
                 match (off, len) {
                     (Some(off), Some(size)) => contents.forget_overlapping(Loc {
                         obj: alloc,
@@ -366,7 +396,8 @@ fn clobber(f: &Function, r: Block, known: &mut Known, cx: &Ctx) {
         }
         match *f.kind(i) {
             InstKind::Store { value, ptr } => {
-                let Some((alloc, off)) = resolve(f, ptr).filter(|&(a, _)| cx.tracked[a]) else {
+                let Some((alloc, off)) = resolve(f, cx.ranges, ptr).filter(|&(a, _)| cx.tracked[a])
+                else {
                     continue;
                 };
                 let size = f.value_type(value).size() as i64;
@@ -419,7 +450,8 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
         if let Some((ptr, byte, len)) = memset_call(f, cx.memset, i) {
-            let Some((alloc, off)) = resolve(f, ptr).filter(|&(a, _)| cx.tracked[a]) else {
+            let Some((alloc, off)) = resolve(f, cx.ranges, ptr).filter(|&(a, _)| cx.tracked[a])
+            else {
                 continue;
             };
             match (off, len) {
@@ -443,7 +475,7 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
         }
         match *f.kind(i) {
             InstKind::Load { ty, ptr } => {
-                let Some((alloc, off)) = resolve(f, ptr) else {
+                let Some((alloc, off)) = resolve(f, cx.ranges, ptr) else {
                     continue;
                 };
                 if !cx.tracked[alloc] {
@@ -479,7 +511,7 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
                 }
             }
             InstKind::Store { value, ptr } => {
-                let Some((alloc, off)) = resolve(f, ptr) else {
+                let Some((alloc, off)) = resolve(f, cx.ranges, ptr) else {
                     continue;
                 };
                 if !cx.tracked[alloc] {
@@ -549,11 +581,11 @@ fn span(f: &Function, ranges: &Ranges, mut p: Value, size: i64) -> Span {
             break;
         };
         let s = i64::from(s);
-        match f.as_iconst(index) {
+        match constant(f, ranges, index) {
             Some(k) => {
-                start += i64::from(k) * s;
-                lo += i64::from(k) * s;
-                hi += i64::from(k) * s;
+                start += k * s;
+                lo += k * s;
+                hi += k * s;
             }
             None => {
                 stride = gcd(stride, s);
@@ -1118,5 +1150,52 @@ AFTER
         );
         let out = same_behaviour(&src.replace("AFTER", ""), &["memforward"], "5");
         assert_eq!(out.matches("store").count(), 2, "{out}");
+    }
+
+    /// An array of four written at `[2]` through the index `IDX`, then at `[2]`
+    /// again, and read at `[2]`: `%0` is the input.
+    const UNFOLDED: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %a = alloc [i32; 4]
+  %i = IDX
+  %p = gep %a, %i, 4
+  store 5, %p
+  %q = gep %a, 2, 4
+  store 7, %q
+  %r = gep %a, %i, 4
+  %v = load i32, %r
+  call @putint(%v)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn index_arithmetic_left_unfolded_is_a_constant_offset() {
+        // `add 1, 1` (full unrolling's counter before instcombine folds it) is
+        // element 2: the first store is dead and the load reads 7.
+        let out = same_behaviour(&UNFOLDED.replace("IDX", "add 1, 1"), &["memforward"], "3");
+        assert!(out.contains("call @putint(7)"), "{out}");
+        assert!(!out.contains("store 5"), "{out}");
+        assert!(!out.contains("load"), "{out}");
+    }
+
+    #[test]
+    fn an_index_with_several_values_is_not_a_constant_offset() {
+        // `and %0, 2` is 0 or 2: the store of 5 may be to another element, and
+        // the load may read it.
+        for input in ["0", "2"] {
+            let out = same_behaviour(
+                &UNFOLDED.replace("IDX", "and %0, 2"),
+                &["memforward"],
+                input,
+            );
+            assert!(out.contains("store 5"), "{out}");
+            assert!(out.contains("load"), "{out}");
+        }
     }
 }
