@@ -77,7 +77,6 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::loops::licm::Licm,
     &passes::interprocedural::partial_inline::PartialInline,
     &passes::interprocedural::inline::Inline,
-    &passes::interprocedural::inline::Reinline,
     &passes::interprocedural::globaldce::GlobalDce,
     &passes::loops::strength::StrengthReduce,
     &passes::loops::finalvalue::FinalValue,
@@ -194,11 +193,6 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// folds the test in the rest. `unswitch` before `hoistloops`: an inner loop
 /// guarded by an invariant test (`n > 0` of an inlined `for` loop) runs on every
 /// outer iteration of one copy, which hoisting needs.
-///
-/// `reinline` after complete unrolling and a first `vrp` with its clean-up: callees
-/// whose constant loops are now unrolled and whose range-decided tests are folded
-/// are small enough to inline, and their callers' loop passes (`licm`, `unswitch`,
-/// value numbering) still run on the copies.
 ///
 /// `peelinv` after `vrp`, which makes `y / 2` of a `y` in `[0, 1]` the constant
 /// `0`: a header parameter that is a constant after one iteration and that a branch
@@ -340,16 +334,6 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "unroll",
             "memforward",
             "instcombine",
-            "vrp",
-            "sccp",
-            "instcombine",
-            "dce",
-            "simplifycfg",
-            "reinline",
-            "sccp",
-            "instcombine",
-            "dce",
-            "simplifycfg",
             "sroa",
             "pow2div",
             "licm",

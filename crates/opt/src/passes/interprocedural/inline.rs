@@ -47,27 +47,6 @@ impl Pass for Inline {
     }
 }
 
-/// Inlining again once the callees are simplified: the same decisions as
-/// [`Inline`], taken on the bodies the scalar and loop passes have shrunk (a callee
-/// whose constant loop is unrolled and folded, whose range-decided tests are gone),
-/// without unrolling recursion again. LLVM reaches this by simplifying each function
-/// before its callers consider it (the CGSCC pipeline); in a pipeline of module
-/// passes it is a second inliner after the callees' clean-up, with the callers'
-/// loop passes still to come.
-pub struct Reinline;
-
-impl Pass for Reinline {
-    fn name(&self) -> &'static str {
-        "reinline"
-    }
-    fn description(&self) -> &'static str {
-        "inline again the calls whose callees the scalar and loop passes made small"
-    }
-    fn run(&self, m: &mut Module) -> bool {
-        run_with(m, false).calls > 0
-    }
-}
-
 /// Callees with at most this many instructions are always inlined.
 pub const SMALL: usize = 40;
 /// A callee called from a single place is inlined up to this many instructions.
@@ -99,12 +78,6 @@ pub struct Inlined {
 /// cycle of calls are always visited bottom-up (inlining a function into its
 /// only caller on the same cycle would make that caller call itself).
 pub fn run(m: &mut Module) -> Inlined {
-    run_with(m, true)
-}
-
-/// [`run`], unrolling small self-recursive functions into themselves when
-/// `recursion` is set.
-fn run_with(m: &mut Module, recursion: bool) -> Inlined {
     let mut graph = CallGraph::of(m);
     let mut sizes: SecondaryMap<FuncId, usize> = SecondaryMap::new();
     for (id, f) in m.funcs.iter() {
@@ -133,7 +106,7 @@ fn run_with(m: &mut Module, recursion: bool) -> Inlined {
         }
     }
     for (id, f) in m.funcs.iter_mut() {
-        if recursion && !f.is_declaration() && graph.callees[id].contains(&id) {
+        if !f.is_declaration() && graph.callees[id].contains(&id) {
             let calls = unroll_recursion(f, id);
             inlined.calls += calls;
             inlined.copied += calls * sizes[id];
@@ -590,62 +563,5 @@ bb0:
         );
         let insts = fib.lines().filter(|l| l.starts_with("  ")).count();
         assert!(insts <= super::RECURSIVE_BUDGET, "{insts}");
-    }
-
-    #[test]
-    fn reinline_takes_callees_made_small_and_leaves_recursion() {
-        // `sq` is over the size limit and called twice: `inline` keeps the
-        // calls; once `dce` has removed its dead products, `reinline` inlines it.
-        let src = r#"
-declare @putint(i32) -> void
-
-func @sq(i32) -> i32 {
-bb0(%0: i32):
-  %1 = mul %0, %0
-DEAD  ret %1
-}
-
-func @fib(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 2
-  br %1, bb1, bb2
-bb1:
-  ret %0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @fib(%2)
-  %4 = sub %0, 2
-  %5 = call @fib(%4)
-  %6 = add %3, %5
-  ret %6
-}
-
-func @main() -> i32 {
-bb0:
-  %0 = call @sq(3)
-  %1 = call @sq(%0)
-  %2 = call @fib(10)
-  call @putint(%1)
-  call @putint(%2)
-  ret 0
-}
-"#
-        .replace(
-            "DEAD",
-            &(2..50)
-                .map(|i| format!("  %{i}0 = mul %0, {i}\n"))
-                .collect::<String>(),
-        );
-        let kept = same_behaviour(&src, &["inline"], "");
-        let main = &kept[kept.find("func @main").unwrap()..];
-        assert_eq!(main.matches("call @sq").count(), 2, "{main}");
-        let out = same_behaviour(&src, &["inline", "dce", "reinline"], "");
-        let main = &out[out.find("func @main").unwrap()..];
-        assert!(!main.contains("call @sq"), "{main}");
-        // `fib` was unrolled into itself by `inline` only: `reinline` alone
-        // leaves a recursive function as it is.
-        let once = same_behaviour(&src, &["reinline"], "");
-        let fib = &once[once.find("func @fib").unwrap()..once.find("func @main").unwrap()];
-        assert_eq!(fib.matches("call @fib").count(), 2, "{fib}");
     }
 }
