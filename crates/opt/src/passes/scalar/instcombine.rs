@@ -41,7 +41,7 @@ use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::{BinOp, CmpOp, Function, Inst, InstKind, SecondaryMap, UnOp, Value};
+use ir::{BinOp, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, UnOp, Value};
 
 /// The instcombine pass.
 pub struct InstCombine;
@@ -637,6 +637,9 @@ fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Actio
     if let Some(action) = remainder_test(f, op, a, c) {
         return Some(action);
     }
+    if let Some(action) = equality_with_constant(f, op, a, c) {
+        return Some(action);
+    }
     // Comparisons of a comparison's 0/1 result with 0 or 1.
     let InstKind::Cmp {
         op: inner,
@@ -650,6 +653,31 @@ fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Actio
         (CmpOp::Eq, 0) | (CmpOp::Ne, 1) => Some(Action::Kind(InstKind::Cmp {
             op: inner.inverse()?,
             args: [x, y],
+        })),
+        _ => None,
+    }
+}
+
+/// Equality tests against a constant that LLVM's InstCombine folds
+/// (`foldICmpAddConstant`, and known bits for the 0/1 value):
+/// - `x + c1 == c` is `x == c - c1` (wrapping addition is a bijection), so the
+///   addition may lose its last use;
+/// - a 0/1 value (a comparison's result) never equals a constant other than 0 or 1.
+fn equality_with_constant(f: &mut Function, op: CmpOp, a: Value, c: i32) -> Option<Action> {
+    if !matches!(op, CmpOp::Eq | CmpOp::Ne) || f.value_type(a) != Type::I32 {
+        return None;
+    }
+    if c != 0 && c != 1 && is_boolean(f, a, 4) {
+        return Some(Action::Const(Const::I((op == CmpOp::Ne) as i32)));
+    }
+    match with_const(f, a)? {
+        (BinOp::Add, x, c1) => Some(Action::Kind(InstKind::Cmp {
+            op,
+            args: [x, f.iconst(c.wrapping_sub(c1))],
+        })),
+        (BinOp::Sub, x, c1) => Some(Action::Kind(InstKind::Cmp {
+            op,
+            args: [x, f.iconst(c.wrapping_add(c1))],
         })),
         _ => None,
     }
@@ -1063,6 +1091,30 @@ bb0:
         combines(
             "  %a = slt %0, %1\n  %r = eq %a, 0\n",
             "  %3 = sge %0, %1\n  ret %3\n",
+        );
+        // Equality with a constant looks through an added constant (wrapping) ...
+        combines(
+            "  %a = add %0, -32767\n  %r = ne %a, 0\n",
+            "  %3 = ne %0, 32767\n  ret %3\n",
+        );
+        combines(
+            "  %a = sub %0, 5\n  %r = eq %a, 2147483647\n",
+            "  %3 = eq %0, -2147483644\n  ret %3\n",
+        );
+        // ... and a 0/1 value never equals another constant.
+        combines(
+            "  %b = eq %0, %1\n  %a = add %b, -32767\n  %r = ne %a, 0\n",
+            "  ret 1\n",
+        );
+        combines("  %b = slt %0, %1\n  %r = eq %b, -1\n", "  ret 0\n");
+        // Not for orderings (`x + c < d` may wrap), nor for a value that may be 2.
+        combines(
+            "  %a = add %0, 1\n  %r = slt %a, 0\n",
+            "  %3 = add %0, 1\n  %4 = slt %3, 0\n  ret %4\n",
+        );
+        combines(
+            "  %b = slt %0, %1\n  %c = add %b, %b\n  %r = eq %c, 2\n",
+            "  %3 = slt %0, %1\n  %4 = shl %3, 1\n  %5 = eq %4, 2\n  ret %5\n",
         );
         // A float comparison has no exact inverse.
         combines(

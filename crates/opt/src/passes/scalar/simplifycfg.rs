@@ -11,7 +11,12 @@
 //! 5. **Jump threading**: an edge into a block that holds only `br %p, T, F`, where
 //!    `%p` is the block's parameter and the edge passes a constant for it, goes to the
 //!    arm the constant selects (typical of `&&`/`||` lowering).
-//! 6. **Trivial parameters** (one value on every edge, e.g. a block left with a single
+//! 6. **Branches decided by the predecessor**: a block whose only incoming edge is
+//!    one arm of a `br %c` and which itself ends in `br %c` (the same value) takes
+//!    the arm that edge implies (LLVM's SimplifyCFG folds a conditional branch whose
+//!    single predecessor branches on the same condition); a fully unrolled loop
+//!    testing an invariant every iteration becomes one test.
+//! 7. **Trivial parameters** (one value on every edge, e.g. a block left with a single
 //!    predecessor) are replaced by that value.
 //!
 //! These are the seed write-up's four basic-block optimisations (merge, constant
@@ -71,6 +76,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
             fa.forget();
             round = true;
         }
+        if fold_known_branches(f, fa.cfg(f)) {
+            fa.forget();
+            round = true;
+        }
         if bypass_blocks(f, fa.cfg(f)) | remove_unreachable_blocks(f) {
             fa.forget();
             round = true;
@@ -112,6 +121,52 @@ fn fold_branches(f: &mut Function) -> bool {
             Some(_) => then_dest.clone(),
             None if then_dest == else_dest => then_dest.clone(),
             None => continue,
+        };
+        f.replace_kind(t, InstKind::Jump { dest });
+        changed = true;
+    }
+    changed
+}
+
+/// Step 6: `br %c` in a block entered only by one arm of its predecessor's
+/// `br %c`. Only the terminators change, so the CFG's edges go stale: the caller
+/// forgets it.
+fn fold_known_branches(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
+    let mut changed = false;
+    let entry = f.entry_block();
+    for &b in cfg.rpo() {
+        if b == entry || cfg.preds(b).len() != 1 {
+            continue;
+        }
+        let p = cfg.preds(b)[0];
+        let (Some(t), Some(pt)) = (f.terminator(b), f.terminator(p)) else {
+            continue;
+        };
+        let InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } = f.kind(t)
+        else {
+            continue;
+        };
+        let InstKind::Br {
+            cond: pcond,
+            then_dest: pthen,
+            else_dest: pelse,
+        } = f.kind(pt)
+        else {
+            continue;
+        };
+        // One edge from `p` into `b` (checked above), so exactly one arm is `b`.
+        if pcond != cond || f.as_iconst(*cond).is_some() {
+            continue;
+        }
+        let dest = if pthen.block == b {
+            then_dest.clone()
+        } else {
+            debug_assert_eq!(pelse.block, b);
+            else_dest.clone()
         };
         f.replace_kind(t, InstKind::Jump { dest });
         changed = true;
@@ -255,6 +310,58 @@ fn bypass_blocks(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
 #[cfg(test)]
 mod tests {
     use crate::passes::testutil::{check, same_behaviour};
+
+    #[test]
+    fn a_branch_its_only_predecessor_decided_is_a_jump() {
+        // bb1 and bb2 are entered only on the false arm of `br %1`: their own
+        // tests of %1 are false; the chain becomes one test.
+        let src = r#"
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  br %1, bb3(1), bb1
+bb1:
+  %2 = add %0, 1
+  br %1, bb3(2), bb2
+bb2:
+  br %1, bb3(3), bb4
+bb3(%3: i32):
+  ret %3
+bb4:
+  ret %2
+}
+"#;
+        let expected = r#"
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  br %1, bb2, bb1
+bb1:
+  %2 = add %0, 1
+  ret %2
+bb2:
+  ret 1
+}
+"#;
+        check(&["simplifycfg"], src, expected);
+    }
+
+    #[test]
+    fn a_branch_on_another_value_or_after_a_join_stays() {
+        // bb1 tests a different value; bb2 is a join (two predecessors), where
+        // %1 is true on one edge and false on the other.
+        let src = r#"
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  br %1, bb1, bb2
+bb1:
+  br %0, bb3(1), bb2
+bb2:
+  br %1, bb3(2), bb3(3)
+bb3(%2: i32):
+  ret %2
+}
+"#;
+        check(&["simplifycfg"], src, src);
+    }
 
     #[test]
     fn different_arguments_keep_the_branch() {
