@@ -19,7 +19,10 @@
 //! - its parameters (at most [`MAX_PARAMS`]) and result are `i32` or `f32`;
 //! - its body has at least two calls of itself (a single self-call is a linear
 //!   recursion that memoisation cannot shorten within one top-level call);
-//! - it is not `main`.
+//! - it is not `main`;
+//! - when it reads memory: some parameter steps by a constant in every self-call
+//!   (see [`descends_by_constant_steps`]; recursions over tables that only divide
+//!   them, or walk a tree stored in them, meet no argument twice).
 //!
 //! How long a result stays valid ([`Scope`]):
 //! - a *pure* function (it reads no memory either) is a function of its arguments
@@ -125,10 +128,55 @@ fn qualifies(m: &Module, id: FuncId, purity: &Purity, names: &FxHashSet<String>)
     {
         return None;
     }
-    Some(if effects.is_pure() {
-        Scope::Program
+    if effects.is_pure() {
+        Some(Scope::Program)
     } else {
-        Scope::Call
+        descends_by_constant_steps(f, id).then_some(Scope::Call)
+    }
+}
+
+/// Whether some parameter of `f` steps by a constant in every self-call (`p`,
+/// `p + c`, `p - c`), by a non-zero one in at least one: the recursion descends
+/// along a counted dimension, as a dynamic-programming recurrence does over its
+/// stages (`best(i - 1, w)` and `best(i - 1, w - weight[i])`), so different paths
+/// of the call tree meet the same arguments. A divide and conquer over a table
+/// (`sum(l, mid) + sum(mid + 1, r)`) or a walk of a tree stored in arrays
+/// (`size(left[v]) + size(right[v])`) calls each argument tuple once, and a cache
+/// would only cost.
+fn descends_by_constant_steps(f: &Function, id: FuncId) -> bool {
+    let params = f.block_params(f.entry_block());
+    let step = |a: Value, p: Value| -> Option<i32> {
+        if a == p {
+            return Some(0);
+        }
+        match *f.kind(f.def_inst(a)?) {
+            InstKind::Binary {
+                op: BinOp::Add,
+                args: [x, y],
+            } if x == p => f.as_iconst(y),
+            InstKind::Binary {
+                op: BinOp::Add,
+                args: [x, y],
+            } if y == p => f.as_iconst(x),
+            InstKind::Binary {
+                op: BinOp::Sub,
+                args: [x, y],
+            } if x == p => f.as_iconst(y).map(i32::wrapping_neg),
+            _ => None,
+        }
+    };
+    let calls: Vec<&[Value]> = f
+        .layout
+        .blocks()
+        .flat_map(|b| f.layout.block_insts(b))
+        .filter_map(|i| match f.kind(i) {
+            InstKind::Call { callee, args } if *callee == id => Some(args.as_slice()),
+            _ => None,
+        })
+        .collect();
+    (0..params.len()).any(|k| {
+        let steps: Option<Vec<i32>> = calls.iter().map(|args| step(args[k], params[k])).collect();
+        steps.is_some_and(|s| s.iter().any(|&c| c != 0))
     })
 }
 
@@ -573,6 +621,67 @@ bb0:
         let m = ir::parse_module(&wrapped).unwrap();
         let stdout = crate::passes::testutil::exec_within(&m, "", 1_000_000);
         assert_eq!(stdout.as_deref(), Some("16 80 5242880"));
+    }
+
+    #[test]
+    fn recursions_over_tables_that_meet_no_argument_twice_are_left_alone() {
+        // size(v) walks a tree stored in @left/@right; sum(l, r) halves a range of
+        // @a. Both read memory and write none, but no parameter steps by a
+        // constant: every argument tuple comes once, a cache would only cost.
+        let src = r#"
+global @left: [i32; 8] = [0, 2, 4, 6, 0, 0, 0, 0]
+global @right: [i32; 8] = [0, 3, 5, 7, 0, 0, 0, 0]
+global @a: [i32; 8] = [3, 1, 4, 1, 5, 9, 2, 6]
+
+declare @putint(i32) -> void
+
+func @size(i32) -> i32 {
+bb0(%0: i32):
+  %1 = eq %0, 0
+  br %1, bb1, bb2
+bb1:
+  ret 0
+bb2:
+  %2 = gep @left, %0, 4
+  %3 = load i32, %2
+  %4 = call @size(%3)
+  %5 = gep @right, %0, 4
+  %6 = load i32, %5
+  %7 = call @size(%6)
+  %8 = add %4, %7
+  %9 = add %8, 1
+  ret %9
+}
+
+func @sum(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = eq %0, %1
+  br %2, bb1, bb2
+bb1:
+  %3 = gep @a, %0, 4
+  %4 = load i32, %3
+  ret %4
+bb2:
+  %5 = add %0, %1
+  %6 = sdiv %5, 2
+  %7 = call @sum(%0, %6)
+  %8 = add %6, 1
+  %9 = call @sum(%8, %1)
+  %10 = add %7, %9
+  ret %10
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @size(1)
+  call @putint(%0)
+  %1 = call @sum(0, 7)
+  call @putint(%1)
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["memoize"], "");
+        assert!(!out.contains(".memo"), "{out}");
     }
 
     #[test]
