@@ -38,7 +38,7 @@ const LOOKAHEAD: usize = 24;
 /// Whether `i` may run on a path where the program would not run it: it cannot
 /// trap, has no effect besides its result, and is not slow (division stays where
 /// the program put it).
-fn speculatable(i: &MInst) -> bool {
+pub(crate) fn speculatable(i: &MInst) -> bool {
     match i {
         MInst::Li { .. }
         | MInst::La { .. }

@@ -9,6 +9,10 @@
 //! store_merge          zero stores filling an aligned doubleword merged (-O1);
 //!                      register bases proved aligned by known_align
 //! licm                 loop-invariant materialisations move to preheaders (-O1)
+//! speculate            cheap instructions above loop exits and into idle slots
+//!                      of a block's predecessor (-O1)
+//! interblock           a join's leading instructions into the idle slots of the
+//!                      block dominating it (global scheduling, -O1)
 //! schedule (pre-RA)    list scheduling over virtual registers, pressure-guarded
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
 //! postra_sink          copies into callee-saved registers sunk to their reader,
@@ -46,6 +50,7 @@ pub mod globals;
 pub mod hoist_constants;
 pub mod hoist_into_slots;
 pub mod increments;
+pub mod interblock;
 pub mod isel;
 pub mod known_align;
 pub mod licm;
@@ -95,7 +100,8 @@ pub struct Options {
 pub struct CodegenFlags {
     /// `-fno-schedule-insns`: no scheduling before register allocation: neither list
     /// scheduling nor its speculative motion above loop exits (`speculate`; gcc's
-    /// `-fsched-spec` likewise acts only within `-fschedule-insns`).
+    /// `-fsched-spec` likewise acts only within `-fschedule-insns`) nor motion
+    /// between blocks (`interblock`, gcc's interblock scheduling).
     pub no_schedule_insns: bool,
     /// `-fno-schedule-insns2`: no list scheduling after it.
     pub no_schedule_insns2: bool,
@@ -133,7 +139,9 @@ impl CodegenFlags {
     /// Whether the stage named `stage` runs under these flags.
     pub fn runs(&self, stage: &str) -> bool {
         match stage {
-            "speculate" | "reassociate" | "schedule-pre-ra" => !self.no_schedule_insns,
+            "speculate" | "interblock" | "reassociate" | "schedule-pre-ra" => {
+                !self.no_schedule_insns
+            }
             "schedule" => !self.no_schedule_insns2,
             _ => true,
         }
@@ -391,6 +399,12 @@ pub static STAGES: &[StageInfo] = {
             "cheap instructions hoisted above loop exits",
         ),
         stage(
+            "interblock",
+            Virtual,
+            true,
+            "a join's leading instructions moved into the idle issue slots of the block dominating it",
+        ),
+        stage(
             "reassociate",
             Virtual,
             true,
@@ -498,6 +512,9 @@ fn apply_stage(
         "speculate" => {
             speculate::hoist_above_exits(mf);
             hoist_into_slots::hoist_into_slots(mf);
+        }
+        "interblock" => {
+            interblock::run(mf);
         }
         "reassociate" => {
             reassociate::run(mf);

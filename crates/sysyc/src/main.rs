@@ -158,11 +158,11 @@ struct Cli {
     /// e.g. `-march=rv64gc`.
     #[arg(short = 'm', value_name = "OPTION")]
     machine: Vec<String>,
-    /// Code generation options, gcc's names: -fno-schedule-insns (no scheduling
-    /// or speculative motion before register allocation), -fno-schedule-insns2 (none after),
-    /// -fno-reorder-blocks (blocks in instruction selection's order),
-    /// -fno-modulo-sched (no software pipelining), and their positive forms (the
-    /// default), e.g. `-fno-schedule-insns2`.
+    /// Code generation options, gcc's names: -fno-schedule-insns (no scheduling,
+    /// speculative or interblock motion before register allocation),
+    /// -fno-schedule-insns2 (none after), -fno-reorder-blocks (blocks in
+    /// instruction selection's order), -fno-modulo-sched (no software pipelining),
+    /// and their positive forms (the default), e.g. `-fno-schedule-insns2`.
     #[arg(short = 'f', value_name = "OPTION")]
     feature: Vec<String>,
     /// gcc's -c: not supported (sysyc writes assembly, it does not assemble).

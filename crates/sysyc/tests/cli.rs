@@ -505,22 +505,32 @@ fn codegen_options_switch_stages_off() {
         let mut args = vec!["-S", "-O2", "-o", "/dev/null"];
         args.extend([
             "--print-after",
-            "speculate,reassociate,schedule-pre-ra,schedule",
+            "speculate,interblock,reassociate,schedule-pre-ra,schedule",
         ]);
         args.extend(flags);
         args.push(p);
         let err = text(&sysyc(&args).stderr);
-        ["speculate", "reassociate", "schedule-pre-ra", "schedule"]
-            .map(|s| err.contains(&format!("; MIR after {s} (")))
+        [
+            "speculate",
+            "interblock",
+            "reassociate",
+            "schedule-pre-ra",
+            "schedule",
+        ]
+        .map(|s| err.contains(&format!("; MIR after {s} (")))
     };
-    assert_eq!(stages(&[]), [true, true, true, true]);
-    // Speculative motion belongs to the first scheduler, as gcc's -fsched-spec,
-    // and so does the critical-path reassociation it schedules.
+    assert_eq!(stages(&[]), [true, true, true, true, true]);
+    // Speculative and interblock motion belong to the first scheduler, as gcc's
+    // -fsched-spec and interblock scheduling, and so does the critical-path
+    // reassociation it schedules.
     assert_eq!(
         stages(&["-fno-schedule-insns"]),
-        [false, false, false, true]
+        [false, false, false, false, true]
     );
-    assert_eq!(stages(&["-fno-schedule-insns2"]), [true, true, true, false]);
+    assert_eq!(
+        stages(&["-fno-schedule-insns2"]),
+        [true, true, true, true, false]
+    );
 
     let bad = sysyc(&["-S", "-funroll-loops", "-o", "-", p]);
     assert_eq!(bad.status.code(), Some(2));
@@ -1595,6 +1605,7 @@ fn back_end_stages_have_one_name_everywhere() {
             "divinv",
             "machine-licm",
             "speculate",
+            "interblock",
             "reassociate",
             "liveness",
             "schedule-pre-ra",
