@@ -18,7 +18,7 @@ pub mod param_disjoint;
 pub mod param_targets;
 pub mod pointer_offsets;
 
-pub use address::address_root;
+pub use address::{address_root, address_root_by};
 pub use alias_regions::AliasRegions;
 pub use cfg::{distinct_in_order, ControlFlowGraph};
 pub use domtree::{DomTree, DominatorTree};

@@ -140,22 +140,8 @@ fn classify(f: &Function, memset: Option<FuncId>) -> Vec<(Value, AllocInfo, Vec<
 /// single value (`add 1, 1` that full unrolling left for `instcombine` to fold, a
 /// counter of a loop run once), so what the pass sees does not depend on whether
 /// the index arithmetic was folded before it ran.
-fn resolve(f: &Function, ranges: &Ranges, mut p: Value) -> Option<(Value, Option<i64>)> {
-    let mut off = Some(0i64);
-    while let Some(i) = f.def_inst(p) {
-        let InstKind::Gep {
-            base,
-            index,
-            stride,
-        } = *f.kind(i)
-        else {
-            break;
-        };
-        off = off
-            .zip(constant(f, ranges, index))
-            .map(|(o, k)| o + k * i64::from(stride));
-        p = base;
-    }
+fn resolve(f: &Function, ranges: &Ranges, p: Value) -> Option<(Value, Option<i64>)> {
+    let (p, off) = ir::analysis::address_root_by(f, p, |v| constant(f, ranges, v));
     let alloc = f.def_inst(p)?;
     matches!(f.kind(alloc), InstKind::Alloc { .. }).then_some((p, off))
 }
