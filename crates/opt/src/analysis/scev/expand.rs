@@ -3,15 +3,19 @@
 //! `{start,+,step,...}<loop>` materialises the loop-invariant operands in the loop's
 //! preheader and builds the recurrence from header parameters.
 //!
-//! Only what `i32` and `i64` arithmetic can state directly is expanded: constants,
-//! unknowns (the values themselves, when they are available at the insertion point),
-//! sums and products. Recurrences, extensions and the trip-count operators are not:
-//! the caller gets `None` and leaves the code as it was. Sums and products are
+//! What `i32` and `i64` arithmetic can state is expanded: constants (`i64` ones
+//! within `i32`), unknowns (the values themselves, when they are available at the
+//! insertion point), sums, products, sign extension and truncation, and the
+//! trip-count operators as the counts use them: the signed maximum of two
+//! sign-extended `i32` values (`b + (a - b) * (a > b)` in `i32`, as the IR has no
+//! select) and the unsigned division of a count's span by a positive constant
+//! (a signed division: the span is below 2^63). Recurrences and zero extension are
+//! not: the caller gets `None` and leaves the code as it was. Sums and products are
 //! emitted term by term in the expression's canonical order; identical
 //! subexpressions are emitted once per [`Expander`] (the arena is hash-consed).
 
 use super::expr::{Expr, ExprId, Exprs};
-use ir::{BinOp, Function, Inst, InstKind, Type, Value};
+use ir::{BinOp, CmpOp, Function, Inst, InstKind, Type, UnOp, Value};
 use rustc_hash::FxHashMap;
 
 /// Emits expressions before one instruction, remembering what it emitted.
@@ -54,6 +58,33 @@ impl<'e> Expander<'e> {
         }
         let v = match self.exprs.get(e) {
             Expr::Const { ty: Type::I32, c } => f.iconst(*c as i32),
+            &Expr::Const { ty: Type::I64, c } => {
+                let c = f.iconst(i32::try_from(c).ok()?);
+                self.unary(f, UnOp::SExt, c, Type::I64)?
+            }
+            &Expr::SExt(a) => {
+                let a = self.expand(f, a, available)?;
+                self.unary(f, UnOp::SExt, a, Type::I64)?
+            }
+            &Expr::Trunc(a) => match *self.exprs.get(a) {
+                Expr::SMax(x, y) => self.smax32(f, x, y, available)?,
+                _ => {
+                    let a = self.expand(f, a, available)?;
+                    self.unary(f, UnOp::Trunc, a, Type::I32)?
+                }
+            },
+            &Expr::SMax(x, y) => {
+                let m = self.smax32(f, x, y, available)?;
+                self.unary(f, UnOp::SExt, m, Type::I64)?
+            }
+            &Expr::UDiv(a, d) => {
+                if !self.exprs.as_const(d).is_some_and(|d| d > 0) {
+                    return None;
+                }
+                let a = self.expand(f, a, available)?;
+                let d = self.expand(f, d, available)?;
+                self.binary(f, BinOp::SDiv64, a, d, Type::I64)?
+            }
             Expr::Unknown { v, .. } => {
                 if !available(f, *v) {
                     return None;
@@ -88,6 +119,61 @@ impl<'e> Expander<'e> {
         };
         self.done.insert(e, v);
         Some(v)
+    }
+
+    /// `smax(x, y)` of two `i64` expressions that are sign-extended `i32` values
+    /// (extensions or constants in `i32`), computed in `i32` and without a branch.
+    fn smax32(
+        &mut self,
+        f: &mut Function,
+        x: ExprId,
+        y: ExprId,
+        available: &dyn Fn(&Function, Value) -> bool,
+    ) -> Option<Value> {
+        let narrow = |e: ExprId| match *self.exprs.get(e) {
+            Expr::SExt(a) => Some(a),
+            Expr::Const { c, .. } => i32::try_from(c).ok().map(|_| e),
+            _ => None,
+        };
+        let (a, b) = (narrow(x)?, narrow(y)?);
+        let a = self.expand_i32(f, a, available)?;
+        let b = self.expand_i32(f, b, available)?;
+        self.budget = self.budget.checked_sub(1)?;
+        let gt = f.insert_inst_before(
+            self.before,
+            InstKind::Cmp {
+                op: CmpOp::Sgt,
+                args: [a, b],
+            },
+            Type::I32,
+        );
+        f.copy_src_loc(self.origin, gt);
+        let gt = f.inst_result(gt)?;
+        let diff = self.binary(f, BinOp::Sub, a, b, Type::I32)?;
+        let over = self.binary(f, BinOp::Mul, diff, gt, Type::I32)?;
+        self.binary(f, BinOp::Add, b, over, Type::I32)
+    }
+
+    /// [`Self::expand`] of an `i32` expression, or of an `i64` constant in `i32`
+    /// taken as the `i32` constant.
+    fn expand_i32(
+        &mut self,
+        f: &mut Function,
+        e: ExprId,
+        available: &dyn Fn(&Function, Value) -> bool,
+    ) -> Option<Value> {
+        match *self.exprs.get(e) {
+            Expr::Const { c, .. } => Some(f.iconst(i32::try_from(c).ok()?)),
+            _ => self.expand(f, e, available),
+        }
+    }
+
+    /// `op a` of type `ty`, within the budget.
+    fn unary(&mut self, f: &mut Function, op: UnOp, a: Value, ty: Type) -> Option<Value> {
+        self.budget = self.budget.checked_sub(1)?;
+        let i = f.insert_inst_before(self.before, InstKind::Unary { op, arg: a }, ty);
+        f.copy_src_loc(self.origin, i);
+        f.inst_result(i)
     }
 
     /// `op a, b` of type `ty`, within the budget.

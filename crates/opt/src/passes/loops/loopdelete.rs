@@ -27,6 +27,7 @@ use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, Function, InstKind, Module, Value};
+use rustc_hash::FxHashSet;
 
 /// The loop deletion pass.
 pub struct LoopDelete;
@@ -70,16 +71,33 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
         // Termination first: it rejects every loop with inner loops at once, where
         // `dead_loop` would walk all their blocks (quadratic in a deep nest).
-        let dead = loops
+        let dead: Vec<Bypass> = loops
             .loops()
             .map(|(id, _)| id)
             .filter(|&id| se.terminates(id))
-            .find_map(|id| dead_loop(f, cfg, loops, purity, id));
-        let Some(exit) = dead else {
+            .filter_map(|id| dead_loop(f, cfg, loops, purity, id))
+            .collect();
+        // Every dead loop of the round is bypassed at once (one analysis per round,
+        // not per loop: a function of many loops stays linear), except one whose
+        // entries or exit touch another's blocks: it waits for the next round.
+        let mut touched: FxHashSet<Block> = FxHashSet::default();
+        let mut round = 0;
+        for exit in dead {
+            let mut mine = exit.blocks.clone();
+            mine.push(exit.dest.block);
+            mine.extend(exit.entries.iter().map(|&(p, _)| p));
+            if mine.iter().any(|b| touched.contains(b)) {
+                continue;
+            }
+            touched.extend(mine);
+            bypass(f, exit);
+            round += 1;
+        }
+        if round == 0 {
             return deleted;
-        };
-        bypass(f, exit);
-        deleted += 1;
+        }
+        remove_unreachable_blocks(f);
+        deleted += round;
     }
 }
 
@@ -100,16 +118,16 @@ pub fn delete_terminating(f: &mut Function, purity: &Purity, header: Block) -> b
     match dead_loop(f, &cfg, &loops, purity, id) {
         Some(exit) => {
             bypass(f, exit);
+            remove_unreachable_blocks(f);
             true
         }
         None => false,
     }
 }
 
-/// Sends the edges entering a dead loop to its exit.
+/// Sends the edges entering a dead loop to its exit; the loop becomes unreachable
+/// (for the caller to remove).
 fn bypass(f: &mut Function, exit: Bypass) {
-    // Every edge entering the loop goes to the exit instead; the loop becomes
-    // unreachable.
     for (pred, which) in exit.entries {
         let term = f.terminator(pred).expect("a predecessor ends in a branch");
         f.set_target(term, which, exit.dest.clone());
@@ -126,11 +144,12 @@ fn bypass(f: &mut Function, exit: Bypass) {
             }
         }
     }
-    remove_unreachable_blocks(f);
 }
 
 /// Where a dead loop's entries go instead.
 struct Bypass {
+    /// The loop's blocks.
+    blocks: Vec<Block>,
     /// The exit block with the (loop-invariant) arguments every exit edge passes.
     dest: BlockCall,
     /// The branches entering the loop: (block, target index).
@@ -204,7 +223,11 @@ fn dead_loop(
             }
         }
     }
-    Some(Bypass { dest, entries })
+    Some(Bypass {
+        blocks: lp.blocks.iter().copied().collect(),
+        dest,
+        entries,
+    })
 }
 
 #[cfg(test)]
