@@ -21,8 +21,10 @@
 //!   `p` is live (other than into the next block of the walk), or a return when `p`
 //!   is callee-saved or a result register (the caller reads it), keeps the copy.
 //!
-//! Liveness is [`allocated_liveness`], recomputed after a removal whose walk left its
-//! block (the source register is then read further than before).
+//! Liveness is [`allocated_liveness`], computed once and updated after a removal whose
+//! walk left its block: the source register is then live along the walked blocks up
+//! to its last new reader (the copied register's sets are left as they were, an
+//! over-approximation that only keeps more copies).
 
 use crate::abi;
 use crate::liveness::{allocated_liveness, reg_bit, RegMask};
@@ -44,6 +46,10 @@ pub fn run(mf: &mut MFunction) -> usize {
         entries[entry.index()] += 1;
     }
     let mut liveness = allocated_liveness(mf);
+    let mut position = vec![None; mf.blocks.len()];
+    for (k, &b) in mf.layout.iter().enumerate() {
+        position[b.index()] = Some(k);
+    }
     let mut removed = 0;
     for k in 0..mf.layout.len() {
         let b = mf.layout[k];
@@ -60,15 +66,26 @@ pub fn run(mf: &mut MFunction) -> usize {
                 && x.is_phys()
                 && p.phys_class() == x.phys_class();
             let plan = if candidate {
-                walk(mf, &entries, &liveness, k, e, p, x)
+                walk(mf, &entries, &position, &liveness, k, e, p, x)
             } else {
                 None
             };
-            let Some(readers) = plan else {
+            let Some((readers, chain)) = plan else {
                 e += 1;
                 continue;
             };
-            let crossed = readers.iter().any(|&(rb, _)| rb != b);
+            // `x` is now read up to the last reader's block of the walk.
+            if let Some(&(last, _)) = readers.last() {
+                let upto = chain.iter().position(|&c| c == last).unwrap_or(0);
+                for (j, &c) in chain[..=upto].iter().enumerate() {
+                    if j > 0 {
+                        liveness.0[c.index()] |= reg_bit(x);
+                    }
+                    if j < upto {
+                        liveness.1[c.index()] |= reg_bit(x);
+                    }
+                }
+            }
             for (rb, ri) in readers {
                 mf.blocks[rb].insts[ri].map_regs(|r, def| {
                     if !def && *r == p {
@@ -78,9 +95,6 @@ pub fn run(mf: &mut MFunction) -> usize {
             }
             mf.blocks[b].insts.remove(e);
             removed += 1;
-            if crossed {
-                liveness = allocated_liveness(mf);
-            }
         }
     }
     removed
@@ -99,17 +113,20 @@ fn falls_through(mf: &MFunction, b: MBlock) -> bool {
 
 /// The instructions (block, index) that read the value `mv p, x` at index `e` of
 /// the `k`-th block of the layout copies, when all of them can read `x` instead and
-/// the copied value is needed nowhere else.
+/// the copied value is needed nowhere else, and the blocks walked, in order.
+#[allow(clippy::too_many_arguments)]
 fn walk(
     mf: &MFunction,
     entries: &[usize],
+    position: &[Option<usize>],
     (live_in, live_out): &(Vec<RegMask>, Vec<RegMask>),
     mut k: usize,
     e: usize,
     p: Reg,
     x: Reg,
-) -> Option<Vec<(MBlock, usize)>> {
+) -> Option<(Vec<(MBlock, usize)>, Vec<MBlock>)> {
     let start = mf.layout[k];
+    let mut chain = vec![start];
     let live = |m: &[RegMask], b: MBlock| m[b.index()] & reg_bit(p) != 0;
     let mut readers = Vec::new();
     let mut x_written = false;
@@ -140,7 +157,7 @@ fn walk(
                 writes_x |= r == x;
             });
             if writes_p {
-                return Some(readers);
+                return Some((readers, chain));
             }
             x_written |= writes_x;
             if let Some(t) = inst.branch_target() {
@@ -168,10 +185,11 @@ fn walk(
         };
         match next {
             Some(t) if entries[t.index()] == 1 && t != start => {
-                k = mf.layout.iter().position(|&l| l == t)?;
+                k = position[t.index()]?;
+                chain.push(t);
                 from = 0;
             }
-            _ => return (!live(live_out, b)).then_some(readers),
+            _ => return (!live(live_out, b)).then_some((readers, chain)),
         }
     }
 }

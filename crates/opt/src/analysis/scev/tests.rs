@@ -344,3 +344,38 @@ bb3:
         ],
     );
 }
+
+/// `if (a > G) { do { a = a - 1 } while (a > 3) }`: the rotated loop's count
+/// `max(a - 1, 3) - 3`, where a guard `a > 3` (as the rotation leaves) shows the
+/// maximum is `a - 1`, and a guard `a > 0` does not.
+fn guarded_countdown(guard: i32) -> String {
+    scev_of(&format!(
+        r#"
+func @f(i32) -> i32 {{
+bb0(%0: i32):
+  %1 = sgt %0, {guard}
+  br %1, bb1, bb3
+bb1:
+  jump bb2(%0)
+bb2(%2: i32):
+  %3 = add %2, -1
+  %4 = sgt %3, 3
+  br %4, bb2(%3), bb3
+bb3:
+  ret 0
+}}
+"#
+    ))
+}
+
+#[test]
+fn a_guard_before_the_loop_decides_the_maximum_in_its_count() {
+    has(
+        &guarded_countdown(3),
+        &["loop bb2 exit bb2: (-3 + (sext (-1 + %0)))"],
+    );
+    has(
+        &guarded_countdown(0),
+        &["loop bb2 exit bb2: (-3 + ((sext (-1 + %0)) smax 3))"],
+    );
+}

@@ -54,6 +54,8 @@ pub struct ExitTest {
     /// branch tests an integer against zero).
     pub tested: Value,
     pub bound_value: Option<Value>,
+    /// The loop whose exit this is.
+    pub lp: LoopId,
 }
 
 /// The back-edge-taken count of a loop: exact when known, and a constant bound.
@@ -214,6 +216,7 @@ impl ScalarEvolution<'_> {
             return None;
         }
         Some(ExitTest {
+            lp,
             op,
             start: s,
             step: d,
@@ -232,10 +235,10 @@ impl ScalarEvolution<'_> {
         }
         let (op, s, d, n) = (t.op, t.start, t.step, t.bound);
         match (op, d > 0) {
-            (CmpOp::Slt, true) => self.count_up(s, n, d, 0),
-            (CmpOp::Sle, true) => self.count_up(s, n, d, 1),
-            (CmpOp::Sgt, false) => self.count_down(s, n, -d, 0),
-            (CmpOp::Sge, false) => self.count_down(s, n, -d, 1),
+            (CmpOp::Slt, true) => self.count_up(t.lp, s, n, d, 0),
+            (CmpOp::Sle, true) => self.count_up(t.lp, s, n, d, 1),
+            (CmpOp::Sgt, false) => self.count_down(t.lp, s, n, -d, 0),
+            (CmpOp::Sge, false) => self.count_down(t.lp, s, n, -d, 1),
             (CmpOp::Ne, _) => self.count_to_equal(s, n, d),
             (CmpOp::Eq, _) => {
                 // Continues while equal: leaves on the first or the second test.
@@ -268,7 +271,14 @@ impl ScalarEvolution<'_> {
     /// `{s,+,d} < n + inclusive` with `d > 0`: `max(b - s, 0) /u d` rounded up for
     /// the exclusive bound `b = n + inclusive`, when `b - 1 + d` does not pass the
     /// end of `i32` (the last value below the bound then steps without wrapping).
-    fn count_up(&mut self, s: ExprId, n: ExprId, d: i64, inclusive: i64) -> Option<ExitCount> {
+    fn count_up(
+        &mut self,
+        lp: LoopId,
+        s: ExprId,
+        n: ExprId,
+        d: i64,
+        inclusive: i64,
+    ) -> Option<ExitCount> {
         let (loops, f) = (self.loops, self.f);
         let s64 = self.exprs.sext(loops, f, s);
         let n64 = self.exprs.sext(loops, f, n);
@@ -289,12 +299,22 @@ impl ScalarEvolution<'_> {
                 rhs: self.exprs.constant(Type::I64, limit),
             }),
         };
-        let top = self.exprs.smax(b, s64);
+        let top = match self.compare_at_entry(lp, s, n, inclusive) {
+            Some(std::cmp::Ordering::Less) => b,
+            _ => self.exprs.smax(b, s64),
+        };
         Some(self.steps_across(top, s64, d, pred))
     }
 
     /// The mirror image of [`Self::count_up`]: `{s,+,-d} > n - inclusive`.
-    fn count_down(&mut self, s: ExprId, n: ExprId, d: i64, inclusive: i64) -> Option<ExitCount> {
+    fn count_down(
+        &mut self,
+        lp: LoopId,
+        s: ExprId,
+        n: ExprId,
+        d: i64,
+        inclusive: i64,
+    ) -> Option<ExitCount> {
         let (loops, f) = (self.loops, self.f);
         let s64 = self.exprs.sext(loops, f, s);
         let n64 = self.exprs.sext(loops, f, n);
@@ -314,8 +334,151 @@ impl ScalarEvolution<'_> {
                 rhs: self.exprs.constant(Type::I64, limit),
             }),
         };
-        let top = self.exprs.smax(s64, b);
+        let top = match self.compare_at_entry(lp, s, n, -inclusive) {
+            Some(std::cmp::Ordering::Greater) => s64,
+            _ => self.exprs.smax(s64, b),
+        };
         Some(self.steps_across(top, b, d, pred))
+    }
+
+    /// How `s` compares with `n + offset` (as integers) whenever the loop is
+    /// entered: `Less` when always below, `Greater` when always at or above, from
+    /// the constant ranges the branches dominating the loop give the values in
+    /// them (LLVM's `applyLoopGuards`). A rotated loop's guard, which tests the
+    /// counter's first value before the loop, so decides the maximum in its count.
+    fn compare_at_entry(
+        &mut self,
+        lp: LoopId,
+        s: ExprId,
+        n: ExprId,
+        offset: i64,
+    ) -> Option<std::cmp::Ordering> {
+        let facts = self.entry_facts(lp);
+        let (slo, shi) = self.guarded_range(s, &facts)?;
+        let (nlo, nhi) = self.guarded_range(n, &facts)?;
+        let (nlo, nhi) = (nlo + offset, nhi + offset);
+        if shi < nlo {
+            Some(std::cmp::Ordering::Less)
+        } else if slo >= nhi {
+            Some(std::cmp::Ordering::Greater)
+        } else {
+            None
+        }
+    }
+
+    /// The interval of an `i32` expression's values at the entry of the loop the
+    /// facts are of: constants, unknowns within the facts' ranges, and sums of them
+    /// that cannot wrap there.
+    fn guarded_range(&mut self, e: ExprId, facts: &[(ExprId, i64, i64)]) -> Option<(i64, i64)> {
+        let structural = match self.exprs.get(e).clone() {
+            Expr::Const { ty: Type::I32, c } => Some((c, c)),
+            Expr::Unknown { ty: Type::I32, v } => Some(match self.range(v) {
+                Some(r) => (i64::from(r.lo), i64::from(r.hi)),
+                None => (MIN, MAX),
+            }),
+            Expr::Add {
+                ty: Type::I32, ops, ..
+            } => {
+                let mut acc = Some((0i64, 0i64));
+                for &o in &ops {
+                    acc = match (acc, self.guarded_range(o, facts)) {
+                        (Some(a), Some((lo, hi))) => Some((a.0 + lo, a.1 + hi)),
+                        _ => None,
+                    };
+                }
+                let acc = acc.filter(|a| a.0 >= MIN && a.1 <= MAX);
+                // A sum that contains a tested sum: the test's range plus the rest.
+                acc.or_else(|| self.range_by_part(&ops, facts))
+            }
+            _ => None,
+        };
+        let mut known = structural.unwrap_or((MIN, MAX));
+        let mut any = structural.is_some();
+        for &(_, l, h) in facts.iter().filter(|&&(x, _, _)| x == e) {
+            known = (known.0.max(l), known.1.min(h));
+            any = true;
+        }
+        (any && known.0 <= known.1).then_some(known)
+    }
+
+    /// The range of the `i32` sum of `ops` when the terms of a fact's sum are among
+    /// them: the fact's range plus the range of the other terms, if it cannot wrap.
+    fn range_by_part(
+        &mut self,
+        ops: &[ExprId],
+        facts: &[(ExprId, i64, i64)],
+    ) -> Option<(i64, i64)> {
+        for &(fe, lo, hi) in facts {
+            let parts = match self.exprs.get(fe) {
+                Expr::Add { ops, .. } => ops.clone(),
+                _ => vec![fe],
+            };
+            let mut rest = ops.to_vec();
+            let all_found = parts
+                .iter()
+                .all(|p| match rest.iter().position(|o| o == p) {
+                    Some(i) => {
+                        rest.remove(i);
+                        true
+                    }
+                    None => false,
+                });
+            if !all_found || rest.len() == ops.len() {
+                continue;
+            }
+            let mut acc = (lo, hi);
+            for o in rest {
+                let (l, h) = self.guarded_range(o, facts)?;
+                acc = (acc.0 + l, acc.1 + h);
+            }
+            if acc.0 >= MIN && acc.1 <= MAX {
+                return Some(acc);
+            }
+        }
+        None
+    }
+
+    /// What the branches on the way to `lp`'s preheader say about single values:
+    /// `(e, lo, hi)` for a comparison of a value of evolution `e` with a constant
+    /// that holds there.
+    /// Walks up the dominator tree a few blocks, taking the condition of each
+    /// block entered by one edge from a two-way branch.
+    fn entry_facts(&mut self, lp: LoopId) -> Vec<(ExprId, i64, i64)> {
+        const STEPS: usize = 8;
+        let f = self.f;
+        let mut facts = Vec::new();
+        let Some(mut b) = self.loops.preheader(lp, self.cfg) else {
+            return facts;
+        };
+        for _ in 0..STEPS {
+            if let [p] = self.cfg.preds(b) {
+                if let Some(InstKind::Br {
+                    cond,
+                    then_dest,
+                    else_dest,
+                }) = f.terminator(*p).map(|t| f.kind(t))
+                {
+                    let taken = match (then_dest.block == b, else_dest.block == b) {
+                        (true, false) => Some(true),
+                        (false, true) => Some(false),
+                        _ => None,
+                    };
+                    if let (Some(taken), Some(&InstKind::Cmp { op, args: [x, y] })) =
+                        (taken, f.def_inst(*cond).map(|i| f.kind(i)))
+                    {
+                        let op = if taken { Some(op) } else { op.inverse() };
+                        if let Some((v, lo, hi)) = op.and_then(|op| comparison_fact(f, op, x, y)) {
+                            facts.push((self.get(v), lo, hi));
+                        }
+                    }
+                }
+            }
+            match self.dt.idom(b) {
+                Some(up) => b = up,
+                None => break,
+            }
+        }
+        facts
     }
 
     /// The steps of `d` it takes to cover `top - low` (rounded up), as the count
@@ -445,6 +608,23 @@ impl ScalarEvolution<'_> {
             }
             _ => None,
         }
+    }
+}
+
+/// The range `x op y` gives `x` or `y` when the other is a constant.
+fn comparison_fact(f: &ir::Function, op: CmpOp, x: Value, y: Value) -> Option<(Value, i64, i64)> {
+    let (op, v, c) = match (f.as_iconst(x), f.as_iconst(y)) {
+        (None, Some(c)) => (op, x, i64::from(c)),
+        (Some(c), None) => (op.swapped(), y, i64::from(c)),
+        _ => return None,
+    };
+    match op {
+        CmpOp::Slt => Some((v, MIN, c - 1)),
+        CmpOp::Sle => Some((v, MIN, c)),
+        CmpOp::Sgt => Some((v, c + 1, MAX)),
+        CmpOp::Sge => Some((v, c, MAX)),
+        CmpOp::Eq => Some((v, c, c)),
+        _ => None,
     }
 }
 
