@@ -32,6 +32,7 @@
 //! (`x / pow2[k]`), the exponent then coming from a companion table
 //! ([`by_power_table`]).
 
+use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::{AnalysisManager, WrittenGlobals};
 use crate::analysis::{LoopForest, LoopId};
 use crate::pipeline::Pass;
@@ -70,6 +71,8 @@ pub fn by_power_table(m: &mut Module, written: &WrittenGlobals) -> usize {
     let mut tables: Vec<(GlobalId, Option<GlobalId>)> = Vec::new();
     let mut sites: Vec<(FuncId, Inst, Value, usize)> = Vec::new();
     for (fid, f) in m.funcs.iter() {
+        // The index ranges, computed for the first division through a table.
+        let mut ranges: Option<Ranges> = None;
         for b in f.layout.blocks() {
             for i in f.layout.block_insts(b) {
                 let InstKind::Binary {
@@ -82,7 +85,13 @@ pub fn by_power_table(m: &mut Module, written: &WrittenGlobals) -> usize {
                 let Some((g, k)) = table_load(f, d) else {
                     continue;
                 };
-                if written.is_written(g) || !powers_of_two(&m.globals[g]) {
+                if written.is_written(g) {
+                    continue;
+                }
+                let range = ranges
+                    .get_or_insert_with(|| Ranges::compute(f, &ControlFlowGraph::compute(f)))
+                    .get(k);
+                if !powers_of_two(&m.globals[g], range) {
                     continue;
                 }
                 let t = match tables.iter().position(|&(t, _)| t == g) {
@@ -158,11 +167,19 @@ fn table_load(f: &Function, d: Value) -> Option<(GlobalId, Value)> {
     }
 }
 
-/// Whether every element of `g` (an `i32` array) is `2^e` with `e <= 30`.
-fn powers_of_two(g: &GlobalData) -> bool {
+/// Whether every element of `g` (an `i32` array) an index in `range` can read is
+/// `2^e` with `e <= 30` (the index's value range, as LLVM's SimplifyCFG switch-table
+/// and GCC's VRP bound table reads; an index out of the array reads nothing the
+/// program may rely on). The logarithm table's other entries are never read.
+fn powers_of_two(g: &GlobalData, range: Option<Range>) -> bool {
+    let last = i64::from(g.len) - 1;
+    let (lo, hi) = range.map_or((0, last), |r| {
+        (i64::from(r.lo).max(0), i64::from(r.hi).min(last))
+    });
     g.elem == Type::I32
         && g.len > 0
-        && (0..g.len as usize).all(|i| log2(g.word(i) as i32).is_some_and(|e| e <= 30))
+        && lo <= hi
+        && (lo..=hi).all(|i| log2(g.word(i as usize) as i32).is_some_and(|e| e <= 30))
 }
 
 /// A loop with one entry edge and one latch ending in a conditional branch.
@@ -514,6 +531,28 @@ bb0:
                 "{out}"
             );
         }
+    }
+
+    #[test]
+    fn only_the_elements_the_index_can_reach_need_be_powers() {
+        // `k % 5` is in [-4, 4]: the last element (never read) may be anything,
+        // any element it can read may not.
+        let src = TABLE.replace("1073741824]", "0]").replace(
+            "  %2 = gep @t, %1, 4",
+            "  %9 = srem %1, 5\n  %2 = gep @t, %9, 4",
+        );
+        for stdin in ["-7 0", "12345 3", "-1025 4"] {
+            let out = same_behaviour(&src, &["pow2div"], stdin);
+            assert_eq!(
+                out.matches("sdiv").count() + out.matches("srem %0").count(),
+                0,
+                "{out}"
+            );
+        }
+        let reached = src.replace("[1, 2, 4, 8,", "[1, 2, 3, 8,");
+        assert!(run(&reached, &["pow2div"]).contains("sdiv %0,"));
+        let unbounded = TABLE.replace("1073741824]", "0]");
+        assert!(run(&unbounded, &["pow2div"]).contains("sdiv %0, %3"));
     }
 
     #[test]

@@ -30,6 +30,18 @@
 //! of the previous iteration (`a[i+1]` loaded again as `a[i]`), the load stays for
 //! `predcom`, which also unrolls to avoid the register copies.
 //!
+//! **Edges that are never taken** are left out, as GCC's RPO value numbering
+//! (`tree-ssa-sccvn.cc`, which marks edges executable while it numbers) and SCCP do:
+//! blocks are visited in reverse postorder, and an edge out of a `br` whose condition
+//! folds to a constant ([`crate::fold`], through a few instructions whose operands
+//! are constants) leads nowhere, nor does any edge out of a block that only such
+//! edges enter. Its value does not matter: a join reached by one live edge takes that
+//! value (`g = -1; if (g > 8) g = 8; x = g;` reads `-1` once the test folds), and
+//! a new parameter gets a zero on the dead edges. Since the pass replaces loads
+//! as it goes, a test below one it made constant folds in the same run, so a chain
+//! of clamps (`if (g < lo) g = lo; if (g > hi) g = hi;`) is followed in one pass.
+//! Blocks not yet visited (the sources of back edges) count as live.
+//!
 //! What it must not do: load where the program did not. The added load is on an edge
 //! whose block always goes on to `L` with nothing between that could write the
 //! address or not return (a call before `L` in `B` stops the pass for `L`), so it
@@ -38,6 +50,7 @@
 //! as not available.
 
 use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::passes::value_numbering::gvn::memory::memory_base;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::DominatorTree;
@@ -182,6 +195,61 @@ enum Found {
     Join(usize),
 }
 
+/// Whether blocks are reached: `Unknown` until the reverse-postorder visit gets to
+/// them (then they count as live).
+#[derive(Copy, Clone, Default, PartialEq, Eq, Debug)]
+enum Reach {
+    #[default]
+    Unknown,
+    Live,
+    Dead,
+}
+
+/// How many instructions deep a branch condition is folded.
+const FOLD_DEPTH: u32 = 4;
+
+/// The constant `v` always is, folding through instructions with constant operands.
+fn const_value(f: &Function, v: Value, depth: u32) -> Option<Const> {
+    if let Some(c) = Const::of(f, v) {
+        return Some(c);
+    }
+    let depth = depth.checked_sub(1)?;
+    match *f.kind(f.def_inst(v)?) {
+        InstKind::Binary { op, args: [a, b] } => {
+            fold_binary(op, const_value(f, a, depth)?, const_value(f, b, depth)?)
+        }
+        InstKind::Cmp { op, args: [a, b] } => {
+            fold_cmp(op, const_value(f, a, depth)?, const_value(f, b, depth)?)
+        }
+        InstKind::Unary { op, arg } => fold_unary(op, const_value(f, arg, depth)?),
+        _ => None,
+    }
+}
+
+/// Whether edge `e` may be taken: its block may run, and it is not the arm of a `br`
+/// whose condition folds the other way.
+fn edge_live(f: &Function, reach: &SecondaryMap<Block, Reach>, e: &Edge) -> bool {
+    if reach[e.pred] == Reach::Dead {
+        return false;
+    }
+    match *f.kind(e.term) {
+        InstKind::Br { cond, .. } => match const_value(f, cond, FOLD_DEPTH) {
+            Some(Const::I(c)) => (e.arm == 0) == (c != 0),
+            _ => true,
+        },
+        _ => true,
+    }
+}
+
+/// The zero of `ty`, the argument a never-taken edge passes to a new parameter.
+fn zero_of(f: &mut Function, ty: Type) -> Option<Value> {
+    match ty {
+        Type::I32 => Some(f.iconst(0)),
+        Type::F32 => Some(f.fconst(0.0)),
+        _ => None,
+    }
+}
+
 /// A parameter to add: its block, and what each incoming edge passes (in the order
 /// of the block's edge list).
 struct NewParam {
@@ -222,8 +290,15 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         }
     }
     let mut removed = 0;
+    let mut reach: SecondaryMap<Block, Reach> = f.block_map();
     for &b in dt.rpo() {
-        if edges[b].len() < 2 || !joinable[b] || b == f.entry_block() {
+        // After the loads above were replaced: conditions may have become constant.
+        reach[b] = if b == f.entry_block() || edges[b].iter().any(|e| edge_live(f, &reach, e)) {
+            Reach::Live
+        } else {
+            Reach::Dead
+        };
+        if edges[b].len() < 2 || !joinable[b] || b == f.entry_block() || reach[b] == Reach::Dead {
             continue;
         }
         let insts: Vec<Inst> = f.layout.block_insts(b).collect();
@@ -232,7 +307,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             if matches!(kind, InstKind::Store { .. } | InstKind::Call { .. }) {
                 break;
             }
-            if matches!(kind, InstKind::Load { .. }) && try_load(f, dt, &edges, &joinable, b, i) {
+            if matches!(kind, InstKind::Load { .. })
+                && try_load(f, dt, &edges, &joinable, &reach, b, i)
+            {
                 removed += 1;
             }
         }
@@ -247,6 +324,7 @@ fn try_load(
     dt: &DominatorTree,
     edges: &SecondaryMap<Block, Vec<Edge>>,
     joinable: &SecondaryMap<Block, bool>,
+    reach: &SecondaryMap<Block, Reach>,
     b: Block,
     i: Inst,
 ) -> bool {
@@ -256,12 +334,19 @@ fn try_load(
     let Some(r) = f.inst_result(i) else {
         return false;
     };
+    let zero = zero_of(f, ty);
     let addr = Addr::of(f, ptr);
+    let live: Vec<bool> = edges[b].iter().map(|e| edge_live(f, reach, e)).collect();
+    if !live.contains(&true) {
+        return false;
+    }
     let mut walk = Walk {
         f,
         dt,
         edges,
         joinable,
+        reach,
+        zero,
         ty,
         joins: Vec::new(),
         memo: FxHashMap::default(),
@@ -270,10 +355,10 @@ fn try_load(
     };
     let mut found = Vec::new();
     let mut translated = Vec::new();
-    for e in &edges[b] {
+    for (k, e) in edges[b].iter().enumerate() {
         let args = edge_args(walk.f, e);
         let a = addr.translate(walk.f, b, &args);
-        let v = if a.valid_at(walk.f, dt, e.pred) {
+        let v = if live[k] && a.valid_at(walk.f, dt, e.pred) {
             walk.at_end(e.pred, &a)
         } else {
             None
@@ -292,9 +377,33 @@ fn try_load(
     if reused {
         return false;
     }
-    let missing: Vec<usize> = (0..found.len()).filter(|&k| found[k].is_none()).collect();
+    let missing: Vec<usize> = (0..found.len())
+        .filter(|&k| live[k] && found[k].is_none())
+        .collect();
     let joins = std::mem::take(&mut walk.joins);
-    if edges[b].iter().any(|e| needs_edge_block(f, dt, e, b)) {
+    if edges[b]
+        .iter()
+        .zip(&live)
+        .any(|(e, &l)| l && needs_edge_block(f, dt, e, b))
+    {
+        return false;
+    }
+    // The value every live edge brings, when it is one value defined above `b`.
+    let first = found[live.iter().position(|&l| l).expect("a live edge")];
+    let same = match first {
+        Some(Found::Value(v))
+            if found
+                .iter()
+                .zip(&live)
+                .all(|(x, &l)| !l || matches!(x, Some(Found::Value(w)) if *w == v))
+                && f.value_block(v)
+                    .is_none_or(|d| d != b && dt.dominates(d, b)) =>
+        {
+            Some(v)
+        }
+        _ => None,
+    };
+    if same.is_none() && live.contains(&false) && zero.is_none() {
         return false;
     }
     match missing.as_slice() {
@@ -330,17 +439,21 @@ fn try_load(
             push_arg(f, e, resolve(p.args[k]));
         }
     }
-    let vals: Vec<Value> = found
-        .into_iter()
-        .map(|x| resolve(x.expect("found")))
-        .collect();
-    let first = vals[0];
-    let q = if vals.iter().all(|&v| v == first)
-        && f.value_block(first)
-            .is_none_or(|d| d != b && dt.dominates(d, b))
-    {
-        first
+    let q = if let Some(v) = same.filter(|_| missing.is_empty()) {
+        v
     } else {
+        // A never-taken edge passes a zero (`zero` exists: checked above).
+        let vals: Vec<Value> = found
+            .into_iter()
+            .zip(&live)
+            .map(|(x, &l)| {
+                if l {
+                    resolve(x.expect("found"))
+                } else {
+                    zero.expect("a zero of the type")
+                }
+            })
+            .collect();
         let q = f.append_block_param(b, ty);
         for (k, e) in edges[b].iter().enumerate() {
             push_arg(f, e, vals[k]);
@@ -355,9 +468,15 @@ fn try_load(
 /// Whether a new argument on edge `e` into `to` would need a block of its own for
 /// the copy: a forward edge from a branch with several successors that passes
 /// nothing yet (a critical edge the back end would otherwise not split). The copy
-/// and jump cost about what the load did.
+/// and jump cost about what the load did. A `br` whose condition folds has one
+/// successor that counts (`simplifycfg` makes it a jump).
 fn needs_edge_block(f: &Function, dt: &DominatorTree, e: &Edge, to: Block) -> bool {
-    f.successors(e.pred).len() > 1 && edge_args(f, e).is_empty() && !dt.dominates(to, e.pred)
+    let folded = matches!(*f.kind(e.term), InstKind::Br { cond, .. }
+        if const_value(f, cond, FOLD_DEPTH).is_some());
+    !folded
+        && f.successors(e.pred).len() > 1
+        && edge_args(f, e).is_empty()
+        && !dt.dominates(to, e.pred)
 }
 
 /// The arguments edge `e` passes.
@@ -378,6 +497,9 @@ struct Walk<'a> {
     dt: &'a DominatorTree,
     edges: &'a SecondaryMap<Block, Vec<Edge>>,
     joinable: &'a SecondaryMap<Block, bool>,
+    reach: &'a SecondaryMap<Block, Reach>,
+    /// The zero of `ty`, passed on never-taken edges.
+    zero: Option<Value>,
     ty: Type,
     joins: Vec<NewParam>,
     /// Per block and address: the value at the block's top (`None` also while the
@@ -433,8 +555,13 @@ impl Walk<'_> {
         self.memo.insert(key.clone(), None);
         let edges = &self.edges[p];
         let mark = self.joins.len();
-        let mut args = Vec::with_capacity(edges.len());
+        // What each edge brings; `None` for a never-taken one.
+        let mut args: Vec<Option<Found>> = Vec::with_capacity(edges.len());
         for e in edges {
+            if !edge_live(f, self.reach, e) {
+                args.push(None);
+                continue;
+            }
             let t = a.translate(f, p, &edge_args(f, e));
             let v = if t.valid_at(f, self.dt, e.pred) {
                 self.at_end(e.pred, &t)
@@ -442,18 +569,17 @@ impl Walk<'_> {
                 None
             };
             match v {
-                Some(v) => args.push(v),
+                Some(v) => args.push(Some(v)),
                 None => {
                     // Forget the parameters found on the way: nothing will use them.
-                    self.joins.truncate(mark);
-                    self.memo
-                        .retain(|_, x| !matches!(x, Some(Found::Join(j)) if *j >= mark));
+                    self.forget(mark);
                     return None;
                 }
             }
         }
-        let same = match args.first() {
-            Some(&Found::Value(v)) => args
+        let live: Vec<Found> = args.iter().flatten().copied().collect();
+        let same = match live.first() {
+            Some(&Found::Value(v)) => live
                 .iter()
                 .all(|a| matches!(a, Found::Value(w) if *w == v))
                 .then_some(v)
@@ -463,24 +589,40 @@ impl Walk<'_> {
                 }),
             _ => None,
         };
-        let found = match args.as_slice() {
+        let found = match live.as_slice() {
             [] => return None,
-            [one] => *one,
-            // One value on every edge, defined above: no parameter needed.
+            [one] if args.len() == 1 => *one,
+            // One value on every live edge, defined above: no parameter needed.
             _ if same.is_some() => Found::Value(same.expect("checked")),
-            _ if edges.iter().any(|e| needs_edge_block(f, self.dt, e, p)) => {
-                self.joins.truncate(mark);
-                self.memo
-                    .retain(|_, x| !matches!(x, Some(Found::Join(j)) if *j >= mark));
+            _ if edges
+                .iter()
+                .zip(&args)
+                .any(|(e, x)| x.is_some() && needs_edge_block(f, self.dt, e, p))
+                || (live.len() < args.len() && self.zero.is_none()) =>
+            {
+                self.forget(mark);
                 return None;
             }
             _ => {
+                let zero = self.zero;
+                let args = args
+                    .into_iter()
+                    .map(|x| x.unwrap_or_else(|| Found::Value(zero.expect("checked"))))
+                    .collect();
                 self.joins.push(NewParam { block: p, args });
                 Found::Join(self.joins.len() - 1)
             }
         };
         self.memo.insert(key, Some(found));
         Some(found)
+    }
+
+    /// Drops the parameters from `mark` on, found on a walk that failed: nothing
+    /// will use them.
+    fn forget(&mut self, mark: usize) {
+        self.joins.truncate(mark);
+        self.memo
+            .retain(|_, x| !matches!(x, Some(Found::Join(j)) if *j >= mark));
     }
 }
 

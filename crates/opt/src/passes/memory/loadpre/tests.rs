@@ -321,3 +321,177 @@ bb3:
     let out = run(src, &["loadpre"]);
     assert_eq!(out.matches("load").count(), 3, "{out}");
 }
+
+/// `g = -1; if (g > 8) g = 8; if (g < 0) g = 0; putint(g);` after the first test was
+/// folded to `br 0`: the first join is reached only from the store, which makes the
+/// second test constant in the same run, and the last join's load is the `-1`.
+const CLAMPS: &str = r#"
+global @g: i32 = 0
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  store -1, @g
+  br 0, bb1, bb2
+bb1:
+  store 8, @g
+  jump bb2
+bb2:
+  %0 = load i32, @g
+  %1 = slt %0, 0
+  br %1, bb3, bb4
+bb3:
+  store 0, @g
+  jump bb4
+bb4:
+  %2 = load i32, @g
+  call @putint(%2)
+  ret 0
+}
+"#;
+
+#[test]
+fn a_chain_of_clamps_reads_the_stored_value_past_never_taken_arms() {
+    let out = same_behaviour(CLAMPS, &["loadpre"], "");
+    assert!(!out.contains("load"), "{out}");
+    assert!(out.contains("%0 = slt -1, 0"), "{out}");
+    assert!(out.contains("call @putint(0)"), "{out}");
+}
+
+#[test]
+fn a_live_arm_that_stores_gives_the_join_a_parameter() {
+    // `g = x; if (g < 0) g = 0;` with `x` from input: both arms live, both stores
+    // known, so the join's load becomes a parameter (the edge bb0 -> bb2 already
+    // passes an argument, so no copy block is needed).
+    let src = r#"
+global @g: i32 = 0
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  store %0, @g
+  %1 = slt %0, 0
+  br %1, bb1, bb2(%0)
+bb1:
+  store 0, @g
+  jump bb2(5)
+bb2(%2: i32):
+  %3 = load i32, @g
+  %4 = add %3, %2
+  call @putint(%4)
+  ret 0
+}
+"#;
+    for input in ["-4", "7"] {
+        let out = same_behaviour(src, &["loadpre"], input);
+        assert!(!out.contains("load"), "{out}");
+    }
+}
+
+#[test]
+fn a_call_on_one_arm_keeps_the_load() {
+    // `putint` may write `@g`: the value stored before the diamond is not what the
+    // join reads on that path.
+    let src = r#"
+global @g: i32 = 0
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  store 3, @g
+  br %0, bb1, bb2(1)
+bb1:
+  call @putint(%0)
+  jump bb2(2)
+bb2(%1: i32):
+  %2 = load i32, @g
+  call @putint(%2)
+  ret 0
+}
+"#;
+    let out = same_behaviour(src, &["loadpre"], "1");
+    assert!(out.contains("load i32, @g"), "{out}");
+}
+
+#[test]
+fn a_store_through_an_unknown_pointer_on_one_arm_keeps_the_load() {
+    // `%0` may point at `@g`.
+    let src = r#"
+global @g: i32 = 0
+
+func @f(ptr, i32) -> i32 {
+bb0(%0: ptr, %1: i32):
+  store 3, @g
+  br %1, bb1, bb2(1)
+bb1:
+  store 9, %0
+  jump bb2(2)
+bb2(%2: i32):
+  %3 = load i32, @g
+  %4 = add %3, %2
+  ret %4
+}
+"#;
+    let out = run(src, &["loadpre"]);
+    assert!(out.contains("load i32, @g"), "{out}");
+}
+
+#[test]
+fn a_test_that_does_not_fold_keeps_both_arms() {
+    // As `CLAMPS`, but the first test is on an input: the first join may be reached
+    // from the store of 8, so the second test stays, and the edge bb0 -> bb2 is
+    // critical: no parameter.
+    let src = CLAMPS
+        .replace(
+            "declare @putint",
+            "declare @getint() -> i32\ndeclare @putint",
+        )
+        .replace(
+            "  store -1, @g\n  br 0,",
+            "  store -1, @g\n  %9 = call @getint()\n  br %9,",
+        );
+    for input in ["0", "1"] {
+        let out = same_behaviour(&src, &["loadpre"], input);
+        assert_eq!(out.matches("load i32, @g").count(), 2, "{out}");
+    }
+}
+
+#[test]
+fn a_value_stored_in_the_loop_is_carried_around_it() {
+    // The header's load reads what the preheader or the latch stored: a parameter
+    // of the header, no load left.
+    let src = r#"
+global @g: i32 = 0
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  store 1, @g
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = load i32, @g
+  %3 = mul %2, 3
+  store %3, @g
+  %4 = add %1, 1
+  %5 = slt %4, %0
+  br %5, bb1(%4), bb2
+bb2:
+  %6 = load i32, @g
+  call @putint(%6)
+  ret 0
+}
+"#;
+    let out = same_behaviour(src, &["loadpre"], "5");
+    assert_eq!(out.matches("load").count(), 1, "{out}");
+    assert!(!out.contains("%2 = load"), "{out}");
+}
