@@ -24,9 +24,9 @@
 //! contents are uninitialised on every entry just as the original's were.
 
 use crate::analysis::callgraph::{call_sites, callees_of};
-use crate::analysis::CallGraph;
+use crate::analysis::{CallGraph, LoopForest};
 use crate::pipeline::Pass;
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
     Block, BlockCall, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef,
 };
@@ -45,6 +45,38 @@ impl Pass for Inline {
     fn run(&self, m: &mut Module) -> bool {
         run(m).calls > 0
     }
+}
+
+/// Inlining again once the callees are simplified: the size decisions of
+/// [`Inline`], taken on the bodies that complete unrolling, range propagation and
+/// their clean-up have shrunk, for callees left without loops, and without
+/// unrolling recursion again. LLVM reaches this by simplifying each function
+/// before its callers consider it (the CGSCC pipeline); in a pipeline of module
+/// passes it is a second inliner after the callees' clean-up. A callee with a
+/// loop stays a call: the loop passes (`licm`, `unswitch`, `hoistloops`,
+/// `closedform`) have run by then, on the callee itself, and would not run again
+/// on its copy in the caller's context.
+pub struct Reinline;
+
+impl Pass for Reinline {
+    fn name(&self) -> &'static str {
+        "reinline"
+    }
+    fn description(&self) -> &'static str {
+        "inline again the calls of callees the unrolling and range passes made small and loop-free"
+    }
+    fn run(&self, m: &mut Module) -> bool {
+        run_with(m, Round::Late).calls > 0
+    }
+}
+
+/// Which inliner [`run_with`] is.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Round {
+    /// [`Inline`]: every call site, small recursion unrolled.
+    Early,
+    /// [`Reinline`]: callees without loops, recursion left alone.
+    Late,
 }
 
 /// Callees with at most this many instructions are always inlined.
@@ -78,6 +110,11 @@ pub struct Inlined {
 /// cycle of calls are always visited bottom-up (inlining a function into its
 /// only caller on the same cycle would make that caller call itself).
 pub fn run(m: &mut Module) -> Inlined {
+    run_with(m, Round::Early)
+}
+
+/// [`run`] for the given round.
+fn run_with(m: &mut Module, round: Round) -> Inlined {
     let mut graph = CallGraph::of(m);
     let mut sizes: SecondaryMap<FuncId, usize> = SecondaryMap::new();
     for (id, f) in m.funcs.iter() {
@@ -95,18 +132,34 @@ pub fn run(m: &mut Module) -> Inlined {
     let mut inlined = Inlined::default();
     for &caller in &order {
         if state[caller] == Visit::Pending {
-            visit(m, &mut graph, &mut sizes, &mut state, caller, &mut inlined);
+            visit(
+                m,
+                &mut graph,
+                &mut sizes,
+                &mut state,
+                caller,
+                round,
+                &mut inlined,
+            );
         }
     }
     // Single-site functions whose caller declined them (or was never visited),
     // callers first, so that a declined chain is again inlined top-down.
     for &f in order.iter().rev() {
         if state[f] == Visit::Deferred {
-            visit(m, &mut graph, &mut sizes, &mut state, f, &mut inlined);
+            visit(
+                m,
+                &mut graph,
+                &mut sizes,
+                &mut state,
+                f,
+                round,
+                &mut inlined,
+            );
         }
     }
     for (id, f) in m.funcs.iter_mut() {
-        if !f.is_declaration() && graph.callees[id].contains(&id) {
+        if round == Round::Early && !f.is_declaration() && graph.callees[id].contains(&id) {
             let calls = unroll_recursion(f, id);
             inlined.calls += calls;
             inlined.copied += calls * sizes[id];
@@ -135,6 +188,7 @@ fn visit(
     sizes: &mut SecondaryMap<FuncId, usize>,
     state: &mut SecondaryMap<FuncId, Visit>,
     caller: FuncId,
+    round: Round,
     inlined: &mut Inlined,
 ) {
     state[caller] = Visit::Done;
@@ -150,6 +204,9 @@ fn visit(
             continue;
         };
         if !worth_inlining(m, graph, sizes, caller, callee) {
+            continue;
+        }
+        if round == Round::Late && has_loop(&m.funcs[callee]) {
             continue;
         }
         let body = m.funcs[callee].clone();
@@ -206,6 +263,19 @@ fn unroll_recursion(f: &mut Function, id: FuncId) -> usize {
             inlined += 1;
         }
     }
+}
+
+/// The loops of `f`.
+fn loop_forest(f: &Function) -> LoopForest {
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    LoopForest::compute(f, &cfg, &dt)
+}
+
+/// Whether `f` has a loop.
+fn has_loop(f: &Function) -> bool {
+    let loops = loop_forest(f);
+    f.layout.blocks().any(|b| loops.depth(b) > 0)
 }
 
 /// Instructions in the layout of `f`.
@@ -563,5 +633,196 @@ bb0:
         );
         let insts = fib.lines().filter(|l| l.starts_with("  ")).count();
         assert!(insts <= super::RECURSIVE_BUDGET, "{insts}");
+    }
+
+    /// A callee over [`super::SMALL`] instructions, called twice, whose loop of two
+    /// iterations complete unrolling removes and whose arithmetic on the counter
+    /// then folds: the first inliner keeps the calls, the -O2 pipeline inlines it
+    /// once simplified (and folds it with the constant argument), and without
+    /// `reinline` it stays a call.
+    const SHRINKS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = slt %2, 2
+  br %4, bb2, bb3
+bb2:
+BODY  %9 = add %2, 1
+  jump bb1(%9, %ACC)
+bb3:
+  %99 = mul %3, %0
+  ret %99
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @f(5, %0)
+  %2 = call @f(%1, 7)
+  call @putint(%2)
+  ret 0
+}
+"#;
+
+    /// [`SHRINKS`] with its loop body: nine terms `((i * k) % 13 < 100) * x`
+    /// (each `x`), summed.
+    fn shrinks() -> String {
+        let mut body = String::new();
+        let mut acc = "%3".to_string();
+        for j in 1..10 {
+            body += &format!(
+                "  %{j}1 = mul %2, {}\n  %{j}2 = srem %{j}1, 13\n  %{j}3 = slt %{j}2, 100\n  %{j}4 = mul %{j}3, %1\n  %{j}5 = add {acc}, %{j}4\n",
+                j + 3
+            );
+            acc = format!("%{j}5");
+        }
+        SHRINKS.replace("BODY", &body).replace("%ACC", &acc)
+    }
+
+    #[test]
+    fn reinline_takes_callees_the_pipeline_made_small() {
+        let src = shrinks();
+        let first = same_behaviour(&src, &["inline"], "4");
+        let main = &first[first.find("func @main").unwrap()..];
+        assert_eq!(main.matches("call @f").count(), 2, "{main}");
+
+        let o2 = crate::pipeline::pipeline(2);
+        let out = same_behaviour(&src, &o2, "4");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(!main.contains("call @f"), "{out}");
+        // Folded with the constant argument: (3 * x) * 5 for the first call.
+        assert!(!main.contains("srem") && !main.contains("br "), "{out}");
+
+        let without: Vec<&str> = o2.iter().copied().filter(|&p| p != "reinline").collect();
+        let out = same_behaviour(&src, &without, "4");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(main.contains("call @f"), "{out}");
+    }
+
+    #[test]
+    fn reinline_folds_the_copy_with_constant_arguments() {
+        // `@pick` is small and loop-free: `reinline` inlines it and `sccp` keeps
+        // only the arm its constant selects.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @pick(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = eq %0, 0
+  br %2, bb1, bb2
+bb1:
+  %3 = mul %1, 3
+  ret %3
+bb2:
+  %4 = sdiv %1, %0
+  %5 = srem %4, 11
+  ret %5
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @pick(0, %0)
+  call @putint(%1)
+  ret 0
+}
+"#;
+        let out = same_behaviour(
+            src,
+            &["reinline", "sccp", "instcombine", "dce", "simplifycfg"],
+            "14",
+        );
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(!main.contains("call @pick"), "{main}");
+        assert!(main.contains("mul") && !main.contains("sdiv"), "{main}");
+    }
+
+    /// Fifty-nine steps `v = (v * x) ^ k` on the argument `x`: nothing folds.
+    fn big() -> String {
+        (1..60)
+            .map(|i| {
+                let prev = if i == 1 {
+                    "%0".to_string()
+                } else {
+                    format!("%{}0", i - 1)
+                };
+                format!("  %{i}1 = mul {prev}, %0\n  %{i}0 = xor %{i}1, {i}\n")
+            })
+            .collect()
+    }
+
+    #[test]
+    fn reinline_leaves_large_callees_loops_and_recursion() {
+        // `@big` does not simplify (its work depends on its argument), `@sum` is
+        // small but has a loop, `@fib` calls itself: all stay calls, and `fib` is
+        // not unrolled into itself as the first inliner does.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @big(i32) -> i32 {
+bb0(%0: i32):
+BIG  ret %590
+}
+
+func @sum(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0, 0)
+bb1(%1: i32, %2: i32):
+  %3 = slt %1, %0
+  br %3, bb2, bb3
+bb2:
+  %4 = add %2, %1
+  %5 = add %1, 1
+  jump bb1(%5, %4)
+bb3:
+  ret %2
+}
+
+func @fib(i32) -> i32 {
+bb0(%0: i32):
+  %1 = slt %0, 2
+  br %1, bb1, bb2
+bb1:
+  ret %0
+bb2:
+  %2 = sub %0, 1
+  %3 = call @fib(%2)
+  %4 = sub %0, 2
+  %5 = call @fib(%4)
+  %6 = add %3, %5
+  ret %6
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @big(%0)
+  %2 = call @big(%1)
+  %3 = call @sum(%0)
+  %4 = call @fib(%0)
+  call @putint(%2)
+  call @putint(%3)
+  call @putint(%4)
+  ret 0
+}
+"#
+        .replace("BIG", &big());
+        let out = same_behaviour(&src, &["reinline"], "9");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert_eq!(main.matches("call @big").count(), 2, "{main}");
+        assert!(main.contains("call @sum"), "{main}");
+        assert!(main.contains("call @fib"), "{main}");
+        let fib = &out[out.find("func @fib").unwrap()..out.find("func @main").unwrap()];
+        assert_eq!(fib.matches("call @fib").count(), 2, "{fib}");
+        // The first inliner takes the small loop.
+        let first = same_behaviour(&src, &["inline"], "9");
+        let main = &first[first.find("func @main").unwrap()..];
+        assert!(!main.contains("call @sum"), "{main}");
     }
 }
