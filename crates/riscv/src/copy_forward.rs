@@ -111,6 +111,9 @@ fn falls_through(mf: &MFunction, b: MBlock) -> bool {
     !mf.blocks[b].insts.last().is_some_and(MInst::is_barrier)
 }
 
+/// What [`walk`] found: the readers (block, index) and the blocks walked, in order.
+type Walked = (Vec<(MBlock, usize)>, Vec<MBlock>);
+
 /// The instructions (block, index) that read the value `mv p, x` at index `e` of
 /// the `k`-th block of the layout copies, when all of them can read `x` instead and
 /// the copied value is needed nowhere else, and the blocks walked, in order.
@@ -124,7 +127,7 @@ fn walk(
     e: usize,
     p: Reg,
     x: Reg,
-) -> Option<(Vec<(MBlock, usize)>, Vec<MBlock>)> {
+) -> Option<Walked> {
     let start = mf.layout[k];
     let mut chain = vec![start];
     let live = |m: &[RegMask], b: MBlock| m[b.index()] & reg_bit(p) != 0;

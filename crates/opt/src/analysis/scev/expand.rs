@@ -78,7 +78,7 @@ impl<'e> Expander<'e> {
                 self.unary(f, UnOp::SExt, m, Type::I64)?
             }
             &Expr::UDiv(a, d) => {
-                if !self.exprs.as_const(d).is_some_and(|d| d > 0) {
+                if self.exprs.as_const(d).is_none_or(|d| d <= 0) {
                     return None;
                 }
                 let a = self.expand(f, a, available)?;

@@ -340,11 +340,11 @@ fn replace_exit_values(
 
     let mut exit = f.kind(plan.branch).targets()[plan.exit].clone();
     let mut replaced = 0;
-    for j in 0..params.len() {
+    for (j, &param) in params.iter().enumerate() {
         // Uses after the loop see the last iteration: `x` after `taken` steps, the
         // value it passes back after one more. They are outside the loop, or
         // arguments on the exit edge.
-        let mut uses = vec![(params[j], false)];
+        let mut uses = vec![(param, false)];
         if let Some(&next) = nexts.get(j) {
             uses.push((next, true));
         }
