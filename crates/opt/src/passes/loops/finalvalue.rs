@@ -196,10 +196,17 @@ fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
         .position(|t| !loops.contains(id, t.block))?;
     let lp = loops.get(id);
     let latch_exits = lp.latches[..] == [exiting];
+    let symbolic = matches!(taken, Taken::Symbolic(_));
     let steps: Vec<Option<Vec<Operand>>> = f
         .block_params(lp.header)
         .iter()
-        .map(|&x| recurrence_steps(se, id, x))
+        .map(|&x| {
+            let steps = recurrence_steps(se, id, x)?;
+            // With a run-time count a second-order value costs a dozen
+            // instructions before the loop: worth it when the loop then no longer
+            // computes it (as LLVM's `OnlyCheapRepl` weighs expansion cost).
+            (!symbolic || steps.len() == 1 || only_feeds_itself(f, loops, id, x)).then_some(steps)
+        })
         .collect();
     if steps.iter().all(Option::is_none) {
         return None;
@@ -407,6 +414,27 @@ fn replace_exit_values(
         f.set_target(plan.branch, plan.exit, exit);
     }
     replaced
+}
+
+/// Whether header parameter `x` of loop `id` is read in the loop only by the
+/// computation of its next value, which the loop only passes back or out.
+fn only_feeds_itself(f: &Function, loops: &LoopForest, id: LoopId, x: Value) -> bool {
+    let inside = |u: &Inst| {
+        f.layout
+            .inst_block(*u)
+            .is_some_and(|b| loops.contains(id, b))
+    };
+    let users: Vec<Inst> = f.users(x).iter().copied().filter(inside).collect();
+    let [next] = users[..] else {
+        return false;
+    };
+    let Some(n) = f.inst_result(next) else {
+        return false;
+    };
+    f.users(n)
+        .iter()
+        .filter(|u| inside(u))
+        .all(|&u| f.kind(u).is_terminator())
 }
 
 /// The instructions outside loop `id` that use `v`.
@@ -726,6 +754,41 @@ bb3(%8: i32, %9: i32):
             let out = same_behaviour(src, &passes, a);
             assert!(!branches_to_itself(&out), "the loop is gone:\n{out}");
         }
+    }
+
+    #[test]
+    fn a_second_order_value_the_loop_still_reads_keeps_a_run_time_count_loop_alone() {
+        // do { print(s); s += i; i++ } while (i < n): s is still computed in the
+        // loop, so its closed form before the loop would only add work; with a
+        // constant count it is replaced (the cost is a constant).
+        let src = |bound: &str| {
+            format!(
+                r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  jump bb1(0, 0)
+bb1(%1: i32, %2: i32):
+  call @putint(%2)
+  %3 = add %2, %1
+  %4 = add %1, 1
+  %5 = slt %4, {bound}
+  br %5, bb1(%4, %3), bb2
+bb2:
+  call @putint(%3)
+  ret 0
+}}
+"#
+            )
+        };
+        // A run-time C(k, 2) needs a halving (`lshr`); the constant one is 45.
+        let out = same_behaviour(&src("%0"), &["finalvalue"], "6");
+        assert!(!out.contains("lshr"), "{out}");
+        let out = same_behaviour(&src("10"), &["finalvalue"], "");
+        assert!(out.contains("45"), "{out}");
     }
 
     #[test]
