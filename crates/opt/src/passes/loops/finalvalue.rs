@@ -186,6 +186,10 @@ fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
     let taken = match se.exprs.as_const(count.count) {
         // The body runs `taken + 1` times: that must be an i32.
         Some(c) => Taken::Const(i32::try_from(c).ok().filter(|&t| t < i32::MAX)?),
+        // A run-time count of a counter stepping by more than one divides by the
+        // step: more than the few iterations such loops usually run cost (as LLVM
+        // counts a division a high-cost expansion).
+        None if se.exit_test(id, exiting)?.step.abs() != 1 => return None,
         None => Taken::Symbolic(se.exprs.trunc(loops, f, count.count)),
     };
     let branch = f.terminator(exiting)?;
