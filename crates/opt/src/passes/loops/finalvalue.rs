@@ -324,8 +324,12 @@ fn replace_exit_values(
     let preheader = plan.preheader;
     let available =
         move |f: &Function, v: Value| f.value_block(v).is_none_or(|b| dt.dominates(b, preheader));
+    // What is emitted goes between this and the preheader's jump; taken out
+    // again when nothing is replaced (so an unchanged function stays unchanged).
+    let emitted_after = f.layout.prev_inst(pterm);
     let mut ex = Expander::new(exprs, pterm, pterm, EXPANSION_BUDGET);
     let Some(counts) = Coefficients::new(f, &mut ex, &available, plan.taken) else {
+        remove_emitted(f, emitted_after, pterm);
         return 0;
     };
 
@@ -416,8 +420,18 @@ fn replace_exit_values(
     }
     if replaced > 0 {
         f.set_target(plan.branch, plan.exit, exit);
+    } else {
+        remove_emitted(f, emitted_after, pterm);
     }
     replaced
+}
+
+/// Removes the instructions between `after` (or the block's start) and `end`,
+/// which nothing uses (they were emitted for values not used in the end).
+fn remove_emitted(f: &mut Function, after: Option<Inst>, end: Inst) {
+    while let Some(i) = f.layout.prev_inst(end).filter(|&i| Some(i) != after) {
+        f.remove_inst(i);
+    }
 }
 
 /// Whether header parameter `x` of loop `id` is read in the loop only by the
