@@ -72,10 +72,17 @@ pub fn run_on(
     // Only instructions in preheaders and branch arguments change: the loop
     // structure stays valid. The loops are analysed together, in rounds: a loop
     // waits for the next round when a loop inside it changed in this one (its
-    // recurrences may then see the inner loop's exit values in closed form).
+    // recurrences may then see the inner loop's exit values in closed form). A
+    // plan stays right when an inner loop changes first (it names values, which
+    // keep their meaning), so after a few rounds everything left is applied: a
+    // deep nest costs a few analyses of the function, not one per level.
+    const ROUNDS: usize = 3;
     let mut pending: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     let mut replaced = 0;
-    while !pending.is_empty() {
+    for round in 0..ROUNDS {
+        if pending.is_empty() {
+            break;
+        }
         let (plans, exprs) = {
             // No value ranges: counts of `<` and `>` tests stepping by one, and of
             // constant bounds, need none (and the ranges of the whole function on
@@ -96,7 +103,7 @@ pub fn run_on(
         // Each round applies at least the innermost plans, so fewer loops wait.
         let mut waiting = Vec::new();
         for plan in &plans {
-            if inside_planned(plan.id) {
+            if round + 1 < ROUNDS && inside_planned(plan.id) {
                 waiting.push(plan.id);
             } else {
                 replaced += replace_exit_values(f, dt, loops, &exprs, plan);
