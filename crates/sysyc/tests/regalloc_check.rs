@@ -1,7 +1,8 @@
 //! The register allocation checker (`riscv::regalloc::checker`) over every function
 //! of every program: the project's own `tests/programs/*.sy` always, and the
 //! official suite's functional, hidden-functional and performance cases when
-//! `../shared/sysy2022` (or `$SYSY_SUITE`) is present. Each file is compiled at
+//! `../shared/sysy2022` (or `$SYSY_SUITE`) is present, and `sysy2026/performance`
+//! beside it. Each file is compiled at
 //! -O2, -O1 (the same pipeline today) and -O0 (the back end without the
 //! pre-allocation passes) with the back end's verification on, which runs the
 //! checker after allocating each function: an allocation it cannot prove fails the
@@ -53,6 +54,10 @@ fn every_allocation_of_the_suite_is_proved() {
         Some(suite) => {
             for dir in ["functional", "hidden_functional", "performance"] {
                 files.extend(sy_files(&suite.join(dir)));
+            }
+            // The later contest's performance cases sit beside the 2022 suite.
+            if let Some(shared) = suite.parent() {
+                files.extend(sy_files(&shared.join("sysy2026/performance")));
             }
         }
         None => eprintln!(
