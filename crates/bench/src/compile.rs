@@ -118,10 +118,46 @@ pub fn compile_reference(
     sy: &Path,
     exe: &Path,
 ) -> Result<(), String> {
+    first_that_compiles(sy, exe, |src, lang| match which {
+        Reference::Gcc => gcc_build(h, prelude, src, exe, lang),
+        Reference::Clang => {
+            let clang = clang.ok_or("clang-14 not found")?;
+            let obj = exe.with_extension("o");
+            clang_compile(clang, prelude, src, &obj, lang)
+                .and_then(|()| h.link_files(&[&obj], &[], exe))
+        }
+    })
+}
+
+/// `gcc -O2 -S`: the reference's assembly of `sy` in `asm` (the same attempts as
+/// [`compile_reference`]).
+pub fn reference_asm(h: &Harness, prelude: &Path, sy: &Path, asm: &Path) -> Result<(), String> {
+    first_that_compiles(sy, asm, |src, lang| {
+        let mut cmd = Command::new(&h.toolchain.cc);
+        cmd.arg("-O2").args(sysy_c_flags(prelude, lang));
+        cmd.arg(src).arg("-S").arg("-o").arg(asm);
+        let out = cmd
+            .output()
+            .map_err(|e| format!("cannot run {}: {e}", h.toolchain.cc.display()))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(String::from_utf8_lossy(&out.stderr).into_owned())
+        }
+    })
+}
+
+/// Runs `build` on `sy` as C, as C with scalar `const int`s rewritten to
+/// enumerators (written beside `out`), then as C++, until one succeeds.
+fn first_that_compiles(
+    sy: &Path,
+    out: &Path,
+    mut build: impl FnMut(&Path, &str) -> Result<(), String>,
+) -> Result<(), String> {
     let source = fs::read_to_string(sy).map_err(|e| format!("{}: {e}", sy.display()))?;
     let rewritten = match const_ints_to_enums(&source) {
         Some(text) => {
-            let path = exe.with_extension("c");
+            let path = out.with_extension("c");
             fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
             Some(path)
         }
@@ -134,16 +170,7 @@ pub fn compile_reference(
     attempts.push((sy, "c++"));
     let mut errors = Vec::new();
     for (src, lang) in attempts {
-        let result = match which {
-            Reference::Gcc => gcc_build(h, prelude, src, exe, lang),
-            Reference::Clang => {
-                let clang = clang.ok_or("clang-14 not found")?;
-                let obj = exe.with_extension("o");
-                clang_compile(clang, prelude, src, &obj, lang)
-                    .and_then(|()| h.link_files(&[&obj], &[], exe))
-            }
-        };
-        match result {
+        match build(src, lang) {
             Ok(()) => return Ok(()),
             Err(e) => errors.push(format!(
                 "as {lang} ({}): {}",

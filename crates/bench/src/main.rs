@@ -4,11 +4,13 @@
 //! `performance` suite) with sysyc and the reference compilers, runs them under
 //! qemu with an instruction-counting plugin, judges the output and prints a
 //! per-case table with the geometric mean of the sysyc/gcc ratios.
-//! `bench compare A.json B.json` compares two `--json` reports.
+//! `bench compare A.json B.json` compares two `--json` reports; `bench frames`
+//! lists functions whose stack frame outgrows 2 KiB where gcc's does not.
 //! See crates/bench/README.md.
 
 mod compare;
 mod compile;
+mod frames;
 mod pipeline;
 mod plugin;
 mod report;
@@ -80,6 +82,20 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         repeat: usize,
     },
+    /// Functions whose sysyc frame exceeds 2 KiB (stack offsets beyond a 12-bit
+    /// immediate) while gcc -O2's frame for them, with the callees sysyc inlined,
+    /// stays under it; exits with status 1 when there is any.
+    Frames {
+        /// Suite directories, or `all` (as for a bench run)
+        #[arg(long)]
+        suite: Vec<PathBuf>,
+        /// The sysyc binary [default: $CARGO_TARGET_DIR or <repo>/target, then release/sysyc]
+        #[arg(long)]
+        sysyc: Option<PathBuf>,
+        /// sysyc optimisation level (-O LEVEL)
+        #[arg(short = 'O', long = "opt", default_value_t = 2)]
+        opt: u32,
+    },
     /// Print a .sy file as the C the reference compilers see (prelude included).
     #[command(name = "to-c")]
     ToC {
@@ -141,6 +157,11 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Some(Command::Compare { a, b }) => compare_cmd(&a, &b),
         Some(Command::ToC { sy }) => compile::to_c(&sy).map(|c| print!("{c}")),
+        Some(Command::Frames { suite, sysyc, opt }) => match frames_cmd(&suite, sysyc, opt) {
+            Ok(0) => Ok(()),
+            Ok(_) => return ExitCode::from(1),
+            Err(e) => Err(e),
+        },
         Some(Command::Scaling {
             sysyc,
             opt,
@@ -206,6 +227,46 @@ fn scaling_cmd(
     )
 }
 
+/// `bench frames`: the number of oversized frames found (each printed).
+fn frames_cmd(suite: &[PathBuf], sysyc: Option<PathBuf>, opt: u32) -> Result<usize, String> {
+    let sysyc = sysyc.unwrap_or_else(default_sysyc);
+    let harness = Harness::new()?;
+    let cache = default_cache_dir();
+    fs::create_dir_all(&cache).map_err(|e| e.to_string())?;
+    let work = unique_temp_dir(&cache).map_err(|e| e.to_string())?;
+    let prelude = work.join("sysy_prelude.h");
+    fs::write(&prelude, harness::csource::PRELUDE).map_err(|e| e.to_string())?;
+    let (ours_asm, gcc_asm) = (work.join("sysyc.s"), work.join("gcc.s"));
+    let (mut functions, mut found) = (0, 0);
+    for dir in suite_dirs(suite)? {
+        for case in cases(&dir) {
+            let c =
+                compile::compile_sysyc(&sysyc, &case.sy, &ours_asm, opt, Duration::from_secs(600))?;
+            if !c.outcome.success() {
+                return Err(format!("sysyc failed on {}", case.sy.display()));
+            }
+            compile::reference_asm(&harness, &prelude, &case.sy, &gcc_asm)?;
+            let read = |p: &std::path::Path| fs::read_to_string(p).map_err(|e| e.to_string());
+            let ours = frames::frame_sizes(&read(&ours_asm)?);
+            let theirs = frames::frame_sizes(&read(&gcc_asm)?);
+            functions += ours.len();
+            for o in frames::oversized(&ours, &theirs) {
+                found += 1;
+                println!(
+                    "{} {}: sysyc {} bytes, gcc {}",
+                    case.sy.display(),
+                    o.function,
+                    o.sysyc,
+                    o.gcc
+                );
+            }
+        }
+    }
+    println!("{functions} functions, {found} with a frame beyond 2 KiB where gcc's is within it");
+    let _ = fs::remove_dir_all(&work);
+    Ok(found)
+}
+
 fn default_sysyc() -> PathBuf {
     let target = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
@@ -213,14 +274,15 @@ fn default_sysyc() -> PathBuf {
     target.join("release").join("sysyc")
 }
 
-/// The suite directories `--suite` names (`all`: every corpus).
-fn suites(args: &RunArgs) -> Result<Vec<PathBuf>, String> {
+/// The directories `--suite` values name (`all`: every corpus; none: the 2022
+/// performance suite).
+fn suite_dirs(suite: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let root = || suite_root().ok_or("no suite found: pass --suite DIR or set SYSY_SUITE");
-    if args.suite.is_empty() {
+    if suite.is_empty() {
         return Ok(vec![root()?.join("performance")]);
     }
     let mut out = Vec::new();
-    for s in &args.suite {
+    for s in suite {
         if s.as_os_str() == "all" {
             let r = root()?;
             let shared = r.parent().ok_or("the suite root has no parent")?;
@@ -252,7 +314,7 @@ fn suite_name(dir: &std::path::Path) -> String {
 }
 
 fn bench_cmd(args: &RunArgs) -> Result<(), String> {
-    let suites = suites(args)?;
+    let suites = suite_dirs(&args.suite)?;
     let mut reports = Vec::new();
     for suite in &suites {
         let json = args.json.as_ref().map(|j| {
