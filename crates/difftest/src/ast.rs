@@ -86,6 +86,30 @@ pub struct Func {
     /// appear anywhere in an expression. Calls to impure functions appear only where
     /// C sequences them (see [`crate::validate`]).
     pub pure_fn: bool,
+    /// `Some` for a function that calls itself.
+    pub recursion: Option<Recursion>,
+}
+
+/// How a self-recursive function stays bounded. It starts with
+///
+/// ```text
+/// if (depth <= 0 || depth > limit) return base;
+/// ```
+///
+/// and every call to itself passes `depth - c` (`c >= 1`, an integer literal) as
+/// the depth, which no statement assigns: whatever its callers pass, it recurses at
+/// most `limit` levels deep. The recursive call is usually the final return, alone
+/// (`return f(depth - 1, ...);`, a tail call) or combined with a value
+/// (`return x + f(depth - 1, ...);`, an accumulator), or a void function's last
+/// statement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Recursion {
+    /// The depth parameter: an `int`, never assigned.
+    pub depth: String,
+    /// The deepest recursion.
+    pub limit: i32,
+    /// What the base case returns (`None` for a void function).
+    pub base: Option<Expr>,
 }
 
 /// A function parameter.

@@ -68,6 +68,11 @@ impl Printer {
                 self.clamp_var(&p.name);
             }
         }
+        if let Some(r) = &f.recursion {
+            self.open(&format!("if ({0} <= 0 || {0} > {1}) ", r.depth, r.limit));
+            self.ret_stmt(r.base.as_ref());
+            self.close("}");
+        }
         self.stmts(&f.body);
         if let Some(e) = &f.tail {
             self.ret_stmt(Some(e));

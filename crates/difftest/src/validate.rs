@@ -27,6 +27,11 @@
 //!   arguments never contain such a call. A pure function touches no globals (except
 //!   constants), never writes through its array parameters, prints nothing and calls
 //!   only pure functions;
+//! - **recursion**: a function calls itself only when it has a [`Recursion`] (its
+//!   depth parameter is an `int` nobody assigns, its base case returns at once for a
+//!   depth outside `[1, limit]` and calls nothing of its own), and each such call
+//!   passes `depth - c` with a literal `c >= 1`: the recursion ends within `limit`
+//!   levels; other calls go to functions defined earlier;
 //! - **input**: `getint()`/`getfloat()` only initialise variables at the top level of
 //!   `main`, so they read the generated input in a fixed order.
 
@@ -41,6 +46,7 @@ pub fn validate(p: &Program) -> Result<(), String> {
         vars: Scopes::default(),
         loops: Vec::new(),
         func: None,
+        recursive: None,
     };
     for g in &p.globals {
         v.decl(g, true)?;
@@ -123,6 +129,8 @@ struct Validator {
     loops: Vec<LoopInfo>,
     /// The function being checked: (pure, return type).
     func: Option<(bool, Option<Ty>)>,
+    /// The recursive function being checked and its depth parameter.
+    recursive: Option<(String, String)>,
 }
 
 type R = Result<(), String>;
@@ -140,6 +148,9 @@ impl Validator {
 
     fn func(&mut self, f: &Func) -> R {
         self.func = Some((f.pure_fn, f.ret));
+        self.recursive = None;
+        self.recursion(f)
+            .map_err(|e| format!("in {}: {e}", f.name))?;
         for p in &f.params {
             self.vars.insert(
                 p.name.clone(),
@@ -149,10 +160,16 @@ impl Validator {
                     is_const: false,
                     global: false,
                     param_array: p.array.is_some(),
-                    loop_var: false,
+                    // The depth of a recursion is never assigned.
+                    loop_var: self.recursive.as_ref().is_some_and(|(_, d)| *d == p.name),
                     value: None,
                 },
             );
+        }
+        // The base case comes first: only the parameters are in scope.
+        if let Some(b) = f.recursion.as_ref().and_then(|r| r.base.as_ref()) {
+            self.return_value(b)
+                .map_err(|e| format!("in {}: base case: {e}", f.name))?;
         }
         for s in &f.body {
             match s {
@@ -184,11 +201,48 @@ impl Validator {
             }
         }
         match (&f.tail, f.ret) {
-            (Some(e), Some(_)) => self.root_value(e),
+            (Some(e), Some(_)) => self.return_value(e),
             (None, None) => Ok(()),
             _ => Err(format!("{}: tail return does not match the type", f.name)),
         }
         .map_err(|e| format!("in {}: {e}", f.name))
+    }
+
+    /// A recursive function's depth parameter and base case; makes the function
+    /// callable from its own body (with a decreasing depth, see [`Self::call`]).
+    fn recursion(&mut self, f: &Func) -> R {
+        let Some(r) = &f.recursion else {
+            return Ok(());
+        };
+        if !f
+            .params
+            .iter()
+            .any(|p| p.name == r.depth && p.ty == Ty::Int && p.array.is_none())
+        {
+            return Err(format!("the depth `{}` is not an int parameter", r.depth));
+        }
+        if r.limit < 1 {
+            return Err("a recursion limit below 1".into());
+        }
+        // The base case runs before the parameters are in scope here, but it is
+        // printed inside the function: check it as the final return is checked.
+        let mut calls_self = false;
+        if let Some(b) = &r.base {
+            let mut b = b.clone();
+            crate::visit::expr(&mut b, &mut |e| {
+                calls_self |= matches!(e, Expr::Call(c) if c.func == f.name);
+                false
+            });
+        }
+        if calls_self {
+            return Err("the base case calls the function itself".into());
+        }
+        if r.base.is_some() != f.ret.is_some() {
+            return Err("the base case does not match the return type".into());
+        }
+        self.recursive = Some((f.name.clone(), r.depth.clone()));
+        self.funcs.insert(f.name.clone(), f.clone());
+        Ok(())
     }
 
     fn decl(&mut self, d: &Decl, global: bool) -> R {
@@ -395,7 +449,7 @@ impl Validator {
                 _ => Err(format!("continue of `{var}` outside its loop")),
             },
             Stmt::Return(e) => match (e, self.func.and_then(|f| f.1)) {
-                (Some(e), Some(_)) => self.root_value(e),
+                (Some(e), Some(_)) => self.return_value(e),
                 (None, None) => Ok(()),
                 _ => Err("return does not match the function type".into()),
             },
@@ -496,6 +550,22 @@ impl Validator {
         }
     }
 
+    /// A returned value: a root value, or `x op f(...)` with an impure call and an
+    /// `x` over local scalars (which the call cannot change).
+    fn return_value(&self, e: &Expr) -> R {
+        match e {
+            Expr::Bin(op, x, call) if op.is_arith() => match &**call {
+                Expr::Call(c) if !c.pure_fn => {
+                    self.call(c, true)?;
+                    self.pure_expr(x)?;
+                    self.local_scalars_only(x)
+                }
+                _ => self.pure_expr(e),
+            },
+            _ => self.root_value(e),
+        }
+    }
+
     /// A condition: `&&`, `||` and `!` trees whose operands may be impure calls
     /// (alone or compared with local scalars).
     fn cond(&self, e: &Expr) -> R {
@@ -539,6 +609,19 @@ impl Validator {
         }
         if f.params.len() != c.args.len() {
             return Err(format!("call of `{}` with the wrong arity", c.func));
+        }
+        if let Some((name, depth)) = &self.recursive {
+            if *name == c.func {
+                let i = f.params.iter().position(|p| p.name == *depth);
+                let decreasing = i.and_then(|i| c.args.get(i)).is_some_and(|a| {
+                    matches!(a, Arg::Value(Expr::Bin(BinOp::Sub, l, r))
+                        if matches!(&**l, Expr::Var { name, .. } if name == depth)
+                            && matches!(**r, Expr::Int(k) if k >= 1))
+                });
+                if !decreasing {
+                    return Err(format!("`{name}` calls itself without `{depth} - c`"));
+                }
+            }
         }
         for (p, a) in f.params.iter().zip(&c.args) {
             match (a, &p.array) {
@@ -753,6 +836,7 @@ mod tests {
             params: vec![],
             body,
             tail: Some(Expr::Int(0)),
+            recursion: None,
             pure_fn: false,
         });
         Program {
@@ -934,6 +1018,7 @@ mod tests {
                 value: Expr::Int(1),
             }],
             tail: Some(Expr::Int(2)),
+            recursion: None,
             pure_fn: false,
         };
         let call = Expr::Call(Call {
@@ -971,5 +1056,69 @@ mod tests {
         // ... but not `bump() > g`: `g` may be read before or after the call.
         let racy = Expr::bin(BinOp::Gt, call, Expr::var("g", Ty::Int));
         assert!(validate(&prog(vec![stmt(racy)])).is_err());
+    }
+
+    /// `int f(int d, int x) { if (d <= 0 || d > 50) return x; ...; return TAIL; }`
+    fn recursive(tail: Expr, base: Expr, body: Vec<Stmt>) -> Func {
+        Func {
+            name: "f".into(),
+            ret: Some(Ty::Int),
+            params: ["d", "x"]
+                .map(|n| Param {
+                    name: n.into(),
+                    ty: Ty::Int,
+                    array: None,
+                })
+                .to_vec(),
+            body,
+            tail: Some(tail),
+            pure_fn: true,
+            recursion: Some(Recursion {
+                depth: "d".into(),
+                limit: 50,
+                base: Some(base),
+            }),
+        }
+    }
+
+    fn self_call(depth: Expr) -> Expr {
+        Expr::Call(Call {
+            func: "f".into(),
+            args: vec![Arg::Value(depth), Arg::Value(Expr::var("x", Ty::Int))],
+            pure_fn: true,
+            ret: Some(Ty::Int),
+        })
+    }
+
+    #[test]
+    fn a_recursion_must_count_its_depth_down() {
+        let d = || Expr::var("d", Ty::Int);
+        let down = |k| self_call(Expr::bin(BinOp::Sub, d(), Expr::Int(k)));
+        let x = || Expr::var("x", Ty::Int);
+        let check = |f: Func| validate(&main_with(vec![], vec![f], vec![]));
+        // return f(d - 1, x); and return d + f(d - 2, x);
+        assert_eq!(check(recursive(down(1), x(), vec![])), Ok(()));
+        let acc = Expr::bin(BinOp::Add, d(), down(2));
+        assert_eq!(check(recursive(acc, x(), vec![])), Ok(()));
+        // f(d, x) and f(d - 0, x) do not end; neither does f(d + 1, x).
+        assert!(check(recursive(self_call(d()), x(), vec![])).is_err());
+        assert!(check(recursive(down(0), x(), vec![])).is_err());
+        let up = self_call(Expr::bin(BinOp::Add, d(), Expr::Int(1)));
+        assert!(check(recursive(up, x(), vec![])).is_err());
+        // A base case that recurses runs forever below zero.
+        assert!(check(recursive(down(1), down(1), vec![])).is_err());
+        // The depth is never assigned.
+        let assign = Stmt::Assign {
+            target: LValue::Var {
+                name: "d".into(),
+                ty: Ty::Int,
+            },
+            value: Expr::Int(3),
+        };
+        assert!(check(recursive(down(1), x(), vec![assign])).is_err());
+        // Without a Recursion, a function cannot call itself.
+        let mut plain = recursive(down(1), x(), vec![]);
+        plain.recursion = None;
+        assert!(check(plain).is_err());
     }
 }

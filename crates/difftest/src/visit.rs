@@ -30,7 +30,8 @@ fn list(l: &mut Vec<Stmt>, f: &mut dyn FnMut(&mut Vec<Stmt>) -> bool) -> bool {
 }
 
 /// Calls `f` on every expression node, a node before its operands, in program
-/// order (global initialisers, then each function's statements and final return).
+/// order (global initialisers, then each function's base case, statements and
+/// final return).
 /// Array dimensions are not visited: they fix shapes the indices rely on.
 pub fn exprs(p: &mut Program, f: &mut dyn FnMut(&mut Expr) -> bool) -> bool {
     for g in &mut p.globals {
@@ -39,7 +40,11 @@ pub fn exprs(p: &mut Program, f: &mut dyn FnMut(&mut Expr) -> bool) -> bool {
         }
     }
     for func in &mut p.funcs {
-        if stmts(&mut func.body, f) || func.tail.as_mut().is_some_and(|e| expr(e, f)) {
+        let base = func.recursion.as_mut().and_then(|r| r.base.as_mut());
+        if base.is_some_and(|e| expr(e, f))
+            || stmts(&mut func.body, f)
+            || func.tail.as_mut().is_some_and(|e| expr(e, f))
+        {
             return true;
         }
     }

@@ -103,6 +103,47 @@ fn large_programs_have_the_shapes_of_real_ones() {
     );
 }
 
+/// Recursion as real programs have it: functions calling themselves in tail
+/// position, with an accumulator (`d + f(d - 1, ...)`) and as a void function's
+/// last statement, a few levels and thousands deep; each valid and bounded.
+#[test]
+fn recursive_functions_have_every_form() {
+    use difftest::ast::Expr;
+    let (mut tail, mut acc, mut void, mut deep, mut recursive) = (0, 0, 0, 0, 0);
+    for seed in 0..300 {
+        let p = generate(seed, &GenConfig::default());
+        if let Err(e) = validate(&p) {
+            panic!("seed {seed}: {e}");
+        }
+        for f in &p.funcs {
+            let Some(r) = &f.recursion else { continue };
+            recursive += 1;
+            deep += usize::from(r.limit >= 100);
+            match &f.tail {
+                Some(Expr::Call(c)) if c.func == f.name => tail += 1,
+                Some(Expr::Bin(_, _, c)) if matches!(&**c, Expr::Call(c) if c.func == f.name) => {
+                    acc += 1
+                }
+                None => {
+                    void += usize::from(
+                        matches!(f.body.last(), Some(Stmt::Call(c)) if c.func == f.name),
+                    )
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(recursive >= 100, "{recursive} recursive functions");
+    for (what, n) in [
+        ("tail", tail),
+        ("accumulator", acc),
+        ("void", void),
+        ("deep", deep),
+    ] {
+        assert!(n >= 10, "{n} {what} recursions of {recursive}");
+    }
+}
+
 /// Whether a declaration of `p` reuses the name of a global or of an earlier
 /// declaration of its function (which, the program being valid, it hides).
 fn has_shadowing(p: &Program) -> bool {

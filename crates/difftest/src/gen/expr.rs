@@ -549,9 +549,15 @@ impl Gen<'_> {
         })
     }
 
-    fn args(&mut self, f: &FuncSym) -> Option<Vec<Arg>> {
+    pub(super) fn args(&mut self, f: &FuncSym) -> Option<Vec<Arg>> {
         let mut args = Vec::new();
         for p in &f.params {
+            if let Some((d, limit)) = &f.depth {
+                if *d == p.name {
+                    args.push(Arg::Value(self.depth_arg(*limit)));
+                    continue;
+                }
+            }
             match &p.array {
                 None => {
                     let ty = if self.chance(0.85) {
@@ -569,6 +575,20 @@ impl Gen<'_> {
             }
         }
         Some(args)
+    }
+
+    /// The depth passed to a recursive function of depth `limit`: a constant, an
+    /// enclosing loop's variable or a value reduced modulo `limit + 1` (a negative
+    /// one stops at once).
+    pub(super) fn depth_arg(&mut self, limit: i32) -> Expr {
+        match self.weighted(&[2, 1, 2]) {
+            0 => Expr::Int(self.between(0, limit as i64) as i32),
+            1 if !self.loops.is_empty() => {
+                let l = self.pick(&self.loops.clone()).clone();
+                Expr::var(&l.var, Ty::Int)
+            }
+            _ => Expr::Rem(Box::new(self.int_expr(1)), Divisor::Int(limit + 1)),
+        }
     }
 
     /// A visible array, indexed down to a shape that fits `ap`.

@@ -29,7 +29,19 @@ impl Gen<'_> {
         let budget = (self.cfg.max_cost / 20).max(50);
         self.begin_function(pure_fn, ret, budget);
         self.in_main = false;
-        let params = self.params();
+        let mut params = self.params();
+        // Now and then a function that calls itself, counting a depth down.
+        let depth = self.chance(0.25).then(|| self.name("d"));
+        if let Some(d) = &depth {
+            params.insert(
+                0,
+                Param {
+                    name: d.clone(),
+                    ty: Ty::Int,
+                    array: None,
+                },
+            );
+        }
         for p in &params {
             self.declare(Sym {
                 name: p.name.clone(),
@@ -38,19 +50,29 @@ impl Gen<'_> {
                 is_const: false,
                 global: false,
                 param_array: p.array.is_some(),
-                loop_var: false,
+                loop_var: depth.as_ref() == Some(&p.name),
                 value: None,
             });
         }
-        let body = self.block_body(0);
-        let tail = ret.map(|ty| self.tail_value(ty));
-        self.funcs.push(FuncSym {
+        // The base case sees the parameters only: it is printed first.
+        let base = depth.as_ref().and_then(|_| ret.map(|ty| self.expr(ty, 1)));
+        let mut body = self.block_body(0);
+        let mut sym = FuncSym {
             name: name.clone(),
             params: params.clone(),
             ret,
             pure_fn,
             cost: self.cost + 1,
-        });
+            depth: None,
+        };
+        let (tail, recursion) = match depth {
+            Some(d) => {
+                let (tail, r) = self.recursive_end(&mut sym, d, base, &mut body);
+                (tail, Some(r))
+            }
+            None => (ret.map(|ty| self.tail_value(ty)), None),
+        };
+        self.funcs.push(sym);
         Func {
             name,
             ret,
@@ -58,7 +80,100 @@ impl Gen<'_> {
             body,
             tail,
             pure_fn,
+            recursion,
         }
+    }
+
+    /// The end of a recursive function: its call to itself with `depth - c` (the
+    /// final return, alone or after `x +` / `x *`, or a void function's last
+    /// statement), and its [`Recursion`] with `base`. Sets `sym`'s limit and cost (a call costs up to
+    /// `limit` levels of the body), keeping the cost within the budget.
+    fn recursive_end(
+        &mut self,
+        sym: &mut FuncSym,
+        depth: String,
+        base: Option<Expr>,
+        body: &mut Vec<Stmt>,
+    ) -> (Option<Expr>, Recursion) {
+        // The parameters themselves when no other arguments fit (and the arrays
+        // mostly: a recursion over one array).
+        let generated = self.args(sym);
+        let mut args: Vec<Arg> = sym
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| match (&generated, &p.array) {
+                (Some(g), None) => g[i].clone(),
+                (Some(g), Some(_)) if self.chance(0.3) => g[i].clone(),
+                (_, Some(_)) => Arg::Array(ArrayRef {
+                    name: p.name.clone(),
+                    index: vec![],
+                }),
+                (None, None) => Arg::Value(Expr::var(&p.name, p.ty)),
+            })
+            .collect();
+        let at = sym.params.iter().position(|p| p.name == depth);
+        let step = if self.chance(0.85) { 1 } else { 2 };
+        if let Some(a) = at.and_then(|i| args.get_mut(i)) {
+            *a = Arg::Value(Expr::bin(
+                BinOp::Sub,
+                Expr::var(&depth, Ty::Int),
+                Expr::Int(step),
+            ));
+        }
+        let level = self.cost + 2;
+        // Mostly a few levels; now and then thousands (tail calls must not grow
+        // the stack).
+        let want = if self.chance(0.3) {
+            self.between(100, 3000)
+        } else {
+            self.between(2, 40)
+        };
+        let limit = want.min((self.budget / level.max(1)) as i64).max(1) as i32;
+        let call = Call {
+            func: sym.name.clone(),
+            args,
+            pure_fn: sym.pure_fn,
+            ret: sym.ret,
+        };
+        let tail = match sym.ret {
+            None => {
+                body.push(Stmt::Call(call));
+                None
+            }
+            Some(ty) => Some(match self.accumulator(ty, &depth) {
+                Some((op, x)) if self.chance(0.5) => Expr::bin(op, x, Expr::Call(call)),
+                _ => Expr::Call(call),
+            }),
+        };
+        sym.cost = (limit as u64).saturating_mul(level);
+        sym.depth = Some((depth.clone(), limit));
+        (tail, Recursion { depth, limit, base })
+    }
+
+    /// What a recursive function of type `ty` adds to (or multiplies by) its
+    /// recursive call's result: a local scalar (the depth, often), so the return
+    /// stays well-ordered when the function has side effects.
+    fn accumulator(&mut self, ty: Ty, depth: &str) -> Option<(BinOp, Expr)> {
+        let scalars: Vec<Sym> = self.scopes[0]
+            .iter()
+            .filter(|s| s.shape.is_empty() && s.ty == ty && !s.global)
+            .cloned()
+            .collect();
+        let x = if ty == Ty::Int && self.chance(0.5) {
+            Expr::var(depth, Ty::Int)
+        } else if scalars.is_empty() {
+            return None;
+        } else {
+            let s = self.pick(&scalars).clone();
+            Expr::var(&s.name, s.ty)
+        };
+        let op = if ty == Ty::Int && self.chance(0.3) {
+            BinOp::Mul
+        } else {
+            BinOp::Add
+        };
+        Some((op, x))
     }
 
     /// Parameters: a few scalars and up to two arrays shaped like visible global
@@ -171,6 +286,7 @@ impl Gen<'_> {
             params: vec![],
             body,
             tail: Some(tail),
+            recursion: None,
             pure_fn: false,
         }
     }

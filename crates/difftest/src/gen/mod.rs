@@ -6,9 +6,11 @@
 //! - globals: `const int`s (used in dimensions and expressions), a `const float`, a
 //!   `const int` table, int and float scalars and arrays of up to three dimensions,
 //!   with and without (brace-elided, nested, partial) initialisers;
-//! - helper functions `f*` called in definition order (no recursion), pure ones
-//!   (callable anywhere in an expression) and impure ones (touching globals, writing
-//!   through array parameters, printing), with scalar and array parameters;
+//! - helper functions `f*` called in definition order, pure ones (callable anywhere
+//!   in an expression) and impure ones (touching globals, writing through array
+//!   parameters, printing), with scalar and array parameters; some call themselves
+//!   with a depth parameter counting down (see [`crate::ast::Recursion`]): tail calls,
+//!   accumulators `x + f(d - 1, ...)`, void recursions, up to thousands deep;
 //! - `main`, which may start by reading a few numbers from stdin (generated with
 //!   the program: [`Program::input`]), and whose body ends by printing every global and its own top-level
 //!   variables (the checksum), and returns an exit status computed from them.
@@ -131,6 +133,9 @@ struct FuncSym {
     pure_fn: bool,
     /// Estimated dynamic statement count of one call.
     cost: u64,
+    /// A recursive function's depth parameter and limit: callers pass depths
+    /// that recurse (see [`Gen::depth_arg`]).
+    depth: Option<(String, i32)>,
 }
 
 /// An enclosing loop: its variable, the values it takes, and its step.
