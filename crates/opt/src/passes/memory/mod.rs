@@ -10,6 +10,7 @@ pub mod locmap;
 pub mod memforward;
 pub mod predcom;
 pub mod promote;
+mod promote_elements;
 pub mod silentstore;
 pub mod sroa;
 pub mod storesink;

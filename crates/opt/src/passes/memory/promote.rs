@@ -20,7 +20,9 @@
 //! globals ([`Purity`]). The store back writes the value the global would hold at that
 //! point anyway; when the loop never wrote it, that is the value it already held.
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Preserved, Purity};
+use crate::analysis::{
+    AnalysisManager, FunctionAnalyses, LoopForest, LoopId, PointerRoots, Preserved, Purity,
+};
 use crate::pipeline::Pass;
 use ir::{Block, BlockCall, Function, GlobalId, Inst, InstKind, Module, Type, Value, ValueDef};
 use rustc_hash::FxHashSet;
@@ -156,75 +158,95 @@ fn next_candidate(
     scalars: &FxHashSet<GlobalId>,
     fa: &mut FunctionAnalyses,
 ) -> Option<Candidate> {
-    let (cfg, _, loops) = fa.loops(f);
+    let (cfg, dt, loops) = fa.loops(f);
     let accesses = scalar_accesses(f, loops, scalars);
+    let roots = PointerRoots::compute(f);
     let mut ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     ids.sort_by_key(|&id| loops.get(id).depth);
     for id in ids {
         let Some(preheader) = loops.preheader(id, cfg) else {
             continue;
         };
-        // Nothing to promote (and nothing to scan) without an access to a
-        // scalar global in the loop.
-        if accesses[id.0 as usize] == 0 {
-            continue;
+        // Nothing to scan for a scalar global without an access to one in the loop.
+        let global = if accesses[id.0 as usize] > 0 {
+            scalar_global(f, purity, scalars, loops, id)
+        } else {
+            None
+        };
+        let promoted = global.or_else(|| {
+            super::promote_elements::element_candidate(f, cfg, dt, loops, id, purity, &roots)
+        });
+        if let Some(global) = promoted {
+            return Some(Candidate {
+                preheader,
+                blocks: loops.get(id).blocks.to_vec(),
+                global,
+            });
         }
-        // Calls in the loop must leave globals alone.
-        let mut globals: Vec<Value> = Vec::new();
-        let mut calls_ok = true;
+    }
+    None
+}
+
+/// A scalar global of `scalars` that loop `id` writes and accesses only by name,
+/// with no call in the loop reading or writing globals.
+fn scalar_global(
+    f: &Function,
+    purity: &Purity,
+    scalars: &FxHashSet<GlobalId>,
+    loops: &LoopForest,
+    id: LoopId,
+) -> Option<Value> {
+    // Calls in the loop must leave globals alone.
+    let mut globals: Vec<Value> = Vec::new();
+    let mut calls_ok = true;
+    for &b in &loops.get(id).blocks {
+        for i in f.layout.block_insts(b) {
+            match f.kind(i) {
+                InstKind::Call { callee, .. } => {
+                    let e = purity.effects(*callee);
+                    calls_ok &= !e.reads_global && !e.writes_global;
+                }
+                InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. }
+                    if matches!(f.value_def(*ptr), ValueDef::Global(g) if scalars.contains(&g))
+                        && !globals.contains(ptr) =>
+                {
+                    globals.push(*ptr);
+                }
+                _ => {}
+            }
+        }
+    }
+    if !calls_ok {
+        return None;
+    }
+    for g in globals {
+        // (Constants and global addresses do not record their users: scan.)
+        let mut ty = None;
+        let mut writes = false;
+        let mut only_accesses = true;
         for &b in &loops.get(id).blocks {
             for i in f.layout.block_insts(b) {
-                match f.kind(i) {
-                    InstKind::Call { callee, .. } => {
-                        let e = purity.effects(*callee);
-                        calls_ok &= !e.reads_global && !e.writes_global;
-                    }
-                    InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. }
-                        if matches!(f.value_def(*ptr), ValueDef::Global(g) if scalars.contains(&g))
-                            && !globals.contains(ptr) =>
-                    {
-                        globals.push(*ptr);
-                    }
-                    _ => {}
+                let k = f.kind(i);
+                if !k.args().contains(&g) {
+                    continue;
                 }
-            }
-        }
-        if !calls_ok {
-            continue;
-        }
-        for g in globals {
-            // (Constants and global addresses do not record their users: scan.)
-            let mut ty = None;
-            let mut writes = false;
-            let mut only_accesses = true;
-            for &b in &loops.get(id).blocks {
-                for i in f.layout.block_insts(b) {
-                    let k = f.kind(i);
-                    if !k.args().contains(&g) {
+                let t = match k {
+                    InstKind::Load { ty, ptr } if *ptr == g => *ty,
+                    InstKind::Store { value, ptr } if *ptr == g && *value != g => {
+                        writes = true;
+                        f.value_type(*value)
+                    }
+                    _ => {
+                        only_accesses = false;
                         continue;
                     }
-                    let t = match k {
-                        InstKind::Load { ty, ptr } if *ptr == g => *ty,
-                        InstKind::Store { value, ptr } if *ptr == g && *value != g => {
-                            writes = true;
-                            f.value_type(*value)
-                        }
-                        _ => {
-                            only_accesses = false;
-                            continue;
-                        }
-                    };
-                    only_accesses &= *ty.get_or_insert(t) == t;
-                }
+                };
+                only_accesses &= *ty.get_or_insert(t) == t;
             }
-            // Promote only what the loop writes: loads alone are licm's business.
-            if only_accesses && writes && matches!(ty, Some(Type::I32 | Type::F32)) {
-                return Some(Candidate {
-                    preheader,
-                    blocks: loops.get(id).blocks.to_vec(),
-                    global: g,
-                });
-            }
+        }
+        // Promote only what the loop writes: loads alone are licm's business.
+        if only_accesses && writes && matches!(ty, Some(Type::I32 | Type::F32)) {
+            return Some(g);
         }
     }
     None
