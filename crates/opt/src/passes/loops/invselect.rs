@@ -57,7 +57,10 @@ struct Region {
 impl Region {
     /// `v`, or the value it stands for when it is an inner block's parameter.
     fn value(&self, v: Value) -> Value {
-        self.env.iter().find(|(p, _)| *p == v).map_or(v, |&(_, a)| a)
+        self.env
+            .iter()
+            .find(|(p, _)| *p == v)
+            .map_or(v, |&(_, a)| a)
     }
 }
 
@@ -168,7 +171,8 @@ fn choose_in(f: &mut Function, ph: Block, r: &Region) -> Block {
         let k = r.inside.iter().position(|&x| x == dest.block);
         BlockCall::new(copies[k.expect("an inner block")], Vec::new())
     };
-    let from = std::iter::once((r.branch, ph)).chain(r.inside.iter().copied().zip(copies.iter().copied()));
+    let from =
+        std::iter::once((r.branch, ph)).chain(r.inside.iter().copied().zip(copies.iter().copied()));
     for (x, into) in from {
         let new = match f.kind(f.terminator(x).expect("a region block ends in a branch")) {
             InstKind::Jump { dest } => InstKind::Jump { dest: target(dest) },
@@ -466,6 +470,82 @@ bb5:
         );
         let out = same_behaviour(&src, &["licm"], "");
         assert!(loop_ops(&out).contains(&"mul".to_string()), "{out}");
+    }
+
+    /// `if (x > 100 || x < -100) x = 0;` of an invariant `x`: the short-circuit test
+    /// is a branch whose arm is another branch, and the arm assigning 0 is entered
+    /// from both.
+    fn short_circuit(second_test: &str, arm: &str) -> String {
+        CLAMP
+            .replace(
+                "  br %7, bb3(100), bb3(%6)\n",
+                &format!(
+                    "  br %7, bb5, bb6\nbb6:\n{second_test}  br %20, bb5, bb3(%6)\nbb5:\n{arm}  jump bb3(0)\n"
+                ),
+            )
+            .replace(
+                "  %2 = call @f(7, 5, 0)\n",
+                "  %2 = call @f(7, 5, 0)\n  %9 = call @f(-300, 5, 10)\n  call @putint(%9)\n",
+            )
+    }
+
+    /// Whether the multiply of the clamped value comes before the loop's entry
+    /// (`jump bbN(0, 0)`) in `@f` of `out`.
+    fn mul_hoisted(out: &str) -> bool {
+        let f = out
+            .split("\nfunc ")
+            .find(|t| t.starts_with("@f("))
+            .expect("@f");
+        let mul = f.find(" = mul ").expect("a multiply");
+        mul < f.find("(0, 0)\n").expect("the loop's entry")
+    }
+
+    #[test]
+    fn hoists_a_short_circuit_choice() {
+        let src = short_circuit("  %20 = slt %6, -100\n", "");
+        let out = same_behaviour(&src, &["licm"], "");
+        assert!(mul_hoisted(&out), "{out}");
+        // Once the branches left in the loop are folded, it is one block.
+        let out = run(&src, &["licm", "simplifycfg"]);
+        assert_eq!(loop_ops(&out), ["slt", "sdiv", "add", "add"], "{out}");
+    }
+
+    /// The second test of the short circuit varies (it reads the counter): the choice
+    /// stays in the loop.
+    #[test]
+    fn keeps_a_short_circuit_with_a_varying_test() {
+        let src = short_circuit("  %20 = slt %3, 2\n", "");
+        let out = same_behaviour(&src, &["licm"], "");
+        assert!(!mul_hoisted(&out), "{out}");
+    }
+
+    /// An inner block that prints, or a shared arm that prints, is not a decision.
+    #[test]
+    fn keeps_a_short_circuit_with_output() {
+        for (test, arm) in [
+            ("  %20 = slt %6, -100\n  call @putint(1)\n", ""),
+            ("  %20 = slt %6, -100\n", "  call @putint(2)\n"),
+        ] {
+            let src = short_circuit(test, arm);
+            let out = same_behaviour(&src, &["licm"], "");
+            assert!(!mul_hoisted(&out), "{out}");
+        }
+    }
+
+    /// The inner test is also reached from outside the region (from the header):
+    /// not a region (while the same test entered only from the region is one).
+    #[test]
+    fn keeps_a_short_circuit_entered_in_the_middle() {
+        let inner =
+            short_circuit("  %20 = slt %0, -100\n", "").replace("bb3(%6)\nbb5:", "bb3(%0)\nbb5:");
+        let src = inner.replace(
+            "  br %5, bb2, bb4\n",
+            "  br %5, bb7, bb4\nbb7:\n  %30 = slt %3, 3\n  br %30, bb2, bb6\n",
+        );
+        let out = same_behaviour(&src, &["licm"], "");
+        assert!(!mul_hoisted(&out), "{out}");
+        let out = same_behaviour(&inner, &["licm"], "");
+        assert!(mul_hoisted(&out), "{out}");
     }
 
     /// A float clamp chain (upper, then lower bound) of an invariant value: both
