@@ -21,26 +21,47 @@
 //! to a new block whose parameters receive the chosen values.
 //!
 //! The region: a block `b` of the loop (not of an inner loop) ends in `br %c, ..`
-//! with `%c` defined outside the loop; each arm goes to the join `j` directly or
-//! through a block that has `b` as its only predecessor and holds nothing but its
-//! jump to `j` (what an arm is once [`super::licm`] has hoisted its invariant,
-//! speculatable instructions; an arm with anything else in it, a store, a call, a
-//! load that may not be moved, is not a region). `j` is a block of the same loop,
-//! not its header, whose only predecessors are `b` and the arms. Every parameter of
-//! `j` whose values on both paths are defined outside the loop is replaced by a
-//! parameter of the new block. Moving the choice executes nothing new: it is
+//! with `%c` defined outside the loop; its edges reach the join `j` directly or
+//! through blocks of the loop that hold nothing but a jump, or a branch on another
+//! condition defined outside the loop: a short-circuit `x > K || x < -K` is a
+//! branch whose arm is another branch, an arm assigning an invariant value is a
+//! block holding nothing but its jump to `j` once [`super::licm`] has hoisted its
+//! speculatable instructions (an arm with anything else in it, a store, a call, a
+//! load that may not be moved, is not a region). Only `b` is entered from outside
+//! the region, and `j` is a block of the same loop, not its header, entered only
+//! from the region (at most [`MAX_REGION_BLOCKS`] blocks besides `b` and `j`).
+//! Every parameter of `j` whose values on all edges into it are defined outside
+//! the loop is replaced by a parameter of the new block, and the region's decisions
+//! are copied into the preheader, one new block per block of the region. Moving the choice executes nothing new: it is
 //! safe whatever the region does not hold.
 
 use crate::analysis::{LoopForest, LoopId};
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, EntityRef, Function, InstKind, Type, Value};
 
-/// A parameter of a join made invariant: its position and values on the then and
-/// else paths.
-struct Choice {
-    param: Value,
-    then_v: Value,
-    else_v: Value,
+/// At most this many blocks between a region's branch and its join.
+const MAX_REGION_BLOCKS: usize = 8;
+
+/// A region found by [`region`]: its first block, the blocks between it and the
+/// join, the values the inner blocks' parameters receive (each such block has one
+/// edge into it), and the positions of the join's parameters whose values are
+/// invariant on every edge into it.
+struct Region {
+    branch: Block,
+    inside: Vec<Block>,
+    join: Block,
+    env: Vec<(Value, Value)>,
+    chosen: Vec<usize>,
+}
+
+impl Region {
+    /// `v`, or the value it stands for when it is an inner block's parameter.
+    fn value(&self, v: Value) -> Value {
+        self.env
+            .iter()
+            .find(|(p, _)| *p == v)
+            .map_or(v, |&(_, a)| a)
+    }
 }
 
 /// Hoists the invariant choices of every loop of `f` into its preheader (`cfg` and
@@ -63,27 +84,31 @@ pub(crate) fn hoist_choices(f: &mut Function, cfg: &ControlFlowGraph, loops: &Lo
             if split.contains(&b) {
                 continue;
             }
-            let Some((cond, join, choices)) = region(f, cfg, loops, id, b, first_new) else {
+            let Some(mut r) = region(f, cfg, loops, id, b, first_new) else {
                 continue;
             };
+            let params = f.block_params(r.join).to_vec();
+            let incoming = join_args(f, &r);
             let mut selected = Vec::new();
-            for c in choices {
-                if c.then_v == c.else_v {
-                    f.replace_all_uses(c.param, c.then_v);
+            for &k in &r.chosen {
+                let first = incoming[0][k];
+                if incoming.iter().all(|args| args[k] == first) {
+                    f.replace_all_uses(params[k], first);
                 } else {
-                    selected.push(c);
+                    selected.push(k);
                 }
                 replaced += 1;
             }
             if !selected.is_empty() {
                 split.push(ph);
-                ph = choose_in(f, ph, cond, &selected);
+                r.chosen = selected;
+                ph = choose_in(f, ph, &r);
             }
             // The parameters, now unused, go with their arguments.
-            let preds = cfg.unique_preds(join);
-            for k in (0..f.block_params(join).len()).rev() {
-                if !f.has_users(f.block_params(join)[k]) {
-                    f.remove_block_param(join, k, &preds);
+            let preds = cfg.unique_preds(r.join);
+            for k in (0..f.block_params(r.join).len()).rev() {
+                if !f.has_users(f.block_params(r.join)[k]) {
+                    f.remove_block_param(r.join, k, &preds);
                 }
             }
         }
@@ -91,35 +116,88 @@ pub(crate) fn hoist_choices(f: &mut Function, cfg: &ControlFlowGraph, loops: &Lo
     replaced
 }
 
-/// Ends `ph` with `br cond, s(then values), s(else values)`, `s` a new block taking
-/// `ph`'s jump and one parameter per choice, which replaces the join's parameter.
-/// Returns `s`, the loop's preheader now.
-fn choose_in(f: &mut Function, ph: Block, cond: Value, choices: &[Choice]) -> Block {
+/// The arguments of every edge of region `r` into its join, inner blocks'
+/// parameters replaced by their values.
+fn join_args(f: &Function, r: &Region) -> Vec<Vec<Value>> {
+    std::iter::once(r.branch)
+        .chain(r.inside.iter().copied())
+        .flat_map(|x| {
+            let term = f.terminator(x).expect("a region block ends in a branch");
+            f.kind(term)
+                .targets()
+                .iter()
+                .filter(|t| t.block == r.join)
+                .map(|t| t.args.iter().map(|&v| r.value(v)).collect())
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Copies the decisions of region `r` to the end of `ph`: the branch ending `ph`,
+/// each inner block a new block between `ph` and `s`, a new block taking `ph`'s
+/// jump and one parameter per chosen parameter of the join, which it replaces;
+/// each edge into the join goes to `s` with its values. Returns `s`, the loop's
+/// preheader now.
+fn choose_in(f: &mut Function, ph: Block, r: &Region) -> Block {
     let term = f.terminator(ph).expect("a preheader ends in a jump");
     let jump = f.kind(term).clone();
+    f.remove_inst(term);
     let s = f.create_block();
     f.layout.insert_block_after(s, ph);
-    let mut then_args = Vec::new();
-    let mut else_args = Vec::new();
-    for c in choices {
-        let q = f.append_block_param(s, f.value_type(c.param));
-        f.replace_all_uses(c.param, q);
-        then_args.push(c.then_v);
-        else_args.push(c.else_v);
+    let copies: Vec<Block> = r
+        .inside
+        .iter()
+        .rev()
+        .map(|_| {
+            let c = f.create_block();
+            f.layout.insert_block_after(c, ph);
+            c
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let params = f.block_params(r.join).to_vec();
+    for &k in &r.chosen {
+        let q = f.append_block_param(s, f.value_type(params[k]));
+        f.replace_all_uses(params[k], q);
     }
-    f.remove_inst(term);
     f.append_inst(s, jump, Type::Void);
-    let br = InstKind::Br {
-        cond,
-        then_dest: BlockCall::new(s, then_args),
-        else_dest: BlockCall::new(s, else_args),
+    let target = |dest: &BlockCall| -> BlockCall {
+        if dest.block == r.join {
+            let args: Vec<Value> = r.chosen.iter().map(|&k| r.value(dest.args[k])).collect();
+            return BlockCall::new(s, args);
+        }
+        let k = r.inside.iter().position(|&x| x == dest.block);
+        BlockCall::new(copies[k.expect("an inner block")], Vec::new())
     };
-    f.append_inst(ph, br, Type::Void);
+    let from =
+        std::iter::once((r.branch, ph)).chain(r.inside.iter().copied().zip(copies.iter().copied()));
+    for (x, into) in from {
+        let new = match f.kind(f.terminator(x).expect("a region block ends in a branch")) {
+            InstKind::Jump { dest } => InstKind::Jump { dest: target(dest) },
+            InstKind::Br {
+                cond,
+                then_dest,
+                else_dest,
+            } => InstKind::Br {
+                cond: *cond,
+                then_dest: target(then_dest),
+                else_dest: target(else_dest),
+            },
+            _ => unreachable!("a region block ends in a jump or branch"),
+        };
+        f.append_inst(into, new, Type::Void);
+    }
     s
 }
 
-/// The region ending `b` ([`hoist_choices`]), if it is one with a parameter to hoist:
-/// its condition, join and the join's invariant choices.
+/// The region starting at `b` ([`hoist_choices`]), if it is one with a parameter to
+/// hoist. `b` ends in a branch on an invariant condition; the blocks it leads to
+/// before the join hold nothing but a jump, or a branch on an invariant condition,
+/// and have no parameters (or are an arm: one edge from one predecessor, a jump,
+/// whose parameters only pass on the edge's values); only `b` is entered from
+/// outside the region.
 fn region(
     f: &Function,
     cfg: &ControlFlowGraph,
@@ -127,85 +205,87 @@ fn region(
     id: LoopId,
     b: Block,
     first_new: usize,
-) -> Option<(Value, Block, Vec<Choice>)> {
-    let InstKind::Br {
-        cond,
-        then_dest,
-        else_dest,
-    } = f.kind(f.terminator(b)?)
-    else {
-        return None;
-    };
+) -> Option<Region> {
     let invariant = |v: Value| match f.value_block(v) {
         None => true,
         Some(d) => d.index() < first_new && !loops.contains(id, d),
     };
+    let header = loops.get(id).header;
+    let in_loop = |x: Block| x.index() < first_new && loops.innermost(x) == Some(id);
+    let InstKind::Br { cond, .. } = f.kind(f.terminator(b)?) else {
+        return None;
+    };
     if !invariant(*cond) {
         return None;
     }
-    let (then_join, then_args) = path(f, cfg, b, then_dest)?;
-    let (else_join, else_args) = path(f, cfg, b, else_dest)?;
-    let join = then_join;
-    if else_join != join
-        || join == loops.get(id).header
-        || loops.innermost(join) != Some(id)
-        || join.index() >= first_new
-    {
-        return None;
-    }
-    let arms = [then_dest.block, else_dest.block];
-    if cfg
-        .unique_preds(join)
-        .iter()
-        .any(|p| *p != b && !arms.contains(p))
-    {
-        return None;
-    }
-    let choices: Vec<Choice> = f
-        .block_params(join)
-        .iter()
-        .zip(then_args.iter().zip(&else_args))
-        .filter(|(_, (t, e))| invariant(**t) && invariant(**e))
-        .map(|(&param, (&then_v, &else_v))| Choice {
-            param,
-            then_v,
-            else_v,
-        })
-        .collect();
-    (!choices.is_empty()).then_some((*cond, join, choices))
-}
-
-/// Where the edge `dest` out of `b` leads: the join and the values its parameters
-/// receive on this path. The edge's block is the join, or an empty arm (only
-/// predecessor `b`, nothing but a jump) whose jump goes to the join.
-fn path(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    b: Block,
-    dest: &BlockCall,
-) -> Option<(Block, Vec<Value>)> {
-    let arm = dest.block;
-    let mut insts = f.layout.block_insts(arm);
-    let first = insts.next()?;
-    let InstKind::Jump { dest: to } = f.kind(first) else {
-        return Some((arm, dest.args.to_vec()));
+    // Edges into `x` from the terminator of `from`.
+    let edges_into = |x: Block, from: Block| f.successors(from).iter().filter(|&&s| s == x).count();
+    // Whether `x`, entered from `from`, lies inside the region.
+    let inner = |x: Block, from: Block| -> bool {
+        if x == header || x == b || !in_loop(x) {
+            return false;
+        }
+        let Some(first) = f.layout.block_insts(x).next() else {
+            return false;
+        };
+        match f.kind(first) {
+            InstKind::Jump { .. } => {
+                f.block_params(x).is_empty()
+                    || (cfg.unique_preds(x) == [from] && edges_into(x, from) == 1)
+            }
+            InstKind::Br { cond, .. } => f.block_params(x).is_empty() && invariant(*cond),
+            _ => false,
+        }
     };
-    if cfg.unique_preds(arm) != [b] || f.successors(b).iter().all(|&s| s == arm) {
-        // Entered from elsewhere too, or both edges of `b` go to it: `arm` is the
-        // join itself.
-        return Some((arm, dest.args.to_vec()));
+    // The region's inner blocks and the join, by a walk from `b`.
+    let mut r = Region {
+        branch: b,
+        inside: Vec::new(),
+        join: b,
+        env: Vec::new(),
+        chosen: Vec::new(),
+    };
+    let mut join: Option<Block> = None;
+    let mut stack = vec![b];
+    while let Some(at) = stack.pop() {
+        let term = f.terminator(at)?;
+        for dest in f.kind(term).targets() {
+            let s = dest.block;
+            if r.inside.contains(&s) {
+                continue;
+            }
+            if inner(s, at) {
+                if r.inside.len() == MAX_REGION_BLOCKS {
+                    return None;
+                }
+                let args: Vec<Value> = dest.args.iter().map(|&v| r.value(v)).collect();
+                r.env.extend(f.block_params(s).iter().copied().zip(args));
+                r.inside.push(s);
+                stack.push(s);
+            } else if join.is_some_and(|j| j != s) {
+                return None;
+            } else {
+                join = Some(s);
+            }
+        }
     }
-    // An arm's parameters take `dest`'s arguments.
-    let params = f.block_params(arm);
-    let args = to
-        .args
-        .iter()
-        .map(|&v| match params.iter().position(|&p| p == v) {
-            Some(k) => dest.args[k],
-            None => v,
-        })
+    r.join = join?;
+    if r.join == header || r.join == b || !in_loop(r.join) {
+        return None;
+    }
+    let entered_inside = |x: Block| {
+        cfg.unique_preds(x)
+            .iter()
+            .all(|p| *p == b || r.inside.contains(p))
+    };
+    if !entered_inside(r.join) || !r.inside.iter().all(|&x| entered_inside(x)) {
+        return None;
+    }
+    let incoming = join_args(f, &r);
+    r.chosen = (0..f.block_params(r.join).len())
+        .filter(|&k| incoming.iter().all(|args| invariant(args[k])))
         .collect();
-    Some((to.block, args))
+    (!r.chosen.is_empty()).then_some(r)
 }
 
 #[cfg(test)]
@@ -390,6 +470,82 @@ bb5:
         );
         let out = same_behaviour(&src, &["licm"], "");
         assert!(loop_ops(&out).contains(&"mul".to_string()), "{out}");
+    }
+
+    /// `if (x > 100 || x < -100) x = 0;` of an invariant `x`: the short-circuit test
+    /// is a branch whose arm is another branch, and the arm assigning 0 is entered
+    /// from both.
+    fn short_circuit(second_test: &str, arm: &str) -> String {
+        CLAMP
+            .replace(
+                "  br %7, bb3(100), bb3(%6)\n",
+                &format!(
+                    "  br %7, bb5, bb6\nbb6:\n{second_test}  br %20, bb5, bb3(%6)\nbb5:\n{arm}  jump bb3(0)\n"
+                ),
+            )
+            .replace(
+                "  %2 = call @f(7, 5, 0)\n",
+                "  %2 = call @f(7, 5, 0)\n  %9 = call @f(-300, 5, 10)\n  call @putint(%9)\n",
+            )
+    }
+
+    /// Whether the multiply of the clamped value comes before the loop's entry
+    /// (`jump bbN(0, 0)`) in `@f` of `out`.
+    fn mul_hoisted(out: &str) -> bool {
+        let f = out
+            .split("\nfunc ")
+            .find(|t| t.starts_with("@f("))
+            .expect("@f");
+        let mul = f.find(" = mul ").expect("a multiply");
+        mul < f.find("(0, 0)\n").expect("the loop's entry")
+    }
+
+    #[test]
+    fn hoists_a_short_circuit_choice() {
+        let src = short_circuit("  %20 = slt %6, -100\n", "");
+        let out = same_behaviour(&src, &["licm"], "");
+        assert!(mul_hoisted(&out), "{out}");
+        // Once the branches left in the loop are folded, it is one block.
+        let out = run(&src, &["licm", "simplifycfg"]);
+        assert_eq!(loop_ops(&out), ["slt", "sdiv", "add", "add"], "{out}");
+    }
+
+    /// The second test of the short circuit varies (it reads the counter): the choice
+    /// stays in the loop.
+    #[test]
+    fn keeps_a_short_circuit_with_a_varying_test() {
+        let src = short_circuit("  %20 = slt %3, 2\n", "");
+        let out = same_behaviour(&src, &["licm"], "");
+        assert!(!mul_hoisted(&out), "{out}");
+    }
+
+    /// An inner block that prints, or a shared arm that prints, is not a decision.
+    #[test]
+    fn keeps_a_short_circuit_with_output() {
+        for (test, arm) in [
+            ("  %20 = slt %6, -100\n  call @putint(1)\n", ""),
+            ("  %20 = slt %6, -100\n", "  call @putint(2)\n"),
+        ] {
+            let src = short_circuit(test, arm);
+            let out = same_behaviour(&src, &["licm"], "");
+            assert!(!mul_hoisted(&out), "{out}");
+        }
+    }
+
+    /// The inner test is also reached from outside the region (from the header):
+    /// not a region (while the same test entered only from the region is one).
+    #[test]
+    fn keeps_a_short_circuit_entered_in_the_middle() {
+        let inner =
+            short_circuit("  %20 = slt %0, -100\n", "").replace("bb3(%6)\nbb5:", "bb3(%0)\nbb5:");
+        let src = inner.replace(
+            "  br %5, bb2, bb4\n",
+            "  br %5, bb7, bb4\nbb7:\n  %30 = slt %3, 3\n  br %30, bb2, bb6\n",
+        );
+        let out = same_behaviour(&src, &["licm"], "");
+        assert!(!mul_hoisted(&out), "{out}");
+        let out = same_behaviour(&inner, &["licm"], "");
+        assert!(mul_hoisted(&out), "{out}");
     }
 
     /// A float clamp chain (upper, then lower bound) of an invariant value: both
