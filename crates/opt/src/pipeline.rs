@@ -524,7 +524,11 @@ pub fn run_pass_list(
     opts: &mut PassOptions,
 ) -> Result<(), String> {
     let total = passes.len();
-    let mut am = AnalysisManager::new();
+    let mut am = if opts.verify_each {
+        AnalysisManager::verifying()
+    } else {
+        AnalysisManager::new()
+    };
     let mut k = 0;
     while k < total {
         let run = passes[k..]

@@ -17,6 +17,15 @@
 //! change a few times, while dozens of passes ask for them); otherwise they are
 //! dropped and computed anew.
 //!
+//! The scalar evolution ([`FunctionAnalyses::scev`]) is kept with the loop forest
+//! it describes, but it depends on the instructions too: it is dropped with the
+//! loops, and also whenever a pass reports a change to the function
+//! ([`AnalysisManager::on_function`]) or changed the module without saying which
+//! functions ([`AnalysisManager::invalidate`]), whatever else the pass preserves. So passes that
+//! change nothing (most loop passes, on most functions) share one analysis, and a
+//! pass that changes the function and then asks again calls
+//! [`FunctionAnalyses::forget_scev`] (or [`FunctionAnalyses::forget`]) first.
+//!
 //! One module-level analysis is kept by function: the purity summaries
 //! ([`Purity`]), which walk every body of the module. A body's summary is kept
 //! until a pass reports that function changed; [`AnalysisManager::purity`] walks
@@ -34,6 +43,7 @@ use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Module, SecondaryMap};
 
 use super::purity_summary::Summary;
+use super::scev::{ScalarEvolution, ScevState};
 use super::{LoopForest, PostDominatorTree, Purity};
 
 /// What a pass keeps valid when it changes the module.
@@ -73,7 +83,7 @@ impl Preserved {
 }
 
 /// The cached analyses of one function.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub struct FunctionAnalyses {
     cfg: Option<ControlFlowGraph>,
     /// The layout's blocks when `cfg` was computed. A fresh computation walks them
@@ -85,8 +95,35 @@ pub struct FunctionAnalyses {
     domtree: Option<DominatorTree>,
     loops: Option<LoopForest>,
     postdom: Option<PostDominatorTree>,
+    /// The scalar evolution found so far (without value ranges), valid while the
+    /// function is unchanged.
+    scev: Option<ScevState>,
+    /// With verification on: the function's text when `scev` was started, so
+    /// [`AnalysisManager::check`] finds a change made behind its back.
+    scev_text: Option<String>,
+    /// Whether the manager verifies its caches (`scev_text` is kept).
+    verify: bool,
     /// Analyses computed (not served from the cache) so far.
     computations: usize,
+}
+
+/// A copy of the cached analyses of the edges (the scalar evolution, which has
+/// no copy, is computed anew on demand).
+impl Clone for FunctionAnalyses {
+    fn clone(&self) -> Self {
+        FunctionAnalyses {
+            cfg: self.cfg.clone(),
+            order: self.order.clone(),
+            unverified: self.unverified,
+            domtree: self.domtree.clone(),
+            loops: self.loops.clone(),
+            postdom: self.postdom.clone(),
+            scev: None,
+            scev_text: None,
+            verify: self.verify,
+            computations: self.computations,
+        }
+    }
 }
 
 impl FunctionAnalyses {
@@ -119,6 +156,39 @@ impl FunctionAnalyses {
         self.domtree = None;
         self.loops = None;
         self.postdom = None;
+        self.forget_scev();
+    }
+
+    /// Drops the scalar evolution (a pass that changed the function's
+    /// instructions and asks for it again calls this first).
+    pub fn forget_scev(&mut self) {
+        self.scev = None;
+        self.scev_text = None;
+    }
+
+    /// The scalar evolution of `f` (without value ranges), continuing from what
+    /// earlier passes found while `f` was unchanged; its `cfg`, `dt` and `loops`
+    /// are the cached ones.
+    pub fn scev<'a>(&'a mut self, f: &'a Function) -> ScalarEvolution<'a> {
+        self.loops(f);
+        if self.scev.is_none() {
+            self.computations += 1;
+            self.scev_text = self.verify.then(|| fingerprint(f));
+        }
+        let FunctionAnalyses {
+            cfg,
+            domtree,
+            loops,
+            scev,
+            ..
+        } = self;
+        let (cfg, dt, loops) = (
+            cfg.as_ref().expect("computed above"),
+            domtree.as_ref().expect("computed above"),
+            loops.as_ref().expect("computed above"),
+        );
+        let state = scev.get_or_insert_with(|| ScevState::new(false));
+        ScalarEvolution::with_state(f, cfg, dt, loops, state)
     }
 
     fn cfg_slot(&mut self, f: &Function) -> &mut ControlFlowGraph {
@@ -173,6 +243,20 @@ impl FunctionAnalyses {
     }
 }
 
+/// What the scalar evolution of `f` depends on, as text: every block's
+/// parameters and instructions, in layout order (for [`AnalysisManager::check`]).
+fn fingerprint(f: &Function) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    for b in f.layout.blocks() {
+        let _ = writeln!(out, "{b}{:?}", f.block_params(b));
+        for i in f.layout.block_insts(b) {
+            let _ = writeln!(out, "{:?} {:?}", f.inst_result(i), f.kind(i));
+        }
+    }
+    out
+}
+
 /// Cached analyses of every function of a module.
 #[derive(Default)]
 pub struct AnalysisManager {
@@ -181,11 +265,23 @@ pub struct AnalysisManager {
     summaries: SecondaryMap<FuncId, Option<Summary>>,
     /// Analyses computed (not served from the cache) so far.
     computed: usize,
+    /// Whether [`AnalysisManager::check`] will be called (the scalar
+    /// evolution's caches then keep the text of the function they describe).
+    verify: bool,
 }
 
 impl AnalysisManager {
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A manager whose caches are checked after every pass
+    /// ([`AnalysisManager::check`]).
+    pub fn verifying() -> Self {
+        AnalysisManager {
+            verify: true,
+            ..Self::default()
+        }
     }
 
     /// The analyses of function `id`, to be asked for `f`, which must be that
@@ -232,9 +328,11 @@ impl AnalysisManager {
         pass: impl FnOnce(&mut Function, &mut FunctionAnalyses) -> bool,
     ) -> bool {
         let fa = &mut self.funcs[id];
+        fa.verify = self.verify;
         let before = fa.computations;
         let changed = pass(f, fa);
         if changed {
+            self.funcs[id].forget_scev();
             if let Some(summary) = self.summaries.get_mut(id) {
                 *summary = None;
             }
@@ -271,6 +369,13 @@ impl AnalysisManager {
     /// changed (most passes change instructions only, and the analyses of the
     /// edges then serve on).
     pub fn invalidate(&mut self, kept: Preserved) {
+        // The functions a pass reported changed lost theirs already
+        // ([`AnalysisManager::on_function`]); after any other pass, every one goes.
+        if !kept.other_functions {
+            for (_, fa) in self.funcs.iter_mut() {
+                fa.forget_scev();
+            }
+        }
         if !kept.cfg {
             for (_, fa) in self.funcs.iter_mut() {
                 fa.unverified = true;
@@ -302,6 +407,14 @@ impl AnalysisManager {
                 }
             }
             let fa = &self.funcs[id];
+            if let Some(text) = &fa.scev_text {
+                if *text != fingerprint(f) {
+                    return Err(format!(
+                        "stale scalar evolution of @{}: a pass changed it without reporting it",
+                        f.name
+                    ));
+                }
+            }
             // An unverified cache is compared with the function before its use.
             let Some(cached) = fa.cfg.as_ref().filter(|_| !fa.unverified) else {
                 continue;
@@ -544,6 +657,80 @@ bb0:
         exit_the_loop(&mut m);
         let err = am.check(&m).unwrap_err();
         assert!(err.contains("stale CFG of @main"), "{err}");
+    }
+
+    /// The scalar evolution is kept while passes change nothing, and dropped when
+    /// one reports a change (whatever it preserves) or forgets it.
+    #[test]
+    fn the_scalar_evolution_is_kept_until_a_change() {
+        let mut m = ir::parse_module(SRC).unwrap();
+        let mut am = AnalysisManager::new();
+        // The counter `%0` of `main` is `{0,+,1}`; each use asks for it.
+        let analysed = |am: &mut AnalysisManager, m: &mut Module| {
+            let mut seen = 0;
+            am.each_function(m, |f, fa| {
+                let header = f.layout.blocks().nth(1).unwrap();
+                let counter = f.block_params(header)[0];
+                let mut se = fa.scev(f);
+                let e = se.get(counter);
+                assert!(se.exprs.as_addrec(e).is_some());
+                seen = se.analysed();
+                false
+            });
+            seen
+        };
+        analysed(&mut am, &mut m);
+        // CFG, dominator tree, loops and the scalar evolution.
+        assert_eq!(am.computed(), 4);
+        analysed(&mut am, &mut m);
+        assert_eq!(am.computed(), 4, "served from the cache");
+        // A pass that preserves the CFG but changed instructions: the analysis of
+        // the edges serves on, the scalar evolution is started anew.
+        am.invalidate(Preserved::CFG);
+        analysed(&mut am, &mut m);
+        assert_eq!(am.computed(), 5);
+        // A pass that reports changing `main`, even with the other functions
+        // preserved, drops it too.
+        am.each_function(&mut m, |_, _| true);
+        am.invalidate(Preserved::CFG.with_other_functions());
+        analysed(&mut am, &mut m);
+        assert_eq!(am.computed(), 6);
+        // Forgotten by a pass that changed the function and asks again.
+        am.each_function(&mut m, |f, fa| {
+            fa.forget_scev();
+            fa.scev(f).analysed() == 1
+        });
+        assert_eq!(am.computed(), 7);
+    }
+
+    /// A change to the instructions behind the cache's back is caught by the
+    /// check (with verification on, the manager keeps the function's text).
+    #[test]
+    fn the_check_finds_a_stale_scalar_evolution() {
+        let mut m = ir::parse_module(SRC).unwrap();
+        let mut am = AnalysisManager::verifying();
+        am.each_function(&mut m, |f, fa| {
+            fa.scev(f);
+            false
+        });
+        assert!(am.check(&m).is_ok());
+        add_before_the_call(&mut m);
+        let err = am.check(&m).unwrap_err();
+        assert!(err.contains("stale scalar evolution of @main"), "{err}");
+    }
+
+    /// `add %0, 1` before the call in `SRC`'s exit block, its argument from then on.
+    fn add_before_the_call(m: &mut Module) {
+        let f = m.funcs.values_mut().find(|f| f.name == "main").unwrap();
+        let exit = f.layout.blocks().nth(3).unwrap();
+        let call = f.layout.block_insts(exit).next().unwrap();
+        let arg = f.block_params(f.layout.blocks().nth(1).unwrap())[0];
+        let one = f.iconst(1);
+        let bin = ir::InstKind::Binary {
+            op: ir::BinOp::Add,
+            args: [arg, one],
+        };
+        f.insert_inst_before(call, bin, ir::Type::I32);
     }
 
     /// The -O2 pipeline with verification: every cached analysis a pass

@@ -168,8 +168,9 @@ impl ScalarEvolution<'_> {
         self.memo.insert(v, me);
         self.log.push(v);
         let backs: Vec<ExprId> = back_vals.iter().map(|&a| self.get(a)).collect();
-        for w in self.log.drain(mark..) {
-            self.memo.remove(&w);
+        let st = &mut **self;
+        for w in st.log.drain(mark..) {
+            st.memo.remove(&w);
         }
         let be = backs[0];
         if backs.iter().any(|&b| b != be) {

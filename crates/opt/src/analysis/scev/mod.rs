@@ -14,10 +14,14 @@
 //! invariant expressions back into instructions, and [`print`] renders the
 //! analysis of a function for tests.
 //!
-//! The analysis borrows the function: it is computed on demand by a pass before it
-//! changes anything (it depends on the instructions, not only on the CFG, so the
-//! analysis manager, which keeps analyses across passes that preserve the CFG, does
-//! not cache it).
+//! The analysis borrows the function, its CFG, dominator tree and loop forest; what
+//! it has found (the expressions, the memo of analysed values, the loops' maximum
+//! counts) is a [`ScevState`] of its own, which the analysis manager keeps with the
+//! loop forest ([`crate::analysis::FunctionAnalyses::scev`]): it depends on the
+//! instructions, not only on the CFG, so the manager drops it whenever a pass
+//! reports a change to the function (and a pass that changes the function and then
+//! asks again forgets it first). A pass that has no manager builds its own with
+//! [`ScalarEvolution::new`].
 
 pub mod builder;
 pub mod expand;
@@ -37,12 +41,10 @@ use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Value};
 use rustc_hash::FxHashMap;
 
-/// The scalar evolution of one function (see the module documentation).
-pub struct ScalarEvolution<'a> {
-    pub f: &'a Function,
-    pub cfg: &'a ControlFlowGraph,
-    pub dt: &'a DominatorTree,
-    pub loops: &'a LoopForest,
+/// What the scalar evolution of one function has found so far: owned, so the
+/// analysis manager can keep it from one pass to the next while the function is
+/// unchanged.
+pub struct ScevState {
     pub exprs: Exprs,
     memo: FxHashMap<Value, ExprId>,
     /// The values entered in `memo`, in order (to forget those computed while a
@@ -52,10 +54,67 @@ pub struct ScalarEvolution<'a> {
     use_ranges: bool,
     max_counts: FxHashMap<LoopId, Option<i64>>,
     depth: usize,
-    /// Recurrences [`Self::is_exact`] proved exact, for printing.
+    /// Recurrences [`ScalarEvolution::is_exact`] proved exact, for printing.
     proven: rustc_hash::FxHashSet<ExprId>,
     /// Every loop's exiting blocks, computed on first use.
     exiting: std::cell::OnceCell<Vec<Vec<ir::Block>>>,
+}
+
+impl ScevState {
+    /// A state with nothing found yet, using value ranges when `use_ranges`.
+    pub fn new(use_ranges: bool) -> Self {
+        ScevState {
+            exprs: Exprs::default(),
+            memo: FxHashMap::default(),
+            log: Vec::new(),
+            ranges: None,
+            use_ranges,
+            max_counts: FxHashMap::default(),
+            depth: 0,
+            proven: Default::default(),
+            exiting: Default::default(),
+        }
+    }
+
+    /// How many values have been analysed.
+    pub fn analysed(&self) -> usize {
+        self.memo.len()
+    }
+}
+
+/// The state a [`ScalarEvolution`] works on: its own, or one kept by the
+/// analysis manager.
+enum StateRef<'a> {
+    Owned(Box<ScevState>),
+    Borrowed(&'a mut ScevState),
+}
+
+/// The scalar evolution of one function (see the module documentation).
+pub struct ScalarEvolution<'a> {
+    pub f: &'a Function,
+    pub cfg: &'a ControlFlowGraph,
+    pub dt: &'a DominatorTree,
+    pub loops: &'a LoopForest,
+    st: StateRef<'a>,
+}
+
+impl std::ops::Deref for ScalarEvolution<'_> {
+    type Target = ScevState;
+    fn deref(&self) -> &ScevState {
+        match &self.st {
+            StateRef::Owned(s) => s,
+            StateRef::Borrowed(s) => s,
+        }
+    }
+}
+
+impl std::ops::DerefMut for ScalarEvolution<'_> {
+    fn deref_mut(&mut self) -> &mut ScevState {
+        match &mut self.st {
+            StateRef::Owned(s) => s,
+            StateRef::Borrowed(s) => s,
+        }
+    }
 }
 
 impl<'a> ScalarEvolution<'a> {
@@ -70,23 +129,39 @@ impl<'a> ScalarEvolution<'a> {
             cfg,
             dt,
             loops,
-            exprs: Exprs::default(),
-            memo: FxHashMap::default(),
-            log: Vec::new(),
-            ranges: None,
-            use_ranges: true,
-            max_counts: FxHashMap::default(),
-            depth: 0,
-            proven: Default::default(),
-            exiting: Default::default(),
+            st: StateRef::Owned(Box::new(ScevState::new(true))),
+        }
+    }
+
+    /// The analysis of `f` continuing from `state`, which must have been found
+    /// on `f` as it is now, with these `cfg`, `dt` and `loops` (the analysis
+    /// manager's cache).
+    pub fn with_state(
+        f: &'a Function,
+        cfg: &'a ControlFlowGraph,
+        dt: &'a DominatorTree,
+        loops: &'a LoopForest,
+        state: &'a mut ScevState,
+    ) -> Self {
+        ScalarEvolution {
+            f,
+            cfg,
+            dt,
+            loops,
+            st: StateRef::Borrowed(state),
         }
     }
 
     /// The analysis without value ranges: no flag is proven exact and no
     /// predicate on a bound is decided from its range, but nothing costs more
     /// than the expressions asked for (for passes that only need trip counts of
-    /// constant-bounded or step-one counters, such as termination proofs).
+    /// constant-bounded or step-one counters, such as termination proofs). A
+    /// state kept by the analysis manager is always without them.
     pub fn without_ranges(mut self) -> Self {
+        debug_assert!(
+            !self.use_ranges || self.memo.is_empty(),
+            "a state mixing modes"
+        );
         self.use_ranges = false;
         self
     }

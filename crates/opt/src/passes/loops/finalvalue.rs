@@ -28,7 +28,7 @@ use crate::analysis::scev::{Expr, ExprId, Exprs, ScalarEvolution};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{LoopForest, LoopId, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::DominatorTree;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -52,23 +52,20 @@ impl Pass for FinalValue {
 
 impl FunctionPass for FinalValue {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, dt, loops) = fa.loops(f);
-        run_on(f, cfg, dt, loops) > 0
+        run_on(f, fa) > 0
     }
 }
 
 /// Replaces exit values in every qualifying loop of `f`; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, run_on)
+    if f.is_declaration() {
+        return 0;
+    }
+    run_on(f, &mut FunctionAnalyses::default())
 }
 
-/// [`run`] with the function's CFG and loops given.
-pub fn run_on(
-    f: &mut Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-) -> usize {
+/// [`run`] with the function's cached analyses (the scalar evolution among them).
+pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // Only instructions in preheaders and branch arguments change: the loop
     // structure stays valid. The loops are analysed together, in rounds: a loop
     // waits for the next round when a loop inside it changed in this one (its
@@ -77,6 +74,7 @@ pub fn run_on(
     // keep their meaning), so after a few rounds everything left is applied: a
     // deep nest costs a few analyses of the function, not one per level.
     const ROUNDS: usize = 3;
+    let loops = fa.loops(f).2;
     let mut pending: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     let mut replaced = 0;
     for round in 0..ROUNDS {
@@ -87,13 +85,20 @@ pub fn run_on(
             // No value ranges: counts of `<` and `>` tests stepping by one, and of
             // constant bounds, need none (and the ranges of the whole function on
             // every round would cost more than the rest of the pass).
-            let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+            // The analysis the manager keeps, while the function is unchanged.
+            let mut se = fa.scev(f);
             let plans: Vec<Plan> = pending
                 .iter()
                 .filter_map(|&id| analyse(&mut se, id))
                 .collect();
+            if plans.is_empty() {
+                break;
+            }
             (plans, std::mem::take(&mut se.exprs))
         };
+        // Its expressions are taken: it is started anew next time.
+        fa.forget_scev();
+        let (_, dt, loops) = fa.loops(f);
         let planned: Vec<LoopId> = plans.iter().map(|p| p.id).collect();
         let inside_planned = |id: LoopId| {
             planned

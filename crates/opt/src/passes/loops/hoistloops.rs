@@ -15,7 +15,14 @@
 //! Conditions (the inner loop `I`, directly inside the outer loop `O`):
 //! - `O` is rotated (its only exit is its latch) and has no store and no call, so
 //!   the memory `I` reads is the same on every outer iteration and before `O`;
-//! - `I` is rotated, has a counter ([`Counter`]: it terminates), no inner loop, no
+//! - `I` is rotated and certainly terminates, as the scalar evolution finds it
+//!   ([`ScalarEvolution::terminates`]: its latch's test has an exit count that holds
+//!   unconditionally, whatever recurrence of a constant step it tests with `<`,
+//!   `<=`, `>`, `>=` or `!=`, up or down: `i != n` by one from any start,
+//!   `2 * i < n`; or it has a [`Counter`] whose inclusive test the memory it
+//!   accesses keeps from wrapping). A counter that could wrap before its test
+//!   fails (`i < n` by 3 toward an unknown `n`, `i != 7` by 2 from 0) or one
+//!   stepping by an unknown amount is refused. It has no inner loop, no
 //!   store, no call, no division that could trap; it is entered by a `jump` from a
 //!   block `A` of `O` that dominates `O`'s latch (so `I` runs on every outer
 //!   iteration, the first included: running it once before `O` runs nothing the
@@ -29,10 +36,10 @@
 //! to a new block that enters `O`, and `A` jumps straight to `E`, adding each
 //! accumulator's outer starting value to the value `I` computed.
 
-use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::scev::ScalarEvolution;
+use crate::analysis::{Counter, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Type, Value};
 
 /// The inner-loop hoisting pass.
@@ -79,10 +86,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, dt, loops) = fa.loops(f);
-        let plan = loops
-            .loops()
-            .find_map(|(id, _)| Plan::of(f, cfg, dt, loops, id));
+        let mut se = fa.scev(f);
+        let loops = se.loops;
+        let plan = loops.loops().find_map(|(id, _)| Plan::of(&mut se, id));
         let Some(plan) = plan else {
             break;
         };
@@ -104,13 +110,8 @@ struct Plan {
 }
 
 impl Plan {
-    fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-        id: LoopId,
-    ) -> Option<Plan> {
+    fn of(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
+        let (f, cfg, dt, loops) = (se.f, se.cfg, se.dt, se.loops);
         let lp = loops.get(id);
         let outer_id = lp.parent?;
         if !lp.children.is_empty() {
@@ -118,7 +119,9 @@ impl Plan {
         }
         let outer = RotatedLoop::of(f, cfg, loops, outer_id)?;
         let inner = RotatedLoop::of(f, cfg, loops, id)?;
-        Counter::of(f, cfg, dt, loops, id, &inner)?;
+        if !se.terminates(id) && Counter::of_scev(se, id, &inner).is_none() {
+            return None;
+        }
         let in_outer = |b: Block| loops.contains(outer_id, b);
         let in_inner = |b: Block| loops.contains(id, b);
         // The outer loop neither stores nor calls.
@@ -386,6 +389,82 @@ bb5(%14: i32):
         // 20 000 outer iterations: 50 inner ones each would take millions of steps.
         assert!(!steps_within(NEST, &[], "20000", 500_000));
         assert!(steps_within(NEST, &["hoistloops"], "20000", 500_000));
+    }
+
+    /// `NEST` with the inner loop summing squares up to `%21 = (n & 63) + 1`
+    /// instead of reading the table, and with `edits` applied.
+    fn squares(edits: &[(&str, &str)]) -> String {
+        let mut src = NEST
+            .replace(
+                "  %1 = sgt %0, 0\n",
+                "  %1 = sgt %0, 0\n  %20 = and %0, 63\n  %21 = add %20, 1\n",
+            )
+            .replace(
+                "  %6 = gep @t, %4, 4\n  %7 = load i32, %6\n",
+                "  %7 = mul %4, %4\n",
+            );
+        for (from, to) in edits {
+            assert!(src.contains(from), "{from}");
+            src = src.replace(from, to);
+        }
+        src
+    }
+
+    /// Whether `hoistloops` changes `src`.
+    fn hoists(src: &str) -> bool {
+        crate::passes::testutil::run(src, &["hoistloops"]) != crate::passes::testutil::run(src, &[])
+    }
+
+    /// Inner loops the scalar evolution proves finite whose counter the
+    /// latch does not compare directly with a `<` or `>`: `i != n` by one
+    /// toward an unknown bound, a test on `2 * (i + 1)`, a down-counting `!=`.
+    #[test]
+    fn inner_loops_with_any_counted_exit_test_are_hoisted() {
+        for edits in [
+            vec![("  %10 = slt %9, 50\n", "  %10 = ne %9, %21\n")],
+            vec![(
+                "  %10 = slt %9, 50\n",
+                "  %22 = mul %9, 2\n  %10 = slt %22, 100\n",
+            )],
+            vec![
+                ("  jump bb3(0, %3)\n", "  jump bb3(%21, %3)\n"),
+                ("  %9 = add %4, 1\n", "  %9 = sub %4, 1\n"),
+                ("  %10 = slt %9, 50\n", "  %10 = ne %9, 0\n"),
+            ],
+        ] {
+            let src = squares(&edits);
+            assert!(hoists(&src), "not hoisted: {edits:?}");
+            for n in ["1", "7", "100"] {
+                same_behaviour(&src, &["hoistloops"], n);
+            }
+            assert!(!steps_within(&src, &[], "20000", 500_000));
+            assert!(steps_within(&src, &["hoistloops"], "20000", 500_000));
+        }
+    }
+
+    /// Inner loops whose counter could wrap round before its test fails, or
+    /// steps by an unknown amount, are not proven finite: they stay.
+    #[test]
+    fn inner_loops_not_proven_finite_stay() {
+        for edits in [
+            // By 3 toward an unknown bound: the last step could pass `i32::MAX`.
+            vec![
+                ("  %9 = add %4, 1\n", "  %9 = add %4, 3\n"),
+                ("  %10 = slt %9, 50\n", "  %10 = slt %9, %21\n"),
+            ],
+            // By 2 from 0, until it equals 7: it never does (it wraps round).
+            vec![
+                ("  %9 = add %4, 1\n", "  %9 = add %4, 2\n"),
+                ("  %10 = slt %9, 50\n", "  %10 = ne %9, 7\n"),
+            ],
+            // By an unknown step.
+            vec![("  %9 = add %4, 1\n", "  %9 = add %4, %21\n")],
+        ] {
+            assert!(!hoists(&squares(&edits)), "hoisted: {edits:?}");
+        }
+        // The same nest with a step of one is hoisted (the refusals are the
+        // counter's).
+        assert!(hoists(&squares(&[])));
     }
 
     #[test]

@@ -22,19 +22,24 @@
 //! per test, one test per round, each second loop starting at a constant.
 //!
 //! Conditions, all checked: the loop is rotated with a counter stepping by +1 whose
-//! latch tests `i + 1 < n`; the test is `i < c`, `i >= c`, `i <= c` or `i > c`
-//! (either operand order; the last two split at `c + 1`) on the counter itself,
-//! with the split point a constant above the constant start `i0` (and below `n`
-//! when that is a constant); it ends a block of the loop outside its inner loops,
-//! other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
+//! latch tests `i + 1 < n` ([`Counter`], from the analysis manager's scalar
+//! evolution); the test is `x < c`, `x >= c`, `x <= c` or `x > c` (either operand
+//! order; the last two split at `c + 1`) on a value `x` whose evolution is the
+//! counter's plus a constant `k` (`i` itself, `i + 1`, `i - 3`, however it is
+//! computed), which never wraps: `i0 + k` for `k < 0`, the largest counter value
+//! (below a constant `n`) plus `k` for `k > 0` (an unknown `n` refuses it); the
+//! test is then `i < c - k`. The split point is a constant above the constant
+//! start `i0` (and below `n` when that is a constant); the test ends a block of the
+//! loop outside its inner loops, other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
 //! a function grows by at most [`MAX_GROWTH`] instructions.
 
-use crate::analysis::{Counter, Loop, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::scev::ScalarEvolution;
+use crate::analysis::{Counter, Loop, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::{FunctionPass, Pass};
 use crate::ssa::remove_trivial_params;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
 
 /// The index-set splitting pass.
@@ -85,7 +90,8 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, dt, loops) = fa.loops(f);
+        let mut se = fa.scev(f);
+        let loops = se.loops;
         let found = loops.loops().find_map(|(id, lp)| {
             // Blocks first (each holds an instruction at least), so that the
             // outer loops of a deep nest cost nothing: linear in the function.
@@ -101,7 +107,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             if size > limit {
                 return None;
             }
-            let split = Split::of(f, cfg, dt, loops, id)?;
+            let split = Split::of(&mut se, id)?;
             Some((split, lp.clone(), size))
         });
         let Some((split, lp, size)) = found else {
@@ -126,15 +132,10 @@ struct Split {
 }
 
 impl Split {
-    fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-        id: LoopId,
-    ) -> Option<Split> {
+    fn of(se: &mut ScalarEvolution, id: LoopId) -> Option<Split> {
+        let (f, cfg, loops) = (se.f, se.cfg, se.loops);
         let l = RotatedLoop::of(f, cfg, loops, id)?;
-        let counter = Counter::of(f, cfg, dt, loops, id, &l)?;
+        let counter = Counter::of_scev(se, id, &l)?;
         if counter.step != 1 || !counter.tests_next || counter.inclusive {
             return None;
         }
@@ -148,6 +149,26 @@ impl Split {
         // a few iterations on each side).
         let i0 = constant(f, cfg, counter.init, 4)?;
         let i = counter.param;
+        let ie = se.get(i);
+        // `k` when `x` evolves as the counter plus the constant `k`, and `i + k`
+        // never wraps in the loop (module documentation).
+        let mut offset = |x: Value| -> Option<i32> {
+            if x == i {
+                return Some(0);
+            }
+            let xe = se.get(x);
+            if se.exprs.ty(xe) != ir::Type::I32 {
+                return None;
+            }
+            let d = se.exprs.sub(loops, f, xe, ie);
+            let k = i32::try_from(se.exprs.as_const(d)?).ok()?;
+            let fits = if k < 0 {
+                i0.checked_add(k).is_some()
+            } else {
+                n.is_some_and(|n| i0.max(n.saturating_sub(1)).checked_add(k).is_some())
+            };
+            fits.then_some(k)
+        };
         loops.get(id).blocks.iter().find_map(|&b| {
             if b == l.latch || loops.innermost(b) != Some(id) {
                 return None;
@@ -159,9 +180,10 @@ impl Split {
             let InstKind::Cmp { op, args: [x, y] } = *f.kind(f.def_inst(cond)?) else {
                 return None;
             };
-            let (op, c) = match (x == i, y == i) {
-                (true, false) => (op, f.as_iconst(y)?),
-                (false, true) => (op.swapped(), f.as_iconst(x)?),
+            // `i + k op c` is `i op c - k`.
+            let (op, c) = match (f.as_iconst(x), f.as_iconst(y)) {
+                (None, Some(c)) => (op, c.checked_sub(offset(x)?)?),
+                (Some(c), None) => (op.swapped(), c.checked_sub(offset(y)?)?),
                 _ => return None,
             };
             // `i <= c` is `i < c + 1` and `i > c` its negation (no split when
@@ -482,6 +504,60 @@ bb6(%11: i32, %12: i32):
         let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = sle %2, 2147483647");
         let out = same_behaviour(&src, &["indexsplit"], "0");
         assert!(out.contains("br %4, bb3, bb4"), "{out}");
+    }
+
+    /// A test of the counter plus a constant, however computed (`i + 1`, which
+    /// the latch steps to, or `i - 3` as `(i + 1) - 4` or `i + -3`), splits at `c - k`: `i + 1 < 5` and
+    /// `i - 3 < 1` both change between 3 and 4.
+    #[test]
+    fn tests_of_the_counter_plus_a_constant_split() {
+        for (def, test) in [
+            ("", "%4 = slt %9, 5"),
+            ("", "%20 = add %9, -4\n  %4 = slt %20, 1"),
+            ("  %20 = add %2, -3\n", "%4 = sgt 1, %20"),
+        ] {
+            let src = starting_at("0")
+                .replace(
+                    "  %4 = slt %2, 4\n",
+                    &format!("{def}  %9 = add %2, 1\n  {test}\n"),
+                )
+                .replace("bb5(%8: i32):\n  %9 = add %2, 1\n", "bb5(%8: i32):\n");
+            for start in ["0", "9"] {
+                let out = same_behaviour(&src, &["indexsplit"], start);
+                assert!(split(&out, 4), "{test}\n{out}");
+                assert!(out.contains("(4, "), "{out}");
+            }
+        }
+    }
+
+    /// `i + k` that could wrap is left: `i + 2147483647` (`i` runs to 9) and
+    /// `i - 2147483647` from a start of -3 pass the ends of `i32`; so is
+    /// `i + 1` under an unknown bound.
+    #[test]
+    fn tests_of_the_counter_plus_a_constant_that_could_wrap_are_left() {
+        let plus = |src: &str, k: &str, c: &str| {
+            src.replace(
+                "  %4 = slt %2, 4\n",
+                &format!("  %20 = add %2, {k}\n  %4 = slt %20, {c}\n"),
+            )
+        };
+        let unknown_bound = starting_at("0")
+            .replace(
+                "%0 = call @getint()",
+                "%0 = call @getint()\n  %13 = call @getint()",
+            )
+            .replace("%10 = slt %9, 10", "%10 = slt %9, %13");
+        for src in [
+            plus(&starting_at("0"), "2147483647", "-2147483644"),
+            plus(&starting_at("-3"), "-2147483647", "-2147483647"),
+            plus(&unknown_bound, "1", "5"),
+        ] {
+            let out = crate::passes::testutil::run(&src, &["indexsplit"]);
+            assert_eq!(out, crate::passes::testutil::run(&src, &[]), "{src}");
+        }
+        // Without the wrap, the same shapes split.
+        let out = same_behaviour(&plus(&starting_at("0"), "3", "7"), &["indexsplit"], "0");
+        assert!(split(&out, 4), "{out}");
     }
 
     #[test]

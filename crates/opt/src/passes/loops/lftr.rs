@@ -27,9 +27,8 @@
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
+use crate::analysis::{Counter, LoopId, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, BlockCall, CmpOp, Function, Inst, InstKind, Type, Value};
 
 /// The linear-function test replacement pass.
@@ -52,28 +51,26 @@ impl Pass for Lftr {
 
 impl FunctionPass for Lftr {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, dt, loops) = fa.loops(f);
-        run_on(f, cfg, dt, loops) > 0
+        run_on(f, fa) > 0
     }
 }
 
 /// Replaces the exit tests of the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, run_on)
+    if f.is_declaration() {
+        return 0;
+    }
+    run_on(f, &mut FunctionAnalyses::default())
 }
 
 /// [`run`] with the function's CFG and loops given (the pass adds no edges).
-pub fn run_on(
-    f: &mut Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-) -> usize {
+pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // Edits add instructions to preheaders and latches only (no edges, no use of
     // another loop's counter), so the plans of all loops, made from one scalar
     // evolution of the function, stay valid.
     let plans: Vec<Plan> = {
-        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+        let mut se = fa.scev(f);
+        let loops = se.loops;
         let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
         ids.into_iter().filter_map(|id| plan(&mut se, id)).collect()
     };

@@ -20,7 +20,6 @@
 //! unused computations that might have trapped and unused calls to functions without
 //! side effects.
 
-use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
@@ -67,8 +66,8 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, dt, loops) = fa.loops(f);
-        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+        let mut se = fa.scev(f);
+        let (cfg, loops) = (se.cfg, se.loops);
         // Termination first: it rejects every loop with inner loops at once, where
         // `dead_loop` would walk all their blocks (quadratic in a deep nest).
         let dead: Vec<Bypass> = loops

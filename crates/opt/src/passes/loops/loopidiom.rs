@@ -45,10 +45,9 @@
 use super::loopdelete;
 use crate::analysis::induction::{Counter, RotatedLoop};
 use crate::analysis::scev::ScalarEvolution;
-use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Purity};
+use crate::analysis::{FunctionAnalyses, LoopId, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::address_root;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
     BinOp, Block, CmpOp, FuncId, Function, Inst, InstKind, Module, Signature, Type, UnOp, Value,
     ValueDef,
@@ -130,10 +129,11 @@ pub fn run(f: &mut Function, purity: &Purity, memset: FuncId) -> usize {
     // Each round moves the fills of one loop out of it (one level up the nest), so
     // the rounds end.
     loop {
-        let (cfg, dt, loops) = fa.loops(f);
+        let mut se = fa.scev(f);
+        let loops = se.loops;
         let found = loops
             .loops()
-            .find_map(|(id, _)| plan(f, cfg, dt, loops, id, purity, memset));
+            .find_map(|(id, _)| plan(&mut se, id, purity, memset));
         let Some(plan) = found else {
             return done;
         };
@@ -193,22 +193,14 @@ struct Plan {
 }
 
 /// The plan for loop `id`, if it is an innermost counted loop with fills.
-fn plan(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-    id: LoopId,
-    purity: &Purity,
-    memset: FuncId,
-) -> Option<Plan> {
+fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memset: FuncId) -> Option<Plan> {
+    let (f, cfg, dt, loops) = (se.f, se.cfg, se.dt, se.loops);
     let lp = loops.get(id);
     if !lp.children.is_empty() {
         return None;
     }
     let l = RotatedLoop::of(f, cfg, loops, id)?;
-    let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
-    let counter = Counter::of_scev(&mut se, id, &l)?;
+    let counter = Counter::of_scev(se, id, &l)?;
     if counter.step != 1 {
         return None;
     }

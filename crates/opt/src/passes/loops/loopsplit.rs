@@ -14,8 +14,13 @@
 //! there: the branch's stable side leaves the loop for the latch's exit.
 //!
 //! Conditions, all checked:
-//! - the loop is rotated with a counter ([`Counter`]: it steps by one, never wraps,
-//!   and terminates, so skipping the empty iterations skips a finite count of them);
+//! - the loop is rotated with a counter, as the scalar evolution describes it
+//!   ([`Counter`]: a recurrence stepping by any constant, up or down, tested
+//!   against an invariant bound by `<`, `<=`, `>`, `>=` or a `!=` it meets, with
+//!   an exit count that holds: it never wraps and terminates, so skipping the
+//!   empty iterations skips a finite count of them, and the condition on it
+//!   flips once); a counter that could wrap before its test fails (`j += 3`
+//!   toward an unknown bound) or that steps by an unknown amount is refused;
 //! - the branch ends the header (which every iteration runs), and compares the
 //!   counter (before or after its step) with a loop-invariant value by `<`, `<=`,
 //!   `>` or `>=`, in the direction that becomes true (or false) and stays so;
@@ -34,10 +39,10 @@
 //! one test instead of two. The minimum adds one to `x` only when `x < bound`, so
 //! the sum cannot wrap; both forms keep exactly the iterations the two tests kept.
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::FunctionAnalyses;
-use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
+use crate::analysis::{Counter, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, CmpOp, Function, InstKind, Type, Value};
 
 /// The loop splitting pass.
@@ -60,27 +65,28 @@ impl Pass for LoopSplit {
 
 impl FunctionPass for LoopSplit {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, dt, loops) = fa.loops(f);
-        run_on(f, cfg, dt, loops) > 0
+        run_on(f, fa) > 0
     }
 }
 
 /// Splits the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, run_on)
+    if f.is_declaration() {
+        return 0;
+    }
+    run_on(f, &mut FunctionAnalyses::default())
 }
 
-/// [`run`] with the function's CFG and loops given.
-pub fn run_on(
-    f: &mut Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-) -> usize {
-    let plans: Vec<Plan> = loops
-        .loops()
-        .filter_map(|(id, _)| Plan::of(f, cfg, dt, loops, id))
-        .collect();
+/// [`run`] with the function's cached analyses (the scalar evolution among them).
+pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    let plans: Vec<Plan> = {
+        let mut se = fa.scev(f);
+        let loops = se.loops;
+        loops
+            .loops()
+            .filter_map(|(id, _)| Plan::of(&mut se, id))
+            .collect()
+    };
     for p in &plans {
         let term = f.terminator(p.header).expect("the header ends in a branch");
         match &p.merge {
@@ -202,15 +208,10 @@ struct Merge {
 }
 
 impl Plan {
-    fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-        id: LoopId,
-    ) -> Option<Plan> {
+    fn of(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
+        let (f, cfg, loops) = (se.f, se.cfg, se.loops);
         let l = RotatedLoop::of(f, cfg, loops, id)?;
-        let counter = Counter::of(f, cfg, dt, loops, id, &l).filter(Counter::unit_step)?;
+        let counter = Counter::of_scev(se, id, &l)?;
         let in_loop = |b: Block| loops.contains(id, b);
         let invariant = |v: Value| f.value_block(v).is_none_or(|b| !in_loop(b));
         if l.header == l.latch {
@@ -237,7 +238,7 @@ impl Plan {
             return None;
         };
         // Which outcome, once reached, stays: `x > bound` when counting up.
-        let rising = counter.step == 1;
+        let rising = counter.step > 0;
         let stays_true = match op {
             CmpOp::Sgt | CmpOp::Sge => rising,
             CmpOp::Slt | CmpOp::Sle => !rising,
@@ -479,6 +480,49 @@ bb4:
             .replace("%12 = slt %11, %0", "%12 = sgt %11, 0");
         let out = same_behaviour(&down, &["loopsplit"], "9");
         assert!(out.contains("br %6, bb6(%2), bb4"), "{out}");
+    }
+
+    /// Counters stepping by two, up to a constant bound (the header's test
+    /// joins the latch's) or down to zero (the header leaves the loop): the
+    /// scalar evolution proves they neither wrap nor run forever.
+    #[test]
+    fn a_counter_stepping_by_two_either_way_splits() {
+        let up = TRIANGLE
+            .replace("%11 = add %4, 1", "%11 = add %4, 2")
+            .replace("%12 = slt %11, %0", "%12 = slt %11, 60");
+        let out = same_behaviour(&up, &["loopsplit"], "7");
+        assert!(out.contains("  %16 = slt %15, %7\n"), "{out}");
+        let down = TRIANGLE
+            .replace("jump bb3(0, %2)", "jump bb3(%0, %2)")
+            .replace("slt %1, %4", "slt %4, %1")
+            .replace("%11 = add %4, 1", "%11 = add %4, -2")
+            .replace("%12 = slt %11, %0", "%12 = sgt %11, 0");
+        for n in ["1", "8", "9", "40"] {
+            let out = same_behaviour(&down, &["loopsplit"], n);
+            assert!(out.contains("br %6, bb6(%2), bb4"), "{out}");
+        }
+    }
+
+    /// Not split: a counter by three toward an unknown bound (its last step
+    /// could pass `i32::MAX`), one stepping by an unknown amount (the outer
+    /// counter), and one by two that never meets its `!=` bound.
+    #[test]
+    fn counters_that_could_wrap_or_step_by_unknowns_stay() {
+        let cases = [
+            TRIANGLE.replace("%11 = add %4, 1", "%11 = add %4, 3"),
+            TRIANGLE.replace("%11 = add %4, 1", "%11 = add %4, %1"),
+            TRIANGLE
+                .replace("%11 = add %4, 1", "%11 = add %4, 2")
+                .replace("%12 = slt %11, %0", "%12 = ne %11, 61"),
+        ];
+        let changes = |src: &str| run(src, &["loopsplit"]) != run(src, &[]);
+        for src in cases {
+            assert!(!changes(&src), "split:\n{src}");
+        }
+        // With a step of one, the `!=` test is met: the header's test joins it.
+        let ne = TRIANGLE.replace("%12 = slt %11, %0", "%12 = ne %11, 61");
+        assert!(changes(&ne));
+        same_behaviour(&ne, &["loopsplit"], "5");
     }
 
     /// Not split: a condition that becomes false and stays so (the empty side comes

@@ -26,11 +26,11 @@
 //! [`MAX_PER_LOOP`] recurrences per loop.
 
 use crate::analysis::scev::expand::Expander;
-use crate::analysis::scev::{ExprId, ScalarEvolution};
+use crate::analysis::scev::ExprId;
 use crate::analysis::FunctionAnalyses;
-use crate::analysis::{LoopForest, Preserved, RotatedLoop};
+use crate::analysis::{Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::DominatorTree;
 use ir::{BinOp, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -54,8 +54,7 @@ impl Pass for PolyIv {
 
 impl FunctionPass for PolyIv {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, dt, loops) = fa.loops(f);
-        run_on(f, cfg, dt, loops) > 0
+        run_on(f, fa) > 0
     }
 }
 
@@ -75,19 +74,18 @@ struct Product {
 
 /// Reduces the products of `f`; returns how many multiplies were replaced.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, run_on)
+    if f.is_declaration() {
+        return 0;
+    }
+    run_on(f, &mut FunctionAnalyses::default())
 }
 
 /// [`run`] with the function's analyses given: the pass adds instructions, block
 /// parameters and jump arguments, but no block or edge, so they stay valid (and
 /// the pass manager's cached ones serve).
-pub fn run_on(
-    f: &mut Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-) -> usize {
-    let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    let mut se = fa.scev(f);
+    let (cfg, dt, loops) = (se.cfg, se.dt, se.loops);
     let mut work = Vec::new();
     for (id, lp) in loops.loops() {
         if !lp.children.is_empty() {
@@ -128,8 +126,12 @@ pub fn run_on(
             work.push((l, products));
         }
     }
+    if work.is_empty() {
+        return 0;
+    }
     let exprs = std::mem::take(&mut se.exprs);
-    drop(se);
+    fa.forget_scev();
+    let dt = fa.domtree(f).1;
     let mut replaced = 0;
     for (l, products) in work {
         replaced += reduce(f, dt, &exprs, &l, &products);

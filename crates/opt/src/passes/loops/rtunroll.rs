@@ -141,10 +141,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let (cfg, dt, loops) = fa.loops(f);
+    let mut se = fa.scev(f);
+    let (cfg, loops) = (se.cfg, se.loops);
     let mut budget = MAX_GROWTH;
     let mut plans = Vec::new();
-    let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
     for (id, lp) in loops.loops() {
         if lp.blocks.len() != 1 || !lp.children.is_empty() {
             continue;

@@ -93,9 +93,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, dt, loops) = fa.loops(f);
+        let mut se = fa.scev(f);
+        let (cfg, loops) = (se.cfg, se.loops);
         let mut plans = Vec::new();
-        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
         for (id, lp) in loops.loops() {
             if lp.blocks.len() != 1 || !lp.children.is_empty() {
                 continue;

@@ -115,8 +115,8 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !std::mem::take(&mut first) {
             fa.forget();
         }
-        let (cfg, dt, loops) = fa.loops(f);
-        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
+        let mut se = fa.scev(f);
+        let loops = se.loops;
         let plan = loops.loops().find_map(|(id, lp)| {
             if done.contains(&lp.header) {
                 return None;
