@@ -22,7 +22,7 @@
 //! A one-element `alloc` is left to `mem2reg`, and so is the slot a promotion
 //! itself makes.
 
-use crate::analysis::{LoopForest, LoopId, PointerRoots, Purity};
+use crate::analysis::{address_root, LoopForest, LoopId, PointerRoots, Purity};
 use crate::passes::loops::licm::may_overlap;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, InstKind, Type, Value, ValueDef};
@@ -90,13 +90,51 @@ pub(super) fn element_candidate(
     None
 }
 
-/// Whether a `ta` access at `p` and a `tb` access at `q` may overlap: by their
-/// addresses ([`may_overlap`]), and by the objects they point into, with pointers
-/// that walk an array in a loop followed to it ([`PointerRoots`]). Each test alone
-/// is sound; apart by either, they are apart.
+/// Whether a `ta` access at `p` and a `tb` access at `q` may overlap. When both
+/// addresses are offsets from an object (a global, an `alloc`, a parameter of
+/// the function), [`may_overlap`] compares objects and constant offsets; a
+/// pointer that a block parameter carries has no known offset, and overlaps
+/// anything in its object, which [`PointerRoots`] finds when it walks one array.
 fn overlap(f: &Function, roots: &PointerRoots, p: Value, ta: Type, q: Value, tb: Type) -> bool {
-    let (a, b) = (roots.object_pointer(f, p), roots.object_pointer(f, q));
-    may_overlap(f, p, ta, q, tb) && may_overlap(f, a, ta, b, tb)
+    if is_object(f, address_root(f, p).0) && is_object(f, address_root(f, q).0) {
+        may_overlap(f, p, ta, q, tb)
+    } else {
+        !distinct_objects(f, roots, p, q)
+    }
+}
+
+/// Whether `v` is an object's own address: a global, a parameter of the
+/// function or an `alloc`.
+fn is_object(f: &Function, v: Value) -> bool {
+    match f.value_def(v) {
+        ValueDef::Global(_) => true,
+        ValueDef::Param(b, _) => b == f.entry_block(),
+        ValueDef::Inst(i) => matches!(f.kind(i), InstKind::Alloc { .. }),
+        _ => false,
+    }
+}
+
+/// Whether `p` and `q` point into two different objects: two globals, two
+/// `alloc`s, or an `alloc` and a global or a parameter of the function (which
+/// never points into this call's frame). Offsets do not matter here.
+fn distinct_objects(f: &Function, roots: &PointerRoots, p: Value, q: Value) -> bool {
+    let object = |v: Value| {
+        let r = address_root(f, roots.object_pointer(f, v)).0;
+        match f.value_def(r) {
+            ValueDef::Global(g) => Some((Some(g), None, false)),
+            ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => {
+                Some((None, Some(r), false))
+            }
+            ValueDef::Param(b, _) if b == f.entry_block() => Some((None, None, true)),
+            _ => None,
+        }
+    };
+    match (object(p), object(q)) {
+        (Some((Some(g), _, _)), Some((Some(h), _, _))) => g != h,
+        (Some((_, Some(a), _)), Some((_, Some(b), _))) => a != b,
+        (Some((_, Some(_), _)), Some(_)) | (Some(_), Some((_, Some(_), _))) => true,
+        _ => false,
+    }
 }
 
 /// Whether `p` is defined outside loop `id` (a constant, global or function
@@ -180,8 +218,13 @@ bb4:
     /// The loop's block: the one with the walking pointer as a parameter, up to
     /// the next block (the pass renumbers blocks).
     fn loop_body(out: &str) -> &str {
-        let start = out.find(": ptr").and_then(|i| out[..i].rfind("\nbb")).unwrap();
-        let end = out[start + 1..].find("\nbb").map_or(out.len(), |e| start + 1 + e);
+        let start = out
+            .find(": ptr")
+            .and_then(|i| out[..i].rfind("\nbb"))
+            .unwrap();
+        let end = out[start + 1..]
+            .find("\nbb")
+            .map_or(out.len(), |e| start + 1 + e);
         &out[start..end]
     }
 
@@ -230,5 +273,57 @@ bb4:
             );
         let out = same_behaviour(&reader, &["promote"], "8 3");
         assert!(!out.contains("alloc"), "{out}");
+    }
+
+    /// Not promoted: the loop also reads the local array through a pointer that
+    /// walks it, which reaches `c[j]` at `k == j` (the pointer has no known
+    /// offset; its object is the element's).
+    #[test]
+    fn a_pointer_walking_the_same_local_array_keeps_the_element_in_memory() {
+        let inits: String = (0..8)
+            .map(|k| {
+                format!(
+                    "  %{} = gep %2, {k}, 4\n  store {}, %{}\n",
+                    40 + k,
+                    3 * k + 1,
+                    40 + k
+                )
+            })
+            .collect();
+        let src = format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = alloc [i32; 8]
+{inits}  %3 = gep %2, %1, 4
+  %4 = slt 0, %0
+  br %4, bb5, bb4
+bb5:
+  jump bb1(0, %2)
+bb1(%5: i32, %6: ptr):
+  %7 = load i32, %3
+  %8 = load i32, %6
+  %9 = add %7, %8
+  store %9, %3
+  %10 = gep %6, 1, 4
+  %11 = add %5, 1
+  %12 = slt %11, %0
+  br %12, bb1(%11, %10), bb4
+bb4:
+  %13 = load i32, %3
+  call @putint(%13)
+  ret 0
+}}
+"#
+        );
+        for input in ["8 3", "2 5", "0 1"] {
+            let out = same_behaviour(&src, &["promote"], input);
+            assert!(loop_body(&out).contains("store"), "{out}");
+        }
     }
 }
