@@ -793,7 +793,7 @@ bb0:
     fn reinline_takes_loop_free_callees_up_to_its_own_bound() {
         // 61 instructions: over the first inliner's bound, under reinline's.
         let src = called_twice(30);
-        assert!(61 > super::SMALL && 61 <= super::LATE_SMALL);
+        const { assert!(61 > super::SMALL && 61 <= super::LATE_SMALL) };
         let first = same_behaviour(&src, &["inline"], "3");
         let main = &first[first.find("func @main").unwrap()..];
         assert_eq!(main.matches("call @g(").count(), 2, "{main}");
@@ -802,7 +802,7 @@ bb0:
         assert!(!main.contains("call @g("), "{main}");
         // 101 instructions: over both.
         let src = called_twice(50);
-        assert!(101 > super::LATE_SMALL);
+        const { assert!(101 > super::LATE_SMALL) };
         let late = same_behaviour(&src, &["reinline"], "3");
         let main = &late[late.find("func @main").unwrap()..];
         assert_eq!(main.matches("call @g(").count(), 2, "{main}");
