@@ -103,6 +103,22 @@ impl Ranges {
         self.range[v]
     }
 
+    /// The range of `v` in `f` as `f` may have changed since the solve by
+    /// rewrites that keep every value's meaning (a value replaced by an equal one,
+    /// an instruction by one computing the same result): an `i32` constant is
+    /// itself (also one interned since), a value the solve gave a range has it
+    /// still, and anything else (created since, not an `i32`, unreachable) is
+    /// unknown.
+    pub fn of(&self, f: &Function, v: Value) -> Option<Range> {
+        if let Some(c) = f.as_iconst(v) {
+            return Some(Range::constant(c));
+        }
+        if f.value_type(v) != Type::I32 {
+            return None;
+        }
+        self.range[v]
+    }
+
     /// Solves the ranges of `f`.
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Ranges {
         Solver::new(f, cfg).solve()

@@ -49,8 +49,9 @@ impl Pass for Inline {
 
 /// Inlining again once the callees are simplified: the size decisions of
 /// [`Inline`], taken on the bodies that complete unrolling, range propagation and
-/// their clean-up have shrunk, for callees left without loops, and without
-/// unrolling recursion again. LLVM reaches this by simplifying each function
+/// their clean-up have shrunk, for callees left without loops (up to
+/// [`LATE_SMALL`] instructions, the simplified size being what a copy costs), and
+/// without unrolling recursion again. LLVM reaches this by simplifying each function
 /// before its callers consider it (the CGSCC pipeline); in a pipeline of module
 /// passes it is a second inliner after the callees' clean-up. A callee with a
 /// loop stays a call: the loop passes (`licm`, `unswitch`, `hoistloops`,
@@ -81,6 +82,15 @@ enum Round {
 
 /// Callees with at most this many instructions are always inlined.
 pub const SMALL: usize = 40;
+/// [`Reinline`]'s bound for a loop-free callee: its size is then that of the
+/// simplified body (the branches on values forwarded from stores, the comparisons
+/// their ranges decide and the loops they guarded are gone), which is what the
+/// copy costs, and the copy lets the passes that follow see the call's
+/// neighbours: stores to globals the caller reads again forward, values the callee
+/// reloads merge with the caller's. LLVM judges a callee likewise on its
+/// simplified body; its default threshold (225 cost units, about five per
+/// instruction) is of this order.
+pub const LATE_SMALL: usize = 100;
 /// A callee called from a single place is inlined up to this many instructions.
 pub const SINGLE_SITE: usize = 5000;
 /// No inlining makes a caller larger than this many instructions.
@@ -203,7 +213,7 @@ fn visit(
         let InstKind::Call { callee, .. } = *m.funcs[caller].kind(call) else {
             continue;
         };
-        if !worth_inlining(m, graph, sizes, caller, callee) {
+        if !worth_inlining(m, graph, sizes, caller, callee, round) {
             continue;
         }
         if round == Round::Late && has_loop(&m.funcs[callee]) {
@@ -295,6 +305,7 @@ fn worth_inlining(
     sizes: &SecondaryMap<FuncId, usize>,
     caller: FuncId,
     callee: FuncId,
+    round: Round,
 ) -> bool {
     if m.funcs[callee].is_declaration()
         || callee == caller
@@ -303,7 +314,11 @@ fn worth_inlining(
         return false;
     }
     let n = sizes[callee];
-    let wanted = n <= SMALL || (graph.sites[callee] == 1 && n <= SINGLE_SITE);
+    let small = match round {
+        Round::Early => SMALL,
+        Round::Late => LATE_SMALL,
+    };
+    let wanted = n <= small || (graph.sites[callee] == 1 && n <= SINGLE_SITE);
     wanted && sizes[caller] + n <= MAX_CALLER
 }
 
@@ -668,14 +683,15 @@ bb0:
 }
 "#;
 
-    /// [`SHRINKS`] with its loop body: nine terms `((i * k) % 13 < 100) * x`
-    /// (each `x`), summed.
+    /// [`SHRINKS`] with its loop body: nine terms `((i * k) % 13 < 6) * x`,
+    /// summed (the remainder's range, `[-12, 12]`, does not decide the test: only
+    /// the counter's two values do, once the loop is unrolled).
     fn shrinks() -> String {
         let mut body = String::new();
         let mut acc = "%3".to_string();
         for j in 1..10 {
             body += &format!(
-                "  %{j}1 = mul %2, {}\n  %{j}2 = srem %{j}1, 13\n  %{j}3 = slt %{j}2, 100\n  %{j}4 = mul %{j}3, %1\n  %{j}5 = add {acc}, %{j}4\n",
+                "  %{j}1 = mul %2, {}\n  %{j}2 = srem %{j}1, 13\n  %{j}3 = slt %{j}2, 6\n  %{j}4 = mul %{j}3, %1\n  %{j}5 = add {acc}, %{j}4\n",
                 j + 3
             );
             acc = format!("%{j}5");
@@ -694,7 +710,7 @@ bb0:
         let out = same_behaviour(&src, &o2, "4");
         let main = &out[out.find("func @main").unwrap()..];
         assert!(!main.contains("call @f"), "{out}");
-        // Folded with the constant argument: (3 * x) * 5 for the first call.
+        // Folded with the constant argument, for the first call.
         assert!(!main.contains("srem") && !main.contains("br "), "{out}");
 
         let without: Vec<&str> = o2.iter().copied().filter(|&p| p != "reinline").collect();
@@ -744,7 +760,13 @@ bb0:
 
     /// Fifty-nine steps `v = (v * x) ^ k` on the argument `x`: nothing folds.
     fn big() -> String {
-        (1..60)
+        steps(59)
+    }
+
+    /// `n` steps `v = (v * x) ^ k` on the argument `x` (`2n` instructions, the
+    /// last value `%{n}0`).
+    fn steps(n: usize) -> String {
+        (1..=n)
             .map(|i| {
                 let prev = if i == 1 {
                     "%0".to_string()
@@ -754,6 +776,36 @@ bb0:
                 format!("  %{i}1 = mul {prev}, %0\n  %{i}0 = xor %{i}1, {i}\n")
             })
             .collect()
+    }
+
+    /// `@g`, `2n + 1` instructions without loops, called twice by `@main`.
+    fn called_twice(n: usize) -> String {
+        format!(
+            "declare @getint() -> i32\ndeclare @putint(i32) -> void\n\n\
+             func @g(i32) -> i32 {{\nbb0(%0: i32):\n{}  ret %{n}0\n}}\n\n\
+             func @main() -> i32 {{\nbb0:\n  %0 = call @getint()\n  %1 = call @g(%0)\n  \
+             %2 = call @g(%1)\n  call @putint(%2)\n  ret 0\n}}\n",
+            steps(n)
+        )
+    }
+
+    #[test]
+    fn reinline_takes_loop_free_callees_up_to_its_own_bound() {
+        // 61 instructions: over the first inliner's bound, under reinline's.
+        let src = called_twice(30);
+        const { assert!(61 > super::SMALL && 61 <= super::LATE_SMALL) };
+        let first = same_behaviour(&src, &["inline"], "3");
+        let main = &first[first.find("func @main").unwrap()..];
+        assert_eq!(main.matches("call @g(").count(), 2, "{main}");
+        let late = same_behaviour(&src, &["reinline"], "3");
+        let main = &late[late.find("func @main").unwrap()..];
+        assert!(!main.contains("call @g("), "{main}");
+        // 101 instructions: over both.
+        let src = called_twice(50);
+        const { assert!(101 > super::LATE_SMALL) };
+        let late = same_behaviour(&src, &["reinline"], "3");
+        let main = &late[late.find("func @main").unwrap()..];
+        assert_eq!(main.matches("call @g(").count(), 2, "{main}");
     }
 
     #[test]

@@ -37,6 +37,7 @@
 //! Arithmetic made dead by a rewrite is removed (not divisions, which might trap; DCE
 //! decides about those).
 
+use crate::analysis::ranges::{compare, Range, Ranges};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
@@ -63,8 +64,39 @@ impl Pass for InstCombine {
 }
 
 impl FunctionPass for InstCombine {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
-        run(f)
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        run_in(f, fa)
+    }
+}
+
+/// The value ranges of the function being combined ([`Ranges`]), solved when a
+/// comparison first asks. They stay true while the pass runs: its rewrites keep
+/// every value's meaning, values it creates are unknown to them, and the two
+/// rules that give a remainder another value, because its only uses cannot tell
+/// ([`remainder_as_truth`], [`remainder_test`]), make it unknown too
+/// ([`LazyRanges::forget`]).
+struct LazyRanges<'a> {
+    fa: &'a mut FunctionAnalyses,
+    ranges: Option<Ranges>,
+    /// Values whose meaning changed since the solve.
+    forgotten: Vec<Value>,
+}
+
+impl LazyRanges<'_> {
+    fn of(&mut self, f: &Function, v: Value) -> Option<Range> {
+        if f.as_iconst(v).is_none() && (f.value_type(v) != Type::I32 || self.forgotten.contains(&v))
+        {
+            return None;
+        }
+        let fa = &mut *self.fa;
+        self.ranges
+            .get_or_insert_with(|| Ranges::compute(f, fa.cfg(f)))
+            .of(f, v)
+    }
+
+    /// `v` now computes another value than it did when the ranges were solved.
+    fn forget(&mut self, v: Value) {
+        self.forgotten.push(v);
     }
 }
 
@@ -80,6 +112,16 @@ enum Action {
 
 /// Runs instcombine over `f`.
 pub fn run(f: &mut Function) -> bool {
+    run_in(f, &mut FunctionAnalyses::default())
+}
+
+/// [`run`] with the CFG taken from `fa`.
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+    let mut ranges = LazyRanges {
+        fa,
+        ranges: None,
+        forgotten: Vec::new(),
+    };
     let mut work: Vec<Inst> = Vec::new();
     let mut queued: SecondaryMap<Inst, bool> = SecondaryMap::new();
     for b in f.layout.blocks() {
@@ -120,7 +162,7 @@ pub fn run(f: &mut Function) -> bool {
             }
             continue;
         }
-        let Some(action) = simplify(f, i) else {
+        let Some(action) = simplify(f, &mut ranges, i) else {
             continue;
         };
         changed = true;
@@ -167,14 +209,16 @@ fn is_removable(f: &Function, k: &InstKind) -> bool {
     }
 }
 
-fn simplify(f: &mut Function, i: Inst) -> Option<Action> {
+fn simplify(f: &mut Function, ranges: &mut LazyRanges, i: Inst) -> Option<Action> {
     match *f.kind(i) {
         InstKind::Binary {
             op: BinOp::SRem,
             args: [a, b],
-        } => remainder_as_truth(f, i, a, b).or_else(|| simplify_binary(f, BinOp::SRem, a, b)),
+        } => {
+            remainder_as_truth(f, ranges, i, a, b).or_else(|| simplify_binary(f, BinOp::SRem, a, b))
+        }
         InstKind::Binary { op, args: [a, b] } => simplify_binary(f, op, a, b),
-        InstKind::Cmp { op, args: [a, b] } => simplify_cmp(f, op, a, b),
+        InstKind::Cmp { op, args: [a, b] } => simplify_cmp(f, ranges, op, a, b),
         InstKind::Unary { op, arg } => simplify_unary(f, op, arg),
         InstKind::Gep {
             base,
@@ -614,7 +658,13 @@ fn cancel(f: &mut Function, op: BinOp, a: Value, b: Value) -> Option<Action> {
     }
 }
 
-fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Action> {
+fn simplify_cmp(
+    f: &mut Function,
+    ranges: &mut LazyRanges,
+    op: CmpOp,
+    a: Value,
+    b: Value,
+) -> Option<Action> {
     let (ca, cb) = (Const::of(f, a), Const::of(f, b));
     if let (Some(x), Some(y)) = (ca, cb) {
         return fold_cmp(op, x, y).map(Action::Const);
@@ -633,8 +683,11 @@ fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Actio
         };
         return Some(Action::Const(Const::I(r)));
     }
+    if let Some(action) = decided_by_ranges(f, ranges, op, a, b) {
+        return Some(action);
+    }
     let c = f.as_iconst(b)?;
-    if let Some(action) = remainder_test(f, op, a, c) {
+    if let Some(action) = remainder_test(f, ranges, op, a, c) {
         return Some(action);
     }
     if let Some(action) = equality_with_constant(f, op, a, c) {
@@ -655,6 +708,46 @@ fn simplify_cmp(f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Actio
             args: [x, y],
         })),
         _ => None,
+    }
+}
+
+/// An integer comparison whose operands' value ranges ([`Ranges`]) decide it
+/// becomes 0 or 1 (LLVM's InstSimplify, `simplifyICmpWithConstant` over
+/// `computeConstantRange`, and `foldICmpUsingKnownBits`): `(x & 7) < 8`,
+/// `x % 5 > 4`, a comparison's result against 2. A 0/1 value compared with a
+/// constant that keeps only one of its values is the value itself (`b > 0`,
+/// `b != 0`, `b == 1`) or its test against 0 (`b < 1`, `b != 1`), which the
+/// rules for a comparison's result finish.
+fn decided_by_ranges(
+    f: &mut Function,
+    ranges: &mut LazyRanges,
+    op: CmpOp,
+    a: Value,
+    b: Value,
+) -> Option<Action> {
+    if !matches!(
+        op,
+        CmpOp::Eq | CmpOp::Ne | CmpOp::Slt | CmpOp::Sle | CmpOp::Sgt | CmpOp::Sge
+    ) {
+        return None;
+    }
+    let (x, y) = (ranges.of(f, a)?, ranges.of(f, b)?);
+    if let Some(always) = compare(op, x, y) {
+        return Some(Action::Const(Const::I(always as i32)));
+    }
+    let c = f.as_iconst(b)?;
+    if x != (Range { lo: 0, hi: 1 }) || (op, c) == (CmpOp::Eq, 0) {
+        return None;
+    }
+    let holds = |v: i32| fold_cmp(op, Const::I(v), Const::I(c)) == Some(Const::I(1));
+    // Undecided over {0, 1}: exactly one of them passes.
+    if holds(1) {
+        Some(Action::Value(a))
+    } else {
+        Some(Action::Kind(InstKind::Cmp {
+            op: CmpOp::Eq,
+            args: [a, f.iconst(0)],
+        }))
     }
 }
 
@@ -686,7 +779,13 @@ fn equality_with_constant(f: &mut Function, op: CmpOp, a: Value, c: i32) -> Opti
 /// `x % 2^k` used only as a truth value (a branch's condition, or compared with 0):
 /// the remainder is 0 exactly when the low `k` bits of `x` are, so it becomes
 /// `x & (2^k - 1)`, one operation instead of four (`if (x % 2)`).
-fn remainder_as_truth(f: &mut Function, i: Inst, a: Value, b: Value) -> Option<Action> {
+fn remainder_as_truth(
+    f: &mut Function,
+    ranges: &mut LazyRanges,
+    i: Inst,
+    a: Value,
+    b: Value,
+) -> Option<Action> {
     let m = f.as_iconst(b)?.unsigned_abs();
     if !m.is_power_of_two() || !(2..=1 << 30).contains(&m) {
         return None;
@@ -708,6 +807,7 @@ fn remainder_as_truth(f: &mut Function, i: Inst, a: Value, b: Value) -> Option<A
         return None;
     }
     let mask = f.iconst((m - 1) as i32);
+    ranges.forget(r);
     Some(Action::Kind(InstKind::Binary {
         op: BinOp::And,
         args: [a, mask],
@@ -721,7 +821,13 @@ fn remainder_as_truth(f: &mut Function, i: Inst, a: Value, b: Value) -> Option<A
 /// `x % 2 == 1` is `(x & 0x80000001) == 1`, one operation instead of four. The
 /// remainder instruction is rewritten in place and the comparison then tests
 /// the masked bits.
-fn remainder_test(f: &mut Function, op: CmpOp, a: Value, c: i32) -> Option<Action> {
+fn remainder_test(
+    f: &mut Function,
+    ranges: &mut LazyRanges,
+    op: CmpOp,
+    a: Value,
+    c: i32,
+) -> Option<Action> {
     if !matches!(op, CmpOp::Eq | CmpOp::Ne) {
         return None;
     }
@@ -746,6 +852,7 @@ fn remainder_test(f: &mut Function, op: CmpOp, a: Value, c: i32) -> Option<Actio
         _ => return None, // never equal: constant folding's business
     };
     let mask = f.iconst(mask);
+    ranges.forget(a);
     f.replace_kind(
         rem,
         InstKind::Binary {
@@ -1133,18 +1240,120 @@ bb0:
             "  %m = srem %0, -8\n  %r = ne %m, 0\n",
             "  %3 = and %0, 7\n  %4 = ne %3, 0\n  ret %4\n",
         );
+        // The remainder, rewritten into a mask, takes values outside the
+        // `[-3, 3]` its range was: that range must not decide the new test.
         combines(
             "  %m = srem %0, 4\n  %r = eq %m, -3\n",
             "  %3 = and %0, -2147483645\n  %4 = eq %3, -2147483647\n  ret %4\n",
         );
-        // Another use keeps the remainder; 4 is never a remainder by 4.
+        // Another use keeps the remainder; 4 is never a remainder by 4 (the
+        // remainder's range decides that test).
         combines(
             "  %m = srem %0, 4\n  %t = eq %m, 1\n  %r = add %m, %t\n",
             "  %3 = srem %0, 4\n  %4 = eq %3, 1\n  %5 = add %3, %4\n  ret %5\n",
         );
+        combines("  %m = srem %0, 4\n  %r = eq %m, 4\n", "  ret 0\n");
+    }
+
+    #[test]
+    fn comparisons_decided_by_the_operands_ranges() {
+        // A 0/1 value against a constant outside [0, 1]: decided.
+        combines("  %b = slt %0, %1\n  %r = sgt %b, 8\n", "  ret 0\n");
+        combines("  %b = slt %0, %1\n  %r = sle %b, 8\n", "  ret 1\n");
+        combines("  %b = fge %2, 0.0\n  %r = slt %b, -3\n", "  ret 0\n");
+        combines("  %b = slt %0, %1\n  %r = sge %b, 0\n", "  ret 1\n");
+        // Masks, remainders, logical shifts and sums of them bound their result.
+        combines("  %a = and %0, 7\n  %r = slt %a, 8\n", "  ret 1\n");
+        combines("  %a = and %0, 7\n  %r = eq %a, 9\n", "  ret 0\n");
+        combines("  %a = srem %0, 5\n  %r = sgt %a, 4\n", "  ret 0\n");
+        combines("  %a = srem %0, -5\n  %r = sge %a, -4\n", "  ret 1\n");
+        combines("  %a = lshr %0, 28\n  %r = slt %a, 16\n", "  ret 1\n");
+        combines("  %a = lshr %0, 28\n  %r = ne %a, 16\n", "  ret 1\n");
         combines(
-            "  %m = srem %0, 4\n  %r = eq %m, 4\n",
-            "  %3 = srem %0, 4\n  %4 = eq %3, 4\n  ret %4\n",
+            "  %a = srem %0, 3\n  %b = add %a, 3\n  %r = sgt %b, 0\n",
+            "  ret 1\n",
+        );
+        // Two values that are not constants: [0, 7] is below [8, 15].
+        combines(
+            "  %a = and %0, 7\n  %b = and %1, 7\n  %c = add %b, 8\n  %r = slt %a, %c\n",
+            "  ret 1\n",
+        );
+        // A 0/1 value passed to a block parameter on every edge stays one.
+        check(
+            &["instcombine"],
+            "func @f(i32, i32) -> i32 {\nbb0(%0: i32, %1: i32):\n  %2 = slt %0, %1\n  br %2, bb1(%2), bb1(0)\n\
+             bb1(%3: i32):\n  %4 = slt %3, 2\n  ret %4\n}\n",
+            "func @f(i32, i32) -> i32 {\nbb0(%0: i32, %1: i32):\n  %2 = slt %0, %1\n  br %2, bb1(%2), bb1(0)\n\
+             bb1(%3: i32):\n  ret 1\n}\n",
+        );
+    }
+
+    #[test]
+    fn a_test_keeping_one_value_of_a_boolean_is_the_boolean_or_its_inverse() {
+        combines(
+            "  %b = slt %0, %1\n  %r = sgt %b, 0\n",
+            "  %3 = slt %0, %1\n  ret %3\n",
+        );
+        combines(
+            "  %b = slt %0, %1\n  %r = sle %b, 0\n",
+            "  %3 = sge %0, %1\n  ret %3\n",
+        );
+        combines(
+            "  %b = slt %0, %1\n  %r = slt %b, 1\n",
+            "  %3 = sge %0, %1\n  ret %3\n",
+        );
+        // An `and` of two comparisons is 0/1 too; its test against 0 stays one.
+        combines(
+            "  %b = slt %0, %1\n  %c = eq %0, 3\n  %d = and %b, %c\n  %r = sge %d, 1\n",
+            "  %3 = slt %0, %1\n  %4 = eq %0, 3\n  %5 = and %3, %4\n  ret %5\n",
+        );
+        combines(
+            "  %b = slt %0, %1\n  %c = eq %0, 3\n  %d = and %b, %c\n  %r = ne %d, 1\n",
+            "  %3 = slt %0, %1\n  %4 = eq %0, 3\n  %5 = and %3, %4\n  %6 = eq %5, 0\n  ret %6\n",
+        );
+        combines(
+            "  %b = slt %0, %1\n  %c = eq %0, 3\n  %d = and %b, %c\n  %r = eq %d, 0\n",
+            "  %3 = slt %0, %1\n  %4 = eq %0, 3\n  %5 = and %3, %4\n  %6 = eq %5, 0\n  ret %6\n",
+        );
+    }
+
+    #[test]
+    fn comparisons_the_operands_ranges_do_not_decide() {
+        // Both outcomes possible: the comparison stays.
+        combines(
+            "  %a = and %0, 7\n  %r = sgt %a, 0\n",
+            "  %3 = and %0, 7\n  %4 = sgt %3, 0\n  ret %4\n",
+        );
+        combines(
+            "  %a = srem %0, 5\n  %r = slt %a, 0\n",
+            "  %3 = srem %0, 5\n  %4 = slt %3, 0\n  ret %4\n",
+        );
+        combines(
+            "  %a = srem %0, 5\n  %r = sgt %a, 3\n",
+            "  %3 = srem %0, 5\n  %4 = sgt %3, 3\n  ret %4\n",
+        );
+        // A negative mask keeps the sign bit; an arithmetic shift keeps the sign.
+        combines(
+            "  %a = and %0, -8\n  %r = sge %a, 0\n",
+            "  %3 = and %0, -8\n  %4 = sge %3, 0\n  ret %4\n",
+        );
+        combines(
+            "  %a = ashr %0, 28\n  %r = sge %a, 0\n",
+            "  %3 = ashr %0, 28\n  %4 = sge %3, 0\n  ret %4\n",
+        );
+        // A sum of two 0/1 values may be 2; a sum that may wrap is unbounded.
+        combines(
+            "  %b = slt %0, %1\n  %c = eq %0, 3\n  %s = add %b, %c\n  %r = sgt %s, 1\n",
+            "  %3 = slt %0, %1\n  %4 = eq %0, 3\n  %5 = add %3, %4\n  %6 = sgt %5, 1\n  ret %6\n",
+        );
+        combines(
+            "  %a = lshr %0, 1\n  %b = add %a, 1\n  %r = sgt %b, 0\n",
+            "  %3 = lshr %0, 1\n  %4 = add %3, 1\n  %5 = sgt %4, 0\n  ret %5\n",
+        );
+        // Float comparisons are not decided by integer ranges.
+        combines(
+            "  %a = and %0, 7\n  %b = sitofp %a\n  %r = flt %b, 8.0\n",
+            "  %3 = and %0, 7\n  %4 = sitofp %3\n  %5 = flt %4, 8.0\n  ret %5\n",
         );
     }
 
