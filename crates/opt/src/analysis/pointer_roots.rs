@@ -112,7 +112,7 @@ impl PointerRoots {
 
 /// Whether `v` is an object's own pointer: a global, a parameter of the function,
 /// or an `alloc`.
-fn is_object(f: &Function, v: Value) -> bool {
+pub(crate) fn is_object(f: &Function, v: Value) -> bool {
     match f.value_def(v) {
         ValueDef::Global(_) => true,
         ValueDef::Param(b, _) => b == f.entry_block(),

@@ -22,6 +22,7 @@
 //! A one-element `alloc` is left to `mem2reg`, and so is the slot a promotion
 //! itself makes.
 
+use crate::analysis::pointer_roots::is_object;
 use crate::analysis::{address_root, LoopForest, LoopId, PointerRoots, Purity};
 use crate::passes::loops::licm::may_overlap;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -100,17 +101,6 @@ fn overlap(f: &Function, roots: &PointerRoots, p: Value, ta: Type, q: Value, tb:
         may_overlap(f, p, ta, q, tb)
     } else {
         !distinct_objects(f, roots, p, q)
-    }
-}
-
-/// Whether `v` is an object's own address: a global, a parameter of the
-/// function or an `alloc`.
-fn is_object(f: &Function, v: Value) -> bool {
-    match f.value_def(v) {
-        ValueDef::Global(_) => true,
-        ValueDef::Param(b, _) => b == f.entry_block(),
-        ValueDef::Inst(i) => matches!(f.kind(i), InstKind::Alloc { .. }),
-        _ => false,
     }
 }
 
