@@ -23,7 +23,9 @@
 //! itself makes.
 
 use crate::analysis::pointer_roots::is_object;
-use crate::analysis::{address_root, LoopForest, LoopId, PointerRoots, Purity};
+use crate::analysis::{
+    address_root, pointer_base, LoopForest, LoopId, PointerBase, PointerRoots, Purity,
+};
 use crate::passes::loops::licm::may_overlap;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, InstKind, Type, Value, ValueDef};
@@ -108,21 +110,17 @@ fn overlap(f: &Function, roots: &PointerRoots, p: Value, ta: Type, q: Value, tb:
 /// `alloc`s, or an `alloc` and a global or a parameter of the function (which
 /// never points into this call's frame). Offsets do not matter here.
 fn distinct_objects(f: &Function, roots: &PointerRoots, p: Value, q: Value) -> bool {
+    // The object's kind, and its address (which global).
     let object = |v: Value| {
-        let r = address_root(f, roots.object_pointer(f, v)).0;
-        match f.value_def(r) {
-            ValueDef::Global(g) => Some((Some(g), None, false)),
-            ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => {
-                Some((None, Some(r), false))
-            }
-            ValueDef::Param(b, _) if b == f.entry_block() => Some((None, None, true)),
-            _ => None,
-        }
+        let o = roots.object_pointer(f, v);
+        (pointer_base(f, o), address_root(f, o).0)
     };
     match (object(p), object(q)) {
-        (Some((Some(g), _, _)), Some((Some(h), _, _))) => g != h,
-        (Some((_, Some(a), _)), Some((_, Some(b), _))) => a != b,
-        (Some((_, Some(_), _)), Some(_)) | (Some(_), Some((_, Some(_), _))) => true,
+        ((PointerBase::Local(a), _), (PointerBase::Local(b), _)) => a != b,
+        ((PointerBase::Local(_), _), (other, _)) | ((other, _), (PointerBase::Local(_), _)) => {
+            other != PointerBase::Unknown
+        }
+        ((PointerBase::Global, g), (PointerBase::Global, h)) => g != h,
         _ => false,
     }
 }
