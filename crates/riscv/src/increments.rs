@@ -28,7 +28,7 @@
 //! region's start), so two accesses through one pointer bumped between them are
 //! compared as they really lie.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use crate::mir::{fits_imm12, AluImmOp, Base, MInst, Reg, SP};
 use crate::u74::MemAccess;
@@ -96,9 +96,9 @@ impl Increments {
         // Per register: its last definition in the region, the definition before
         // that last one when it is an increment, its root and the sum of the
         // increments since the root.
-        let mut last_def: HashMap<Reg, usize> = HashMap::new();
-        let mut before: HashMap<usize, Option<usize>> = HashMap::new();
-        let mut root: HashMap<Reg, (Option<usize>, i64)> = HashMap::new();
+        let mut last_def: FxHashMap<Reg, usize> = FxHashMap::default();
+        let mut before: FxHashMap<usize, Option<usize>> = FxHashMap::default();
+        let mut root: FxHashMap<Reg, (Option<usize>, i64)> = FxHashMap::default();
         for (k, inst) in code.iter().enumerate() {
             if let (Some(m), Some((base, off, other))) = (mem[k], access_parts(inst)) {
                 let (r0, acc) = root.get(&base).copied().unwrap_or((None, 0));

@@ -89,11 +89,11 @@ pub fn sequentialize_edge<V: Copy>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
+    use rustc_hash::FxHashMap;
 
     /// Runs moves on a register file of initial values `r -> r.0`.
-    fn simulate(moves: &[(Reg, Reg)]) -> HashMap<Reg, u32> {
-        let mut st: HashMap<Reg, u32> = HashMap::new();
+    fn simulate(moves: &[(Reg, Reg)]) -> FxHashMap<Reg, u32> {
+        let mut st: FxHashMap<Reg, u32> = FxHashMap::default();
         for &(d, s) in moves {
             let v = *st.get(&s).unwrap_or(&s.0);
             st.insert(d, v);

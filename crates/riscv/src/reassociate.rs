@@ -32,8 +32,9 @@
 //! registers, and only when the pre-allocation scheduler does (`-fschedule-insns`):
 //! it exists to give the scheduler independent work to pair.
 
+use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 
 use crate::mir::{AluOp, MFunction, MInst, Reg, RegClass, ZERO};
 use crate::u74::{timing_with, Pipe, UseKind};
@@ -149,12 +150,12 @@ fn rebalance_block(
     let once = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1 && uses[r.vindex()] == 1;
     // The position of each grouped operation's single reader of the same group
     // in this block, when the operation is a tree's inner node.
-    let mut def_at: HashMap<Reg, usize> = HashMap::new();
+    let mut def_at: FxHashMap<Reg, usize> = FxHashMap::default();
     let mut inner_of: Vec<Option<usize>> = vec![None; n];
     // Per grouped operation: the inner node computing each operand.
     let mut feeds: Vec<[Option<usize>; 2]> = vec![[None; 2]; n];
     let mut calls: Vec<usize> = Vec::new();
-    let mut def_positions: HashMap<Reg, Vec<usize>> = HashMap::new();
+    let mut def_positions: FxHashMap<Reg, Vec<usize>> = FxHashMap::default();
     for (k, i) in insts.iter().enumerate() {
         if i.is_call() {
             calls.push(k);
@@ -185,11 +186,11 @@ fn rebalance_block(
         };
         class == RegClass::Float
     };
-    let mut ready: HashMap<Reg, (u64, u64)> = HashMap::new();
+    let mut ready: FxHashMap<Reg, (u64, u64)> = FxHashMap::default();
     let mut late_at: Vec<u64> = vec![0; n];
     let mut pipe_free = [0u64; 2];
     // The rebuilt operations, by the position they take.
-    let mut rebuilt: HashMap<usize, Vec<MInst>> = HashMap::new();
+    let mut rebuilt: FxHashMap<usize, Vec<MInst>> = FxHashMap::default();
     let mut removed = vec![false; n];
     let mut count = 0;
     for (k, i) in insts.iter().enumerate() {
@@ -279,8 +280,8 @@ fn rebalance_tree(
     rd: Reg,
     feeds: &[[Option<usize>; 2]],
     calls: &[usize],
-    def_positions: &HashMap<Reg, Vec<usize>>,
-    ready: &HashMap<Reg, (u64, u64)>,
+    def_positions: &FxHashMap<Reg, Vec<usize>>,
+    ready: &FxHashMap<Reg, (u64, u64)>,
     late_at: &[u64],
 ) -> Option<Rebuilt> {
     // Gather the leaves and inner nodes, and the root's ready time as the
@@ -433,11 +434,11 @@ mod tests {
     /// Runs the straight-line code of block 0 from `args` in `a0`.. (integer
     /// operations of the pass's groups, shifts, copies), returning `a0`.
     fn eval(mf: &MFunction, args: &[u64]) -> u64 {
-        let mut regs: HashMap<Reg, u64> = HashMap::new();
+        let mut regs: FxHashMap<Reg, u64> = FxHashMap::default();
         for (k, &a) in args.iter().enumerate() {
             regs.insert(Reg::x(10 + k as u32), a);
         }
-        let get = |regs: &HashMap<Reg, u64>, r: Reg| if r == ZERO { 0 } else { regs[&r] };
+        let get = |regs: &FxHashMap<Reg, u64>, r: Reg| if r == ZERO { 0 } else { regs[&r] };
         let sext = |x: u64| x as u32 as i32 as i64 as u64;
         for i in &mf.blocks[mf.layout[0]].insts {
             match *i {

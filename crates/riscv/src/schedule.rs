@@ -52,7 +52,7 @@
 //! What it does not do: move instructions across blocks or calls, or overlap
 //! loop iterations (software pipelining).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 use rustc_hash::FxHashSet;
 
@@ -375,7 +375,7 @@ struct Pressure<'a> {
     live_after: &'a LiveAfter,
     /// Of the region's registers, those live at the current point.
     live: FxHashSet<u32>,
-    remaining: HashMap<u32, usize>,
+    remaining: FxHashMap<u32, usize>,
     count: [usize; 2],
     /// Per file: the limit asked for, or the region's own pressure if higher.
     limit: [usize; 2],
@@ -389,7 +389,7 @@ impl<'a> Pressure<'a> {
         limit: [usize; 2],
     ) -> Self {
         let (live, count) = live_before(region, live_after, class);
-        let mut remaining = HashMap::new();
+        let mut remaining = FxHashMap::default();
         for i in region {
             i.for_each_use(|r| {
                 if tracked(r) {
@@ -518,7 +518,7 @@ fn schedule_block_as(insts: &mut [MInst], self_loop: bool) -> usize {
     regions
         .into_iter()
         .filter(|&r| {
-            let none = HashMap::new();
+            let none = FxHashMap::default();
             schedule_region(insts, r, &is_float, &none, None, whole.then_some(&[]))
         })
         .count()
@@ -528,7 +528,7 @@ fn schedule_block_as(insts: &mut [MInst], self_loop: bool) -> usize {
 /// would without its register-pressure guard: for passes that weigh a code motion
 /// by the cycles the scheduled result takes ([`crate::hoist_into_slots`]).
 pub fn schedule_unguarded(insts: &mut [MInst], is_float: &dyn Fn(Reg) -> bool) {
-    let none = HashMap::new();
+    let none = FxHashMap::default();
     for r in regions(insts) {
         schedule_region(insts, r, is_float, &none, None, None);
     }
@@ -554,10 +554,10 @@ fn latency(producer: &Timing, consumer: &Timing, kind: UseKind) -> u32 {
 /// interfere and the allocator could no longer give them one register (a loop's
 /// next value `i + 1` computed while `i` is still read costs a copy on the back
 /// edge).
-pub type CopyPartners = HashMap<Reg, Vec<Reg>>;
+pub type CopyPartners = FxHashMap<Reg, Vec<Reg>>;
 
 fn copy_partners(mf: &MFunction) -> CopyPartners {
-    let mut m: CopyPartners = HashMap::new();
+    let mut m: CopyPartners = FxHashMap::default();
     for b in &mf.layout {
         for i in &mf.blocks[*b].insts {
             if let MInst::Mv { rd, rs } = *i {

@@ -26,7 +26,7 @@
 use crate::liveness::{compute_liveness, Liveness};
 use crate::loops::loop_info;
 use crate::mir::{AluOp, MBlock, MFunction, MInst, Reg, ZERO};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 
 /// At most this many instructions move above one branch.
 const MAX_HOISTED: usize = 3;
@@ -64,7 +64,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
     // Liveness, computed when a load first qualifies, and each register's
     // copies (`mv dst, src`: src -> dsts).
     let mut live: Option<Liveness> = None;
-    let mut copies: HashMap<Reg, Vec<Reg>> = HashMap::new();
+    let mut copies: FxHashMap<Reg, Vec<Reg>> = FxHashMap::default();
     for &b in &mf.layout {
         for i in &mf.blocks[b].insts {
             if let MInst::Mv { rd, rs } = *i {
@@ -73,7 +73,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         }
     }
     // The defining instruction of each register defined once.
-    let mut single_defs: HashMap<Reg, MInst> = HashMap::new();
+    let mut single_defs: FxHashMap<Reg, MInst> = FxHashMap::default();
     for &b in &mf.layout {
         for i in &mf.blocks[b].insts {
             i.for_each_def(|d| {
@@ -157,7 +157,7 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
 fn global_access(
     mf: &MFunction,
     i: &MInst,
-    single_defs: &HashMap<Reg, MInst>,
+    single_defs: &FxHashMap<Reg, MInst>,
 ) -> Option<(u32, Reg, i64, i64)> {
     let (op, addr) = match i {
         MInst::Load { op, addr, .. } | MInst::Store { op, addr, .. } => (*op, addr),
@@ -208,7 +208,7 @@ fn proven_in_bounds(
     mf: &MFunction,
     i: &MInst,
     before: &[MInst],
-    single_defs: &HashMap<Reg, MInst>,
+    single_defs: &FxHashMap<Reg, MInst>,
 ) -> bool {
     if !matches!(i, MInst::Load { .. }) {
         return false;
@@ -236,7 +236,7 @@ fn proven_in_bounds(
 /// more than the load's earlier start gains.
 fn copied_to_live_register(
     i: &MInst,
-    copies: &HashMap<Reg, Vec<Reg>>,
+    copies: &FxHashMap<Reg, Vec<Reg>>,
     live: &Liveness,
     exit: MBlock,
 ) -> bool {

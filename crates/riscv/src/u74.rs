@@ -22,6 +22,7 @@
 //! is modelled as one operation whose latency counts its parts.
 
 use crate::mir::{AluOp, Base, CvtOp, FAluOp, MInst, MemOp, Reg, NUM_PREGS};
+use smallvec::SmallVec;
 
 /// Issue pipes.
 #[derive(Copy, Clone, PartialEq, Eq, Debug)]
@@ -106,10 +107,11 @@ impl MemAccess {
 #[derive(Clone, Debug)]
 pub struct Timing {
     pub pipe: Pipe,
-    /// Registers read, with how.
-    pub uses: Vec<(Reg, UseKind)>,
+    /// Registers read, with how (inline: the timing of every instruction is
+    /// taken many times over by the schedulers, which should not allocate).
+    pub uses: SmallVec<[(Reg, UseKind); 4]>,
     /// Registers written.
-    pub defs: Vec<Reg>,
+    pub defs: SmallVec<[Reg; 2]>,
     /// Cycles until the result is early- and late-ready.
     pub early: u32,
     pub late: u32,
@@ -151,8 +153,8 @@ pub fn timing(i: &MInst) -> Timing {
 pub fn timing_with(i: &MInst, is_float: &dyn Fn(Reg) -> bool) -> Timing {
     let mut t = Timing {
         pipe: Pipe::Any,
-        uses: Vec::new(),
-        defs: Vec::new(),
+        uses: SmallVec::new(),
+        defs: SmallVec::new(),
         early: 1,
         late: 1,
         late_alu: true,
@@ -267,8 +269,8 @@ pub fn timing_with(i: &MInst, is_float: &dyn Fn(Reg) -> bool) -> Timing {
 #[derive(Clone, Debug)]
 pub struct Machine {
     /// Cycle each physical register's value is ready for early and late use.
-    early: Vec<u64>,
-    late: Vec<u64>,
+    early: [u64; NUM_PREGS as usize],
+    late: [u64; NUM_PREGS as usize],
     /// The same for virtual registers (scheduling before allocation), hashed: a
     /// region touches few of a function's many virtual registers.
     virt: rustc_hash::FxHashMap<u32, (u64, u64)>,
@@ -287,8 +289,8 @@ pub struct Machine {
 impl Default for Machine {
     fn default() -> Self {
         Machine {
-            early: vec![0; NUM_PREGS as usize],
-            late: vec![0; NUM_PREGS as usize],
+            early: [0; NUM_PREGS as usize],
+            late: [0; NUM_PREGS as usize],
             virt: Default::default(),
             int_div_free: 0,
             fp_div_free: 0,

@@ -30,7 +30,7 @@ use crate::analysis::{LoopForest, LoopId, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::DominatorTree;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value, ValueDef};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The final value replacement pass.
 pub struct FinalValue;
@@ -99,12 +99,20 @@ pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         // Its expressions are taken: it is started anew next time.
         fa.forget_scev();
         let (_, dt, loops) = fa.loops(f);
-        let planned: Vec<LoopId> = plans.iter().map(|p| p.id).collect();
-        let inside_planned = |id: LoopId| {
-            planned
-                .iter()
-                .any(|&q| q != id && is_ancestor(loops, id, q))
-        };
+        // The loops around a planned loop, each found once (walking up from
+        // every plan stops at a loop already marked): linear in the plans and
+        // the depth, where testing every pair of plans is quadratic.
+        let mut around_planned: FxHashSet<LoopId> = FxHashSet::default();
+        for plan in &plans {
+            let mut up = loops.get(plan.id).parent;
+            while let Some(l) = up {
+                if !around_planned.insert(l) {
+                    break;
+                }
+                up = loops.get(l).parent;
+            }
+        }
+        let inside_planned = |id: LoopId| around_planned.contains(&id);
         // Each round applies at least the innermost plans, so fewer loops wait.
         let mut waiting = Vec::new();
         for plan in &plans {
@@ -117,18 +125,6 @@ pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         pending = waiting;
     }
     replaced
-}
-
-/// Whether loop `outer` contains loop `inner` (a different one).
-fn is_ancestor(loops: &LoopForest, outer: LoopId, inner: LoopId) -> bool {
-    let mut up = loops.get(inner).parent;
-    while let Some(l) = up {
-        if l == outer {
-            return true;
-        }
-        up = loops.get(l).parent;
-    }
-    false
 }
 
 /// A step of a recurrence, as the pass materialises it.

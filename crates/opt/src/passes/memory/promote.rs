@@ -160,6 +160,7 @@ fn next_candidate(
 ) -> Option<Candidate> {
     let (cfg, dt, loops) = fa.loops(f);
     let accesses = scalar_accesses(f, loops, scalars);
+    let elements = super::promote_elements::ElementBudget::new(f, loops, purity);
     let roots = PointerRoots::compute(f);
     let mut ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
     ids.sort_by_key(|&id| loops.get(id).depth);
@@ -174,7 +175,9 @@ fn next_candidate(
             None
         };
         let promoted = global.or_else(|| {
-            super::promote_elements::element_candidate(f, cfg, dt, loops, id, purity, &roots)
+            elements.worth_scanning(id).then(|| {
+                super::promote_elements::element_candidate(f, cfg, dt, loops, id, purity, &roots)
+            })?
         });
         if let Some(global) = promoted {
             return Some(Candidate {

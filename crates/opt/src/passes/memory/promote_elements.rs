@@ -30,6 +30,61 @@ use crate::passes::loops::licm::may_overlap;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, InstKind, Type, Value, ValueDef};
 
+/// Loops larger than this many instructions (inner loops' included) are not
+/// scanned for elements: the scan of a loop is linear in its size and is made
+/// for every loop of a nest, so without a bound a deep nest costs the square of
+/// its size (a budget as LLVM's LICM caps its alias sets).
+const MAX_LOOP_INSTS: usize = 2000;
+/// Loops with more loads and stores than this are not scanned: every store is
+/// tested against every access.
+const MAX_ACCESSES: usize = 256;
+
+/// Which loops [`element_candidate`] need look at, counted once per function
+/// (each block visited once, [`LoopForest::sum_over_blocks`]): a loop qualifies
+/// only if it stores, calls nothing that touches memory, and stays within the
+/// budget above.
+pub(super) struct ElementBudget {
+    stores: Vec<usize>,
+    accesses: Vec<usize>,
+    memory_calls: Vec<usize>,
+    insts: Vec<usize>,
+}
+
+impl ElementBudget {
+    pub(super) fn new(f: &Function, loops: &LoopForest, purity: &Purity) -> Self {
+        let count = |pred: &dyn Fn(&InstKind) -> bool| {
+            loops.sum_over_blocks(f, |b| {
+                f.layout.block_insts(b).filter(|&i| pred(f.kind(i))).count()
+            })
+        };
+        ElementBudget {
+            stores: count(&|k| matches!(k, InstKind::Store { .. })),
+            accesses: count(&|k| matches!(k, InstKind::Load { .. } | InstKind::Store { .. })),
+            memory_calls: count(&|k| match *k {
+                InstKind::Call { callee, .. } => touches_memory(purity, callee),
+                _ => false,
+            }),
+            insts: count(&|_| true),
+        }
+    }
+
+    /// Whether loop `id` may have an element to promote and is small enough to
+    /// look for it.
+    pub(super) fn worth_scanning(&self, id: LoopId) -> bool {
+        let l = id.0 as usize;
+        self.stores[l] > 0
+            && self.memory_calls[l] == 0
+            && self.accesses[l] <= MAX_ACCESSES
+            && self.insts[l] <= MAX_LOOP_INSTS
+    }
+}
+
+/// Whether a call to `callee` may read or write memory the loop accesses.
+fn touches_memory(purity: &Purity, callee: ir::FuncId) -> bool {
+    let e = purity.effects(callee);
+    e.reads_global || e.writes_global || e.reads_args || e.writes_args
+}
+
 /// The first address of loop `id` that qualifies (in the order its stores
 /// appear), if any.
 pub(super) fn element_candidate(
@@ -46,12 +101,7 @@ pub(super) fn element_candidate(
     for &b in &lp.blocks {
         for i in f.layout.block_insts(b) {
             match *f.kind(i) {
-                InstKind::Call { callee, .. } => {
-                    let e = purity.effects(callee);
-                    if e.reads_global || e.writes_global || e.reads_args || e.writes_args {
-                        return None;
-                    }
-                }
+                InstKind::Call { callee, .. } if touches_memory(purity, callee) => return None,
                 InstKind::Load { ty, ptr } => accesses.push((ptr, ty, false)),
                 InstKind::Store { value, ptr } => {
                     accesses.push((ptr, f.value_type(value), true));
