@@ -44,6 +44,8 @@ use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, UnOp, Value};
 
+mod int_to_float_compare;
+
 /// The instcombine pass.
 pub struct InstCombine;
 
@@ -686,6 +688,9 @@ fn simplify_cmp(
     if let Some(action) = decided_by_ranges(f, ranges, op, a, b) {
         return Some(action);
     }
+    if let Some(action) = int_to_float_compare::int_to_float_compare(f, op, a, b) {
+        return Some(action);
+    }
     let c = f.as_iconst(b)?;
     if let Some(action) = remainder_test(f, ranges, op, a, c) {
         return Some(action);
@@ -1318,6 +1323,43 @@ bb0:
     }
 
     #[test]
+    fn a_converted_integer_compared_with_a_float_constant_is_an_integer_comparison() {
+        let conv = "  %a = sitofp %0\n";
+        for (cmp, out) in [
+            ("fge %a, 0.0", "sge %0, 0"),
+            ("flt %a, 0.0", "slt %0, 0"),
+            ("fgt %a, 2.5", "sge %0, 3"),
+            ("fle %a, -2.5", "slt %0, -2"),
+            ("feq %a, 7.0", "eq %0, 7"),
+            ("fne %a, -1.0", "ne %0, -1"),
+            // 16777217 converts to 16777216.0 too: `>` starts at 16777218.
+            ("fgt %a, 16777216.0", "sge %0, 16777218"),
+        ] {
+            combines(
+                &format!("{conv}  %r = {cmp}\n"),
+                &format!("  %3 = {out}\n  ret %3\n"),
+            );
+        }
+        // Constant results: no integer converts to 0.5, all are below 3e9.
+        combines(&format!("{conv}  %r = feq %a, 0.5\n"), "  ret 0\n");
+        combines(&format!("{conv}  %r = fne %a, 0.5\n"), "  ret 1\n");
+        combines(&format!("{conv}  %r = flt %a, 3000000000.0\n"), "  ret 1\n");
+        combines(
+            &format!("{conv}  %r = fle %a, -3000000000.0\n"),
+            "  ret 0\n",
+        );
+        // Must not: 16777216.0 is the conversion of two integers (an equality
+        // would need a range test), and a float that is not a conversion.
+        for (body, kept) in [
+            (format!("{conv}  %r = feq %a, 16777216.0\n"), "feq"),
+            ("  %r = fge %2, 0.0\n".to_string(), "fge %2, 0.0"),
+        ] {
+            let out = crate::passes::testutil::run(&func(&body, "i32"), &["instcombine"]);
+            assert!(out.contains(kept), "{out}");
+        }
+    }
+
+    #[test]
     fn comparisons_the_operands_ranges_do_not_decide() {
         // Both outcomes possible: the comparison stays.
         combines(
@@ -1350,10 +1392,15 @@ bb0:
             "  %a = lshr %0, 1\n  %b = add %a, 1\n  %r = sgt %b, 0\n",
             "  %3 = lshr %0, 1\n  %4 = add %3, 1\n  %5 = sgt %4, 0\n  ret %5\n",
         );
-        // Float comparisons are not decided by integer ranges.
+        // Float comparisons are not decided by integer ranges, except through
+        // the integer comparison a converted integer's test becomes.
         combines(
             "  %a = and %0, 7\n  %b = sitofp %a\n  %r = flt %b, 8.0\n",
-            "  %3 = and %0, 7\n  %4 = sitofp %3\n  %5 = flt %4, 8.0\n  ret %5\n",
+            "  ret 1\n",
+        );
+        combines(
+            "  %a = and %0, 7\n  %b = sitofp %a\n  %c = fadd %b, 1.0\n  %r = flt %c, 9.0\n",
+            "  %3 = and %0, 7\n  %4 = sitofp %3\n  %5 = fadd %4, 1.0\n  %6 = flt %5, 9.0\n  ret %6\n",
         );
     }
 
