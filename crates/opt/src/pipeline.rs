@@ -341,6 +341,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "idemloop",
             "lastiter",
             "loopdelete",
+            // A function whose loops are gone now (dead or empty loops that kept
+            // the first `tailrec` away) loses its tail recursion too.
+            "tailrec",
             "cunroll",
             "unroll",
             "memforward",

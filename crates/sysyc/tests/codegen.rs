@@ -188,3 +188,11 @@ fn spilled_values_are_reloaded_before_loops_not_in_them() {
         );
     }
 }
+
+#[test]
+fn tail_recursion_behind_an_empty_loop_folds_to_its_result() {
+    // Every way out of the recursion returns -98103618: once it is a loop, the
+    // call is that constant, printed directly.
+    let asm = asm_of("tail_recursion_behind_an_empty_loop.sy");
+    assert!(asm.contains("li a0, -98103618\n\tcall putint"), "{asm}");
+}
