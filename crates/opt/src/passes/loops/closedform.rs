@@ -39,6 +39,7 @@
 //! A loop whose exit values are then unused is deleted by DCE on the fast path; the
 //! original stays for the inputs the guard rejects.
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
@@ -95,11 +96,14 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // preheader's terminator and adds blocks before its header: the plans of the
     // other loops, all computed from the same analyses, stay valid. (Planning again
     // after each rewrite made a function of n loops take O(n^2) time.)
-    let (cfg, dt, loops) = fa.loops(f);
-    let plans: Vec<Plan> = loops
-        .loops()
-        .filter_map(|(id, _)| Plan::of(f, cfg, dt, loops, id))
-        .collect();
+    let plans: Vec<Plan> = {
+        let mut se = fa.scev(f);
+        let loops = se.loops;
+        loops
+            .loops()
+            .filter_map(|(id, _)| Plan::of(&mut se, id))
+            .collect()
+    };
     let done = plans.len();
     if done > 0 {
         fa.forget();
@@ -350,19 +354,13 @@ struct Plan {
 }
 
 impl Plan {
-    fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-        id: LoopId,
-    ) -> Option<Plan> {
+    fn of(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
+        let (f, cfg, loops) = (se.f, se.cfg, se.loops);
         let l = RotatedLoop::of(f, cfg, loops, id)?;
         if l.header != l.latch || loops.get(id).blocks.len() != 1 {
             return None;
         }
-        let counter =
-            Counter::of(f, cfg, dt, loops, id, &l).filter(|c| c.unit_step() && !c.inclusive)?;
+        let counter = Counter::of_scev(se, id, &l).filter(|c| c.unit_step() && !c.inclusive)?;
         let mut forms = Forms {
             f,
             loops,

@@ -18,8 +18,7 @@
 //! numbering and PRE leave such parameters behind: `ij` carried over from the previous
 //! iteration's `(i + 1) * n + j`).
 
-use crate::analysis::{Counter, LoopForest, RotatedLoop};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use crate::analysis::{Counter, RotatedLoop};
 use ir::{BinOp, Function, InstKind, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -43,21 +42,9 @@ fn in_i32((lo, hi): (i64, i64)) -> Option<(i64, i64)> {
 }
 
 impl Ranges {
-    pub fn new(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-    ) -> Self {
-        let mut counters = FxHashMap::default();
-        for (id, _) in loops.loops() {
-            let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
-                continue;
-            };
-            if let Some(c) = Counter::of(f, cfg, dt, loops, id, &s).filter(Counter::unit_step) {
-                counters.insert(c.param, c);
-            }
-        }
+    /// The intervals the counters `counters` (each stepping by one) give.
+    pub fn new(counters: impl IntoIterator<Item = Counter>) -> Self {
+        let counters = counters.into_iter().map(|c| (c.param, c)).collect();
         Ranges { counters }
     }
 

@@ -45,7 +45,7 @@ use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use affine::{LoopCounter, Ranges};
 use gep_blocks::GepBlocks;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::DominatorTree;
 use ir::{BinOp, BlockCall, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -69,32 +69,43 @@ impl Pass for StrengthReduce {
 
 impl FunctionPass for StrengthReduce {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, dt, loops) = fa.loops(f);
-        run_on(f, cfg, dt, loops) > 0
+        run_on(f, fa) > 0
     }
 }
 
 /// Reduces the addressing of every qualifying loop of `f`; returns how many `gep`s
 /// were rewritten.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, run_on)
+    if f.is_declaration() {
+        return 0;
+    }
+    run_on(f, &mut FunctionAnalyses::default())
 }
 
-/// [`run`] with the function's CFG, dominator tree and loops given.
-pub fn run_on(
-    f: &mut Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-) -> usize {
-    let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
-    // Adding header parameters (appended after the counters) and instructions changes
-    // no edge and no counter, so the analyses and the intervals stay valid.
-    let ranges = Ranges::new(f, cfg, dt, loops);
+/// [`run`] with the function's cached analyses (the scalar evolution among them).
+pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    // The rotated loops with a counter stepping by one, as the scalar evolution
+    // describes them, all found before the first rewrite: adding header
+    // parameters (appended after the counters) and instructions changes no edge
+    // and no counter, so the analyses, the counters and their intervals stay valid.
+    let counted: Vec<(LoopId, RotatedLoop, Counter)> = {
+        let mut se = fa.scev(f);
+        let (g, cfg, loops) = (se.f, se.cfg, se.loops);
+        loops
+            .loops()
+            .filter_map(|(id, _)| {
+                let s = RotatedLoop::of(g, cfg, loops, id)?;
+                let c = Counter::of_scev(&mut se, id, &s).filter(Counter::unit_step)?;
+                Some((id, s, c))
+            })
+            .collect()
+    };
+    let (cfg, dt, loops) = fa.loops(f);
+    let ranges = Ranges::new(counted.iter().map(|(_, _, c)| *c));
     let mut geps = GepBlocks::new(f, cfg);
     let mut rewritten = 0;
-    for id in ids {
-        rewritten += reduce_loop(f, cfg, dt, loops, &ranges, &mut geps, id);
+    for (id, s, iv) in counted {
+        rewritten += reduce_loop(f, dt, loops, &ranges, &mut geps, id, s, iv);
     }
     rewritten
 }
@@ -103,21 +114,18 @@ pub fn run_on(
 /// the index, stride, and bytes per step of the counter.
 type GroupKey = (Value, Option<Value>, u32, u32);
 
+/// Reduces the addressing of loop `id`, rotated as `s` with the counter `iv`.
+#[allow(clippy::too_many_arguments)]
 fn reduce_loop(
     f: &mut Function,
-    cfg: &ControlFlowGraph,
     dt: &DominatorTree,
     loops: &LoopForest,
     ranges: &Ranges,
     geps: &mut GepBlocks,
     id: LoopId,
+    s: RotatedLoop,
+    iv: Counter,
 ) -> usize {
-    let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
-        return 0;
-    };
-    let Some(iv) = Counter::of(f, cfg, dt, loops, id, &s).filter(Counter::unit_step) else {
-        return 0;
-    };
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
     let blocks = geps.of_loop(loops, id);
     let mut rewritten = gep_reassoc::reassociate(f, ranges, &blocks, s.preheader, &in_loop);
