@@ -9,10 +9,10 @@
 //! rotated loops in SSA form:
 //!
 //! - The induction variable `i` is the loop's counter
-//!   ([`crate::analysis::induction`]): it steps by one and the latch's test bounds it,
-//!   so it never wraps around. Every value `i` takes is then reached by exact 64-bit
-//!   arithmetic, and the pointer `base + sext(i) * stride` can be updated
-//!   incrementally.
+//!   ([`crate::analysis::induction`]): it steps by a constant (any, up or down)
+//!   and the latch's test bounds it, so it never wraps around. Every value `i`
+//!   takes is then reached by exact 64-bit arithmetic, and the pointer
+//!   `base + sext(i) * stride` can be updated incrementally.
 //! - For each loop-invariant `base` and `stride` used with `i`, a new header
 //!   parameter `p` starts at `gep base, init, stride` (in the preheader) and advances
 //!   by `gep p, step, stride` on the latch. `gep base, i, stride` becomes `p`, and
@@ -84,7 +84,7 @@ pub fn run(f: &mut Function) -> usize {
 
 /// [`run`] with the function's cached analyses (the scalar evolution among them).
 pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    // The rotated loops with a counter stepping by one, as the scalar evolution
+    // The rotated loops with a counter (of any constant step), as the scalar evolution
     // describes them, all found before the first rewrite: adding header
     // parameters (appended after the counters) and instructions changes no edge
     // and no counter, so the analyses, the counters and their intervals stay valid.
@@ -95,7 +95,7 @@ pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             .loops()
             .filter_map(|(id, _)| {
                 let s = RotatedLoop::of(g, cfg, loops, id)?;
-                let c = Counter::of_scev(&mut se, id, &s).filter(Counter::unit_step)?;
+                let c = Counter::of_scev(&mut se, id, &s)?;
                 Some((id, s, c))
             })
             .collect()
@@ -479,12 +479,47 @@ bb2:
     #[test]
     fn loops_that_might_wrap_are_left_alone() {
         // `ne` with a bound the counter, from 0 up, never meets (it wraps round to
-        // -1); a step of 2 could wrap under `slt`.
-        for (from, to) in [("slt %9, 14", "ne %9, -1"), ("add %0, 1\n", "add %0, 2\n")] {
-            let src = SUM.replace(from, to);
+        // -1); a step of 2 toward a bound it could step over the end of `i32`
+        // for; a step of 2 that steps over its `ne` bound.
+        for changes in [
+            &[("slt %9, 14", "ne %9, -1")][..],
+            &[
+                ("add %0, 1\n", "add %0, 2\n"),
+                ("slt %9, 14", "slt %9, 2147483647"),
+            ],
+            &[("add %0, 1\n", "add %0, 2\n"), ("slt %9, 14", "ne %9, 13")],
+        ] {
+            let mut src = SUM.to_string();
+            for (from, to) in changes {
+                src = src.replace(from, to);
+            }
             let out = crate::passes::testutil::run(&src, &["strength"]);
             assert!(!out.contains(": ptr"), "{out}");
         }
+    }
+
+    #[test]
+    fn counters_of_any_constant_step_become_pointers() {
+        // i = 0, 2, ..., 12: the pointer advances by two elements.
+        let up = SUM.replace("add %0, 1\n", "add %0, 2\n");
+        let out = same_behaviour(&up, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
+        assert!(out.contains("gep %3, 2, 4\n  br"), "{out}");
+        // i = 13, 10, ..., 1 down while i - 3 > -1: back by three elements.
+        let down = SUM
+            .replace("jump bb1(0, 0)", "jump bb1(13, 0)")
+            .replace("add %0, 1\n", "add %0, -3\n")
+            .replace("slt %9, 14", "sgt %9, -1");
+        let out = same_behaviour(&down, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
+        assert!(out.contains("gep %3, -3, 4\n  br"), "{out}");
+        // An index affine in a counter of step 3 (i = 0, 3, ..., 12): `i * 1 + 2`
+        // is exact over the counter's interval [0, 13].
+        let affine = SUM
+            .replace("add %0, 1\n", "add %0, 3\n")
+            .replace("%4 = add %0, 2", "%20 = mul %0, 1\n  %4 = add %20, 2");
+        let out = same_behaviour(&affine, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
     }
 
     #[test]
