@@ -12,8 +12,8 @@
 //! `alloc` whose indices are constants, counters, and sums, differences and
 //! products of them that do not wrap.
 
-use super::{Counter, LoopForest, RotatedLoop};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use super::scev::ScalarEvolution;
+use super::{Counter, RotatedLoop};
 use ir::{BinOp, EntityRef, Function, InstKind, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -26,21 +26,16 @@ pub struct Bounds<'s> {
 }
 
 impl<'s> Bounds<'s> {
-    /// The counters of `f`'s rotated loops with a constant start and bound
-    /// ([`Counter::trip_count`]).
-    pub fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-        global_sizes: &'s [u64],
-    ) -> Self {
+    /// The counters of the rotated loops `se` describes with a constant start and
+    /// bound ([`Counter::trip_count`]).
+    pub fn of(se: &mut ScalarEvolution, global_sizes: &'s [u64]) -> Self {
+        let (f, cfg, loops) = (se.f, se.cfg, se.loops);
         let mut counters = FxHashMap::default();
         for (id, _) in loops.loops() {
             let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
                 continue;
             };
-            let Some(c) = Counter::of(f, cfg, dt, loops, id, &l) else {
+            let Some(c) = Counter::of_scev(se, id, &l) else {
                 continue;
             };
             let (Some(n), Some(init)) = (c.trip_count(), f.as_iconst(c.init)) else {

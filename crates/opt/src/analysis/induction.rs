@@ -25,7 +25,7 @@
 
 use super::scev::{ExitTest, ScalarEvolution};
 use super::{LoopForest, LoopId};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, Value};
 
 /// The blocks and edges of a rotated loop.
@@ -150,24 +150,12 @@ pub struct Counter {
 }
 
 impl Counter {
-    /// The counter of `l`, if it has one, from a scalar evolution built for this
-    /// loop alone (without value ranges: its cost is that of the latch's test).
-    pub fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-        id: LoopId,
-        l: &RotatedLoop,
-    ) -> Option<Self> {
-        let mut se = ScalarEvolution::new(f, cfg, dt, loops).without_ranges();
-        Self::of_scev(&mut se, id, l)
-    }
-
     /// The counter of `l` as `se` describes it: the header parameter whose
     /// recurrence (or whose latch argument's) the latch tests, with a constant
     /// step toward a bound defined outside the loop, and an exit count that holds
-    /// without a wrap.
+    /// without a wrap. There is no other way to find one: a pass asks the
+    /// analysis manager's scalar evolution (or builds one for the whole function),
+    /// never one per loop.
     pub fn of_scev(se: &mut ScalarEvolution, id: LoopId, l: &RotatedLoop) -> Option<Self> {
         let (f, loops) = (se.f, se.loops);
         let t = se.exit_test(id, l.latch)?;
@@ -344,8 +332,8 @@ mod tests {
         let dt = DominatorTree::compute(&f, &cfg);
         let loops = LoopForest::compute(&f, &cfg, &dt);
         let (id, _) = loops.loops().next().unwrap();
-        RotatedLoop::of(&f, &cfg, &loops, id)
-            .and_then(|l| Counter::of(&f, &cfg, &dt, &loops, id, &l))
+        let mut se = ScalarEvolution::new(&f, &cfg, &dt, &loops).without_ranges();
+        RotatedLoop::of(&f, &cfg, &loops, id).and_then(|l| Counter::of_scev(&mut se, id, &l))
     }
 
     const LOOP: &str = r#"
@@ -555,6 +543,7 @@ bb2:
         let loops = LoopForest::compute(f, &cfg, &dt);
         let (id, _) = loops.loops().next().unwrap();
         let l = RotatedLoop::of(f, &cfg, &loops, id).unwrap();
-        assert!(Counter::of(f, &cfg, &dt, &loops, id, &l).is_none());
+        let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops).without_ranges();
+        assert!(Counter::of_scev(&mut se, id, &l).is_none());
     }
 }

@@ -31,6 +31,7 @@
 //! guard, when its interval is empty), leave only through its counter's test, and
 //! the store has to run on every iteration of its innermost loop.
 
+use super::scev::ScalarEvolution;
 use super::{Counter, LoopForest, LoopId, RotatedLoop};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, Value, ValueDef};
@@ -119,21 +120,17 @@ pub struct Sections<'a> {
 }
 
 impl<'a> Sections<'a> {
-    /// The counted loops nested in `within` (not `within` itself).
-    pub fn new(
-        f: &'a Function,
-        cfg: &ControlFlowGraph,
-        dt: &'a DominatorTree,
-        loops: &'a LoopForest,
-        within: LoopId,
-    ) -> Self {
+    /// The counted loops nested in `within` (not `within` itself), as `se`
+    /// describes them.
+    pub fn new(se: &mut ScalarEvolution<'a>, within: LoopId) -> Self {
+        let (f, cfg, dt, loops) = (se.f, se.cfg, se.dt, se.loops);
         let mut counters = Vec::new();
         for (id, _) in loops.loops() {
             if id == within || !loops.nested_in(id, within) {
                 continue;
             }
             if let Some(rl) = RotatedLoop::of(f, cfg, loops, id) {
-                if let Some(c) = Counter::of(f, cfg, dt, loops, id, &rl) {
+                if let Some(c) = Counter::of_scev(se, id, &rl) {
                     if c.step == 1 && c.tests_next && !c.inclusive {
                         counters.push((id, rl, c));
                     }
@@ -619,7 +616,8 @@ bb10:
             .find(|(_, l)| l.header.index() == 1)
             .map(|(id, _)| id)
             .unwrap();
-        let s = Sections::new(f, &cfg, &dt, &loops, within);
+        let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops).without_ranges();
+        let s = Sections::new(&mut se, within);
         let mut loads = Vec::new();
         let mut store = None;
         for b in f.layout.blocks() {

@@ -32,13 +32,15 @@
 //!   without loads or calls, leaves memory as the last iteration's store does: it is
 //!   done once, with the value at the last `i`.
 //!
-//! Scope: single-block rotated loops with a counter ([`Counter`]: steps by one,
-//! tested with `slt`/`sgt`, so it never wraps), whose every instruction is pure
+//! Scope: single-block rotated loops with a counter ([`Counter`], as the scalar
+//! evolution describes it: steps by one, up or down, tested with `<`/`>` or a `!=`
+//! it meets, or with `<=`/`>=` on its stepped value, and never wraps), whose every instruction is pure
 //! arithmetic, a comparison, or such a store, whose header parameters are the
 //! counter and such sums, and whose values leave only as arguments of the exit edge.
 //! A loop whose exit values are then unused is deleted by DCE on the fast path; the
 //! original stays for the inputs the guard rejects.
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
@@ -95,11 +97,14 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // preheader's terminator and adds blocks before its header: the plans of the
     // other loops, all computed from the same analyses, stay valid. (Planning again
     // after each rewrite made a function of n loops take O(n^2) time.)
-    let (cfg, dt, loops) = fa.loops(f);
-    let plans: Vec<Plan> = loops
-        .loops()
-        .filter_map(|(id, _)| Plan::of(f, cfg, dt, loops, id))
-        .collect();
+    let plans: Vec<Plan> = {
+        let mut se = fa.scev(f);
+        let loops = se.loops;
+        loops
+            .loops()
+            .filter_map(|(id, _)| Plan::of(&mut se, id))
+            .collect()
+    };
     let done = plans.len();
     if done > 0 {
         fa.forget();
@@ -350,19 +355,16 @@ struct Plan {
 }
 
 impl Plan {
-    fn of(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-        id: LoopId,
-    ) -> Option<Plan> {
+    fn of(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
+        let (f, cfg, loops) = (se.f, se.cfg, se.loops);
         let l = RotatedLoop::of(f, cfg, loops, id)?;
         if l.header != l.latch || loops.get(id).blocks.len() != 1 {
             return None;
         }
-        let counter =
-            Counter::of(f, cfg, dt, loops, id, &l).filter(|c| c.unit_step() && !c.inclusive)?;
+        // An inclusive test only on the stepped value (`next <= bound`: the
+        // counter's last value is the bound itself, no `bound + 1` to compute).
+        let counter = Counter::of_scev(se, id, &l)
+            .filter(|c| c.unit_step() && (!c.inclusive || c.tests_next))?;
         let mut forms = Forms {
             f,
             loops,
@@ -460,19 +462,24 @@ impl Plan {
         let c = self.counter;
         let one = e.f.iconst(1);
         let minus_one = e.f.iconst(-1);
-        let (runs, lo, hi) = match (c.step, c.tests_next) {
-            (1, true) => (
+        let (runs, lo, hi) = match (c.step, c.tests_next, c.inclusive) {
+            (1, true, false) => (
                 e.cmp(CmpOp::Slt, c.init, c.bound),
                 c.init,
                 e.bin(BinOp::Add, c.bound, minus_one),
             ),
-            (1, false) => (e.cmp(CmpOp::Sle, c.init, c.bound), c.init, c.bound),
-            (_, true) => (
+            (1, true, true) | (1, false, false) => {
+                (e.cmp(CmpOp::Sle, c.init, c.bound), c.init, c.bound)
+            }
+            (_, true, false) => (
                 e.cmp(CmpOp::Sgt, c.init, c.bound),
                 e.bin(BinOp::Add, c.bound, one),
                 c.init,
             ),
-            (_, false) => (e.cmp(CmpOp::Sge, c.init, c.bound), c.bound, c.init),
+            (_, true, true) | (_, false, false) => {
+                (e.cmp(CmpOp::Sge, c.init, c.bound), c.bound, c.init)
+            }
+            (_, false, true) => unreachable!("refused by Plan::of"),
         };
         let mut guard = runs;
         let (min, max) = self.range;
@@ -905,6 +912,32 @@ bb2(%5: i32, %6: i32, %7: i32):
         let s = (5 + n * k) as i32;
         let t = (7 * (n * (n + 1) / 2) + n) as i32;
         assert_eq!(runs_fast(src, "300000000 123456"), format!("{s} {t}"));
+    }
+
+    #[test]
+    fn inclusive_tests_of_the_stepped_counter_are_summed() {
+        // i from 0 while i + 1 <= n (n a constant): i = 0..=n, n + 1 iterations.
+        let src =
+            modular(0, 3, 7, 1_000_003, 0).replace("%10 = slt %9, %0", "%10 = sle %9, 100000000");
+        let n: i128 = 100_000_001;
+        let expected = ((3 * (n - 1) * n / 2 + 7 * n) % 1_000_003).to_string();
+        assert_eq!(runs_fast(&src, "5"), expected);
+        // Down: i from n while i - 1 >= -3 (i = n..=-3).
+        let down = modular(0, 3, 7, 1_000_003, 0)
+            .replace("%1 = slt 0, %0", "%1 = sgt %0, -3")
+            .replace("bb2(0, 0)", "bb2(%0, 0)")
+            .replace("%9 = add %3, 1", "%9 = add %3, -1")
+            .replace("%10 = slt %9, %0", "%10 = sge %9, -3");
+        for n in ["-2", "0", "5", "40"] {
+            same_behaviour(&down, &["closedform"], n);
+        }
+        let out = crate::passes::testutil::run(&down, &["closedform"]);
+        assert!(out.contains("mul64"), "{out}");
+        // The counter tested before its step by `<=` stays a loop.
+        let before =
+            modular(0, 3, 7, 1_000_003, 0).replace("%10 = slt %9, %0", "%10 = sle %3, 1000");
+        let out = same_behaviour(&before, &["closedform"], "3");
+        assert!(!out.contains("mul64"), "{out}");
     }
 
     #[test]

@@ -36,13 +36,13 @@
 //! The latch's branch becomes a jump to the exit; the loop runs once when its
 //! guard lets it run at all.
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::sections::Sections;
 use crate::analysis::{
-    address_root, AnalysisManager, Counter, FunctionAnalyses, LoopForest, LoopId, PointerRoots,
-    Preserved, Purity, RotatedLoop,
+    address_root, AnalysisManager, Counter, FunctionAnalyses, LoopId, PointerRoots, Preserved,
+    Purity, RotatedLoop,
 };
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Function, Inst, InstKind, Module, Value, ValueDef};
 
 /// The pass.
@@ -106,15 +106,16 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
 
 /// The loops of `f` whose iterations all do the same work.
 fn repeated(f: &Function, purity: &Purity, fa: &mut FunctionAnalyses) -> Vec<RotatedLoop> {
-    let (cfg, dt, loops) = fa.loops(f);
+    let mut se = fa.scev(f);
+    let loops = se.loops;
     let mut roots = None;
     let mut found = Vec::new();
     for (l, _) in loops.loops() {
-        let Some(rl) = counted_without_effects(f, cfg, dt, loops, l, purity) else {
+        let Some(rl) = counted_without_effects(&mut se, l, purity) else {
             continue;
         };
         let roots = roots.get_or_insert_with(|| PointerRoots::compute(f));
-        if reads_nothing_it_writes_first(f, cfg, dt, loops, l, roots) {
+        if reads_nothing_it_writes_first(&mut se, l, roots) {
             found.push(rl);
         }
     }
@@ -125,15 +126,13 @@ fn repeated(f: &Function, purity: &Purity, fa: &mut FunctionAnalyses) -> Vec<Rot
 /// the counter only to count, leaves only at its latch, and has no effect but
 /// loads and stores.
 fn counted_without_effects(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
+    se: &mut ScalarEvolution,
     l: LoopId,
     purity: &Purity,
 ) -> Option<RotatedLoop> {
+    let (f, cfg, loops) = (se.f, se.cfg, se.loops);
     let rl = RotatedLoop::of(f, cfg, loops, l)?;
-    let c = Counter::of(f, cfg, dt, loops, l, &rl)?;
+    let c = Counter::of_scev(se, l, &rl)?;
     let lp = loops.get(l);
     let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
     if lp
@@ -197,13 +196,11 @@ fn counted_without_effects(
 /// or locations that a store of `l` has certainly written before, in the same
 /// iteration (no load is upward exposed to a store of the loop).
 fn reads_nothing_it_writes_first(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
+    se: &mut ScalarEvolution,
     l: LoopId,
     roots: &PointerRoots,
 ) -> bool {
+    let (f, loops) = (se.f, se.loops);
     let object = |p: Value| address_root(f, roots.object_pointer(f, p)).0;
     // Each access with the object it reaches.
     let mut loads: Vec<(Inst, Value)> = Vec::new();
@@ -225,7 +222,7 @@ fn reads_nothing_it_writes_first(
     if exposed.is_empty() {
         return true;
     }
-    let sections = Sections::new(f, cfg, dt, loops, l);
+    let sections = Sections::new(se, l);
     let writes: Vec<_> = stores
         .iter()
         .filter_map(|&(s, _)| sections.must_write(s))

@@ -32,6 +32,7 @@
 //! branches: they do not make a single-block loop.
 
 use crate::analysis::induction::step_of;
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{AnalysisManager, Bounds, LoopForest, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
@@ -73,7 +74,8 @@ pub fn run(f: &mut Function, global_sizes: &[u64]) -> usize {
         let cfg = ControlFlowGraph::compute(f);
         let dt = DominatorTree::compute(f, &cfg);
         let loops = LoopForest::compute(f, &cfg, &dt);
-        let bounds = Bounds::of(f, &cfg, &dt, &loops, global_sizes);
+        let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops).without_ranges();
+        let bounds = Bounds::of(&mut se, global_sizes);
         let plan = loops.loops().find_map(|(id, lp)| {
             (lp.children.is_empty())
                 .then(|| plan(f, &loops, id, &bounds))

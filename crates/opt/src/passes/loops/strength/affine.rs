@@ -2,9 +2,10 @@
 //! with `a` and `c` constants and `b` a loop-invariant value, proven free of
 //! wrap-around by interval arithmetic.
 //!
-//! Interval facts come from counted loops ([`Counter`]): a counter that steps by one
-//! from `init` while below `bound` takes values in `[init, bound - 1]` (or up to
-//! `bound` when the latch tests the counter before the step, one more for `<=`), with the intervals of
+//! Interval facts come from counted loops ([`Counter`]): a counter that steps by a
+//! constant `d > 0` from `init` while its next value is below `bound` takes values
+//! in `[init, bound - 1]` (up to `bound - 1 + d` when the latch tests the counter
+//! before the step, one more for `<=`; the mirror image for `d < 0`), with the intervals of
 //! `init` and `bound` found the same way (constants, or counters of outer loops). An
 //! addition, subtraction, multiplication or shift by a constant whose operand
 //! intervals keep the result within `i32` computes the exact integer, so a chain of
@@ -18,8 +19,7 @@
 //! numbering and PRE leave such parameters behind: `ij` carried over from the previous
 //! iteration's `(i + 1) * n + j`).
 
-use crate::analysis::{Counter, LoopForest, RotatedLoop};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use crate::analysis::{Counter, RotatedLoop};
 use ir::{BinOp, Function, InstKind, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
@@ -43,21 +43,9 @@ fn in_i32((lo, hi): (i64, i64)) -> Option<(i64, i64)> {
 }
 
 impl Ranges {
-    pub fn new(
-        f: &Function,
-        cfg: &ControlFlowGraph,
-        dt: &DominatorTree,
-        loops: &LoopForest,
-    ) -> Self {
-        let mut counters = FxHashMap::default();
-        for (id, _) in loops.loops() {
-            let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
-                continue;
-            };
-            if let Some(c) = Counter::of(f, cfg, dt, loops, id, &s).filter(Counter::unit_step) {
-                counters.insert(c.param, c);
-            }
-        }
+    /// The intervals the counters `counters` give.
+    pub fn new(counters: impl IntoIterator<Item = Counter>) -> Self {
+        let counters = counters.into_iter().map(|c| (c.param, c)).collect();
         Ranges { counters }
     }
 
@@ -75,14 +63,17 @@ impl Ranges {
         if let Some(c) = self.counters.get(&v) {
             let init = self.range_at(f, c.init, depth)?;
             let bound = self.range_at(f, c.bound, depth)?;
-            // The last value: the one whose step fails the test (`tests_next`), or
-            // the first that fails it.
-            // (An inclusive test reaches one further.)
-            let slack = i64::from(c.tests_next) - i64::from(c.inclusive);
-            return in_i32(if c.step == 1 {
-                (init.0, init.1.max(bound.1 - slack))
+            // Every value after the first passed the test as `next` (then it is
+            // below the bound, or at it for an inclusive test), or is one step
+            // past a value that passed it (when the latch tests the counter
+            // before its step); the counter moves toward the bound without
+            // wrapping ([`Counter`]).
+            let d = i64::from(c.step);
+            let beyond = if c.tests_next { 0 } else { d.abs() } - 1 + i64::from(c.inclusive);
+            return in_i32(if d > 0 {
+                (init.0, init.1.max(bound.1 + beyond))
             } else {
-                (init.0.min(bound.0 + slack), init.1)
+                (init.0.min(bound.0 - beyond), init.1)
             });
         }
         let InstKind::Binary { op, args: [x, y] } = *f.kind(f.def_inst(v)?) else {

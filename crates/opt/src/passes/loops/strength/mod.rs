@@ -9,10 +9,10 @@
 //! rotated loops in SSA form:
 //!
 //! - The induction variable `i` is the loop's counter
-//!   ([`crate::analysis::induction`]): it steps by one and the latch's test bounds it,
-//!   so it never wraps around. Every value `i` takes is then reached by exact 64-bit
-//!   arithmetic, and the pointer `base + sext(i) * stride` can be updated
-//!   incrementally.
+//!   ([`crate::analysis::induction`]): it steps by a constant (any, up or down)
+//!   and the latch's test bounds it, so it never wraps around. Every value `i`
+//!   takes is then reached by exact 64-bit arithmetic, and the pointer
+//!   `base + sext(i) * stride` can be updated incrementally.
 //! - For each loop-invariant `base` and `stride` used with `i`, a new header
 //!   parameter `p` starts at `gep base, init, stride` (in the preheader) and advances
 //!   by `gep p, step, stride` on the latch. `gep base, i, stride` becomes `p`, and
@@ -45,7 +45,7 @@ use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
 use affine::{LoopCounter, Ranges};
 use gep_blocks::GepBlocks;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::DominatorTree;
 use ir::{BinOp, BlockCall, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -69,32 +69,43 @@ impl Pass for StrengthReduce {
 
 impl FunctionPass for StrengthReduce {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        let (cfg, dt, loops) = fa.loops(f);
-        run_on(f, cfg, dt, loops) > 0
+        run_on(f, fa) > 0
     }
 }
 
 /// Reduces the addressing of every qualifying loop of `f`; returns how many `gep`s
 /// were rewritten.
 pub fn run(f: &mut Function) -> usize {
-    crate::passes::with_loops(f, run_on)
+    if f.is_declaration() {
+        return 0;
+    }
+    run_on(f, &mut FunctionAnalyses::default())
 }
 
-/// [`run`] with the function's CFG, dominator tree and loops given.
-pub fn run_on(
-    f: &mut Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-) -> usize {
-    let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
-    // Adding header parameters (appended after the counters) and instructions changes
-    // no edge and no counter, so the analyses and the intervals stay valid.
-    let ranges = Ranges::new(f, cfg, dt, loops);
+/// [`run`] with the function's cached analyses (the scalar evolution among them).
+pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    // The rotated loops with a counter (of any constant step), as the scalar evolution
+    // describes them, all found before the first rewrite: adding header
+    // parameters (appended after the counters) and instructions changes no edge
+    // and no counter, so the analyses, the counters and their intervals stay valid.
+    let counted: Vec<(LoopId, RotatedLoop, Counter)> = {
+        let mut se = fa.scev(f);
+        let (g, cfg, loops) = (se.f, se.cfg, se.loops);
+        loops
+            .loops()
+            .filter_map(|(id, _)| {
+                let s = RotatedLoop::of(g, cfg, loops, id)?;
+                let c = Counter::of_scev(&mut se, id, &s)?;
+                Some((id, s, c))
+            })
+            .collect()
+    };
+    let (cfg, dt, loops) = fa.loops(f);
+    let ranges = Ranges::new(counted.iter().map(|(_, _, c)| *c));
     let mut geps = GepBlocks::new(f, cfg);
     let mut rewritten = 0;
-    for id in ids {
-        rewritten += reduce_loop(f, cfg, dt, loops, &ranges, &mut geps, id);
+    for (id, s, iv) in counted {
+        rewritten += reduce_loop(f, dt, loops, &ranges, &mut geps, id, s, iv);
     }
     rewritten
 }
@@ -103,21 +114,18 @@ pub fn run_on(
 /// the index, stride, and bytes per step of the counter.
 type GroupKey = (Value, Option<Value>, u32, u32);
 
+/// Reduces the addressing of loop `id`, rotated as `s` with the counter `iv`.
+#[allow(clippy::too_many_arguments)]
 fn reduce_loop(
     f: &mut Function,
-    cfg: &ControlFlowGraph,
     dt: &DominatorTree,
     loops: &LoopForest,
     ranges: &Ranges,
     geps: &mut GepBlocks,
     id: LoopId,
+    s: RotatedLoop,
+    iv: Counter,
 ) -> usize {
-    let Some(s) = RotatedLoop::of(f, cfg, loops, id) else {
-        return 0;
-    };
-    let Some(iv) = Counter::of(f, cfg, dt, loops, id, &s).filter(Counter::unit_step) else {
-        return 0;
-    };
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
     let blocks = geps.of_loop(loops, id);
     let mut rewritten = gep_reassoc::reassociate(f, ranges, &blocks, s.preheader, &in_loop);
@@ -471,12 +479,47 @@ bb2:
     #[test]
     fn loops_that_might_wrap_are_left_alone() {
         // `ne` with a bound the counter, from 0 up, never meets (it wraps round to
-        // -1); a step of 2 could wrap under `slt`.
-        for (from, to) in [("slt %9, 14", "ne %9, -1"), ("add %0, 1\n", "add %0, 2\n")] {
-            let src = SUM.replace(from, to);
+        // -1); a step of 2 toward a bound it could step over the end of `i32`
+        // for; a step of 2 that steps over its `ne` bound.
+        for changes in [
+            &[("slt %9, 14", "ne %9, -1")][..],
+            &[
+                ("add %0, 1\n", "add %0, 2\n"),
+                ("slt %9, 14", "slt %9, 2147483647"),
+            ],
+            &[("add %0, 1\n", "add %0, 2\n"), ("slt %9, 14", "ne %9, 13")],
+        ] {
+            let mut src = SUM.to_string();
+            for (from, to) in changes {
+                src = src.replace(from, to);
+            }
             let out = crate::passes::testutil::run(&src, &["strength"]);
             assert!(!out.contains(": ptr"), "{out}");
         }
+    }
+
+    #[test]
+    fn counters_of_any_constant_step_become_pointers() {
+        // i = 0, 2, ..., 12: the pointer advances by two elements.
+        let up = SUM.replace("add %0, 1\n", "add %0, 2\n");
+        let out = same_behaviour(&up, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
+        assert!(out.contains("gep %3, 2, 4\n  br"), "{out}");
+        // i = 13, 10, ..., 1 down while i - 3 > -1: back by three elements.
+        let down = SUM
+            .replace("jump bb1(0, 0)", "jump bb1(13, 0)")
+            .replace("add %0, 1\n", "add %0, -3\n")
+            .replace("slt %9, 14", "sgt %9, -1");
+        let out = same_behaviour(&down, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
+        assert!(out.contains("gep %3, -3, 4\n  br"), "{out}");
+        // An index affine in a counter of step 3 (i = 0, 3, ..., 12): `i * 1 + 2`
+        // is exact over the counter's interval [0, 13].
+        let affine = SUM
+            .replace("add %0, 1\n", "add %0, 3\n")
+            .replace("%4 = add %0, 2", "%20 = mul %0, 1\n  %4 = add %20, 2");
+        let out = same_behaviour(&affine, &["strength"], "");
+        assert!(!out.contains("gep @a, %"), "{out}");
     }
 
     #[test]
