@@ -51,6 +51,13 @@
 //! later store overlaps reads the repeated byte (`int c[1024][4] = {{1, 2}}`, then
 //! `c[2][0]` is 0).
 //!
+//! A `memset` of a local allocation whose constant length is at most
+//! [`SMALL_MEMSET`] bytes is first made the stores it stands for (LLVM's
+//! InstCombine turns a memset of a small constant length into stores,
+//! `SimplifyAnyMemSet`; GCC's `gimple_fold_builtin_memset`): a one-element fill
+//! loop that [`crate::passes::loops::loopidiom`] saw before its trip count folded
+//! to one costs a call, and as stores the steps above see through it.
+//!
 //! Memory not from a local `alloc` (globals, pointer parameters) is left alone: calls
 //! and other pointers may alias it. This is the local (basic-block) redundant load and
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
@@ -174,7 +181,7 @@ struct Ctx<'a> {
 
 /// Runs memforward over `f`.
 pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
-    let mut changed = false;
+    let mut changed = small_memsets(f, memset);
     let mut tracked: SecondaryMap<Value, bool> = SecondaryMap::new();
     let mut call_visible: Vec<Value> = Vec::new();
     let mut any = false;
@@ -233,6 +240,68 @@ pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
         }
     }
     changed || forwarded
+}
+
+/// The longest `memset` of a local allocation made stores (four-byte ones).
+pub const SMALL_MEMSET: i64 = 16;
+
+/// Replaces each `memset` of a local `i32` or `f32` allocation whose result is
+/// unused and whose length is a constant multiple of four up to
+/// [`SMALL_MEMSET`] by stores of the byte repeated, as elements of the
+/// allocation's type (four-byte elements: the pointer is four-byte aligned).
+/// Whether any was replaced.
+fn small_memsets(f: &mut Function, memset: Option<FuncId>) -> bool {
+    let mut calls = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            let Some((ptr, byte, Some(len))) = memset_call(f, memset, i) else {
+                continue;
+            };
+            let elem = f
+                .def_inst(ir::analysis::address_root(f, ptr).0)
+                .and_then(|a| match *f.kind(a) {
+                    InstKind::Alloc { elem, .. } if matches!(elem, Type::I32 | Type::F32) => {
+                        Some(elem)
+                    }
+                    _ => None,
+                });
+            let unused = f.inst_result(i).is_none_or(|r| f.users(r).is_empty());
+            if let Some(elem) = elem.filter(|_| unused && len > 0 && len % 4 == 0) {
+                if len <= SMALL_MEMSET {
+                    calls.push((i, ptr, byte, len, elem));
+                }
+            }
+        }
+    }
+    for &(call, ptr, byte, len, elem) in &calls {
+        let bits = u32::from(byte) * 0x0101_0101;
+        let value = match elem {
+            Type::F32 => f.fconst(f32::from_bits(bits)),
+            _ => f.iconst(bits as i32),
+        };
+        for k in 0..(len / 4) as i32 {
+            let at = if k == 0 {
+                ptr
+            } else {
+                let index = f.iconst(k);
+                let gep = f.insert_inst_before(
+                    call,
+                    InstKind::Gep {
+                        base: ptr,
+                        index,
+                        stride: 4,
+                    },
+                    Type::Ptr,
+                );
+                f.copy_src_loc(call, gep);
+                f.inst_result(gep).expect("gep has a result")
+            };
+            let store = f.insert_inst_before(call, InstKind::Store { value, ptr: at }, Type::Void);
+            f.copy_src_loc(call, store);
+        }
+        f.remove_inst(call);
+    }
+    !calls.is_empty()
 }
 
 /// Blocks visited at most, over all allocations, by [`unread_stores`].
@@ -1213,6 +1282,43 @@ STORE
             assert!(out.contains(&format!("store {value}")), "{out}");
             assert!(out.contains(&format!("load {ty}")), "{out}");
         }
+    }
+
+    /// A `memset` of `len` bytes (byte 0) at element `%2` of a local `[TY; 8]`
+    /// (or of `@g` when `global`), element `%2 + 1` printed.
+    fn short_memset(ty: &str, len: &str, global: bool) -> String {
+        let base = if global { "@g" } else { "%0" };
+        format!(
+            "global @g: [{ty}; 8] = zeroinit\n\
+             declare @memset(ptr, i32, i64) -> ptr\ndeclare @putint(i32) -> void\ndeclare @getint() -> i32\n\n\
+             func @main() -> i32 {{\nbb0:\n  %0 = alloc [{ty}; 8]\n  %1 = call @getint()\n  %2 = and %1, 3\n  \
+             %3 = gep {base}, %2, 4\n  %4 = sext {len}\n  %5 = call @memset(%3, 0, %4)\n  \
+             %6 = gep %3, 1, 4\n  %7 = load {ty}, %6\n  %8 = LOADUSE\n  call @putint(%8)\n  ret 0\n}}\n"
+        )
+        .replace(
+            "LOADUSE",
+            if ty == "f32" { "fptosi %7" } else { "add %7, 0" },
+        )
+    }
+
+    #[test]
+    fn a_short_memset_of_a_local_array_is_its_stores() {
+        // 8 bytes of a float array: two stores of 0.0; the load reads the second.
+        let out = same_behaviour(&short_memset("f32", "8", false), &["memforward"], "0");
+        assert!(!out.contains("call @memset"), "{out}");
+        assert_eq!(out.matches("store 0.0").count(), 2, "{out}");
+        // At a constant element, forwarding sees the stores.
+        let constant = short_memset("f32", "8", false).replace("gep %0, %2, 4", "gep %0, 2, 4");
+        let out = same_behaviour(&constant, &["memforward"], "0");
+        assert!(out.contains("fptosi 0.0"), "{out}");
+        let out = run(&short_memset("i32", "16", false), &["memforward"]);
+        assert!(!out.contains("call @memset"), "{out}");
+        assert_eq!(out.matches("store 0,").count(), 4, "{out}");
+        // Must not fire: longer than SMALL_MEMSET, or global memory.
+        let out = run(&short_memset("i32", "20", false), &["memforward"]);
+        assert!(out.contains("call @memset"), "{out}");
+        let out = run(&short_memset("i32", "8", true), &["memforward"]);
+        assert!(out.contains("call @memset"), "{out}");
     }
 
     #[test]
