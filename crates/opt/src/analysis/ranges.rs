@@ -12,11 +12,20 @@
 //!
 //! Termination: a value's range only grows, and a block parameter that has grown
 //! [`WIDEN_AFTER`] times is widened, each bound that still moves jumping to the
-//! next of a few thresholds (one inside the `i32` end, then the end itself). The
-//! inner threshold is what lets a counter settle: `i = 0, 1, ...` with
-//! `i + 1 < n` on the back edge widens to `[0, MAX - 1]`, whose successor
-//! `[1, MAX]` cannot wrap. So every value changes a bounded number of times and
-//! the solve is linear in the function's size.
+//! next of a few thresholds (widening with thresholds, Blanchet et al., "A Static
+//! Analyzer for Large Safety-Critical Software", PLDI 2003): the constants the
+//! function compares integers with (at most [`THRESHOLD_JUMPS`] of them per
+//! value), then one inside the `i32` end, then the end itself. A compared
+//! constant is what lets a counter stepping by more than one settle at its exit
+//! test (`i = 600, 598, ...` while `i > -599` widens to `[-599, 600]`, whose
+//! successor `[-601, 598]` cannot wrap); the inner end threshold lets a counter
+//! below a bound that is not a constant settle: `i = 0, 1, ...` with `i + 1 < n`
+//! on the back edge widens to `[0, MAX - 1]`, whose successor `[1, MAX]` cannot
+//! wrap. So every value changes a bounded number of times and the solve is linear
+//! in the function's size. A few descending rounds follow
+//! (narrowing, Cousot and Cousot 1977 again; GCC's VRP likewise iterates once more
+//! after widening): each value recomputed from its operands and met with its range
+//! takes back what widening gave away, e.g. a counter's exit test on its back edge.
 //!
 //! Exact semantics: `i32` arithmetic wraps, so an operation whose result could
 //! leave `i32` for some operands in range gets the full range. Loads, calls,
@@ -91,6 +100,14 @@ impl Range {
 /// Growths of a block parameter's range before it is widened.
 pub const WIDEN_AFTER: u32 = 2;
 
+/// Widenings of a value to compared constants before its moving bounds go to the
+/// `i32` ends ([`widened`]).
+pub const THRESHOLD_JUMPS: u32 = 4;
+
+/// Descending rounds after the solve ([`Solver::narrow`]): each carries a bound
+/// around one more loop of a nest.
+pub const NARROW_ROUNDS: u32 = 3;
+
 /// The ranges of the `i32` values of one function.
 pub struct Ranges {
     range: SecondaryMap<Value, Option<Range>>,
@@ -134,6 +151,7 @@ impl Ranges {
             cfg,
             range: self.range.clone(),
             growths: SecondaryMap::new(),
+            thresholds: Vec::new(),
             work: Vec::new(),
             requeued_edges: FxHashMap::default(),
             edges_seen: FxHashMap::default(),
@@ -177,6 +195,8 @@ struct Solver<'f> {
     cfg: &'f ControlFlowGraph,
     range: SecondaryMap<Value, Option<Range>>,
     growths: SecondaryMap<Value, u32>,
+    /// The `i32` constants the function's comparisons take, sorted, distinct.
+    thresholds: Vec<i32>,
     work: Vec<Item>,
     /// For a block with many predecessors: the predecessors whose edges were
     /// requeued, in order (see [`Solver::param_input`]).
@@ -200,6 +220,19 @@ impl<'f> Solver<'f> {
                 range[v] = Some(Range::constant(c));
             }
         }
+        let mut thresholds: Vec<i32> = f
+            .layout
+            .blocks()
+            .flat_map(|b| f.layout.block_insts(b))
+            .filter_map(|i| match *f.kind(i) {
+                InstKind::Cmp { args, .. } => Some(args),
+                _ => None,
+            })
+            .flatten()
+            .filter_map(|a| f.as_iconst(a))
+            .collect();
+        thresholds.sort_unstable();
+        thresholds.dedup();
         // Function parameters take any value.
         let entry = f.entry_block();
         for &p in f.block_params(entry) {
@@ -212,6 +245,7 @@ impl<'f> Solver<'f> {
             cfg,
             range,
             growths: SecondaryMap::new(),
+            thresholds,
             work: Vec::new(),
             requeued_edges: FxHashMap::default(),
             edges_seen: FxHashMap::default(),
@@ -257,7 +291,65 @@ impl<'f> Solver<'f> {
                 }
             }
         }
+        for _ in 0..NARROW_ROUNDS {
+            if !self.narrow() {
+                break;
+            }
+        }
         Ranges { range: self.range }
+    }
+
+    /// One descending round after the widened solve (Cousot and Cousot's
+    /// narrowing): every reachable value, in reverse post-order, recomputed from
+    /// its operands' current ranges and met with its own. Widening pushes a
+    /// counter's moving bound to the `i32` end although the loop's exit test
+    /// keeps it far inside: `i = 6, 5, ...` while `i > -6` widens to
+    /// `[MIN + 1, 6]`, while its back edge only passes `[-5, 5]`; recomputing the
+    /// parameter from its edges gives back `[-5, 6]`. Each recomputation takes the
+    /// transfer function of the solve on ranges that hold in every execution, so
+    /// its result holds too; a round only shrinks ranges, and the rounds are
+    /// bounded ([`NARROW_ROUNDS`]). Whether any range shrank.
+    fn narrow(&mut self) -> bool {
+        let mut changed = false;
+        let entry = self.f.entry_block();
+        for &b in self.cfg.rpo() {
+            if b != entry {
+                for idx in 0..self.f.block_params(b).len() {
+                    let v = self.f.block_params(b)[idx];
+                    if self.f.value_type(v) != Type::I32 {
+                        continue;
+                    }
+                    let new = self.incoming(b, idx);
+                    changed |= self.shrink(v, new);
+                }
+            }
+            for i in self.f.layout.block_insts(b) {
+                let Some(v) = self.f.inst_result(i) else {
+                    continue;
+                };
+                if self.f.value_type(v) != Type::I32 || self.f.as_iconst(v).is_some() {
+                    continue;
+                }
+                let new = self.eval(self.f.kind(i));
+                changed |= self.shrink(v, new);
+            }
+        }
+        changed
+    }
+
+    /// Meets the range of `v` with `new` (a recomputation that holds in every
+    /// execution); whether it shrank.
+    fn shrink(&mut self, v: Value, new: Option<Range>) -> bool {
+        let (Some(old), Some(new)) = (self.range[v], new) else {
+            return false;
+        };
+        match old.meet(new) {
+            Some(r) if r != old => {
+                self.range[v] = Some(r);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// Joins `r` into the range of `v`; on a change, queues what uses `v`.
@@ -270,7 +362,12 @@ impl<'f> Solver<'f> {
         if let (true, Some(o)) = (widen, old) {
             self.growths[v] += 1;
             if self.growths[v] > WIDEN_AFTER {
-                new = widened(o, new);
+                let thresholds = if self.growths[v] <= WIDEN_AFTER + THRESHOLD_JUMPS {
+                    &self.thresholds[..]
+                } else {
+                    &[]
+                };
+                new = widened(o, new, thresholds);
             }
         }
         self.range[v] = Some(new);
@@ -436,10 +533,15 @@ impl<'f> Solver<'f> {
 }
 
 /// `new`, grown from `old`, with each bound that moved pushed to its next
-/// threshold: one short of the `i32` end, then the end.
-fn widened(old: Range, new: Range) -> Range {
+/// threshold: the nearest of `thresholds` (sorted) that holds it, else one short
+/// of the `i32` end, then the end.
+fn widened(old: Range, new: Range, thresholds: &[i32]) -> Range {
+    let above = thresholds[thresholds.partition_point(|&t| t < new.hi)..].first();
+    let below = thresholds[..thresholds.partition_point(|&t| t <= new.lo)].last();
     let hi = if new.hi > old.hi {
-        if new.hi < i32::MAX - 1 {
+        if let Some(&t) = above.filter(|&&t| t < i32::MAX - 1) {
+            t
+        } else if new.hi < i32::MAX - 1 {
             i32::MAX - 1
         } else {
             i32::MAX
@@ -448,7 +550,9 @@ fn widened(old: Range, new: Range) -> Range {
         new.hi
     };
     let lo = if new.lo < old.lo {
-        if new.lo > i32::MIN + 1 {
+        if let Some(&t) = below.filter(|&&t| t > i32::MIN + 1) {
+            t
+        } else if new.lo > i32::MIN + 1 {
             i32::MIN + 1
         } else {
             i32::MIN
@@ -747,6 +851,82 @@ mod tests {
         assert!(bound.hi >= 500, "{bound:?}");
         let counter = range_of(&f, &r, 2).unwrap();
         assert!(counter.lo == 0 && counter.hi >= 499, "{counter:?}");
+        r.check(&f, &ControlFlowGraph::compute(&f)).unwrap();
+    }
+
+    #[test]
+    fn narrowing_takes_a_widened_counter_back_to_its_exit_test() {
+        // i = 600, 599, ... while i > -600: widening takes the lower bound to the
+        // i32 end, the back edge's test brings it back to -599; the quotient by
+        // 1000 is then 0 and the remainder the counter itself.
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(600)\n\
+             bb1(%0: i32):\n  %1 = sdiv %0, 1000\n  %2 = srem %0, 1000\n  %3 = add %0, -1\n  %4 = sgt %3, -600\n  br %4, bb1(%3), bb2\n\
+             bb2:\n  ret %1\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 0), rg(-599, 600));
+        assert_eq!(range_of(&f, &r, 1), rg(0, 0));
+        assert_eq!(range_of(&f, &r, 2), rg(-599, 600));
+        assert_eq!(range_of(&f, &r, 3), rg(-600, 599));
+        r.check(&f, &ControlFlowGraph::compute(&f)).unwrap();
+    }
+
+    #[test]
+    fn a_counter_stepping_by_two_widens_to_its_compared_bound() {
+        // i = 600, 598, ... while i - 2 > -599: the lower bound widens to the
+        // compared -599, not to the i32 end, where i - 2 would wrap and take the
+        // whole range with it (the quotient by 1000 would be unknown).
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(600)\n\
+             bb1(%0: i32):\n  %1 = sdiv %0, 1000\n  %2 = add %0, -2\n  %3 = sgt %2, -599\n  br %3, bb1(%2), bb2\n\
+             bb2:\n  ret %1\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 0), rg(-598, 600));
+        assert_eq!(range_of(&f, &r, 1), rg(0, 0));
+        r.check(&f, &ControlFlowGraph::compute(&f)).unwrap();
+    }
+
+    #[test]
+    fn a_compared_constant_the_counter_passes_does_not_bound_it() {
+        // Must not stop at 10: the test on 10 does not guard the back edge, so the
+        // counter climbs past it (to the i32 end: nothing bounds it).
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  jump bb1(0)\n\
+             bb1(%1: i32):\n  %2 = slt %1, 10\n  %3 = add %1, 3\n  %4 = sgt %0, %1\n  br %4, bb1(%3), bb2\n\
+             bb2:\n  ret %2\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 1), Some(Range::FULL));
+        r.check(&f, &ControlFlowGraph::compute(&f)).unwrap();
+    }
+
+    #[test]
+    fn narrowing_keeps_what_a_loop_may_reach() {
+        // Must not shrink: the counter's back edge is guarded by a test on
+        // another value (the parameter %0), so the counter may reach the i32 end;
+        // and a nest whose inner counter restarts at the outer one keeps the
+        // outer one's full span.
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  jump bb1(600, 0)\n\
+             bb1(%1: i32, %2: i32):\n  %3 = add %1, -1\n  %4 = add %2, 1\n  %5 = slt %4, %0\n  br %5, bb1(%3, %4), bb2\n\
+             bb2:\n  ret %1\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 1), Some(Range::FULL));
+        assert_eq!(range_of(&f, &r, 2), rg(0, i32::MAX - 1));
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(0)\n\
+             bb1(%0: i32):\n  jump bb2(%0)\n\
+             bb2(%1: i32):\n  %2 = add %1, 1\n  %3 = slt %2, 50\n  br %3, bb2(%2), bb3\n\
+             bb3:\n  %4 = add %0, 1\n  %5 = slt %4, 40\n  br %5, bb1(%4), bb4\n\
+             bb4:\n  ret %1\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 0), rg(0, 39));
+        assert_eq!(range_of(&f, &r, 1), rg(0, 49));
+        assert_eq!(range_of(&f, &r, 2), rg(1, 50));
         r.check(&f, &ControlFlowGraph::compute(&f)).unwrap();
     }
 

@@ -312,7 +312,10 @@ bb2:
 }
 "#;
     let out = scev_of(loaded);
-    has(&out, &["%1 = {0,+,1}<bb1>", "loop bb1: backedges ?, max ?"]);
+    // The counter stays below the loaded bound (at most MAX) on the back edge,
+    // so its step cannot wrap (<nsw>, from the ranges' narrowing); its count is
+    // still unknown.
+    has(&out, &["%1 = {0,+,1}<nsw><bb1>", "loop bb1: backedges ?, max ?"]);
 }
 
 #[test]

@@ -51,6 +51,13 @@
 //! later store overlaps reads the repeated byte (`int c[1024][4] = {{1, 2}}`, then
 //! `c[2][0]` is 0).
 //!
+//! A `memset` of a local allocation whose constant length is at most
+//! [`SMALL_MEMSET`] bytes is first made the stores it stands for (LLVM's
+//! InstCombine turns a memset of a small constant length into stores,
+//! `SimplifyAnyMemSet`; GCC's `gimple_fold_builtin_memset`): a one-element fill
+//! loop that [`crate::passes::loops::loopidiom`] saw before its trip count folded
+//! to one costs a call, and as stores the steps above see through it.
+//!
 //! Memory not from a local `alloc` (globals, pointer parameters) is left alone: calls
 //! and other pointers may alias it. This is the local (basic-block) redundant load and
 //! dead store elimination of the textbooks (Muchnick, "Advanced Compiler Design and
@@ -62,7 +69,7 @@ use crate::analysis::Preserved;
 use crate::passes::loops::loopidiom::{memset_call, memset_of};
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
+use ir::{Block, FuncId, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The memforward pass.
@@ -174,7 +181,7 @@ struct Ctx<'a> {
 
 /// Runs memforward over `f`.
 pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
-    let mut changed = false;
+    let mut changed = small_memsets(f, memset);
     let mut tracked: SecondaryMap<Value, bool> = SecondaryMap::new();
     let mut call_visible: Vec<Value> = Vec::new();
     let mut any = false;
@@ -233,6 +240,68 @@ pub fn run(f: &mut Function, memset: Option<FuncId>) -> bool {
         }
     }
     changed || forwarded
+}
+
+/// The longest `memset` of a local allocation made stores (four-byte ones).
+pub const SMALL_MEMSET: i64 = 16;
+
+/// Replaces each `memset` of a local `i32` or `f32` allocation whose result is
+/// unused and whose length is a constant multiple of four up to
+/// [`SMALL_MEMSET`] by stores of the byte repeated, as elements of the
+/// allocation's type (four-byte elements: the pointer is four-byte aligned).
+/// Whether any was replaced.
+fn small_memsets(f: &mut Function, memset: Option<FuncId>) -> bool {
+    let mut calls = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            let Some((ptr, byte, Some(len))) = memset_call(f, memset, i) else {
+                continue;
+            };
+            let elem = f
+                .def_inst(ir::analysis::address_root(f, ptr).0)
+                .and_then(|a| match *f.kind(a) {
+                    InstKind::Alloc { elem, .. } if matches!(elem, Type::I32 | Type::F32) => {
+                        Some(elem)
+                    }
+                    _ => None,
+                });
+            let unused = f.inst_result(i).is_none_or(|r| f.users(r).is_empty());
+            if let Some(elem) = elem.filter(|_| unused && len > 0 && len % 4 == 0) {
+                if len <= SMALL_MEMSET {
+                    calls.push((i, ptr, byte, len, elem));
+                }
+            }
+        }
+    }
+    for &(call, ptr, byte, len, elem) in &calls {
+        let bits = u32::from(byte) * 0x0101_0101;
+        let value = match elem {
+            Type::F32 => f.fconst(f32::from_bits(bits)),
+            _ => f.iconst(bits as i32),
+        };
+        for k in 0..(len / 4) as i32 {
+            let at = if k == 0 {
+                ptr
+            } else {
+                let index = f.iconst(k);
+                let gep = f.insert_inst_before(
+                    call,
+                    InstKind::Gep {
+                        base: ptr,
+                        index,
+                        stride: 4,
+                    },
+                    Type::Ptr,
+                );
+                f.copy_src_loc(call, gep);
+                f.inst_result(gep).expect("gep has a result")
+            };
+            let store = f.insert_inst_before(call, InstKind::Store { value, ptr: at }, Type::Void);
+            f.copy_src_loc(call, store);
+        }
+        f.remove_inst(call);
+    }
+    !calls.is_empty()
 }
 
 /// Blocks visited at most, over all allocations, by [`unread_stores`].
@@ -521,7 +590,7 @@ fn clobber(f: &Function, r: Block, known: &mut Known, cx: &Ctx) {
                     None => span(f, cx.ranges, ptr, size),
                 };
                 contents.forget_span(alloc, at);
-                fills.overwrite(alloc, at);
+                fills.overwrite(alloc, at, fill_byte(f, value));
             }
             InstKind::Call { .. } => {
                 for &a in cx.call_visible {
@@ -633,10 +702,20 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
                     continue;
                 }
                 let size = f.value_type(value).size() as i64;
+                let byte = fill_byte(f, value);
+                let at = match off {
+                    Some(off) => Span::exact(off, size),
+                    None => span(f, cx.ranges, ptr, size),
+                };
+                if byte.is_some() && fills.byte_at(alloc, at) == byte {
+                    // Stores the byte a fill left wherever it may point.
+                    f.remove_inst(i);
+                    changed = true;
+                    continue;
+                }
+                fills.overwrite(alloc, at, byte);
                 let Some(off) = off else {
-                    let at = span(f, cx.ranges, ptr, size);
                     known.forget_span(alloc, at);
-                    fills.overwrite(alloc, at);
                     continue;
                 };
                 let loc = Loc {
@@ -644,7 +723,6 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
                     off,
                     size,
                 };
-                fills.overwrite(alloc, Span::exact(off, size));
                 if known.at(loc).any(|v| v == value) {
                     f.remove_inst(i); // stores what is already there
                     changed = true;
@@ -757,11 +835,17 @@ impl Fills {
         self.fills.retain(|fill| fill.loc.obj != a);
     }
 
-    /// Records a store to `at` in `obj`: the bytes it may write no longer hold
-    /// any fill's byte.
-    fn overwrite(&mut self, obj: Value, at: Span) {
+    /// Records a store to `at` in `obj` of a value made of the repeated `byte`
+    /// (when it is): the bytes it may write no longer hold the byte of any other
+    /// fill; a fill of the same byte still holds it everywhere (LLVM's
+    /// DeadStoreElimination likewise sees a store of a `memset`'s byte pattern
+    /// into its range as a no-op, `storeIsNoop`).
+    fn overwrite(&mut self, obj: Value, at: Span, byte: Option<u8>) {
         for fill in &mut self.fills {
-            if fill.loc.obj == obj && at.may_overlap(Span::exact(fill.loc.off, fill.loc.size)) {
+            if fill.loc.obj == obj
+                && Some(fill.byte) != byte
+                && at.may_overlap(Span::exact(fill.loc.off, fill.loc.size))
+            {
                 fill.overwritten.push(at);
             }
         }
@@ -773,21 +857,37 @@ impl Fills {
     /// touch covers every byte it may read, and no store since may have written
     /// one of them: the byte repeated, as an `i32` or `f32` constant.
     fn value_at(&self, f: &mut Function, obj: Value, at: Span, ty: Type) -> Option<Value> {
-        let fill = self.fills.iter().rev().find(|fill| {
-            fill.loc.obj == obj && at.may_overlap(Span::exact(fill.loc.off, fill.loc.size))
-        })?;
-        let inside = fill.loc.off <= at.lo && at.hi + at.size <= fill.loc.off + fill.loc.size;
-        let intact = !fill.overwritten.iter().any(|&w| w.may_overlap(at));
-        if !(inside && intact) {
-            return None;
-        }
-        let bits = u32::from(fill.byte) * 0x0101_0101;
+        let bits = u32::from(self.byte_at(obj, at)?) * 0x0101_0101;
         match ty {
             Type::I32 => Some(f.iconst(bits as i32)),
             Type::F32 => Some(f.fconst(f32::from_bits(bits))),
             _ => None,
         }
     }
+
+    /// The byte every byte of `at` in `obj` holds, when the newest fill it may
+    /// touch covers every byte it may access and no store since may have
+    /// written one of them with another byte.
+    fn byte_at(&self, obj: Value, at: Span) -> Option<u8> {
+        let fill = self.fills.iter().rev().find(|fill| {
+            fill.loc.obj == obj && at.may_overlap(Span::exact(fill.loc.off, fill.loc.size))
+        })?;
+        let inside = fill.loc.off <= at.lo && at.hi + at.size <= fill.loc.off + fill.loc.size;
+        let intact = !fill.overwritten.iter().any(|&w| w.may_overlap(at));
+        (inside && intact).then_some(fill.byte)
+    }
+}
+
+/// The byte `v` repeats in each of its four bytes, when it is an `i32` or `f32`
+/// constant made of one byte (0 and 0.0 for a zero fill; not -0.0).
+fn fill_byte(f: &Function, v: Value) -> Option<u8> {
+    let bits = match f.value_def(v) {
+        ValueDef::IConst(c) => c as u32,
+        ValueDef::FConst(bits) => bits,
+        _ => return None,
+    };
+    let byte = bits as u8;
+    (bits == u32::from(byte) * 0x0101_0101).then_some(byte)
 }
 
 #[cfg(test)]
@@ -1132,6 +1232,93 @@ STORE
         // The element stored after the call reads the store.
         let out = same_behaviour(&cleared("0", "1", "", false), &["memforward"], "");
         assert!(out.contains("add 5, 0"), "{out}");
+    }
+
+    /// `CLEARED` with a store of `value` (of `ty`) at element `%22` in `[8, 15]`
+    /// and the load at that same variable index.
+    fn fill_pattern_store(byte: &str, value: &str, ty: &str) -> String {
+        let store = format!(
+            "  %20 = call @getint()\n  %21 = and %20, 7\n  %22 = add %21, 8\n  \
+             %23 = gep %0, %22, 4\n  store {value}, %23"
+        );
+        let mut src = cleared(byte, "%22", &store, ty == "f32");
+        if ty == "f32" {
+            src = src.replace("alloc [i32; 64]", "alloc [f32; 64]");
+        }
+        src
+    }
+
+    #[test]
+    fn a_store_of_the_fill_byte_keeps_the_fill() {
+        // 0 into a zero fill, wherever it points: silent, and the load reads 0.
+        let out = same_behaviour(&fill_pattern_store("0", "0", "i32"), &["memforward"], "3");
+        assert!(
+            out.contains("add 0, 0") && !out.contains("store 0"),
+            "{out}"
+        );
+        let out = same_behaviour(&fill_pattern_store("0", "0.0", "f32"), &["memforward"], "3");
+        assert!(
+            out.contains("fptosi 0.0") && !out.contains("store 0.0"),
+            "{out}"
+        );
+        // -1 is the byte 255 repeated.
+        let out = same_behaviour(
+            &fill_pattern_store("255", "-1", "i32"),
+            &["memforward"],
+            "3",
+        );
+        assert!(
+            out.contains("add -1, 0") && !out.contains("store -1"),
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn a_store_of_another_byte_overwrites_the_fill() {
+        // Must not fire: 7, -0.0 (a sign bit only) and 0 into a 255 fill are not
+        // the fill's byte repeated; each store stays and the load reads it.
+        for (byte, value, ty) in [("0", "7", "i32"), ("0", "-0.0", "f32"), ("255", "0", "i32")] {
+            let out = run(&fill_pattern_store(byte, value, ty), &["memforward"]);
+            assert!(out.contains(&format!("store {value}")), "{out}");
+            assert!(out.contains(&format!("load {ty}")), "{out}");
+        }
+    }
+
+    /// A `memset` of `len` bytes (byte 0) at element `%2` of a local `[TY; 8]`
+    /// (or of `@g` when `global`), element `%2 + 1` printed.
+    fn short_memset(ty: &str, len: &str, global: bool) -> String {
+        let base = if global { "@g" } else { "%0" };
+        format!(
+            "global @g: [{ty}; 8] = zeroinit\n\
+             declare @memset(ptr, i32, i64) -> ptr\ndeclare @putint(i32) -> void\ndeclare @getint() -> i32\n\n\
+             func @main() -> i32 {{\nbb0:\n  %0 = alloc [{ty}; 8]\n  %1 = call @getint()\n  %2 = and %1, 3\n  \
+             %3 = gep {base}, %2, 4\n  %4 = sext {len}\n  %5 = call @memset(%3, 0, %4)\n  \
+             %6 = gep %3, 1, 4\n  %7 = load {ty}, %6\n  %8 = LOADUSE\n  call @putint(%8)\n  ret 0\n}}\n"
+        )
+        .replace(
+            "LOADUSE",
+            if ty == "f32" { "fptosi %7" } else { "add %7, 0" },
+        )
+    }
+
+    #[test]
+    fn a_short_memset_of_a_local_array_is_its_stores() {
+        // 8 bytes of a float array: two stores of 0.0; the load reads the second.
+        let out = same_behaviour(&short_memset("f32", "8", false), &["memforward"], "0");
+        assert!(!out.contains("call @memset"), "{out}");
+        assert_eq!(out.matches("store 0.0").count(), 2, "{out}");
+        // At a constant element, forwarding sees the stores.
+        let constant = short_memset("f32", "8", false).replace("gep %0, %2, 4", "gep %0, 2, 4");
+        let out = same_behaviour(&constant, &["memforward"], "0");
+        assert!(out.contains("fptosi 0.0"), "{out}");
+        let out = run(&short_memset("i32", "16", false), &["memforward"]);
+        assert!(!out.contains("call @memset"), "{out}");
+        assert_eq!(out.matches("store 0,").count(), 4, "{out}");
+        // Must not fire: longer than SMALL_MEMSET, or global memory.
+        let out = run(&short_memset("i32", "20", false), &["memforward"]);
+        assert!(out.contains("call @memset"), "{out}");
+        let out = run(&short_memset("i32", "8", true), &["memforward"]);
+        assert!(out.contains("call @memset"), "{out}");
     }
 
     #[test]
