@@ -18,11 +18,21 @@
 //! `[1, MAX]` cannot wrap. So every value changes a bounded number of times and
 //! the solve is linear in the function's size.
 //!
+//! Before those, a bound jumps to the nearest constant the function compares
+//! with (or one more or less): widening with thresholds (Blanchet et al., "A
+//! Static Analyzer for Large Safety-Critical Software", PLDI 2003; Halbwachs'
+//! widening "up to"). A counter stepping by more than one, `i = 0, 2, ...` with
+//! `i + 2 < 14`, widened to `[0, MAX - 1]` would wrap at `i + 2` and lose its
+//! lower bound; widened to `[0, 13]` its successor `[2, 15]`, refined on the
+//! back edge, stays within it. A parameter jumps to such a threshold at most
+//! [`THRESHOLD_JUMPS`] times, so the solve stays linear.
+//!
 //! Exact semantics: `i32` arithmetic wraps, so an operation whose result could
 //! leave `i32` for some operands in range gets the full range. Loads, calls,
 //! parameters and float conversions give the full range. Values in unreachable
 //! code may keep no range ([`Ranges::get`] is `None`); users treat that as unknown.
 
+use crate::fold::{fold_binary, Const};
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -91,6 +101,10 @@ impl Range {
 /// Growths of a block parameter's range before it is widened.
 pub const WIDEN_AFTER: u32 = 2;
 
+/// How many widenings of one value may stop at a compared constant
+/// ([`Solver::thresholds`]) before the bounds go to the `i32` ends.
+pub const THRESHOLD_JUMPS: u32 = 6;
+
 /// The ranges of the `i32` values of one function.
 pub struct Ranges {
     range: SecondaryMap<Value, Option<Range>>,
@@ -134,6 +148,7 @@ impl Ranges {
             cfg,
             range: self.range.clone(),
             growths: SecondaryMap::new(),
+            thresholds: Vec::new(),
             work: Vec::new(),
             requeued_edges: FxHashMap::default(),
             edges_seen: FxHashMap::default(),
@@ -177,6 +192,9 @@ struct Solver<'f> {
     cfg: &'f ControlFlowGraph,
     range: SecondaryMap<Value, Option<Range>>,
     growths: SecondaryMap<Value, u32>,
+    /// The constants the function compares with, each with its neighbours one
+    /// below and one above, sorted: where widening stops first.
+    thresholds: Vec<i32>,
     work: Vec<Item>,
     /// For a block with many predecessors: the predecessors whose edges were
     /// requeued, in order (see [`Solver::param_input`]).
@@ -212,6 +230,7 @@ impl<'f> Solver<'f> {
             cfg,
             range,
             growths: SecondaryMap::new(),
+            thresholds: compared_constants(f),
             work: Vec::new(),
             requeued_edges: FxHashMap::default(),
             edges_seen: FxHashMap::default(),
@@ -269,8 +288,11 @@ impl<'f> Solver<'f> {
         }
         if let (true, Some(o)) = (widen, old) {
             self.growths[v] += 1;
-            if self.growths[v] > WIDEN_AFTER {
+            let n = self.growths[v];
+            if n > WIDEN_AFTER + THRESHOLD_JUMPS {
                 new = widened(o, new);
+            } else if n > WIDEN_AFTER {
+                new = widened_to_thresholds(o, new, &self.thresholds);
             }
         }
         self.range[v] = Some(new);
@@ -435,6 +457,46 @@ impl<'f> Solver<'f> {
     }
 }
 
+/// The `i32` constants that are operands of comparisons in `f`, with the
+/// numbers one below and one above each (a test `i < c` bounds `i` by `c - 1`,
+/// `i <= c` by `c`, `i > c` by `c + 1`), sorted and without duplicates.
+fn compared_constants(f: &Function) -> Vec<i32> {
+    let mut out = Vec::new();
+    for b in f.layout.blocks() {
+        for i in f.layout.block_insts(b) {
+            if let InstKind::Cmp { args, .. } = f.kind(i) {
+                for &a in args {
+                    if let Some(c) = f.as_iconst(a) {
+                        out.extend([c.saturating_sub(1), c, c.saturating_add(1)]);
+                    }
+                }
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+/// `new`, grown from `old`, with each bound that moved pushed to the nearest of
+/// `thresholds` beyond it (sorted), or as [`widened`] when none is.
+fn widened_to_thresholds(old: Range, new: Range, thresholds: &[i32]) -> Range {
+    let far = widened(old, new);
+    let hi = if new.hi > old.hi {
+        let k = thresholds.partition_point(|&t| t < new.hi);
+        thresholds.get(k).copied().unwrap_or(far.hi)
+    } else {
+        new.hi
+    };
+    let lo = if new.lo < old.lo {
+        let k = thresholds.partition_point(|&t| t <= new.lo);
+        k.checked_sub(1).map_or(far.lo, |k| thresholds[k])
+    } else {
+        new.lo
+    };
+    Range { lo, hi }
+}
+
 /// `new`, grown from `old`, with each bound that moved pushed to its next
 /// threshold: one short of the `i32` end, then the end.
 fn widened(old: Range, new: Range) -> Range {
@@ -461,6 +523,14 @@ fn widened(old: Range, new: Range) -> Range {
 
 /// The range of `a op b` for `a` in `x` and `b` in `y`, wrapping as `i32` does.
 pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
+    // Two single numbers: the one result, folded as the target computes it
+    // (exact where the bounds below are not: `-18 % 686` is `-18`, which the
+    // remainder's sign rule alone puts in `[-18, 0]`).
+    if x.lo == x.hi && y.lo == y.hi {
+        if let Some(Const::I(c)) = fold_binary(op, Const::I(x.lo), Const::I(y.lo)) {
+            return Range { lo: c, hi: c };
+        }
+    }
     let (xl, xh, yl, yh) = (x.lo as i64, x.hi as i64, y.lo as i64, y.hi as i64);
     match op {
         BinOp::Add => Range::from_i64(xl + yl, xh + yh),
@@ -494,6 +564,12 @@ pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
             Range::from_i64(lo, hi)
         }
         BinOp::SRem if y.lo > i32::MIN && !(y.lo <= 0 && y.hi >= 0) => {
+            // A dividend smaller in magnitude than every divisor is the remainder
+            // (LLVM's `ConstantRange::srem`).
+            let least = yl.abs().min(yh.abs());
+            if -least < xl && xh < least {
+                return x;
+            }
             // |a % b| < |b| and |a % b| <= |a|, with the sign of `a`.
             let m = yl.abs().max(yh.abs()) - 1;
             let lo = if xl >= 0 { 0 } else { xl.max(-m) };
@@ -595,6 +671,10 @@ mod tests {
             values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
         }
         r.get(values[k])
+    }
+
+    fn cfg_of(f: &Function) -> ControlFlowGraph {
+        ControlFlowGraph::compute(f)
     }
 
     fn rg(lo: i32, hi: i32) -> Option<Range> {
@@ -709,6 +789,59 @@ mod tests {
         );
         assert_eq!(range_of(&f, &r, 1), Some(Range::FULL));
         assert_eq!(range_of(&f, &r, 2), Some(Range::FULL));
+    }
+
+    #[test]
+    fn a_counter_stepping_by_two_to_a_constant_keeps_both_bounds() {
+        // i = 4, 6, ..., 12 while i + 2 < 14: widened to the compared constant
+        // (13), not to MAX - 1, where i + 2 would wrap.
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(4)\n\
+             bb1(%0: i32):\n  %1 = add %0, 2\n  %2 = slt %1, 14\n  br %2, bb1(%1), bb2\n\
+             bb2:\n  ret %0\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 0), rg(4, 13));
+        assert_eq!(range_of(&f, &r, 1), rg(6, 15));
+        // Counting down by three from 5 while i - 3 > -14.
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(5)\n\
+             bb1(%0: i32):\n  %1 = add %0, -3\n  %2 = sgt %1, -14\n  br %2, bb1(%1), bb2\n\
+             bb2:\n  ret %0\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 0), rg(-13, 5));
+        r.check(&f, &cfg_of(&f)).unwrap();
+    }
+
+    #[test]
+    fn a_counter_passing_every_compared_constant_still_wraps() {
+        // The bound is a parameter: no constant stops the widening, and i + 2
+        // may wrap past MAX, so nothing bounds i below.
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  jump bb1(0)\n\
+             bb1(%1: i32):\n  %2 = add %1, 2\n  %3 = slt %2, %0\n  %4 = slt %1, 7\n  br %3, bb1(%2), bb2\n\
+             bb2:\n  ret %1\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 1), rg(i32::MIN, i32::MAX - 1));
+        r.check(&f, &cfg_of(&f)).unwrap();
+    }
+
+    #[test]
+    fn single_numbers_fold_exactly() {
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = add -13, -5\n  %2 = srem %1, 686\n  %3 = add %2, 686\n  %4 = srem %3, 686\n\
+             %5 = and %0, 7\n  %6 = srem %5, 9\n  %7 = srem %5, -8\n  %8 = srem %5, 5\n  ret %4\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 2), rg(-18, -18));
+        assert_eq!(range_of(&f, &r, 4), rg(668, 668));
+        // A dividend below every divisor's magnitude is its own remainder.
+        assert_eq!(range_of(&f, &r, 6), rg(0, 7));
+        assert_eq!(range_of(&f, &r, 7), rg(0, 7));
+        // Not below 5: the remainder's bounds.
+        assert_eq!(range_of(&f, &r, 8), rg(0, 4));
     }
 
     #[test]
