@@ -32,6 +32,7 @@
 //! parameters and float conversions give the full range. Values in unreachable
 //! code may keep no range ([`Ranges::get`] is `None`); users treat that as unknown.
 
+use crate::fold::{fold_binary, Const};
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -565,6 +566,14 @@ fn widened(old: Range, new: Range, thresholds: &[i32]) -> Range {
 
 /// The range of `a op b` for `a` in `x` and `b` in `y`, wrapping as `i32` does.
 pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
+    // Two single numbers: the one result, folded as the target computes it
+    // (exact where the bounds below are not: `-18 % 686` is `-18`, which the
+    // remainder's sign rule alone puts in `[-18, 0]`).
+    if x.lo == x.hi && y.lo == y.hi {
+        if let Some(Const::I(c)) = fold_binary(op, Const::I(x.lo), Const::I(y.lo)) {
+            return Range { lo: c, hi: c };
+        }
+    }
     let (xl, xh, yl, yh) = (x.lo as i64, x.hi as i64, y.lo as i64, y.hi as i64);
     match op {
         BinOp::Add => Range::from_i64(xl + yl, xh + yh),
@@ -598,6 +607,12 @@ pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
             Range::from_i64(lo, hi)
         }
         BinOp::SRem if y.lo > i32::MIN && !(y.lo <= 0 && y.hi >= 0) => {
+            // A dividend smaller in magnitude than every divisor is the remainder
+            // (LLVM's `ConstantRange::srem`).
+            let least = yl.abs().min(yh.abs());
+            if -least < xl && xh < least {
+                return x;
+            }
             // |a % b| < |b| and |a % b| <= |a|, with the sign of `a`.
             let m = yl.abs().max(yh.abs()) - 1;
             let lo = if xl >= 0 { 0 } else { xl.max(-m) };
@@ -699,6 +714,10 @@ mod tests {
             values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
         }
         r.get(values[k])
+    }
+
+    fn cfg_of(f: &Function) -> ControlFlowGraph {
+        ControlFlowGraph::compute(f)
     }
 
     fn rg(lo: i32, hi: i32) -> Option<Range> {
@@ -813,6 +832,59 @@ mod tests {
         );
         assert_eq!(range_of(&f, &r, 1), Some(Range::FULL));
         assert_eq!(range_of(&f, &r, 2), Some(Range::FULL));
+    }
+
+    #[test]
+    fn a_counter_stepping_by_two_to_a_constant_keeps_both_bounds() {
+        // i = 4, 6, ..., 12 while i + 2 < 14: widened to the compared constant
+        // (13), not to MAX - 1, where i + 2 would wrap.
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(4)\n\
+             bb1(%0: i32):\n  %1 = add %0, 2\n  %2 = slt %1, 14\n  br %2, bb1(%1), bb2\n\
+             bb2:\n  ret %0\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 0), rg(4, 13));
+        assert_eq!(range_of(&f, &r, 1), rg(6, 15));
+        // Counting down by three from 5 while i - 3 > -14.
+        let (f, r) = ranges_of(
+            "func @f() -> i32 {\n\
+             bb0:\n  jump bb1(5)\n\
+             bb1(%0: i32):\n  %1 = add %0, -3\n  %2 = sgt %1, -14\n  br %2, bb1(%1), bb2\n\
+             bb2:\n  ret %0\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 0), rg(-13, 5));
+        r.check(&f, &cfg_of(&f)).unwrap();
+    }
+
+    #[test]
+    fn a_counter_passing_every_compared_constant_still_wraps() {
+        // The bound is a parameter: no constant stops the widening, and i + 2
+        // may wrap past MAX, so nothing bounds i below.
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  jump bb1(0)\n\
+             bb1(%1: i32):\n  %2 = add %1, 2\n  %3 = slt %2, %0\n  %4 = slt %1, 7\n  br %3, bb1(%2), bb2\n\
+             bb2:\n  ret %1\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 1), rg(i32::MIN, i32::MAX - 1));
+        r.check(&f, &cfg_of(&f)).unwrap();
+    }
+
+    #[test]
+    fn single_numbers_fold_exactly() {
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = add -13, -5\n  %2 = srem %1, 686\n  %3 = add %2, 686\n  %4 = srem %3, 686\n\
+             %5 = and %0, 7\n  %6 = srem %5, 9\n  %7 = srem %5, -8\n  %8 = srem %5, 5\n  ret %4\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 2), rg(-18, -18));
+        assert_eq!(range_of(&f, &r, 4), rg(668, 668));
+        // A dividend below every divisor's magnitude is its own remainder.
+        assert_eq!(range_of(&f, &r, 6), rg(0, 7));
+        assert_eq!(range_of(&f, &r, 7), rg(0, 7));
+        // Not below 5: the remainder's bounds.
+        assert_eq!(range_of(&f, &r, 8), rg(0, 4));
     }
 
     #[test]

@@ -315,7 +315,10 @@ bb2:
     // The counter stays below the loaded bound (at most MAX) on the back edge,
     // so its step cannot wrap (<nsw>, from the ranges' narrowing); its count is
     // still unknown.
-    has(&out, &["%1 = {0,+,1}<nsw><bb1>", "loop bb1: backedges ?, max ?"]);
+    has(
+        &out,
+        &["%1 = {0,+,1}<nsw><bb1>", "loop bb1: backedges ?, max ?"],
+    );
 }
 
 #[test]

@@ -28,13 +28,17 @@
 //!   stepping it at compile time (with `i32` wrapping, at most [`MAX_TRIPS`]
 //!   steps);
 //! - every other header parameter is invariant (the same value on entry and on the
-//!   back edge) or read by nothing but the back edge (a variable each iteration
-//!   overwrites before reading it): no other value flows from one iteration to the
-//!   next.
+//!   back edge), read by nothing but the back edge (a variable each iteration
+//!   overwrites before reading it), or given on the back edge a value defined
+//!   before the loop (`x = 0; do { use(x); x = n; } while (...)`: invariant after
+//!   the first iteration, as LLVM's `LoopPeel` finds a phi's iterations to
+//!   invariance): no other value flows from one iteration to the next.
 //!
 //! Then an iteration's values depend only on the counter, and the values leaving
 //! the loop are those of the last iteration. The counter starts at its last value
-//! and the latch's branch becomes a jump to the exit. Earlier iterations could
+//! and the latch's branch becomes a jump to the exit; a parameter invariant after
+//! the first iteration starts at its back edge's value, which the last iteration
+//! (never the first: the loop runs at least twice) sees. Earlier iterations could
 //! only have trapped (a division by zero, an access out of bounds): behaviour the
 //! program does not define.
 
@@ -76,6 +80,9 @@ struct Found {
     rl: RotatedLoop,
     index: usize,
     last: i32,
+    /// Header parameters invariant after the first iteration, with the value
+    /// the back edge gives them.
+    settled: Vec<(usize, Value)>,
 }
 
 fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
@@ -102,6 +109,7 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
                     rl: found.rl.clone(),
                     index: found.index,
                     last: found.last,
+                    settled: found.settled.clone(),
                 });
             }
         }
@@ -114,6 +122,11 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         let pre = f.terminator(fd.rl.preheader).expect("preheader has a jump");
         let mut call: BlockCall = f.kind(pre).targets()[0].clone();
         call.args[fd.index] = last;
+        // Defined before the loop, so before the preheader's jump too (a block
+        // outside the loop that dominates the latch dominates the preheader).
+        for &(k, v) in &fd.settled {
+            call.args[k] = v;
+        }
         f.set_target(pre, 0, call);
         let param = f.block_params(fd.rl.header)[fd.index];
         f.replace_all_uses(param, last);
@@ -139,11 +152,16 @@ fn qualifies(
     let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
     let (init, next) = (rl.init_args(f), rl.next_args(f));
     let mut counter = None;
+    let mut settled = Vec::new();
     for (k, &p) in f.block_params(rl.header).iter().enumerate() {
         let invariant = (next[k] == init[k] || next[k] == p) && !inside(init[k]);
         let exit_args = &f.kind(rl.branch).targets()[rl.exit()].args;
         let unread = f.users(p).iter().all(|&u| u == rl.branch) && !exit_args.contains(&p);
         if invariant || unread {
+            continue;
+        }
+        if next[k] != p && !inside(next[k]) {
+            settled.push((k, next[k]));
             continue;
         }
         if counter.is_some() {
@@ -230,7 +248,12 @@ fn qualifies(
             }
         }
     }
-    Some(Found { rl, index, last: i })
+    Some(Found {
+        rl,
+        index,
+        last: i,
+        settled,
+    })
 }
 
 #[cfg(test)]
@@ -298,6 +321,45 @@ bb2:
         );
         let out = same_behaviour(&src, &["lastiter"], "3");
         assert!(out.contains("jump bb1(-1)"), "{out}");
+    }
+
+    /// `x` is `%0` on entry and `n` on every back edge: the last iteration
+    /// (the loop runs 5 times) sees `n`.
+    #[test]
+    fn a_parameter_invariant_after_the_first_iteration_takes_its_back_value() {
+        let src = format!(
+            "{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %10 = call @getint()
+  jump bb1(0, %0)
+bb1(%1: i32, %2: i32):
+  %3 = mul %2, 3
+  %4 = add %3, %1
+  %5 = add %1, 1
+  %6 = slt %5, 5
+  br %6, bb1(%5, %10), bb2
+bb2:
+  call @putint(%4)
+  ret 0
+}}
+"
+        );
+        for input in ["1 2", "7 -3"] {
+            let out = same_behaviour(&src, &["lastiter"], input);
+            assert!(out.contains("jump bb1(4, %1)"), "{out}");
+        }
+        // Once only (the test fails at 0 + 1): the first iteration is the
+        // last and sees the entry value; the loop is left alone.
+        let once = src.replace("slt %5, 5", "slt %5, 1");
+        let out = same_behaviour(&once, &["lastiter"], "1 2");
+        assert!(out.contains("jump bb1(0, %0)"), "{out}");
+        // The back edge passes a value of the loop (the previous iteration's):
+        // carried, the loop stays.
+        let carried = src.replace("bb1(%5, %10)", "bb1(%5, %4)");
+        let out = same_behaviour(&carried, &["lastiter"], "1 2");
+        assert_eq!(out, run(&carried, &[]), "{out}");
     }
 
     /// A store, a value carried from one iteration to the next, a second exit

@@ -44,7 +44,7 @@ use crate::analysis::{
     LoopId, ParamTargets, PointerBase, PointerRoots, Preserved, Purity, Targets,
 };
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::{address_residue, residues_may_overlap, ControlFlowGraph, DominatorTree};
 use ir::{Block, EntityRef, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 
 /// The loop-invariant code motion pass.
@@ -514,18 +514,19 @@ fn may_alias(f: &Function, p: Value, q: Value) -> bool {
 }
 
 /// Whether a `ta` access at `p` and a `tb` access at `q` may overlap: they may
-/// alias ([`may_alias`]), and when both are constant offsets from the same object,
-/// their byte ranges intersect.
+/// alias ([`may_alias`]), and when both are offsets from the same pointer, some
+/// offsets they can be at put their byte ranges in contact: constant offsets are
+/// compared, and variable indices leave offsets in a residue class modulo their
+/// strides' greatest common divisor (`a[x][2]` never meets `a[1][1]` in a
+/// `float a[3][3]`: BasicAA's GCD test, [`residues_may_overlap`]).
 pub(crate) fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) -> bool {
-    if !may_alias(f, p, q) {
-        return false;
-    }
-    match (address_root(f, p), address_root(f, q)) {
-        ((r, Some(a)), (s, Some(b))) if r == s => {
-            a < b + i64::from(tb.size()) && b < a + i64::from(ta.size())
-        }
-        _ => true,
-    }
+    may_alias(f, p, q)
+        && residues_may_overlap(
+            address_residue(f, p),
+            i64::from(ta.size()),
+            address_residue(f, q),
+            i64::from(tb.size()),
+        )
 }
 
 /// Whether an instruction could trap or fail to terminate: divisions by anything

@@ -1354,6 +1354,50 @@ STORE
         assert!(out.contains("load i32"), "{out}");
     }
 
+    /// A row `i = 4, 6, ..., 12` of a `float a[520][5]` cleared on every
+    /// iteration: the load of `a[i][2]` reads the byte once the counter's range
+    /// stays below the compared constant (`i + 2 < 14`); with the row read from
+    /// the input it may fall outside the cleared rows.
+    const LOOP_FILL: &str = r#"
+declare @getint() -> i32
+declare @putfloat(f32) -> void
+declare @memset(ptr, i32, i64) -> ptr
+
+func @main() -> i32 {
+bb0:
+  %20 = call @getint()
+  %0 = alloc [f32; 2600]
+  %1 = sext LEN
+  jump bb1(4, 1.5)
+bb1(%2: i32, %3: f32):
+  %4 = call @memset(%0, 0, %1)
+  %5 = gep %0, ROW, 20
+  %6 = gep %5, 2, 4
+  %7 = load f32, %6
+  %8 = fadd %3, %7
+  %9 = add %2, 2
+  %10 = slt %9, 14
+  br %10, bb1(%9, %8), bb2
+bb2:
+  call @putfloat(%8)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_counter_stepping_by_two_reads_the_fill_in_its_loop() {
+        let src = LOOP_FILL.replace("LEN", "10400").replace("ROW", "%2");
+        let out = same_behaviour(&src, &["memforward"], "");
+        assert!(!out.contains("load") && !out.contains("alloc"), "{out}");
+        // Only the first 12 rows cleared (row 12 is not).
+        let short = LOOP_FILL.replace("LEN", "240").replace("ROW", "%2");
+        let out = run(&short, &["memforward"]);
+        assert!(out.contains("load f32"), "{out}");
+        let param = LOOP_FILL.replace("LEN", "10400").replace("ROW", "%20");
+        let out = run(&param, &["memforward"]);
+        assert!(out.contains("load f32"), "{out}");
+    }
+
     #[test]
     fn a_load_the_fill_does_not_answer_stays() {
         // Outside the cleared 64 elements (the array is 64 long: index 64 would be

@@ -364,4 +364,76 @@ bb4:
             assert!(loop_body(&out).contains("store"), "{out}");
         }
     }
+
+    /// `t[1][1] = t[x][2] + 1` of a `float t[3][3]` on every iteration, with
+    /// `x` read from the input: the loads at `8 + 12x` bytes never reach the
+    /// element at 16 (the GCD test: 16 - 8 is not a multiple of 12 within an
+    /// element's size), so `t[1][1]` is promoted; with `t[x][1]` (at `4 + 12x`,
+    /// which is 16 for `x = 1`) it is not.
+    const COLUMN: &str = r#"
+declare @getint() -> i32
+declare @putfloat(f32) -> void
+global @t: [f32; 9] = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = gep @t, 4, 4
+  %3 = gep @t, %1, 12
+  %4 = gep %3, COL, 4
+  %5 = slt 0, %0
+  br %5, bb5, bb4
+bb5:
+  jump bb1(0)
+bb1(%6: i32):
+  %7 = load f32, %4
+  %8 = fadd %7, 1.0
+  store %8, %2
+  %9 = add %6, 1
+  %10 = slt %9, %0
+  br %10, bb1(%9), bb4
+bb4:
+  %11 = load f32, %2
+  call @putfloat(%11)
+  ret 0
+}
+"#;
+
+    /// The loop's block: the one with the counter as a parameter, up to the
+    /// next block.
+    fn header(out: &str) -> &str {
+        let start = out
+            .find(": i32)")
+            .and_then(|i| out[..i].rfind("\nbb"))
+            .unwrap();
+        let end = out[start + 1..]
+            .find("\nbb")
+            .map_or(out.len(), |e| start + 1 + e);
+        &out[start..end]
+    }
+
+    #[test]
+    fn a_column_the_loop_reads_leaves_another_column_promotable() {
+        let src = COLUMN.replace("COL", "2");
+        for input in ["3 0", "3 1", "3 2", "0 1"] {
+            let out = same_behaviour(&src, &["promote"], input);
+            assert!(!header(&out).contains("store"), "{out}");
+        }
+    }
+
+    #[test]
+    fn the_column_of_the_element_keeps_it_in_memory() {
+        let src = COLUMN.replace("COL", "1");
+        for input in ["3 1", "3 0"] {
+            let out = same_behaviour(&src, &["promote"], input);
+            assert!(header(&out).contains("store"), "{out}");
+        }
+        // A whole row (stride 4 into the flat array) may reach it too.
+        let flat = COLUMN
+            .replace("%3 = gep @t, %1, 12", "%3 = gep @t, %1, 4")
+            .replace("COL", "0");
+        let out = same_behaviour(&flat, &["promote"], "3 4");
+        assert!(header(&out).contains("store"), "{out}");
+    }
 }
