@@ -63,7 +63,7 @@ fn tail_calls_ten_million_deep_run_in_constant_stack() {
     }
 }
 
-/// The -O2 pipeline (`sysyc -O2 --print-pipeline`) without `tailrec`, as a
+/// The -O2 pipeline (`sysyc -O2 --print-pipeline`) without either `tailrec` run, as a
 /// `--passes` list.
 fn pipeline_without_tailrec() -> String {
     let out = std::process::Command::new(SYSYC)
@@ -77,7 +77,7 @@ fn pipeline_without_tailrec() -> String {
         .expect("a passes line");
     let kept: Vec<&str> = passes.split(',').filter(|&p| p != "tailrec").collect();
     assert!(
-        kept.len() + 1 == passes.split(',').count(),
+        kept.len() < passes.split(',').count(),
         "tailrec in the pipeline"
     );
     kept.join(",")
