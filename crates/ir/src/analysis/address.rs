@@ -20,10 +20,19 @@ pub fn address_root(f: &Function, p: Value) -> (Value, Option<i64>) {
 /// single number, passes its own).
 pub fn address_root_by(
     f: &Function,
-    mut p: Value,
+    p: Value,
     constant: impl Fn(Value) -> Option<i64>,
 ) -> (Value, Option<i64>) {
     let mut off = Some(0i64);
+    let root = walk_geps(f, p, |index, stride| {
+        off = off.zip(constant(index)).map(|(o, k)| o + k * stride);
+    });
+    (root, off)
+}
+
+/// Follows `gep` bases from `p` to the pointer they start from, calling `step`
+/// with each `gep`'s index and stride (in bytes) on the way; returns that pointer.
+pub fn walk_geps(f: &Function, mut p: Value, mut step: impl FnMut(Value, i64)) -> Value {
     while let Some(i) = f.def_inst(p) {
         let InstKind::Gep {
             base,
@@ -33,12 +42,10 @@ pub fn address_root_by(
         else {
             break;
         };
-        off = off
-            .zip(constant(index))
-            .map(|(o, k)| o + k * i64::from(stride));
+        step(index, i64::from(stride));
         p = base;
     }
-    (p, off)
+    p
 }
 
 /// An address as its root plus `offset + modulus * k` bytes for some integer `k`
@@ -58,27 +65,15 @@ pub struct Residue {
 /// index's sign-extended (exact, unwrapped) value, so whatever values the variable
 /// indices take, the address is the root plus `offset` plus a multiple of every
 /// such stride, hence of their greatest common divisor.
-pub fn address_residue(f: &Function, mut p: Value) -> Residue {
+pub fn address_residue(f: &Function, p: Value) -> Residue {
     let mut offset = 0i64;
     let mut modulus = 0i64;
-    while let Some(i) = f.def_inst(p) {
-        let InstKind::Gep {
-            base,
-            index,
-            stride,
-        } = *f.kind(i)
-        else {
-            break;
-        };
-        let stride = i64::from(stride);
-        match f.as_iconst(index) {
-            Some(k) => offset += i64::from(k) * stride,
-            None => modulus = gcd(modulus, stride.abs()),
-        }
-        p = base;
-    }
+    let root = walk_geps(f, p, |index, stride| match f.as_iconst(index) {
+        Some(k) => offset += i64::from(k) * stride,
+        None => modulus = gcd(modulus, stride.abs()),
+    });
     Residue {
-        root: p,
+        root,
         offset,
         modulus,
     }

@@ -18,7 +18,9 @@ pub mod param_disjoint;
 pub mod param_targets;
 pub mod pointer_offsets;
 
-pub use address::{address_residue, address_root, address_root_by, residues_may_overlap, Residue};
+pub use address::{
+    address_residue, address_root, address_root_by, residues_may_overlap, walk_geps, Residue,
+};
 pub use alias_regions::AliasRegions;
 pub use cfg::{distinct_in_order, ControlFlowGraph};
 pub use domtree::{DomTree, DominatorTree};

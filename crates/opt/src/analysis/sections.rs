@@ -33,7 +33,7 @@
 
 use super::scev::ScalarEvolution;
 use super::{Counter, LoopForest, LoopId, RotatedLoop};
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::{walk_geps, ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
 
@@ -440,28 +440,16 @@ type Terms = Vec<(Value, i64)>;
 
 /// `p` as object + constant offset + sum of `index * stride` along its `gep`s; the
 /// object is a global, an `alloc` or a parameter of the function.
-fn decompose(f: &Function, mut p: Value) -> Option<(Value, i64, Terms)> {
+fn decompose(f: &Function, p: Value) -> Option<(Value, i64, Terms)> {
     let mut offset = 0i64;
     let mut terms: Terms = Vec::new();
-    while let Some(i) = f.def_inst(p) {
-        let InstKind::Gep {
-            base,
-            index,
-            stride,
-        } = *f.kind(i)
-        else {
-            break;
-        };
-        let stride = i64::from(stride);
-        match f.as_iconst(index) {
-            Some(k) => offset += i64::from(k) * stride,
-            None => match terms.iter_mut().find(|(v, _)| *v == index) {
-                Some(t) => t.1 += stride,
-                None => terms.push((index, stride)),
-            },
-        }
-        p = base;
-    }
+    let p = walk_geps(f, p, |index, stride| match f.as_iconst(index) {
+        Some(k) => offset += i64::from(k) * stride,
+        None => match terms.iter_mut().find(|(v, _)| *v == index) {
+            Some(t) => t.1 += stride,
+            None => terms.push((index, stride)),
+        },
+    });
     let object = match f.value_def(p) {
         ValueDef::Global(_) => true,
         ValueDef::Param(b, _) => b == f.entry_block(),

@@ -253,17 +253,22 @@ bb4:
 }
 "#;
 
-    /// The loop's block: the one with the walking pointer as a parameter, up to
-    /// the next block (the pass renumbers blocks).
-    fn loop_body(out: &str) -> &str {
+    /// The block of `out` whose parameters' text contains `marker`, up to the
+    /// next block (the pass renumbers blocks).
+    fn block_with<'a>(out: &'a str, marker: &str) -> &'a str {
         let start = out
-            .find(": ptr")
+            .find(marker)
             .and_then(|i| out[..i].rfind("\nbb"))
             .unwrap();
         let end = out[start + 1..]
             .find("\nbb")
             .map_or(out.len(), |e| start + 1 + e);
         &out[start..end]
+    }
+
+    /// The loop's block: the one with the walking pointer as a parameter.
+    fn loop_body(out: &str) -> &str {
+        block_with(out, ": ptr")
     }
 
     #[test]
@@ -400,17 +405,9 @@ bb4:
 }
 "#;
 
-    /// The loop's block: the one with the counter as a parameter, up to the
-    /// next block.
+    /// The loop's block: the one with the counter as a parameter.
     fn header(out: &str) -> &str {
-        let start = out
-            .find(": i32)")
-            .and_then(|i| out[..i].rfind("\nbb"))
-            .unwrap();
-        let end = out[start + 1..]
-            .find("\nbb")
-            .map_or(out.len(), |e| start + 1 + e);
-        &out[start..end]
+        block_with(out, ": i32)")
     }
 
     #[test]
