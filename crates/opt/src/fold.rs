@@ -14,7 +14,7 @@
 //! - `fbits` gives the float's bit pattern. The `i64` operations (and `sext`, `trunc`)
 //!   are never folded: there are no `i64` constants.
 
-use ir::{BinOp, CmpOp, Function, UnOp, Value, ValueDef};
+use ir::{BinOp, CmpOp, Function, Inst, InstKind, UnOp, Value, ValueDef};
 
 /// A constant of a value type, floats by bit pattern (so `-0.0 != 0.0` and equal NaNs
 /// compare equal).
@@ -50,6 +50,47 @@ impl Const {
             x.to_bits()
         })
     }
+}
+
+/// The constant instruction `i` computes, when it is an arithmetic, comparison or
+/// unary instruction whose operands are all constants and it folds.
+pub fn fold_inst(f: &Function, i: Inst) -> Option<Const> {
+    match *f.kind(i) {
+        InstKind::Binary { op, args: [a, b] } => {
+            fold_binary(op, Const::of(f, a)?, Const::of(f, b)?)
+        }
+        InstKind::Cmp { op, args: [a, b] } => fold_cmp(op, Const::of(f, a)?, Const::of(f, b)?),
+        InstKind::Unary { op, arg } => fold_unary(op, Const::of(f, arg)?),
+        _ => None,
+    }
+}
+
+/// Constant propagation from `seeds`, the instructions that used values a pass
+/// has just replaced by constants (constants' own uses are not tracked): every
+/// one whose operands are now all constants is folded away, and its users are
+/// visited in turn. This is the folding SCCP does, limited to what the new
+/// constants reach, for passes that make constants late in the pipeline. Returns
+/// how many instructions went.
+pub fn fold_users(f: &mut Function, seeds: Vec<Inst>) -> usize {
+    let mut work = seeds;
+    let mut folded = 0;
+    while let Some(i) = work.pop() {
+        if f.layout.inst_block(i).is_none() {
+            continue; // removed already
+        }
+        let Some(c) = fold_inst(f, i) else {
+            continue;
+        };
+        let r = f
+            .inst_result(i)
+            .expect("a foldable instruction has a result");
+        let cv = c.value(f);
+        work.extend(f.users(r).iter().copied());
+        f.replace_all_uses(r, cv);
+        f.remove_inst(i);
+        folded += 1;
+    }
+    folded
 }
 
 /// The quiet NaN RISC-V arithmetic produces.
@@ -146,6 +187,41 @@ pub fn fold_unary(op: UnOp, a: Const) -> Option<Const> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A value replaced by a constant: the chain it feeds folds, what also
+    /// depends on an unknown stays.
+    #[test]
+    fn fold_users_folds_what_the_new_constant_reaches() {
+        let mut m = ir::parse_module(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = add %0, 2
+  %3 = mul %2, 3
+  %4 = slt %3, 100
+  %5 = add %3, %1
+  call @putint(%5)
+  ret %4
+}
+"#,
+        )
+        .unwrap();
+        let f = m.funcs.values_mut().find(|f| f.name == "main").unwrap();
+        let first = f.layout.block_insts(f.entry_block()).next().unwrap();
+        let v = f.inst_result(first).unwrap();
+        let seeds = f.users(v).to_vec();
+        let five = f.iconst(5);
+        f.replace_all_uses(v, five);
+        assert_eq!(fold_users(f, seeds), 3, "add, mul and slt fold");
+        let text = ir::print_module(&m);
+        assert!(text.contains("add 21, %1"), "{text}");
+        assert!(text.contains("ret 1"), "{text}");
+    }
 
     fn i(op: BinOp, a: i32, b: i32) -> Option<i32> {
         match fold_binary(op, Const::I(a), Const::I(b)) {

@@ -1,14 +1,14 @@
-//! Store-to-load forwarding and dead store elimination for globals within a block:
-//! the counterpart of [`super::memforward`] for memory that other names may reach.
+//! Store-to-load forwarding and dead store elimination for globals: the
+//! counterpart of [`super::memforward`] for memory that other names may reach.
 //!
 //! Locations are a global plus a constant byte offset (through `gep`s with constant
 //! indices). Scanning each block forward, with the contents known at each point:
-//! - a load of a location whose contents are known (stored or loaded earlier in the
-//!   block, with the same type) is replaced by that value;
-//! - a store of the value a location already holds is removed;
-//! - a store overwritten by a later store to the same location, with nothing in
-//!   between that may read it, is removed (`seed = seed * a + c; seed = seed % m;`
-//!   stores once).
+//! - a load of a location whose contents are known (stored or loaded earlier, with
+//!   the same type) is replaced by that value;
+//! - a store of the value a location already holds is removed (a silent store);
+//! - a store overwritten by a later store to the same location in its block, with
+//!   nothing in between that may read it, is removed (`seed = seed * a + c; seed =
+//!   seed % m;` stores once).
 //!
 //! What else may touch globals is accounted for conservatively: a store through a
 //! pointer not known to be into a global (a parameter, a loaded pointer) may write any
@@ -16,13 +16,29 @@
 //! so no earlier store is dead; an access to a global at a variable index forgets
 //! (or reads) all of that global; a call forgets everything when its callee may write
 //! memory and reads everything when it may read memory ([`Purity`]). A block's end
-//! reads everything (globals outlive the function).
+//! reads everything (globals outlive the function), so dead stores are found within
+//! a block only.
+//!
+//! The contents flow across blocks as available expressions do (Aho, Sethi and
+//! Ullman, section 10.6; the memory facts of GCC's FRE and LLVM's EarlyCSE and
+//! DSE's `storeIsNoop`, here over a forward data-flow problem): the blocks are
+//! visited in reverse post-order, and a block starts from what holds at the end of
+//! every predecessor, the facts common to all of them (the same value in the same
+//! location). A value found so on every incoming edge is defined where it
+//! dominates each predecessor's end, and so dominates the block. A block with a
+//! predecessor not yet visited (a loop header) starts from nothing, which keeps
+//! the pass to one visit of each block; so does a join of more than
+//! [`MAX_JOIN_PREDS`] edges, and a block's facts are passed on only while there
+//! are at most [`MAX_CARRIED`] of them, which bounds the cost of the joins.
 
 use super::locmap::{Loc as LocOf, LocMap};
 use crate::analysis::Preserved;
 use crate::analysis::{address_root, AnalysisManager, Purity};
+use crate::fold::fold_users;
 use crate::pipeline::Pass;
-use ir::{Block, Function, GlobalId, Inst, InstKind, Module, Value, ValueDef};
+use ir::analysis::ControlFlowGraph;
+use ir::{Block, Function, GlobalId, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 /// The pass.
 pub struct GlobalForward;
@@ -32,11 +48,11 @@ impl Pass for GlobalForward {
         "globalforward"
     }
     fn description(&self) -> &'static str {
-        "store-to-load forwarding and dead store elimination for globals within a block"
+        "store-to-load forwarding, silent and dead store elimination for globals"
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = am.purity(m);
-        am.each_function(m, |f, _| run(f, &purity) > 0)
+        am.each_function(m, |f, fa| run(f, fa.cfg(f), &purity) > 0)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
@@ -66,22 +82,87 @@ fn target(f: &Function, p: Value) -> Target {
     }
 }
 
+/// Joins of more edges than this start from nothing.
+pub const MAX_JOIN_PREDS: usize = 32;
+/// A block's facts pass to its successors only when there are at most this many.
+pub const MAX_CARRIED: usize = 256;
+
+/// What each location holds.
+type Known = LocMap<GlobalId, Value>;
+
 /// Forwards and removes what it can in every block of `f`; returns how many loads
 /// and stores went.
-pub fn run(f: &mut Function, purity: &Purity) -> usize {
-    let blocks: Vec<Block> = f.layout.blocks().collect();
-    blocks
-        .into_iter()
-        .map(|b| forward_in_block(f, b, purity))
-        .sum()
+pub fn run(f: &mut Function, cfg: &ControlFlowGraph, purity: &Purity) -> usize {
+    let mut changed = 0;
+    // The users of loads replaced by constants.
+    let mut constants: Vec<Inst> = Vec::new();
+    let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
+    // The facts at the end of visited blocks some successor has still to start
+    // from, with how many successors that is.
+    let mut ends: FxHashMap<Block, (Known, usize)> = FxHashMap::default();
+    for &b in cfg.rpo() {
+        let start = start_of(b, cfg, &visited, &mut ends);
+        let end = forward_in_block(f, b, purity, start, &mut changed, &mut constants);
+        visited[b] = true;
+        let succs = ir::analysis::cfg::distinct_in_order(cfg.succs(b)).len();
+        if succs > 0 && end.len() <= MAX_CARRIED {
+            ends.insert(b, (end, succs));
+        }
+    }
+    // Blocks no path reaches: each on its own.
+    let unreached: Vec<Block> = f.layout.blocks().filter(|&b| !visited[b]).collect();
+    for b in unreached {
+        forward_in_block(f, b, purity, Known::new(), &mut changed, &mut constants);
+    }
+    // Loads that became constants: what they feed folds too (the pass also runs
+    // late, when no constant folding follows).
+    changed + fold_users(f, constants)
 }
 
-fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
-    let mut changed = 0;
+/// What holds when `b` starts: the facts common to the ends of its
+/// predecessors, when every one has been visited.
+fn start_of(
+    b: Block,
+    cfg: &ControlFlowGraph,
+    visited: &SecondaryMap<Block, bool>,
+    ends: &mut FxHashMap<Block, (Known, usize)>,
+) -> Known {
+    let preds = cfg.unique_preds(b);
+    let mut known: Option<Known> = None;
+    let usable = !preds.is_empty()
+        && preds.len() <= MAX_JOIN_PREDS
+        && preds.iter().all(|&p| visited[p] && ends.contains_key(&p));
+    for &p in &preds {
+        let Some((end, left)) = ends.get_mut(&p) else {
+            continue;
+        };
+        *left -= 1;
+        if usable {
+            match &mut known {
+                None => known = Some(end.clone()),
+                Some(k) => k.keep_common(end),
+            }
+        }
+        if *left == 0 {
+            ends.remove(&p);
+        }
+    }
+    known.unwrap_or_else(Known::new)
+}
+
+/// Forwards and removes what it can in `b`, starting from `known`; returns what
+/// holds at its end.
+fn forward_in_block(
+    f: &mut Function,
+    b: Block,
+    purity: &Purity,
+    mut known: Known,
+    changed: &mut usize,
+    constants: &mut Vec<Inst>,
+) -> Known {
     // The value each location holds; the last store to each location that nothing
     // may have read since. (At most one entry per location and type, and pending
     // stores never overlap: each store forgets what it overlaps first.)
-    let mut known: LocMap<GlobalId, Value> = LocMap::new();
     let mut pending: LocMap<GlobalId, Inst> = LocMap::new();
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
@@ -99,9 +180,12 @@ fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
                     let r = f.inst_result(i).expect("load has a result");
                     let hit = known.at(loc).find(|&v| f.value_type(v) == ty);
                     if let Some(v) = hit {
+                        if f.as_iconst(v).is_some() || f.as_fconst(v).is_some() {
+                            constants.extend(f.users(r).iter().copied());
+                        }
                         f.replace_all_uses(r, v);
                         f.remove_inst(i);
-                        changed += 1;
+                        *changed += 1;
                     } else {
                         pending.forget_overlapping(loc);
                         known.push(loc, r);
@@ -120,12 +204,12 @@ fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
                     };
                     if known.at(loc).any(|v| v == value) {
                         f.remove_inst(i); // stores what is already there
-                        changed += 1;
+                        *changed += 1;
                         continue;
                     }
                     if let Some(dead) = pending.take(loc) {
                         f.remove_inst(dead);
-                        changed += 1;
+                        *changed += 1;
                     }
                     pending.forget_overlapping(loc);
                     known.forget_overlapping(loc);
@@ -145,7 +229,7 @@ fn forward_in_block(f: &mut Function, b: Block, purity: &Purity) -> usize {
             _ => {}
         }
     }
-    changed
+    known
 }
 
 #[cfg(test)]
@@ -311,5 +395,93 @@ bb0:
         let out = same_behaviour(&src, &passes, "");
         assert!(out.contains("mul"), "{out}");
         assert_eq!(out.matches("store").count(), 2, "{out}");
+    }
+
+    /// A diamond: `@g` is stored `%v` before it, one arm stores `%v` again, the
+    /// other ARM; the join then loads `@g` and stores `%v` (printed as `%0`).
+    const DIAMOND: &str = r#"
+global @g: i32 = 1
+global @h: i32 = 2
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %v = call @getint()
+  store %v, @g
+  %c = slt %v, 10
+  br %c, bb1, bb2
+bb1:
+  store %v, @g
+  jump bb3
+bb2:
+ARM
+  jump bb3
+bb3:
+  %r = load i32, @g
+  call @putint(%r)
+  store %v, @g
+  ret 0
+}
+
+func @touch() -> void {
+bb0:
+  store 5, @g
+  ret
+}
+
+declare @getint() -> i32
+"#;
+
+    #[test]
+    fn contents_known_on_every_edge_hold_at_the_join() {
+        // The other arm writes only another global: at the join `@g` holds `%v`
+        // on both edges, so its store and the arm's are silent and its load is `%v`.
+        let src = DIAMOND.replace("ARM", "  store 3, @h");
+        let out = same_behaviour(&src, &["globalforward"], "4");
+        assert_eq!(out.matches("store %0, @g").count(), 1, "{out}");
+        assert!(!out.contains("load"), "{out}");
+        assert!(out.contains("call @putint(%0)"), "{out}");
+    }
+
+    #[test]
+    fn contents_not_known_on_every_edge_are_not_used() {
+        // Another value on one edge, or a call that writes globals: the join's
+        // store and load stay.
+        for arm in ["  store 7, @g", "  call @touch()"] {
+            let src = DIAMOND.replace("ARM", arm);
+            let out = same_behaviour(&src, &["globalforward"], "4");
+            assert!(out.contains("load i32, @g"), "{arm}:\n{out}");
+            assert!(out.contains("store %0, @g\n  ret 0"), "{arm}:\n{out}");
+        }
+    }
+
+    #[test]
+    fn a_loop_header_starts_from_nothing() {
+        // The body stores another value: the header's load must not take the
+        // value stored before the loop.
+        let src = r#"
+global @g: i32 = 1
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  store 4, @g
+  jump bb1(0)
+bb1(%i: i32):
+  %x = load i32, @g
+  call @putint(%x)
+  %y = add %x, 1
+  store %y, @g
+  %k = add %i, 1
+  %c = slt %k, 3
+  br %c, bb1(%k), bb2
+bb2:
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["globalforward"], "");
+        assert!(out.contains("load i32, @g"), "{out}");
     }
 }

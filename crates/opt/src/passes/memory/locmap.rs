@@ -162,6 +162,30 @@ impl<K: Copy + Eq + Hash, T: Copy> LocMap<K, T> {
         self.by_obj.clear();
     }
 
+    /// How many facts there are.
+    pub(crate) fn len(&self) -> usize {
+        self.by_obj
+            .values()
+            .flat_map(|m| m.values())
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// Keeps only the facts `other` records too (the same fact about the same
+    /// location): what holds at a join is what holds on every edge into it.
+    pub(crate) fn keep_common(&mut self, other: &LocMap<K, T>)
+    where
+        T: PartialEq,
+    {
+        self.by_obj.retain(|&obj, m| {
+            m.retain(|&off, v| {
+                v.retain(|&(size, t)| other.at(Loc { obj, off, size }).any(|u| u == t));
+                !v.is_empty()
+            });
+            !m.is_empty()
+        });
+    }
+
     /// Removes and returns every fact.
     pub(crate) fn drain(&mut self) -> Vec<T> {
         let mut out = Vec::new();
@@ -175,6 +199,31 @@ impl<K: Copy + Eq + Hash, T: Copy> LocMap<K, T> {
 #[cfg(test)]
 mod tests {
     use super::{Loc, LocMap, Span, UNBOUNDED};
+
+    #[test]
+    fn keep_common_keeps_the_facts_both_maps_record() {
+        let sig = ir::Signature {
+            params: vec![],
+            ret: ir::Type::Void,
+            variadic: false,
+        };
+        let mut f = ir::Function::new("f", sig);
+        let a = f.iconst(1);
+        let loc = |off, size| Loc { obj: a, off, size };
+        let mut left: LocMap<ir::Value, u32> = LocMap::new();
+        let mut right: LocMap<ir::Value, u32> = LocMap::new();
+        left.push(loc(0, 4), 1); // in both
+        right.push(loc(0, 4), 1);
+        left.push(loc(4, 4), 2); // another fact on the right
+        right.push(loc(4, 4), 3);
+        left.push(loc(8, 4), 4); // another size on the right
+        right.push(loc(8, 8), 4);
+        left.push(loc(16, 4), 5); // only on the left
+        assert_eq!(left.len(), 4);
+        left.keep_common(&right);
+        assert_eq!(left.len(), 1);
+        assert_eq!(left.at(loc(0, 4)).collect::<Vec<_>>(), [1]);
+    }
 
     #[test]
     fn loc_map_forgets_exactly_the_overlapping_locations() {
