@@ -44,7 +44,7 @@ use ir::{Block, FuncId, Function, Module, SecondaryMap};
 
 use super::purity_summary::Summary;
 use super::scev::{ScalarEvolution, ScevState};
-use super::{LoopForest, PostDominatorTree, Purity};
+use super::{LoopForest, LoopId, PostDominatorTree, Purity};
 
 /// What a pass keeps valid when it changes the module.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -191,6 +191,22 @@ impl FunctionAnalyses {
         ScalarEvolution::with_state(f, cfg, dt, loops, state)
     }
 
+    /// What `plan` finds in each loop of `f` (in the forest's order), all from one
+    /// scalar evolution of `f`: for a pass that plans every loop before it edits
+    /// any, with edits that leave the other plans valid.
+    pub fn plan_loops<T>(
+        &mut self,
+        f: &Function,
+        mut plan: impl FnMut(&mut ScalarEvolution, LoopId) -> Option<T>,
+    ) -> Vec<T> {
+        let mut se = self.scev(f);
+        let loops = se.loops;
+        loops
+            .loops()
+            .filter_map(|(id, _)| plan(&mut se, id))
+            .collect()
+    }
+
     fn cfg_slot(&mut self, f: &Function) -> &mut ControlFlowGraph {
         self.revalidate(f);
         if self.cfg.is_none() {
@@ -299,6 +315,18 @@ impl AnalysisManager {
         mut pass: impl FnMut(&mut Function, &mut FunctionAnalyses) -> bool,
     ) -> bool {
         self.each_function_by_id(m, |_, f, fa| pass(f, fa))
+    }
+
+    /// [`AnalysisManager::each_function`] for a pass that reads, besides each
+    /// function, only the module's purity summary (which callees have side
+    /// effects), computed once before the first function.
+    pub fn each_function_with_purity(
+        &mut self,
+        m: &mut Module,
+        mut pass: impl FnMut(&mut Function, &Purity, &mut FunctionAnalyses) -> bool,
+    ) -> bool {
+        let purity = self.purity(m);
+        self.each_function(m, |f, fa| pass(f, &purity, fa))
     }
 
     /// [`AnalysisManager::each_function`] for a pass that also needs to know which
@@ -518,6 +546,66 @@ bb3:
         });
         assert_eq!(am.computed(), 6);
         assert!(am.check(&m).is_ok());
+    }
+
+    #[test]
+    fn every_loop_is_planned_from_one_scalar_evolution() {
+        // Two loops in sequence: bb1 and bb4.
+        let src = SRC.replace(
+            "bb3:\n  call @putint(%0)\n  ret 0",
+            "bb3:\n  jump bb4(%0)\nbb4(%3: i32):\n  %4 = sub %3, 1\n  %5 = sgt %4, 0\n  br %5, bb4(%4), bb5\nbb5:\n  call @putint(%4)\n  ret 0",
+        );
+        let mut m = ir::parse_module(&src).unwrap();
+        let mut am = AnalysisManager::new();
+        am.each_function(&mut m, |f, fa| {
+            let headers = fa.plan_loops(f, |se, id| Some(se.loops.get(id).header));
+            let forest: Vec<Block> = fa.loops(f).2.loops().map(|(_, l)| l.header).collect();
+            assert_eq!(headers, forest, "the forest's order");
+            let mut names: Vec<String> = headers.iter().map(|b| b.to_string()).collect();
+            names.sort();
+            assert_eq!(names, ["bb1", "bb4"]);
+            // Only what `plan` finds.
+            let kept = fa.plan_loops(f, |se, id| {
+                (se.loops.get(id).header == headers[1]).then_some(id)
+            });
+            assert_eq!(kept.len(), 1);
+            false
+        });
+        // CFG, dominators, loops and the scalar evolution: once each.
+        assert_eq!(am.computed(), 4);
+    }
+
+    #[test]
+    fn function_passes_are_given_the_purity_of_the_module() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @show(i32) -> void {
+bb0(%0: i32):
+  call @putint(%0)
+  ret
+}
+
+func @twice(i32) -> i32 {
+bb0(%0: i32):
+  %1 = add %0, %0
+  ret %1
+}
+"#;
+        let mut m = ir::parse_module(src).unwrap();
+        let (show, twice) = (
+            m.func_by_name("show").unwrap(),
+            m.func_by_name("twice").unwrap(),
+        );
+        let mut am = AnalysisManager::new();
+        let mut seen = Vec::new();
+        am.each_function_with_purity(&mut m, |f, purity, _| {
+            seen.push(f.name.clone());
+            assert!(purity.effects(show).io && purity.effects(twice).is_pure());
+            false
+        });
+        // The declaration is not given to the pass.
+        assert_eq!(seen, ["show", "twice"]);
     }
 
     #[test]

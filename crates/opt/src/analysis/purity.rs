@@ -188,6 +188,7 @@ impl Purity {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::passes::testutil::{even_odd, fib};
 
     fn purity(src: &str) -> (Module, Purity) {
         let m = ir::parse_module(src).expect("test IR parses");
@@ -312,51 +313,13 @@ global @g: [i32; 4] = zeroinit
 
     #[test]
     fn recursion_reaches_a_fixed_point() {
-        let (m, p) = purity(
-            r#"
-global @g: i32 = 0
-
-func @fib(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 2
-  br %1, bb1, bb2
-bb1:
-  ret %0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @fib(%2)
-  %4 = sub %0, 2
-  %5 = call @fib(%4)
-  %6 = add %3, %5
-  ret %6
-}
-
-func @even(i32) -> i32 {
-bb0(%0: i32):
-  %1 = eq %0, 0
-  br %1, bb1, bb2
-bb1:
-  ret 1
-bb2:
-  %2 = sub %0, 1
-  %3 = call @odd(%2)
-  ret %3
-}
-
-func @odd(i32) -> i32 {
-bb0(%0: i32):
-  %1 = eq %0, 0
-  br %1, bb1, bb2
-bb1:
-  store 1, @g
-  ret 0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @even(%2)
-  ret %3
-}
-"#,
+        // odd(0) writes @g.
+        let src = format!(
+            "global @g: i32 = 0\n{}{}",
+            fib(),
+            even_odd("  store 1, @g\n")
         );
+        let (m, p) = purity(&src);
         assert!(fx(&m, &p, "fib").is_pure());
         // even calls odd, which writes @g: both have the side effect.
         assert!(fx(&m, &p, "even").writes_global);

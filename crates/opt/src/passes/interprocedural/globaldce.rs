@@ -97,35 +97,12 @@ fn reachable_from(m: &Module, root: FuncId) -> SecondaryMap<FuncId, bool> {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::check;
+    use crate::passes::testutil::{check, even_odd};
 
     #[test]
     fn keeps_mutually_recursive_functions_reached_from_main_and_drops_a_dead_cycle() {
-        let src = r#"
-func @even(i32) -> i32 {
-bb0(%0: i32):
-  %1 = eq %0, 0
-  br %1, bb1, bb2
-bb1:
-  ret 1
-bb2:
-  %2 = sub %0, 1
-  %3 = call @odd(%2)
-  ret %3
-}
-
-func @odd(i32) -> i32 {
-bb0(%0: i32):
-  %1 = eq %0, 0
-  br %1, bb1, bb2
-bb1:
-  ret 0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @even(%2)
-  ret %3
-}
-
+        let src = even_odd("")
+            + r#"
 func @ping(i32) -> i32 {
 bb0(%0: i32):
   %1 = call @pong(%0)
@@ -144,7 +121,7 @@ bb0:
   ret %0
 }
 "#;
-        let out = crate::passes::testutil::run(src, &["globaldce"]);
+        let out = crate::passes::testutil::run(&src, &["globaldce"]);
         assert!(
             out.contains("func @even") && out.contains("func @odd"),
             "{out}"

@@ -429,28 +429,14 @@ fn map_value(
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::same_behaviour;
+    use crate::passes::testutil::{fib, fib_module, same_behaviour};
 
     #[test]
     fn recursion_is_not_inlined_and_chains_are() {
-        let src = r#"
-declare @putint(i32) -> void
-
-func @fib(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 2
-  br %1, bb1, bb2
-bb1:
-  ret %0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @fib(%2)
-  %4 = sub %0, 2
-  %5 = call @fib(%4)
-  %6 = add %3, %5
-  ret %6
-}
-
+        let src = [
+            "declare @putint(i32) -> void\n",
+            &fib(),
+            r#"
 func @twice(i32) -> i32 {
 bb0(%0: i32):
   %1 = mul %0, 2
@@ -471,8 +457,10 @@ bb0:
   call @putint(%1)
   ret 0
 }
-"#;
-        let out = same_behaviour(src, &["inline"], "");
+"#,
+        ]
+        .concat();
+        let out = same_behaviour(&src, &["inline"], "");
         let main = &out[out.find("func @main").unwrap()..];
         assert!(main.contains("call @fib(15)"), "{main}");
         assert!(
@@ -614,32 +602,7 @@ bb0:
 
     #[test]
     fn small_recursion_is_unrolled_a_few_levels() {
-        let src = r#"
-declare @putint(i32) -> void
-
-func @fib(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 2
-  br %1, bb1, bb2
-bb1:
-  ret %0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @fib(%2)
-  %4 = sub %0, 2
-  %5 = call @fib(%4)
-  %6 = add %3, %5
-  ret %6
-}
-
-func @main() -> i32 {
-bb0:
-  %0 = call @fib(20)
-  call @putint(%0)
-  ret 0
-}
-"#;
-        let out = same_behaviour(src, &["inline"], "");
+        let out = same_behaviour(&fib_module(&[20]), &["inline"], "");
         let fib = &out[out.find("func @fib").unwrap()..out.find("func @main").unwrap()];
         let calls = fib.matches("call @fib").count();
         assert!(
@@ -835,22 +798,7 @@ bb2:
 bb3:
   ret %2
 }
-
-func @fib(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 2
-  br %1, bb1, bb2
-bb1:
-  ret %0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @fib(%2)
-  %4 = sub %0, 2
-  %5 = call @fib(%4)
-  %6 = add %3, %5
-  ret %6
-}
-
+FIB
 func @main() -> i32 {
 bb0:
   %0 = call @getint()
@@ -864,7 +812,8 @@ bb0:
   ret 0
 }
 "#
-        .replace("BIG", &big());
+        .replace("BIG", &big())
+        .replace("FIB\n", &fib());
         let out = same_behaviour(&src, &["reinline"], "9");
         let main = &out[out.find("func @main").unwrap()..];
         assert_eq!(main.matches("call @big").count(), 2, "{main}");

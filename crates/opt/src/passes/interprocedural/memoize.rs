@@ -451,40 +451,16 @@ fn slot_index(b: &mut FuncBuilder, words: &[Value]) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::same_behaviour;
+    use crate::passes::testutil::{fib_module, fib_named, same_behaviour, FACT};
 
     /// fib through two self-calls: memoised, same output.
-    const FIB: &str = r#"
-declare @putint(i32) -> void
-
-func @fib(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 2
-  br %1, bb1, bb2
-bb1:
-  ret %0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @fib(%2)
-  %4 = sub %0, 2
-  %5 = call @fib(%4)
-  %6 = add %3, %5
-  ret %6
-}
-
-func @main() -> i32 {
-bb0:
-  %0 = call @fib(25)
-  call @putint(%0)
-  %1 = call @fib(-3)
-  call @putint(%1)
-  ret 0
-}
-"#;
+    fn fib() -> String {
+        fib_module(&[25, -3])
+    }
 
     #[test]
     fn tree_recursion_gets_a_cache() {
-        let out = same_behaviour(FIB, &["memoize"], "");
+        let out = same_behaviour(&fib(), &["memoize"], "");
         assert!(out.contains("func @fib.memo(i32) -> i32"), "{out}");
         assert!(out.contains("global @fib.memo.used: [i32; 4096]"), "{out}");
         let lookup = &out[out.find("func @fib(").unwrap()..];
@@ -499,7 +475,7 @@ bb0:
     fn memoised_fib_runs_in_linear_steps() {
         // fib(25) takes ~250 000 calls unmemoised; the interpreter's step budget in
         // `exec` would allow it, so count steps instead: memoised, a few thousand.
-        let out = same_behaviour(FIB, &["memoize"], "");
+        let out = same_behaviour(&fib(), &["memoize"], "");
         let m = ir::parse_module(&out).unwrap();
         let stdout = crate::passes::testutil::exec_within(&m, "", 100_000);
         assert_eq!(stdout.as_deref(), Some("75025-3"));
@@ -686,58 +662,15 @@ bb0:
 
     #[test]
     fn effects_or_single_recursion_are_left_alone() {
-        // c counts its calls in a global; p prints; s recurses once: none may be
-        // memoised.
+        // c counts its base cases in a global; p prints; fact recurses once:
+        // none may be memoised.
         let src = r#"
 global @calls: i32 = 0
 
 declare @putint(i32) -> void
 
-func @c(i32) -> i32 {
-bb0(%0: i32):
-  %1 = load i32, @calls
-  %2 = add %1, 1
-  store %2, @calls
-  %3 = slt %0, 1
-  br %3, bb1, bb2
-bb1:
-  ret 1
-bb2:
-  %4 = sub %0, 1
-  %5 = call @c(%4)
-  %6 = call @c(%4)
-  %7 = add %5, %6
-  ret %7
-}
-
-func @p(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 1
-  br %1, bb1, bb2
-bb1:
-  call @putint(%0)
-  ret 1
-bb2:
-  %2 = sub %0, 1
-  %3 = call @p(%2)
-  %4 = call @p(%2)
-  %5 = add %3, %4
-  ret %5
-}
-
-func @s(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 1
-  br %1, bb1, bb2
-bb1:
-  ret 0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @s(%2)
-  %4 = add %3, %0
-  ret %4
-}
-
+C_AND_P
+FACT
 func @main() -> i32 {
 bb0:
   %2 = call @c(3)
@@ -746,12 +679,15 @@ bb0:
   call @putint(%3)
   %5 = call @p(3)
   call @putint(%5)
-  %4 = call @s(10)
+  %4 = call @fact(10)
   call @putint(%4)
   ret 0
 }
 "#;
-        let out = same_behaviour(src, &["memoize"], "");
+        let counts = "  %10 = load i32, @calls\n  %11 = add %10, 1\n  store %11, @calls\n";
+        let c_and_p = fib_named("c", counts) + &fib_named("p", "  call @putint(%0)\n");
+        let src = src.replace("C_AND_P\n", &c_and_p).replace("FACT\n", FACT);
+        let out = same_behaviour(&src, &["memoize"], "");
         assert!(!out.contains(".memo"), "{out}");
     }
 

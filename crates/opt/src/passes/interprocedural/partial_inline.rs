@@ -159,37 +159,16 @@ fn keep_entry_and_early_exit(f: &mut Function, rest_arm: usize, body: FuncId) {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::same_behaviour;
+    use crate::passes::testutil::{fib_module, same_behaviour};
 
-    const FIB: &str = r#"
-declare @putint(i32) -> void
-
-func @fib(i32) -> i32 {
-bb0(%0: i32):
-  %1 = slt %0, 2
-  br %1, bb1, bb2
-bb1:
-  ret %0
-bb2:
-  %2 = sub %0, 1
-  %3 = call @fib(%2)
-  %4 = sub %0, 2
-  %5 = call @fib(%4)
-  %6 = add %3, %5
-  ret %6
-}
-
-func @main() -> i32 {
-bb0:
-  %0 = call @fib(15)
-  call @putint(%0)
-  ret 0
-}
-"#;
+    /// `fib` whose early return `partialinline` splits from the recursion.
+    fn fib() -> String {
+        fib_module(&[15])
+    }
 
     #[test]
     fn splits_the_early_return_from_the_body() {
-        let out = same_behaviour(FIB, &["partialinline"], "");
+        let out = same_behaviour(&fib(), &["partialinline"], "");
         let wrapper = &out[out.find("func @fib(").unwrap()..];
         let wrapper = &wrapper[..wrapper.find("\n}").unwrap()];
         assert!(wrapper.contains("call @fib.body(%0)"), "{out}");
@@ -199,7 +178,7 @@ bb0:
 
     #[test]
     fn with_the_inliner_leaves_cost_no_call() {
-        let out = same_behaviour(FIB, &["partialinline", "inline"], "");
+        let out = same_behaviour(&fib(), &["partialinline", "inline"], "");
         let main = &out[out.find("func @main").unwrap()..];
         assert!(
             main.contains("slt 15, 2") || main.contains("call @fib.body(15)"),

@@ -60,20 +60,12 @@ impl Pass for ExitSink {
         Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = am.purity(m);
-        am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
+        am.each_function_with_purity(m, |f, purity, fa| run_in(f, purity, fa) > 0)
     }
 }
 
 /// Sinks what it can in every loop of `f`; the number of instructions moved.
-pub fn run(f: &mut Function, purity: &Purity) -> usize {
-    run_in(f, purity, &mut FunctionAnalyses::default())
-}
-
 fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let writes = {
         let (cfg, _, loops) = fa.loops(f);
         Summaries::compute(f, cfg, loops, purity).writes

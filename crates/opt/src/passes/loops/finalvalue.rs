@@ -57,15 +57,7 @@ impl FunctionPass for FinalValue {
 }
 
 /// Replaces exit values in every qualifying loop of `f`; returns how many.
-pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    run_on(f, &mut FunctionAnalyses::default())
-}
-
-/// [`run`] with the function's cached analyses (the scalar evolution among them).
-pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // Only instructions in preheaders and branch arguments change: the loop
     // structure stays valid. The loops are analysed together, in rounds: a loop
     // waits for the next round when a loop inside it changed in this one (its
@@ -666,7 +658,7 @@ fn binary(f: &mut Function, at: Inst, op: BinOp, a: Value, b: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::same_behaviour;
+    use crate::passes::testutil::{same_behaviour, sum_below};
 
     #[test]
     fn accumulation_in_a_counted_loop_is_computed_before_it() {
@@ -698,27 +690,34 @@ bb2:
         );
     }
 
-    #[test]
-    fn a_count_known_only_at_run_time_is_computed_before_the_loop() {
-        // for (i = 0; i + 1 < n; i++) s += 5; print(s): s = 5 * max(n, 1).
-        let unknown = r#"
+    /// `for (i = 0; i + 1 TEST n; i++) s += 5; print(s)`, `n` read from the input.
+    fn fives_to_input(test: &str) -> String {
+        format!(
+            r#"
 declare @putint(i32) -> void
 declare @getint() -> i32
 
-func @main() -> i32 {
+func @main() -> i32 {{
 bb0:
   %0 = call @getint()
   jump bb1(0, 0)
 bb1(%1: i32, %2: i32):
   %3 = add %2, 5
   %4 = add %1, 1
-  %5 = slt %4, %0
+  %5 = {test} %4, %0
   br %5, bb1(%4, %3), bb2
 bb2:
   call @putint(%3)
   ret 0
-}
-"#;
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_count_known_only_at_run_time_is_computed_before_the_loop() {
+        // for (i = 0; i + 1 < n; i++) s += 5; print(s): s = 5 * max(n, 1).
+        let unknown = &fives_to_input("slt");
         let passes = ["finalvalue", "sccp", "dce", "loopdelete", "simplifycfg"];
         for n in ["9", "1", "0", "-5", "1000"] {
             let out = same_behaviour(unknown, &passes, n);
@@ -821,24 +820,7 @@ bb2:
     fn other_exits_and_counts_under_a_predicate_are_left_alone() {
         // `i <= n` for an unknown `n` counts only when `n < INT_MAX` (else the
         // loop never ends): the count needs a predicate, and the loop stays.
-        let inclusive = r#"
-declare @putint(i32) -> void
-declare @getint() -> i32
-
-func @main() -> i32 {
-bb0:
-  %0 = call @getint()
-  jump bb1(0, 0)
-bb1(%1: i32, %2: i32):
-  %3 = add %2, 5
-  %4 = add %1, 1
-  %5 = sle %4, %0
-  br %5, bb1(%4, %3), bb2
-bb2:
-  call @putint(%3)
-  ret 0
-}
-"#;
+        let inclusive = &fives_to_input("sle");
         let out = same_behaviour(inclusive, &["finalvalue"], "9");
         assert!(!out.contains("mul"), "{out}");
         let break_out = r#"
@@ -1051,22 +1033,7 @@ bb3:
     #[test]
     fn a_second_order_sum_leaves_in_closed_form() {
         // s += i for i = 0..10 (s = 45 after), i tested after its step.
-        let src = r#"
-declare @putint(i32) -> void
-
-func @main() -> i32 {
-bb0:
-  jump bb1(0, 0)
-bb1(%0: i32, %1: i32):
-  %2 = add %1, %0
-  %3 = add %0, 1
-  %4 = slt %3, 10
-  br %4, bb1(%3, %2), bb2
-bb2:
-  call @putint(%2)
-  ret 0
-}
-"#;
+        let src = &sum_below(10);
         let out = same_behaviour(
             src,
             &["finalvalue", "sccp", "dce", "loopdelete", "simplifycfg"],

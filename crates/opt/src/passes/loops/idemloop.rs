@@ -59,20 +59,12 @@ impl Pass for IdemLoop {
         Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = am.purity(m);
-        am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
+        am.each_function_with_purity(m, |f, purity, fa| run_in(f, purity, fa) > 0)
     }
 }
 
 /// Makes every qualifying loop of `f` run once; how many.
-pub fn run(f: &mut Function, purity: &Purity) -> usize {
-    run_in(f, purity, &mut FunctionAnalyses::default())
-}
-
 fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let (cfg, _, loops) = fa.loops(f);
     if loops.is_empty() {
         return 0;

@@ -50,34 +50,17 @@ impl Pass for Lftr {
 }
 
 impl FunctionPass for Lftr {
+    /// Replaces the exit tests of the loops of `f` that qualify.
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        run_on(f, fa) > 0
+        // Edits add instructions to preheaders and latches only (no edges, no
+        // use of another loop's counter), so the plans of all loops, made from
+        // one scalar evolution of the function, stay valid.
+        let plans = fa.plan_loops(f, plan);
+        for p in &plans {
+            replace_exit_test(f, p);
+        }
+        !plans.is_empty()
     }
-}
-
-/// Replaces the exit tests of the loops of `f` that qualify; returns how many.
-pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    run_on(f, &mut FunctionAnalyses::default())
-}
-
-/// [`run`] with the function's CFG and loops given (the pass adds no edges).
-pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    // Edits add instructions to preheaders and latches only (no edges, no use of
-    // another loop's counter), so the plans of all loops, made from one scalar
-    // evolution of the function, stay valid.
-    let plans: Vec<Plan> = {
-        let mut se = fa.scev(f);
-        let loops = se.loops;
-        let ids: Vec<LoopId> = loops.loops().map(|(id, _)| id).collect();
-        ids.into_iter().filter_map(|id| plan(&mut se, id)).collect()
-    };
-    for p in &plans {
-        replace_exit_test(f, p);
-    }
-    plans.len()
 }
 
 /// A latch test to replace.

@@ -42,23 +42,14 @@ impl Pass for LoopDelete {
         Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = am.purity(m);
-        am.each_function(m, |f, fa| run_in(f, &purity, fa) > 0)
+        am.each_function_with_purity(m, |f, purity, fa| run_in(f, purity, fa) > 0)
     }
 }
 
 /// Deletes the dead loops of `f`, innermost first (an outer loop can become dead
-/// once its inner loops are gone); returns how many.
-pub fn run(f: &mut Function, purity: &Purity) -> usize {
-    run_in(f, purity, &mut FunctionAnalyses::default())
-}
-
-/// [`run`], starting from the analyses cached in `fa` (left holding those of the
-/// last round).
+/// once its inner loops are gone), starting from the analyses cached in `fa`
+/// (left holding those of the last round); returns how many.
 fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let mut deleted = 0;
     // The first round takes the cached analyses; each later one follows a change.
     let mut first = true;
@@ -231,27 +222,12 @@ fn dead_loop(
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::same_behaviour;
+    use crate::passes::testutil::{same_behaviour, sum_below};
 
     #[test]
     fn keeps_loops_that_matter_or_might_not_end() {
         // The result is used after the loop.
-        let used = r#"
-declare @putint(i32) -> void
-
-func @main() -> i32 {
-bb0:
-  jump bb1(0, 0)
-bb1(%0: i32, %1: i32):
-  %2 = add %1, %0
-  %3 = add %0, 1
-  %4 = slt %3, 100
-  br %4, bb1(%3, %2), bb2
-bb2:
-  call @putint(%2)
-  ret 0
-}
-"#;
+        let used = &sum_below(100);
         same_behaviour(used, &["loopdelete"], "");
         assert!(crate::passes::testutil::run(used, &["loopdelete"]).contains("slt"));
         // A store is an effect.

@@ -64,37 +64,18 @@ impl Pass for LoopSplit {
 }
 
 impl FunctionPass for LoopSplit {
+    /// Splits the loops of `f` that qualify.
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        run_on(f, fa) > 0
-    }
-}
-
-/// Splits the loops of `f` that qualify; returns how many.
-pub fn run(f: &mut Function) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    run_on(f, &mut FunctionAnalyses::default())
-}
-
-/// [`run`] with the function's cached analyses (the scalar evolution among them).
-pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    let plans: Vec<Plan> = {
-        let mut se = fa.scev(f);
-        let loops = se.loops;
-        loops
-            .loops()
-            .filter_map(|(id, _)| Plan::of(&mut se, id))
-            .collect()
-    };
-    for p in &plans {
-        let term = f.terminator(p.header).expect("the header ends in a branch");
-        match &p.merge {
-            Some(m) => merge_exits(f, p, m, term),
-            None => f.set_target(term, p.stable, p.exit.clone()),
+        let plans = fa.plan_loops(f, Plan::of);
+        for p in &plans {
+            let term = f.terminator(p.header).expect("the header ends in a branch");
+            match &p.merge {
+                Some(m) => merge_exits(f, p, m, term),
+                None => f.set_target(term, p.stable, p.exit.clone()),
+            }
         }
+        !plans.is_empty()
     }
-    plans.len()
 }
 
 /// Folds the header's test into the latch's (see the module documentation): the
