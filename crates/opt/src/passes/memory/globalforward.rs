@@ -51,8 +51,7 @@ impl Pass for GlobalForward {
         "store-to-load forwarding, silent and dead store elimination for globals"
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = am.purity(m);
-        am.each_function(m, |f, fa| run(f, fa.cfg(f), &purity) > 0)
+        am.each_function_with_purity(m, |f, purity, fa| run(f, fa.cfg(f), purity) > 0)
     }
     /// Rewrites instructions only: no block or edge changes.
     fn preserves(&self) -> Preserved {
