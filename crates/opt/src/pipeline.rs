@@ -345,6 +345,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             // the first `tailrec` away) loses its tail recursion too.
             "tailrec",
             "cunroll",
+            // And one whose loops complete unrolling just removed (a recursion
+            // `return n + f(n - 1, ..)` around a loop of constant trip count).
+            "tailrec",
             "unroll",
             "memforward",
             "instcombine",

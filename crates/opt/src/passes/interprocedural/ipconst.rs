@@ -1,7 +1,11 @@
 //! Interprocedural constant propagation over all call sites: a parameter that every
 //! call passes the same constant (or the same global's address) becomes that
 //! constant in its function, and a function whose every `return` gives the same
-//! constant has that constant substituted for its calls' results.
+//! constant has that constant substituted for its calls' results. A `return` of a
+//! call's result gives what that callee returns, solved optimistically over the call
+//! graph: `f(n) { if (n <= 0) return 7; ...; return f(n - 1); }` returns 7 whenever
+//! it returns, so its calls (its own too) give 7, and the `dce` that follows
+//! deletes the calls of a function without side effects.
 //!
 //! This is the argument and return-value half of LLVM's `IPSCCP` (Wegman and
 //! Zadeck's lattice over the call graph, with the call sites' arguments met at each
@@ -125,25 +129,53 @@ pub fn run(m: &mut Module) -> usize {
             }
         }
     }
-    // The value every `ret` of each function gives.
-    let returns: Vec<Lat> = ids
+    // The value every `ret` of each function gives. A `ret` of a call's result
+    // gives whatever that callee returns, so the lattices are solved together,
+    // optimistically (a recursion `return f(n - 1)` beside `return 7` returns 7):
+    // IPSCCP's return-value tracking.
+    let mut returns: Vec<Lat> = ids
         .iter()
-        .map(|&id| {
+        .map(|&id| match m.funcs[id].is_declaration() {
+            true => Lat::Many,
+            false => Lat::None,
+        })
+        .collect();
+    loop {
+        let mut moved = false;
+        for &id in &ids {
             let f = &m.funcs[id];
             if f.is_declaration() {
-                return Lat::Many;
+                continue;
             }
             let mut lat = Lat::None;
             for b in f.layout.blocks() {
-                if let Some(t) = f.terminator(b) {
-                    if let InstKind::Ret { value } = *f.kind(t) {
-                        lat = lat.meet(value.and_then(|v| known(f, v)));
-                    }
-                }
+                let Some(t) = f.terminator(b) else { continue };
+                let InstKind::Ret { value } = *f.kind(t) else {
+                    continue;
+                };
+                let callee = value.and_then(|v| match f.value_def(v) {
+                    ValueDef::Inst(i) => match *f.kind(i) {
+                        InstKind::Call { callee, .. } => Some(callee),
+                        _ => None,
+                    },
+                    _ => None,
+                });
+                lat = match callee.map(|c| returns[index(c)]) {
+                    Some(Lat::None) => lat,
+                    Some(Lat::One(k)) => lat.meet(Some(k)),
+                    Some(Lat::Many) => Lat::Many,
+                    None => lat.meet(value.and_then(|v| known(f, v))),
+                };
             }
-            lat
-        })
-        .collect();
+            if lat != returns[index(id)] {
+                returns[index(id)] = lat;
+                moved = true;
+            }
+        }
+        if !moved {
+            break;
+        }
+    }
     for &caller in &ids {
         let f = &mut m.funcs[caller];
         let calls: Vec<_> = f
@@ -258,5 +290,123 @@ bb0:
         );
         // `count`'s counter changes at each recursive call.
         assert!(out.contains("slt %0, 1"), "{out}");
+    }
+
+    const RECURSIVE: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @down(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = slt %0, 1
+  br %2, bb1, bb2
+bb1:
+  ret 7
+bb2:
+  %3 = add %0, -1
+  %4 = mul %1, 3
+  %5 = call @down(%3, %4)
+  ret %5
+}
+
+func @even(i32) -> i32 {
+bb0(%0: i32):
+  %1 = eq %0, 0
+  br %1, bb1, bb2
+bb1:
+  ret 1
+bb2:
+  %2 = add %0, -1
+  %3 = call @odd(%2)
+  ret %3
+}
+
+func @odd(i32) -> i32 {
+bb0(%0: i32):
+  %1 = eq %0, 0
+  br %1, bb1, bb2
+bb1:
+  ret 1
+bb2:
+  %2 = add %0, -1
+  %3 = call @even(%2)
+  ret %3
+}
+
+func @depth(i32) -> i32 {
+bb0(%0: i32):
+  %1 = slt %0, 1
+  br %1, bb1, bb2
+bb1:
+  ret 0
+bb2:
+  %2 = add %0, -1
+  %3 = call @depth(%2)
+  %4 = add %3, 1
+  ret %4
+}
+
+func @parity(i32) -> i32 {
+bb0(%0: i32):
+  %1 = eq %0, 0
+  br %1, bb1, bb2
+bb1:
+  ret 1
+bb2:
+  %2 = eq %0, 1
+  br %2, bb3, bb4
+bb3:
+  ret 0
+bb4:
+  %3 = add %0, -2
+  %4 = call @parity(%3)
+  ret %4
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @down(%0, %0)
+  call @putint(%1)
+  %2 = call @even(%0)
+  call @putint(%2)
+  %3 = call @depth(%0)
+  call @putint(%3)
+  %4 = call @parity(%0)
+  call @putint(%4)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_recursion_returning_one_constant_gives_it() {
+        let out = same_behaviour(RECURSIVE, &["ipconst"], "6");
+        // `down` returns 7 or what it returns: 7, its own call's result too.
+        assert!(out.contains("%5 = call @down(%3, %4)\n  ret 7"), "{out}");
+        assert!(out.contains("call @putint(7)"), "{out}");
+        // `even` and `odd` return 1 or each other's result.
+        assert!(out.contains("%3 = call @odd(%2)\n  ret 1"), "{out}");
+        assert!(out.contains("%3 = call @even(%2)\n  ret 1"), "{out}");
+        assert!(out.contains("call @putint(1)"), "{out}");
+    }
+
+    #[test]
+    fn a_recursion_changing_its_result_keeps_it() {
+        let out = same_behaviour(RECURSIVE, &["ipconst"], "6");
+        // `depth` adds one to its call's result; `parity` returns 0 or 1.
+        assert!(out.contains("%4 = add %3, 1\n  ret %4"), "{out}");
+        assert!(out.contains("%4 = call @parity(%3)\n  ret %4"), "{out}");
+        assert!(out.contains("call @putint(%3)"), "{out}");
+        assert!(out.contains("call @putint(%4)"), "{out}");
+        let out = same_behaviour(RECURSIVE, &["ipconst"], "7");
+        assert!(out.contains("call @putint(%4)"), "{out}");
+    }
+
+    #[test]
+    fn a_pure_recursion_returning_a_constant_goes_away() {
+        let out = same_behaviour(RECURSIVE, &["ipconst", "dce"], "5");
+        assert!(!out.contains("call @down("), "{out}");
+        assert!(!out.contains("call @even("), "{out}");
+        assert!(out.contains("call @depth("), "{out}");
     }
 }

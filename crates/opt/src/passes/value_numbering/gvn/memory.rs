@@ -5,8 +5,9 @@
 //! bases ([`memory_base`]). A store through a pointer with a known base can change only
 //! that base's memory (SysY has no pointer arithmetic across objects); a store through
 //! any other pointer (a parameter, a loaded pointer, a merge of pointers) or a call
-//! that may write memory can change anything. Loads through pointers without a known
-//! base may observe any store.
+//! that may write memory can change what its callee's mod/ref summary says it writes
+//! ([`CallMemory`]: named globals and what its pointer arguments point into, or
+//! anything). Loads through pointers without a known base may observe any store.
 //!
 //! The hash GVN walks the dominator tree; a block's memory equals its immediate
 //! dominator's memory at the end of the dominator's body unless some path between
@@ -22,9 +23,11 @@
 //! loop would otherwise walk the limit's worth of blocks.
 
 use super::expr::call_writes_memory;
-use crate::analysis::{LoopForest, Purity};
+use crate::analysis::modref::Access;
+use crate::analysis::{LoopForest, ModRef, Purity};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, Function, InstKind, SecondaryMap, Value, ValueDef};
+use ir::{Block, FuncId, Function, GlobalId, InstKind, SecondaryMap, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 /// The `alloc` or global address `p` points into, if known.
 pub(crate) fn memory_base(f: &Function, mut p: Value) -> Option<Value> {
@@ -72,8 +75,85 @@ impl Clobbers {
     }
 }
 
+/// The memory the calls of one function read and write, as bases of that function.
+pub(crate) struct CallMemory<'a> {
+    purity: &'a Purity,
+    modref: Option<&'a ModRef>,
+    /// The address of each global some callee's summary names.
+    globals: FxHashMap<GlobalId, Value>,
+}
+
+impl<'a> CallMemory<'a> {
+    /// Gives `f` the address values of the globals its callees access (unused ones
+    /// are harmless), so that they can stand as bases. Without `modref`, every call
+    /// that writes memory may write any, and every call that reads may read any.
+    pub(crate) fn new(f: &mut Function, purity: &'a Purity, modref: Option<&'a ModRef>) -> Self {
+        let mut globals = FxHashMap::default();
+        if let Some(mr) = modref {
+            let callees: Vec<FuncId> = f
+                .layout
+                .blocks()
+                .flat_map(|b| f.layout.block_insts(b))
+                .filter_map(|i| match f.kind(i) {
+                    InstKind::Call { callee, .. } => Some(*callee),
+                    _ => None,
+                })
+                .collect();
+            for c in callees {
+                let info = mr.info(c);
+                for &g in info.reads.globals.iter().chain(&info.writes.globals) {
+                    globals.entry(g).or_insert_with(|| f.global_addr(g));
+                }
+            }
+        }
+        CallMemory {
+            purity,
+            modref,
+            globals,
+        }
+    }
+
+    /// The bases of `f` an access summary of a call with arguments `args` reaches,
+    /// sorted; `None` for any memory.
+    fn bases(&self, f: &Function, acc: &Access, args: &[Value]) -> Option<Vec<Value>> {
+        if acc.any {
+            return None;
+        }
+        let mut out: Vec<Value> = acc.globals.iter().map(|g| self.globals[g]).collect();
+        for &k in &acc.params {
+            out.push(memory_base(f, *args.get(k as usize)?)?);
+        }
+        out.sort();
+        out.dedup();
+        Some(out)
+    }
+
+    /// What a call of `callee` with `args` may write.
+    pub(crate) fn writes(&self, f: &Function, callee: FuncId, args: &[Value]) -> Clobbers {
+        if !call_writes_memory(self.purity.effects(callee)) {
+            return Clobbers::default();
+        }
+        match self
+            .modref
+            .and_then(|m| self.bases(f, &m.info(callee).writes, args))
+        {
+            Some(bases) => Clobbers { all: false, bases },
+            None => Clobbers {
+                all: true,
+                bases: Vec::new(),
+            },
+        }
+    }
+
+    /// The bases a call of `callee` with `args` may read (`None`: any memory).
+    pub(crate) fn reads(&self, f: &Function, callee: FuncId, args: &[Value]) -> Option<Vec<Value>> {
+        self.modref
+            .and_then(|m| self.bases(f, &m.info(callee).reads, args))
+    }
+}
+
 /// What each block writes.
-pub(crate) fn block_clobbers(f: &Function, purity: &Purity) -> SecondaryMap<Block, Clobbers> {
+pub(crate) fn block_clobbers(f: &Function, calls: &CallMemory) -> SecondaryMap<Block, Clobbers> {
     let mut out: SecondaryMap<Block, Clobbers> = f.block_map();
     for b in f.layout.blocks() {
         let mut c = Clobbers::default();
@@ -83,9 +163,7 @@ pub(crate) fn block_clobbers(f: &Function, purity: &Purity) -> SecondaryMap<Bloc
                     Some(base) => c.add_base(base),
                     None => c.all = true,
                 },
-                InstKind::Call { callee, .. } if call_writes_memory(purity.effects(*callee)) => {
-                    c.all = true
-                }
+                InstKind::Call { callee, args } => c.union(&calls.writes(f, *callee, args)),
                 _ => {}
             }
             if c.all {

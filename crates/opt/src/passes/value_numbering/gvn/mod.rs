@@ -12,7 +12,11 @@
 //! - Instructions with constant operands are folded ([`crate::fold`], never a division
 //!   by zero).
 //! - Calls to pure functions ([`Purity`]) are expressions like any other; calls that
-//!   only read memory are expressions of their arguments and the memory state.
+//!   only read memory are expressions of their arguments and the state of the memory
+//!   they read. Which globals and which pointer arguments' memory a call reads or
+//!   writes comes from the callee's mod/ref summary ([`ModRef`], GCC's `ipa-modref`
+//!   and LLVM's `GlobalsAA` as GVN uses them): a call writing one global leaves
+//!   loads of others and calls reading only others available.
 //! - Loads are expressions of their address and the memory state: a load is redundant
 //!   only when no store or call may have written the loaded memory since the earlier
 //!   load (or store of that address, whose value it then takes). The memory state is
@@ -31,13 +35,13 @@ pub(crate) mod memory;
 #[cfg(test)]
 mod tests;
 
-use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, ModRef, Preserved, Purity};
 use crate::fold::Const;
 use crate::pipeline::Pass;
 use expr::{call_writes_memory, normalise, pure_op, Opcode};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Inst, InstKind, Module, Type, Value};
-use memory::{block_clobbers, memory_base, Clobbers, RegionWalker, REGION_LIMIT};
+use memory::{block_clobbers, memory_base, CallMemory, Clobbers, RegionWalker, REGION_LIMIT};
 use rustc_hash::FxHashMap;
 
 /// The hash-based GVN pass.
@@ -55,7 +59,10 @@ impl Pass for Gvn {
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let purity = am.purity(m);
-        am.each_function(m, |f, fa| run_in(f, &purity, fa).changed())
+        let modref = ModRef::compute(m);
+        am.each_function(m, |f, fa| {
+            run_with_modref(f, &purity, Some(&modref), fa).changed()
+        })
     }
 }
 
@@ -88,8 +95,8 @@ enum Key {
     /// A pure operator over at most two operands (a unary one repeats its operand).
     Op(Opcode, Value, Value),
     /// A call to a function that writes nothing, over its arguments and (for one that
-    /// reads memory) the memory state, 0 otherwise.
-    Call(FuncId, Box<[Value]>, u32),
+    /// reads memory) the state of the memory it reads, empty otherwise.
+    Call(FuncId, Box<[Value]>, Box<[u32]>),
     /// A load of a type from an address in a memory state.
     Load(Type, Value, u32, u32),
 }
@@ -156,6 +163,17 @@ impl Scope {
         }
     }
 
+    /// The state of the memory a call reads: of the bases it reads (`Some`), or of
+    /// all memory.
+    fn read_state(&self, bases: Option<&[Value]>) -> Box<[u32]> {
+        match bases {
+            None => Box::new([self.any]),
+            Some(bs) => std::iter::once(self.epoch)
+                .chain(bs.iter().map(|b| self.gens.get(b).copied().unwrap_or(0)))
+                .collect(),
+        }
+    }
+
     /// The memory state a load through `ptr` depends on.
     fn mem_key(&self, f: &Function, ptr: Value) -> (u32, u32) {
         match memory_base(f, ptr) {
@@ -193,10 +211,22 @@ pub fn run(f: &mut Function, purity: &Purity) -> GvnStats {
 /// [`run`] with the CFG and dominator tree taken from `fa` (GVN rewrites
 /// instructions only).
 pub(crate) fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> GvnStats {
+    run_with_modref(f, purity, None, fa)
+}
+
+/// [`run_in`] with the callees' mod/ref summaries (without them, a call that writes
+/// memory may write any, and one that reads may read any).
+pub(crate) fn run_with_modref(
+    f: &mut Function,
+    purity: &Purity,
+    modref: Option<&ModRef>,
+    fa: &mut FunctionAnalyses,
+) -> GvnStats {
     let mut stats = GvnStats::default();
     if f.is_declaration() {
         return stats;
     }
+    let calls = CallMemory::new(f, purity, modref);
     // Only a CFG larger than the region limit has regions the loops can answer for.
     let (cfg, dt, loops) = if fa.cfg(f).rpo().len() > REGION_LIMIT {
         let (cfg, dt, loops) = fa.loops(f);
@@ -205,7 +235,7 @@ pub(crate) fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyse
         let (cfg, dt) = fa.domtree(f);
         (cfg, dt, None)
     };
-    let clobbers = block_clobbers(f, purity);
+    let clobbers = block_clobbers(f, &calls);
     let mut walker = RegionWalker::new();
     let mut scope = Scope {
         table: FxHashMap::default(),
@@ -238,7 +268,7 @@ pub(crate) fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyse
                 if b != entry {
                     number_params(f, cfg, dt, b, &mut stats);
                 }
-                number_insts(f, purity, b, &mut scope, &mut stats);
+                number_insts(f, purity, &calls, b, &mut scope, &mut stats);
                 for &c in dt.children(b).iter().rev() {
                     stack.push(Step::Enter(c));
                 }
@@ -336,6 +366,7 @@ fn number_params(
 fn number_insts(
     f: &mut Function,
     purity: &Purity,
+    calls: &CallMemory,
     b: Block,
     scope: &mut Scope,
     stats: &mut GvnStats,
@@ -353,8 +384,8 @@ fn number_insts(
                     let (s, g) = scope.mem_key(f, ptr);
                     scope.lookup_or_insert(Key::Load(f.value_type(value), ptr, s, g), value);
                 }
-                InstKind::Call { callee, .. } if call_writes_memory(purity.effects(callee)) => {
-                    scope.clobber_all()
+                InstKind::Call { callee, args } if call_writes_memory(purity.effects(callee)) => {
+                    scope.clobber(&calls.writes(f, callee, &args))
                 }
                 _ => {}
             }
@@ -368,12 +399,13 @@ fn number_insts(
             InstKind::Call { callee, args } => {
                 let e = purity.effects(callee);
                 if e.is_pure() {
-                    Some(Key::Call(callee, args.into_boxed_slice(), 0))
+                    Some(Key::Call(callee, args.into_boxed_slice(), Box::new([])))
                 } else if !e.has_side_effects() {
-                    Some(Key::Call(callee, args.into_boxed_slice(), scope.any))
+                    let state = scope.read_state(calls.reads(f, callee, &args).as_deref());
+                    Some(Key::Call(callee, args.into_boxed_slice(), state))
                 } else {
                     if call_writes_memory(e) {
-                        scope.clobber_all();
+                        scope.clobber(&calls.writes(f, callee, &args));
                     }
                     None
                 }
