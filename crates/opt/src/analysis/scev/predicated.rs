@@ -346,29 +346,6 @@ fn div_ceil(a: i128, b: i128) -> i128 {
     -div_floor(-a, b)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn range_of_intersects_the_bounds() {
-        const LIMIT: i64 = 1 << 30;
-        let within = (-LIMIT, LIMIT - 1);
-        let k = |a, c, lo, hi| Bound { a, c, lo, hi };
-        // 60 * i within i32: i in [-35791394, 35791394], then the ±2^30 limit.
-        let r = range_of(&[k(60, 0, i32::MIN.into(), i32::MAX.into())], within);
-        assert_eq!(r, Some((-35_791_394, 35_791_394)));
-        // 0 <= 3 - i <= 10: i in [-7, 3].
-        assert_eq!(range_of(&[k(-1, 3, 0, 10)], within), Some((-7, 3)));
-        // A constant out of its bounds: never.
-        assert_eq!(range_of(&[k(0, -1, 0, 10)], within), None);
-        assert_eq!(range_of(&[], within), Some(within));
-        assert_eq!(div_floor(-7, 2), -4);
-        assert_eq!(div_ceil(-7, 2), -3);
-        assert_eq!(div_ceil(7, 2), 4);
-    }
-}
-
 /// The predicated evolution of every `i32` value of every loop of `f` (a
 /// function of `m`) as text, for tests: per loop, one line per value defined in
 /// it (`?` when not described), then the predicates.
@@ -409,4 +386,27 @@ pub fn print(m: &ir::Module, f: &ir::Function) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn range_of_intersects_the_bounds() {
+        const LIMIT: i64 = 1 << 30;
+        let within = (-LIMIT, LIMIT - 1);
+        let k = |a, c, lo, hi| Bound { a, c, lo, hi };
+        // 60 * i within i32: i in [-35791394, 35791394], then the ±2^30 limit.
+        let r = range_of(&[k(60, 0, i32::MIN.into(), i32::MAX.into())], within);
+        assert_eq!(r, Some((-35_791_394, 35_791_394)));
+        // 0 <= 3 - i <= 10: i in [-7, 3].
+        assert_eq!(range_of(&[k(-1, 3, 0, 10)], within), Some((-7, 3)));
+        // A constant out of its bounds: never.
+        assert_eq!(range_of(&[k(0, -1, 0, 10)], within), None);
+        assert_eq!(range_of(&[], within), Some(within));
+        assert_eq!(div_floor(-7, 2), -4);
+        assert_eq!(div_ceil(-7, 2), -3);
+        assert_eq!(div_ceil(7, 2), 4);
+    }
 }

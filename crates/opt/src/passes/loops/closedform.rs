@@ -8,7 +8,8 @@
 //! arithmetic:
 //! - **Predicated scalar evolution** ([`crate::analysis::scev::predicated`], LLVM's
 //!   `PredicatedScalarEvolution`): every value the closed form needs is an affine
-//!   function `a * i + c` of the counter `i` with constant `a` and `c`, or a
+//!   function `a * i + c` of the counter `i` with constant `a` and `c` (of it or of
+//!   another induction variable with constant start and step), or a
 //!   loop-invariant value. Additions, subtractions, multiplications and shifts by
 //!   constants, and exact divisions by constants (`(60 * i) / 60`) keep a value
 //!   affine, provided no intermediate wraps: the analysis records that as a
@@ -613,7 +614,6 @@ impl Emitter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::passes::testutil::same_behaviour;
 
     /// `s = (s + A*i + C) % M` for `i` in `[start, n)`, then `s` printed; `n` read.
@@ -838,6 +838,45 @@ bb2(%5: i32, %6: i32, %7: i32):
             let out = same_behaviour(&src, &["closedform"], "20 1 2 3");
             assert!(!out.contains("mul64"), "{from} -> {to}:\n{out}");
         }
+    }
+
+    #[test]
+    fn a_second_induction_variable_is_a_term_of_the_counter() {
+        // j = 5, 7, 9, ... beside the counter i = 0, 1, ...: the predicated scalar
+        // evolution describes j as 2 i + 5 (the form of the counter alone did not
+        // see it), so s = (s + j) % M has its closed form; j's own exit value is a
+        // wrapping sum of 2.
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt 0, %0
+  br %1, bb2(0, 5, 0), bb1(5, 0)
+bb1(%2: i32, %3: i32):
+  call @putint(%2)
+  call @putch(32)
+  call @putint(%3)
+  ret 0
+bb2(%4: i32, %5: i32, %6: i32):
+  %7 = add %6, %5
+  %8 = srem %7, 1000003
+  %9 = add %5, 2
+  %10 = add %4, 1
+  %11 = slt %10, %0
+  br %11, bb2(%10, %9, %8), bb1(%9, %8)
+}
+"#;
+        for n in ["0", "1", "2", "1000"] {
+            same_behaviour(src, &["closedform"], n);
+        }
+        // sum of 2 i + 5 over i < n: n (n - 1) + 5 n.
+        let n: i128 = 100_000_000;
+        let expected = format!("{} {}", 5 + 2 * n, (n * (n - 1) + 5 * n) % 1_000_003);
+        assert_eq!(runs_fast(src, "100000000"), expected);
     }
 
     #[test]
