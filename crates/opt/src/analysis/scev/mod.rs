@@ -10,7 +10,9 @@
 //! for the number of back edges taken (LLVM's `computeExitLimit` /
 //! `howManyLessThans` / `howFarToZero`), with the predicates under which the count
 //! holds (as `PredicatedScalarEvolution`), and evaluates recurrences after a number
-//! of iterations by binomial coefficients (Newton series). [`expand`] turns
+//! of iterations by binomial coefficients (Newton series). [`predicated`]
+//! describes `i32` values as exact affine recurrences under no-wrap predicates
+//! (LLVM's `PredicatedScalarEvolution`), for loop versioning. [`expand`] turns
 //! invariant expressions back into instructions, and [`print`] renders the
 //! analysis of a function for tests.
 //!
@@ -26,6 +28,7 @@
 pub mod builder;
 pub mod expand;
 pub mod expr;
+pub mod predicated;
 pub mod print;
 #[cfg(test)]
 mod tests;

@@ -385,3 +385,180 @@ fn a_guard_before_the_loop_decides_the_maximum_in_its_count() {
         &["loop bb2 exit bb2: (-3 + ((sext (-1 + %0)) smax 3))"],
     );
 }
+
+fn predicated_of(src: &str) -> String {
+    let m = ir::parse_module(src).unwrap();
+    ir::verify_module(&m).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    super::predicated::print(&m, f)
+}
+
+/// `for (i = 0; i < n; i++) { BODY; s += t }` (`%2` the counter, `%3` the sum,
+/// `%0` the bound, `%1` an invariant), the body's values numbered from `%4` and
+/// `t` its last.
+fn predicated_loop(body: &[&str]) -> String {
+    let mut text = String::new();
+    for (k, line) in body.iter().enumerate() {
+        text += &format!("  %{} = {line}\n", k + 4);
+    }
+    let (t, n) = (body.len() + 3, body.len() + 4);
+    format!(
+        r#"
+func @f(i32, i32) -> i32 {{
+bb0(%0: i32, %1: i32):
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+{text}  %{n} = add %3, %{t}
+  %{} = add %2, 1
+  %{} = slt %{}, %0
+  br %{}, bb1(%{}, %{n}), bb2
+bb2:
+  ret %{n}
+}}
+"#,
+        n + 1,
+        n + 2,
+        n + 1,
+        n + 2,
+        n + 1
+    )
+}
+
+/// t = (i * 60 + 2000000000) - (i << 2).
+const WRAPPING: [&str; 4] = [
+    "mul %2, 60",
+    "add %4, 2000000000",
+    "shl %2, 2",
+    "sub %5, %6",
+];
+
+#[test]
+fn predicated_affine_values_record_their_no_wrap_ranges() {
+    // Each operation is exact while its mathematical value stays in i32.
+    let out = predicated_of(&predicated_loop(&WRAPPING));
+    has(
+        &out,
+        &[
+            "loop bb1",
+            // The counter, proven exact by its range: no predicate.
+            "%2 = {0,+,1}<nsw><bb1>",
+            // A sum of a varying term is no affine recurrence: not described.
+            "%3 = ?",
+            // The values, exact in 64 bits under the predicates below.
+            "%4 = {0,+,60}<nsw><bb1>",
+            "%5 = {2000000000,+,60}<nsw><bb1>",
+            "%6 = {0,+,4}<nsw><bb1>",
+            "%7 = {2000000000,+,56}<nsw><bb1>",
+            "%8 = ?",
+            "%9 = {1,+,1}<nsw><bb1>",
+            // The comparison is no arithmetic.
+            "%10 = ?",
+            "if -2147483648 <= {0,+,60}<nsw><bb1> <= 2147483647",
+            // The wrapping case: 2000000000 + 60 i passes INT_MAX for i > 2458060.
+            "if -2147483648 <= {2000000000,+,60}<nsw><bb1> <= 2147483647",
+            "if -2147483648 <= {0,+,4}<nsw><bb1> <= 2147483647",
+            "if -2147483648 <= {2000000000,+,56}<nsw><bb1> <= 2147483647",
+            "if -2147483648 <= {1,+,1}<nsw><bb1> <= 2147483647",
+        ],
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("if")).count(),
+        5,
+        "{out}"
+    );
+}
+
+#[test]
+fn predicated_products_of_recurrences_and_inexact_divisions_are_rejected() {
+    let out = predicated_of(&predicated_loop(&[
+        "mul %2, %2",
+        "mul %2, 6",
+        "sdiv %5, 4",
+        "sdiv %5, 3",
+        "mul %2, %1",
+        "shl %2, 3",
+        "ashr %9, 3",
+        "add %7, %10",
+        "add %11, %4",
+    ]));
+    has(
+        &out,
+        &[
+            // i * i is quadratic: rejected.
+            "%4 = ?",
+            "%5 = {0,+,6}<nsw><bb1>",
+            // 6 i / 4 is no exact division: rejected; 6 i / 3 is exact.
+            "%6 = ?",
+            "%7 = {0,+,2}<nsw><bb1>",
+            // i times an invariant: affine, with a symbolic step.
+            "%8 = {0,+,(sext %1)}<nsw><bb1>",
+            // (i << 3) >> 3 is the exact division of 8 i by 8.
+            "%9 = {0,+,8}<nsw><bb1>",
+            "%10 = {0,+,1}<nsw><bb1>",
+            "%11 = {0,+,3}<nsw><bb1>",
+            // An operand not described: neither is the sum.
+            "%12 = ?",
+        ],
+    );
+    // One predicate per described operation (%5, %7 to %11, the counter's
+    // step %14), none for what was rejected (nor for the counter, proven exact).
+    has(
+        &out,
+        &["if -2147483648 <= {0,+,(sext %1)}<nsw><bb1> <= 2147483647"],
+    );
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("if")).count(),
+        7,
+        "{out}"
+    );
+}
+
+#[test]
+fn predicated_bounds_on_the_counter() {
+    // The predicates of 60 i, 60 i + 2e9, 4 i and 56 i + 2e9 as bounds on the
+    // counter i: within i32 for i in [-35791394, 35791394], [-69124727, 2458060],
+    // [-536870912, 536870911] and [-74062208, 2633636].
+    let src = predicated_loop(&WRAPPING);
+    let m = ir::parse_module(&src).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+    let (id, _) = loops.loops().next().unwrap();
+    let mut pse = super::predicated::Predicated::new(&mut se, id);
+    let names = ir::text::Names::new(f);
+    let v = |name: &str| {
+        f.layout
+            .blocks()
+            .flat_map(|b| {
+                let insts = f.layout.block_insts(b).filter_map(|i| f.inst_result(i));
+                f.block_params(b)
+                    .iter()
+                    .copied()
+                    .chain(insts)
+                    .collect::<Vec<_>>()
+            })
+            .find(|&v| names.value(v) == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let x = pse.get(v("%2")).unwrap();
+    let t = pse.get(v("%7")).unwrap();
+    assert_eq!(pse.linear_in(t, x), Some((56, 2_000_000_000)));
+    let bounds = pse.bounds_in(x).unwrap();
+    let all = (i64::from(i32::MIN), i64::from(i32::MAX));
+    assert_eq!(
+        super::predicated::range_of(&bounds, all),
+        Some((-35_791_394, 2_458_060))
+    );
+    // An invariant is no constant coefficient: no bound from it.
+    let k = pse.get(v("%1")).unwrap();
+    assert_eq!(pse.linear_in(k, x), None);
+    // A predicate on it leaves no bounds on the counter.
+    pse.add_predicate(super::predicated::NoWrap {
+        e: k,
+        lo: 0,
+        hi: 10,
+    });
+    assert!(pse.bounds_in(x).is_none());
+}
