@@ -63,6 +63,41 @@ impl Lat {
     }
 }
 
+/// Where the value of one `ret` comes from.
+#[derive(Clone, Copy)]
+enum RetSource {
+    /// A constant, a global's address, or (`None`) anything else.
+    Value(Option<Known>),
+    /// The result of a call of this function.
+    Call(FuncId),
+}
+
+/// The sources of every `ret` of `f` (none for a declaration).
+fn ret_sources(f: &Function) -> Vec<RetSource> {
+    if f.is_declaration() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for b in f.layout.blocks() {
+        let Some(t) = f.terminator(b) else { continue };
+        let InstKind::Ret { value } = *f.kind(t) else {
+            continue;
+        };
+        let callee = value.and_then(|v| match f.value_def(v) {
+            ValueDef::Inst(i) => match *f.kind(i) {
+                InstKind::Call { callee, .. } => Some(callee),
+                _ => None,
+            },
+            _ => None,
+        });
+        out.push(match callee {
+            Some(c) => RetSource::Call(c),
+            None => RetSource::Value(value.and_then(|v| known(f, v))),
+        });
+    }
+    out
+}
+
 fn known(f: &Function, v: Value) -> Option<Known> {
     match f.value_def(v) {
         ValueDef::IConst(c) => Some(Known::I(c)),
@@ -133,6 +168,17 @@ pub fn run(m: &mut Module) -> usize {
     // gives whatever that callee returns, so the lattices are solved together,
     // optimistically (a recursion `return f(n - 1)` beside `return 7` returns 7):
     // IPSCCP's return-value tracking.
+    // What each `ret` of each function returns: a value, or a callee's result.
+    let rets: Vec<Vec<RetSource>> = ids.iter().map(|&id| ret_sources(&m.funcs[id])).collect();
+    // The functions returning each function's result, to revisit when it moves.
+    let mut returners: Vec<Vec<FuncId>> = vec![Vec::new(); ids.len()];
+    for (&id, sources) in ids.iter().zip(&rets) {
+        for s in sources {
+            if let RetSource::Call(c) = *s {
+                returners[index(c)].push(id);
+            }
+        }
+    }
     let mut returns: Vec<Lat> = ids
         .iter()
         .map(|&id| match m.funcs[id].is_declaration() {
@@ -140,40 +186,28 @@ pub fn run(m: &mut Module) -> usize {
             false => Lat::None,
         })
         .collect();
-    loop {
-        let mut moved = false;
-        for &id in &ids {
-            let f = &m.funcs[id];
-            if f.is_declaration() {
-                continue;
-            }
-            let mut lat = Lat::None;
-            for b in f.layout.blocks() {
-                let Some(t) = f.terminator(b) else { continue };
-                let InstKind::Ret { value } = *f.kind(t) else {
-                    continue;
-                };
-                let callee = value.and_then(|v| match f.value_def(v) {
-                    ValueDef::Inst(i) => match *f.kind(i) {
-                        InstKind::Call { callee, .. } => Some(callee),
-                        _ => None,
-                    },
-                    _ => None,
-                });
-                lat = match callee.map(|c| returns[index(c)]) {
-                    Some(Lat::None) => lat,
-                    Some(Lat::One(k)) => lat.meet(Some(k)),
-                    Some(Lat::Many) => Lat::Many,
-                    None => lat.meet(value.and_then(|v| known(f, v))),
-                };
-            }
-            if lat != returns[index(id)] {
-                returns[index(id)] = lat;
-                moved = true;
-            }
+    // A work list over the call graph: each function's lattice only moves down
+    // (None, One, Many), so each is revisited at most twice per returner.
+    let mut work: Vec<FuncId> = ids
+        .iter()
+        .copied()
+        .filter(|&id| !m.funcs[id].is_declaration())
+        .collect();
+    while let Some(id) = work.pop() {
+        let mut lat = Lat::None;
+        for s in &rets[index(id)] {
+            lat = match *s {
+                RetSource::Call(c) => match returns[index(c)] {
+                    Lat::None => lat,
+                    Lat::One(k) => lat.meet(Some(k)),
+                    Lat::Many => Lat::Many,
+                },
+                RetSource::Value(k) => lat.meet(k),
+            };
         }
-        if !moved {
-            break;
+        if lat != returns[index(id)] {
+            returns[index(id)] = lat;
+            work.extend(returners[index(id)].iter().copied());
         }
     }
     for &caller in &ids {
