@@ -26,11 +26,11 @@
 //! pass that changes the function and then asks again calls
 //! [`FunctionAnalyses::forget_scev`] (or [`FunctionAnalyses::forget`]) first.
 //!
-//! One module-level analysis is kept by function: the purity summaries
-//! ([`Purity`]), which walk every body of the module. A body's summary is kept
-//! until a pass reports that function changed; [`AnalysisManager::purity`] walks
-//! only the bodies changed since and solves the call graph's fixed point on the
-//! summaries. A pass that changes functions only inside the closures it gives to
+//! One module-level analysis is kept by function: the mod/ref summaries
+//! ([`ModRef`], of which [`Purity`] is a view), which walk every body of the
+//! module. A body's walk is kept until a pass reports that function changed;
+//! [`AnalysisManager::modref`] and [`AnalysisManager::purity`] walk only the
+//! bodies changed since and solve the call graph's fixed point on the walks. A pass that changes functions only inside the closures it gives to
 //! [`AnalysisManager::each_function`], and reports each change there, says so
 //! ([`Preserved::with_other_functions`]); after any other pass that changed
 //! something, every summary is dropped.
@@ -42,9 +42,9 @@
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Module, SecondaryMap};
 
-use super::purity_summary::Summary;
+use super::modref::Body;
 use super::scev::{ScalarEvolution, ScevState};
-use super::{LoopForest, LoopId, PostDominatorTree, Purity};
+use super::{LoopForest, LoopId, ModRef, PostDominatorTree, Purity};
 
 /// What a pass keeps valid when it changes the module.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -277,8 +277,8 @@ fn fingerprint(f: &Function) -> String {
 #[derive(Default)]
 pub struct AnalysisManager {
     funcs: SecondaryMap<FuncId, FunctionAnalyses>,
-    /// Each body's purity summary, while the body is unchanged.
-    summaries: SecondaryMap<FuncId, Option<Summary>>,
+    /// Each body's walk for the mod/ref summaries, while the body is unchanged.
+    summaries: SecondaryMap<FuncId, Option<Body>>,
     /// Analyses computed (not served from the cache) so far.
     computed: usize,
     /// Whether [`AnalysisManager::check`] will be called (the scalar
@@ -379,17 +379,23 @@ impl AnalysisManager {
         }
     }
 
-    /// The effects of every function of `m` ([`Purity::compute`]), walking only
-    /// the bodies changed since their summaries were last taken.
-    pub fn purity(&mut self, m: &Module) -> Purity {
+    /// What every function of `m` may read and write ([`ModRef::compute`]),
+    /// walking only the bodies changed since they were last walked.
+    pub fn modref(&mut self, m: &Module) -> ModRef {
         for (id, f) in m.funcs.iter() {
             if !f.is_declaration() && self.summaries[id].is_none() {
-                self.summaries[id] = Some(Summary::of(f));
+                self.summaries[id] = Some(Body::of(f));
                 self.computed += 1;
             }
         }
         let summaries = &self.summaries;
-        Purity::solve(m, |id| summaries[id].as_ref().expect("summarised above"))
+        ModRef::solve(m, |id| summaries[id].as_ref().expect("walked above"))
+    }
+
+    /// The effects of every function of `m` ([`Purity::compute`]): the view by
+    /// kind of memory of [`AnalysisManager::modref`].
+    pub fn purity(&mut self, m: &Module) -> Purity {
+        self.modref(m).purity()
     }
 
     /// After a pass that changed the module: what it did not declare preserved is
@@ -427,7 +433,7 @@ impl AnalysisManager {
                 continue;
             }
             if let Some(summary) = &self.summaries[id] {
-                if *summary != Summary::of(f) {
+                if *summary != Body::of(f) {
                     return Err(format!(
                         "stale purity summary of @{}: a pass changed it without reporting it",
                         f.name

@@ -16,7 +16,6 @@ pub mod modref;
 pub mod pointer_roots;
 pub mod postdom;
 pub mod purity;
-mod purity_summary;
 pub mod ranges;
 pub mod scev;
 pub mod sections;

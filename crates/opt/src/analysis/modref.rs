@@ -8,25 +8,35 @@
 //!
 //! An access through a pointer counts against the object its `gep` chain starts
 //! from: a global (by id), a parameter of the function (by position), a local
-//! `alloc` (private to the call: no effect) or anything else (a merged or loaded
-//! pointer: any memory). A call contributes its callee's globals, and its
+//! `alloc` (private to the call: no effect) or anything else (a pointer merged
+//! from several: some global or what some parameter points to, as SysY keeps no
+//! pointers in memory). A call contributes its callee's globals, and its
 //! accesses through parameter `k` become accesses to whatever the caller passes
-//! as argument `k`. Summaries start empty and grow to a fixed point over the call
+//! as argument `k` (through every pointer argument, for a merged pointer). Summaries start empty and grow to a fixed point over the call
 //! graph, so recursion needs no special case. Declarations of the runtime library
 //! access what [`runtime_effects`] says (their array argument); any other
 //! declaration may access any memory.
+//!
+//! [`super::Purity`] is a view of these summaries ([`ModRef::purity`]), and the
+//! analysis manager keeps each body's walk ([`Body`]) until the body changes, so
+//! the module is walked once for both and only changed bodies are walked again.
 
 use std::collections::VecDeque;
 
-use super::purity::runtime_effects;
+use super::purity::{runtime_effects, Effects, Purity};
 use ir::analysis::address_root;
 use ir::{FuncId, Function, GlobalId, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 
 /// One direction (reads or writes) of a function's memory accesses.
 #[derive(Clone, Default, PartialEq, Eq, Debug)]
 pub struct Access {
-    /// Any memory at all (through a pointer of unknown origin).
+    /// Any memory at all (an unknown declaration, or a call of a function that
+    /// calls one).
     pub any: bool,
+    /// Some global, unknown which (through a merged pointer).
+    pub any_global: bool,
+    /// Through every pointer parameter (through a merged pointer).
+    pub all_params: bool,
     /// The globals accessed, sorted and without duplicates.
     pub globals: Vec<GlobalId>,
     /// The pointer parameters accessed through, by position, sorted.
@@ -34,9 +44,23 @@ pub struct Access {
 }
 
 impl Access {
+    /// Whether some global may be accessed.
+    pub fn reaches_globals(&self) -> bool {
+        self.any || self.any_global || !self.globals.is_empty()
+    }
+
+    /// Whether memory reached through some pointer parameter may be accessed.
+    pub fn reaches_params(&self) -> bool {
+        self.any || self.all_params || !self.params.is_empty()
+    }
+
     /// Whether nothing is accessed.
     pub fn is_empty(&self) -> bool {
-        !self.any && self.globals.is_empty() && self.params.is_empty()
+        !self.any
+            && !self.any_global
+            && !self.all_params
+            && self.globals.is_empty()
+            && self.params.is_empty()
     }
 
     fn add_global(&mut self, g: GlobalId) -> bool {
@@ -64,7 +88,12 @@ impl Access {
             Object::Local => false,
             Object::Global(g) => self.add_global(g),
             Object::Param(p) => self.add_param(p),
-            Object::Any => !std::mem::replace(&mut self.any, true),
+            Object::Any => {
+                let grew = !self.any_global || !self.all_params;
+                self.any_global = true;
+                self.all_params = true;
+                grew
+            }
         }
     }
 }
@@ -74,6 +103,22 @@ impl Access {
 pub struct ModRefInfo {
     pub reads: Access,
     pub writes: Access,
+    /// Calls an external function: input/output, timing, anything.
+    pub io: bool,
+}
+
+impl ModRefInfo {
+    /// The same summary by kind of memory: globals (or memory of unknown
+    /// origin), memory reached through parameters (or of unknown origin), I/O.
+    pub fn effects(&self) -> Effects {
+        Effects {
+            reads_global: self.reads.reaches_globals(),
+            writes_global: self.writes.reaches_globals(),
+            reads_args: self.reads.reaches_params(),
+            writes_args: self.writes.reaches_params(),
+            io: self.io,
+        }
+    }
 }
 
 /// The object an address points into, as a summary sees it.
@@ -101,15 +146,16 @@ pub fn object_of(f: &Function, p: Value) -> Object {
 }
 
 /// A body's own accesses and its calls (callee and, per argument, the object a
-/// pointer argument points into).
-#[derive(Clone, Default)]
-struct Body {
+/// pointer argument points into): one walk of the body, which the fixed point over
+/// the call graph reads instead of walking the body again.
+#[derive(Clone, Default, PartialEq, Eq, Debug)]
+pub(crate) struct Body {
     own: ModRefInfo,
     calls: Vec<(FuncId, Vec<Option<Object>>)>,
 }
 
 impl Body {
-    fn of(f: &Function) -> Body {
+    pub(crate) fn of(f: &Function) -> Body {
         let mut own = ModRefInfo::default();
         let mut calls = Vec::new();
         for b in f.layout.blocks() {
@@ -138,14 +184,21 @@ impl Body {
     }
 
     /// The body's accesses given its callees' current summaries.
-    fn summary(&self, callee: impl Fn(FuncId) -> ModRefInfo) -> ModRefInfo {
+    fn summary<'c>(&self, callee: impl Fn(FuncId) -> &'c ModRefInfo) -> ModRefInfo {
         let mut s = self.own.clone();
         for (id, objs) in &self.calls {
             let c = callee(*id);
+            s.io |= c.io;
             for (mine, theirs) in [(&mut s.reads, &c.reads), (&mut s.writes, &c.writes)] {
                 mine.any |= theirs.any;
+                mine.any_global |= theirs.any_global;
                 for &g in &theirs.globals {
                     mine.add_global(g);
+                }
+                if theirs.all_params {
+                    for o in objs.iter().flatten() {
+                        mine.add(*o);
+                    }
                 }
                 for &k in &theirs.params {
                     // A parameter the call passes no pointer for is never accessed.
@@ -177,16 +230,18 @@ fn declared(d: &Function) -> ModRefInfo {
         return ModRefInfo {
             reads: any.clone(),
             writes: any,
+            io: true,
         };
     };
     let side = |global: bool, args: bool| Access {
-        any: global,
-        globals: Vec::new(),
+        any_global: global,
         params: if args { all_params.clone() } else { Vec::new() },
+        ..Access::default()
     };
     ModRefInfo {
         reads: side(e.reads_global, e.reads_args),
         writes: side(e.writes_global, e.writes_args),
+        io: e.io,
     }
 }
 
@@ -197,11 +252,24 @@ pub struct ModRef {
 }
 
 impl ModRef {
-    /// Walks every body once and solves the summaries with a work list over the
-    /// callers (each only grows, so this ends).
+    /// Walks every body once and solves the summaries ([`ModRef::solve`]).
     pub fn compute(m: &Module) -> ModRef {
+        let mut bodies: SecondaryMap<FuncId, Body> = SecondaryMap::new();
+        for (id, f) in m.funcs.iter() {
+            if !f.is_declaration() {
+                bodies[id] = Body::of(f);
+            }
+        }
+        ModRef::solve(m, |id| &bodies[id])
+    }
+
+    /// The fixed point from the bodies' walks, given by function (the analysis
+    /// manager keeps them while the bodies are unchanged): a work list seeded with
+    /// every function in id order reevaluates a summary against its callees' and
+    /// requeues the callers when it grows. Each summary only grows (finite sets),
+    /// so this ends.
+    pub(crate) fn solve<'b>(m: &Module, body: impl Fn(FuncId) -> &'b Body) -> ModRef {
         let mut r = ModRef::default();
-        let mut bodies: SecondaryMap<FuncId, Option<Body>> = SecondaryMap::new();
         let mut callers: SecondaryMap<FuncId, Vec<FuncId>> = SecondaryMap::new();
         let mut work: VecDeque<FuncId> = VecDeque::new();
         let mut queued: SecondaryMap<FuncId, bool> = SecondaryMap::new();
@@ -210,20 +278,17 @@ impl ModRef {
                 r.info[id] = declared(f);
                 continue;
             }
-            let body = Body::of(f);
-            for (c, _) in &body.calls {
+            for (c, _) in &body(id).calls {
                 if callers[*c].last() != Some(&id) {
                     callers[*c].push(id);
                 }
             }
-            bodies[id] = Some(body);
             work.push_back(id);
             queued[id] = true;
         }
         while let Some(id) = work.pop_front() {
             queued[id] = false;
-            let body = bodies[id].as_ref().expect("queued functions have bodies");
-            let s = body.summary(|c| r.info[c].clone());
+            let s = body(id).summary(|c| &r.info[c]);
             if s != r.info[id] {
                 r.info[id] = s;
                 for &c in &callers[id] {
@@ -237,6 +302,11 @@ impl ModRef {
         r
     }
 
+    /// Every function's summary by kind of memory.
+    pub fn purity(&self) -> Purity {
+        Purity::from_effects(self.info.iter().map(|(id, i)| (id, i.effects())))
+    }
+
     /// What calling `f` may read and write.
     pub fn info(&self, f: FuncId) -> &ModRefInfo {
         &self.info[f]
@@ -245,6 +315,7 @@ impl ModRef {
 
 #[cfg(test)]
 mod tests {
+    use super::super::purity::{pointer_base, PointerBase};
     use super::*;
 
     fn modref(src: &str) -> (Module, ModRef) {
@@ -358,10 +429,197 @@ bb0:
         assert_eq!(rec.reads.params, vec![1]);
         assert_eq!(rec.reads.globals, vec![a], "its own call passes @a");
         assert!(rec.writes.is_empty());
-        assert!(info(&m, &r, "merged").reads.any);
+        let merged = &info(&m, &r, "merged").reads;
+        assert!(merged.any_global && merged.all_params && !merged.any);
         let i = info(&m, &r, "reads_input");
         assert!(i.writes.any, "an unknown declaration may write anything");
         assert_eq!(info(&m, &r, "getarray").writes.params, vec![0]);
         assert!(!info(&m, &r, "getarray").writes.any);
+    }
+
+    /// Marks an access through `ptr` (a write when `write`) by kind of memory.
+    fn access(f: &Function, e: &mut Effects, ptr: Value, write: bool) {
+        let (global, param) = match pointer_base(f, ptr) {
+            PointerBase::Local(_) => (false, false),
+            PointerBase::Global => (true, false),
+            PointerBase::Param => (false, true),
+            PointerBase::Unknown => (true, true),
+        };
+        if write {
+            e.writes_global |= global;
+            e.writes_args |= param;
+        } else {
+            e.reads_global |= global;
+            e.reads_args |= param;
+        }
+    }
+
+    /// The effects as the walk of every body, repeated until nothing changes,
+    /// finds them by kind of memory (the rules' plain reading, and the computation
+    /// before [`Purity`] became a view of these summaries, except that a call of an
+    /// unknown declaration then counted only as reaching the caller's globals and
+    /// what it passed). A callee's accesses
+    /// through its pointer parameters count against every pointer argument: the
+    /// same as by position in the random modules below, whose callees take at most
+    /// one pointer.
+    fn reference(m: &Module) -> Vec<Effects> {
+        let n = m.funcs.len();
+        let mut e: Vec<Effects> = m
+            .funcs
+            .values()
+            .map(|f| match f.is_declaration() {
+                true => runtime_effects(&f.name).unwrap_or(Effects::ALL),
+                false => Effects::default(),
+            })
+            .collect();
+        let mut anything: Vec<bool> = m
+            .funcs
+            .values()
+            .map(|f| f.is_declaration() && runtime_effects(&f.name).is_none())
+            .collect();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for (id, f) in m.funcs.iter() {
+                if f.is_declaration() {
+                    continue;
+                }
+                let mut x = Effects::default();
+                for b in f.layout.blocks() {
+                    for i in f.layout.block_insts(b) {
+                        match f.kind(i) {
+                            InstKind::Load { ptr, .. } => access(f, &mut x, *ptr, false),
+                            InstKind::Store { ptr, .. } => access(f, &mut x, *ptr, true),
+                            InstKind::Call { callee, args } => {
+                                let c = e[callee.as_u32() as usize];
+                                if anything[callee.as_u32() as usize] {
+                                    // An unknown declaration may reach any memory,
+                                    // the caller's parameters' included, and so may
+                                    // a function that calls one.
+                                    x = Effects::ALL;
+                                    anything[id.as_u32() as usize] = true;
+                                }
+                                x.reads_global |= c.reads_global;
+                                x.writes_global |= c.writes_global;
+                                x.io |= c.io;
+                                for &a in args {
+                                    if f.value_type(a) == ir::Type::Ptr {
+                                        if c.reads_args {
+                                            access(f, &mut x, a, false);
+                                        }
+                                        if c.writes_args {
+                                            access(f, &mut x, a, true);
+                                        }
+                                    }
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                let k = id.as_u32() as usize;
+                if x != e[k] {
+                    e[k] = x;
+                    changed = true;
+                }
+            }
+        }
+        assert_eq!(e.len(), n);
+        e
+    }
+
+    /// A random module: functions taking a pointer, which load, store and call
+    /// (each other in any order, recursion included, and library and unknown
+    /// declarations) through pointers into globals, their parameter, a local
+    /// array and a block parameter (of unknown origin).
+    fn random_module(seed: u64) -> String {
+        let mut state = seed;
+        let mut below = |m: usize| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize % m
+        };
+        let nf = 2 + below(6);
+        let mut s = String::from(
+            "global @g: i32 = 0\ndeclare @putint(i32) -> void\n\
+             declare @getarray(ptr) -> i32\ndeclare @putarray(i32, ptr) -> void\n\
+             declare @mystery(ptr) -> void\n",
+        );
+        for k in 0..nf {
+            s += &format!(
+                "func @f{k}(ptr) -> void {{\nbb0(%0: ptr):\n  %1 = alloc [i32; 4]\n  \
+                 jump bb1(%0)\nbb1(%2: ptr):\n"
+            );
+            let len = below(6);
+            for next in 3..3 + len {
+                let p = ["%0", "%1", "%2", "@g"][below(4)];
+                match below(7) {
+                    0 => s += &format!("  %{next} = load i32, {p}\n"),
+                    1 => s += &format!("  store 1, {p}\n"),
+                    2 => s += "  call @putint(1)\n",
+                    3 => s += &format!("  %{next} = call @getarray({p})\n"),
+                    4 => s += &format!("  call @putarray(1, {p})\n"),
+                    5 => s += &format!("  call @mystery({p})\n"),
+                    _ => s += &format!("  call @f{}({p})\n", below(nf)),
+                }
+            }
+            s += "  ret\n}\n";
+        }
+        s
+    }
+
+    #[test]
+    fn summaries_reach_the_walks_fixed_point() {
+        let mut impure = 0;
+        for seed in 0..300 {
+            let src = random_module(seed);
+            let m = ir::parse_module(&src).unwrap_or_else(|e| panic!("{e:?}\n{src}"));
+            let p = Purity::compute(&m);
+            let want = reference(&m);
+            for (id, _) in m.funcs.iter() {
+                let got = p.effects(id);
+                assert_eq!(got, want[id.as_u32() as usize], "{id} in\n{src}");
+                impure += usize::from(!got.is_pure());
+            }
+        }
+        assert!(impure > 300);
+    }
+
+    /// A callee that reads only its first pointer parameter: a caller passing a
+    /// local array there and a global as the second reads nothing of its own
+    /// callers' memory (by kind of memory alone, the global would count).
+    #[test]
+    fn purity_counts_a_parameter_only_where_it_is_accessed() {
+        let src = r#"
+global @g: [i32; 4] = zeroinit
+
+func @first(ptr, ptr) -> i32 {
+bb0(%0: ptr, %1: ptr):
+  %2 = load i32, %0
+  ret %2
+}
+
+func @caller() -> i32 {
+bb0:
+  %0 = alloc [i32; 4]
+  %1 = call @first(%0, @g)
+  ret %1
+}
+
+func @other() -> i32 {
+bb0:
+  %0 = alloc [i32; 4]
+  %1 = call @first(@g, %0)
+  ret %1
+}
+"#;
+        let m = ir::parse_module(src).unwrap();
+        let p = Purity::compute(&m);
+        let e = |name: &str| p.effects(m.func_by_name(name).unwrap());
+        assert!(e("first").reads_args && !e("first").reads_global);
+        assert!(e("caller").is_pure(), "{:?}", e("caller"));
+        let o = e("other");
+        assert!(o.reads_global && !o.reads_args && !o.has_side_effects());
     }
 }

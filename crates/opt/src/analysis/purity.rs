@@ -12,6 +12,11 @@
 //! functions (external functions impure, recursion does not make a function impure),
 //! made precise per kind of memory.
 //!
+//! These summaries are a view of [`ModRef`]'s, which name the globals and the
+//! parameters accessed: a callee's accesses through parameter `k` become accesses
+//! to what the caller passes as argument `k` (so a local array passed where the
+//! callee only reads another parameter costs nothing).
+//!
 //! The SysY runtime library is part of the language (../shared/SYSY.md), so its
 //! declarations get the effects the library documents ([`runtime_effects`]): all do
 //! I/O, `getarray`/`getfarray` also write through their array argument and
@@ -19,9 +24,7 @@
 //! globals. C's `memset`, which [`crate::passes::loops::loopidiom`] calls, only writes
 //! through its pointer argument. Any other declaration is assumed to do everything.
 
-use std::collections::VecDeque;
-
-use super::purity_summary::Summary;
+use super::modref::ModRef;
 use ir::analysis::address_root;
 use ir::{FuncId, Function, InstKind, Module, SecondaryMap, Value, ValueDef};
 
@@ -128,53 +131,17 @@ pub struct Purity {
 }
 
 impl Purity {
-    /// Computes the summaries to a fixed point. Each body is walked once into a
-    /// [`Summary`] (its own accesses, and per callee what the pointers it passes
-    /// point into); a work list seeded with every function in id order (SysY calls
-    /// only functions defined earlier, or itself) reevaluates a summary against
-    /// its callees' and requeues the callers when it grows. Each summary only
-    /// grows (a union of finitely many flags), so the work is linear in the number
-    /// of calls.
+    /// Computes the summaries: the view by kind of memory of the mod/ref
+    /// summaries ([`ModRef::compute`]), which name the globals and parameters.
     pub fn compute(m: &Module) -> Purity {
-        let mut summaries: SecondaryMap<FuncId, Summary> = SecondaryMap::new();
-        for (id, f) in m.funcs.iter() {
-            if !f.is_declaration() {
-                summaries[id] = Summary::of(f);
-            }
-        }
-        Purity::solve(m, |id| &summaries[id])
+        ModRef::compute(m).purity()
     }
 
-    /// The fixed point of [`Purity::compute`] from the bodies' summaries, given by
-    /// function (the analysis manager keeps them while the bodies are unchanged).
-    pub(crate) fn solve<'s>(m: &Module, summary: impl Fn(FuncId) -> &'s Summary) -> Purity {
+    /// The summaries given by function.
+    pub(crate) fn from_effects(effects: impl Iterator<Item = (FuncId, Effects)>) -> Purity {
         let mut p = Purity::default();
-        let mut callers: SecondaryMap<FuncId, Vec<FuncId>> = SecondaryMap::new();
-        let mut work: VecDeque<FuncId> = VecDeque::new();
-        let mut queued: SecondaryMap<FuncId, bool> = SecondaryMap::new();
-        for (id, f) in m.funcs.iter() {
-            if f.is_declaration() {
-                p.effects[id] = runtime_effects(&f.name).unwrap_or(Effects::ALL);
-                continue;
-            }
-            for &(c, _) in &summary(id).calls {
-                callers[c].push(id);
-            }
-            work.push_back(id);
-            queued[id] = true;
-        }
-        while let Some(id) = work.pop_front() {
-            queued[id] = false;
-            let e = summary(id).effects(|c| p.effects[c]);
-            if e != p.effects[id] {
-                p.effects[id] = e;
-                for &c in &callers[id] {
-                    if !queued[c] {
-                        queued[c] = true;
-                        work.push_back(c);
-                    }
-                }
-            }
+        for (id, e) in effects {
+            p.effects[id] = e;
         }
         p
     }

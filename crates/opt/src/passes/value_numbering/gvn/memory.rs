@@ -116,12 +116,19 @@ impl<'a> CallMemory<'a> {
     /// The bases of `f` an access summary of a call with arguments `args` reaches,
     /// sorted; `None` for any memory.
     fn bases(&self, f: &Function, acc: &Access, args: &[Value]) -> Option<Vec<Value>> {
-        if acc.any {
+        if acc.any || acc.any_global {
             return None;
         }
         let mut out: Vec<Value> = acc.globals.iter().map(|g| self.globals[g]).collect();
         for &k in &acc.params {
             out.push(memory_base(f, *args.get(k as usize)?)?);
+        }
+        if acc.all_params {
+            for &a in args {
+                if f.value_type(a) == ir::Type::Ptr {
+                    out.push(memory_base(f, a)?);
+                }
+            }
         }
         out.sort();
         out.dedup();

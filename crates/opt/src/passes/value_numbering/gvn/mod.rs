@@ -58,8 +58,8 @@ impl Pass for Gvn {
         Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = am.purity(m);
-        let modref = ModRef::compute(m);
+        let modref = am.modref(m);
+        let purity = modref.purity();
         am.each_function(m, |f, fa| {
             run_with_modref(f, &purity, Some(&modref), fa).changed()
         })
