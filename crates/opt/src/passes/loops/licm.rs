@@ -38,10 +38,11 @@
 //! Loops without a preheader (a block whose only successor is the header, entered
 //! from outside) get one first.
 
+use crate::analysis::modref::Access;
 use crate::analysis::param_targets::origin;
 use crate::analysis::{
     address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
-    LoopId, ParamTargets, PointerBase, PointerRoots, Preserved, Purity, Targets,
+    LoopId, ModRef, ParamTargets, PointerBase, PointerRoots, Preserved, Targets,
 };
 use crate::pipeline::Pass;
 use ir::analysis::{address_residue, residues_may_overlap, ControlFlowGraph, DominatorTree};
@@ -61,13 +62,13 @@ impl Pass for Licm {
         Preserved::NOTHING.with_other_functions()
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let purity = am.purity(m);
+        let modref = am.modref(m);
         let sizes = GlobalSizes::of(m);
         let targets = ParamTargets::compute(m);
         let disjoint = DisjointParams::compute(m, &targets);
         am.each_function_by_id(m, |id, f, fa| {
             let apart = |i: usize, j: usize| disjoint.disjoint(id, i, j);
-            run_in(f, &purity, &sizes, targets.of(id), &apart, fa) > 0
+            run_in(f, &modref, &sizes, targets.of(id), &apart, fa) > 0
         })
     }
 }
@@ -82,38 +83,15 @@ impl GlobalSizes {
     }
 }
 
-/// Hoists what it can out of every loop of `f`, whose pointer parameters point into
-/// `params` ([`ParamTargets`]); returns how many instructions moved plus how many
-/// preheaders were created (so that a change to the CFG alone counts as a change).
-pub fn run(f: &mut Function, purity: &Purity, sizes: &GlobalSizes, params: &[Targets]) -> usize {
-    run_with_params(f, purity, sizes, params, &|_, _| false)
-}
-
-/// [`run`], knowing which pairs of pointer parameters never point into the same
-/// object (`apart`, from [`DisjointParams`]): a load through one parameter is
-/// then not clobbered by stores through the other.
-pub fn run_with_params(
-    f: &mut Function,
-    purity: &Purity,
-    sizes: &GlobalSizes,
-    params: &[Targets],
-    apart: &dyn Fn(usize, usize) -> bool,
-) -> usize {
-    run_in(
-        f,
-        purity,
-        sizes,
-        params,
-        apart,
-        &mut FunctionAnalyses::default(),
-    )
-}
-
-/// [`run_with_params`] with the CFG, dominator tree and loops taken from `fa`
-/// (computed anew after preheaders are added; hoisting itself changes no edge).
+/// Hoists what it can out of every loop of `f`, whose pointer parameters point
+/// into `params` ([`ParamTargets`]) and, by position, never share an object when
+/// `apart` says so ([`DisjointParams`]), with the CFG, dominator tree and loops
+/// taken from `fa` (computed anew after preheaders are added; hoisting itself
+/// changes no edge). Returns how many instructions moved plus how many preheaders
+/// were created (so that a change to the CFG alone counts as a change).
 fn run_in(
     f: &mut Function,
-    purity: &Purity,
+    modref: &ModRef,
     sizes: &GlobalSizes,
     params: &[Targets],
     apart: &dyn Fn(usize, usize) -> bool,
@@ -140,7 +118,7 @@ fn run_in(
         }
         fa.forget();
     }
-    let mut moved = added + hoist_loops(f, purity, sizes, params, apart, fa);
+    let mut moved = added + hoist_loops(f, modref, sizes, params, apart, fa);
     // Choices made invariant let more move; a chain of clamps takes a round each.
     for _ in 0..MAX_CHOICE_ROUNDS {
         let (cfg, _, loops) = fa.loops(f);
@@ -149,7 +127,7 @@ fn run_in(
             break;
         }
         fa.forget();
-        moved += n + hoist_loops(f, purity, sizes, params, apart, fa);
+        moved += n + hoist_loops(f, modref, sizes, params, apart, fa);
     }
     moved
 }
@@ -160,7 +138,7 @@ const MAX_CHOICE_ROUNDS: usize = 8;
 /// Hoists what it can out of every loop of `f`, each of which has a preheader.
 fn hoist_loops(
     f: &mut Function,
-    purity: &Purity,
+    modref: &ModRef,
     sizes: &GlobalSizes,
     params: &[Targets],
     apart: &dyn Fn(usize, usize) -> bool,
@@ -177,7 +155,7 @@ fn hoist_loops(
     let roots = PointerRoots::compute(f);
     let mut all_writes: Vec<LoopWrites> = Vec::with_capacity(ids.len());
     for &id in &ids {
-        let mut w = LoopWrites::of(f, purity, params, &roots, &own[id.0 as usize]);
+        let mut w = LoopWrites::of(f, modref, params, &roots, &own[id.0 as usize]);
         for c in &loops.get(id).children {
             let inner = &all_writes[c.0 as usize];
             w.union(inner);
@@ -203,7 +181,7 @@ fn hoist_loops(
             dt,
             loops,
             id,
-            purity,
+            modref,
             sizes,
             writes,
             roots: &roots,
@@ -302,7 +280,7 @@ struct LoopWrites {
     /// Some store writes through a pointer parameter known to point into `globals`
     /// (which it was added to) or into a caller's local.
     param_memory: bool,
-    /// Some call writes globals.
+    /// Some call writes globals, unknown which.
     all_globals: bool,
     /// Globals stored to directly (not through a parameter).
     direct_globals: Vec<ir::GlobalId>,
@@ -317,7 +295,7 @@ impl LoopWrites {
     /// those of its inner loops: see [`LoopWrites::union`]).
     fn of(
         f: &Function,
-        purity: &Purity,
+        modref: &ModRef,
         params: &[Targets],
         roots: &PointerRoots,
         own: &[Block],
@@ -330,17 +308,21 @@ impl LoopWrites {
                         w.add_write(f, params, roots.object_pointer(f, *ptr))
                     }
                     InstKind::Call { callee, args } => {
-                        let e = purity.effects(*callee);
-                        w.all_globals |= e.writes_global;
-                        if e.writes_args {
-                            for &a in args {
-                                if f.value_type(a) == Type::Ptr {
-                                    let a = roots.object_pointer(f, a);
-                                    if !matches!(pointer_base(f, a), PointerBase::Local(_)) {
-                                        w.call_args = true;
-                                    }
-                                    w.add_write(f, params, a);
+                        let writes = &modref.info(*callee).writes;
+                        w.unknown |= writes.any;
+                        w.all_globals |= writes.any_global;
+                        for &g in &writes.globals {
+                            w.add_global(g);
+                        }
+                        // The pointers it passes where the callee writes.
+                        for (k, &a) in args.iter().enumerate() {
+                            let written = writes.all_params || writes.params.contains(&(k as u32));
+                            if written && f.value_type(a) == Type::Ptr {
+                                let a = roots.object_pointer(f, a);
+                                if !matches!(pointer_base(f, a), PointerBase::Local(_)) {
+                                    w.call_args = true;
                                 }
+                                w.add_write(f, params, a);
                             }
                         }
                     }
@@ -380,6 +362,16 @@ impl LoopWrites {
         }
     }
 
+    /// A write of global `g` by name (not through a parameter).
+    fn add_global(&mut self, g: ir::GlobalId) {
+        if !self.globals.contains(&g) {
+            self.globals.push(g);
+        }
+        if !self.direct_globals.contains(&g) {
+            self.direct_globals.push(g);
+        }
+    }
+
     fn add_write(&mut self, f: &Function, params: &[Targets], ptr: Value) {
         match pointer_base(f, ptr) {
             PointerBase::Local(a) => {
@@ -388,14 +380,7 @@ impl LoopWrites {
                 }
             }
             PointerBase::Global => match global_of(f, ptr) {
-                Some(g) => {
-                    if !self.globals.contains(&g) {
-                        self.globals.push(g);
-                    }
-                    if !self.direct_globals.contains(&g) {
-                        self.direct_globals.push(g);
-                    }
-                }
+                Some(g) => self.add_global(g),
                 None => self.unknown = true,
             },
             PointerBase::Param => match origin(f, ptr, params) {
@@ -449,6 +434,17 @@ impl LoopWrites {
             && !self.all_globals
     }
 
+    /// Whether the loop may write global `g` (named, or through a pointer
+    /// parameter, which may point into any global).
+    fn may_clobber_global(&self, g: ir::GlobalId) -> bool {
+        self.unknown || self.params || self.all_globals || self.globals.contains(&g)
+    }
+
+    /// Whether the loop may write some global.
+    fn may_write_globals(&self) -> bool {
+        self.unknown || self.params || self.all_globals || !self.globals.is_empty()
+    }
+
     /// Whether a load through `ptr` may read something the loop writes.
     fn may_clobber(&self, f: &Function, ptr: Value) -> bool {
         if self.unknown {
@@ -458,11 +454,10 @@ impl LoopWrites {
             PointerBase::Local(a) => self.locals.contains(&a),
             // A pointer parameter may point into a global (not into this call's
             // own allocations).
-            PointerBase::Global => {
-                self.params
-                    || self.all_globals
-                    || global_of(f, ptr).is_none_or(|g| self.globals.contains(&g))
-            }
+            PointerBase::Global => match global_of(f, ptr) {
+                Some(g) => self.may_clobber_global(g),
+                None => true,
+            },
             PointerBase::Param => {
                 self.params || self.param_memory || self.all_globals || !self.globals.is_empty()
             }
@@ -551,7 +546,7 @@ struct Hoist<'a> {
     dt: &'a DominatorTree,
     loops: &'a LoopForest,
     id: LoopId,
-    purity: &'a Purity,
+    modref: &'a ModRef,
     sizes: &'a GlobalSizes,
     writes: LoopWrites,
     /// The objects behind pointer block parameters.
@@ -618,26 +613,51 @@ impl Hoist<'_> {
             InstKind::Binary { .. } => guaranteed(self),
             InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => true,
             InstKind::Load { ty, ptr } => {
-                // Which object it reads (through pointer block parameters).
-                let obj = self.roots.object_pointer(self.f, ptr);
-                let clobbered = match param_position(self.f, obj) {
-                    Some(k) => {
-                        let targets = self.params.get(k).unwrap_or(&Targets::Unknown);
-                        self.writes.may_clobber(self.f, obj)
-                            && self.writes.may_clobber_param(k, targets, self.apart)
-                    }
-                    None => self.writes.may_clobber(self.f, obj),
-                };
-                !clobbered && (self.valid_address(ptr, ty) || guaranteed(self))
+                !self.clobbered(ptr) && (self.valid_address(ptr, ty) || guaranteed(self))
             }
-            InstKind::Call { callee, .. } => {
-                let e = self.purity.effects(callee);
-                let reads_ok = !e.reads_memory() || self.writes.is_empty();
-                !e.has_side_effects() && reads_ok && guaranteed(self)
+            InstKind::Call { callee, args } => {
+                let info = self.modref.info(callee);
+                let reads_ok =
+                    self.writes.is_empty() || !self.call_reads_clobbered(&info.reads, &args);
+                !info.effects().has_side_effects() && reads_ok && guaranteed(self)
             }
             InstKind::Store { ptr, .. } => guaranteed(self) && self.only_access(i, ptr),
             _ => false,
         }
+    }
+
+    /// Whether the loop may write the memory a load through `ptr` reads.
+    fn clobbered(&self, ptr: Value) -> bool {
+        // Which object it reads (through pointer block parameters).
+        let obj = self.roots.object_pointer(self.f, ptr);
+        match param_position(self.f, obj) {
+            Some(k) => {
+                let targets = self.params.get(k).unwrap_or(&Targets::Unknown);
+                self.writes.may_clobber(self.f, obj)
+                    && self.writes.may_clobber_param(k, targets, self.apart)
+            }
+            None => self.writes.may_clobber(self.f, obj),
+        }
+    }
+
+    /// Whether the loop may write some memory a call with `args` whose callee
+    /// reads `reads` ([`ModRef`]) reads: the globals it names and what it reads
+    /// through the pointers passed.
+    fn call_reads_clobbered(&self, reads: &Access, args: &[Value]) -> bool {
+        if reads.any || (reads.any_global && self.writes.may_write_globals()) {
+            return true;
+        }
+        if reads
+            .globals
+            .iter()
+            .any(|&g| self.writes.may_clobber_global(g))
+        {
+            return true;
+        }
+        args.iter().enumerate().any(|(k, &a)| {
+            let read = reads.all_params || reads.params.contains(&(k as u32));
+            read && self.f.value_type(a) == Type::Ptr && self.clobbered(a)
+        })
     }
 
     /// Whether store `store` through `ptr` is the only instruction of the loop that
@@ -684,7 +704,7 @@ impl Hoist<'_> {
                         may_overlap(f, ptr, size, *q, f.value_type(*value))
                     }
                     InstKind::Call { callee, .. } => {
-                        let e = self.purity.effects(*callee);
+                        let e = self.modref.info(*callee).effects();
                         e.reads_memory() || e.writes_global || e.writes_args
                     }
                     _ => false,
@@ -1184,5 +1204,77 @@ bb0:
         let out = run(&clobbering, &["licm"]);
         let entry = out.split("bb1(").next().unwrap();
         assert!(!entry.contains("load i32, @w"), "{out}");
+    }
+
+    /// Calls in the loop that write only @b (their mod/ref summaries name it,
+    /// directly or through a pointer parameter) leave @a alone: the load of @a,
+    /// and a call that only reads @a, leave the loop. When a callee writes @a
+    /// through its pointer parameter or directly, both stay.
+    #[test]
+    fn calls_clobber_only_the_globals_their_summaries_name() {
+        let src = r#"
+global @a: i32 = 3
+global @b: [i32; 8] = zeroinit
+declare @putint(i32) -> void
+
+func @bump(ptr, i32) -> void {
+bb0(%0: ptr, %1: i32):
+  %2 = gep %0, %1, 4
+  store %1, %2
+  ret
+}
+
+func @clear_b() -> void {
+bb0:
+  %0 = gep @b, 1, 4
+  store 0, %0
+  ret
+}
+
+func @twice_a() -> i32 {
+bb0:
+  %0 = load i32, @a
+  %1 = add %0, %0
+  ret %1
+}
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = call @twice_a()
+  %3 = load i32, @a
+  %4 = add %1, %2
+  %5 = add %4, %3
+  %6 = and %0, 7
+  call @bump(@b, %6)
+  call @clear_b()
+  %7 = add %0, 1
+  %8 = slt %7, 100
+  br %8, bb1(%7, %5), bb2
+bb2:
+  call @putint(%5)
+  ret 0
+}
+"#;
+        let main = |out: &str| out[out.find("func @main").unwrap()..].to_string();
+        let out = same_behaviour(src, &["licm"], "");
+        let entry = main(&out);
+        let entry = entry.split("bb1(").next().unwrap();
+        assert!(entry.contains("load i32, @a"), "{out}");
+        assert!(entry.contains("call @twice_a"), "{out}");
+        let clobbering = src.replace("call @bump(@b, %6)", "call @bump(@a, 0)");
+        let out = same_behaviour(&clobbering, &["licm"], "");
+        let entry = main(&out);
+        let entry = entry.split("bb1(").next().unwrap();
+        assert!(!entry.contains("load i32, @a"), "{out}");
+        assert!(!entry.contains("call @twice_a"), "{out}");
+        let direct = src.replace("  %0 = gep @b, 1, 4\n  store 0, %0\n", "  store 0, @a\n");
+        assert_ne!(direct, src);
+        let out = same_behaviour(&direct, &["licm"], "");
+        let entry = main(&out);
+        let entry = entry.split("bb1(").next().unwrap();
+        assert!(!entry.contains("load i32, @a"), "{out}");
+        assert!(!entry.contains("call @twice_a"), "{out}");
     }
 }
