@@ -45,7 +45,7 @@
 use super::loopdelete;
 use crate::analysis::induction::{Counter, RotatedLoop};
 use crate::analysis::scev::ScalarEvolution;
-use crate::analysis::{FunctionAnalyses, LoopId, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopId, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::address_root;
 use ir::{
@@ -66,7 +66,7 @@ impl Pass for LoopIdiom {
     fn description(&self) -> &'static str {
         "replace loops that fill an array with one byte-repeated value by memset calls"
     }
-    fn run(&self, m: &mut Module) -> bool {
+    fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let memset = match m.func_by_name("memset") {
             Some(id) if m.funcs[id].is_declaration() && m.funcs[id].sig == signature() => id,
             // The program's own `memset`, or another declaration of the name.
@@ -76,8 +76,8 @@ impl Pass for LoopIdiom {
             }
             None => return false,
         };
-        let purity = Purity::compute(m);
-        crate::passes::each_function(m, |f| run(f, &purity, memset) > 0)
+        let purity = am.purity(m);
+        am.each_function(m, |f, fa| run(f, &purity, memset, fa) > 0)
     }
 }
 
@@ -119,12 +119,12 @@ fn signature() -> Signature {
 }
 
 /// Replaces the fills of `f`'s loops by calls of `memset` (the function `memset`
-/// of the module, with [`signature`]); returns how many loops lost their fills.
-pub fn run(f: &mut Function, purity: &Purity, memset: FuncId) -> usize {
+/// of the module, with [`signature`]), with the analyses of `fa`; returns how many
+/// loops lost their fills.
+pub fn run(f: &mut Function, purity: &Purity, memset: FuncId, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let mut fa = FunctionAnalyses::default();
     let mut done = 0;
     // Each round moves the fills of one loop out of it (one level up the nest), so
     // the rounds end.

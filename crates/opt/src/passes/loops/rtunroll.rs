@@ -43,7 +43,7 @@
 
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{
-    issue_estimate, AnalysisManager, FunctionAnalyses, LoopId, Purity, RotatedLoop,
+    issue_estimate, AnalysisManager, FunctionAnalyses, LoopId, Preserved, RotatedLoop,
 };
 use crate::passes::{scalar::instcombine, value_numbering::gvn};
 use crate::pipeline::Pass;
@@ -73,19 +73,27 @@ impl Pass for RuntimeUnroll {
             .funcs
             .iter_mut()
             .filter(|(_, f)| !f.is_declaration())
-            .filter_map(|(id, f)| (run_in(f, am.function(id)) > 0).then_some(id))
+            .filter_map(|(id, f)| {
+                am.on_function(id, f, |f, fa| run_in(f, fa) > 0)
+                    .then_some(id)
+            })
             .collect();
         if unrolled.is_empty() {
             return false;
         }
-        // Unrolling changes no function's effects: the summaries hold after it.
-        let purity = Purity::compute(m);
+        // The unrolled functions' summaries are taken anew; every other stays.
+        let purity = am.purity(m);
         for id in unrolled {
-            let f = &mut m.funcs[id];
-            instcombine::run(f);
-            gvn::run_in(f, &purity, am.function(id));
+            am.on_function(id, &mut m.funcs[id], |f, fa| {
+                instcombine::run(f);
+                gvn::run_in(f, &purity, fa);
+                true
+            });
         }
         true
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
     }
 }
 
