@@ -447,6 +447,25 @@ impl<'a> Pressure<'a> {
         (count, dies, born)
     }
 
+    /// How many registers of each file `i` writes: placing it can raise the
+    /// counts by at most these.
+    fn most_born(&self, i: &MInst) -> [usize; 2] {
+        let mut n = [0; 2];
+        i.for_each_def(|d| {
+            if tracked(d) {
+                n[(self.class)(d)] += 1;
+            }
+        });
+        n
+    }
+
+    /// Whether placing an instruction that writes `born` registers per file could
+    /// take a file past its limit (when not, [`Self::exceeds`] is false: placing
+    /// it makes at most that many registers live, and only kills others).
+    fn may_exceed(&self, born: [usize; 2]) -> bool {
+        (0..2).any(|c| self.count[c] + born[c] > self.limit[c])
+    }
+
     /// Whether placing `i` next would take a register file past its limit.
     fn exceeds(&self, i: &MInst) -> bool {
         let (count, _, _) = self.effect(i);
@@ -580,20 +599,33 @@ fn build_graph(
     let mut succs = vec![Vec::new(); n];
     let mut npreds = vec![0; n];
     let writes_sp = |x: &Timing| x.defs.contains(&SP);
+    // Per register: the last instruction so far that writes it, so that each read
+    // finds the write it reads in constant time (a scan of the instructions between
+    // each pair made the graph cubic in the region's length).
+    let mut last_def: FxHashMap<Reg, usize> = FxHashMap::default();
+    let mut read_from: Vec<Option<usize>> = Vec::new();
+    let mut partners: Vec<&[Reg]> = Vec::new();
     for j in 0..n {
+        // For each read of `j`, in order: the last write of its register before `j`.
+        read_from.clear();
+        read_from.extend(t[j].uses.iter().map(|(r, _)| last_def.get(r).copied()));
+        // The copies of each register `j` writes, looked up once for all `i`.
+        partners.clear();
+        partners.extend(
+            t[j].defs
+                .iter()
+                .map(|r| copies.get(r).map_or(&[][..], Vec::as_slice)),
+        );
         for i in 0..j {
             let mut lat: Option<u32> = None;
             let mut need = |l: u32| lat = Some(lat.map_or(l, |x: u32| x.max(l)));
             let broken = inc.breakable[j];
-            for &(r, kind) in &t[j].uses {
+            for (k, &(r, kind)) in t[j].uses.iter().enumerate() {
                 // Read after write, from the last write before `j`; an access may
                 // instead read its base before an increment (and then needs the
                 // definition before that).
                 let from_increment = broken.is_some_and(|b| b.inc == i && b.base == r);
-                if t[i].defs.contains(&r)
-                    && !t[i + 1..j].iter().any(|k| k.defs.contains(&r))
-                    && !from_increment
-                {
+                if read_from[k] == Some(i) && !from_increment {
                     need(latency(&t[i], &t[j], kind));
                 }
                 if broken.is_some_and(|b| b.before_inc == Some(i) && b.base == r) {
@@ -601,12 +633,12 @@ fn build_graph(
                 }
             }
             let sinks_below = inc.sinkable[i].filter(|b| b.inc == j);
-            for r in &t[j].defs {
+            for (r, &partners) in t[j].defs.iter().zip(&partners) {
                 let read = t[i].uses.iter().any(|(u, _)| u == r);
                 if (read && sinks_below.is_none_or(|b| b.base != *r)) || t[i].defs.contains(r) {
                     need(0);
                 }
-                for p in copies.get(r).into_iter().flatten() {
+                for p in partners {
                     if t[i].uses.iter().any(|(u, _)| u == p) {
                         need(0);
                     }
@@ -629,6 +661,9 @@ fn build_graph(
                 succs[i].push((j, l));
                 npreds[j] += 1;
             }
+        }
+        for &d in &t[j].defs {
+            last_def.insert(d, j);
         }
     }
     Graph { succs, npreds }
@@ -794,11 +829,20 @@ fn list_schedule(
     let mut npreds = g.npreds.clone();
     let mut placed = vec![false; n];
     let mut order = Vec::with_capacity(n);
+    // Per instruction: how many registers of each file it writes, the most its
+    // placement can add to the pressure; when that stays within the limits, the
+    // full [`Pressure::exceeds`] need not be asked.
+    let writes: Vec<[usize; 2]> = match &pressure {
+        Some(p) => code.iter().map(|i| p.most_born(i)).collect(),
+        None => Vec::new(),
+    };
     while order.len() < n {
         let best = (0..n)
             .filter(|&c| !placed[c] && npreds[c] == 0)
             .min_by_key(|&c| {
-                let over = pressure.as_ref().is_some_and(|p| p.exceeds(&code[c]));
+                let over = pressure
+                    .as_ref()
+                    .is_some_and(|p| p.may_exceed(writes[c]) && p.exceeds(&code[c]));
                 let flexible = t[c].pipe == u74::Pipe::Any;
                 (
                     over,

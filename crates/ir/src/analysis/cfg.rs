@@ -103,6 +103,26 @@ impl ControlFlowGraph {
         self.rpo_stale = true;
     }
 
+    /// Sets the edge lists of `b` to what the caller knows a fresh computation would
+    /// give: its successors and its predecessors, each one entry per edge, in the
+    /// order [`Self::compute`] lists them (predecessors by their place in the
+    /// layout). For a pass that changes a few edges and knows where the blocks
+    /// involved lie, in time proportional to those edges. The reverse post-order
+    /// is not maintained ([`Self::rpo`] refuses to answer afterwards).
+    pub fn set_edges(&mut self, b: Block, preds: &[Block], succs: &[Block]) {
+        self.preds[b] = preds.iter().copied().collect();
+        self.succs[b] = succs.iter().copied().collect();
+        self.rpo_stale = true;
+    }
+
+    /// Whether `self` lists the same edges as `other`, in the same order, for
+    /// every block of `func`'s layout (not the reverse post-order).
+    pub fn same_edges(&self, other: &ControlFlowGraph, func: &Function) -> bool {
+        func.layout
+            .blocks()
+            .all(|b| self.preds[b] == other.preds[b] && self.succs[b] == other.succs[b])
+    }
+
     /// Distinct predecessors of `b`, in first-edge order.
     pub fn unique_preds(&self, b: Block) -> Vec<Block> {
         distinct_in_order(&self.preds[b])

@@ -26,11 +26,18 @@
 //! pass that changes the function and then asks again calls
 //! [`FunctionAnalyses::forget_scev`] (or [`FunctionAnalyses::forget`]) first.
 //!
+//! The value ranges ([`FunctionAnalyses::ranges`]) depend on the instructions
+//! too, and are kept and dropped with the scalar evolution: a pass that asks for
+//! them on a function no pass changed since the last solve (an instcombine or
+//! value range propagation that found nothing to do, and the passes after it
+//! that changed nothing) gets the cached ones.
+//!
 //! One module-level analysis is kept by function: the mod/ref summaries
 //! ([`ModRef`], of which [`Purity`] is a view), which walk every body of the
 //! module. A body's walk is kept until a pass reports that function changed;
 //! [`AnalysisManager::modref`] and [`AnalysisManager::purity`] walk only the
-//! bodies changed since and solve the call graph's fixed point on the walks. A pass that changes functions only inside the closures it gives to
+//! bodies changed since and solve the call graph's fixed point on the walks. A
+//! pass that changes functions only inside the closures it gives to
 //! [`AnalysisManager::each_function`], and reports each change there, says so
 //! ([`Preserved::with_other_functions`]); after any other pass that changed
 //! something, every summary is dropped.
@@ -43,6 +50,7 @@ use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, FuncId, Function, Module, SecondaryMap};
 
 use super::modref::Body;
+use super::ranges::Ranges;
 use super::scev::{ScalarEvolution, ScevState};
 use super::{LoopForest, LoopId, ModRef, PostDominatorTree, Purity};
 
@@ -101,6 +109,11 @@ pub struct FunctionAnalyses {
     /// With verification on: the function's text when `scev` was started, so
     /// [`AnalysisManager::check`] finds a change made behind its back.
     scev_text: Option<String>,
+    /// The value ranges, valid while the function is unchanged (dropped with
+    /// `scev`).
+    ranges: Option<Ranges>,
+    /// With verification on: the function's text when `ranges` were solved.
+    ranges_text: Option<String>,
     /// Whether the manager verifies its caches (`scev_text` is kept).
     verify: bool,
     /// Analyses computed (not served from the cache) so far.
@@ -120,6 +133,8 @@ impl Clone for FunctionAnalyses {
             postdom: self.postdom.clone(),
             scev: None,
             scev_text: None,
+            ranges: None,
+            ranges_text: None,
             verify: self.verify,
             computations: self.computations,
         }
@@ -159,11 +174,29 @@ impl FunctionAnalyses {
         self.forget_scev();
     }
 
-    /// Drops the scalar evolution (a pass that changed the function's
-    /// instructions and asks for it again calls this first).
+    /// Drops the scalar evolution and the value ranges (a pass that changed the
+    /// function's instructions and asks for them again calls this first).
     pub fn forget_scev(&mut self) {
         self.scev = None;
         self.scev_text = None;
+        self.ranges = None;
+        self.ranges_text = None;
+    }
+
+    /// The value ranges of `f` ([`Ranges::compute`]), solved once while `f` is
+    /// unchanged. A pass that changes `f` may go on reading the ones it got (as
+    /// with any [`Ranges`], by [`Ranges::of`] after meaning-preserving rewrites),
+    /// but must not ask again: the cache is dropped only when it reports the
+    /// change.
+    pub fn ranges(&mut self, f: &Function) -> &Ranges {
+        if self.ranges.is_none() {
+            self.cfg_slot(f);
+            self.computations += 1;
+            self.ranges_text = self.verify.then(|| fingerprint(f));
+            let cfg = self.cfg.as_ref().expect("computed above");
+            self.ranges = Some(Ranges::compute(f, cfg));
+        }
+        self.ranges.as_ref().expect("computed above")
     }
 
     /// The scalar evolution of `f` (without value ranges), continuing from what
@@ -449,6 +482,14 @@ impl AnalysisManager {
                     ));
                 }
             }
+            if let Some(text) = &fa.ranges_text {
+                if *text != fingerprint(f) {
+                    return Err(format!(
+                        "stale value ranges of @{}: a pass changed it without reporting it",
+                        f.name
+                    ));
+                }
+            }
             // An unverified cache is compared with the function before its use.
             let Some(cached) = fa.cfg.as_ref().filter(|_| !fa.unverified) else {
                 continue;
@@ -501,6 +542,7 @@ impl AnalysisManager {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::analysis::ranges::Range;
     use crate::pipeline::{run_passes, PassOptions};
 
     const SRC: &str = r#"
@@ -659,6 +701,75 @@ bb0(%0: i32):
                 dest: ir::BlockCall::new(exit, vec![]),
             },
         );
+    }
+
+    /// `%1 = and (getint), 7`, printed.
+    const MASKED: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = and %0, 7
+  call @putint(%1)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn value_ranges_are_cached_until_a_pass_reports_a_change() {
+        let mut m = ir::parse_module(MASKED).unwrap();
+        let mut am = AnalysisManager::verifying();
+        let mask = |f: &Function| f.layout.block_insts(f.entry_block()).nth(1).unwrap();
+        let masked = |f: &Function, fa: &mut FunctionAnalyses| {
+            let v = f.inst_result(mask(f)).unwrap();
+            fa.ranges(f).get(v)
+        };
+        am.each_function(&mut m, |f, fa| {
+            assert_eq!(masked(f, fa), Some(Range { lo: 0, hi: 7 }));
+            false
+        });
+        let solved = am.computed();
+        // Passes that change nothing share one solve.
+        am.each_function(&mut m, |f, fa| {
+            masked(f, fa);
+            false
+        });
+        am.invalidate(Preserved::CFG.with_other_functions());
+        am.each_function(&mut m, |f, fa| {
+            masked(f, fa);
+            false
+        });
+        assert_eq!(am.computed(), solved);
+        assert!(am.check(&m).is_ok());
+        // A pass that changes the function and says so: the next one solves anew,
+        // and sees the change (the mask is now 15).
+        let remask = |f: &mut Function, c: i32| {
+            let (i, c) = (mask(f), f.iconst(c));
+            let x = f.kind(i).args()[0];
+            f.replace_kind(
+                i,
+                ir::InstKind::Binary {
+                    op: ir::BinOp::And,
+                    args: [x, c],
+                },
+            );
+        };
+        am.each_function(&mut m, |f, _| {
+            remask(f, 15);
+            true
+        });
+        am.invalidate(Preserved::CFG.with_other_functions());
+        am.each_function(&mut m, |f, fa| {
+            assert_eq!(masked(f, fa), Some(Range { lo: 0, hi: 15 }));
+            false
+        });
+        assert_eq!(am.computed(), solved + 1);
+        assert!(am.check(&m).is_ok());
+        // A change behind the manager's back is caught by verification.
+        remask(m.funcs.values_mut().find(|f| f.name == "main").unwrap(), 3);
+        assert!(am.check(&m).unwrap_err().contains("stale value ranges"));
     }
 
     const TWO_FUNCTIONS: &str = r#"

@@ -47,10 +47,10 @@ use crate::analysis::{
 };
 use crate::passes::{scalar::instcombine, value_numbering::gvn};
 use crate::pipeline::Pass;
-use crate::ssa::remove_trivial_params;
+use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
+use ir::{BinOp, Block, BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The runtime unrolling pass.
@@ -171,8 +171,15 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         }
     }
     drop(se);
+    // One CFG for all the loops, each unrolling updating the edges it changes (a
+    // computation per loop made the pass quadratic in a function of many loops).
+    let mut cfg = if plans.is_empty() {
+        ControlFlowGraph::default()
+    } else {
+        ControlFlowGraph::compute(f)
+    };
     for p in &plans {
-        unroll(f, p);
+        unroll(f, p, &mut cfg);
     }
     if !plans.is_empty() {
         fa.forget();
@@ -344,8 +351,13 @@ fn gep_before(f: &mut Function, before: Inst, p: Value, k: i32, stride: u32) -> 
     f.inst_result(g).expect("gep has a result")
 }
 
-fn unroll(f: &mut Function, p: &Plan) {
+/// Unrolls the loop of `p` in `f`, keeping `cfg` (the CFG of `f`, edge lists in
+/// the order a fresh computation gives them) up to date.
+fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
     let b = p.l.header;
+    // With the preheader just before the header, the new blocks land between them
+    // and the edges' order is known without recomputing the CFG.
+    let adjacent = f.layout.prev_block(b) == Some(p.l.preheader);
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     let (&branch, body) = insts.split_last().expect("a loop block ends in a branch");
     let params = f.block_params(b).to_vec();
@@ -485,16 +497,60 @@ fn unroll(f: &mut Function, p: &Plan) {
             else_dest: BlockCall::new(b, init),
         },
     );
+    if !(adjacent && update_edges(f, cfg, p.l.preheader, b, u, m, exit.block)) {
+        *cfg = ControlFlowGraph::compute(f);
+    }
+    #[cfg(test)]
+    assert!(
+        cfg.same_edges(&ControlFlowGraph::compute(f), f),
+        "the updated CFG differs from a fresh one"
+    );
     // Values of b used beyond it now also come from the last copy, through m.
-    let cfg = ControlFlowGraph::compute(f);
     let mut created = Vec::new();
     for v in defined_in(f, b) {
         let last = at(&map, v);
-        created.extend(repair_uses(f, &cfg, v, &[(b, v), (m, last)], |x| {
+        created.extend(repair_uses(f, cfg, v, &[(b, v), (m, last)], |x| {
             x == b || x == u || x == m
         }));
     }
-    remove_trivial_params(f, &created);
+    remove_trivial_params_with(f, cfg, &created);
+}
+
+/// Brings `cfg` up to date after [`unroll`] of the loop `b` with preheader `pre`,
+/// laid out `pre, u, m, b` (the new blocks between them) and exiting to `exit`,
+/// listing every edge where [`ControlFlowGraph::compute`] would: a block's
+/// predecessors by their place in the layout. `pre` now branches to `u` and `b`,
+/// `u` to itself and `m`, and `m` to `b` and `exit`; `m`, just before `b`, goes
+/// before `b`'s edges into `b` and `exit`. False, with `cfg` left as it was, when
+/// `b` has no edge to itself to place `m` by.
+fn update_edges(
+    f: &Function,
+    cfg: &mut ControlFlowGraph,
+    pre: Block,
+    b: Block,
+    u: Block,
+    m: Block,
+    exit: Block,
+) -> bool {
+    let before_b = |preds: &[Block]| -> Option<Vec<Block>> {
+        let k = preds.iter().position(|&x| x == b)?;
+        let mut v = preds.to_vec();
+        v.insert(k, m);
+        Some(v)
+    };
+    let (Some(into_b), Some(into_exit)) = (before_b(cfg.preds(b)), before_b(cfg.preds(exit)))
+    else {
+        return false;
+    };
+    let pre_preds = cfg.preds(pre).to_vec();
+    cfg.set_edges(pre, &pre_preds, &f.successors(pre));
+    cfg.set_edges(u, &[pre, u], &f.successors(u));
+    cfg.set_edges(m, &[u], &f.successors(m));
+    let b_succs = cfg.succs(b).to_vec();
+    cfg.set_edges(b, &into_b, &b_succs);
+    let exit_succs = cfg.succs(exit).to_vec();
+    cfg.set_edges(exit, &into_exit, &exit_succs);
+    true
 }
 
 #[cfg(test)]

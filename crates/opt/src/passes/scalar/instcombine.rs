@@ -76,10 +76,18 @@ impl FunctionPass for InstCombine {
 /// every value's meaning, values it creates are unknown to them, and the two
 /// rules that give a remainder another value, because its only uses cannot tell
 /// ([`remainder_as_truth`], [`remainder_test`]), make it unknown too
-/// ([`LazyRanges::forget`]).
+/// ([`LazyRanges::forget`]). When nothing changed before that first question,
+/// they are the analysis manager's ([`FunctionAnalyses::ranges`]): cached from an
+/// earlier pass if no pass changed the function since, and kept for the passes
+/// after this one if it changes nothing.
 struct LazyRanges<'a> {
     fa: &'a mut FunctionAnalyses,
-    ranges: Option<Ranges>,
+    /// Ranges solved after a change of this pass (not the manager's).
+    own: Option<Ranges>,
+    /// Whether the ranges are the manager's.
+    shared: bool,
+    /// Whether the pass changed the function so far.
+    dirty: bool,
     /// Values whose meaning changed since the solve.
     forgotten: Vec<Value>,
 }
@@ -90,10 +98,19 @@ impl LazyRanges<'_> {
         {
             return None;
         }
-        let fa = &mut *self.fa;
-        self.ranges
-            .get_or_insert_with(|| Ranges::compute(f, fa.cfg(f)))
-            .of(f, v)
+        if self.shared {
+            return self.fa.ranges(f).of(f, v);
+        }
+        if self.own.is_none() {
+            if !self.dirty {
+                // `f` is as the pass found it: the manager's ranges are those of `f`.
+                self.shared = true;
+                return self.fa.ranges(f).of(f, v);
+            }
+            let fa = &mut *self.fa;
+            self.own = Some(Ranges::compute(f, fa.cfg(f)));
+        }
+        self.own.as_ref().expect("solved above").of(f, v)
     }
 
     /// `v` now computes another value than it did when the ranges were solved.
@@ -121,7 +138,9 @@ pub fn run(f: &mut Function) -> bool {
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
     let mut ranges = LazyRanges {
         fa,
-        ranges: None,
+        own: None,
+        shared: false,
+        dirty: false,
         forgotten: Vec::new(),
     };
     let mut work: Vec<Inst> = Vec::new();
@@ -164,6 +183,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
             }
             continue;
         }
+        ranges.dirty = changed;
         let Some(action) = simplify(f, &mut ranges, i) else {
             continue;
         };
@@ -1291,6 +1311,35 @@ bb0:
             "func @f(i32, i32) -> i32 {\nbb0(%0: i32, %1: i32):\n  %2 = slt %0, %1\n  br %2, bb1(%2), bb1(0)\n\
              bb1(%3: i32):\n  ret 1\n}\n",
         );
+    }
+
+    /// Ranges the analysis manager solved for an earlier pass, the function
+    /// unchanged since, decide comparisons without a new solve; a run that
+    /// changed the function drops them.
+    #[test]
+    fn ranges_cached_by_the_manager_serve_while_the_function_is_unchanged() {
+        use crate::analysis::{AnalysisManager, Preserved};
+        let src = "declare @getint() -> i32\ndeclare @putint(i32) -> void\n\
+             func @main() -> i32 {\nbb0:\n  %0 = call @getint()\n  %1 = and %0, 7\n\
+             %2 = sgt %1, 20\n  call @putint(%2)\n  ret 0\n}\n";
+        let mut m = ir::parse_module(src).unwrap();
+        let mut am = AnalysisManager::verifying();
+        am.each_function(&mut m, |f, fa| {
+            fa.ranges(f);
+            false
+        });
+        let solved = am.computed();
+        assert!(am.each_function(&mut m, super::run_in));
+        assert_eq!(am.computed(), solved, "no new solve");
+        assert!(ir::print_module(&m).contains("call @putint(0)"));
+        am.invalidate(Preserved::CFG.with_other_functions());
+        assert!(am.check(&m).is_ok());
+        // Changed: the next pass solves anew.
+        am.each_function(&mut m, |f, fa| {
+            fa.ranges(f);
+            false
+        });
+        assert_eq!(am.computed(), solved + 1);
     }
 
     #[test]

@@ -63,7 +63,7 @@ pub fn run(f: &mut Function) -> usize {
 
 /// [`run`] with the CFG taken from `fa`.
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    let ranges = Ranges::compute(f, fa.cfg(f));
+    let ranges = fa.ranges(f);
     let insts: Vec<Inst> = f
         .layout
         .blocks()
@@ -75,12 +75,12 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             InstKind::Binary {
                 op: BinOp::SRem,
                 args: [x, c],
-            } => remainder(f, &ranges, inst, x, c),
+            } => remainder(f, ranges, inst, x, c),
             InstKind::Binary {
                 op: BinOp::SDiv,
                 args: [x, c],
-            } => division(f, &ranges, inst, x, c),
-            InstKind::Cmp { op, args: [a, b] } => comparison(f, &ranges, inst, op, a, b),
+            } => division(f, ranges, inst, x, c),
+            InstKind::Cmp { op, args: [a, b] } => comparison(f, ranges, inst, op, a, b),
             _ => false,
         };
         changed += usize::from(done);
