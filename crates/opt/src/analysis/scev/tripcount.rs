@@ -103,11 +103,17 @@ impl ScalarEvolution<'_> {
     /// Whether `lp`, an innermost loop, certainly terminates: an exiting block has
     /// an exit count that holds unconditionally (whatever the count is).
     pub fn terminates(&mut self, lp: LoopId) -> bool {
-        self.loops.get(lp).children.is_empty()
-            && self.exiting_blocks(lp).into_iter().any(|e| {
-                self.exit_count(lp, e)
-                    .is_some_and(|c| c.predicates.is_empty())
-            })
+        self.loops.get(lp).children.is_empty() && self.iterates_finitely(lp)
+    }
+
+    /// Whether `lp` starts finitely many iterations: an exiting block has an exit
+    /// count that holds unconditionally. (The loop terminates if each iteration
+    /// does: its inner loops may not.)
+    pub fn iterates_finitely(&mut self, lp: LoopId) -> bool {
+        self.exiting_blocks(lp).into_iter().any(|e| {
+            self.exit_count(lp, e)
+                .is_some_and(|c| c.predicates.is_empty())
+        })
     }
 
     /// Whether `e` never wraps: its flag says so, or [`Self::exact_range`] finds

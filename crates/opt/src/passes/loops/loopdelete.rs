@@ -2,8 +2,11 @@
 //! observable and provably terminates is removed; its preheader jumps straight to
 //! its exit.
 //!
-//! Aggressive DCE ([`crate::passes::scalar::dce`]) keeps every loop, because deleting a loop that
-//! never terminates would change the program. Here termination is proven instead
+//! Aggressive DCE ([`crate::passes::scalar::dce`]) keeps every loop it cannot prove
+//! finite, because deleting a loop that never terminates would change the program;
+//! it deletes whole dead nests of loops proven finite, by the same test as here.
+//! This pass remains for the loops it reaches between DCE runs (after final value
+//! replacement, in particular). Termination is proven
 //! (as LLVM's `LoopDeletion` does with scalar evolution): the loop is innermost and
 //! a test on every iteration has an exit count that holds unconditionally
 //! ([`crate::analysis::scev::ScalarEvolution::terminates`]): a counter stepping by

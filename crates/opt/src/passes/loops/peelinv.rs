@@ -158,7 +158,7 @@ bb5:
 "#;
 
     /// As in the pipeline; the second `dce` removes what the folded test kept alive
-    /// (`x`), and `loopdelete` the loop left empty.
+    /// (`x`) and the loop left empty (it counts to 4).
     const PASSES: [&str; 7] = [
         "peelinv",
         "sccp",
@@ -191,6 +191,8 @@ bb1:
 bb2(%3: i32):
   jump bb3
 bb3:
+  jump bb4
+bb4:
   call @putint(%3)
   ret 0
 }

@@ -22,6 +22,11 @@
 //! - `x / y` and `x % y` with `y` not a constant: `0` and `x` when every value of
 //!   `y` has one sign and a magnitude above every `|x|`.
 //! - An integer comparison whose operands' ranges decide it becomes 0 or 1.
+//! - A branch on an `i32` whose range excludes 0 (say a counter's value after its
+//!   loop, in `{5, 6}`), or is exactly 0, branches on that constant instead: the
+//!   edges stay (the CFG is unchanged) for SCCP and CFG simplification to fold.
+//!   (LLVM's CorrelatedValuePropagation folds such branches through
+//!   `LazyValueInfo`; GCC's VRP folds `if (x != 0)` by ranges.)
 //!
 //! Everything rests on the ranges holding in every execution (see the analysis
 //! on wrapping); values without a range (unreachable code) are left alone.
@@ -81,6 +86,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 args: [x, c],
             } => division(f, ranges, inst, x, c),
             InstKind::Cmp { op, args: [a, b] } => comparison(f, ranges, inst, op, a, b),
+            InstKind::Br { cond, .. } => branch(f, ranges, inst, cond),
             _ => false,
         };
         changed += usize::from(done);
@@ -304,6 +310,42 @@ fn comparison(
     true
 }
 
+/// A branch on `cond`, an `i32` whose range decides it, branches on the constant
+/// it always is as a truth value.
+fn branch(f: &mut Function, ranges: &Ranges, inst: Inst, cond: Value) -> bool {
+    if f.as_iconst(cond).is_some() {
+        return false;
+    }
+    let Some(r) = range(f, ranges, cond) else {
+        return false;
+    };
+    let taken = if r.lo > 0 || r.hi < 0 {
+        1
+    } else if r.lo == 0 && r.hi == 0 {
+        0
+    } else {
+        return false;
+    };
+    let InstKind::Br {
+        then_dest,
+        else_dest,
+        ..
+    } = f.kind(inst).clone()
+    else {
+        return false;
+    };
+    let cond = f.iconst(taken);
+    f.replace_kind(
+        inst,
+        InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        },
+    );
+    true
+}
+
 #[cfg(test)]
 mod tests {
     use crate::passes::testutil::{check, same_behaviour};
@@ -325,6 +367,49 @@ mod tests {
             // The divisor `g % 9 + 9` may be 1: its division and remainder stay.
             assert_eq!(out.matches("sdiv %2").count(), 1, "{out}");
             assert_eq!(out.matches("srem %2").count(), 1, "{out}");
+        }
+    }
+
+    /// `i = 5; while (i < 6 && c) i = i + 1;` leaves `i` in {5, 6} (here as the
+    /// two constants final value replacement leaves); a branch on it (`x || i`)
+    /// always takes its true edge. `ONE` and `OTHER` are the values `i` may have.
+    const EITHER: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt %0, 3
+  br %1, bb1(ONE), bb1(OTHER)
+bb1(%2: i32):
+  br %2, bb2, bb3
+bb2:
+  call @putint(1)
+  ret 0
+bb3:
+  call @putint(2)
+  ret 0
+}
+"#;
+
+    fn either(one: &str, other: &str) -> String {
+        EITHER.replace("ONE", one).replace("OTHER", other)
+    }
+
+    #[test]
+    fn a_branch_on_a_value_never_zero_takes_its_true_edge() {
+        for input in ["0", "7"] {
+            let out = same_behaviour(&either("5", "6"), &["vrp"], input);
+            assert!(out.contains("br 1, bb2, bb3"), "{out}");
+            let out = same_behaviour(&either("-5", "-1"), &["vrp"], input);
+            assert!(out.contains("br 1, bb2, bb3"), "{out}");
+            // Always 0 (a parameter, not a constant): the false edge.
+            let out = same_behaviour(&either("0", "0"), &["vrp"], input);
+            assert!(out.contains("br 0, bb2, bb3"), "{out}");
+            // 0 or 6: the branch stays.
+            let out = same_behaviour(&either("0", "6"), &["vrp"], input);
+            assert!(out.contains("br %2, bb2, bb3"), "{out}");
         }
     }
 
