@@ -213,12 +213,6 @@ fn header_access(
     if f.value_block(base).is_some_and(inside) || f.value_type(index) != Type::I32 {
         return None;
     }
-    // The index: a parameter plus a constant (an `i32` difference, modulo 2^32).
-    let params = f.block_params(header);
-    let (param, offset) = params.iter().enumerate().find_map(|(k, &p)| {
-        let d = se.constant_difference(index, p)?;
-        Some((k, i32::try_from(d).ok()?))
-    })?;
     // Dereferenced in the header: every iteration accesses it.
     let r = f.inst_result(g)?;
     let accessed = f.users(r).iter().any(|&u| {
@@ -229,7 +223,26 @@ fn header_access(
                 _ => false,
             }
     });
-    accessed.then_some((base, stride, params[param], param, offset))
+    if !accessed {
+        return None;
+    }
+    // The index: a parameter plus a constant (an `i32` difference, modulo 2^32).
+    // Without its constant term, its evolution is the parameter itself (one the
+    // analysis does not see through), or a recurrence of the loop, which only a
+    // parameter that is one can be a constant from.
+    let params = f.block_params(header);
+    let (loops, e) = (se.loops, se.get(index));
+    let (rest, _) = se.exprs.split_constant(loops, f, e);
+    let candidates: Vec<usize> = match *se.exprs.get(rest) {
+        Expr::Unknown { v, .. } => params.iter().position(|&p| p == v).into_iter().collect(),
+        Expr::AddRec { lp, .. } if loops.get(lp).header == header => (0..params.len()).collect(),
+        _ => return None,
+    };
+    let (param, offset) = candidates.into_iter().find_map(|k| {
+        let d = se.constant_difference(index, params[k])?;
+        Some((k, i32::try_from(d).ok()?))
+    })?;
+    Some((base, stride, params[param], param, offset))
 }
 
 /// `v - i` when the scalar evolution finds it a constant within [`MAX_STEP`].

@@ -180,6 +180,16 @@ fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memory: &Memory) 
             return plans;
         }
     }
+    // The pointer parameters that walk by a constant stride: `(k, p, s)`.
+    let walking: Vec<(usize, Value, i64)> = f
+        .block_params(l.header)
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &p)| pointer_step(se, id, p).map(|s| (k, p, s)))
+        .collect();
+    if walking.is_empty() {
+        return plans;
+    }
     // What the loop writes: its stores with their objects (None: unknown).
     let mut written: Vec<(Inst, Option<Value>)> = Vec::new();
     for &b in &lp.blocks {
@@ -200,11 +210,7 @@ fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memory: &Memory) 
     // Loads another pointer's plan carries (two pointers a constant apart see
     // each other's loads).
     let mut claimed: Vec<Inst> = Vec::new();
-    let params = f.block_params(l.header).to_vec();
-    for (k, &p) in params.iter().enumerate() {
-        let Some(s) = pointer_step(se, id, p) else {
-            continue;
-        };
+    for (k, p, s) in walking {
         let Some(object) = object_of(f, cfg, p) else {
             continue;
         };
