@@ -42,6 +42,26 @@ impl ScalarEvolution<'_> {
         e
     }
 
+    /// `a - b` when it is the same constant on every execution where both are
+    /// defined in one iteration (LLVM's `computeConstantDifference`): two integers
+    /// of one type, in their type's arithmetic (an `i32` difference modulo 2^32,
+    /// sign-extended), or two pointers, in bytes. `i + 3` and `i - 1` differ by 4
+    /// whatever `i` is, a recurrence `{s,+,d}` or a value the analysis does not see
+    /// through; `{0,+,2}` and `{1,+,2}` of one loop differ by -1.
+    pub fn constant_difference(&mut self, a: Value, b: Value) -> Option<i64> {
+        let ty = self.f.value_type(a);
+        if ty != self.f.value_type(b) || scev_type(self.f, a).is_none() {
+            return None;
+        }
+        let (x, y) = (self.get(a), self.get(b));
+        if x == y {
+            return Some(0);
+        }
+        let (loops, f) = (self.loops, self.f);
+        let d = self.exprs.sub(loops, f, x, y);
+        self.exprs.as_const(d)
+    }
+
     /// Whether the `i32` operation defining `v` never wraps: its value range (which
     /// is the full range whenever it could) is narrower.
     fn no_wrap(&mut self, v: Value) -> bool {

@@ -145,6 +145,22 @@ impl Exprs {
         }
     }
 
+    /// `(rest, c)` with `e = rest + c` and `c` the constant term of a sum (0 for
+    /// any other expression): `x + 5` is `(x, 5)`.
+    pub fn split_constant(&mut self, loops: &LoopForest, f: &Function, e: ExprId) -> (ExprId, i64) {
+        let Expr::Add { ops, exact, .. } = self.get(e).clone() else {
+            return (e, 0);
+        };
+        let Some(c) = self.as_const(ops[0]) else {
+            return (e, 0);
+        };
+        let rest = match ops[1..] {
+            [one] => one,
+            _ => self.add(loops, f, &ops[1..], exact),
+        };
+        (rest, c)
+    }
+
     /// `(loop, ops)` when `e` is a recurrence.
     pub fn as_addrec(&self, e: ExprId) -> Option<(LoopId, &[ExprId])> {
         match self.get(e) {

@@ -386,6 +386,105 @@ fn a_guard_before_the_loop_decides_the_maximum_in_its_count() {
     );
 }
 
+/// The constant differences [`ScalarEvolution::constant_difference`] finds
+/// between the values numbered (as printed) in `f` of `src`.
+fn differences(src: &str, pairs: &[(u32, u32)]) -> Vec<Option<i64>> {
+    let m = ir::parse_module(src).unwrap();
+    ir::verify_module(&m).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+    let names = ir::text::Names::new(f);
+    let mut values = Vec::new();
+    for b in f.layout.blocks() {
+        values.extend(f.block_params(b).iter().copied());
+        values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
+    }
+    let value = |n: u32| {
+        *values
+            .iter()
+            .find(|&&v| names.value_number(v) == Some(n))
+            .unwrap()
+    };
+    pairs
+        .iter()
+        .map(|&(a, b)| se.constant_difference(value(a), value(b)))
+        .collect()
+}
+
+#[test]
+fn constant_differences_of_recurrences_unknowns_and_pointers() {
+    // A walk `%4` from a start that differs per entry (no recurrence), beside a
+    // counter `%5 = {0,+,2}` and a pointer `%6 = {@a,+,8}`.
+    let src = r#"
+global @a: [i32; 64] = zeroinit
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  %2 = gep @a, 0, 4
+  %3 = slt %0, %1
+  br %3, bb1(%0, 0, %2), bb1(%1, 0, %2)
+bb1(%4: i32, %5: i32, %6: ptr):
+  %7 = sub %4, -3
+  %8 = add %7, 1
+  %9 = add %5, 2
+  %10 = add %5, 1
+  %11 = gep %6, 3, 4
+  %12 = gep %6, 2, 8
+  %13 = mul %4, 2
+  %14 = add %4, %1
+  %15 = add %5, %1
+  %16 = gep %6, %4, 4
+  %17 = gep %6, 1, 8
+  %18 = add %4, 1
+  %19 = slt %9, 30
+  br %19, bb1(%18, %9, %17), bb2
+bb2:
+  ret %8
+}
+"#;
+    let got = differences(
+        src,
+        &[
+            // (i - -3) + 1 - i, whatever i is, and back.
+            (8, 4),
+            (4, 7),
+            // {2,+,2} - {1,+,2}, and back.
+            (9, 10),
+            (10, 9),
+            // Pointers, in bytes: 12 and 16 from %6, 4 between them.
+            (11, 6),
+            (12, 11),
+            (9, 9),
+            // Not constant: 2i - i, (i + n) - i, (j + n) - j, a variable offset,
+            // a pointer and an integer.
+            (13, 4),
+            (14, 4),
+            (15, 5),
+            (16, 6),
+            (11, 4),
+        ],
+    );
+    assert_eq!(
+        got,
+        [
+            Some(4),
+            Some(-3),
+            Some(1),
+            Some(-1),
+            Some(12),
+            Some(4),
+            Some(0),
+            None,
+            None,
+            None,
+            None,
+            None
+        ]
+    );
+}
+
 fn predicated_of(src: &str) -> String {
     let m = ir::parse_module(src).unwrap();
     ir::verify_module(&m).unwrap();

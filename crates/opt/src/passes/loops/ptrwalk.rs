@@ -24,19 +24,25 @@
 //! instruction would have.
 //!
 //! Conditions: the `gep` is in the header, its base is defined outside the loop,
-//! its index is the header parameter `i` or `i + d` (`d` constant), it is used as
-//! the address of a load or store in the header, and every back edge passes the
-//! same `i + c` (`c` a non-zero constant, `|c| <= 2^16`).
+//! it is used as the address of a load or store in the header, and the scalar
+//! evolution ([`crate::analysis::scev`], asked through the analysis manager)
+//! finds its index a constant `d` from a header parameter `i`, and every back
+//! edge's value for `i` the same non-zero constant `c` from it (`|c| <= 2^16`):
+//! any arithmetic the analysis sees through (`i + d`, `i - e`, `(i + 1) + 1`), and
+//! `i` a recurrence or not (one that starts from a different value on each entry
+//! is no recurrence, and stands for itself).
 //!
 //! When the back edges pass other values ([`JoinWalk`]), the walk still becomes a
 //! pointer if one of them is reduced to an addition: `i + c` with a step of its
-//! own, or `u + c` with `u` the parameter of a join in the loop (an interpreter's
+//! own, or `u + c` with `u` the parameter of a join in the loop (both constant
+//! differences the scalar evolution finds) (an interpreter's
 //! `pc = pc + 1` after the arms of its dispatch, most of which pass `pc` on). The
 //! join gets a pointer parameter of its own, and the other values passed (a jump
 //! target loaded from memory) get their addresses computed where they are passed,
 //! as the header computed them.
 
-use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::analysis::scev::{Expr, ScalarEvolution};
+use crate::analysis::{FunctionAnalyses, LoopId, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value};
@@ -74,54 +80,109 @@ pub fn run(f: &mut Function) -> usize {
     run_in(f, &mut FunctionAnalyses::default())
 }
 
-/// [`run`] with the analyses of the loops found taken from `fa` (the walks it
-/// reduces add no edge; a join walk's edge blocks make it forget them).
+/// A walk found in a loop, before any is rewritten.
+enum Found {
+    Walk(Walk),
+    Join(JoinWalk),
+}
+
+/// The walks of one loop, found by asking the scalar evolution.
+struct LoopPlan {
+    id: LoopId,
+    header: Block,
+    outside: Vec<Block>,
+    latches: Vec<Block>,
+    walks: Vec<(Inst, Found)>,
+}
+
+/// [`run`] with the analyses of the loops found taken from `fa`: every loop's
+/// walks are found from one scalar evolution before any is rewritten (a rewrite
+/// adds header and join parameters and instructions, which changes no index a
+/// later walk reads; a join walk's edge blocks make it forget the analyses).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let (cfg, _, loops) = fa.loops(f);
+    let plans = {
+        let mut se = fa.scev(f);
+        let (g, cfg, loops) = (se.f, se.cfg, se.loops);
+        let mut plans = Vec::new();
+        for (id, l) in loops.loops() {
+            let header = l.header;
+            let inside = |b: Block| loops.contains(id, b);
+            // In a loop nested in this one.
+            let in_inner = |b: Block| loops.innermost(b).is_some_and(|l| l != id);
+            let (outside, latches): (Vec<Block>, Vec<Block>) = cfg
+                .unique_preds(header)
+                .into_iter()
+                .partition(|&p| !inside(p));
+            if outside.is_empty() || latches.is_empty() {
+                continue;
+            }
+            let geps: Vec<Inst> = g
+                .layout
+                .block_insts(header)
+                .filter(|&i| matches!(g.kind(i), InstKind::Gep { .. }))
+                .collect();
+            let mut walks = Vec::new();
+            for i in geps {
+                if let Some(walk) = Walk::find(&mut se, i, header, &inside, &latches) {
+                    walks.push((i, Found::Walk(walk)));
+                } else if let Some(walk) =
+                    JoinWalk::find(&mut se, i, header, &inside, &in_inner, &latches)
+                {
+                    walks.push((i, Found::Join(walk)));
+                }
+            }
+            if !walks.is_empty() {
+                plans.push(LoopPlan {
+                    id,
+                    header,
+                    outside,
+                    latches,
+                    walks,
+                });
+            }
+        }
+        plans
+    };
+    let (_, _, loops) = fa.loops(f);
     let mut split = false;
     let mut changed = 0;
-    for (id, l) in loops.loops() {
-        let header = l.header;
-        let inside = |b: Block| loops.contains(id, b);
-        // In a loop nested in this one (an edge block a join walk made is in none:
-        // it runs once per exit from the inner loop).
+    for plan in plans {
+        let LoopPlan {
+            id,
+            header,
+            outside,
+            latches,
+            walks,
+        } = plan;
+        // An edge block a join walk made is in no loop: it runs once per exit
+        // from the inner loop.
         let in_inner = |b: Block| loops.innermost(b).is_some_and(|l| l != id);
-        let (outside, latches): (Vec<Block>, Vec<Block>) = cfg
-            .unique_preds(header)
-            .into_iter()
-            .partition(|&p| !inside(p));
-        if outside.is_empty() || latches.is_empty() {
-            continue;
-        }
-        let geps: Vec<Inst> = f
-            .layout
-            .block_insts(header)
-            .filter(|&g| matches!(f.kind(g), InstKind::Gep { .. }))
-            .collect();
         // The pointer of each walk made, by base, stride, index and step, with its
         // offset: the loop's other accesses of that walk are constant offsets from
         // it (sixteen columns of a row, one pointer).
         let mut pointers: FxHashMap<(Value, u32, usize, i32), (Value, i32)> = FxHashMap::default();
-        for g in geps {
-            if let Some(walk) = Walk::find(f, g, header, &inside, &latches) {
-                let key = (walk.base, walk.stride, walk.param, walk.step);
-                if let Some(&(q, offset)) = pointers.get(&key) {
-                    walk.offset_from(f, g, q, offset);
-                } else {
-                    let q = walk.rewrite(f, g, header, &outside, &latches);
-                    pointers.insert(key, (q, walk.offset));
+        for (g, found) in walks {
+            match found {
+                Found::Walk(walk) => {
+                    let key = (walk.base, walk.stride, walk.param, walk.step);
+                    if let Some(&(q, offset)) = pointers.get(&key) {
+                        walk.offset_from(f, g, q, offset);
+                    } else {
+                        let q = walk.rewrite(f, g, header, &outside, &latches);
+                        pointers.insert(key, (q, walk.offset));
+                    }
                 }
-                changed += 1;
-            } else if let Some(walk) = JoinWalk::find(f, g, header, &inside, &in_inner, &latches) {
-                // An earlier join walk may have split edges: the predecessors now.
-                let now = ControlFlowGraph::compute(f);
-                walk.rewrite(f, g, header, &outside, &now, &in_inner);
-                split = true;
-                changed += 1;
+                Found::Join(walk) => {
+                    // An earlier join walk may have split edges: the predecessors now.
+                    let now = ControlFlowGraph::compute(f);
+                    walk.rewrite(f, g, header, &outside, &now, &in_inner);
+                    split = true;
+                }
             }
+            changed += 1;
         }
     }
     if split {
@@ -132,13 +193,15 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
 
 /// The header's access `gep base, i + d, stride`, with `i` the header's parameter
 /// number `param`, its base defined outside the loop and the address loaded or
-/// stored in the header: `(base, stride, i, param, d)`.
+/// stored in the header: `(base, stride, i, param, d)`. The index is any value
+/// the scalar evolution finds a constant `d` from a parameter of the header.
 fn header_access(
-    f: &Function,
+    se: &mut ScalarEvolution,
     g: Inst,
     header: Block,
     inside: &dyn Fn(Block) -> bool,
 ) -> Option<(Value, u32, Value, usize, i32)> {
+    let f = se.f;
     let InstKind::Gep {
         base,
         index,
@@ -147,16 +210,9 @@ fn header_access(
     else {
         return None;
     };
-    if f.value_block(base).is_some_and(inside) {
+    if f.value_block(base).is_some_and(inside) || f.value_type(index) != Type::I32 {
         return None;
     }
-    // The index: the parameter itself or the parameter plus a constant.
-    let params = f.block_params(header);
-    let (i, offset) = match params.iter().position(|&p| p == index) {
-        Some(_) => (index, 0),
-        None => add_const(f, index)?,
-    };
-    let param = params.iter().position(|&p| p == i)?;
     // Dereferenced in the header: every iteration accesses it.
     let r = f.inst_result(g)?;
     let accessed = f.users(r).iter().any(|&u| {
@@ -167,7 +223,33 @@ fn header_access(
                 _ => false,
             }
     });
-    accessed.then_some((base, stride, i, param, offset))
+    if !accessed {
+        return None;
+    }
+    // The index: a parameter plus a constant (an `i32` difference, modulo 2^32).
+    // Without its constant term, its evolution is the parameter itself (one the
+    // analysis does not see through), or a recurrence of the loop, which only a
+    // parameter that is one can be a constant from.
+    let params = f.block_params(header);
+    let (loops, e) = (se.loops, se.get(index));
+    let (rest, _) = se.exprs.split_constant(loops, f, e);
+    let candidates: Vec<usize> = match *se.exprs.get(rest) {
+        Expr::Unknown { v, .. } => params.iter().position(|&p| p == v).into_iter().collect(),
+        Expr::AddRec { lp, .. } if loops.get(lp).header == header => (0..params.len()).collect(),
+        _ => return None,
+    };
+    let (param, offset) = candidates.into_iter().find_map(|k| {
+        let d = se.constant_difference(index, params[k])?;
+        Some((k, i32::try_from(d).ok()?))
+    })?;
+    Some((base, stride, params[param], param, offset))
+}
+
+/// `v - i` when the scalar evolution finds it a constant within [`MAX_STEP`].
+fn step_from(se: &mut ScalarEvolution, v: Value, i: Value) -> Option<i32> {
+    se.constant_difference(v, i)
+        .filter(|c| c.abs() <= MAX_STEP)
+        .map(|c| c as i32)
 }
 
 /// A reducible access: `gep base, i + d, stride` with `i` the header parameter
@@ -182,13 +264,14 @@ struct Walk {
 
 impl Walk {
     fn find(
-        f: &Function,
+        se: &mut ScalarEvolution,
         g: Inst,
         header: Block,
         inside: &dyn Fn(Block) -> bool,
         latches: &[Block],
     ) -> Option<Walk> {
-        let (base, stride, i, param, offset) = header_access(f, g, header, inside)?;
+        let (base, stride, i, param, offset) = header_access(se, g, header, inside)?;
+        let f = se.f;
         // Every back edge passes the same `i + step`.
         let mut step = None;
         for &latch in latches {
@@ -197,12 +280,8 @@ impl Walk {
                 if target.block != header {
                     continue;
                 }
-                let (from, c) = add_const(f, target.args[param])?;
-                if from != i
-                    || c == 0
-                    || (c as i64).abs() > MAX_STEP
-                    || step.is_some_and(|s| s != c)
-                {
+                let c = step_from(se, target.args[param], i)?;
+                if c == 0 || step.is_some_and(|s| s != c) {
                     return None;
                 }
                 step = Some(c);
@@ -356,27 +435,34 @@ enum Index {
     Exact(Value),
 }
 
-/// `v` as an [`Index`] relative to the header parameter `i`; `direct` tells the
-/// blocks of the loop outside its inner loops, where a join may be.
+/// `v` as an [`Index`] relative to the header parameter `i`, from the scalar
+/// evolution of the two: a constant difference, or `v` a constant away from the
+/// parameter of a join; `direct` tells the blocks of the loop outside its inner
+/// loops, where a join may be.
 fn classify(
-    f: &Function,
+    se: &mut ScalarEvolution,
     v: Value,
     i: Value,
     header: Block,
     direct: &dyn Fn(Block) -> bool,
 ) -> Index {
-    let (u, c) = match add_const(f, v) {
-        Some((u, c)) if (c as i64).abs() <= MAX_STEP => (u, c),
-        _ => (v, 0),
-    };
-    if u == i {
+    if let Some(c) = step_from(se, v, i) {
         return Index::Header(c);
     }
-    match f.value_def(u) {
-        ir::ValueDef::Param(block, k) if block != header && direct(block) => Index::Join {
-            block,
-            param: k as usize,
-            step: c,
+    let (loops, f) = (se.loops, se.f);
+    let e = se.get(v);
+    let (rest, c) = match se.exprs.split_constant(loops, f, e) {
+        (rest, c) if c.abs() <= MAX_STEP => (rest, c as i32),
+        _ => (e, 0),
+    };
+    match *se.exprs.get(rest) {
+        Expr::Unknown { v: u, .. } => match f.value_def(u) {
+            ir::ValueDef::Param(block, k) if block != header && direct(block) => Index::Join {
+                block,
+                param: k as usize,
+                step: c,
+            },
+            _ => Index::Exact(v),
         },
         _ => Index::Exact(v),
     }
@@ -401,36 +487,35 @@ fn classify(
 /// address is computed as the original `gep` computes it.
 struct JoinWalk {
     access: Access,
-    i: Value,
     /// Per back edge (latch, which target): the index passed.
     edges: Vec<(Block, usize, Index)>,
+    /// The values the joins' predecessors pass them that are `i + c`: `c`.
+    from_header: FxHashMap<Value, i32>,
 }
 
 impl JoinWalk {
     fn find(
-        f: &Function,
+        se: &mut ScalarEvolution,
         g: Inst,
         header: Block,
         inside: &dyn Fn(Block) -> bool,
         in_inner: &dyn Fn(Block) -> bool,
         latches: &[Block],
     ) -> Option<JoinWalk> {
-        let (base, stride, i, param, offset) = header_access(f, g, header, inside)?;
+        let (base, stride, i, param, offset) = header_access(se, g, header, inside)?;
         // What a latch computes runs once per iteration only outside inner loops.
         if latches.iter().any(|&l| in_inner(l)) {
             return None;
         }
+        let (f, cfg) = (se.f, se.cfg);
         let direct = |b: Block| inside(b) && !in_inner(b);
         let mut edges = Vec::new();
         for &latch in latches {
             let term = f.terminator(latch)?;
             for (which, target) in f.kind(term).targets().into_iter().enumerate() {
                 if target.block == header {
-                    edges.push((
-                        latch,
-                        which,
-                        classify(f, target.args[param], i, header, &direct),
-                    ));
+                    let index = classify(se, target.args[param], i, header, &direct);
+                    edges.push((latch, which, index));
                 }
             }
         }
@@ -439,6 +524,25 @@ impl JoinWalk {
         if edges.iter().all(|e| matches!(e.2, Index::Exact(_))) {
             return None;
         }
+        // What the joins' predecessors pass, relative to `i`.
+        let mut from_header = FxHashMap::default();
+        for &(_, _, index) in &edges {
+            let Index::Join { block, param, .. } = index else {
+                continue;
+            };
+            for p in cfg.unique_preds(block) {
+                let term = f.terminator(p)?;
+                for target in f.kind(term).targets() {
+                    if target.block != block {
+                        continue;
+                    }
+                    let w = target.args[param];
+                    if let Some(c) = step_from(se, w, i) {
+                        from_header.insert(w, c);
+                    }
+                }
+            }
+        }
         Some(JoinWalk {
             access: Access {
                 base,
@@ -446,8 +550,8 @@ impl JoinWalk {
                 param,
                 offset,
             },
-            i,
             edges,
+            from_header,
         })
     }
 
@@ -482,11 +586,7 @@ impl JoinWalk {
                         continue;
                     }
                     let w = target.args[param];
-                    let from_header = match add_const(f, w) {
-                        _ if w == self.i => Some(0),
-                        Some((x, c)) if x == self.i && (c as i64).abs() <= MAX_STEP => Some(c),
-                        _ => None,
-                    };
+                    let from_header = self.from_header.get(&w).copied();
                     if from_header == Some(0) {
                         target.args.push(q);
                         f.set_target(term, which, target);
@@ -577,18 +677,6 @@ impl JoinWalk {
     }
 }
 
-/// `Some((x, c))` when `v` is `add x, c` with a constant `c`.
-fn add_const(f: &Function, v: Value) -> Option<(Value, i32)> {
-    let def = f.def_inst(v)?;
-    match *f.kind(def) {
-        InstKind::Binary {
-            op: BinOp::Add,
-            args: [x, c],
-        } => Some((x, f.as_iconst(c)?)),
-        _ => None,
-    }
-}
-
 /// Inserts `kind` before `at`; its result.
 fn value(f: &mut Function, at: Inst, kind: InstKind, ty: Type) -> Value {
     let i = f.insert_inst_before(at, kind, ty);
@@ -674,6 +762,55 @@ mod tests {
             bb5:\n  %15 = ne %10, 7\n  %16 = gep %9, 2, 4\n  br %15, bb4(%12, %16), bb6\n\
             bb6:\n  ret %10\n}\n";
         check(&["ptrwalk"], src, expected);
+    }
+
+    /// `while (a[i + 1] != 93) i = i + 2`, with the next index computed from the
+    /// accessed one (`(i + 1) + 1`, as value numbering leaves it) and the index
+    /// as `i - -1`: the scalar evolution finds both a constant from `i`, so the
+    /// access walks by two elements (the add-of-a-constant match before took
+    /// neither).
+    #[test]
+    fn indices_a_constant_from_the_parameter_by_any_arithmetic_walk() {
+        let src = "global @a: [i32; 64] = zeroinit\n\n\
+            func @f(i32) -> i32 {\n\
+            bb0(%0: i32):\n  jump bb1(%0)\n\
+            bb1(%1: i32):\n  %2 = sub %1, -1\n  %3 = gep @a, %2, 4\n  %4 = load i32, %3\n  \
+            %5 = add %2, 1\n  %6 = ne %4, 93\n  br %6, bb1(%5), bb2\n\
+            bb2:\n  ret %5\n}\n";
+        let expected = "global @a: [i32; 64] = zeroinit\n\n\
+            func @f(i32) -> i32 {\n\
+            bb0(%0: i32):\n  %1 = add %0, 1\n  %2 = gep @a, %1, 4\n  jump bb1(%0, %2)\n\
+            bb1(%3: i32, %4: ptr):\n  %5 = sub %3, -1\n  %6 = load i32, %4\n  \
+            %7 = add %5, 1\n  %8 = ne %6, 93\n  %9 = gep %4, 2, 4\n  br %8, bb1(%7, %9), bb2\n\
+            bb2:\n  ret %7\n}\n";
+        check(&["ptrwalk"], src, expected);
+    }
+
+    /// Must not fire: the index is no constant away from a parameter (`2 * i`,
+    /// `i + n`), or the back edge passes no constant step from it (`i * 3`,
+    /// `i + n`).
+    #[test]
+    fn indices_or_steps_that_vary_from_the_parameter_are_left_alone() {
+        let shape = |index: &str, next: &str| {
+            format!(
+                "global @a: [i32; 64] = zeroinit\n\n\
+                 func @f(i32, i32) -> i32 {{\n\
+                 bb0(%0: i32, %1: i32):\n  jump bb1(%0)\n\
+                 bb1(%2: i32):\n  %3 = {index}\n  %4 = gep @a, %3, 4\n  %5 = load i32, %4\n  \
+                 %6 = {next}\n  %7 = ne %5, 93\n  br %7, bb1(%6), bb2\n\
+                 bb2:\n  ret %6\n}}\n"
+            )
+        };
+        for (index, next) in [
+            ("mul %2, 2", "add %2, 1"),
+            ("add %2, %1", "add %2, 1"),
+            ("add %2, 1", "mul %2, 3"),
+            ("add %2, 1", "add %2, %1"),
+        ] {
+            let src = shape(index, next);
+            let out = crate::passes::testutil::run(&src, &["ptrwalk"]);
+            assert!(!out.contains(": ptr"), "{index} / {next}:\n{out}");
+        }
     }
 
     /// An interpreter's dispatch: `op = prog[pc]`; most arms fall through to

@@ -12,10 +12,15 @@
 //! induction variable (what strength reduction, [`crate::passes::loops::strength`], leaves):
 //!
 //! - The loop is rotated, leaves only through its latch, and has a header
-//!   parameter `p` whose next value is `gep p, k, w` (stride `s = k * w` bytes).
-//! - The loads considered are those at a constant offset from `p`, in blocks that
-//!   run on every iteration (they dominate the latch), so a load the first
-//!   iteration would do may move to the preheader.
+//!   parameter `p` whose scalar evolution ([`crate::analysis::scev`], asked
+//!   through the analysis manager) is `{p0,+,s}<loop>` with `s` a non-zero
+//!   constant number of bytes: the latch passes `gep p, k, w`, or any chain of
+//!   constant steps (`gep (gep p, 1, 4), 1, 4` of an unrolled walk).
+//! - The loads considered are those whose address the scalar evolution finds a
+//!   constant offset from `p`, in blocks that run on every iteration (they
+//!   dominate the latch), so a load the first iteration would do may move to the
+//!   preheader. A load another pointer of the loop carries (one a constant away
+//!   from `p`) is left to that pointer.
 //! - No store in the loop may write the object `p` walks (the global or local array
 //!   its starting value points into, followed through outer loops' pointer
 //!   parameters, or the function's pointer parameter, which a store through
@@ -31,17 +36,19 @@
 //! When the loop does write the object, a value it stores can still be carried
 //! (store-to-load forwarding across iterations, as LLVM's `LoopLoadElimination`
 //! does): if every store that may write the object goes through `p` at a constant
-//! offset in a block every iteration runs, a load at `o` whose offset no store
+//! offset (again a difference the scalar evolution finds) in a block every
+//! iteration runs, a load at `o` whose offset no store
 //! touches reads in iteration `k + 1` what the one store at `o + s` wrote in
 //! iteration `k`. The latch passes that stored value (an in-place stencil
 //! `x[k] = (x[k - 1] + ...) / f` keeps `x[k - 1]` in a register).
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{
-    address_root, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest, LoopId,
-    ParamTargets, Preserved, Purity, RotatedLoop, Targets,
+    address_root, AnalysisManager, DisjointParams, FunctionAnalyses, LoopId, ParamTargets,
+    Preserved, Purity, RotatedLoop, Targets,
 };
 use crate::pipeline::Pass;
-use ir::analysis::{ControlFlowGraph, DominatorTree};
+use ir::analysis::ControlFlowGraph;
 use ir::{Block, FuncId, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use std::collections::BTreeMap;
 
@@ -126,13 +133,16 @@ fn run_in(f: &mut Function, purity: &Purity, memory: &Memory, fa: &mut FunctionA
     if f.is_declaration() {
         return 0;
     }
-    let (cfg, dt, loops) = fa.loops(f);
     let mut plans = Vec::new();
-    for (id, lp) in loops.loops() {
-        if !lp.children.is_empty() {
-            continue;
+    {
+        let mut se = fa.scev(f);
+        let loops = se.loops;
+        for (id, lp) in loops.loops() {
+            if !lp.children.is_empty() {
+                continue;
+            }
+            plans.extend(plan(&mut se, id, purity, memory));
         }
-        plans.extend(plan(f, cfg, dt, loops, id, purity, memory));
     }
     // Each plan only adds parameters to its loop's header (after the existing
     // ones, so the pointer indices of other plans of the loop stay valid),
@@ -154,15 +164,8 @@ struct Plan {
 
 /// The plans for loop `id`: one per pointer parameter with loads to carry, at
 /// most [`MAX_CARRIED`] carried values in all.
-fn plan(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
-    loops: &LoopForest,
-    id: LoopId,
-    purity: &Purity,
-    memory: &Memory,
-) -> Vec<Plan> {
+fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memory: &Memory) -> Vec<Plan> {
+    let (f, cfg, loops) = (se.f, se.cfg, se.loops);
     let mut plans = Vec::new();
     let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
         return plans;
@@ -176,6 +179,16 @@ fn plan(
         if b != l.latch && f.successors(b).is_empty() {
             return plans;
         }
+    }
+    // The pointer parameters that walk by a constant stride: `(k, p, s)`.
+    let walking: Vec<(usize, Value, i64)> = f
+        .block_params(l.header)
+        .iter()
+        .enumerate()
+        .filter_map(|(k, &p)| pointer_step(se, id, p).map(|s| (k, p, s)))
+        .collect();
+    if walking.is_empty() {
+        return plans;
     }
     // What the loop writes: its stores with their objects (None: unknown).
     let mut written: Vec<(Inst, Option<Value>)> = Vec::new();
@@ -194,15 +207,10 @@ fn plan(
         }
     }
     let mut budget = MAX_CARRIED;
-    let params = f.block_params(l.header).to_vec();
-    for (k, &p) in params.iter().enumerate() {
-        let Some((step, stride)) = l.pointer_step(f, k) else {
-            continue;
-        };
-        let s = i64::from(step) * i64::from(stride);
-        if s == 0 {
-            continue;
-        }
+    // Loads another pointer's plan carries (two pointers a constant apart see
+    // each other's loads).
+    let mut claimed: Vec<Inst> = Vec::new();
+    for (k, p, s) in walking {
         let Some(object) = object_of(f, cfg, p) else {
             continue;
         };
@@ -214,15 +222,18 @@ fn plan(
         if !writers.is_empty() {
             // The loop writes the object: only what it stores through `p` itself
             // can be carried.
-            if let Some(plan) = forwarding_plan(f, dt, lp, &l, k, s, &writers, budget) {
+            if let Some(plan) = forwarding_plan(se, lp, &l, k, s, &writers, budget, &claimed) {
                 budget -= plan.loads.len();
+                claimed.extend(plan.loads.values().map(|&(i, _)| i));
                 plans.push(plan);
             }
             continue;
         }
         let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
-        for (off, i, ty) in every_iteration_loads(f, dt, lp, l.latch, p) {
-            loads.entry(off).or_insert((i, ty));
+        for (off, i, ty) in every_iteration_loads(se, lp, l.latch, p) {
+            if !claimed.contains(&i) {
+                loads.entry(off).or_insert((i, ty));
+            }
         }
         let carried = loads
             .iter()
@@ -232,6 +243,7 @@ fn plan(
             continue;
         }
         budget -= carried;
+        claimed.extend(loads.values().map(|&(i, _)| i));
         plans.push(Plan {
             l: l.clone(),
             ptr: k,
@@ -252,15 +264,16 @@ fn plan(
 /// bytes in between. The stored value is carried to the load instead.
 #[allow(clippy::too_many_arguments)]
 fn forwarding_plan(
-    f: &Function,
-    dt: &DominatorTree,
+    se: &mut ScalarEvolution,
     lp: &crate::analysis::Loop,
     l: &RotatedLoop,
     k: usize,
     s: i64,
     writers: &[Inst],
     budget: usize,
+    claimed: &[Inst],
 ) -> Option<Plan> {
+    let (f, dt) = (se.f, se.dt);
     let p = f.block_params(l.header)[k];
     // Offset, bytes and value of every store that may write the object.
     let mut stores: Vec<(i64, i64, Value)> = Vec::new();
@@ -272,8 +285,8 @@ fn forwarding_plan(
             .layout
             .inst_block(w)
             .is_some_and(|b| dt.dominates(b, l.latch));
-        match address_root(f, ptr) {
-            (root, Some(off)) if root == p && every_iteration => {
+        match se.constant_difference(ptr, p) {
+            Some(off) if every_iteration => {
                 stores.push((off, i64::from(f.value_type(value).size()), value));
             }
             _ => return None,
@@ -286,9 +299,9 @@ fn forwarding_plan(
     };
     let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
     let mut stored: BTreeMap<i64, Value> = BTreeMap::new();
-    for (off, i, ty) in every_iteration_loads(f, dt, lp, l.latch, p) {
+    for (off, i, ty) in every_iteration_loads(se, lp, l.latch, p) {
         let n = i64::from(ty.size());
-        if loads.contains_key(&off) {
+        if loads.contains_key(&off) || claimed.contains(&i) {
             continue;
         }
         let source: Vec<_> = overlapping(off + s, n).collect();
@@ -311,16 +324,30 @@ fn forwarding_plan(
     })
 }
 
-/// The `i32` and `f32` loads through `p` at a constant offset in the blocks of
-/// loop `lp` that run on every iteration (they dominate its `latch`), in order:
-/// offset, load, type.
+/// The byte step `s` of the pointer parameter `p` of loop `id`, when its
+/// evolution is `{p0,+,s}<id>` with `s` a non-zero constant.
+fn pointer_step(se: &mut ScalarEvolution, id: LoopId, p: Value) -> Option<i64> {
+    if se.f.value_type(p) != Type::Ptr {
+        return None;
+    }
+    let e = se.get(p);
+    let (pl, &[_, step]) = se.exprs.as_addrec(e)? else {
+        return None;
+    };
+    let s = se.exprs.as_const(step)?;
+    (pl == id && s != 0).then_some(s)
+}
+
+/// The `i32` and `f32` loads at a constant offset from `p` (a difference the
+/// scalar evolution finds) in the blocks of loop `lp` that run on every
+/// iteration (they dominate its `latch`), in order: offset, load, type.
 fn every_iteration_loads(
-    f: &Function,
-    dt: &DominatorTree,
+    se: &mut ScalarEvolution,
     lp: &crate::analysis::Loop,
     latch: Block,
     p: Value,
 ) -> Vec<(i64, Inst, Type)> {
+    let (f, dt) = (se.f, se.dt);
     let mut out = Vec::new();
     for &b in &lp.blocks {
         if !dt.dominates(b, latch) {
@@ -330,10 +357,11 @@ fn every_iteration_loads(
             let InstKind::Load { ty, ptr } = *f.kind(i) else {
                 continue;
             };
-            if let (root, Some(off)) = address_root(f, ptr) {
-                if root == p && matches!(ty, Type::I32 | Type::F32) {
-                    out.push((off, i, ty));
-                }
+            if !matches!(ty, Type::I32 | Type::F32) {
+                continue;
+            }
+            if let Some(off) = se.constant_difference(ptr, p) {
+                out.push((off, i, ty));
             }
         }
     }
@@ -526,6 +554,41 @@ bb2:
             .replace("%13 = sub %12, %11", "%13 = sub %12, %24");
         let out = same_behaviour(&cond, &["predcom"], "30");
         assert_eq!(out.matches("load").count(), 3, "{out}");
+    }
+
+    /// The walk of [`WALK`] unrolled by two: the pointer advances by two steps
+    /// of one element each (`gep (gep p, 1, 4), 1, 4`), and loads `t[i]`,
+    /// `t[i + 2]` and `t[i + 4]`, the last through a gep of a gep. The scalar
+    /// evolution finds the stride of 8 bytes and the offsets 0, 8 and 16, so two
+    /// loads are carried (the latch's `gep p, k, w` match before saw no stride).
+    #[test]
+    fn a_pointer_advanced_by_a_chain_of_steps_carries_its_loads() {
+        let src = WALK
+            .replace("  %10 = gep %4, 2, 4\n", "  %10 = gep %8, 2, 4\n")
+            .replace("  %8 = gep %4, 1, 4\n", "  %8 = gep %4, 2, 4\n")
+            .replace(
+                "  %15 = gep %4, 1, 4\n",
+                "  %30 = gep %4, 1, 4\n  %15 = gep %30, 1, 4\n",
+            );
+        let out = same_behaviour(&src, &["predcom"], "15");
+        assert_eq!(loop_loads(&out), 1, "{out}");
+        for n in ["1", "2", "16"] {
+            same_behaviour(&src, &["predcom"], n);
+        }
+    }
+
+    /// Must not fire: a pointer that advances by an amount read at run time has
+    /// no constant stride, and a load at a variable offset from it none either.
+    #[test]
+    fn pointers_without_a_constant_step_or_offset_carry_nothing() {
+        let variable_step = WALK.replace("  %15 = gep %4, 1, 4\n", "  %15 = gep %4, %0, 4\n");
+        let out = crate::passes::testutil::run(&variable_step, &["predcom"]);
+        assert_eq!(loop_loads(&out), 3, "{out}");
+        let variable_offset = WALK.replace("  %8 = gep %4, 1, 4\n", "  %8 = gep %4, %3, 4\n");
+        let out = same_behaviour(&variable_offset, &["predcom"], "12");
+        // `t[i]` and `t[i + 2]` are no stride apart, and `t[i + k]` (`%8`) no constant
+        // offset: nothing is carried.
+        assert_eq!(loop_loads(&out), 3, "{out}");
     }
 
     /// `a[i] = (a[i - 1] + b[i]) * 3` for `i` from 1 while `i < n`: each iteration
