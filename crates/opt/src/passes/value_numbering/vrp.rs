@@ -22,6 +22,12 @@
 //! - `x / y` and `x % y` with `y` not a constant: `0` and `x` when every value of
 //!   `y` has one sign and a magnitude above every `|x|`.
 //! - An integer comparison whose operands' ranges decide it becomes 0 or 1.
+//! - So does `a op b` where `a - b` is a constant `d` on every execution
+//!   ([`ScalarEvolution::constant_difference`]: `i - 2` against `i - 1`, a counter
+//!   against its next value) and `b + d` cannot wrap in `b`'s range: then
+//!   `a = b + d` exactly and the sign of `d` decides (LLVM's InstCombine folds
+//!   `icmp (add nsw X, C1), (add nsw X, C2)` this way, with no-wrap flags where
+//!   this uses ranges; SCEV's `isKnownPredicate` by the difference's sign).
 //! - A branch on an `i32` whose range excludes 0 (say a counter's value after its
 //!   loop, in `{5, 6}`), or is exactly 0, branches on that constant instead: the
 //!   edges stay (the CFG is unchanged) for SCCP and CFG simplification to fold.
@@ -32,9 +38,11 @@
 //! on wrapping); values without a range (unreachable code) are left alone.
 
 use crate::analysis::ranges::{Range, Ranges};
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Type, Value};
+use rustc_hash::FxHashMap;
 
 /// The range-based simplification pass.
 pub struct Vrp;
@@ -68,12 +76,13 @@ pub fn run(f: &mut Function) -> usize {
 
 /// [`run`] with the CFG taken from `fa`.
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    let ranges = fa.ranges(f);
     let insts: Vec<Inst> = f
         .layout
         .blocks()
         .flat_map(|b| f.layout.block_insts(b))
         .collect();
+    let differences = compared_differences(f, &mut fa.scev(f), &insts);
+    let ranges = fa.ranges(f);
     let mut changed = 0;
     for inst in insts {
         let done = match *f.kind(inst) {
@@ -85,7 +94,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 op: BinOp::SDiv,
                 args: [x, c],
             } => division(f, ranges, inst, x, c),
-            InstKind::Cmp { op, args: [a, b] } => comparison(f, ranges, inst, op, a, b),
+            InstKind::Cmp { op, args: [a, b] } => {
+                let d = differences.get(&inst).copied();
+                comparison(f, ranges, inst, op, [a, b], d)
+            }
             InstKind::Br { cond, .. } => branch(f, ranges, inst, cond),
             _ => false,
         };
@@ -287,21 +299,81 @@ fn division(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) -
     false
 }
 
+/// `a - b` for each integer comparison `a op b` of two non-constant `i32`s where
+/// scalar evolution finds it constant (modulo 2^32, sign-extended).
+fn compared_differences(
+    f: &Function,
+    se: &mut ScalarEvolution,
+    insts: &[Inst],
+) -> FxHashMap<Inst, i64> {
+    let mut differences = FxHashMap::default();
+    for &inst in insts {
+        let InstKind::Cmp { op, args: [a, b] } = *f.kind(inst) else {
+            continue;
+        };
+        let integer = matches!(
+            op,
+            CmpOp::Eq | CmpOp::Ne | CmpOp::Slt | CmpOp::Sle | CmpOp::Sgt | CmpOp::Sge
+        );
+        if !integer
+            || a == b
+            || f.value_type(a) != Type::I32
+            || f.as_iconst(a).is_some()
+            || f.as_iconst(b).is_some()
+        {
+            continue;
+        }
+        if let Some(d) = se.constant_difference(a, b) {
+            differences.insert(inst, d);
+        }
+    }
+    differences
+}
+
+/// `a op b` decided by `d = a - b` (modulo 2^32, sign-extended) and the range of
+/// `b`: equality by `d` alone, an order when `b + d` stays an `i32` for every `b`
+/// in `rb` (so `a` is exactly `b + d`).
+fn decided_by_difference(op: CmpOp, d: i64, rb: Option<Range>) -> Option<bool> {
+    match op {
+        CmpOp::Eq => return Some(d == 0),
+        CmpOp::Ne => return Some(d != 0),
+        _ => {}
+    }
+    let rb = rb?;
+    let exact =
+        i64::from(rb.lo) + d >= i64::from(i32::MIN) && i64::from(rb.hi) + d <= i64::from(i32::MAX);
+    if !exact {
+        return None;
+    }
+    match op {
+        CmpOp::Slt => Some(d < 0),
+        CmpOp::Sle => Some(d <= 0),
+        CmpOp::Sgt => Some(d > 0),
+        CmpOp::Sge => Some(d >= 0),
+        _ => None,
+    }
+}
+
+/// `a op b` (`args`) decided by the operands' ranges, or by their constant
+/// difference `d` when there is one.
 fn comparison(
     f: &mut Function,
     ranges: &Ranges,
     inst: Inst,
     op: CmpOp,
-    a: Value,
-    b: Value,
+    args: [Value; 2],
+    d: Option<i64>,
 ) -> bool {
+    let [a, b] = args;
     if f.as_iconst(a).is_some() && f.as_iconst(b).is_some() {
         return false; // constant folding's
     }
-    let (Some(x), Some(y)) = (range(f, ranges, a), range(f, ranges, b)) else {
-        return false;
+    let (x, y) = (range(f, ranges, a), range(f, ranges, b));
+    let by_ranges = match (x, y) {
+        (Some(x), Some(y)) => crate::analysis::ranges::compare(op, x, y),
+        _ => None,
     };
-    let decided = crate::analysis::ranges::compare(op, x, y);
+    let decided = by_ranges.or_else(|| decided_by_difference(op, d?, y));
     let Some(value) = decided else {
         return false;
     };
@@ -367,6 +439,49 @@ mod tests {
             // The divisor `g % 9 + 9` may be 1: its division and remainder stay.
             assert_eq!(out.matches("sdiv %2").count(), 1, "{out}");
             assert_eq!(out.matches("srem %2").count(), 1, "{out}");
+        }
+    }
+
+    /// `i - 2 < i - 1` with `i` in {-3, -2} (a counter after its loop): the
+    /// difference is -1 and neither side wraps, so it is 1. So is `x + 1 != x + 2`
+    /// for any `x` (equality needs no range). With `x` from input, `x + 2 > x + 1`
+    /// and `x - 2 < x - 1` stay: at `x = 2^31 - 1` and `x = -2^31 + 1`, one side
+    /// wraps.
+    #[test]
+    fn comparisons_of_values_a_constant_apart_fold_when_neither_wraps() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt %0, 3
+  br %1, bb1(-3), bb1(-2)
+bb1(%2: i32):
+  %3 = add %2, -2
+  %4 = add %2, -1
+  %5 = slt %3, %4
+  call @putint(%5)
+  %6 = add %0, 1
+  %7 = add %0, 2
+  %8 = ne %6, %7
+  call @putint(%8)
+  %9 = sgt %7, %6
+  call @putint(%9)
+  %10 = add %0, -2
+  %11 = add %0, -1
+  %12 = slt %10, %11
+  call @putint(%12)
+  ret 0
+}
+"#;
+        for input in ["1", "7", "-2147483647", "2147483647"] {
+            let out = same_behaviour(src, &["vrp"], input);
+            assert_eq!(out.matches("call @putint(1)").count(), 2, "{out}");
+            assert!(!out.contains("ne %"), "{out}");
+            assert!(out.contains("sgt %6, %5"), "{out}");
+            assert!(out.contains("slt %8, %9"), "{out}");
         }
     }
 
