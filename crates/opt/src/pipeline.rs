@@ -345,10 +345,12 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             // the first `tailrec` away) loses its tail recursion too.
             "tailrec",
             "cunroll",
-            // And one whose loops complete unrolling just removed (a recursion
-            // `return n + f(n - 1, ..)` around a loop of constant trip count).
-            "tailrec",
             "unroll",
+            // And one whose loops complete unrolling just removed (a recursion
+            // `return n + f(n - 1, ..)` around a loop of constant trip count,
+            // a nest for `cunroll` or a single block for `unroll`), before `licm`
+            // takes what the new loop does not change out of it.
+            "tailrec",
             "memforward",
             "instcombine",
             // Tables full unrolling and forwarding made constant, while their

@@ -196,3 +196,19 @@ fn tail_recursion_behind_an_empty_loop_folds_to_its_result() {
     let asm = asm_of("tail_recursion_behind_an_empty_loop.sy");
     assert!(asm.contains("li a0, -98103618\n\tcall putint"), "{asm}");
 }
+
+#[test]
+fn tail_recursion_around_loops_full_unrolling_removes_becomes_a_loop() {
+    // `f10` returns `d12 + f10(d12 - 1, ..)` after loops of constant trip count,
+    // which `unroll` removes after the earlier `tailrec`s gave up on them: the
+    // `tailrec` after `unroll` makes the recursion a loop, so the only call of
+    // `f10` left is `main`'s.
+    let asm = asm_of("tail_recursion_around_unrolled_loops.sy");
+    let body = asm
+        .split("f.f10:\n")
+        .nth(1)
+        .and_then(|rest| rest.split(".size f.f10").next())
+        .expect("f10 is emitted");
+    assert!(!body.contains("call f.f10"), "{body}");
+    assert_eq!(asm.matches("call f.f10").count(), 1, "{asm}");
+}
