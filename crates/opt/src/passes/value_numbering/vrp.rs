@@ -34,9 +34,16 @@
 //!   (LLVM's CorrelatedValuePropagation folds such branches through
 //!   `LazyValueInfo`; GCC's VRP folds `if (x != 0)` by ranges.)
 //!
+//! - With the kinds of floating-point value each `f32` may hold
+//!   ([`FpClasses`], LLVM's `computeKnownFPClass`): `x == x`, `x <= x` and
+//!   `x >= x` are 1 and `x != x` is 0 when `x` is never NaN, and `x - x` is +0.0
+//!   when `x` is always finite (an `i32` converted, a clamped sum of such). An
+//!   IEEE `x - x` is NaN for an infinite or NaN `x`, so these need the proof.
+//!
 //! Everything rests on the ranges holding in every execution (see the analysis
 //! on wrapping); values without a range (unreachable code) are left alone.
 
+use crate::analysis::fpclass::FpClasses;
 use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
@@ -82,6 +89,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         .flat_map(|b| f.layout.block_insts(b))
         .collect();
     let differences = compared_differences(f, &mut fa.scev(f), &insts);
+    let classes = same_operand_floats(f, &insts).then(|| FpClasses::compute(f));
     let ranges = fa.ranges(f);
     let mut changed = 0;
     for inst in insts {
@@ -94,6 +102,15 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 op: BinOp::SDiv,
                 args: [x, c],
             } => division(f, ranges, inst, x, c),
+            InstKind::Cmp { op, args: [a, b] } if a == b && op.is_float() => classes
+                .as_ref()
+                .is_some_and(|c| float_self_comparison(f, c, inst, op, a)),
+            InstKind::Binary {
+                op: BinOp::FSub,
+                args: [a, b],
+            } if a == b => classes
+                .as_ref()
+                .is_some_and(|c| float_self_difference(f, c, inst, a)),
             InstKind::Cmp { op, args: [a, b] } => {
                 let d = differences.get(&inst).copied();
                 comparison(f, ranges, inst, op, [a, b], d)
@@ -299,6 +316,50 @@ fn division(f: &mut Function, ranges: &Ranges, inst: Inst, x: Value, c: Value) -
     false
 }
 
+/// Whether `f` compares or subtracts an `f32` with itself (so the classes are
+/// worth solving).
+fn same_operand_floats(f: &Function, insts: &[Inst]) -> bool {
+    insts.iter().any(|&i| match *f.kind(i) {
+        InstKind::Cmp { op, args: [a, b] } => a == b && op.is_float(),
+        InstKind::Binary {
+            op: BinOp::FSub,
+            args: [a, b],
+        } => a == b,
+        _ => false,
+    })
+}
+
+/// `x op x` for a float comparison: ordered `<` and `>` are always false, and
+/// the others are decided when `x` is never NaN.
+fn float_self_comparison(
+    f: &mut Function,
+    classes: &FpClasses,
+    inst: Inst,
+    op: CmpOp,
+    x: Value,
+) -> bool {
+    let ordered = classes.get(f, x).is_ordered();
+    let value = match op {
+        CmpOp::FLt | CmpOp::FGt => false,
+        CmpOp::FEq | CmpOp::FLe | CmpOp::FGe if ordered => true,
+        CmpOp::FNe if ordered => false,
+        _ => return false,
+    };
+    let v = f.iconst(i32::from(value));
+    replace(f, inst, v);
+    true
+}
+
+/// `x - x` is +0.0 when `x` is always finite.
+fn float_self_difference(f: &mut Function, classes: &FpClasses, inst: Inst, x: Value) -> bool {
+    if !classes.get(f, x).is_finite() {
+        return false;
+    }
+    let zero = f.fconst(0.0);
+    replace(f, inst, zero);
+    true
+}
+
 /// `a - b` for each integer comparison `a op b` of two non-constant `i32`s where
 /// scalar evolution finds it constant (modulo 2^32, sign-extended).
 fn compared_differences(
@@ -482,6 +543,62 @@ bb1(%2: i32):
             assert!(!out.contains("ne %"), "{out}");
             assert!(out.contains("sgt %6, %5"), "{out}");
             assert!(out.contains("slt %8, %9"), "{out}");
+        }
+    }
+
+    /// `p = (float)n`, clamped to [-2^20, 2^20]: never NaN and finite, so
+    /// `p != p` is 0, `p == p` is 1 and `p - p` is 0.0. A float read from input,
+    /// clamped the same way, may be NaN (it fails both tests and stays): its
+    /// comparisons with itself stay, and so does its difference (NaN for NaN).
+    #[test]
+    fn float_self_comparisons_fold_for_values_never_nan() {
+        let src = r#"
+declare @getint() -> i32
+declare @getfloat() -> f32
+declare @putint(i32) -> void
+declare @putfloat(f32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getfloat()
+  %2 = sitofp %0
+  %3 = fmul %2, %2
+  %4 = fgt %3, 1048576.0
+  br %4, bb1(1048576.0), bb1(%3)
+bb1(%5: f32):
+  %6 = flt %5, -1048576.0
+  br %6, bb2(-1048576.0), bb2(%5)
+bb2(%7: f32):
+  %8 = fne %7, %7
+  call @putint(%8)
+  %9 = feq %7, %7
+  call @putint(%9)
+  %10 = fsub %7, %7
+  call @putfloat(%10)
+  %11 = fgt %1, 1048576.0
+  br %11, bb3(1048576.0), bb3(%1)
+bb3(%12: f32):
+  %13 = flt %12, -1048576.0
+  br %13, bb4(-1048576.0), bb4(%12)
+bb4(%14: f32):
+  %15 = fne %14, %14
+  call @putint(%15)
+  %16 = fsub %14, %14
+  call @putfloat(%16)
+  %17 = fsub %3, %3
+  call @putfloat(%17)
+  ret 0
+}
+"#;
+        for input in ["3 2.5", "-100000 nan", "7 inf"] {
+            let out = same_behaviour(src, &["vrp"], input);
+            assert!(out.contains("call @putint(0)"), "{out}");
+            assert!(out.contains("call @putint(1)"), "{out}");
+            assert!(out.contains("call @putfloat(0.0)"), "{out}");
+            // The input's and the unclamped square's stay.
+            assert_eq!(out.matches("fne ").count(), 1, "{out}");
+            assert_eq!(out.matches("fsub ").count(), 2, "{out}");
         }
     }
 
