@@ -491,6 +491,7 @@ fn access_span(f: &Function, cx: &Ctx, i: Inst) -> Option<(Value, bool, Span)> {
             let (a, off) = resolve(f, cx.ranges, ptr).filter(|&(a, _)| cx.tracked[a])?;
             let at = match (off, len) {
                 (Some(off), Some(len)) => Span::exact(off, len),
+                (None, Some(len)) => span(f, cx.ranges, ptr, len),
                 _ => Span {
                     lo: -UNBOUNDED,
                     hi: UNBOUNDED,
@@ -564,17 +565,27 @@ fn between(
 fn clobber(f: &Function, r: Block, known: &mut Known, cx: &Ctx) {
     let (contents, fills) = known;
     for i in f.layout.block_insts(r) {
-        if let Some((ptr, _, len)) = memset_call(f, cx.memset, i) {
+        if let Some((ptr, byte, len)) = memset_call(f, cx.memset, i) {
             if let Some((alloc, off)) = resolve(f, cx.ranges, ptr).filter(|&(a, _)| cx.tracked[a]) {
                 match (off, len) {
-                    (Some(off), Some(size)) => contents.forget_overlapping(Loc {
-                        obj: alloc,
-                        off,
-                        size,
-                    }),
-                    _ => contents.forget_object(alloc),
+                    (Some(off), Some(size)) => {
+                        contents.forget_overlapping(Loc {
+                            obj: alloc,
+                            off,
+                            size,
+                        });
+                        fills.overwrite(alloc, Span::exact(off, size), Some(byte));
+                    }
+                    (None, Some(len)) => {
+                        let at = span(f, cx.ranges, ptr, len);
+                        contents.forget_span(alloc, at);
+                        fills.overwrite(alloc, at, Some(byte));
+                    }
+                    _ => {
+                        contents.forget_object(alloc);
+                        fills.forget_object(alloc);
+                    }
                 }
-                fills.forget_object(alloc);
             }
             continue;
         }
@@ -648,6 +659,14 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
                     known.forget_overlapping(loc);
                     pending.forget_overlapping(loc);
                     fills.add(loc, byte);
+                }
+                // A fill at a variable offset (a row of a matrix) forgets what
+                // it may overlap, as a store there does.
+                (None, Some(len)) => {
+                    let at = span(f, cx.ranges, ptr, len);
+                    known.forget_span(alloc, at);
+                    pending.forget_span(alloc, at);
+                    fills.overwrite(alloc, at, Some(byte));
                 }
                 _ => {
                     known.forget_object(alloc);
@@ -1616,5 +1635,94 @@ bb2:
         assert_eq!(out.matches("store").count(), 2, "{out}");
         assert!(!out.contains("store %0"), "{out}");
         assert!(out.contains("call @putint(%0)"), "{out}");
+    }
+}
+
+#[cfg(test)]
+mod variable_fill_tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    /// An `int a[4][8]` cleared, then, on one arm of a branch (or in the same
+    /// block), `SIZE` bytes from `a[row][1]` set to `BYTE` for a row read from
+    /// the input (`ROW`: in `[0, 3]`, or not bounded); the join loads `a[IDX]`.
+    const ROW_FILL: &str = r#"
+declare @memset(ptr, i32, i64) -> ptr
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 32]
+  %1 = sext 128
+  %2 = call @memset(%0, 0, %1)
+  %3 = call @getint()
+  %4 = and %3, 3
+  %12 = call @getint()
+  br %3, bb1, bb2
+bb1:
+  %6 = gep %0, ROW, 32
+  %7 = gep %6, 1, 4
+  %8 = sext SIZE
+  %9 = call @memset(%7, BYTE, %8)
+  jump bb2
+bb2:
+  %10 = gep %0, IDX, 4
+  %11 = load i32, %10
+  call @putint(%11)
+  ret 0
+}
+"#;
+
+    fn row_fill(row: &str, size: &str, byte: &str, idx: &str) -> String {
+        ROW_FILL
+            .replace("ROW", row)
+            .replace("SIZE", size)
+            .replace("BYTE", byte)
+            .replace("IDX", idx)
+    }
+
+    #[test]
+    fn a_row_fill_on_a_branch_leaves_the_columns_it_skips_known() {
+        // Columns 1 and 2 of some row set to 1: `a[2][5]` (distance 16 modulo the
+        // row's 32 bytes from the fill's start) still reads the first fill's 0.
+        let out = same_behaviour(&row_fill("%4", "8", "1", "21"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+        // With the row not bounded, the stride alone decides.
+        let out = same_behaviour(&row_fill("%12", "8", "1", "21"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+        // A fill of the first fill's byte changes nothing it may touch.
+        let out = same_behaviour(&row_fill("%4", "8", "0", "17"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+    }
+
+    #[test]
+    fn a_row_fill_that_may_cover_the_element_keeps_the_load() {
+        // `a[2][1]` is column 1 of row 2, which the fill sets when the input says
+        // so; `a[2][3]` lies 12 bytes past the fill's start, inside its 16 bytes.
+        for (size, idx) in [("8", "17"), ("16", "19")] {
+            let src = row_fill("%4", size, "1", idx);
+            let out = same_behaviour(&src, &["memforward"], "6 0");
+            assert!(out.contains("load i32"), "{out}");
+            let out = same_behaviour(&src, &["memforward"], "2 0");
+            assert!(out.contains("load i32"), "{out}");
+        }
+        // A fill of a length not known may reach anywhere.
+        let src = row_fill("%4", "8", "1", "21").replace("%8 = sext 8", "%8 = sext %12");
+        let out = run(&src, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
+    }
+
+    #[test]
+    fn a_row_fill_in_the_same_block_forgets_only_what_it_may_cover() {
+        // The fill moved into the first block, before the branch.
+        let straight = |idx: &str| {
+            row_fill("%4", "8", "1", idx)
+                .replace("  br %3, bb1, bb2\nbb1:\n", "")
+                .replace("  jump bb2\nbb2:\n", "")
+        };
+        let out = same_behaviour(&straight("21"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+        let out = same_behaviour(&straight("9"), &["memforward"], "5 0");
+        assert!(out.contains("load i32"), "{out}");
     }
 }
