@@ -209,6 +209,11 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `closedform` no longer recognises (sysy2022 hoist-1..3 and
 /// integer-divide-optimization-1/2: 75 instructions to millions), and callees
 /// with loops are left to the first inliner, whose callers' loop passes have run.
+/// `memforward` right after it: a copy's loads of a local array its caller passed
+/// read the caller's fill and stores (GCC's FRE folds such loads through the
+/// `memset` of the declaration), and an array left only written goes with its
+/// clear (a 15x247 `int` array zeroed on each call and read at a few elements:
+/// the whole clear per call).
 ///
 /// `rtunroll` after `lftr` (loops counted by a pointer) and `promote`; `postinc`
 /// last, on the final order of the accesses.
