@@ -49,7 +49,10 @@
 //! allocation is a write, not a read: an allocation only cleared and stored to is
 //! still write-only, and within a block, a load inside the cleared range that no
 //! later store overlaps reads the repeated byte (`int c[1024][4] = {{1, 2}}`, then
-//! `c[2][0]` is 0).
+//! `c[2][0]` is 0). A `memset` of a constant length at a variable offset (a
+//! fill loop over a row `a[i][k..]`) forgets only the span it may cover, as a
+//! store there does, and leaves a fill of its own byte intact: a load of
+//! another column, or of a `0` under a cleared row, still reads the fill.
 //!
 //! A `memset` of a local allocation whose constant length is at most
 //! [`SMALL_MEMSET`] bytes is first made the stores it stands for (LLVM's
@@ -481,7 +484,8 @@ fn stores_variable(f: &Function, i: Inst) -> bool {
 }
 
 /// As [`access`], with the bytes accessed: a store's or load's span, a
-/// `memset`'s range (all of the allocation when not constant).
+/// `memset`'s range (its span at a variable offset; all of the allocation when
+/// its length is not constant).
 fn access_span(f: &Function, cx: &Ctx, i: Inst) -> Option<(Value, bool, Span)> {
     let (ptr, write, size) = match *f.kind(i) {
         InstKind::Load { ptr, ty } => (ptr, false, ty.size() as i64),
@@ -491,6 +495,7 @@ fn access_span(f: &Function, cx: &Ctx, i: Inst) -> Option<(Value, bool, Span)> {
             let (a, off) = resolve(f, cx.ranges, ptr).filter(|&(a, _)| cx.tracked[a])?;
             let at = match (off, len) {
                 (Some(off), Some(len)) => Span::exact(off, len),
+                (None, Some(len)) => span(f, cx.ranges, ptr, len),
                 _ => Span {
                     lo: -UNBOUNDED,
                     hi: UNBOUNDED,
@@ -564,17 +569,27 @@ fn between(
 fn clobber(f: &Function, r: Block, known: &mut Known, cx: &Ctx) {
     let (contents, fills) = known;
     for i in f.layout.block_insts(r) {
-        if let Some((ptr, _, len)) = memset_call(f, cx.memset, i) {
+        if let Some((ptr, byte, len)) = memset_call(f, cx.memset, i) {
             if let Some((alloc, off)) = resolve(f, cx.ranges, ptr).filter(|&(a, _)| cx.tracked[a]) {
                 match (off, len) {
-                    (Some(off), Some(size)) => contents.forget_overlapping(Loc {
-                        obj: alloc,
-                        off,
-                        size,
-                    }),
-                    _ => contents.forget_object(alloc),
+                    (Some(off), Some(size)) => {
+                        contents.forget_overlapping(Loc {
+                            obj: alloc,
+                            off,
+                            size,
+                        });
+                        fills.overwrite(alloc, Span::exact(off, size), Some(byte));
+                    }
+                    (None, Some(len)) => {
+                        let at = span(f, cx.ranges, ptr, len);
+                        contents.forget_span(alloc, at);
+                        fills.overwrite(alloc, at, Some(byte));
+                    }
+                    _ => {
+                        contents.forget_object(alloc);
+                        fills.forget_object(alloc);
+                    }
                 }
-                fills.forget_object(alloc);
             }
             continue;
         }
@@ -648,6 +663,14 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
                     known.forget_overlapping(loc);
                     pending.forget_overlapping(loc);
                     fills.add(loc, byte);
+                }
+                // A fill at a variable offset (a row of a matrix) forgets what
+                // it may overlap, as a store there does.
+                (None, Some(len)) => {
+                    let at = span(f, cx.ranges, ptr, len);
+                    known.forget_span(alloc, at);
+                    pending.forget_span(alloc, at);
+                    fills.overwrite(alloc, at, Some(byte));
                 }
                 _ => {
                     known.forget_object(alloc);
@@ -1616,5 +1639,96 @@ bb2:
         assert_eq!(out.matches("store").count(), 2, "{out}");
         assert!(!out.contains("store %0"), "{out}");
         assert!(out.contains("call @putint(%0)"), "{out}");
+    }
+}
+
+#[cfg(test)]
+mod variable_fill_tests {
+    use crate::passes::testutil::{run, same_behaviour};
+
+    /// An `int a[4][16]` cleared, then, on one arm of a branch (or in the same
+    /// block), `SIZE` bytes from `a[row][1]` set to `BYTE` for a row read from
+    /// the input (`ROW`: in `[0, 3]`, or not bounded); the join loads `a[IDX]`.
+    /// (Fills longer than [`super::SMALL_MEMSET`] stay calls.)
+    const ROW_FILL: &str = r#"
+declare @memset(ptr, i32, i64) -> ptr
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 64]
+  %1 = sext 256
+  %2 = call @memset(%0, 0, %1)
+  %3 = call @getint()
+  %4 = and %3, 3
+  %12 = call @getint()
+  br %3, bb1, bb2
+bb1:
+  %6 = gep %0, ROW, 64
+  %7 = gep %6, 1, 4
+  %8 = sext SIZE
+  %9 = call @memset(%7, BYTE, %8)
+  jump bb2
+bb2:
+  %10 = gep %0, IDX, 4
+  %11 = load i32, %10
+  call @putint(%11)
+  ret 0
+}
+"#;
+
+    fn row_fill(row: &str, size: &str, byte: &str, idx: &str) -> String {
+        ROW_FILL
+            .replace("ROW", row)
+            .replace("SIZE", size)
+            .replace("BYTE", byte)
+            .replace("IDX", idx)
+    }
+
+    #[test]
+    fn a_row_fill_on_a_branch_leaves_the_columns_it_skips_known() {
+        // Columns 1 to 8 of some row set to 1: `a[2][12]` (distance 44 modulo
+        // the row's 64 bytes from the fill's start) still reads the first
+        // fill's 0.
+        let out = same_behaviour(&row_fill("%4", "32", "1", "44"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+        // With the row not bounded, the stride alone decides.
+        let out = same_behaviour(&row_fill("%12", "32", "1", "44"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+        // A fill of the first fill's byte changes nothing it may touch.
+        let out = same_behaviour(&row_fill("%4", "32", "0", "33"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+    }
+
+    #[test]
+    fn a_row_fill_that_may_cover_the_element_keeps_the_load() {
+        // `a[2][1]` is column 1 of row 2, which the fill sets when the input says
+        // so; `a[2][12]` lies 44 bytes past the fill's start, inside its 48 bytes.
+        for (size, idx) in [("32", "33"), ("48", "44")] {
+            let src = row_fill("%4", size, "1", idx);
+            let out = same_behaviour(&src, &["memforward"], "6 0");
+            assert!(out.contains("load i32"), "{out}");
+            let out = same_behaviour(&src, &["memforward"], "2 0");
+            assert!(out.contains("load i32"), "{out}");
+        }
+        // A fill of a length not known may reach anywhere.
+        let src = row_fill("%4", "32", "1", "44").replace("%8 = sext 32", "%8 = sext %12");
+        let out = run(&src, &["memforward"]);
+        assert!(out.contains("load i32"), "{out}");
+    }
+
+    #[test]
+    fn a_row_fill_in_the_same_block_forgets_only_what_it_may_cover() {
+        // The fill moved into the first block, before the branch.
+        let straight = |idx: &str| {
+            row_fill("%4", "32", "1", idx)
+                .replace("  br %3, bb1, bb2\nbb1:\n", "")
+                .replace("  jump bb2\nbb2:\n", "")
+        };
+        let out = same_behaviour(&straight("44"), &["memforward"], "6 0");
+        assert!(!out.contains("load"), "{out}");
+        let out = same_behaviour(&straight("17"), &["memforward"], "5 0");
+        assert!(out.contains("load i32"), "{out}");
     }
 }
