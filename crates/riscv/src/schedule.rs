@@ -602,7 +602,8 @@ fn build_graph(
     // Per register: the last instruction so far that writes it, so that each read
     // finds the write it reads in constant time (a scan of the instructions between
     // each pair made the graph cubic in the region's length).
-    let mut last_def: FxHashMap<Reg, usize> = FxHashMap::default();
+    let mut last_def: FxHashMap<Reg, usize> =
+        FxHashMap::with_capacity_and_hasher(n, Default::default());
     let mut read_from: Vec<Option<usize>> = Vec::new();
     let mut partners: Vec<&[Reg]> = Vec::new();
     for j in 0..n {
@@ -745,10 +746,15 @@ fn schedule_region(
     let g = build_graph(&t, &copy_src, copies, &inc);
     let h = heights(&t, &g, &tail);
     let n = t.len();
-    // The cost of code: once from a fresh start, or per iteration of a loop.
-    let cost = |code: &[MInst]| match steady_state {
-        Some(copies) => u74::steady_state_cycles_with_copies(code, copies, is_float),
-        None => u74::cycles_with(code, is_float),
+    // The cost of the region in `order`, then the tail: once from a fresh start,
+    // or per iteration of a loop. (Reordering may change the offsets of accesses,
+    // which the timing model does not look at: the timings taken here serve.)
+    let cost = |order: &[usize]| {
+        let code: Vec<&Timing> = order.iter().map(|&k| &t[k]).chain(&tail).collect();
+        match steady_state {
+            Some(copies) => u74::steady_state_cycles_of(&code, copies),
+            None => u74::cycles_of(code),
+        }
     };
     let mut start_state = Machine::default();
     if let Some(copies) = steady_state {
@@ -787,11 +793,9 @@ fn schedule_region(
         if order.iter().enumerate().all(|(k, &i)| k == i) || tried.contains(&order) {
             continue;
         }
-        let mut candidate = inc.reorder(&insts[start..end], &order);
+        let candidate = inc.reorder(&insts[start..end], &order);
+        let c = cost(&order);
         tried.push(order);
-        candidate.extend_from_slice(&insts[end..tail_end]);
-        let c = cost(&candidate);
-        candidate.truncate(n);
         if let (Some(p), Some(old)) = (&pressure, old_pressure) {
             let new = max_pressure(&candidate, p.live_after, p.class);
             if (0..2).any(|c| new[c] > old[c].max(p.limit[c])) {
@@ -805,7 +809,8 @@ fn schedule_region(
     let Some((new_cost, candidate)) = best else {
         return false;
     };
-    if new_cost >= cost(&insts[start..tail_end]) {
+    let identity: Vec<usize> = (0..n).collect();
+    if new_cost >= cost(&identity) {
         return false;
     }
     for (k, inst) in candidate.into_iter().enumerate() {
