@@ -96,9 +96,11 @@ impl Increments {
         // Per register: its last definition in the region, the definition before
         // that last one when it is an increment, its root and the sum of the
         // increments since the root.
-        let mut last_def: FxHashMap<Reg, usize> = FxHashMap::default();
+        let mut last_def: FxHashMap<Reg, usize> =
+            FxHashMap::with_capacity_and_hasher(n, Default::default());
         let mut before: FxHashMap<usize, Option<usize>> = FxHashMap::default();
-        let mut root: FxHashMap<Reg, (Option<usize>, i64)> = FxHashMap::default();
+        let mut root: FxHashMap<Reg, (Option<usize>, i64)> =
+            FxHashMap::with_capacity_and_hasher(n, Default::default());
         for (k, inst) in code.iter().enumerate() {
             if let (Some(m), Some((base, off, other))) = (mem[k], access_parts(inst)) {
                 let (r0, acc) = root.get(&base).copied().unwrap_or((None, 0));

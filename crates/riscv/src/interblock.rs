@@ -61,7 +61,7 @@ use crate::liveness::{compute_liveness, Liveness};
 use crate::loops::{dominator_tree, loop_info, LoopInfo};
 use crate::mir::{fits_imm12, AluImmOp, Base, MBlock, MFunction, MInst, Reg, RegClass, ZERO};
 use crate::schedule::schedule_unguarded;
-use crate::u74::{self, MemAccess};
+use crate::u74::{self, Machine, MemAccess, Timing};
 
 /// At most this many instructions move from one join.
 const MAX_MOVED: usize = 8;
@@ -577,15 +577,39 @@ fn best_prefix(
     let head = timed(&mf.blocks[region.head].insts);
     let join = timed(&mf.blocks[s].insts);
     let split = first_terminator(head);
-    let (head_before, join_before) = (contexts(mf, info, region.head), contexts(mf, info, s));
-    // Cycles of `code` after each context.
-    let after = |before: &[&[MInst]], code: &[MInst]| -> Vec<u64> {
+    // The model's state after each context, issued once for every prefix tried
+    // (and whether the context is empty).
+    let states = |before: Vec<&[MInst]>| -> Vec<(Machine, bool)> {
+        before
+            .into_iter()
+            .map(|c| {
+                let mut m = Machine::default();
+                for i in c {
+                    m.issue(&u74::timing_with(i, is_float));
+                }
+                (m, c.is_empty())
+            })
+            .collect()
+    };
+    let (head_before, join_before) = (
+        states(contexts(mf, info, region.head)),
+        states(contexts(mf, info, s)),
+    );
+    // Cycles of `code` after each context: those of the context followed by
+    // `code` from a fresh start ([`u74::cycles_with`] of the two).
+    let after = |before: &[(Machine, bool)], code: &[MInst]| -> Vec<u64> {
+        let t: Vec<Timing> = code.iter().map(|i| u74::timing_with(i, is_float)).collect();
         before
             .iter()
-            .map(|c| {
-                let mut run = c.to_vec();
-                run.extend_from_slice(code);
-                u74::cycles_with(&run, is_float)
+            .map(|(m, empty)| {
+                if *empty && t.is_empty() {
+                    return 0;
+                }
+                let mut m = m.clone();
+                for x in &t {
+                    m.issue(x);
+                }
+                m.end()
             })
             .collect()
     };

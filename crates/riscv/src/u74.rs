@@ -264,6 +264,10 @@ pub fn timing_with(i: &MInst, is_float: &dyn Fn(Reg) -> bool) -> Timing {
     t
 }
 
+/// Virtual registers the scoreboard makes room for at its first one: about what
+/// a scheduling region of [`crate::schedule::WINDOW`] instructions defines.
+const VIRT_CAPACITY: usize = 64;
+
 /// The issue state of the core: the register scoreboard, the dividers, and the
 /// cycle being filled.
 #[derive(Clone, Debug)]
@@ -382,6 +386,11 @@ impl Machine {
                 self.early[k] = early;
                 self.late[k] = late;
             } else {
+                if self.virt.capacity() == 0 {
+                    // One allocation for a region's registers, not a rehash per
+                    // doubling from one.
+                    self.virt.reserve(VIRT_CAPACITY);
+                }
                 self.virt.insert(r.0, (early, late));
             }
         }
@@ -440,8 +449,14 @@ pub fn steady_state_cycles_with_copies(
     copies: &[(Reg, Reg)],
     is_float: &dyn Fn(Reg) -> bool,
 ) -> u64 {
-    let mut m = Machine::default();
     let timings: Vec<Timing> = insts.iter().map(|i| timing_with(i, is_float)).collect();
+    let timings: Vec<&Timing> = timings.iter().collect();
+    steady_state_cycles_of(&timings, copies)
+}
+
+/// [`steady_state_cycles_with_copies`] of code given by its timings.
+pub fn steady_state_cycles_of(timings: &[&Timing], copies: &[(Reg, Reg)]) -> u64 {
+    let mut m = Machine::default();
     timings.iter().for_each(|t| {
         m.issue(t);
     });
@@ -474,10 +489,54 @@ pub fn cycles_with(insts: &[MInst], is_float: &dyn Fn(Reg) -> bool) -> u64 {
     }
 }
 
+/// [`cycles_with`] of code given by its timings (the cycles depend on nothing
+/// else of an instruction).
+pub fn cycles_of<'a>(timings: impl IntoIterator<Item = &'a Timing>) -> u64 {
+    let mut m = Machine::default();
+    let mut any = false;
+    for t in timings {
+        m.issue(t);
+        any = true;
+    }
+    if any {
+        m.end()
+    } else {
+        0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::testinsts::{addi, lw, mulw};
+
+    #[test]
+    fn cycles_of_timings_are_those_of_the_code() {
+        // A load feeding a multiply feeding an address: every prefix, from
+        // none, costs by its timings what it costs as code, whatever the
+        // offsets of its accesses (a scheduler's reordering rewrites them).
+        let code = [
+            lw(10, 11, 0),
+            mulw(12, 10, 10),
+            addi(13, 12, 1),
+            lw(14, 13, 8),
+            addi(11, 11, 4),
+        ];
+        let t: Vec<Timing> = code.iter().map(timing).collect();
+        for k in 0..=code.len() {
+            assert_eq!(cycles_of(&t[..k]), cycles(&code[..k]), "prefix {k}");
+        }
+        assert_eq!(cycles_of(&[]), 0);
+        let moved = [lw(10, 11, -4), mulw(12, 10, 10), addi(13, 12, 1)];
+        assert_eq!(cycles_of(&t[..3]), cycles(&moved));
+        let refs: Vec<&Timing> = t.iter().collect();
+        let is_float = |r: Reg| r.is_phys() && r.phys_class() == crate::mir::RegClass::Float;
+        assert_eq!(
+            steady_state_cycles_of(&refs, &[]),
+            steady_state_cycles(&code, &is_float)
+        );
+        assert!(cycles_of(&t) > 3, "the chain is timed, not counted");
+    }
 
     #[test]
     fn independent_alu_ops_pair() {
