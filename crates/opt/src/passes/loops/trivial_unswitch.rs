@@ -110,10 +110,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
 /// Whether `i` may be executed before the loop exits without changing behaviour
 /// observably (it has no side effect).
 fn is_quiet(f: &Function, i: Inst) -> bool {
-    match f.kind(i) {
-        InstKind::Store { .. } | InstKind::Call { .. } | InstKind::Alloc { .. } => false,
-        _ => true,
-    }
+    !matches!(
+        f.kind(i),
+        InstKind::Store { .. } | InstKind::Call { .. } | InstKind::Alloc { .. }
+    )
 }
 
 fn plan_for(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Plan> {
@@ -331,7 +331,10 @@ bb0:
             out.contains("  %2 = slt %1, 5\n  br %2, bb3(0), bb1(0, 0)\n"),
             "{out}"
         );
-        assert!(out.contains("bb1(%3: i32, %4: i32):\n  jump bb2\n"), "{out}");
+        assert!(
+            out.contains("bb1(%3: i32, %4: i32):\n  jump bb2\n"),
+            "{out}"
+        );
     }
 
     #[test]

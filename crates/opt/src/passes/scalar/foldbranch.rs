@@ -83,10 +83,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             fa.forget();
         }
         let (cfg, _, loops) = fa.loops(f);
-        let fold = f
-            .layout
-            .blocks()
-            .find_map(|p| fold_at(f, cfg, loops, p));
+        let fold = f.layout.blocks().find_map(|p| fold_at(f, cfg, loops, p));
         let Some(fold) = fold else {
             return done;
         };
@@ -284,7 +281,9 @@ bb0:
     fn two_invariant_tests_to_a_common_block_become_one() {
         let out = same_behaviour(SRC, &["foldbranch"], "");
         assert!(
-            out.contains("bb1(%5: i32):\n  %6 = or %3, %4\n  br %6, bb2, bb3(%5)\nbb2:\n  %7 = add %5, 1\n"),
+            out.contains(
+                "bb1(%5: i32):\n  %6 = or %3, %4\n  br %6, bb2, bb3(%5)\nbb2:\n  %7 = add %5, 1\n"
+            ),
             "{out}"
         );
     }
@@ -345,7 +344,10 @@ bb0:
         let src = SRC
             .replace("  br %3, bb3, bb2\n", "  br %3, bb3(1), bb2\n")
             .replace("  br %4, bb3, bb4(%5)\n", "  br %4, bb3(2), bb4(%5)\n")
-            .replace("bb3:\n  %6 = add %5, 1\n", "bb3(%12: i32):\n  %6 = add %5, %12\n");
+            .replace(
+                "bb3:\n  %6 = add %5, 1\n",
+                "bb3(%12: i32):\n  %6 = add %5, %12\n",
+            );
         assert!(!folded(&src));
         // Agreeing ones are.
         let agree = src.replace("bb3(2)", "bb3(1)");
@@ -354,8 +356,7 @@ bb0:
 
     #[test]
     fn tests_outside_loops_are_left_to_compare_and_branch() {
-        let src = SRC
-            .replace("  br %7, bb1(%6), bb4(%6)\n", "  jump bb4(%6)\n");
+        let src = SRC.replace("  br %7, bb1(%6), bb4(%6)\n", "  jump bb4(%6)\n");
         assert!(!folded(&src));
     }
 }
