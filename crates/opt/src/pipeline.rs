@@ -130,6 +130,8 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::loops::looppeel::LoopPeel,
     &passes::loops::peelinv::PeelInvariant,
     &passes::loops::unswitch::Unswitch,
+    &passes::loops::trivial_unswitch::TrivialUnswitch,
+    &passes::scalar::foldbranch::FoldBranch,
     &passes::loops::unrolljam::UnrollAndJam,
     &passes::loops::indexsplit::IndexSplit,
     &passes::loops::polyiv::PolyIv,
@@ -365,7 +367,11 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "constglobals",
             "sroa",
             "pow2div",
+            // Two invariant tests to one exit become one (`a || b`), which trivial
+            // unswitching then takes out of the loop.
+            "foldbranch",
             "licm",
+            "trivunswitch",
             "unswitch",
             "hoistloops",
             "finalvalue",

@@ -30,6 +30,7 @@ pub mod ptrwalk;
 pub mod rtunroll;
 pub mod strength;
 pub mod swp;
+pub mod trivial_unswitch;
 pub mod unroll;
 pub mod unrolljam;
 pub mod unswitch;

@@ -8,6 +8,7 @@ pub mod constoffset;
 pub mod dce;
 pub mod divrem;
 pub mod fabs;
+pub mod foldbranch;
 pub mod instcombine;
 pub mod jumpthread;
 pub mod linearize;
