@@ -95,10 +95,7 @@ impl FpClasses {
     /// The class of `v` (an `f32`); constants and values the solve did not reach
     /// (unreachable code, which has none: the empty class) included.
     pub fn get(&self, f: &Function, v: Value) -> FpClass {
-        match f.value_def(v) {
-            ValueDef::FConst(bits) => FpClass::of(f32::from_bits(bits)),
-            _ => self.class.get(&v).copied().unwrap_or(FpClass::NONE),
-        }
+        class_in(&self.class, f, v)
     }
 
     /// Solves the classes of `f`'s `f32` values.
@@ -192,10 +189,7 @@ impl Solver<'_> {
     }
 
     fn get(&self, v: Value) -> FpClass {
-        match self.f.value_def(v) {
-            ValueDef::FConst(bits) => FpClass::of(f32::from_bits(bits)),
-            _ => self.class.get(&v).copied().unwrap_or(FpClass::NONE),
-        }
+        class_in(&self.class, self.f, v)
     }
 
     fn eval(&self, v: Value, entry: Block) -> FpClass {
@@ -234,6 +228,15 @@ impl Solver<'_> {
             },
             _ => FpClass::ALL,
         }
+    }
+}
+
+/// The class of `v` in `class`: a constant's own, else what the solve found
+/// (nothing yet, or unreachable: the empty class).
+fn class_in(class: &FxHashMap<Value, FpClass>, f: &Function, v: Value) -> FpClass {
+    match f.value_def(v) {
+        ValueDef::FConst(bits) => FpClass::of(f32::from_bits(bits)),
+        _ => class.get(&v).copied().unwrap_or(FpClass::NONE),
     }
 }
 
