@@ -212,3 +212,14 @@ fn tail_recursion_around_loops_full_unrolling_removes_becomes_a_loop() {
     assert!(!body.contains("call f.f10"), "{body}");
     assert_eq!(asm.matches("call f.f10").count(), 1, "{asm}");
 }
+
+#[test]
+fn tail_recursion_of_a_function_returning_one_constant_becomes_a_loop() {
+    // `fill` always returns 0: once its recursive call's result is known to be 0,
+    // `return fill(..)` is `fill(..); return 0` (or a jump to the shared return
+    // block), still a tail call. Only `main`'s two calls remain, and no sibling
+    // call to itself.
+    let asm = asm_of("tail_recursion_of_a_constant_function.sy");
+    assert_eq!(asm.matches("call fill").count(), 2, "{asm}");
+    assert!(!asm.contains("tail fill"), "{asm}");
+}

@@ -27,7 +27,11 @@
 //!
 //! A call is in tail position when its block ends `%r = call @f(..); ret %r` (or,
 //! accumulating, `%r = call @f(..); %s = add %x, %r; ret %s` with `%s` and `%r`
-//! used nowhere else). The entry block gets a new entry before it that passes the
+//! used nowhere else). A call whose result is unused, `call @f(..); ret c`, is in
+//! tail position too when every return of `f` returns the same constant `c` (LLVM
+//! TRE's common return value): whatever the callee returns is then `c`, which
+//! interprocedural constant propagation leaves behind when it replaces the result
+//! of a function that always returns one constant. The entry block gets a new entry before it that passes the
 //! parameters in and keeps the frame's `alloc`s, which then run once; no tail call
 //! may pass a pointer into such a local array, which the original callee would see
 //! as its caller's memory but the loop would overwrite. Functions mixing `+` and
@@ -63,6 +67,8 @@ struct TailCall {
     args: Vec<Value>,
     /// `Some((op, x))` for `return x op f(..)`.
     acc: Option<(BinOp, Value, Inst)>,
+    /// `Some(c)` for `f(..); return c`, the call's result unused.
+    common: Option<Value>,
 }
 
 /// Eliminates the tail recursion of `f`, function `id`; returns how many calls
@@ -91,6 +97,13 @@ pub fn run(f: &mut Function, id: FuncId) -> usize {
     let acc_op = ops.next();
     if ops.any(|op| Some(op) != acc_op) {
         return 0;
+    }
+    // A call whose result is ignored stands for the constant every return gives;
+    // it cannot mix with accumulators, whose returns give more than their value.
+    if let Some(c) = calls.iter().find_map(|c| c.common) {
+        if acc_op.is_some() || !returns_only(f, c, &calls) {
+            return 0;
+        }
     }
     // No tail call may pass a pointer into the frame's own memory, and the
     // frame's arrays are all allocated in the entry block (they move to the new
@@ -215,23 +228,65 @@ fn has_loops(f: &Function) -> bool {
         .any(|&b| f.successors(b).iter().any(|&s| dt.dominates(s, b)))
 }
 
+/// What a jump to `dest` returns when `dest` is a block that only returns
+/// (`bb(%p): ret %p`, the shared return block inlining and the front end make): the
+/// jump is then a return of that value, as LLVM's TRE folds such a return into its
+/// predecessors.
+fn returned_through(f: &Function, dest: &BlockCall) -> Option<Option<Value>> {
+    let ret = f.layout.first_inst(dest.block)?;
+    let InstKind::Ret { value } = *f.kind(ret) else {
+        return None;
+    };
+    let params = f.block_params(dest.block);
+    Some(value.map(|v| match params.iter().position(|&p| p == v) {
+        Some(k) => dest.args[k],
+        None => v,
+    }))
+}
+
+/// Whether every return of `f` other than the tail calls' returns `c`, directly or
+/// as the parameter of a return block every other predecessor passes `c`.
+fn returns_only(f: &Function, c: Value, calls: &[TailCall]) -> bool {
+    let tail_block = |b: Block| calls.iter().any(|t| t.block == b);
+    f.layout.blocks().filter(|&b| !tail_block(b)).all(|b| {
+        f.terminator(b).is_none_or(|t| match f.kind(t) {
+            // A return block's parameter: checked on the jumps to it.
+            InstKind::Ret { value: Some(v) } if f.block_params(b).contains(v) => {
+                f.layout.first_inst(b) == Some(t)
+            }
+            InstKind::Ret { value } => *value == Some(c),
+            _ => f.kind(t).targets().iter().all(|dest| {
+                returned_through(f, dest).is_none_or(|v| v == Some(c))
+            }),
+        })
+    })
+}
+
 /// The tail call to `id` that block `b` returns through, if any.
 fn tail_call(f: &Function, id: FuncId, b: Block) -> Option<TailCall> {
     let ret = f.terminator(b)?;
-    let InstKind::Ret { value } = *f.kind(ret) else {
-        return None;
+    let value = match f.kind(ret) {
+        InstKind::Ret { value } => *value,
+        InstKind::Jump { dest } => returned_through(f, dest)?,
+        _ => return None,
     };
     let before = f.layout.prev_inst(ret)?;
     let is_self_call =
         |i: Inst| matches!(f.kind(i), InstKind::Call { callee, .. } if *callee == id);
-    let (call, acc) = if is_self_call(before) {
-        // `%r = call @f(..); ret %r`, or a void call and `ret`.
-        match (value, f.inst_result(before)) {
-            (Some(v), Some(r)) if v == r && f.users(r).len() == 1 => {}
-            (None, None) => {}
+    let (call, acc, common) = if is_self_call(before) {
+        // `%r = call @f(..); ret %r`, or a void call and `ret`, or `call @f(..);
+        // ret c` with the result unused and `c` a constant.
+        let common = match (value, f.inst_result(before)) {
+            (Some(v), Some(r)) if v == r && f.users(r).len() == 1 => None,
+            (None, None) => None,
+            (Some(c), r)
+                if f.value_def(c).is_constant() && r.is_none_or(|r| f.users(r).is_empty()) =>
+            {
+                Some(c)
+            }
             _ => return None,
-        }
-        (before, None)
+        };
+        (before, None, common)
     } else {
         // `%r = call @f(..); %s = op %x, %r; ret %s`.
         let InstKind::Binary { op, args: [a, b2] } = *f.kind(before) else {
@@ -251,7 +306,7 @@ fn tail_call(f: &Function, id: FuncId, b: Block) -> Option<TailCall> {
         if f.users(r).len() != 1 || f.users(s).len() != 1 {
             return None;
         }
-        (call, Some((op, x, before)))
+        (call, Some((op, x, before)), None)
     };
     let InstKind::Call { args, .. } = f.kind(call) else {
         return None;
@@ -261,6 +316,7 @@ fn tail_call(f: &Function, id: FuncId, b: Block) -> Option<TailCall> {
         call,
         args: args.clone(),
         acc,
+        common,
     })
 }
 
@@ -452,6 +508,143 @@ bb4:
 }"#;
         let src = program(f, "  %1 = call @f(%0)\n  call @putint(%1)");
         assert_eq!(run(&src, &["tailrec"]).trim(), run(&src, &[]).trim());
+    }
+
+    /// `f(n)` stores `n` into `@g` and recurses on `n - 1` until `n` is 0; every
+    /// return gives `ret_base` (at the bottom) or `ret_call` (after the call, whose
+    /// result is ignored).
+    fn ignored_result(ret_base: &str, ret_call: &str) -> String {
+        format!(
+            r#"func @f(i32) -> i32 {{
+bb0(%0: i32):
+  store %0, @g
+  br %0, bb2, bb1
+bb1:
+  ret {ret_base}
+bb2:
+  %1 = add %0, -1
+  %2 = call @f(%1)
+  ret {ret_call}
+}}"#
+        )
+    }
+
+    #[test]
+    fn an_ignored_result_is_a_tail_call_when_every_return_gives_one_constant() {
+        // What interprocedural constant propagation leaves of `return f(n - 1)`
+        // in a function that always returns 0.
+        let src = program(
+            &ignored_result("0", "0"),
+            "  %1 = call @f(%0)\n  call @putint(%1)\n  %2 = load i32, @g\n  call @putint(%2)",
+        );
+        for input in ["0", "1", "7"] {
+            same_behaviour(&src, &["tailrec"], input);
+        }
+        let body = func(&run(&src, &["tailrec"]), "f").to_string();
+        assert!(!body.contains("call @f"), "{body}");
+        assert!(body.contains("jump bb"), "{body}");
+    }
+
+    #[test]
+    fn an_ignored_result_stays_a_call_when_the_returns_differ() {
+        // The bottom returns 1, the others 0: the loop would return 1 from the top.
+        // A parameter is no common constant: each level returns its own.
+        for (base, call) in [("1", "0"), ("%0", "%0"), ("0", "%0")] {
+            let src = program(&ignored_result(base, call), "  %1 = call @f(%0)\n  call @putint(%1)");
+            same_behaviour(&src, &["tailrec"], "3");
+            assert!(
+                func(&run(&src, &["tailrec"]), "f").contains("call @f"),
+                "{base} {call}"
+            );
+        }
+        // An accumulating tail call beside an ignored one: `f(n - 1); return 0`
+        // and `return n + f(n - 2)` cannot share one loop.
+        let f = r#"func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = slt %0, 2
+  br %1, bb1, bb2
+bb1:
+  ret 0
+bb2:
+  %2 = srem %0, 2
+  br %2, bb3, bb4
+bb3:
+  %3 = add %0, -1
+  %4 = call @f(%3)
+  ret 0
+bb4:
+  %5 = add %0, -2
+  %6 = call @f(%5)
+  %7 = add %0, %6
+  ret %7
+}"#;
+        let src = program(f, "  %1 = call @f(%0)\n  call @putint(%1)");
+        same_behaviour(&src, &["tailrec"], "9");
+        assert_eq!(run(&src, &["tailrec"]).trim(), run(&src, &[]).trim());
+    }
+
+    #[test]
+    fn a_jump_to_a_return_block_returns_what_it_passes() {
+        // The shape inlining leaves: `bb3(%v): ret %v` shared by the base case and
+        // the calls, summed (`n + f(n - 1)`), passed through, or ignored with every
+        // path returning 0.
+        let shapes = [
+            ("  %3 = call @f(%2)\n  %4 = add %0, %3\n  jump bb3(%4)", "bb3(0)"),
+            ("  %3 = call @f(%2)\n  jump bb3(%3)", "bb3(%0)"),
+            ("  %3 = call @f(%2)\n  jump bb3(0)", "bb3(0)"),
+        ];
+        for (call, base) in shapes {
+            let f = format!(
+                r#"func @f(i32) -> i32 {{
+bb0(%0: i32):
+  store %0, @g
+  %1 = slt %0, 1
+  br %1, {base}, bb2
+bb2:
+  %2 = add %0, -1
+{call}
+bb3(%5: i32):
+  ret %5
+}}"#
+            );
+            let src = program(&f, "  %1 = call @f(%0)\n  call @putint(%1)");
+            for input in ["0", "1", "6"] {
+                same_behaviour(&src, &["tailrec"], input);
+            }
+            let body = func(&run(&src, &["tailrec"]), "f").to_string();
+            assert!(!body.contains("call @f"), "{call}: {body}");
+        }
+        // Not when the base case returns another constant than the ignored call's
+        // path, nor when the return block does more than return.
+        let differ = r#"func @f(i32) -> i32 {
+bb0(%0: i32):
+  store %0, @g
+  %1 = slt %0, 1
+  br %1, bb3(1), bb2
+bb2:
+  %2 = add %0, -1
+  %3 = call @f(%2)
+  jump bb3(0)
+bb3(%5: i32):
+  ret %5
+}"#;
+        let busy = r#"func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = slt %0, 1
+  br %1, bb3(0), bb2
+bb2:
+  %2 = add %0, -1
+  %3 = call @f(%2)
+  jump bb3(%3)
+bb3(%5: i32):
+  store %5, @g
+  ret %5
+}"#;
+        for f in [differ, busy] {
+            let src = program(f, "  %1 = call @f(%0)\n  call @putint(%1)");
+            same_behaviour(&src, &["tailrec"], "4");
+            assert!(func(&run(&src, &["tailrec"]), "f").contains("call @f"), "{f}");
+        }
     }
 
     #[test]
