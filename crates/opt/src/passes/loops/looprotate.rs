@@ -24,9 +24,16 @@
 //! (and of GCC's loop header copying, `tree-ssa-loop-ch`).
 //!
 //! A loop is rotated when its header ends in a conditional branch with one target
-//! inside the loop and one outside, the header is not itself a latch, no latch
-//! already leaves the loop (the loop is then rotated already), and the header is
-//! small and free of side effects (it is duplicated).
+//! inside the loop and one outside, the header is not itself a latch, and the
+//! header is small and free of side effects (it is duplicated). A loop whose latch
+//! already leaves it (a `break` at the end of the body: `while (l < r) { r--; if
+//! (a[r] < p) break; }`) is rotated only when its header is a pure test, every value
+//! it computes used only to decide its own branch: the test then moves to the bottom beside the
+//! latch's, so an iteration runs two conditional branches and no jump, and the body
+//! gets the guard that `licm` and the induction analyses expect. LLVM rotates such
+//! loops too when it deems it profitable (`profitableToRotateLoopExitingLatch`).
+//! After rotation the new header does the body's work and passes it on to the latch,
+//! so it is no pure test and the loop is not rotated back.
 
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::pipeline::{FunctionPass, Pass};
@@ -224,9 +231,7 @@ fn candidate(
         return None;
     }
     let exits_loop = |b: Block| cfg.succs(b).iter().any(|&s| !members.contains(id, s));
-    if latches.iter().any(|&l| exits_loop(l)) {
-        return None;
-    }
+    let latch_exits = latches.iter().any(|&l| exits_loop(l));
     let term = f.terminator(h)?;
     let (t, e) = f.branch_arms(h)?;
     let inside = match (members.contains(id, t), members.contains(id, e)) {
@@ -245,6 +250,16 @@ fn candidate(
             || k.has_side_effects()
             || matches!(k, InstKind::Call { .. } | InstKind::Alloc { .. })
         {
+            return None;
+        }
+        // Used past the header: by another block, or passed on as a block argument.
+        let used_past_header = |v: Value| {
+            f.users(v)
+                .iter()
+                .any(|&u| f.layout.inst_block(u) != Some(h))
+                || f.kind(term).targets().iter().any(|c| c.args.contains(&v))
+        };
+        if latch_exits && f.inst_result(i).is_some_and(used_past_header) {
             return None;
         }
     }
@@ -433,6 +448,68 @@ bb3:
 }
 "#;
         check(&["looprotate"], calls, calls);
+    }
+
+    /// `while (l < r) { r = r - 1; if (a[r] < p) break; }`, the latch leaving the
+    /// loop on the `break`; `use_test` makes the body read the header's comparison
+    /// (then the header is no pure test).
+    fn break_at_the_end(use_test: bool) -> String {
+        let body_add = if use_test {
+            "%4 = add %3, %0"
+        } else {
+            "%4 = add %0, 0"
+        };
+        format!(
+            r#"
+global @a: [i32; 8] = [5, 1, 7, 3, 9, 2, 8, 4]
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  jump bb1(%1)
+bb1(%2: i32):
+  %3 = slt %0, %2
+  br %3, bb2, bb3(%2)
+bb2:
+  %9 = add %2, -1
+  {body_add}
+  %5 = gep @a, %9, 4
+  %6 = load i32, %5
+  %7 = slt %6, %4
+  br %7, bb3(%9), bb1(%9)
+bb3(%8: i32):
+  call @putint(%8)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_loop_whose_latch_breaks_is_rotated_when_its_header_only_tests() {
+        let src = break_at_the_end(false);
+        for input in ["0 8", "3 8", "7 8", "8 2"] {
+            same_behaviour(&src, &["looprotate"], input);
+        }
+        let out = crate::passes::testutil::run(&src, &["looprotate"]);
+        // The header's test is copied: once as the guard, once at the bottom.
+        assert_eq!(out.matches("slt %0,").count(), 2, "{out}");
+        // Rotating again changes nothing: the new header passes its work on.
+        let twice = crate::passes::testutil::run(&src, &["looprotate", "looprotate"]);
+        assert_eq!(twice, out);
+    }
+
+    #[test]
+    fn a_loop_whose_latch_breaks_keeps_a_header_that_does_work() {
+        // The body reads the header's comparison: the header is not a pure test.
+        let src = break_at_the_end(true);
+        same_behaviour(&src, &["looprotate"], "3 8");
+        let out = crate::passes::testutil::run(&src, &["looprotate"]);
+        assert_eq!(out.matches("slt %0,").count(), 1, "{out}");
     }
 
     #[test]
