@@ -348,15 +348,15 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "idemloop",
             "lastiter",
             "loopdelete",
-            // A function whose loops are gone now (dead or empty loops that kept
-            // the first `tailrec` away) loses its tail recursion too.
+            // A recursion that is a tail call only now (its result replaced by
+            // the constant every return gives, or the code after it dead) loses
+            // its tail recursion too.
             "tailrec",
             "cunroll",
             "unroll",
-            // And one whose loops complete unrolling just removed (a recursion
-            // `return n + f(n - 1, ..)` around a loop of constant trip count,
-            // a nest for `cunroll` or a single block for `unroll`), before `licm`
-            // takes what the new loop does not change out of it.
+            // And once more after complete unrolling, which can leave a call in
+            // tail position (the code after it folded away), before `licm` takes
+            // what the new loop does not change out of it.
             "tailrec",
             "memforward",
             "instcombine",
