@@ -105,24 +105,6 @@ impl RotatedLoop {
     pub fn exit(&self) -> usize {
         1 - self.back
     }
-
-    /// For the header's pointer parameter `k` that the latch advances by
-    /// `gep p, c, stride` with a constant `c`: `(c, stride)`.
-    pub fn pointer_step(&self, f: &Function, k: usize) -> Option<(i32, u32)> {
-        let p = f.block_params(self.header)[k];
-        if f.value_type(p) != ir::Type::Ptr {
-            return None;
-        }
-        let next = self.next_args(f)[k];
-        match *f.kind(f.def_inst(next)?) {
-            InstKind::Gep {
-                base,
-                index,
-                stride,
-            } if base == p => Some((f.as_iconst(index)?, stride)),
-            _ => None,
-        }
-    }
 }
 
 /// The counter of a rotated loop (see the module documentation).

@@ -108,6 +108,14 @@ impl PointerRoots {
         let r = address_root(f, p).0;
         self.root.get(&r).copied().unwrap_or(p)
     }
+
+    /// The global, `alloc` or parameter of the function that `p` points into,
+    /// when [`address_root`] or the root of the block parameter it stops at
+    /// finds one.
+    pub fn object(&self, f: &Function, p: Value) -> Option<Value> {
+        let r = address_root(f, self.object_pointer(f, p)).0;
+        is_object(f, r).then_some(r)
+    }
 }
 
 /// Whether `v` is an object's own pointer: a global, a parameter of the function,
@@ -174,5 +182,13 @@ bb3(%6: ptr):
             roots.object_pointer(f, param(2, 0)),
             f.block_params(blocks[0])[0]
         );
+        // The objects: the global, the function's parameter, none for the mix.
+        assert_eq!(roots.object(f, first(1)), Some(a));
+        assert_eq!(
+            roots.object(f, param(2, 0)),
+            Some(f.block_params(blocks[0])[0])
+        );
+        assert_eq!(roots.object(f, param(1, 1)), None);
+        assert_eq!(roots.object(f, first(3)), None, "a loaded value");
     }
 }

@@ -10,6 +10,7 @@
 
 use super::expr::{Expr, ExprId};
 use super::ScalarEvolution;
+use crate::analysis::LoopId;
 use ir::{BinOp, Function, InstKind, Type, UnOp, Value, ValueDef};
 
 /// How deep operands are followed before a value is left unknown.
@@ -60,6 +61,20 @@ impl ScalarEvolution<'_> {
         let (loops, f) = (self.loops, self.f);
         let d = self.exprs.sub(loops, f, x, y);
         self.exprs.as_const(d)
+    }
+
+    /// The step `d` when `v` evolves as the affine recurrence `{s,+,d}<lp>` with
+    /// `d` a non-zero constant (in its type's arithmetic, or bytes for a pointer):
+    /// LLVM's `getConstantStride`. A pointer the latch advances by `gep p, 2, 4`, or
+    /// by any chain of constant steps, moves 8 bytes per iteration; a recurrence of
+    /// another loop, one of higher order and an invariant have none.
+    pub fn constant_step(&mut self, v: Value, lp: LoopId) -> Option<i64> {
+        scev_type(self.f, v)?;
+        let e = self.get(v);
+        match self.exprs.as_addrec(e)? {
+            (l, &[_, step]) if l == lp => self.exprs.as_const(step).filter(|&d| d != 0),
+            _ => None,
+        }
     }
 
     /// Whether the `i32` operation defining `v` never wraps: its value range (which

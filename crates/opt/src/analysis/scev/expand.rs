@@ -15,6 +15,7 @@
 //! subexpressions are emitted once per [`Expander`] (the arena is hash-consed).
 
 use super::expr::{Expr, ExprId, Exprs};
+use crate::analysis::LoopId;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Type, UnOp, Value};
 use rustc_hash::FxHashMap;
 
@@ -189,5 +190,85 @@ impl<'e> Expander<'e> {
         let i = f.insert_inst_before(self.before, InstKind::Binary { op, args: [a, b] }, ty);
         f.copy_src_loc(self.origin, i);
         f.inst_result(i)
+    }
+}
+
+impl super::ScalarEvolution<'_> {
+    /// `e`, an expression invariant in loop `lp`, with each recurrence of a loop
+    /// around `lp` written with an existing header parameter of that loop
+    /// (LLVM's `SCEVExpander` reusing the phis it finds): within `lp`,
+    /// `{s,+,d}<outer>` is `p + (s - s')` for the parameter `p` of `outer`'s header
+    /// that evolves as `{s',+,d}<outer>`, or, when it is affine, `d * p + (s - d *
+    /// s')` for a parameter `p = {s',+,1}<outer>` (the mirror image for a step of
+    /// -1): `i * n + 5` stays that, not `{2n+5,+,n}`. The result has no recurrence, so
+    /// an [`Expander`] at `lp`'s preheader can state it; `None` when some
+    /// recurrence has no such parameter or belongs to a loop not around `lp`.
+    pub fn with_header_parameters(&mut self, e: ExprId, lp: LoopId) -> Option<ExprId> {
+        self.with_parameters_at(e, lp, 8)
+    }
+
+    fn with_parameters_at(&mut self, e: ExprId, lp: LoopId, depth: u32) -> Option<ExprId> {
+        let depth = depth.checked_sub(1)?;
+        let (f, loops) = (self.f, self.loops);
+        match self.exprs.get(e).clone() {
+            Expr::Const { .. } | Expr::Unknown { .. } => Some(e),
+            Expr::Add { ops, .. } | Expr::Mul { ops, .. } => {
+                let is_add = matches!(self.exprs.get(e), Expr::Add { .. });
+                let ops = ops
+                    .iter()
+                    .map(|&o| self.with_parameters_at(o, lp, depth))
+                    .collect::<Option<Vec<_>>>()?;
+                Some(if is_add {
+                    self.exprs.add(loops, f, &ops, false)
+                } else {
+                    self.exprs.mul(loops, f, &ops, false)
+                })
+            }
+            Expr::AddRec {
+                ty, ops, lp: outer, ..
+            } => {
+                if outer == lp || !loops.nested_in(lp, outer) {
+                    return None;
+                }
+                let header = loops.get(outer).header;
+                // `(p, s', c)`: a parameter `p = {s',+,d'}` with `d = c * d'`:
+                // equal tails (c = 1) first, else an affine `p` stepping by one.
+                let mut found: Option<(Value, ExprId, ExprId)> = None;
+                for &p in f.block_params(header) {
+                    if f.value_type(p) != ty {
+                        continue;
+                    }
+                    let r = self.get(p);
+                    let Some((l, pops)) = self.exprs.as_addrec(r) else {
+                        continue;
+                    };
+                    if l != outer {
+                        continue;
+                    }
+                    let pops = pops.to_vec();
+                    if pops[1..] == ops[1..] {
+                        found = Some((p, pops[0], self.exprs.constant(ty, 1)));
+                        break;
+                    }
+                    let unit = self.exprs.as_const(pops[1]).filter(|c| c.abs() == 1);
+                    let affine = ops.len() == 2 && pops.len() == 2;
+                    if let Some(u) = unit.filter(|_| found.is_none() && affine) {
+                        let sign = self.exprs.constant(ty, u);
+                        let c = self.exprs.mul(loops, f, &[ops[1], sign], false);
+                        found = Some((p, pops[0], c));
+                    }
+                }
+                let (p, start, c) = found?;
+                // {s,+,d} = c * p + (s - c * s').
+                let scaled = self.exprs.mul(loops, f, &[c, start], false);
+                let offset = self.exprs.sub(loops, f, ops[0], scaled);
+                let offset = self.with_parameters_at(offset, lp, depth)?;
+                let c = self.with_parameters_at(c, lp, depth)?;
+                let p = self.exprs.unknown(ty, p);
+                let term = self.exprs.mul(loops, f, &[c, p], false);
+                Some(self.exprs.add(loops, f, &[term, offset], false))
+            }
+            _ => None,
+        }
     }
 }

@@ -661,3 +661,153 @@ fn predicated_bounds_on_the_counter() {
     });
     assert!(pse.bounds_in(x).is_none());
 }
+
+#[test]
+fn constant_steps_of_affine_recurrences() {
+    // An outer loop bb1 over `j` (step -3) around an inner loop bb2 walking a
+    // pointer by two geps of 4 bytes each, with `i` (step 1), `s += i` (second
+    // order) and the invariant `%0`.
+    let src = r#"
+global @a: [i32; 64] = zeroinit
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  %1 = gep @a, 0, 4
+  jump bb1(30)
+bb1(%2: i32):
+  jump bb2(%1, 0, 0)
+bb2(%3: ptr, %4: i32, %5: i32):
+  %6 = load i32, %3
+  %7 = gep %3, 1, 4
+  %8 = gep %7, 1, 4
+  %9 = add %4, 1
+  %10 = add %5, %4
+  %11 = slt %9, 8
+  br %11, bb2(%8, %9, %10), bb3
+bb3:
+  %12 = sub %2, 3
+  %13 = sgt %12, 0
+  br %13, bb1(%12), bb4
+bb4:
+  ret %10
+}
+"#;
+    let m = ir::parse_module(src).unwrap();
+    ir::verify_module(&m).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+    let names = ir::text::Names::new(f);
+    let v = |name: &str| {
+        f.layout
+            .blocks()
+            .flat_map(|b| {
+                let insts = f.layout.block_insts(b).filter_map(|i| f.inst_result(i));
+                f.block_params(b)
+                    .iter()
+                    .copied()
+                    .chain(insts)
+                    .collect::<Vec<_>>()
+            })
+            .find(|&v| names.value(v) == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let header = |b: &str| {
+        loops
+            .loops()
+            .find(|(_, l)| names.block(l.header) == b)
+            .unwrap()
+            .0
+    };
+    let (outer, inner) = (header("bb1"), header("bb2"));
+    assert_eq!(se.constant_step(v("%3"), inner), Some(8));
+    assert_eq!(se.constant_step(v("%8"), inner), Some(8));
+    assert_eq!(se.constant_step(v("%4"), inner), Some(1));
+    assert_eq!(se.constant_step(v("%2"), outer), Some(-3));
+    // Not a recurrence of this loop, of second order, invariant, not analysed.
+    assert_eq!(se.constant_step(v("%2"), inner), None);
+    assert_eq!(se.constant_step(v("%4"), outer), None);
+    assert_eq!(se.constant_step(v("%5"), inner), None);
+    assert_eq!(se.constant_step(v("%0"), inner), None);
+    assert_eq!(se.constant_step(v("%6"), inner), None);
+}
+
+#[test]
+fn outer_recurrences_as_header_parameters() {
+    // for (i = 2; ...; i += 1) { for (j = 0; ...; j += 1) t = i * n + j + 5 }
+    // and, after the inner loop, k = j (its exit value, a recurrence of bb2).
+    let src = r#"
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  jump bb1(2)
+bb1(%2: i32):
+  jump bb2(0)
+bb2(%3: i32):
+  %4 = mul %2, %1
+  %5 = add %4, %3
+  %6 = add %5, 5
+  %7 = add %3, 1
+  %8 = slt %7, %0
+  br %8, bb2(%7), bb3
+bb3:
+  %9 = add %2, 1
+  %10 = slt %9, %0
+  br %10, bb1(%9), bb4
+bb4:
+  ret %6
+}
+"#;
+    let m = ir::parse_module(src).unwrap();
+    ir::verify_module(&m).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+    let names = ir::text::Names::new(f);
+    let value = |name: &str| {
+        f.layout
+            .blocks()
+            .flat_map(|b| {
+                let insts = f.layout.block_insts(b).filter_map(|i| f.inst_result(i));
+                f.block_params(b)
+                    .iter()
+                    .copied()
+                    .chain(insts)
+                    .collect::<Vec<_>>()
+            })
+            .find(|&v| names.value(v) == name)
+            .unwrap()
+    };
+    let header = |b: &str| {
+        loops
+            .loops()
+            .find(|(_, l)| names.block(l.header) == b)
+            .unwrap()
+            .0
+    };
+    let (outer, inner) = (header("bb1"), header("bb2"));
+    let show = |se: &ScalarEvolution, e| se.exprs.get(e).clone();
+    // %6 = {{2n+5,+,n}<bb1>,+,1}<bb2>: its start is the outer recurrence
+    // {2n+5,+,n}<bb1> = %2 * n + 5, written with the parameter %2.
+    let t = se.get(value("%6"));
+    let (l, ops) = se.exprs.as_addrec(t).map(|(l, o)| (l, o.to_vec())).unwrap();
+    assert_eq!(l, inner);
+    let start = se.with_header_parameters(ops[0], inner).unwrap();
+    let (f2, n) = (value("%2"), value("%1"));
+    let (p, nn) = (
+        se.exprs.unknown(Type::I32, f2),
+        se.exprs.unknown(Type::I32, n),
+    );
+    let pn = se.exprs.mul(&loops, f, &[p, nn], false);
+    let five = se.exprs.constant(Type::I32, 5);
+    let expected = se.exprs.add(&loops, f, &[pn, five], false);
+    assert_eq!(start, expected, "{:?}", show(&se, start));
+    // Invariants stay; the step 1 too.
+    assert_eq!(se.with_header_parameters(ops[1], inner), Some(ops[1]));
+    // A recurrence of the loop itself, or of a loop not around it, has none.
+    let j = se.get(value("%3"));
+    assert_eq!(se.with_header_parameters(j, inner), None);
+    assert_eq!(se.with_header_parameters(j, outer), None);
+}

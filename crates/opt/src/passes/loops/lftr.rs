@@ -198,8 +198,9 @@ fn replace_exit_test(f: &mut Function, p: &Plan) {
 
 /// The header parameter (index) whose evolution is `{start,+,d*stride}` for the
 /// counter's step `d` and a positive `stride`, with that stride; the one with the
-/// most uses when there are several. The stride is the one of the latch's
-/// `gep p, d, stride` when the pointer advances so.
+/// most uses when there are several. The pointer's constant byte step is the
+/// scalar evolution's ([`ScalarEvolution::constant_step`]), so any chain of
+/// constant geps on the latch counts.
 fn pointer_of_counter(
     se: &mut ScalarEvolution,
     id: LoopId,
@@ -214,26 +215,16 @@ fn pointer_of_counter(
         if f.value_type(p) != Type::Ptr {
             continue;
         }
-        let e = se.get(p);
-        let Some(bytes) = se
-            .exprs
-            .as_addrec(e)
-            .filter(|&(pl, ops)| pl == id && ops.len() == 2)
-            .and_then(|(_, ops)| se.exprs.as_const(ops[1]))
-        else {
+        // `bytes = d * stride` (a latch's `gep p, d, stride` gives `stride`).
+        let Some(bytes) = se.constant_step(p, id) else {
             continue;
         };
-        let stride = match l.pointer_step(f, k) {
-            Some((c, s)) if i64::from(c) == d => s,
-            _ if bytes % d == 0 => match u32::try_from(bytes / d) {
-                Ok(s) => s,
-                Err(_) => continue,
-            },
-            _ => continue,
-        };
-        if stride == 0 {
+        if bytes % d != 0 {
             continue;
         }
+        let Ok(stride) = u32::try_from(bytes / d) else {
+            continue;
+        };
         let uses = f.users(p).len();
         if best.is_none_or(|(_, _, most)| uses > most) {
             best = Some((k, stride, uses));

@@ -23,7 +23,7 @@
 //!   from `p`) is left to that pointer.
 //! - No store in the loop may write the object `p` walks (the global or local array
 //!   its starting value points into, followed through outer loops' pointer
-//!   parameters, or the function's pointer parameter, which a store through
+//!   parameters by [`PointerRoots`], or the function's pointer parameter, which a store through
 //!   another parameter cannot reach when every caller passes the two different
 //!   objects: [`crate::analysis::DisjointParams`]), and no call writes memory.
 //! - Every pointer of the loop that qualifies carries its loads (rows of a
@@ -44,11 +44,10 @@
 
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{
-    address_root, AnalysisManager, DisjointParams, FunctionAnalyses, LoopId, ParamTargets,
+    AnalysisManager, DisjointParams, FunctionAnalyses, LoopId, ParamTargets, PointerRoots,
     Preserved, Purity, RotatedLoop, Targets,
 };
 use crate::pipeline::Pass;
-use ir::analysis::ControlFlowGraph;
 use ir::{Block, FuncId, Function, Inst, InstKind, Module, Type, Value, ValueDef};
 use std::collections::BTreeMap;
 
@@ -92,7 +91,7 @@ pub struct Memory<'a> {
 }
 
 impl Memory<'_> {
-    /// Whether objects `a` and `b` (as [`object_of`] returns them: a global, an
+    /// Whether objects `a` and `b` (as [`PointerRoots::object`] returns them: a global, an
     /// `alloc`, or a parameter of the function) may be the same memory.
     fn may_share(&self, f: &Function, a: Value, b: Value) -> bool {
         if a == b {
@@ -137,11 +136,13 @@ fn run_in(f: &mut Function, purity: &Purity, memory: &Memory, fa: &mut FunctionA
     {
         let mut se = fa.scev(f);
         let loops = se.loops;
+        // The objects block parameters point into, found once for all loops.
+        let roots = std::cell::OnceCell::new();
         for (id, lp) in loops.loops() {
             if !lp.children.is_empty() {
                 continue;
             }
-            plans.extend(plan(&mut se, id, purity, memory));
+            plans.extend(plan(&mut se, &roots, id, purity, memory));
         }
     }
     // Each plan only adds parameters to its loop's header (after the existing
@@ -164,7 +165,13 @@ struct Plan {
 
 /// The plans for loop `id`: one per pointer parameter with loads to carry, at
 /// most [`MAX_CARRIED`] carried values in all.
-fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memory: &Memory) -> Vec<Plan> {
+fn plan(
+    se: &mut ScalarEvolution,
+    roots: &std::cell::OnceCell<PointerRoots>,
+    id: LoopId,
+    purity: &Purity,
+    memory: &Memory,
+) -> Vec<Plan> {
     let (f, cfg, loops) = (se.f, se.cfg, se.loops);
     let mut plans = Vec::new();
     let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
@@ -185,17 +192,19 @@ fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memory: &Memory) 
         .block_params(l.header)
         .iter()
         .enumerate()
-        .filter_map(|(k, &p)| pointer_step(se, id, p).map(|s| (k, p, s)))
+        .filter(|&(_, &p)| f.value_type(p) == Type::Ptr)
+        .filter_map(|(k, &p)| se.constant_step(p, id).map(|s| (k, p, s)))
         .collect();
     if walking.is_empty() {
         return plans;
     }
+    let roots = roots.get_or_init(|| PointerRoots::compute(f));
     // What the loop writes: its stores with their objects (None: unknown).
     let mut written: Vec<(Inst, Option<Value>)> = Vec::new();
     for &b in &lp.blocks {
         for i in f.layout.block_insts(b) {
             match f.kind(i) {
-                InstKind::Store { ptr, .. } => written.push((i, object_of(f, cfg, *ptr))),
+                InstKind::Store { ptr, .. } => written.push((i, roots.object(f, *ptr))),
                 InstKind::Call { callee, .. }
                     if purity.effects(*callee).writes_global
                         || purity.effects(*callee).writes_args =>
@@ -211,7 +220,7 @@ fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memory: &Memory) 
     // each other's loads).
     let mut claimed: Vec<Inst> = Vec::new();
     for (k, p, s) in walking {
-        let Some(object) = object_of(f, cfg, p) else {
+        let Some(object) = roots.object(f, p) else {
             continue;
         };
         let writers: Vec<Inst> = written
@@ -324,20 +333,6 @@ fn forwarding_plan(
     })
 }
 
-/// The byte step `s` of the pointer parameter `p` of loop `id`, when its
-/// evolution is `{p0,+,s}<id>` with `s` a non-zero constant.
-fn pointer_step(se: &mut ScalarEvolution, id: LoopId, p: Value) -> Option<i64> {
-    if se.f.value_type(p) != Type::Ptr {
-        return None;
-    }
-    let e = se.get(p);
-    let (pl, &[_, step]) = se.exprs.as_addrec(e)? else {
-        return None;
-    };
-    let s = se.exprs.as_const(step)?;
-    (pl == id && s != 0).then_some(s)
-}
-
 /// The `i32` and `f32` loads at a constant offset from `p` (a difference the
 /// scalar evolution finds) in the blocks of loop `lp` that run on every
 /// iteration (they dominate its `latch`), in order: offset, load, type.
@@ -366,60 +361,6 @@ fn every_iteration_loads(
         }
     }
     out
-}
-
-/// The global, `alloc` or pointer parameter a pointer points into, following
-/// `gep` bases and block parameters all of whose incoming values point into the
-/// same one.
-fn object_of(f: &Function, cfg: &ControlFlowGraph, v: Value) -> Option<Value> {
-    let mut seen: Vec<Value> = Vec::new();
-    let mut work = vec![v];
-    let mut found: Option<Value> = None;
-    while let Some(x) = work.pop() {
-        let (root, _) = address_root(f, x);
-        if seen.contains(&root) {
-            continue;
-        }
-        seen.push(root);
-        match f.value_def(root) {
-            ValueDef::Global(_) => {}
-            ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => {}
-            // A pointer parameter: the object(s) the caller passed.
-            ValueDef::Param(b, _) if b == f.entry_block() => {}
-            ValueDef::Param(b, k) => {
-                if seen.len() > 64 {
-                    return None;
-                }
-                for arg in incoming(f, cfg, b, k as usize)? {
-                    work.push(arg);
-                }
-                continue;
-            }
-            _ => return None,
-        }
-        match found {
-            None => found = Some(root),
-            Some(o) if o == root => {}
-            Some(_) => return None,
-        }
-    }
-    found
-}
-
-/// The arguments every edge into `b` passes to its parameter `k`.
-fn incoming(f: &Function, cfg: &ControlFlowGraph, b: Block, k: usize) -> Option<Vec<Value>> {
-    let mut out = Vec::new();
-    for pred in cfg.unique_preds(b) {
-        let Some(t) = f.terminator(pred) else {
-            continue;
-        };
-        for target in f.kind(t).targets() {
-            if target.block == b {
-                out.push(*target.args.get(k)?);
-            }
-        }
-    }
-    Some(out)
 }
 
 fn apply(f: &mut Function, plan: Plan) -> usize {

@@ -26,6 +26,13 @@
 //!   starts at `&base[b] + init * a * stride` and each becomes a constant offset from
 //!   it. A stencil's nine neighbours `in[(i + di) * n + j + dj]` are nine loads at
 //!   fixed offsets from one pointer that advances by a row per iteration.
+//! - Any other index the scalar evolution describes as an `i32` recurrence
+//!   `{start,+,step}<loop>` (of the counter or of any other header parameter
+//!   stepping by an invariant, wrapping or not: `j * n + i`, `k += m`) becomes a
+//!   pointer starting at `base + sext(start) * stride` and advancing by
+//!   `sext(step) * stride` when the address is only used to access memory and an
+//!   access through it runs on every iteration that goes round again
+//!   ([`recurrence`]).
 //! - Before that, nested geps are reassociated so the varying index is outermost
 //!   ([`gep_reassoc`]): a column walk `b[k][j]` over `k` becomes a pointer down the
 //!   column.
@@ -47,6 +54,7 @@ use affine::{LoopCounter, Ranges};
 use gep_blocks::GepBlocks;
 use ir::analysis::DominatorTree;
 use ir::{BinOp, BlockCall, Function, Inst, InstKind, Type, Value};
+use recurrence::Recurrences;
 use rustc_hash::FxHashMap;
 
 /// The strength reduction pass.
@@ -88,24 +96,30 @@ pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // describes them, all found before the first rewrite: adding header
     // parameters (appended after the counters) and instructions changes no edge
     // and no counter, so the analyses, the counters and their intervals stay valid.
-    let counted: Vec<(LoopId, RotatedLoop, Counter)> = {
+    let (counted, mut geps, recurrences) = {
         let mut se = fa.scev(f);
         let (g, cfg, loops) = (se.f, se.cfg, se.loops);
-        loops
+        let counted: Vec<(LoopId, RotatedLoop, Counter)> = loops
             .loops()
             .filter_map(|(id, _)| {
                 let s = RotatedLoop::of(g, cfg, loops, id)?;
                 let c = Counter::of_scev(&mut se, id, &s)?;
                 Some((id, s, c))
             })
-            .collect()
+            .collect();
+        let geps = GepBlocks::new(g, cfg);
+        let recurrences = Recurrences::find(&mut se, &geps, counted.iter().map(|c| c.0));
+        (counted, geps, recurrences)
     };
-    let (cfg, dt, loops) = fa.loops(f);
+    if !recurrences.is_empty() {
+        // Its arena went to `recurrences`.
+        fa.forget_scev();
+    }
+    let (_, dt, loops) = fa.loops(f);
     let ranges = Ranges::new(counted.iter().map(|(_, _, c)| *c));
-    let mut geps = GepBlocks::new(f, cfg);
     let mut rewritten = 0;
     for (id, s, iv) in counted {
-        rewritten += reduce_loop(f, dt, loops, &ranges, &mut geps, id, s, iv);
+        rewritten += reduce_loop(f, dt, loops, &ranges, &recurrences, &mut geps, id, s, iv);
     }
     rewritten
 }
@@ -121,6 +135,7 @@ fn reduce_loop(
     dt: &DominatorTree,
     loops: &LoopForest,
     ranges: &Ranges,
+    recurrences: &Recurrences,
     geps: &mut GepBlocks,
     id: LoopId,
     s: RotatedLoop,
@@ -159,7 +174,7 @@ fn reduce_loop(
             else {
                 if only_addresses(f, i)
                     && accessed_every_iteration(f, dt, &s, i)
-                    && recurrence::is_varying(f, &iv, &in_loop, index)
+                    && recurrences.is_varying(id, index)
                 {
                     recurrent.push(i);
                 }
@@ -221,7 +236,7 @@ fn reduce_loop(
             unreachable!("collected as a gep")
         };
         let pterm = f.terminator(s.preheader).expect("preheader has a jump");
-        let (start, step) = recurrence::start_and_step(f, &iv, &in_loop, pterm, index);
+        let (start, step) = recurrences.start_and_step(f, id, pterm, index);
         let p = pointer_iv(f, &s, base, start, step, stride);
         let r = f.inst_result(g).expect("gep has a result");
         f.replace_all_uses(r, p);
@@ -926,6 +941,51 @@ bb2:
             body.contains("gep @b, %") && !body.contains("gep @a, %"),
             "{out}"
         );
+    }
+
+    /// `k = x; for j < n: { b[k] = j; k = k + m }` with `n`, `m`, `x` read at run
+    /// time: `k` is no counter but the recurrence `{x,+,m}` of the scalar
+    /// evolution, stored through every iteration, so its address becomes a
+    /// pointer advancing by `m` elements; `k = k * m` (no recurrence) keeps its gep.
+    const SECOND_PARAMETER: &str = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @b: [i32; 64] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = call @getint()
+  jump bb1(0, %2)
+bb1(%3: i32, %4: i32):
+  %5 = gep @b, %4, 4
+  store %3, %5
+  %6 = add %4, %1
+  %7 = add %3, 1
+  %8 = slt %7, %0
+  br %8, bb1(%7, %6), bb2
+bb2:
+  %9 = gep @b, 13, 4
+  %10 = load i32, %9
+  call @putint(%10)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn recurrences_of_other_parameters_become_pointers() {
+        for input in ["8 5 3", "3 -2 20", "1 100 13", "5 0 13"] {
+            let out = same_behaviour(SECOND_PARAMETER, &["strength"], input);
+            let body = &out[out.find("bb1(").unwrap()..out.find("bb2:").unwrap()];
+            assert!(!body.contains("gep @b"), "{out}");
+            assert_eq!(body.matches(": ptr").count(), 1, "{out}");
+        }
+        let geometric = SECOND_PARAMETER.replace("%6 = add %4, %1", "%6 = mul %4, %1");
+        let out = same_behaviour(&geometric, &["strength"], "4 2 3");
+        let body = &out[out.find("bb1(").unwrap()..out.find("bb2:").unwrap()];
+        assert!(body.contains("gep @b, %4"), "{out}");
+        assert!(!body.contains(": ptr"), "{out}");
     }
 
     #[test]
