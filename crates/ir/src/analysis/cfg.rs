@@ -64,11 +64,13 @@ impl ControlFlowGraph {
     }
 
     /// Predecessors of `b`, one entry per incoming edge.
+    #[inline]
     pub fn preds(&self, b: Block) -> &[Block] {
         &self.preds[b]
     }
 
     /// Successors of `b`, one entry per outgoing edge.
+    #[inline]
     pub fn succs(&self, b: Block) -> &[Block] {
         &self.succs[b]
     }
@@ -77,6 +79,7 @@ impl ControlFlowGraph {
     ///
     /// # Panics
     /// After [`Self::update_edges_of`], which does not maintain the order.
+    #[inline]
     pub fn rpo(&self) -> &[Block] {
         assert!(
             !self.rpo_stale,
@@ -131,6 +134,7 @@ impl ControlFlowGraph {
     /// The predecessor of `b` when it has exactly one (however many edges come
     /// from it). Stops at the second distinct predecessor, so asking a join of
     /// `n` blocks costs a constant, where [`Self::unique_preds`] costs `n`.
+    #[inline]
     pub fn single_pred(&self, b: Block) -> Option<Block> {
         let (&first, rest) = self.preds[b].split_first()?;
         rest.iter().all(|&p| p == first).then_some(first)
@@ -157,12 +161,15 @@ pub fn distinct_in_order(blocks: &[Block]) -> Vec<Block> {
 
 impl super::graph::Graph for ControlFlowGraph {
     type Node = Block;
+    #[inline]
     fn preds(&self, b: Block) -> &[Block] {
         ControlFlowGraph::preds(self, b)
     }
+    #[inline]
     fn succs(&self, b: Block) -> &[Block] {
         ControlFlowGraph::succs(self, b)
     }
+    #[inline]
     fn rpo(&self) -> &[Block] {
         ControlFlowGraph::rpo(self)
     }
