@@ -31,6 +31,9 @@ impl ControlFlowGraph {
     /// Computes the CFG of `func` (which must have a body).
     pub fn compute(func: &Function) -> Self {
         let mut cfg = ControlFlowGraph::default();
+        // Sized once: growing entry by entry moved the lists at every new block.
+        cfg.preds.resize(func.num_blocks());
+        cfg.succs.resize(func.num_blocks());
         for b in func.layout.blocks() {
             for s in func.successors(b) {
                 cfg.succs[b].push(s);
@@ -44,6 +47,7 @@ impl ControlFlowGraph {
     fn compute_rpo(&self, entry: Block) -> Vec<Block> {
         // Iterative DFS; a block is emitted after all its successors (post-order).
         let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
+        visited.resize(self.succs.as_values_slice().len());
         let mut post = Vec::new();
         let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
         visited[entry] = true;
