@@ -44,6 +44,7 @@ pub enum ValueDef {
 
 impl ValueDef {
     /// Whether the value is a constant or global address (no position, no users kept).
+    #[inline]
     pub fn is_constant(self) -> bool {
         matches!(
             self,
@@ -134,6 +135,7 @@ impl Function {
     ///
     /// # Panics
     /// On a declaration.
+    #[inline]
     pub fn entry_block(&self) -> Block {
         self.layout.entry_block().expect("function has no body")
     }
@@ -141,26 +143,31 @@ impl Function {
     // ---- values -------------------------------------------------------------
 
     /// Type of a value.
+    #[inline]
     pub fn value_type(&self, v: Value) -> Type {
         self.values[v].ty
     }
 
     /// Definition of a value.
+    #[inline]
     pub fn value_def(&self, v: Value) -> ValueDef {
         self.values[v].def
     }
 
     /// Users of a value (one entry per operand occurrence; empty for constants).
+    #[inline]
     pub fn users(&self, v: Value) -> &[Inst] {
         &self.values[v].users
     }
 
     /// Whether anything uses `v`. Always false for constants (not tracked).
+    #[inline]
     pub fn has_users(&self, v: Value) -> bool {
         !self.values[v].users.is_empty()
     }
 
     /// The i32 value of `v` if it is an integer constant.
+    #[inline]
     pub fn as_iconst(&self, v: Value) -> Option<i32> {
         match self.values[v].def {
             ValueDef::IConst(c) => Some(c),
@@ -192,16 +199,19 @@ impl Function {
     }
 
     /// Number of values ever created (for sizing side tables).
+    #[inline]
     pub fn num_values(&self) -> usize {
         self.values.len()
     }
 
     /// Number of instructions ever created (for sizing side tables).
+    #[inline]
     pub fn num_insts(&self) -> usize {
         self.insts.len()
     }
 
     /// Number of blocks ever created (for sizing side tables).
+    #[inline]
     pub fn num_blocks(&self) -> usize {
         self.blocks.len()
     }
@@ -279,6 +289,7 @@ impl Function {
     }
 
     /// Parameters of `block`.
+    #[inline]
     pub fn block_params(&self, block: Block) -> &[Value] {
         &self.blocks[block].params
     }
@@ -334,6 +345,7 @@ impl Function {
 
     /// Successor blocks of `block` (through its terminator), with duplicates when both
     /// arms of a `br` go to the same block.
+    #[inline]
     pub fn successors(&self, block: Block) -> smallvec::SmallVec<[Block; 2]> {
         match self.layout.last_inst(block) {
             Some(t) => self.insts[t]
@@ -347,6 +359,7 @@ impl Function {
     }
 
     /// The terminator of `block`, if its last instruction is one.
+    #[inline]
     pub fn terminator(&self, block: Block) -> Option<Inst> {
         let t = self.layout.last_inst(block)?;
         self.insts[t].kind.is_terminator().then_some(t)
@@ -428,21 +441,25 @@ impl Function {
     }
 
     /// The instruction's data.
+    #[inline]
     pub fn inst(&self, inst: Inst) -> &InstData {
         &self.insts[inst]
     }
 
     /// What the instruction does.
+    #[inline]
     pub fn kind(&self, inst: Inst) -> &InstKind {
         &self.insts[inst].kind
     }
 
     /// The instruction's result value.
+    #[inline]
     pub fn inst_result(&self, inst: Inst) -> Option<Value> {
         self.insts[inst].result
     }
 
     /// The instruction defining `v`, if it is an instruction result.
+    #[inline]
     pub fn def_inst(&self, v: Value) -> Option<Inst> {
         match self.values[v].def {
             ValueDef::Inst(i) => Some(i),
@@ -549,6 +566,7 @@ impl Function {
 
     /// Block of a defining position: the block of the instruction or parameter
     /// defining `v`; `None` for constants.
+    #[inline]
     pub fn value_block(&self, v: Value) -> Option<Block> {
         match self.values[v].def {
             ValueDef::Inst(i) => self.layout.inst_block(i),

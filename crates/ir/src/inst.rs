@@ -442,6 +442,7 @@ impl InstKind {
     }
 
     /// Whether this ends a block (`jump`, `br`, `ret`).
+    #[inline]
     pub fn is_terminator(&self) -> bool {
         matches!(
             self,
@@ -450,6 +451,7 @@ impl InstKind {
     }
 
     /// The branch targets of a terminator (empty for `ret` and non-terminators).
+    #[inline]
     pub fn targets(&self) -> SmallVec<[&BlockCall; 2]> {
         match self {
             InstKind::Jump { dest } => smallvec::smallvec![dest],

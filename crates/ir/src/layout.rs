@@ -44,11 +44,13 @@ impl Layout {
     }
 
     /// Whether `block` is in the layout.
+    #[inline]
     pub fn is_block_inserted(&self, block: Block) -> bool {
         self.blocks[block].inserted
     }
 
     /// Whether `inst` is in the layout.
+    #[inline]
     pub fn is_inst_inserted(&self, inst: Inst) -> bool {
         self.insts[inst].block.is_some()
     }
@@ -112,16 +114,19 @@ impl Layout {
     }
 
     /// The block after `block` in layout order.
+    #[inline]
     pub fn next_block(&self, block: Block) -> Option<Block> {
         self.blocks[block].next.expand()
     }
 
     /// The block before `block` in layout order.
+    #[inline]
     pub fn prev_block(&self, block: Block) -> Option<Block> {
         self.blocks[block].prev.expand()
     }
 
     /// Blocks in layout order.
+    #[inline]
     pub fn blocks(&self) -> Blocks<'_> {
         Blocks {
             layout: self,
@@ -130,31 +135,37 @@ impl Layout {
     }
 
     /// The block containing `inst`, if inserted.
+    #[inline]
     pub fn inst_block(&self, inst: Inst) -> Option<Block> {
         self.insts[inst].block.expand()
     }
 
     /// First instruction of `block`.
+    #[inline]
     pub fn first_inst(&self, block: Block) -> Option<Inst> {
         self.blocks[block].first_inst.expand()
     }
 
     /// Last instruction of `block` (its terminator, in a well-formed function).
+    #[inline]
     pub fn last_inst(&self, block: Block) -> Option<Inst> {
         self.blocks[block].last_inst.expand()
     }
 
     /// The instruction after `inst` in its block.
+    #[inline]
     pub fn next_inst(&self, inst: Inst) -> Option<Inst> {
         self.insts[inst].next.expand()
     }
 
     /// The instruction before `inst` in its block.
+    #[inline]
     pub fn prev_inst(&self, inst: Inst) -> Option<Inst> {
         self.insts[inst].prev.expand()
     }
 
     /// Instructions of `block` in order.
+    #[inline]
     pub fn block_insts(&self, block: Block) -> Insts<'_> {
         Insts {
             layout: self,
@@ -246,6 +257,7 @@ pub struct Blocks<'a> {
 
 impl Iterator for Blocks<'_> {
     type Item = Block;
+    #[inline]
     fn next(&mut self) -> Option<Block> {
         let b = self.next?;
         self.next = self.layout.next_block(b);
@@ -261,6 +273,7 @@ pub struct Insts<'a> {
 
 impl Iterator for Insts<'_> {
     type Item = Inst;
+    #[inline]
     fn next(&mut self) -> Option<Inst> {
         let i = self.next?;
         self.next = self.layout.next_inst(i);

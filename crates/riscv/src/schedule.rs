@@ -935,7 +935,9 @@ fn list_schedule(
 ) -> Vec<usize> {
     let n = t.len();
     let mut npreds = g.npreds.clone();
-    let mut placed = vec![false; n];
+    // The instructions whose predecessors are all placed (the candidates; the
+    // key below ends in the index, so their order does not matter).
+    let mut ready: Vec<usize> = (0..n).filter(|&c| npreds[c] == 0).collect();
     let mut order = Vec::with_capacity(n);
     // Per instruction: how many registers of each file it writes, the most its
     // placement can add to the pressure; when that stays within the limits, the
@@ -945,9 +947,11 @@ fn list_schedule(
         None => Vec::new(),
     };
     while order.len() < n {
-        let best = (0..n)
-            .filter(|&c| !placed[c] && npreds[c] == 0)
-            .min_by_key(|&c| {
+        let (slot, best) = ready
+            .iter()
+            .copied()
+            .enumerate()
+            .min_by_key(|&(_, c)| {
                 let over = pressure
                     .as_ref()
                     .is_some_and(|p| p.may_exceed(writes[c]) && p.exceeds(&code[c]));
@@ -962,14 +966,17 @@ fn list_schedule(
                 )
             })
             .expect("the dependence graph is acyclic");
+        ready.swap_remove(slot);
         if let Some(p) = &mut pressure {
             p.place(&code[best]);
         }
         m.issue(&t[best]);
-        placed[best] = true;
         order.push(best);
         for &(s, _) in &g.succs[best] {
             npreds[s] -= 1;
+            if npreds[s] == 0 {
+                ready.push(s);
+            }
         }
     }
     order

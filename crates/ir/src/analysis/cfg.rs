@@ -31,6 +31,9 @@ impl ControlFlowGraph {
     /// Computes the CFG of `func` (which must have a body).
     pub fn compute(func: &Function) -> Self {
         let mut cfg = ControlFlowGraph::default();
+        // Sized once: growing entry by entry moved the lists at every new block.
+        cfg.preds.resize(func.num_blocks());
+        cfg.succs.resize(func.num_blocks());
         for b in func.layout.blocks() {
             for s in func.successors(b) {
                 cfg.succs[b].push(s);
@@ -44,6 +47,7 @@ impl ControlFlowGraph {
     fn compute_rpo(&self, entry: Block) -> Vec<Block> {
         // Iterative DFS; a block is emitted after all its successors (post-order).
         let mut visited: SecondaryMap<Block, bool> = SecondaryMap::new();
+        visited.resize(self.succs.as_values_slice().len());
         let mut post = Vec::new();
         let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
         visited[entry] = true;
@@ -64,11 +68,13 @@ impl ControlFlowGraph {
     }
 
     /// Predecessors of `b`, one entry per incoming edge.
+    #[inline]
     pub fn preds(&self, b: Block) -> &[Block] {
         &self.preds[b]
     }
 
     /// Successors of `b`, one entry per outgoing edge.
+    #[inline]
     pub fn succs(&self, b: Block) -> &[Block] {
         &self.succs[b]
     }
@@ -77,6 +83,7 @@ impl ControlFlowGraph {
     ///
     /// # Panics
     /// After [`Self::update_edges_of`], which does not maintain the order.
+    #[inline]
     pub fn rpo(&self) -> &[Block] {
         assert!(
             !self.rpo_stale,
@@ -131,6 +138,7 @@ impl ControlFlowGraph {
     /// The predecessor of `b` when it has exactly one (however many edges come
     /// from it). Stops at the second distinct predecessor, so asking a join of
     /// `n` blocks costs a constant, where [`Self::unique_preds`] costs `n`.
+    #[inline]
     pub fn single_pred(&self, b: Block) -> Option<Block> {
         let (&first, rest) = self.preds[b].split_first()?;
         rest.iter().all(|&p| p == first).then_some(first)
@@ -157,12 +165,15 @@ pub fn distinct_in_order(blocks: &[Block]) -> Vec<Block> {
 
 impl super::graph::Graph for ControlFlowGraph {
     type Node = Block;
+    #[inline]
     fn preds(&self, b: Block) -> &[Block] {
         ControlFlowGraph::preds(self, b)
     }
+    #[inline]
     fn succs(&self, b: Block) -> &[Block] {
         ControlFlowGraph::succs(self, b)
     }
+    #[inline]
     fn rpo(&self) -> &[Block] {
         ControlFlowGraph::rpo(self)
     }

@@ -64,6 +64,13 @@ impl<N: EntityRef> DomTree<N> {
     pub fn of_graph<G: Graph<Node = N>>(g: &G) -> Self {
         let rpo = g.rpo().to_vec();
         let mut dt = DomTree::default();
+        // Sized once for the nodes numbered (every map is written for them only).
+        let n = rpo.iter().map(|b| b.index() + 1).max().unwrap_or(0);
+        dt.idom.resize(n);
+        dt.rpo_num.resize(n);
+        dt.children.resize(n);
+        dt.pre.resize(n);
+        dt.post.resize(n);
         for (i, &b) in rpo.iter().enumerate() {
             dt.rpo_num[b] = i as u32 + 1;
         }
@@ -161,6 +168,7 @@ fn lengauer_tarjan<N: EntityRef, G: Graph<Node = N>>(g: &G, entry: N) -> Vec<(N,
     // Depth-first numbering: `vertex[i]` is the node numbered `i`, `parent[i]`
     // the number of its DFS tree parent.
     let mut num: SecondaryMap<N, u32> = SecondaryMap::new();
+    num.resize(g.rpo().iter().map(|b| b.index() + 1).max().unwrap_or(0));
     let mut vertex: Vec<N> = vec![entry, entry];
     let mut parent: Vec<u32> = vec![0, 0];
     num[entry] = 1;

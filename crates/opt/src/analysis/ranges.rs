@@ -154,6 +154,9 @@ impl Ranges {
             growths: SecondaryMap::new(),
             thresholds: Vec::new(),
             work: Vec::new(),
+            stale: SecondaryMap::new(),
+            skip_unchanged: true,
+            computed: 0,
             requeued_edges: FxHashMap::default(),
             edges_seen: FxHashMap::default(),
             many_preds: MANY_PREDS,
@@ -199,6 +202,19 @@ struct Solver<'f> {
     /// The `i32` constants the function's comparisons take, sorted, distinct.
     thresholds: Vec<i32>,
     work: Vec<Item>,
+    /// Per value: whether something its range is computed from changed since it
+    /// was last computed. A computation from unchanged inputs gives what the last
+    /// one joined in, so it changes nothing and queues nothing: the solve skips
+    /// it (the work list holds many such, e.g. every parameter of a block
+    /// requeued when one argument of its edge grows, or an instruction queued
+    /// once per operand), and the other computations happen in the same order,
+    /// so the ranges are exactly those of computing everything queued.
+    stale: SecondaryMap<Value, bool>,
+    /// Whether to skip computations from unchanged inputs (tests compare with
+    /// computing everything queued).
+    skip_unchanged: bool,
+    /// Computations done (for tests).
+    computed: usize,
     /// For a block with many predecessors: the predecessors whose edges were
     /// requeued, in order (see [`Solver::param_input`]).
     requeued_edges: FxHashMap<Block, Vec<Block>>,
@@ -248,6 +264,9 @@ impl<'f> Solver<'f> {
             growths: SecondaryMap::new(),
             thresholds,
             work: Vec::new(),
+            stale: SecondaryMap::with_default(true),
+            skip_unchanged: true,
+            computed: 0,
             requeued_edges: FxHashMap::default(),
             edges_seen: FxHashMap::default(),
             many_preds: MANY_PREDS,
@@ -255,6 +274,12 @@ impl<'f> Solver<'f> {
     }
 
     fn solve(mut self) -> Ranges {
+        self.solve_only();
+        self.finish()
+    }
+
+    /// The work-list solve (ascending, with widening).
+    fn solve_only(&mut self) {
         // Seed in reverse so that popping visits blocks in reverse post-order.
         let entry = self.f.entry_block();
         for &b in self.cfg.rpo().iter().rev() {
@@ -274,9 +299,12 @@ impl<'f> Solver<'f> {
                     let Some(v) = self.f.inst_result(i) else {
                         continue;
                     };
-                    if self.f.value_type(v) != Type::I32 {
+                    if self.f.value_type(v) != Type::I32 || (self.skip_unchanged && !self.stale[v])
+                    {
                         continue;
                     }
+                    self.stale[v] = false;
+                    self.computed += 1;
                     if let Some(r) = self.eval(self.f.kind(i)) {
                         self.grow(v, r, false);
                     }
@@ -286,12 +314,26 @@ impl<'f> Solver<'f> {
                     if self.f.value_type(v) != Type::I32 {
                         continue;
                     }
+                    // A block of many predecessors joins the edges requeued since
+                    // its last computation (`param_input`): always computed.
+                    if self.skip_unchanged
+                        && !self.stale[v]
+                        && self.cfg.preds(b).len() <= self.many_preds
+                    {
+                        continue;
+                    }
+                    self.stale[v] = false;
+                    self.computed += 1;
                     if let Some(r) = self.param_input(b, idx) {
                         self.grow(v, r, true);
                     }
                 }
             }
         }
+    }
+
+    /// The descending rounds after [`Solver::solve_only`]; the ranges.
+    fn finish(mut self) -> Ranges {
         for _ in 0..NARROW_ROUNDS {
             if !self.narrow() {
                 break;
@@ -374,22 +416,57 @@ impl<'f> Solver<'f> {
         self.range[v] = Some(new);
         for &user in self.f.users(v) {
             match self.f.kind(user) {
-                InstKind::Jump { .. } | InstKind::Br { .. } => self.requeue_targets(user),
+                InstKind::Jump { .. } | InstKind::Br { .. } => self.requeue_changed(user, Some(v)),
                 InstKind::Cmp { .. } => {
-                    self.work.push(Item::Inst(user));
+                    self.queue_inst(user);
                     // The comparison's result stays in [0, 1], but the refinement
                     // of the arguments on its branch's edges depends on `v`.
                     if let Some(c) = self.f.inst_result(user) {
                         for &b in self.f.users(c) {
                             if matches!(self.f.kind(b), InstKind::Br { .. }) {
-                                self.requeue_targets(b);
+                                self.requeue_changed(b, None);
                             }
                         }
                     }
                 }
-                _ => self.work.push(Item::Inst(user)),
+                _ => self.queue_inst(user),
             }
         }
+    }
+
+    /// Queues instruction `i`, one of whose operands changed.
+    fn queue_inst(&mut self, i: Inst) {
+        if let Some(v) = self.f.inst_result(i) {
+            self.stale[v] = true;
+        }
+        self.work.push(Item::Inst(i));
+    }
+
+    /// [`Solver::requeue_targets`] after the range of `changed` grew (`None`: of a
+    /// value the conditions of `term`'s edges are refined by): the parameters
+    /// `changed` is passed to (all for `None`, or when it is the condition) are
+    /// marked stale.
+    fn requeue_changed(&mut self, term: Inst, changed: Option<Value>) {
+        let f = self.f;
+        let cond = match f.kind(term) {
+            InstKind::Br { cond, .. } => Some(*cond),
+            _ => None,
+        };
+        let all = changed.is_none() || changed == cond;
+        if let Some(block) = f.layout.inst_block(term) {
+            let calls = f.kind(term).targets();
+            for &s in self.cfg.succs(block) {
+                for (idx, &p) in f.block_params(s).iter().enumerate() {
+                    let passed =
+                        |c: &&ir::BlockCall| c.block == s && c.args.get(idx) == changed.as_ref();
+                    let reached = calls.iter().any(|c| c.block == s);
+                    if all || !reached || calls.iter().any(passed) {
+                        self.stale[p] = true;
+                    }
+                }
+            }
+        }
+        self.requeue_targets(term);
     }
 
     /// Queues the parameters of every block the terminator `term` branches to.
@@ -776,6 +853,73 @@ mod tests {
             assert_eq!(incremental.get(v), whole.get(v), "{v}");
         }
         incremental.check(&f, &cfg).unwrap();
+    }
+
+    /// Loops in sequence and nested, as the front end makes them: a sum threaded
+    /// through all of them, counters stepping up and down to constants and to the
+    /// parameter, tests refining the values they pass.
+    fn loops_in_sequence(n: usize) -> Function {
+        let mut src = String::from("func @f(i32) -> i32 {\nbb0(%0: i32):\n  jump bb1(0, 0)\n");
+        let mut v = 1;
+        let mut b = 1;
+        for k in 0..n {
+            let (i, s, t) = (v, v + 1, v + 2);
+            let (body, exit) = (b + 1, b + 2);
+            let (step, bound, cmp) = match k % 4 {
+                0 => ("1".to_string(), "%0".to_string(), "slt"),
+                1 => ("2".to_string(), format!("{}", 10 * k + 7), "slt"),
+                2 => ("1".to_string(), format!("{}", 3 * k), "sle"),
+                _ => ("3".to_string(), "%0".to_string(), "sle"),
+            };
+            src += &format!("bb{b}(%{i}: i32, %{s}: i32):\n  %{t} = {cmp} %{i}, {bound}\n  br %{t}, bb{body}, bb{exit}(0, %{s})\n");
+            let (x, y, z, w) = (v + 3, v + 4, v + 5, v + 6);
+            src += &format!(
+                "bb{body}:\n  %{x} = mul %{i}, {k}\n  %{y} = add %{s}, %{x}\n  %{z} = srem %{y}, 1000\n  %{w} = add %{i}, {step}\n  jump bb{b}(%{w}, %{z})\n"
+            );
+            v += 7;
+            b += 2;
+        }
+        src += &format!("bb{b}(%{v}: i32, %{}: i32):\n  ret %{}\n}}\n", v + 1, v + 1);
+        let m = ir::parse_module(&src).expect("parses");
+        m.funcs.values().next().unwrap().clone()
+    }
+
+    /// Skipping the computations whose inputs did not change since their last one
+    /// gives exactly the ranges of computing everything queued (widening makes the
+    /// result depend on the order of the computations that change something).
+    #[test]
+    fn skipping_unchanged_computations_keeps_every_range() {
+        let counter_loop = "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = slt 0, %0\n  br %1, bb1(0, 5), bb2\n\
+             bb1(%2: i32, %3: i32):\n  %4 = srem %2, 7\n  %5 = add %2, 2\n  %6 = sub %3, 1\n  %7 = slt %5, 600\n  br %7, bb1(%5, %6), bb2\n\
+             bb2:\n  ret 0\n}\n";
+        let m = ir::parse_module(counter_loop).expect("parses");
+        let functions = [
+            loops_in_sequence(1),
+            loops_in_sequence(12),
+            chain_into_a_join(40),
+            m.funcs.values().next().unwrap().clone(),
+        ];
+        let mut skipped = 0;
+        for f in &functions {
+            let cfg = ControlFlowGraph::compute(f);
+            let mut fast = Solver::new(f, &cfg);
+            let mut all = Solver::new(f, &cfg);
+            all.skip_unchanged = false;
+            fast.solve_only();
+            all.solve_only();
+            skipped += all.computed - fast.computed;
+            for v in f.all_values() {
+                assert_eq!(fast.range[v], all.range[v], "{v}");
+                assert_eq!(fast.growths[v], all.growths[v], "{v}");
+            }
+            let (fast, all) = (fast.finish(), all.finish());
+            for v in f.all_values() {
+                assert_eq!(fast.get(v), all.get(v), "{v}");
+            }
+            fast.check(f, &cfg).unwrap();
+        }
+        assert!(skipped > 0);
     }
 
     /// After the counter grows and the edges it feeds are requeued, the join's

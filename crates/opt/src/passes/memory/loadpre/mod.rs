@@ -115,6 +115,26 @@ impl Addr {
         Addr::Val(p)
     }
 
+    /// Whether `p` taken apart is this address: `Addr::of(f, p) == *self` without
+    /// building the tree (the walk asks it of every access it passes).
+    fn is_of(&self, f: &Function, p: Value) -> bool {
+        let gep = f.def_inst(p).and_then(|i| match *f.kind(i) {
+            InstKind::Gep {
+                base,
+                index,
+                stride,
+            } => Some((base, index, stride)),
+            _ => None,
+        });
+        match (self, gep) {
+            (Addr::Val(v), None) => *v == p,
+            (Addr::Gep(b, i, s), Some((base, index, stride))) => {
+                *s == stride && b.is_of(f, base) && i.is_of(f, index)
+            }
+            _ => false,
+        }
+    }
+
     /// The address with `b`'s parameters replaced by `args`.
     fn translate(&self, f: &Function, b: Block, args: &[Value]) -> Addr {
         match self {
@@ -518,15 +538,15 @@ impl Walk<'_> {
             at = f.layout.prev_inst(i);
             self.insts = self.insts.checked_sub(1)?;
             match *f.kind(i) {
-                InstKind::Load { ty, ptr } if ty == self.ty && Addr::of(f, ptr) == *a => {
+                InstKind::Load { ty, ptr } if ty == self.ty && a.is_of(f, ptr) => {
                     return f.inst_result(i).map(Found::Value);
                 }
                 InstKind::Store { value, ptr } => {
-                    let target = Addr::of(f, ptr);
-                    if target == *a {
+                    if a.is_of(f, ptr) {
                         return (f.value_type(value) == self.ty).then_some(Found::Value(value));
                     }
-                    match (target.object(f), a.object(f)) {
+                    // `memory_base` follows the `gep`s: `Addr::of(f, ptr).object(f)`.
+                    match (memory_base(f, ptr), a.object(f)) {
                         (Some(x), Some(y)) if x != y => {}
                         _ => return None,
                     }
@@ -620,6 +640,12 @@ impl Walk<'_> {
     /// Drops the parameters from `mark` on, found on a walk that failed: nothing
     /// will use them.
     fn forget(&mut self, mark: usize) {
+        if self.joins.len() <= mark {
+            // No parameter from `mark` on: the memo holds none to drop (a `Join`
+            // always names one of `joins`), and a walk that fails at every block
+            // would otherwise go over the whole memo at each.
+            return;
+        }
         self.joins.truncate(mark);
         self.memo
             .retain(|_, x| !matches!(x, Some(Found::Join(j)) if *j >= mark));

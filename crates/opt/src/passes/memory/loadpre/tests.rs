@@ -495,3 +495,56 @@ bb2:
     assert_eq!(out.matches("load").count(), 1, "{out}");
     assert!(!out.contains("%2 = load"), "{out}");
 }
+
+#[test]
+fn matching_an_access_without_building_its_address_agrees_with_building_it() {
+    // `Addr::is_of` (the walk's test) against `Addr::of` and `==` on every pair of
+    // pointers: nested `gep`s, the same indices under another stride or base, a
+    // parameter, a global, an `alloc`.
+    let m = ir::parse_module(
+        r#"
+global @a: [i32; 100] = zeroinit
+global @b: [i32; 100] = zeroinit
+
+func @f(i32, ptr) -> i32 {
+bb0(%0: i32, %1: ptr):
+  %2 = alloc [i32; 100]
+  %3 = gep @a, %0, 40
+  %4 = gep %3, 1, 4
+  %5 = gep @a, %0, 40
+  %6 = gep %5, 1, 4
+  %7 = gep %5, 2, 4
+  %8 = gep @b, %0, 40
+  %9 = gep %8, 1, 4
+  %10 = gep @a, %0, 4
+  %11 = gep %1, %0, 4
+  %12 = gep %2, %0, 4
+  %13 = gep %3, %0, 4
+  ret 0
+}
+"#,
+    )
+    .expect("test IR parses");
+    let f = m.funcs.values().next().expect("one function");
+    let ptrs: Vec<ir::Value> = f
+        .all_values()
+        .filter(|&v| f.value_type(v) == ir::Type::Ptr)
+        .collect();
+    assert!(ptrs.len() >= 14, "{}", ptrs.len());
+    let mut equal = 0;
+    for &p in &ptrs {
+        let a = super::Addr::of(f, p);
+        for &q in &ptrs {
+            let same = super::Addr::of(f, q) == a;
+            equal += usize::from(same && p != q);
+            assert_eq!(a.is_of(f, q), same, "{p} against {q}");
+        }
+        assert_eq!(
+            crate::passes::value_numbering::gvn::memory::memory_base(f, p),
+            a.object(f),
+            "{p}"
+        );
+    }
+    // %3 = %5 and %4 = %6, both ways.
+    assert_eq!(equal, 4);
+}
