@@ -28,9 +28,9 @@
 //! header is small and free of side effects (it is duplicated). A loop whose latch
 //! already leaves it (a `break` at the end of the body: `while (l < r) { r--; if
 //! (a[r] < p) break; }`) is rotated only when its header is a pure test, every value
-//! it computes used only to decide its own branch: the test then moves to the bottom beside the
-//! latch's, so an iteration runs two conditional branches and no jump, and the body
-//! gets the guard that `licm` and the induction analyses expect. LLVM rotates such
+//! it computes used only to decide its own branch: the test then moves to the
+//! bottom beside the latch's, so an iteration runs two conditional branches and no
+//! jump, and the body gets the guard that `licm` and the induction analyses expect. LLVM rotates such
 //! loops too when it deems it profitable (`profitableToRotateLoopExitingLatch`).
 //! After rotation the new header does the body's work and passes it on to the latch,
 //! so it is no pure test and the loop is not rotated back.
@@ -233,6 +233,13 @@ fn candidate(
     let exits_loop = |b: Block| cfg.succs(b).iter().any(|&s| !members.contains(id, s));
     let latch_exits = latches.iter().any(|&l| exits_loop(l));
     let term = f.terminator(h)?;
+    // Used past the header: by another block, or passed on as a block argument.
+    let used_past_header = |v: Value| {
+        f.users(v)
+            .iter()
+            .any(|&u| f.layout.inst_block(u) != Some(h))
+            || f.kind(term).targets().iter().any(|c| c.args.contains(&v))
+    };
     let (t, e) = f.branch_arms(h)?;
     let inside = match (members.contains(id, t), members.contains(id, e)) {
         (true, false) => t,
@@ -252,13 +259,6 @@ fn candidate(
         {
             return None;
         }
-        // Used past the header: by another block, or passed on as a block argument.
-        let used_past_header = |v: Value| {
-            f.users(v)
-                .iter()
-                .any(|&u| f.layout.inst_block(u) != Some(h))
-                || f.kind(term).targets().iter().any(|c| c.args.contains(&v))
-        };
         if latch_exits && f.inst_result(i).is_some_and(used_past_header) {
             return None;
         }

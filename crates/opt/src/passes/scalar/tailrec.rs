@@ -31,7 +31,9 @@
 //! tail position too when every return of `f` returns the same constant `c` (LLVM
 //! TRE's common return value): whatever the callee returns is then `c`, which
 //! interprocedural constant propagation leaves behind when it replaces the result
-//! of a function that always returns one constant. The entry block gets a new entry before it that passes the
+//! of a function that always returns one constant.
+//!
+//! The entry block gets a new entry before it that passes the
 //! parameters in and keeps the frame's `alloc`s, which then run once; no tail call
 //! may pass a pointer into such a local array, which the original callee would see
 //! as its caller's memory but the loop would overwrite. Functions mixing `+` and
