@@ -197,6 +197,9 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// guarded by an invariant test (`n > 0` of an inlined `for` loop) runs on every
 /// outer iteration of one copy, which hoisting needs.
 ///
+/// `peelinv` before the second `licm` too: an array parameter that is one global
+/// after the first iteration (a tail recursion made a loop) then names its object,
+/// and `licm` takes out of the loop the loads the accesses through it kept in.
 /// `peelinv` after `vrp`, which makes `y / 2` of a `y` in `[0, 1]` the constant
 /// `0`: a header parameter that is a constant after one iteration and that a branch
 /// tests is peeled, `sccp` folds the test in the rest of the loop, and `loopdelete`
@@ -370,6 +373,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             // Two invariant tests to one exit become one (`a || b`), which trivial
             // unswitching then takes out of the loop.
             "foldbranch",
+            "peelinv",
             "licm",
             "trivunswitch",
             "unswitch",

@@ -112,11 +112,24 @@ pub(crate) fn peel_where(
         let Some((id, size)) = candidate else {
             break;
         };
-        let Some(pre) = loops.preheader(id, cfg) else {
+        let header = loops.get(id).header;
+        if jump_preheader(f, cfg, loops, id).is_none() {
+            // The loop is entered from a conditional branch (or from several
+            // blocks): a block of its own that jumps to the header takes those
+            // edges, to hold the copy.
+            let mut cfg = cfg.clone();
+            crate::passes::loops::licm::insert_preheader(f, &mut cfg, loops, id);
+            fa.forget();
+        }
+        let (cfg, _, loops) = fa.loops(f);
+        let Some(id) = loops.innermost(header) else {
+            break;
+        };
+        let Some(pre) = jump_preheader(f, cfg, loops, id) else {
             break;
         };
         budget -= size;
-        done.push(loops.get(id).header);
+        done.push(header);
         peel(f, loops, id, pre);
         peeled += 1;
     }

@@ -6,6 +6,14 @@
 //! left behind, which only back edges enter, `p` is `c`: the test folds, and the
 //! values only it kept alive die.
 //!
+//! The same holds for a pointer parameter that is one global's address after the
+//! first iteration and that a load or store of the loop goes through (an array
+//! parameter of a recursion that tail-recursion elimination made a loop, whose
+//! recursive call passes a fixed global): in the loop left behind the access names
+//! its object, alias analysis tells it apart from the loop's other accesses, and
+//! `licm` moves what it kept in the loop. A loop entered from a conditional branch
+//! gets a preheader of its own for the copy.
+//!
 //! ```text
 //!   y = 1;                                 // iteration 1, y == 1
 //!   while (i < 16) {                       if (x % 2 && 1 % 2) ans += t[0];
@@ -27,7 +35,7 @@ use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::cfg_edit::single_edge;
 use crate::pipeline::{FunctionPass, Pass};
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, Function, InstKind, Value};
+use ir::{Block, Function, Inst, InstKind, Value};
 
 /// The pass peeling loops whose header parameter is constant after one iteration.
 pub struct PeelInvariant;
@@ -37,7 +45,7 @@ impl Pass for PeelInvariant {
         "peelinv"
     }
     fn description(&self) -> &'static str {
-        "peel a first iteration after which a tested header parameter is constant"
+        "peel a first iteration after which a tested header parameter or an accessed address is constant"
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
@@ -66,7 +74,13 @@ fn constant_after_first(
 ) -> bool {
     let lp = loops.get(id);
     let h = lp.header;
-    let Some(pre) = looppeel::jump_preheader(f, cfg, loops, id) else {
+    // The one block entering the loop; a conditional branch is given a
+    // preheader of its own when the loop is peeled.
+    let mut outside = cfg
+        .unique_preds(h)
+        .into_iter()
+        .filter(|&p| !loops.contains(id, p));
+    let (Some(pre), None) = (outside.next(), outside.next()) else {
         return false;
     };
     let Some((_, entry)) = single_edge(f, pre, h) else {
@@ -88,8 +102,39 @@ fn constant_after_first(
     (0..entry.len()).any(|k| {
         agree[k]
             && back[k].is_some_and(|c| c != entry[k] && f.value_def(c).is_constant())
-            && tested(f, loops, id, params[k])
+            && (tested(f, loops, id, params[k]) || addresses_memory(f, loops, id, params[k]))
     })
+}
+
+/// Whether a load or store in loop `id` accesses memory through `p`, or through
+/// a `gep` of `p` by a constant index: once `p` is one global's address, alias
+/// analysis tells that access apart from every other object's, and `licm` and
+/// store promotion can move what it kept in the loop (an array parameter of a
+/// recursion that tail-recursion elimination made a loop, passed a fixed global
+/// by the recursive call).
+fn addresses_memory(f: &Function, loops: &LoopForest, id: LoopId, p: Value) -> bool {
+    let in_loop = |u: Inst| {
+        f.layout
+            .inst_block(u)
+            .is_some_and(|b| loops.contains(id, b))
+    };
+    let accesses = |v: Value| {
+        f.users(v).iter().any(|&u| {
+            in_loop(u)
+                && match *f.kind(u) {
+                    InstKind::Load { ptr, .. } => ptr == v,
+                    InstKind::Store { value, ptr } => ptr == v && value != v,
+                    _ => false,
+                }
+        })
+    };
+    accesses(p)
+        || f.users(p).iter().any(|&u| {
+            in_loop(u)
+                && matches!(*f.kind(u), InstKind::Gep { base, index, .. }
+                    if base == p && f.value_def(index).is_constant())
+                && f.inst_result(u).is_some_and(accesses)
+        })
 }
 
 /// Whether a branch in loop `id` tests `p`, or the result of an instruction of
@@ -232,6 +277,107 @@ bb4:
                 "br %13, bb1(%11, %12, 0, %10), bb5",
                 "br %13, bb6, bb5\nbb6:\n  %14 = slt %11, 2\n  br %14, bb1(%11, %12, 0, %10), bb1(%11, %12, 1, %10)",
             );
+        unchanged(&src);
+    }
+    /// `f(p, n)` after tail-recursion elimination, where the recursive call passes
+    /// the global `@b` for the array parameter: `while (n > 0) { p[0] = a[0] * 2.0;
+    /// n--; p = b; }`, entered from a conditional branch. The store through `p`
+    /// may write `@a`, so the load of `a[0]` stays in the loop.
+    const ARRAY_PARAM: &str = r#"
+global @a: [f32; 2] = zeroinit
+global @b: [f32; 2] = zeroinit
+declare @getint() -> i32
+declare @putfloat(f32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb1(%0, @a), bb3
+bb1(%2: i32, %3: ptr):
+  %4 = load f32, @a
+  %5 = fadd %4, 1.5
+  store %5, %3
+  %6 = add %2, -1
+  %7 = sgt %6, 0
+  br %7, bb1(%6, @b), bb3
+bb3:
+  %8 = load f32, @a
+  call @putfloat(%8)
+  %9 = load f32, @b
+  call @putfloat(%9)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn an_address_that_is_one_global_after_the_first_iteration_is_peeled() {
+        // The branch into the loop gets a preheader (`bb1`) for the copy; in the
+        // loop left, `p` is `@b`, so `licm` takes the load of `@a`, the addition
+        // and the store out of it.
+        check(
+            &["peelinv", "licm"],
+            ARRAY_PARAM,
+            r#"
+global @a: [f32; 2] = zeroinit
+global @b: [f32; 2] = zeroinit
+
+declare @getint() -> i32
+declare @putfloat(f32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb1, bb5
+bb1:
+  jump bb2(%0, @a)
+bb2(%2: i32, %3: ptr):
+  %4 = load f32, @a
+  %5 = fadd %4, 1.5
+  store %5, %3
+  %6 = add %2, -1
+  %7 = sgt %6, 0
+  br %7, bb3, bb5
+bb3:
+  %8 = load f32, @a
+  %9 = fadd %8, 1.5
+  store %9, @b
+  jump bb4(%6)
+bb4(%10: i32):
+  %11 = add %10, -1
+  %12 = sgt %11, 0
+  br %12, bb4(%11), bb5
+bb5:
+  %13 = load f32, @a
+  call @putfloat(%13)
+  %14 = load f32, @b
+  call @putfloat(%14)
+  ret 0
+}
+"#,
+        );
+        for n in ["0", "1", "2", "5"] {
+            same_behaviour(ARRAY_PARAM, &["peelinv", "licm"], n);
+        }
+    }
+
+    #[test]
+    fn an_address_that_keeps_changing_is_not_peeled() {
+        // The back edge passes the parameter itself shifted by one element.
+        let src = ARRAY_PARAM
+            .replace(
+                "br %7, bb1(%6, @b), bb3",
+                "%10 = gep %3, 1, 4\n  br %7, bb1(%6, %10), bb3",
+            )
+            .replace("global @a: [f32; 2]", "global @a: [f32; 8]");
+        unchanged(&src);
+    }
+
+    #[test]
+    fn an_address_nothing_accesses_is_not_peeled() {
+        // No load or store goes through `p`: the loop stores to `@b` directly.
+        let src = ARRAY_PARAM.replace("store %5, %3", "store %5, @b");
         unchanged(&src);
     }
 }
