@@ -26,7 +26,7 @@
 use super::scev::{ExitTest, ScalarEvolution};
 use super::{LoopForest, LoopId};
 use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, Value};
+use ir::{Block, CmpOp, Function, Inst, InstKind, Value};
 
 /// The blocks and edges of a rotated loop.
 #[derive(Clone, Debug)]
@@ -279,22 +279,6 @@ fn inclusive_never_wraps(
                 .as_const(offset)
                 .is_some_and(|c| c.unsigned_abs() <= 1 << 16)
     })
-}
-
-/// `c` when `next` is `x + c` (either operand order).
-pub fn step_of(f: &Function, x: Value, next: Value) -> Option<Value> {
-    let InstKind::Binary {
-        op: BinOp::Add,
-        args: [a, b],
-    } = *f.kind(f.def_inst(next)?)
-    else {
-        return None;
-    };
-    match (a == x, b == x) {
-        (true, false) => Some(b),
-        (false, true) => Some(a),
-        _ => None,
-    }
 }
 
 #[cfg(test)]

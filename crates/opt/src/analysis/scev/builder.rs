@@ -6,7 +6,8 @@
 //! parameter is of higher order: `s += i` gives `{s0,+,i0,+,1}`), found as LLVM's
 //! `createAddRecFromPHI` does: the parameter first stands for itself (an unknown),
 //! the latch argument is analysed, and the parameter must appear in it as one term.
-//! Everything else is an unknown.
+//! A parameter of another block to which every predecessor passes one value is
+//! that value. Everything else is an unknown.
 
 use super::expr::{Expr, ExprId};
 use super::ScalarEvolution;
@@ -99,7 +100,10 @@ impl ScalarEvolution<'_> {
                     self.header_param(v, b, k as usize, ty)
                         .unwrap_or_else(|| unknown(self))
                 } else {
-                    unknown(self)
+                    match self.forwarded(v, b, k as usize) {
+                        Some(w) => self.get(w),
+                        None => unknown(self),
+                    }
                 };
             }
             ValueDef::Inst(i) => i,
@@ -166,6 +170,27 @@ impl ScalarEvolution<'_> {
             }
             _ => unknown(self),
         }
+    }
+
+    /// The value every predecessor of `b` passes to its parameter `v` (number `k`),
+    /// when they all pass the same one: such a parameter equals it (LLVM's
+    /// `createNodeForPHI` simplifying a phi of identical incoming values). Loop
+    /// rotation leaves them behind, as the latch's copy of a step.
+    fn forwarded(&self, v: Value, b: ir::Block, k: usize) -> Option<Value> {
+        let mut incoming = None;
+        for &p in self.cfg.preds(b) {
+            for t in self.f.kind(self.f.terminator(p)?).targets() {
+                if t.block != b {
+                    continue;
+                }
+                let w = *t.args.get(k)?;
+                if w == v || incoming.is_some_and(|x| x != w) {
+                    return None;
+                }
+                incoming = Some(w);
+            }
+        }
+        incoming
     }
 
     /// The recurrence of header parameter `v` (number `k` of `header`), if it is one.

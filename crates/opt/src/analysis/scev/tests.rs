@@ -811,3 +811,41 @@ bb4:
     assert_eq!(se.with_header_parameters(j, inner), None);
     assert_eq!(se.with_header_parameters(j, outer), None);
 }
+
+#[test]
+fn a_parameter_every_predecessor_passes_one_value_is_that_value() {
+    // Rotated: the latch bb3 receives the step `i + 1` as a parameter and passes
+    // it back; bb4's parameter gets `i` from both arms of a branch, bb5's gets
+    // `i` from one predecessor and 7 from the other.
+    let out = scev_of(
+        r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = add %1, 1
+  %3 = slt %1, %0
+  br %3, bb4(%1), bb4(%1)
+bb4(%4: i32):
+  br %3, bb5(%4), bb5(7)
+bb5(%5: i32):
+  jump bb3(%2)
+bb3(%6: i32):
+  %7 = slt %6, 10
+  br %7, bb1(%6), bb2
+bb2:
+  ret %5
+}
+"#,
+    );
+    has(
+        &out,
+        &[
+            // i = 0..=8 and i + 1 = 1..=9: no wrap.
+            "%1 = {0,+,1}<nsw><bb1>",
+            "%4 = {0,+,1}<nsw><bb1>",
+            "%5 = %5",
+            "%6 = {1,+,1}<nsw><bb1>",
+        ],
+    );
+}

@@ -15,7 +15,10 @@
 //! POPL 1983; the masks of GCC's `ifcvt` without `cmov` and of LLVM's select
 //! lowering): with `m` all ones when the arm runs and zero otherwise, a value the
 //! arm adds to (`v + w`) or subtracts from becomes `v + (w & m)`, any other value
-//! `v ^ ((w ^ v) & m)`. A data-dependent branch in an inner loop mispredicts often,
+//! `v ^ ((w ^ v) & m)`. Which values are sums is scalar evolution's answer: `w - v`
+//! constant (`t + 1` selects as `t + c`, `t - 1` as `t - c`, with `c` the 0/1
+//! condition), a value at hand (`t + x`, `t - x`, or `x + t` through any chain of
+//! additions SCEV folds), or neither (`t * 2`, masked with `xor`). A data-dependent branch in an inner loop mispredicts often,
 //! and the loop, now one block, is open to unrolling, pipelining and scheduling
 //! (`matmul` of the 2026 suite: 1.08x gcc's cycles with the branch).
 //!
@@ -31,13 +34,10 @@
 //! larger loops (an interpreter's dispatch, a hash kernel's rare update) stay
 //! branches: they do not make a single-block loop.
 
-use crate::analysis::induction::step_of;
-use crate::analysis::scev::ScalarEvolution;
-use crate::analysis::{AnalysisManager, Bounds, LoopForest, Preserved};
+use crate::analysis::scev::{Expr, ScalarEvolution};
+use crate::analysis::{AnalysisManager, Bounds, FunctionAnalyses, LoopId, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::pipeline::Pass;
-use ir::analysis::ControlFlowGraph;
-use ir::analysis::DominatorTree;
 use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Module, Type, Value};
 
 /// The if-conversion pass.
@@ -56,7 +56,7 @@ impl Pass for IfConvert {
     /// Through the manager, so that it knows which functions changed.
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();
-        am.each_function(m, |f, _| run(f, &sizes) > 0)
+        am.each_function(m, |f, fa| run(f, fa, &sizes) > 0)
     }
     fn preserves(&self) -> Preserved {
         Preserved::NOTHING.with_other_functions()
@@ -65,26 +65,27 @@ impl Pass for IfConvert {
 
 /// Converts the qualifying loops of `f` (`global_sizes` by global index); returns
 /// how many.
-pub fn run(f: &mut Function, global_sizes: &[u64]) -> usize {
+pub fn run(f: &mut Function, fa: &mut FunctionAnalyses, global_sizes: &[u64]) -> usize {
     if f.is_declaration() {
         return 0;
     }
     let mut converted = 0;
     loop {
-        let cfg = ControlFlowGraph::compute(f);
-        let dt = DominatorTree::compute(f, &cfg);
-        let loops = LoopForest::compute(f, &cfg, &dt);
-        let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops).without_ranges();
-        let bounds = Bounds::of(&mut se, global_sizes);
-        let plan = loops.loops().find_map(|(id, lp)| {
-            (lp.children.is_empty())
-                .then(|| plan(f, &loops, id, &bounds))
-                .flatten()
-        });
+        let plan = {
+            let mut se = fa.scev(f);
+            let bounds = Bounds::of(&mut se, global_sizes);
+            let loops = se.loops;
+            loops.loops().find_map(|(id, lp)| {
+                (lp.children.is_empty())
+                    .then(|| plan(&mut se, id, &bounds))
+                    .flatten()
+            })
+        };
         let Some(plan) = plan else {
             break;
         };
         apply(f, plan);
+        fa.forget();
         converted += 1;
     }
     if converted > 0 {
@@ -100,14 +101,60 @@ struct Plan {
     latch: Block,
     /// Whether the arm runs when the condition is non-zero.
     arm_when_true: bool,
+    /// For each latch parameter, what the arm's argument adds to the direct one.
+    deltas: Vec<Option<Delta>>,
 }
 
-fn plan(
-    f: &Function,
-    loops: &LoopForest,
-    id: crate::analysis::LoopId,
-    bounds: &Bounds,
-) -> Option<Plan> {
+/// `w - v` for the argument `v` the header passes to a latch parameter directly
+/// and the argument `w` the arm passes, as scalar evolution finds it.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Delta {
+    /// `w = v + c`.
+    Const(i64),
+    /// `w = v + d`.
+    Plus(Value),
+    /// `w = v - d`.
+    Minus(Value),
+}
+
+impl Delta {
+    /// `w - v` as a constant or a value at hand: an unknown of the difference, or
+    /// an operand of `w`'s definition that equals it (or its negation), so that
+    /// nothing is computed anew. Every value involved is available where the arm
+    /// ends up, before the header's branch.
+    fn of(se: &mut ScalarEvolution, v: Value, w: Value) -> Option<Delta> {
+        let (f, loops) = (se.f, se.loops);
+        let (ev, ew) = (se.get(v), se.get(w));
+        let diff = se.exprs.sub(loops, f, ew, ev);
+        if let Some(c) = se.exprs.as_const(diff) {
+            return Some(Delta::Const(c));
+        }
+        let m1 = se.exprs.constant(Type::I32, -1);
+        let neg = se.exprs.mul(loops, f, &[m1, diff], false);
+        let value = |e| match *se.exprs.get(e) {
+            Expr::Unknown { v, .. } => Some(v),
+            _ => None,
+        };
+        if let Some(d) = value(diff) {
+            return Some(Delta::Plus(d));
+        }
+        if let Some(d) = value(neg) {
+            return Some(Delta::Minus(d));
+        }
+        let InstKind::Binary { args, .. } = *f.kind(f.def_inst(w)?) else {
+            return None;
+        };
+        args.into_iter().find_map(|d| {
+            let e = se.get(d);
+            (e == diff)
+                .then_some(Delta::Plus(d))
+                .or((e == neg).then_some(Delta::Minus(d)))
+        })
+    }
+}
+
+fn plan(se: &mut ScalarEvolution, id: LoopId, bounds: &Bounds) -> Option<Plan> {
+    let (f, loops) = (se.f, se.loops);
     let lp = loops.get(id);
     if lp.blocks.len() != 3 {
         return None;
@@ -161,11 +208,19 @@ fn plan(
             return None;
         }
     }
+    let direct = if arm_when_true { else_dest } else { then_dest };
+    let deltas = direct
+        .args
+        .iter()
+        .zip(dest.args.iter())
+        .map(|(&v, &w)| Delta::of(se, v, w))
+        .collect();
     Some(Plan {
         header,
         arm,
         latch,
         arm_when_true,
+        deltas,
     })
 }
 
@@ -218,8 +273,8 @@ fn apply(f: &mut Function, p: Plan) {
         args: [zero, runs],
     });
     let mut args = Vec::with_capacity(direct.args.len());
-    for (&v, &w) in direct.args.iter().zip(via_arm.args.iter()) {
-        args.push(at.select(runs, mask, v, w));
+    for ((&v, &w), &delta) in direct.args.iter().zip(via_arm.args.iter()).zip(&p.deltas) {
+        args.push(at.select(runs, mask, v, w, delta));
     }
     let f = at.f;
     f.replace_kind(
@@ -242,44 +297,45 @@ impl Emitter<'_> {
         self.f.inst_result(i).expect("an i32 result")
     }
 
-    /// `w` where the mask is all ones (and `runs` 1), else `v`.
-    fn select(&mut self, runs: Value, mask: Value, v: Value, w: Value) -> Value {
+    /// `w` where the mask is all ones (and `runs` 1), else `v`, with `w = v + delta`
+    /// when scalar evolution found the difference.
+    fn select(
+        &mut self,
+        runs: Value,
+        mask: Value,
+        v: Value,
+        w: Value,
+        delta: Option<Delta>,
+    ) -> Value {
         if v == w {
             return v;
         }
-        // `w = v + d` (or `v - d`): `v + (d & mask)`; `v + runs` for `d = 1`.
-        if let Some(d) = step_of(self.f, v, w) {
-            if self.f.as_iconst(d) == Some(1) {
-                return self.emit(InstKind::Binary {
-                    op: BinOp::Add,
-                    args: [v, runs],
-                });
+        // `w = v ± d`: `v ± (d & mask)`; `v ± runs` for `d = ±1`.
+        let (op, d) = match delta {
+            Some(Delta::Const(0)) => return v,
+            Some(Delta::Const(1)) => (BinOp::Add, runs),
+            Some(Delta::Const(-1)) => (BinOp::Sub, runs),
+            Some(Delta::Const(c)) => {
+                let d = self.f.iconst(c as i32);
+                (BinOp::Add, self.and_mask(d, mask))
             }
-            let part = self.emit(InstKind::Binary {
-                op: BinOp::And,
-                args: [d, mask],
-            });
-            return self.emit(InstKind::Binary {
-                op: BinOp::Add,
-                args: [v, part],
-            });
-        }
-        if let Some(&InstKind::Binary {
-            op: BinOp::Sub,
-            args: [a, d],
-        }) = self.f.def_inst(w).map(|i| self.f.kind(i))
-        {
-            if a == v {
-                let part = self.emit(InstKind::Binary {
-                    op: BinOp::And,
-                    args: [d, mask],
-                });
-                return self.emit(InstKind::Binary {
-                    op: BinOp::Sub,
-                    args: [v, part],
-                });
-            }
-        }
+            Some(Delta::Plus(d)) => (BinOp::Add, self.and_mask(d, mask)),
+            Some(Delta::Minus(d)) => (BinOp::Sub, self.and_mask(d, mask)),
+            None => return self.blend(mask, v, w),
+        };
+        self.emit(InstKind::Binary { op, args: [v, d] })
+    }
+
+    /// `d & mask`.
+    fn and_mask(&mut self, d: Value, mask: Value) -> Value {
+        self.emit(InstKind::Binary {
+            op: BinOp::And,
+            args: [d, mask],
+        })
+    }
+
+    /// `v ^ ((w ^ v) & mask)`.
+    fn blend(&mut self, mask: Value, v: Value, w: Value) -> Value {
         let diff = self.emit(InstKind::Binary {
             op: BinOp::Xor,
             args: [w, v],
@@ -407,6 +463,36 @@ bb4:
                 .replace("br %10, bb2, bb3(%3)", "br %9, bb3(%3), bb2");
             let out = same_behaviour(&src, &["ifconvert"], &input());
             assert_eq!(out.matches(" br ").count(), 1, "{to}: {out}");
+        }
+    }
+
+    #[test]
+    fn differences_scalar_evolution_finds_select_by_addition() {
+        // `t - 1`: `t - (cond)`; `(t + 2) + 3`: `t + (5 & m)`, one block both.
+        for (to, expect) in [
+            ("  %15 = sub %3, 1\n", "sub %3, %10"),
+            ("  %20 = add %3, 2\n  %15 = add %20, 3\n", "and 5, "),
+        ] {
+            let src = MATMUL_LIKE.replace("  %15 = add %3, %14\n", to);
+            let out = same_behaviour(&src, &["ifconvert", "dce"], &input());
+            let main = &out[out.find("func @main").unwrap()..];
+            assert_eq!(main.matches(" br ").count(), 1, "{out}");
+            assert!(main.contains(expect) && !main.contains("xor"), "{out}");
+        }
+        // `t - x`: `t - (x & m)`, no xor.
+        let src = MATMUL_LIKE.replace("  %15 = add %3, %14\n", "  %15 = sub %3, %14\n");
+        let out = same_behaviour(&src, &["ifconvert", "dce"], &input());
+        assert!(out.contains("and %14, ") && !out.contains("xor"), "{out}");
+    }
+
+    #[test]
+    fn a_product_is_no_difference_and_selects_by_xor() {
+        // `t * 3` and `t * t` are `t` plus `2t` and `t * t - t`, no value at hand.
+        for to in ["  %15 = mul %3, 3\n", "  %15 = mul %3, %3\n"] {
+            let src = MATMUL_LIKE.replace("  %15 = add %3, %14\n", to);
+            let out = same_behaviour(&src, &["ifconvert", "dce"], &input());
+            assert_eq!(out.matches(" br ").count(), 1, "{out}");
+            assert!(out.contains("xor"), "{to}: {out}");
         }
     }
 }

@@ -10,20 +10,55 @@
 //! dominates. This is induction on the executions of `h`, with nothing assumed
 //! about how `x` is computed.
 //!
-//! When the latch tests `p` itself and passes `p + 1` (`p - 1`) while `p < bound`
+//! The steps come from scalar evolution ([`Steps`]): `p` steps by the constant `s`
+//! when it evolves as `{init,+,s}<loop>`, whatever chain of additions (through
+//! parameters the latch forwards, as loop rotation leaves behind) computes it.
+//!
+//! When the latch tests `p` itself and `p` steps by 1 (-1) while `p < bound`
 //! (`p > bound`), the values from the latch satisfy `p <= bound` (`p >= bound`): the
 //! step cannot wrap around, since `p < bound <= i32::MAX`.
 //!
-//! The counter also never falls below its start. If the latch passes `p + s` for a
+//! The counter also never falls below its start. If `p` steps by a
 //! constant `s > 0` and `p`'s upper bound `M` (`bound - 1` for `<`, `bound` for
 //! `<=`; for an unknown `bound`, `i32::MAX - 1` or `i32::MAX`) leaves `M + s <=
 //! i32::MAX`, no step wraps around, the values of `p` only grow, and `p >= init`
 //! holds too. The mirror image holds for `s < 0`.
 
 use super::facts::{branch_fact, known, Fact, FactStack};
+use crate::analysis::scev::ScalarEvolution;
 use crate::fold::{fold_cmp, Const};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, CmpOp, Function, InstKind, Value, ValueDef};
+use ir::{Block, CmpOp, Function, InstKind, Type, Value, ValueDef};
+use rustc_hash::FxHashMap;
+
+/// The constant step of every `i32` loop-header parameter that scalar evolution
+/// describes as an affine recurrence `{init,+,s}` of its loop.
+#[derive(Default)]
+pub struct Steps(FxHashMap<Value, i32>);
+
+impl Steps {
+    /// The steps of the header parameters of every loop `se` describes.
+    pub fn of(se: &mut ScalarEvolution) -> Self {
+        let (f, loops) = (se.f, se.loops);
+        let mut steps = FxHashMap::default();
+        for (id, lp) in loops.loops() {
+            for &p in f.block_params(lp.header) {
+                if f.value_type(p) != Type::I32 {
+                    continue;
+                }
+                if let Some(s) = se.constant_step(p, id) {
+                    steps.insert(p, s as i32);
+                }
+            }
+        }
+        Steps(steps)
+    }
+
+    /// The constant step of header parameter `p`, if it has one.
+    fn of_param(&self, p: Value) -> Option<i32> {
+        self.0.get(&p).copied()
+    }
+}
 
 /// The facts about the counters of the loop headed by `h`, given the `facts` known
 /// at `h`'s immediate dominator (left as they were).
@@ -31,6 +66,7 @@ pub fn loop_facts(
     f: &Function,
     cfg: &ControlFlowGraph,
     dt: &DominatorTree,
+    steps: &Steps,
     h: Block,
     facts: &mut FactStack,
 ) -> Vec<Fact> {
@@ -47,14 +83,15 @@ pub fn loop_facts(
     let params = f.block_params(h);
     for (j, &p) in params.iter().enumerate() {
         let (init, next) = (shape.init[j], shape.next[j]);
-        let Some((op, bound)) = upper_fact(f, cfg, &shape, p, next) else {
+        let step = steps.of_param(p);
+        let Some((op, bound)) = upper_fact(&shape, p, next, step) else {
             continue;
         };
         if !defined_before(f, dt, bound, h) || !holds(f, facts, op, init, bound) {
             continue;
         }
         out.push(fact(op, p, bound));
-        if let Some(lower) = monotonic(f, cfg, p, next, op, bound) {
+        if let Some(lower) = step.and_then(|s| monotonic(f, s, op, bound)) {
             // A constant start helps the interval reasoning even when it reaches `h`
             // through a parameter that only ever receives it.
             let start = match forwarded(f, cfg, init) {
@@ -163,15 +200,10 @@ impl Shape {
     }
 }
 
-/// The comparison `(op, bound)` that every value parameter `p` receives from the
-/// latch satisfies, when the latch tests `next` (what it passes to `p`) or `p`.
-fn upper_fact(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    shape: &Shape,
-    p: Value,
-    next: Value,
-) -> Option<(CmpOp, Value)> {
+/// The comparison `(op, bound)` that every value parameter `p` (stepping by `step`)
+/// receives from the latch satisfies, when the latch tests `next` (what it passes
+/// to `p`) or `p`.
+fn upper_fact(shape: &Shape, p: Value, next: Value, step: Option<i32>) -> Option<(CmpOp, Value)> {
     let (op, a, b) = shape.test;
     op.inverse()?; // integer comparisons only
                    // `x op bound` with `x` the tested operand.
@@ -185,25 +217,18 @@ fn upper_fact(
     if x == next {
         return Some((op, bound));
     }
-    // The latch tests `p` and passes `p ± 1`.
-    match (step(f, cfg, p, next)?, op) {
+    // The latch tests `p`, which steps by ±1.
+    match (step?, op) {
         (1, CmpOp::Slt) => Some((CmpOp::Sle, bound)),
         (-1, CmpOp::Sgt) => Some((CmpOp::Sge, bound)),
         _ => None,
     }
 }
 
-/// The comparison `p lower init` when `p` only grows (or only shrinks): `next` is
-/// `p + s` and the upper fact `p op bound` leaves no room for `p + s` to wrap around.
-fn monotonic(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    p: Value,
-    next: Value,
-    op: CmpOp,
-    bound: Value,
-) -> Option<CmpOp> {
-    let s = i64::from(step(f, cfg, p, next)?);
+/// The comparison `p lower init` when `p` only grows (or only shrinks): it steps
+/// by `s` and the upper fact `p op bound` leaves no room for `p + s` to wrap around.
+fn monotonic(f: &Function, s: i32, op: CmpOp, bound: Value) -> Option<CmpOp> {
+    let s = i64::from(s);
     let bound = f.as_iconst(bound).map(i64::from);
     let (min, max) = (i64::from(i32::MIN), i64::from(i32::MAX));
     match op {
@@ -219,12 +244,6 @@ fn monotonic(
         }
         _ => None,
     }
-}
-
-/// `c` when `next` is `p + c` for a constant `c` (possibly [`forwarded`]).
-fn step(f: &Function, cfg: &ControlFlowGraph, p: Value, next: Value) -> Option<i32> {
-    let next = forwarded(f, cfg, next);
-    crate::analysis::induction::step_of(f, p, next).and_then(|c| f.as_iconst(c))
 }
 
 /// Whether `v` is a constant or defined in a block that strictly dominates `h`.

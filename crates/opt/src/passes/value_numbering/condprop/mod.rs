@@ -18,7 +18,10 @@
 //! - Loop headers establish facts about their counters ([`loop_facts`]): below the
 //!   header of `for (i = 0; i < n; i++)`, `i < n` and `i >= 0` hold. This is what
 //!   removes the bounds checks of an inlined accessor such as
-//!   `if (i < 0 || i >= n) return -1;` from the loops that call it.
+//!   `if (i < 0 || i >= n) return -1;` from the loops that call it. A counter is
+//!   any header parameter scalar evolution finds affine with a constant step
+//!   (`{init,+,s}<loop>`: `i += 2`, `i--`, `i = i + c` with `c` a constant
+//!   reached through additions), not only `i + 1` tested with `<`.
 //! - Facts comparing a value with constants bound it to an interval, which decides
 //!   other comparisons of it with constants ([`facts::known`]): `i >= 0` decides
 //!   `i < 0` and `i > -5`.
@@ -31,12 +34,14 @@ pub(crate) mod facts;
 mod loop_facts;
 mod pinned;
 
-use crate::analysis::FunctionAnalyses;
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::Preserved;
+use crate::analysis::{FunctionAnalyses, LoopForest};
 use crate::pipeline::{FunctionPass, Pass};
 use facts::{known, Fact, FactStack};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Value};
+pub use loop_facts::Steps;
 use rustc_hash::FxHashMap;
 
 /// The condition propagation pass.
@@ -59,8 +64,10 @@ impl Pass for CondProp {
 
 impl FunctionPass for CondProp {
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        // The steps are facts about values, which the rewrites keep.
+        let steps = Steps::of(&mut fa.scev(f));
         let (cfg, dt) = fa.domtree(f);
-        run_on(f, cfg, dt) > 0
+        run_on(f, cfg, dt, &steps) > 0
     }
 }
 
@@ -71,12 +78,19 @@ pub fn run(f: &mut Function) -> usize {
     }
     let cfg = ControlFlowGraph::compute(f);
     let dt = DominatorTree::compute(f, &cfg);
-    run_on(f, &cfg, &dt)
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let steps = Steps::of(&mut ScalarEvolution::new(f, &cfg, &dt, &loops).without_ranges());
+    run_on(f, &cfg, &dt, &steps)
 }
 
-/// [`run`] with the function's CFG and dominator tree given (the pass changes
-/// no edges: it rewrites uses and comparisons).
-pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> usize {
+/// [`run`] with the function's CFG, dominator tree and counters' steps given (the
+/// pass changes no edges: it rewrites uses and comparisons).
+pub fn run_on(
+    f: &mut Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    steps: &Steps,
+) -> usize {
     let mut facts = FactStack::default();
     let mut pins = Pins::default();
     let mut zero_bits = Pins::default();
@@ -108,7 +122,7 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> u
                 if !pins.is_empty() {
                     changed += substitute_pinned(f, b, &pins, &zero_bits);
                 }
-                let from_loop = loop_facts::loop_facts(f, cfg, dt, b, &mut facts);
+                let from_loop = loop_facts::loop_facts(f, cfg, dt, steps, b, &mut facts);
                 for fact in from_loop {
                     facts.push(f, fact);
                 }
@@ -410,5 +424,72 @@ bb5:
             let out = same_behaviour(src, &["condprop"], input);
             assert!(out.contains("call @putint(0)"), "{out}");
         }
+    }
+
+    /// A counter stepping down by a `sub` (scalar evolution's `{n,+,-1}`) never
+    /// rises above its start: `i > n` is false in the loop.
+    #[test]
+    fn a_counter_counting_down_by_sub_stays_below_its_start() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 0
+  br %1, bb1(%0), bb2
+bb1(%2: i32):
+  %3 = sgt %2, %0
+  call @putint(%3)
+  %4 = sub %2, 1
+  %5 = sgt %4, 0
+  br %5, bb1(%4), bb2
+bb2:
+  ret 0
+}
+"#;
+        for input in ["3", "0"] {
+            let out = same_behaviour(src, &["condprop"], input);
+            assert!(out.contains("call @putint(0)"), "{out}");
+        }
+        // Stepping by 2 through two additions, below a constant bound: `i >= 0`.
+        let src = src
+            .replace("%1 = sgt %0, 0", "%1 = slt %0, 50")
+            .replace("br %1, bb1(%0), bb2", "br %1, bb1(0), bb2")
+            .replace("%3 = sgt %2, %0", "%3 = slt %2, 0")
+            .replace("%4 = sub %2, 1", "%6 = add %2, 1\n  %4 = add %6, 1")
+            .replace("%5 = sgt %4, 0", "%5 = slt %4, %0");
+        let src = src.replace("slt %4, %0", "slt %4, 50");
+        for input in ["3", "60"] {
+            let out = same_behaviour(&src, &["condprop"], input);
+            assert!(out.contains("call @putint(0)"), "{out}");
+        }
+    }
+
+    /// `x = x + i` is no affine counter: `x` falls below its start (0, -5, -9, ..)
+    /// before it grows, and `x < 0` stays a question.
+    #[test]
+    fn a_counter_stepping_by_another_counter_has_no_lower_bound() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, -5)
+bb1(%1: i32, %2: i32):
+  %3 = slt %1, 0
+  call @putint(%3)
+  %4 = add %1, %2
+  %5 = add %2, 1
+  %6 = slt %4, 100
+  br %6, bb1(%4, %5), bb2
+bb2:
+  ret 0
+}
+"#;
+        // (The output numbers values from %0.)
+        let out = same_behaviour(src, &["condprop"], "");
+        assert!(out.contains("call @putint(%2)"), "{out}");
     }
 }
