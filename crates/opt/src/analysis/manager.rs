@@ -224,6 +224,33 @@ impl FunctionAnalyses {
         ScalarEvolution::with_state(f, cfg, dt, loops, state)
     }
 
+    /// The CFG and post-dominator tree of `f` with what its scalar evolution
+    /// needs ([`Self::postdom`] and [`Self::scev`] at once): for a pass that
+    /// consults the evolution while it holds the trees, then changes `f`.
+    pub fn postdom_and_scev<'a>(
+        &'a mut self,
+        f: &Function,
+    ) -> (&'a ControlFlowGraph, &'a PostDominatorTree, ScevParts<'a>) {
+        self.scev(f);
+        self.postdom(f);
+        let FunctionAnalyses {
+            cfg,
+            domtree,
+            loops,
+            postdom,
+            scev,
+            ..
+        } = self;
+        let parts = ScevParts {
+            dt: domtree.as_ref().expect("computed above"),
+            loops: loops.as_ref().expect("computed above"),
+            state: scev.as_mut().expect("started above"),
+        };
+        let cfg = cfg.as_ref().expect("computed above");
+        let pdt = postdom.as_ref().expect("computed above");
+        (cfg, pdt, parts)
+    }
+
     /// What `plan` finds in each loop of `f` (in the forest's order), all from one
     /// scalar evolution of `f`: for a pass that plans every loop before it edits
     /// any, with edits that leave the other plans valid.
@@ -289,6 +316,26 @@ impl FunctionAnalyses {
             .loops
             .get_or_insert_with(|| LoopForest::compute(f, cfg, dt));
         (cfg, dt, loops)
+    }
+}
+
+/// The cached dominator tree, loops and scalar evolution state of a function
+/// ([`FunctionAnalyses::postdom_and_scev`]).
+pub struct ScevParts<'a> {
+    dt: &'a DominatorTree,
+    loops: &'a LoopForest,
+    state: &'a mut ScevState,
+}
+
+impl ScevParts<'_> {
+    /// The scalar evolution of `f` (unchanged since the parts were taken), whose
+    /// CFG is `cfg`.
+    pub fn evolution<'s>(
+        &'s mut self,
+        f: &'s Function,
+        cfg: &'s ControlFlowGraph,
+    ) -> ScalarEvolution<'s> {
+        ScalarEvolution::with_state(f, cfg, self.dt, self.loops, self.state)
     }
 }
 

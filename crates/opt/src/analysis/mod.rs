@@ -30,7 +30,7 @@ pub use fpclass::{FpClass, FpClasses};
 pub use frontiers::{iterated_frontier, DominanceFrontiers};
 pub use induction::{Counter, RotatedLoop};
 pub use loops::{Loop, LoopForest, LoopId};
-pub use manager::{AnalysisManager, FunctionAnalyses, Preserved};
+pub use manager::{AnalysisManager, FunctionAnalyses, Preserved, ScevParts};
 pub use modref::ModRef;
 pub use pointer_roots::PointerRoots;
 pub use postdom::PostDominatorTree;

@@ -46,6 +46,7 @@
 //! assume side-effect-free loops terminate; loops in the function being optimised
 //! are kept unless proven finite, see the roots above).
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{AnalysisManager, Deciders, FunctionAnalyses, Preserved, Purity};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::passes::loops::loopidiom::memset_of;
@@ -286,25 +287,39 @@ fn back_edges(f: &Function, cfg: &ControlFlowGraph) -> Vec<(Block, Block)> {
     out
 }
 
-/// The sources of the back edges of `f` whose terminators are roots: all but the
-/// latches of natural loops proven to iterate finitely (each source once).
-fn live_back_edges(f: &Function, fa: &mut FunctionAnalyses) -> Vec<Block> {
-    let edges = back_edges(f, fa.cfg(f));
-    if edges.is_empty() {
+/// The sources of the back `edges` whose terminators are still dead after
+/// marking and must be roots after all: all but the latches of natural loops
+/// proven to iterate finitely (each source once). Only these loops are asked
+/// about: a loop whose exit test is live anyway (it computes something live)
+/// needs no termination proof, and proving it costs scalar evolution per loop on
+/// every run of the pass.
+fn live_back_edges(
+    f: &Function,
+    edges: &[(Block, Block)],
+    live: &SecondaryMap<Inst, bool>,
+    se: &mut ScalarEvolution,
+) -> Vec<Block> {
+    let dead = |b: Block| f.terminator(b).is_some_and(|t| !live[t]);
+    let pending: FxHashSet<(Block, Block)> =
+        edges.iter().copied().filter(|&(b, _)| dead(b)).collect();
+    if pending.is_empty() {
         return Vec::new();
     }
-    let mut se = fa.scev(f);
     let loops = se.loops;
     let mut finite: FxHashSet<(Block, Block)> = FxHashSet::default();
     for (id, lp) in loops.loops() {
-        if se.iterates_finitely(id) {
+        let asked = lp
+            .latches
+            .iter()
+            .any(|&l| pending.contains(&(l, lp.header)));
+        if asked && se.iterates_finitely(id) {
             finite.extend(lp.latches.iter().map(|&l| (l, lp.header)));
         }
     }
     let mut out: Vec<Block> = edges
-        .into_iter()
-        .filter(|e| !finite.contains(e))
-        .map(|(b, _)| b)
+        .iter()
+        .filter(|e| pending.contains(e) && !finite.contains(e))
+        .map(|&(b, _)| b)
         .collect();
     out.dedup();
     out
@@ -325,8 +340,14 @@ fn run_on(
     fa: &mut FunctionAnalyses,
 ) -> bool {
     let mut changed = false;
-    let live_back_edges = live_back_edges(f, fa);
-    let (cfg, pdt) = fa.postdom(f);
+    let edges = back_edges(f, fa.cfg(f));
+    let (cfg, pdt, mut scev) = if edges.is_empty() {
+        let (cfg, pdt) = fa.postdom(f);
+        (cfg, pdt, None)
+    } else {
+        let (cfg, pdt, parts) = fa.postdom_and_scev(f);
+        (cfg, pdt, Some(parts))
+    };
     let deciders = Deciders::new(cfg, pdt);
 
     let (redirects, live_inst, live_param) = {
@@ -348,12 +369,19 @@ fn run_on(
                 }
             }
         }
-        for b in live_back_edges {
-            if let Some(t) = f.terminator(b) {
-                marks.inst(t);
-            }
-        }
         marks.propagate();
+        // The back edges left dead are roots unless proven finite; marking from
+        // them after the other roots gives the same live set (it is the closure
+        // of all the roots, in whatever order they are marked).
+        if let Some(parts) = &mut scev {
+            let mut se = parts.evolution(f, cfg);
+            for b in live_back_edges(f, &edges, &marks.inst, &mut se) {
+                if let Some(t) = f.terminator(b) {
+                    marks.inst(t);
+                }
+            }
+            marks.propagate();
+        }
 
         // Each dead `br` jumps to its nearest live post-dominator instead. That block
         // has no live parameters (they would have made the branch live); if there is
@@ -564,6 +592,34 @@ bb3:
 }
 "#;
         check(&["dce"], src, src);
+    }
+
+    /// A loop whose exit test is live anyway (it stores to a global on every
+    /// iteration) needs no termination proof: the pass changes nothing and asks
+    /// scalar evolution about no value (its state stays with the manager).
+    #[test]
+    fn a_loop_with_a_live_exit_test_is_not_asked_to_terminate() {
+        use crate::pipeline::Pass;
+        let src = r#"
+global @g: i32 = 0
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0)
+bb1(%i: i32):
+  store %i, @g
+  %i1 = add %i, 1
+  %c = slt %i1, 10
+  br %c, bb1(%i1), bb2
+bb2:
+  ret 0
+}
+"#;
+        let mut m = ir::parse_module(src).unwrap();
+        let mut am = crate::analysis::AnalysisManager::new();
+        assert!(!super::Dce.run_with(&mut m, &mut am), "nothing is dead");
+        let (id, f) = m.funcs.iter().find(|(_, f)| f.name == "main").unwrap();
+        assert_eq!(am.function(id).scev(f).analysed(), 0);
     }
 
     #[test]
