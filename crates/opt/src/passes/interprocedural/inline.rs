@@ -23,8 +23,10 @@
 //! an `alloc` lives for the whole call of the function holding it, and the copy's
 //! contents are uninitialised on every entry just as the original's were.
 
+use super::inline_cost::simulate;
 use crate::analysis::callgraph::{call_sites, callees_of};
 use crate::analysis::{CallGraph, LoopForest};
+use crate::fold::Const;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
@@ -210,13 +212,14 @@ fn visit(
     let mut sites: Vec<Inst> = call_sites(&m.funcs[caller]);
     sites.reverse();
     while let Some(call) = sites.pop() {
-        let InstKind::Call { callee, .. } = *m.funcs[caller].kind(call) else {
+        let InstKind::Call { callee, ref args } = *m.funcs[caller].kind(call) else {
             continue;
         };
-        if !worth_inlining(m, graph, sizes, caller, callee, round) {
-            continue;
-        }
-        if round == Round::Late && has_loop(&m.funcs[callee]) {
+        let args: Vec<Option<Const>> = args
+            .iter()
+            .map(|&a| Const::of(&m.funcs[caller], a))
+            .collect();
+        if !worth_inlining(m, graph, sizes, caller, callee, &args, round) {
             continue;
         }
         let body = m.funcs[callee].clone();
@@ -296,15 +299,23 @@ fn size(f: &Function) -> usize {
         .sum()
 }
 
-/// Whether to inline a call of `callee` in `caller`. A callee that calls itself is
-/// never inlined (its copy would call it again); one on a longer cycle may be, once
-/// per call site of the caller.
+/// Whether to inline a call of `callee` in `caller`, passing `args` (`Some` for a
+/// constant). A callee that calls itself is never inlined (its copy would call it
+/// again); one on a longer cycle may be, once per call site of the caller. The
+/// late round takes no callee with a loop.
+///
+/// A callee too large as it stands may still be small under the call's constant
+/// arguments: [`simulated_small`]. The caller's growth is counted with the
+/// callee's whole size all the same, since the copy is of the whole body (the
+/// passes after the inliner fold it), so [`MAX_CALLER`] bounds the work of the
+/// passes that run before that folding, and the inliner's own.
 fn worth_inlining(
     m: &Module,
     graph: &CallGraph,
     sizes: &SecondaryMap<FuncId, usize>,
     caller: FuncId,
     callee: FuncId,
+    args: &[Option<Const>],
     round: Round,
 ) -> bool {
     if m.funcs[callee].is_declaration()
@@ -314,12 +325,33 @@ fn worth_inlining(
         return false;
     }
     let n = sizes[callee];
+    if sizes[caller] + n > MAX_CALLER {
+        return false;
+    }
     let small = match round {
         Round::Early => SMALL,
         Round::Late => LATE_SMALL,
     };
-    let wanted = n <= small || (graph.sites[callee] == 1 && n <= SINGLE_SITE);
-    wanted && sizes[caller] + n <= MAX_CALLER
+    let by_size = n <= small || (graph.sites[callee] == 1 && n <= SINGLE_SITE);
+    if by_size && (round == Round::Early || !has_loop(&m.funcs[callee])) {
+        return true;
+    }
+    simulated_small(&m.funcs[callee], args, small, round)
+}
+
+/// Whether `callee`, called with the constants of `args`, costs at most `small`
+/// instructions once they are substituted and folded
+/// ([`super::inline_cost::simulate`], LLVM's `CallAnalyzer`); in the late round,
+/// also whether no loop of it runs (one the constants leave dead is not copied
+/// into anything that survives).
+fn simulated_small(callee: &Function, args: &[Option<Const>], small: usize, round: Round) -> bool {
+    if args.iter().all(Option::is_none) {
+        return false;
+    }
+    match simulate(callee, args, small) {
+        Some(sim) => round == Round::Early || !sim.loops,
+        None => false,
+    }
 }
 
 /// Replaces `call` in `f` by a copy of `callee`'s body; returns the calls of the
