@@ -23,7 +23,7 @@
 //! an `alloc` lives for the whole call of the function holding it, and the copy's
 //! contents are uninitialised on every entry just as the original's were.
 
-use super::inline_cost::simulate;
+use super::inline_cost::{simulate, Simulation};
 use crate::analysis::callgraph::{call_sites, callees_of};
 use crate::analysis::{CallGraph, LoopForest};
 use crate::fold::Const;
@@ -219,11 +219,12 @@ fn visit(
             .iter()
             .map(|&a| Const::of(&m.funcs[caller], a))
             .collect();
-        if !worth_inlining(m, graph, sizes, caller, callee, &args, round) {
+        let Some(plan) = worth_inlining(m, graph, sizes, caller, callee, &args, round) else {
             continue;
-        }
+        };
         let body = m.funcs[callee].clone();
-        let copied = inline_call(&mut m.funcs[caller], call, &body);
+        let before = sizes[caller];
+        let copied = copy_body(&mut m.funcs[caller], call, &body, plan.as_ref());
         graph.sites[callee] -= 1;
         for &c in &copied {
             if let InstKind::Call { callee: c, .. } = *m.funcs[caller].kind(c) {
@@ -236,7 +237,7 @@ fn visit(
         }
         sizes[caller] = size(&m.funcs[caller]);
         inlined.calls += 1;
-        inlined.copied += sizes[callee];
+        inlined.copied += sizes[caller] + 1 - before;
     }
     graph.callees[caller] = callees_of(&m.funcs[caller]);
 }
@@ -300,15 +301,18 @@ fn size(f: &Function) -> usize {
 }
 
 /// Whether to inline a call of `callee` in `caller`, passing `args` (`Some` for a
-/// constant). A callee that calls itself is never inlined (its copy would call it
-/// again); one on a longer cycle may be, once per call site of the caller. The
-/// late round takes no callee with a loop.
+/// constant): `None` if not, else how to copy the callee (`Some` simulation: only
+/// what it leaves, the whole body otherwise). A callee that calls itself is never
+/// inlined (its copy would call it again); one on a longer cycle may be, once per
+/// call site of the caller. The late round takes no callee with a loop.
 ///
-/// A callee too large as it stands may still be small under the call's constant
-/// arguments: [`simulated_small`]. The caller's growth is counted with the
-/// callee's whole size all the same, since the copy is of the whole body (the
-/// passes after the inliner fold it), so [`MAX_CALLER`] bounds the work of the
-/// passes that run before that folding, and the inliner's own.
+/// With a constant argument the callee is judged, and copied, as what is left of
+/// it once the constants are substituted ([`super::inline_cost`], LLVM's
+/// `CallAnalyzer`; the copy is pruned likewise, as LLVM's
+/// `CloneAndPruneFunctionInto`): a callee too large as it stands may then be
+/// small, and the caller grows only by what the copy keeps, which is what the
+/// callers of the caller see when they judge it in turn. A loop the constants
+/// leave dead is not copied, so the late round takes such a callee.
 fn worth_inlining(
     m: &Module,
     graph: &CallGraph,
@@ -317,46 +321,47 @@ fn worth_inlining(
     callee: FuncId,
     args: &[Option<Const>],
     round: Round,
-) -> bool {
-    if m.funcs[callee].is_declaration()
-        || callee == caller
-        || graph.callees[callee].contains(&callee)
-    {
-        return false;
+) -> Option<Option<Simulation>> {
+    let body = &m.funcs[callee];
+    if body.is_declaration() || callee == caller || graph.callees[callee].contains(&callee) {
+        return None;
     }
     let n = sizes[callee];
-    if sizes[caller] + n > MAX_CALLER {
-        return false;
-    }
     let small = match round {
         Round::Early => SMALL,
         Round::Late => LATE_SMALL,
     };
     let by_size = n <= small || (graph.sites[callee] == 1 && n <= SINGLE_SITE);
-    if by_size && (round == Round::Early || !has_loop(&m.funcs[callee])) {
-        return true;
-    }
-    simulated_small(&m.funcs[callee], args, small, round)
-}
-
-/// Whether `callee`, called with the constants of `args`, costs at most `small`
-/// instructions once they are substituted and folded
-/// ([`super::inline_cost::simulate`], LLVM's `CallAnalyzer`); in the late round,
-/// also whether no loop of it runs (one the constants leave dead is not copied
-/// into anything that survives).
-fn simulated_small(callee: &Function, args: &[Option<Const>], small: usize, round: Round) -> bool {
-    if args.iter().all(Option::is_none) {
-        return false;
-    }
-    match simulate(callee, args, small) {
-        Some(sim) => round == Round::Early || !sim.loops,
-        None => false,
-    }
+    let sim = if args.iter().any(Option::is_some) {
+        simulate(body, args, if by_size { n } else { small })
+    } else {
+        None
+    };
+    let (growth, loops) = match &sim {
+        Some(s) => (s.copy_size(), s.loops),
+        None if by_size => (n, round == Round::Late && has_loop(body)),
+        None => return None,
+    };
+    let fits = sizes[caller] + growth <= MAX_CALLER;
+    (fits && (round == Round::Early || !loops)).then_some(sim)
 }
 
 /// Replaces `call` in `f` by a copy of `callee`'s body; returns the calls of the
 /// copy, in the callee's block order.
 pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst> {
+    copy_body(f, call, callee, None)
+}
+
+/// [`inline_call`], pruned by `sim`, the callee simulated with the call's
+/// constant arguments, when given: only the blocks the call can reach are
+/// copied, the instructions it folds become their constants, and a branch on a
+/// known condition becomes a jump to its taken target.
+fn copy_body(
+    f: &mut Function,
+    call: Inst,
+    callee: &Function,
+    sim: Option<&Simulation>,
+) -> Vec<Inst> {
     let InstKind::Call { args, .. } = f.kind(call).clone() else {
         panic!("inline_call on a non-call");
     };
@@ -386,7 +391,13 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
     }
     let mut bmap: FxHashMap<Block, Block> = FxHashMap::default();
     let mut after = block;
-    for &cb in cfg.rpo() {
+    let live: Vec<Block> = cfg
+        .rpo()
+        .iter()
+        .copied()
+        .filter(|&b| sim.is_none_or(|s| s.is_live(b)))
+        .collect();
+    for &cb in &live {
         let nb = f.create_block();
         f.layout.insert_block_after(nb, after);
         after = nb;
@@ -394,16 +405,30 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
         if cb != centry {
             for &p in callee.block_params(cb) {
                 let np = f.append_block_param(nb, callee.value_type(p));
-                vmap.insert(p, np);
+                let known = sim.and_then(|s| s.constant(p));
+                vmap.insert(p, known.map_or(np, |c| c.value(f)));
             }
         }
     }
     let entry = f.entry_block();
     let mut copied_calls = Vec::new();
-    for &cb in cfg.rpo() {
+    for &cb in &live {
         let nb = bmap[&cb];
         for ci in callee.layout.block_insts(cb) {
             let mut kind = callee.kind(ci).clone();
+            if let Some(s) = sim {
+                if let Some(c) = callee.inst_result(ci).and_then(|r| s.constant(r)) {
+                    let r = callee
+                        .inst_result(ci)
+                        .expect("a folded instruction has a result");
+                    let cv = c.value(f);
+                    vmap.insert(r, cv);
+                    continue;
+                }
+                if let Some(taken) = decided_target(callee, s, &kind) {
+                    kind = InstKind::Jump { dest: taken };
+                }
+            }
             kind.map_args(|a| *a = map_value(f, callee, &vmap, *a));
             for t in kind.targets_mut() {
                 t.block = bmap[&t.block];
@@ -442,6 +467,24 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
     let dest = BlockCall::new(bmap[&centry], Vec::new());
     f.append_inst(block, InstKind::Jump { dest }, Type::Void);
     copied_calls
+}
+
+/// The target a `br` takes under the simulation `sim`, when its condition is
+/// known.
+fn decided_target(callee: &Function, sim: &Simulation, kind: &InstKind) -> Option<BlockCall> {
+    let InstKind::Br {
+        cond,
+        then_dest,
+        else_dest,
+    } = kind
+    else {
+        return None;
+    };
+    match Const::of(callee, *cond).or_else(|| sim.constant(*cond))? {
+        Const::I(0) => Some(else_dest.clone()),
+        Const::I(_) => Some(then_dest.clone()),
+        Const::F(_) => None,
+    }
 }
 
 /// The caller's value for the callee's value `v`.
@@ -857,5 +900,92 @@ bb0:
         let first = same_behaviour(&src, &["inline"], "9");
         let main = &first[first.find("func @main").unwrap()..];
         assert!(!main.contains("call @sum"), "{main}");
+    }
+
+    /// `@f(n, x)`: a loop whose header returns `x` when `n <= 0` (a tail
+    /// recursion turned into a loop) around sixty steps `x = (x * x) ^ k`, 126
+    /// instructions; `@main` calls it with a constant 0 (the early return), a
+    /// variable depth, and a constant 5 (the loop runs).
+    fn guarded_loop() -> String {
+        let mut body = String::new();
+        let mut prev = "%3".to_string();
+        for k in 1..=60 {
+            body += &format!("  %{k}1 = mul {prev}, {prev}\n  %{k}0 = xor %{k}1, {k}\n");
+            prev = format!("%{k}0");
+        }
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @f(i32, i32) -> i32 {{
+bb0(%0: i32, %1: i32):
+  jump bb1(%0, %1)
+bb1(%2: i32, %3: i32):
+  %4 = sle %2, 0
+  br %4, bb2, bb3
+bb2:
+  ret %3
+bb3:
+{body}  %5 = sub %2, 1
+  jump bb1(%5, {prev})
+}}
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @f(0, %0)
+  %2 = call @f(%0, 3)
+  %3 = call @f(5, %0)
+  %4 = add %1, %2
+  %5 = add %4, %3
+  call @putint(%5)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_call_whose_constants_take_the_early_return_is_inlined_pruned() {
+        let src = guarded_loop();
+        let n = ir::parse_module(&src)
+            .unwrap()
+            .funcs
+            .values()
+            .map(super::size)
+            .max();
+        assert!(n > Some(super::LATE_SMALL), "{n:?}");
+        let out = same_behaviour(&src, &["inline"], "2");
+        let main = &out[out.find("func @main").unwrap()..];
+        // `f(0, x)` is gone; the variable depth and the depth 5 stay calls.
+        assert!(!main.contains("call @f(0,"), "{main}");
+        assert!(main.contains("call @f(%0, 3)"), "{main}");
+        assert!(main.contains("call @f(5, %0)"), "{main}");
+        // The copy is pruned: its test folded, its loop not copied.
+        assert!(!main.contains("sle") && !main.contains("mul"), "{main}");
+    }
+
+    #[test]
+    fn reinline_takes_a_callee_whose_loop_the_constants_leave_dead() {
+        let src = guarded_loop();
+        let out = same_behaviour(&src, &["reinline"], "2");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(!main.contains("call @f(0,"), "{main}");
+        assert_eq!(main.matches("call @f(").count(), 2, "{main}");
+        // A small callee with a loop the call runs stays a call in the late
+        // round, constant arguments or not.
+        let small = src.replace("%5 = sub %2, 1", "%5 = sub %2, 1\n  %6 = add %5, 0");
+        let small = small
+            .lines()
+            .filter(|l| !l.contains("= mul ") && !l.contains("= xor "))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("jump bb1(%5, %600)", "jump bb1(%6, %3)");
+        let out = same_behaviour(&small, &["reinline"], "2");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(!main.contains("call @f(0,"), "{main}");
+        assert!(main.contains("call @f(%0, 3)"), "{main}");
+        assert!(main.contains("call @f(5, %0)"), "{main}");
     }
 }

@@ -6,12 +6,18 @@
 //! - an arithmetic, comparison or conversion whose operands are all known
 //!   constants folds (with [`crate::fold`], the folder SCCP uses) and costs
 //!   nothing;
-//! - a `br` on a known condition follows only the taken edge and costs nothing,
-//!   so blocks reached only through untaken edges are dead and cost nothing;
+//! - a `br` on a known condition follows only the taken edge and costs nothing
+//!   (LLVM's model too: the jump it becomes merges its blocks away), so blocks
+//!   reached only through untaken edges are dead and cost nothing;
 //! - a block parameter is a constant when every feasible edge into it passes that
 //!   same constant;
 //! - every other instruction of a live block costs one (as in the raw size the
 //!   inliner's thresholds are stated in).
+//!
+//! The inliner copies what the simulation leaves (LLVM's
+//! `CloneAndPruneFunctionInto`): only the live blocks, with the folded values
+//! replaced by their constants and the decided branches by jumps; the copy's
+//! size is the cost plus those jumps ([`Simulation::copy_size`]).
 //!
 //! A call `f(0, p)` of a large function that returns at once when its first
 //! argument is 0 then costs the few instructions of that path, and the passes
@@ -64,16 +70,35 @@ pub struct Simulation {
     /// Instructions left in the blocks the call can reach, once those on known
     /// constants have folded and the branches on known conditions are decided.
     pub cost: usize,
+    /// Branches on known conditions, which the copy keeps as jumps.
+    decided: usize,
     /// Whether a feasible edge leads back to a block already walked: a loop runs.
     pub loops: bool,
     /// Blocks the call can reach.
     live: SecondaryMap<Block, bool>,
+    /// What is known of the parameters and instruction results of live blocks.
+    known: SecondaryMap<Value, Known>,
 }
 
 impl Simulation {
+    /// Instructions of the pruned copy: the cost and a jump per decided branch.
+    pub fn copy_size(&self) -> usize {
+        self.cost + self.decided
+    }
+
     /// Whether the call can reach `b`.
     pub fn is_live(&self, b: Block) -> bool {
         self.live[b]
+    }
+
+    /// The constant the block parameter or instruction result `v` always is
+    /// under the call's arguments, if known (an instruction with this result
+    /// folds; constants of the callee itself are not reported).
+    pub fn constant(&self, v: Value) -> Option<Const> {
+        match self.known[v] {
+            Known::Const(c) => Some(c),
+            _ => None,
+        }
     }
 }
 
@@ -107,22 +132,23 @@ pub fn simulate(callee: &Function, args: &[Option<Const>], budget: usize) -> Opt
     whole_body(callee, &cfg, budget)
 }
 
-/// Every reachable block live and every instruction counted.
+/// Every reachable block live and every instruction counted; a loop runs if an
+/// edge leads back to a block at or before its source in reverse post-order.
 fn whole_body(f: &Function, cfg: &ControlFlowGraph, budget: usize) -> Option<Simulation> {
-    let mut live = f.block_map();
+    let mut live: SecondaryMap<Block, bool> = f.block_map();
     let mut cost = 0;
+    let mut loops = false;
     for &b in cfg.rpo() {
         live[b] = true;
         cost += f.layout.block_insts(b).count();
+        loops |= cfg.succs(b).iter().any(|&s| live[s]);
     }
     (cost <= budget).then_some(Simulation {
         cost,
-        loops: cfg
-            .rpo()
-            .iter()
-            .enumerate()
-            .any(|(i, &b)| cfg.succs(b).iter().any(|s| cfg.rpo()[..=i].contains(s))),
+        decided: 0,
+        loops,
         live,
+        known: SecondaryMap::new(),
     })
 }
 
@@ -138,6 +164,7 @@ struct Walk<'a> {
     /// Blocks the walk has passed, live or not.
     walked: SecondaryMap<Block, bool>,
     cost: usize,
+    decided: usize,
     loops: bool,
 }
 
@@ -157,6 +184,7 @@ impl<'a> Walk<'a> {
             live: f.block_map(),
             walked: f.block_map(),
             cost: 0,
+            decided: 0,
             loops: false,
         };
         let entry = f.entry_block();
@@ -200,8 +228,10 @@ impl<'a> Walk<'a> {
         }
         Ok(Simulation {
             cost: self.cost,
+            decided: self.decided,
             loops: self.loops,
             live: self.live,
+            known: self.known,
         })
     }
 
@@ -247,7 +277,8 @@ impl<'a> Walk<'a> {
                     match self.constant(*cond) {
                         Some(Const::I(c)) => {
                             self.flow(if c != 0 { then_dest } else { else_dest })?;
-                            continue; // decided: no branch is left
+                            self.decided += 1;
+                            continue;
                         }
                         _ => {
                             self.flow(then_dest)?;
@@ -355,12 +386,14 @@ bb3:
     #[test]
     fn a_constant_that_takes_the_guard_costs_the_guard() {
         let src = guarded();
-        // `sle 0, 0` folds, the branch is decided, `ret -1` is all that is left.
+        // `sle 0, 0` folds, the branch is decided, `ret -1` is all that is left
+        // (and a jump to it in the copy).
         let s = sim(&src, &[Some(0), None]);
-        assert_eq!(s.cost, 1);
+        assert_eq!((s.cost, s.copy_size()), (1, 2));
         assert!(!s.loops);
         // 25 is over 19: the second test folds too.
-        assert_eq!(sim(&src, &[Some(25), None]).cost, 1);
+        let s = sim(&src, &[Some(25), None]);
+        assert_eq!((s.cost, s.copy_size()), (1, 3));
     }
 
     #[test]
@@ -414,7 +447,7 @@ bb5:
     fn a_join_of_equal_constants_is_that_constant() {
         // Both arms compute 7: the join's parameter is 7, `bb5` is dead.
         let s = sim(JOIN, &[Some(7), None]);
-        assert_eq!(s.cost, 1 + 1 + 1 + 1);
+        assert_eq!(s.cost, 4, "a branch, two jumps and the return");
         let m = ir::parse_module(JOIN).unwrap();
         let f = m.funcs.values().find(|f| f.name == "f").unwrap();
         let blocks: Vec<Block> = f.layout.blocks().collect();
@@ -430,7 +463,7 @@ bb5:
         let s = sim(&src, &[Some(7), None]);
         assert_eq!(s.cost, raw(&src) - 2);
         // Known condition: only one arm reaches the join, whose value (8) is
-        // known; the multiplications of 0 fold: the jump and the return are left.
+        // known; the multiplications of 0 fold: a jump and the return are left.
         assert_eq!(sim(&src, &[Some(7), Some(0)]).cost, 2);
     }
 
