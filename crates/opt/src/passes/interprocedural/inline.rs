@@ -8,15 +8,19 @@
 //! inlinable calls when its callers consider it. A call is inlined when the callee is
 //! defined, does not call itself, and is either small ([`SMALL`] instructions) or
 //! called from exactly one place and not huge ([`SINGLE_SITE`]); and the caller
-//! stays under [`MAX_CALLER`] instructions. Only the caller's own call sites are
+//! stays under [`MAX_CALLER`] instructions. A call with constant arguments is
+//! judged by what is left of the callee once they are substituted and folded
+//! (LLVM's inline cost analysis, [`super::inline_cost`]), and only that is copied
+//! (as LLVM's `CloneAndPruneFunctionInto`). Only the caller's own call sites are
 //! considered, not the calls copied in, so a cycle of functions cannot unfold
 //! itself.
 //! Small self-recursive functions are then unrolled into themselves a few levels
 //! ([`unroll_recursion`]).
 //!
 //! Inlining one call: the caller's block is split after the call; the callee's
-//! reachable blocks are copied in reverse post-order (so every operand is copied
-//! before its uses; block parameters are created first), with the function
+//! reachable blocks (pruned: those the constants leave live) are copied in
+//! reverse post-order (so every operand is copied before its uses; block
+//! parameters are created first), with the function
 //! parameters mapped to the call's arguments and constants re-interned in the
 //! caller; every `ret v` becomes a jump to the continuation block, whose parameter
 //! replaces the call's result. The callee's `alloc`s move to the caller's entry block:
