@@ -219,3 +219,13 @@ fn tail_recursion_of_a_function_returning_one_constant_becomes_a_loop() {
     assert!(asm.matches("call fill").count() <= 2, "{asm}");
     assert!(!asm.contains("tail fill"), "{asm}");
 }
+
+#[test]
+fn a_large_function_called_with_constants_it_returns_at_once_for_is_inlined() {
+    // `search` is a tail recursion turned into a loop whose header tests the
+    // depth; the calls with depths 0 and 41 take its early return under their
+    // constants, so the inliner copies them (their cost is that of the test and
+    // the return) and they fold: only the two calls with a variable depth stay.
+    let asm = asm_of("inline_under_constant_arguments.sy");
+    assert_eq!(asm.matches("call search").count(), 2, "{asm}");
+}

@@ -8,23 +8,29 @@
 //! inlinable calls when its callers consider it. A call is inlined when the callee is
 //! defined, does not call itself, and is either small ([`SMALL`] instructions) or
 //! called from exactly one place and not huge ([`SINGLE_SITE`]); and the caller
-//! stays under [`MAX_CALLER`] instructions. Only the caller's own call sites are
+//! stays under [`MAX_CALLER`] instructions. A call with constant arguments is
+//! judged by what is left of the callee once they are substituted and folded
+//! (LLVM's inline cost analysis, [`super::inline_cost`]), and only that is copied
+//! (as LLVM's `CloneAndPruneFunctionInto`). Only the caller's own call sites are
 //! considered, not the calls copied in, so a cycle of functions cannot unfold
 //! itself.
 //! Small self-recursive functions are then unrolled into themselves a few levels
 //! ([`unroll_recursion`]).
 //!
 //! Inlining one call: the caller's block is split after the call; the callee's
-//! reachable blocks are copied in reverse post-order (so every operand is copied
-//! before its uses; block parameters are created first), with the function
+//! reachable blocks (pruned: those the constants leave live) are copied in
+//! reverse post-order (so every operand is copied before its uses; block
+//! parameters are created first), with the function
 //! parameters mapped to the call's arguments and constants re-interned in the
 //! caller; every `ret v` becomes a jump to the continuation block, whose parameter
 //! replaces the call's result. The callee's `alloc`s move to the caller's entry block:
 //! an `alloc` lives for the whole call of the function holding it, and the copy's
 //! contents are uninitialised on every entry just as the original's were.
 
+use super::inline_cost::{simulate, Simulation};
 use crate::analysis::callgraph::{call_sites, callees_of};
 use crate::analysis::{CallGraph, LoopForest};
+use crate::fold::Const;
 use crate::pipeline::Pass;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{
@@ -210,17 +216,19 @@ fn visit(
     let mut sites: Vec<Inst> = call_sites(&m.funcs[caller]);
     sites.reverse();
     while let Some(call) = sites.pop() {
-        let InstKind::Call { callee, .. } = *m.funcs[caller].kind(call) else {
+        let InstKind::Call { callee, ref args } = *m.funcs[caller].kind(call) else {
             continue;
         };
-        if !worth_inlining(m, graph, sizes, caller, callee, round) {
+        let args: Vec<Option<Const>> = args
+            .iter()
+            .map(|&a| Const::of(&m.funcs[caller], a))
+            .collect();
+        let Some(plan) = worth_inlining(m, graph, sizes, caller, callee, &args, round) else {
             continue;
-        }
-        if round == Round::Late && has_loop(&m.funcs[callee]) {
-            continue;
-        }
+        };
         let body = m.funcs[callee].clone();
-        let copied = inline_call(&mut m.funcs[caller], call, &body);
+        let before = sizes[caller];
+        let copied = copy_body(&mut m.funcs[caller], call, &body, plan.as_ref());
         graph.sites[callee] -= 1;
         for &c in &copied {
             if let InstKind::Call { callee: c, .. } = *m.funcs[caller].kind(c) {
@@ -233,7 +241,7 @@ fn visit(
         }
         sizes[caller] = size(&m.funcs[caller]);
         inlined.calls += 1;
-        inlined.copied += sizes[callee];
+        inlined.copied += sizes[caller] + 1 - before;
     }
     graph.callees[caller] = callees_of(&m.funcs[caller]);
 }
@@ -296,35 +304,68 @@ fn size(f: &Function) -> usize {
         .sum()
 }
 
-/// Whether to inline a call of `callee` in `caller`. A callee that calls itself is
-/// never inlined (its copy would call it again); one on a longer cycle may be, once
-/// per call site of the caller.
+/// Whether to inline a call of `callee` in `caller`, passing `args` (`Some` for a
+/// constant): `None` if not, else how to copy the callee (`Some` simulation: only
+/// what it leaves, the whole body otherwise). A callee that calls itself is never
+/// inlined (its copy would call it again); one on a longer cycle may be, once per
+/// call site of the caller. The late round takes no callee with a loop.
+///
+/// With a constant argument the callee is judged, and copied, as what is left of
+/// it once the constants are substituted ([`super::inline_cost`], LLVM's
+/// `CallAnalyzer`; the copy is pruned likewise, as LLVM's
+/// `CloneAndPruneFunctionInto`): a callee too large as it stands may then be
+/// small, and the caller grows only by what the copy keeps, which is what the
+/// callers of the caller see when they judge it in turn. A loop the constants
+/// leave dead is not copied, so the late round takes such a callee.
 fn worth_inlining(
     m: &Module,
     graph: &CallGraph,
     sizes: &SecondaryMap<FuncId, usize>,
     caller: FuncId,
     callee: FuncId,
+    args: &[Option<Const>],
     round: Round,
-) -> bool {
-    if m.funcs[callee].is_declaration()
-        || callee == caller
-        || graph.callees[callee].contains(&callee)
-    {
-        return false;
+) -> Option<Option<Simulation>> {
+    let body = &m.funcs[callee];
+    if body.is_declaration() || callee == caller || graph.callees[callee].contains(&callee) {
+        return None;
     }
     let n = sizes[callee];
     let small = match round {
         Round::Early => SMALL,
         Round::Late => LATE_SMALL,
     };
-    let wanted = n <= small || (graph.sites[callee] == 1 && n <= SINGLE_SITE);
-    wanted && sizes[caller] + n <= MAX_CALLER
+    let by_size = n <= small || (graph.sites[callee] == 1 && n <= SINGLE_SITE);
+    let sim = if args.iter().any(Option::is_some) {
+        simulate(body, args, if by_size { n } else { small })
+    } else {
+        None
+    };
+    let (growth, loops) = match &sim {
+        Some(s) => (s.copy_size(), s.loops),
+        None if by_size => (n, round == Round::Late && has_loop(body)),
+        None => return None,
+    };
+    let fits = sizes[caller] + growth <= MAX_CALLER;
+    (fits && (round == Round::Early || !loops)).then_some(sim)
 }
 
 /// Replaces `call` in `f` by a copy of `callee`'s body; returns the calls of the
 /// copy, in the callee's block order.
 pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst> {
+    copy_body(f, call, callee, None)
+}
+
+/// [`inline_call`], pruned by `sim`, the callee simulated with the call's
+/// constant arguments, when given: only the blocks the call can reach are
+/// copied, the instructions it folds become their constants, and a branch on a
+/// known condition becomes a jump to its taken target.
+fn copy_body(
+    f: &mut Function,
+    call: Inst,
+    callee: &Function,
+    sim: Option<&Simulation>,
+) -> Vec<Inst> {
     let InstKind::Call { args, .. } = f.kind(call).clone() else {
         panic!("inline_call on a non-call");
     };
@@ -354,7 +395,13 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
     }
     let mut bmap: FxHashMap<Block, Block> = FxHashMap::default();
     let mut after = block;
-    for &cb in cfg.rpo() {
+    let live: Vec<Block> = cfg
+        .rpo()
+        .iter()
+        .copied()
+        .filter(|&b| sim.is_none_or(|s| s.is_live(b)))
+        .collect();
+    for &cb in &live {
         let nb = f.create_block();
         f.layout.insert_block_after(nb, after);
         after = nb;
@@ -362,16 +409,30 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
         if cb != centry {
             for &p in callee.block_params(cb) {
                 let np = f.append_block_param(nb, callee.value_type(p));
-                vmap.insert(p, np);
+                let known = sim.and_then(|s| s.constant(p));
+                vmap.insert(p, known.map_or(np, |c| c.value(f)));
             }
         }
     }
     let entry = f.entry_block();
     let mut copied_calls = Vec::new();
-    for &cb in cfg.rpo() {
+    for &cb in &live {
         let nb = bmap[&cb];
         for ci in callee.layout.block_insts(cb) {
             let mut kind = callee.kind(ci).clone();
+            if let Some(s) = sim {
+                if let Some(c) = callee.inst_result(ci).and_then(|r| s.constant(r)) {
+                    let r = callee
+                        .inst_result(ci)
+                        .expect("a folded instruction has a result");
+                    let cv = c.value(f);
+                    vmap.insert(r, cv);
+                    continue;
+                }
+                if let Some(taken) = decided_target(callee, s, &kind) {
+                    kind = InstKind::Jump { dest: taken };
+                }
+            }
             kind.map_args(|a| *a = map_value(f, callee, &vmap, *a));
             for t in kind.targets_mut() {
                 t.block = bmap[&t.block];
@@ -410,6 +471,24 @@ pub fn inline_call(f: &mut Function, call: Inst, callee: &Function) -> Vec<Inst>
     let dest = BlockCall::new(bmap[&centry], Vec::new());
     f.append_inst(block, InstKind::Jump { dest }, Type::Void);
     copied_calls
+}
+
+/// The target a `br` takes under the simulation `sim`, when its condition is
+/// known.
+fn decided_target(callee: &Function, sim: &Simulation, kind: &InstKind) -> Option<BlockCall> {
+    let InstKind::Br {
+        cond,
+        then_dest,
+        else_dest,
+    } = kind
+    else {
+        return None;
+    };
+    match Const::of(callee, *cond).or_else(|| sim.constant(*cond))? {
+        Const::I(0) => Some(else_dest.clone()),
+        Const::I(_) => Some(then_dest.clone()),
+        Const::F(_) => None,
+    }
 }
 
 /// The caller's value for the callee's value `v`.
@@ -825,5 +904,92 @@ bb0:
         let first = same_behaviour(&src, &["inline"], "9");
         let main = &first[first.find("func @main").unwrap()..];
         assert!(!main.contains("call @sum"), "{main}");
+    }
+
+    /// `@f(n, x)`: a loop whose header returns `x` when `n <= 0` (a tail
+    /// recursion turned into a loop) around sixty steps `x = (x * x) ^ k`, 126
+    /// instructions; `@main` calls it with a constant 0 (the early return), a
+    /// variable depth, and a constant 5 (the loop runs).
+    fn guarded_loop() -> String {
+        let mut body = String::new();
+        let mut prev = "%3".to_string();
+        for k in 1..=60 {
+            body += &format!("  %{k}1 = mul {prev}, {prev}\n  %{k}0 = xor %{k}1, {k}\n");
+            prev = format!("%{k}0");
+        }
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @f(i32, i32) -> i32 {{
+bb0(%0: i32, %1: i32):
+  jump bb1(%0, %1)
+bb1(%2: i32, %3: i32):
+  %4 = sle %2, 0
+  br %4, bb2, bb3
+bb2:
+  ret %3
+bb3:
+{body}  %5 = sub %2, 1
+  jump bb1(%5, {prev})
+}}
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @f(0, %0)
+  %2 = call @f(%0, 3)
+  %3 = call @f(5, %0)
+  %4 = add %1, %2
+  %5 = add %4, %3
+  call @putint(%5)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_call_whose_constants_take_the_early_return_is_inlined_pruned() {
+        let src = guarded_loop();
+        let n = ir::parse_module(&src)
+            .unwrap()
+            .funcs
+            .values()
+            .map(super::size)
+            .max();
+        assert!(n > Some(super::LATE_SMALL), "{n:?}");
+        let out = same_behaviour(&src, &["inline"], "2");
+        let main = &out[out.find("func @main").unwrap()..];
+        // `f(0, x)` is gone; the variable depth and the depth 5 stay calls.
+        assert!(!main.contains("call @f(0,"), "{main}");
+        assert!(main.contains("call @f(%0, 3)"), "{main}");
+        assert!(main.contains("call @f(5, %0)"), "{main}");
+        // The copy is pruned: its test folded, its loop not copied.
+        assert!(!main.contains("sle") && !main.contains("mul"), "{main}");
+    }
+
+    #[test]
+    fn reinline_takes_a_callee_whose_loop_the_constants_leave_dead() {
+        let src = guarded_loop();
+        let out = same_behaviour(&src, &["reinline"], "2");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(!main.contains("call @f(0,"), "{main}");
+        assert_eq!(main.matches("call @f(").count(), 2, "{main}");
+        // A small callee with a loop the call runs stays a call in the late
+        // round, constant arguments or not.
+        let small = src.replace("%5 = sub %2, 1", "%5 = sub %2, 1\n  %6 = add %5, 0");
+        let small = small
+            .lines()
+            .filter(|l| !l.contains("= mul ") && !l.contains("= xor "))
+            .collect::<Vec<_>>()
+            .join("\n")
+            .replace("jump bb1(%5, %600)", "jump bb1(%6, %3)");
+        let out = same_behaviour(&small, &["reinline"], "2");
+        let main = &out[out.find("func @main").unwrap()..];
+        assert!(!main.contains("call @f(0,"), "{main}");
+        assert!(main.contains("call @f(%0, 3)"), "{main}");
+        assert!(main.contains("call @f(5, %0)"), "{main}");
     }
 }

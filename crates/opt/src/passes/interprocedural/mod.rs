@@ -6,6 +6,7 @@ pub mod constglobals;
 pub mod deadargs;
 pub mod globaldce;
 pub mod inline;
+pub mod inline_cost;
 pub mod ipconst;
 pub mod memoize;
 pub mod partial_inline;
