@@ -18,6 +18,13 @@
 //! last copy. Uses of the loop's values after the loop (which only the last
 //! iteration's values reach) take the last copy's values.
 //!
+//! A loop whose body is a chain of blocks, each jumping to the next and its only
+//! predecessor (a store in one block, the step and the test in the latch: what
+//! rotation and jump threading leave until the next CFG clean-up), is merged into
+//! one block first when it qualifies, and unrolled in the next round: so a small
+//! fill is unrolled here, before store-to-load forwarding, and not only once
+//! `simplifycfg` has merged it (LLVM's unroller takes any loop shape).
+//!
 //! Nests unroll from the inside out, as GCC's `cunroll` unrolls whole nests: after a
 //! round, the CFG is simplified ([`crate::passes::scalar::simplifycfg`]), which merges an unrolled
 //! inner loop into its parent's blocks; the parent, now a single block, is a
@@ -25,8 +32,9 @@
 
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
-use crate::analysis::{LoopId, RotatedLoop};
+use crate::analysis::{LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::{FunctionPass, Pass};
+use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -96,25 +104,46 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         let mut se = fa.scev(f);
         let (cfg, loops) = (se.cfg, se.loops);
         let mut plans = Vec::new();
+        let mut chains = Vec::new();
         for (id, lp) in loops.loops() {
-            if lp.blocks.len() != 1 || !lp.children.is_empty() {
+            if !lp.children.is_empty() {
                 continue;
             }
+            let chain = match lp.blocks.len() {
+                1 => None,
+                _ => match jump_chain(f, cfg, loops, id) {
+                    Some(chain) => Some(chain),
+                    None => continue,
+                },
+            };
             let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
                 continue;
             };
             let Some(n) = trips(&mut se, id, &l) else {
                 continue;
             };
-            let body = f.layout.block_insts(l.header).count();
+            let body: usize = lp
+                .blocks
+                .iter()
+                .map(|&b| f.layout.block_insts(b).count())
+                .sum();
             let growth = body * (n as usize - 1);
             if n <= MAX_TRIPS && body * n as usize <= MAX_UNROLLED && growth <= budget {
-                budget -= growth;
-                plans.push((l, n));
+                match chain {
+                    // Merged first; unrolled in the next round, as one block.
+                    Some(chain) => chains.push(chain),
+                    None => {
+                        budget -= growth;
+                        plans.push((l, n));
+                    }
+                }
             }
         }
-        if plans.is_empty() {
+        if plans.is_empty() && chains.is_empty() {
             break;
+        }
+        for chain in &chains {
+            merge_chain(f, chain);
         }
         for (l, n) in &plans {
             unroll(f, l, *n);
@@ -125,6 +154,56 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         done += plans.len();
     }
     done
+}
+
+/// The blocks of loop `id` in order, when they form a chain from the header to
+/// the latch in which each block jumps to the next and is its only predecessor
+/// (what loop rotation and jump threading leave of a body with no branch: the
+/// store and its index in one block, the step and the test in the latch).
+fn jump_chain(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    id: LoopId,
+) -> Option<Vec<Block>> {
+    let lp = loops.get(id);
+    let mut chain = vec![lp.header];
+    let mut b = lp.header;
+    while chain.len() < lp.blocks.len() {
+        let InstKind::Jump { dest } = f.kind(f.terminator(b)?) else {
+            return None;
+        };
+        let s = dest.block;
+        if s == lp.header || !loops.contains(id, s) || cfg.preds(s).len() != 1 {
+            return None;
+        }
+        chain.push(s);
+        b = s;
+    }
+    Some(chain)
+}
+
+/// Merges the blocks of `chain` (from [`jump_chain`]) into its first block, each
+/// one's parameters replaced by the arguments of the jump into it.
+fn merge_chain(f: &mut Function, chain: &[Block]) {
+    let b = chain[0];
+    for &s in &chain[1..] {
+        let t = f.terminator(b).expect("a chain block ends in a jump");
+        let InstKind::Jump { dest } = f.kind(t).clone() else {
+            unreachable!("a chain block ends in a jump");
+        };
+        let params = f.block_params(s).to_vec();
+        for (p, a) in params.into_iter().zip(dest.args) {
+            f.replace_all_uses(p, a);
+        }
+        f.remove_inst(t);
+        let insts: Vec<Inst> = f.layout.block_insts(s).collect();
+        for i in insts {
+            f.layout.remove_inst(i);
+            f.layout.append_inst(i, b);
+        }
+        f.remove_block(s);
+    }
 }
 
 /// How many times the body of `l` runs: one more than the back edges its latch
@@ -302,6 +381,48 @@ bb2(%10: i32):
             let out = crate::passes::testutil::run(&src, &["unroll"]);
             assert!(out.contains("bb1("), "{step}, {test}:\n{out}");
         }
+    }
+
+    /// [`fill`] with its body split after the store: `bb1` stores and jumps to the
+    /// latch `bb3`, which steps, sums and tests (the shape rotation and jump
+    /// threading leave before the CFG is cleaned up).
+    fn split_fill(trips: i32) -> String {
+        fill(trips)
+            .replace(
+                "  store %5, %6\n  %7 = add %3, %5",
+                "  store %5, %6\n  jump bb3(%5)\nbb3(%30: i32):\n  %7 = add %3, %30",
+            )
+            .replace("%8 = add %2, 1", "%8 = add %2, 1\n  %31 = add %8, 0")
+    }
+
+    #[test]
+    fn a_body_split_into_a_chain_of_jumps_unrolls() {
+        let src = split_fill(10);
+        assert!(src.contains("jump bb3(%5)"), "{src}");
+        let out = same_behaviour(&src, &["unroll"], "5 7");
+        assert!(!out.contains("bb1(") && !out.contains("bb3("), "{out}");
+        assert_eq!(out.matches("store").count(), 10, "{out}");
+        same_behaviour(&src, &["unroll"], "-3 11");
+    }
+
+    #[test]
+    fn a_chain_without_a_constant_count_or_with_a_join_is_left() {
+        // The count depends on the input: the blocks are not even merged.
+        let src = split_fill(10).replace("add %2, 1", "add %2, %1");
+        assert_eq!(
+            crate::passes::testutil::run(&src, &["unroll"]),
+            crate::passes::testutil::run(&src, &[])
+        );
+        // The latch is also entered from the header directly: not a chain.
+        let src = split_fill(10).replace(
+            "  store %5, %6\n  jump bb3(%5)",
+            "  %32 = slt %5, 40\n  br %32, bb4, bb3(%5)\nbb4:\n  store %5, %6\n  jump bb3(%5)",
+        );
+        assert_eq!(
+            crate::passes::testutil::run(&src, &["unroll"]),
+            crate::passes::testutil::run(&src, &[])
+        );
+        same_behaviour(&src, &["unroll"], "5 7");
     }
 
     #[test]
