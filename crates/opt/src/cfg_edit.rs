@@ -63,6 +63,28 @@ pub fn single_edge(f: &Function, from: Block, to: Block) -> Option<(usize, &[Val
     }
 }
 
+/// Merges block `s` into `b`, whose terminator is a `jump` to `s` and `s`'s only
+/// predecessor: `s`'s parameters are replaced by the jump's arguments and its
+/// instructions follow `b`'s, in place of the jump.
+pub fn merge_into_predecessor(f: &mut Function, b: Block, s: Block) {
+    let t = f.terminator(b).expect("the predecessor ends in a jump");
+    let InstKind::Jump { dest } = f.kind(t).clone() else {
+        panic!("merge_into_predecessor: {b} does not end in a jump");
+    };
+    debug_assert_eq!(dest.block, s);
+    let params = f.block_params(s).to_vec();
+    for (p, a) in params.into_iter().zip(dest.args) {
+        f.replace_all_uses(p, a);
+    }
+    f.remove_inst(t);
+    let insts: Vec<Inst> = f.layout.block_insts(s).collect();
+    for i in insts {
+        f.layout.remove_inst(i);
+        f.layout.append_inst(i, b);
+    }
+    f.remove_block(s);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -186,23 +186,8 @@ fn jump_chain(
 /// Merges the blocks of `chain` (from [`jump_chain`]) into its first block, each
 /// one's parameters replaced by the arguments of the jump into it.
 fn merge_chain(f: &mut Function, chain: &[Block]) {
-    let b = chain[0];
     for &s in &chain[1..] {
-        let t = f.terminator(b).expect("a chain block ends in a jump");
-        let InstKind::Jump { dest } = f.kind(t).clone() else {
-            unreachable!("a chain block ends in a jump");
-        };
-        let params = f.block_params(s).to_vec();
-        for (p, a) in params.into_iter().zip(dest.args) {
-            f.replace_all_uses(p, a);
-        }
-        f.remove_inst(t);
-        let insts: Vec<Inst> = f.layout.block_insts(s).collect();
-        for i in insts {
-            f.layout.remove_inst(i);
-            f.layout.append_inst(i, b);
-        }
-        f.remove_block(s);
+        crate::cfg_edit::merge_into_predecessor(f, chain[0], s);
     }
 }
 

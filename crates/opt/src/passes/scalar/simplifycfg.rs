@@ -192,18 +192,7 @@ fn merge_blocks(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
             if s == b || s == entry || cfg.preds(s).len() != 1 {
                 break;
             }
-            let args = dest.args.clone();
-            let params = f.block_params(s).to_vec();
-            for (p, a) in params.into_iter().zip(args) {
-                f.replace_all_uses(p, a);
-            }
-            f.remove_inst(t);
-            let insts: Vec<Inst> = f.layout.block_insts(s).collect();
-            for i in insts {
-                f.layout.remove_inst(i);
-                f.layout.append_inst(i, b);
-            }
-            f.remove_block(s);
+            crate::cfg_edit::merge_into_predecessor(f, b, s);
             changed = true;
         }
     }
