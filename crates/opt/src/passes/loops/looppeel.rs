@@ -122,12 +122,8 @@ pub(crate) fn peel_where(
             fa.forget();
         }
         let (cfg, _, loops) = fa.loops(f);
-        let Some(id) = loops.innermost(header) else {
-            break;
-        };
-        let Some(pre) = jump_preheader(f, cfg, loops, id) else {
-            break;
-        };
+        let id = loops.innermost(header).expect("a header is in its loop");
+        let pre = jump_preheader(f, cfg, loops, id).expect("the preheader ends in a jump");
         budget -= size;
         done.push(header);
         peel(f, loops, id, pre);
