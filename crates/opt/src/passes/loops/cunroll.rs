@@ -17,7 +17,9 @@
 //! This is GCC's complete unrolling (`cunroll`, `tree-ssa-loop-ivcanon.cc`) with the
 //! iteration count found by brute-force evaluation of the exit conditions
 //! (`loop_niter_by_eval`, `tree-ssa-loop-niter.cc`): the loop is run on the constants
-//! alone ([`simulate`]): from the header with the entry edge's arguments, each
+//! alone ([`simulate`]): from the header with the constants every edge entering it
+//! passes (a loop without a preheader, entered by a branch whose both arms reach
+//! its header or from several blocks, starts from what they agree on), each
 //! instruction whose operands are known constants is folded exactly as SCCP folds it
 //! ([`crate::fold`]), anything else (loads, calls, values from before the loop) is
 //! unknown, and every branch must be decided. The walk ends at the first edge out of
@@ -136,9 +138,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             // Single blocks are `unroll`'s; whole nests would be full of
             // addresses strength reduction then gives a pointer each (unless
             // nothing of them is left: `evaluate`).
-            let entry = entry_edge(f, cfg, loops, id)?;
+            let entry = Entry::of(f, cfg, loops, id)?;
             let pure = impure[id.0 as usize] == 0;
-            if let Some(fold) = pure.then(|| evaluate(f, loops, id, entry)).flatten() {
+            if let Some(fold) = pure.then(|| evaluate(f, loops, id, &entry)).flatten() {
                 return Some(Plan::Evaluate(fold));
             }
             if !lp.children.is_empty() || lp.blocks.len() < 2 || size > MAX_LOOP_INSTS {
@@ -148,12 +150,12 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 trips: MAX_TRIPS,
                 steps: MAX_PATH_INSTS,
             };
-            let trips = match simulate(f, loops, id, entry, limits) {
+            let trips = match simulate(f, loops, id, &entry.values, limits) {
                 Some(walk) => walk.trips,
                 // Exits that data decide leave the copies' code in place: a
                 // tighter limit, as GCC's complete peeling has.
                 None => {
-                    bound_trips(f, loops, id, entry, MAX_PEELED_TRIPS)
+                    bound_trips(f, loops, id, &entry.values, MAX_PEELED_TRIPS)
                         .filter(|&(_, left)| left <= MAX_PEELED_INSTS)?
                         .0
                 }
@@ -174,7 +176,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 entry,
             }) => {
                 budget -= trips * size;
-                unroll(f, loops, id, trips, entry);
+                unroll(f, loops, id, trips, &entry.edges);
                 crate::passes::scalar::sccp::run(f);
                 crate::passes::scalar::simplifycfg::run(f);
             }
@@ -194,7 +196,7 @@ enum Plan {
         id: LoopId,
         trips: usize,
         size: usize,
-        entry: (Block, usize),
+        entry: Entry,
     },
     Evaluate(Evaluated),
 }
@@ -202,21 +204,22 @@ enum Plan {
 /// At most this many instructions are run to evaluate a loop.
 pub const MAX_EVAL_STEPS: usize = 20_000;
 
-/// A loop that computes only constants: where its entry goes instead, and the
-/// values its results take.
+/// A loop that computes only constants: where its entry edges go instead, and
+/// the values its results take.
 struct Evaluated {
-    entry: (Block, usize),
+    entry: Vec<(Block, usize)>,
     exit: BlockCall,
     results: Vec<(Value, Const)>,
 }
 
 impl Evaluated {
-    /// Sends the entry to the exit and the results' uses to their constants; the
-    /// loop becomes unreachable and goes.
+    /// Sends the entry edges to the exit and the results' uses to their constants;
+    /// the loop becomes unreachable and goes.
     fn apply(self, f: &mut Function) {
-        let (pred, which) = self.entry;
-        let t = f.terminator(pred).expect("the entry ends in a branch");
-        f.set_target(t, which, self.exit);
+        for &(pred, which) in &self.entry {
+            let t = f.terminator(pred).expect("the entry ends in a branch");
+            f.set_target(t, which, self.exit.clone());
+        }
         for (v, c) in self.results {
             let k = c.value(f);
             f.replace_all_uses(v, k);
@@ -246,18 +249,13 @@ fn computes_only(k: &InstKind) -> bool {
 /// exit count and exit values (`computeExitCountExhaustively`,
 /// `getConstantEvolutionLoopExitValue`). `for (i = 0; i < 100; i++) { if (i == 50)
 /// break; s += i; }` is `s = 1225`.
-fn evaluate(
-    f: &Function,
-    loops: &LoopForest,
-    id: LoopId,
-    entry: (Block, usize),
-) -> Option<Evaluated> {
+fn evaluate(f: &Function, loops: &LoopForest, id: LoopId, entry: &Entry) -> Option<Evaluated> {
     let lp = loops.get(id);
     let limits = Limits {
         trips: usize::MAX,
         steps: MAX_EVAL_STEPS,
     };
-    let walk = simulate(f, loops, id, entry, limits)?;
+    let walk = simulate(f, loops, id, &entry.values, limits)?;
     // The exit edge's arguments from the loop are among the results below; those
     // from before it stay.
     let exit = walk.exit?;
@@ -281,37 +279,51 @@ fn evaluate(
         }
     }
     Some(Evaluated {
-        entry,
+        entry: entry.edges.clone(),
         exit,
         results,
     })
 }
 
-/// The only edge entering loop `id`: its source block and target index.
-fn entry_edge(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    loops: &LoopForest,
-    id: LoopId,
-) -> Option<(Block, usize)> {
-    let h = loops.get(id).header;
-    let mut edges = cfg
-        .unique_preds(h)
-        .into_iter()
-        .filter(|&p| !loops.contains(id, p))
-        .flat_map(|p| {
-            let targets = f.terminator(p).map(|t| f.kind(t).targets());
-            targets
-                .into_iter()
-                .flatten()
-                .enumerate()
-                .filter(|(_, t)| t.block == h)
-                .map(move |(which, _)| (p, which))
-                .collect::<Vec<_>>()
-        });
-    match (edges.next(), edges.next()) {
-        (Some(e), None) => Some(e),
-        _ => None,
+/// How a loop is entered: every edge reaching its header from outside it (its
+/// source block and target index), and the constants the header's parameters take
+/// on entry (those every edge agrees on; a parameter they disagree on is unknown,
+/// as it would be in a preheader joining them).
+struct Entry {
+    edges: Vec<(Block, usize)>,
+    values: Vec<Option<Const>>,
+}
+
+impl Entry {
+    fn of(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Entry> {
+        let h = loops.get(id).header;
+        let mut edges = Vec::new();
+        let mut values: Option<Vec<Option<Const>>> = None;
+        for p in cfg.unique_preds(h) {
+            if loops.contains(id, p) {
+                continue;
+            }
+            let t = f.terminator(p)?;
+            for (which, call) in f.kind(t).targets().iter().enumerate() {
+                if call.block != h {
+                    continue;
+                }
+                edges.push((p, which));
+                let args = call.args.iter().map(|&a| Const::of(f, a));
+                values = Some(match values {
+                    None => args.collect(),
+                    Some(old) => old
+                        .into_iter()
+                        .zip(args)
+                        .map(|(x, y)| if x == y { x } else { None })
+                        .collect(),
+                });
+            }
+        }
+        Some(Entry {
+            edges,
+            values: values?,
+        })
     }
 }
 
@@ -333,30 +345,23 @@ pub struct Limits {
     pub steps: usize,
 }
 
-/// Runs loop `id`, entered through `entry`, on constants ([`Walk`]), if they decide
-/// every branch on the way out within `limits`.
+/// Runs loop `id`, entered with the header parameters' constants `entry`, on
+/// constants ([`Walk`]), if they decide every branch on the way out within
+/// `limits`.
 pub fn simulate(
     f: &Function,
     loops: &LoopForest,
     id: LoopId,
-    (pred, which): (Block, usize),
+    entry: &[Option<Const>],
     limits: Limits,
 ) -> Option<Walk> {
     let h = loops.get(id).header;
-    let term = f.terminator(pred)?;
     let mut known: FxHashMap<Value, Const> = FxHashMap::default();
-    let mut target: BlockCall = f.kind(term).targets()[which].clone();
+    let mut b = h;
+    let mut args: Vec<Option<Const>> = entry.to_vec();
     let mut trips = 0;
     let mut steps = 0;
     loop {
-        let b = target.block;
-        if !loops.contains(id, b) {
-            return Some(Walk {
-                trips,
-                exit: Some(target),
-                known,
-            });
-        }
         if b == h {
             trips += 1;
             if trips > limits.trips {
@@ -364,7 +369,6 @@ pub fn simulate(
             }
         }
         // The block's parameters take the edge's arguments (all at once).
-        let args: Vec<Option<Const>> = target.args.iter().map(|&a| value(f, &known, a)).collect();
         for (&p, c) in f.block_params(b).iter().zip(args) {
             set(&mut known, p, c);
         }
@@ -402,12 +406,21 @@ pub fn simulate(
                 }
             }
         }
-        target = next?;
+        let target = next?;
+        if !loops.contains(id, target.block) {
+            return Some(Walk {
+                trips,
+                exit: Some(target),
+                known,
+            });
+        }
+        args = target.args.iter().map(|&a| value(f, &known, a)).collect();
+        b = target.block;
     }
 }
 
 /// An upper bound on the header entries of loop `id` (innermost, so acyclic but
-/// for its back edges), entered through `entry`, when constants bound them but
+/// for its back edges), entered with the header parameters' constants `entry`, when constants bound them but
 /// need not decide every branch: each iteration is evaluated as SCCP would over
 /// the loop's blocks from the header's known values, a branch it cannot decide
 /// reaching both targets, and a block parameter known when every edge reaching it
@@ -421,14 +434,13 @@ fn bound_trips(
     f: &Function,
     loops: &LoopForest,
     id: LoopId,
-    (pred, which): (Block, usize),
+    entry: &[Option<Const>],
     max_trips: usize,
 ) -> Option<(usize, usize)> {
     let lp = loops.get(id);
     let h = lp.header;
     let blocks: Vec<Block> = lp.blocks.iter().copied().collect();
-    let entry_args = f.kind(f.terminator(pred)?).targets()[which].args.clone();
-    let mut header: Vec<Option<Const>> = entry_args.iter().map(|&a| Const::of(f, a)).collect();
+    let mut header: Vec<Option<Const>> = entry.to_vec();
     let mut steps = 0;
     let mut left = 0;
     for trip in 1..=max_trips {
@@ -532,9 +544,15 @@ fn set(known: &mut FxHashMap<Value, Const>, v: Value, c: Option<Const>) {
     };
 }
 
-/// Replaces loop `id`, entered through `entry`, by `trips` chained copies in front
-/// of it (the last one's back edges still reach it).
-fn unroll(f: &mut Function, loops: &LoopForest, id: LoopId, trips: usize, entry: (Block, usize)) {
+/// Replaces loop `id`, entered through the edges `entry`, by `trips` chained
+/// copies in front of it (the last one's back edges still reach it).
+fn unroll(
+    f: &mut Function,
+    loops: &LoopForest,
+    id: LoopId,
+    trips: usize,
+    entry: &[(Block, usize)],
+) {
     let lp = loops.get(id).clone();
     let h = lp.header;
     let copies: Vec<LoopCopy> = (0..trips).map(|_| LoopCopy::new(f, &lp, true)).collect();
@@ -557,10 +575,11 @@ fn unroll(f: &mut Function, loops: &LoopForest, id: LoopId, trips: usize, entry:
             }
         }
     }
-    let (pred, which) = entry;
-    let t = f.terminator(pred).expect("the entry ends in a branch");
-    let args = f.kind(t).targets()[which].args.clone();
-    f.set_target(t, which, BlockCall::new(copies[0].blocks[&h], args));
+    for &(pred, which) in entry {
+        let t = f.terminator(pred).expect("the entry ends in a branch");
+        let args = f.kind(t).targets()[which].args.clone();
+        f.set_target(t, which, BlockCall::new(copies[0].blocks[&h], args));
+    }
     let created = repair_uses_outside(f, &lp, &copies);
     crate::ssa::remove_trivial_params(f, &created);
 }
@@ -666,6 +685,37 @@ bb4(%8: i32):
         assert!(!main.contains(" br "), "every branch folded: {out}");
         for input in ["0", "-7"] {
             same_behaviour(&src, &["cunroll"], input);
+        }
+    }
+
+    /// BREAKS entered by a branch whose both arms reach the header (no preheader:
+    /// simplifycfg folds a jump block into the branch before it), passing the
+    /// counter `first` and `second`.
+    fn entered_by_a_branch(first: &str, second: &str) -> String {
+        BREAKS.replace("LIMIT", "3").replace(
+            "  jump bb1(0, %0)\n",
+            &format!("  %9 = slt %0, 0\n  br %9, bb1({first}, %0), bb1({second}, 5)\n"),
+        )
+    }
+
+    #[test]
+    fn a_loop_entered_by_both_arms_of_a_branch_is_unrolled_from_what_they_agree_on() {
+        let src = entered_by_a_branch("0", "0");
+        for input in ["40", "-7"] {
+            let out = same_behaviour(&src, &["cunroll"], input);
+            let main = &out[out.find("func @main").unwrap()..];
+            // Every copy's tests folded: straight-line code after the entry branch.
+            assert!(!main.contains("sge") && !main.contains("jump"), "{out}");
+            assert_eq!(main.matches("call @putint(").count(), 3, "{out}");
+        }
+    }
+
+    #[test]
+    fn a_loop_whose_entry_edges_disagree_on_the_counter_stays() {
+        let src = entered_by_a_branch("0", "1");
+        for input in ["40", "-7"] {
+            let out = same_behaviour(&src, &["cunroll"], input);
+            assert!(out.contains("sge"), "{out}");
         }
     }
 
