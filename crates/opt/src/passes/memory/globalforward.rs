@@ -1,8 +1,15 @@
-//! Store-to-load forwarding and dead store elimination for globals: the
-//! counterpart of [`super::memforward`] for memory that other names may reach.
+//! Store-to-load forwarding and dead store elimination for globals and the
+//! arrays a function is passed: the counterpart of [`super::memforward`] for
+//! memory that other names may reach.
 //!
-//! Locations are a global plus a constant byte offset (through `gep`s with constant
-//! indices). Scanning each block forward, with the contents known at each point:
+//! Locations are an object plus a constant byte offset (through `gep`s with
+//! constant indices); an object is a global or the array a pointer parameter
+//! points into. Two globals never share memory; a parameter's array may be any
+//! global or another parameter's array (the caller may pass the same one twice),
+//! but never a local `alloc` of this call, and within one object distinct
+//! offsets are distinct memory (`p[1]` and `p[2]`), as LLVM's BasicAA tells
+//! apart two constant offsets from one base. Scanning each block forward, with
+//! the contents known at each point:
 //! - a load of a location whose contents are known (stored or loaded earlier, with
 //!   the same type) is replaced by that value;
 //! - a store of the value a location already holds is removed (a silent store);
@@ -10,11 +17,15 @@
 //!   nothing in between that may read it, is removed (`seed = seed * a + c; seed =
 //!   seed % m;` stores once).
 //!
-//! What else may touch globals is accounted for conservatively: a store through a
-//! pointer not known to be into a global (a parameter, a loaded pointer) may write any
-//! global, so everything known is forgotten; a load through one may read any global,
-//! so no earlier store is dead; an access to a global at a variable index forgets
-//! (or reads) all of that global; a call forgets everything when its callee may write
+//! What else may touch them is accounted for conservatively: a store to one object
+//! forgets what is known about every object that may share its memory (a store to
+//! `@g` forgets the parameters' arrays; one through a parameter forgets every
+//! global and the other parameters' arrays), and a load from one may read the
+//! stores to those; a pointer with no known object (a block parameter merging
+//! addresses) may reach anything, so a store through it forgets everything known
+//! and a load through it leaves no earlier store dead; an access at a variable
+//! index forgets (or reads) all of its object and those that may share it; a call
+//! forgets everything when its callee may write
 //! memory and reads everything when it may read memory ([`Purity`]). A block's end
 //! reads everything (globals outlive the function), so dead stores are found within
 //! a block only.
@@ -48,7 +59,7 @@ impl Pass for GlobalForward {
         "globalforward"
     }
     fn description(&self) -> &'static str {
-        "store-to-load forwarding, silent and dead store elimination for globals"
+        "store-to-load forwarding, silent and dead store elimination for globals and parameters' arrays"
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         am.each_function_with_purity(m, |f, purity, fa| run(f, fa.cfg(f), purity) > 0)
@@ -59,14 +70,30 @@ impl Pass for GlobalForward {
     }
 }
 
-/// A global location: global, byte offset, size in bytes.
-type Loc = LocOf<GlobalId>;
+/// Memory other names may reach: a global, or the array a pointer parameter
+/// (an entry block parameter) points into.
+#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+enum Object {
+    Global(GlobalId),
+    Param(Value),
+}
+
+impl Object {
+    /// Whether `self` and another object `o` may be the same memory: only
+    /// distinct globals are known apart.
+    fn may_share(self, o: Object) -> bool {
+        self == o || matches!(self, Object::Param(_)) || matches!(o, Object::Param(_))
+    }
+}
+
+/// A location: object, byte offset, size in bytes.
+type Loc = LocOf<Object>;
 
 /// Where a pointer points.
 enum Target {
-    /// Into a global, at a constant byte offset or an unknown one.
-    Global(GlobalId, Option<i64>),
-    /// Into a local `alloc`: never a global.
+    /// Into an object, at a constant byte offset or an unknown one.
+    Object(Object, Option<i64>),
+    /// Into a local `alloc`: never a global or a parameter's array.
     Local,
     /// Anywhere.
     Unknown,
@@ -75,10 +102,17 @@ enum Target {
 fn target(f: &Function, p: Value) -> Target {
     let (root, off) = address_root(f, p);
     match f.value_def(root) {
-        ValueDef::Global(g) => Target::Global(g, off),
+        ValueDef::Global(g) => Target::Object(Object::Global(g), off),
+        ValueDef::Param(b, _) if b == f.entry_block() => Target::Object(Object::Param(root), off),
         ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => Target::Local,
         _ => Target::Unknown,
     }
+}
+
+/// Forgets the facts about every object other than `obj` that may share its
+/// memory.
+fn forget_sharing<T: Copy>(facts: &mut LocMap<Object, T>, obj: Object) {
+    facts.retain_objects(|o| o == obj || !o.may_share(obj));
 }
 
 /// Joins of more edges than this start from nothing.
@@ -87,7 +121,7 @@ pub const MAX_JOIN_PREDS: usize = 32;
 pub const MAX_CARRIED: usize = 256;
 
 /// What each location holds.
-type Known = LocMap<GlobalId, Value>;
+type Known = LocMap<Object, Value>;
 
 /// Forwards and removes what it can in every block of `f`; returns how many loads
 /// and stores went.
@@ -162,17 +196,20 @@ fn forward_in_block(
     // The value each location holds; the last store to each location that nothing
     // may have read since. (At most one entry per location and type, and pending
     // stores never overlap: each store forgets what it overlaps first.)
-    let mut pending: LocMap<GlobalId, Inst> = LocMap::new();
+    let mut pending: LocMap<Object, Inst> = LocMap::new();
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
     for i in insts {
         match *f.kind(i) {
             InstKind::Load { ty, ptr } => match target(f, ptr) {
                 Target::Local => {}
                 Target::Unknown => pending.clear(),
-                Target::Global(g, None) => pending.forget_object(g),
-                Target::Global(global, Some(off)) => {
+                Target::Object(obj, None) => {
+                    pending.forget_object(obj);
+                    forget_sharing(&mut pending, obj);
+                }
+                Target::Object(obj, Some(off)) => {
                     let loc = Loc {
-                        obj: global,
+                        obj,
                         off,
                         size: i64::from(ty.size()),
                     };
@@ -187,6 +224,7 @@ fn forward_in_block(
                         *changed += 1;
                     } else {
                         pending.forget_overlapping(loc);
+                        forget_sharing(&mut pending, obj);
                         known.push(loc, r);
                     }
                 }
@@ -194,10 +232,13 @@ fn forward_in_block(
             InstKind::Store { value, ptr } => match target(f, ptr) {
                 Target::Local => {}
                 Target::Unknown => known.clear(),
-                Target::Global(g, None) => known.forget_object(g),
-                Target::Global(global, Some(off)) => {
+                Target::Object(obj, None) => {
+                    known.forget_object(obj);
+                    forget_sharing(&mut known, obj);
+                }
+                Target::Object(obj, Some(off)) => {
                     let loc = Loc {
-                        obj: global,
+                        obj,
                         off,
                         size: i64::from(f.value_type(value).size()),
                     };
@@ -212,6 +253,7 @@ fn forward_in_block(
                     }
                     pending.forget_overlapping(loc);
                     known.forget_overlapping(loc);
+                    forget_sharing(&mut known, obj);
                     known.push(loc, value);
                     pending.push(loc, i);
                 }
@@ -346,6 +388,72 @@ bb0:
             assert!(out.contains(s), "{s}:\n{out}");
         }
     }
+    /// `f(p, q)` called with `@a` as both arrays (so they alias at run time):
+    /// ACCESSES between a store to `p[1]` and a load of it.
+    const PARAMS: &str = r#"
+global @a: [i32; 4] = [10, 11, 12, 13]
+
+declare @putint(i32) -> void
+
+func @f(ptr, ptr) -> i32 {
+bb0(%p: ptr, %q: ptr):
+  %p1 = gep %p, 1, 4
+  %p2 = gep %p, 2, 4
+  %q1 = gep %q, 1, 4
+  %a1 = gep @a, 1, 4
+  store 5, %p1
+ACCESSES
+  %x = load i32, %p1
+  store 8, %p1
+  ret %x
+}
+
+func @main() -> i32 {
+bb0:
+  %r = call @f(@a, @a)
+  call @putint(%r)
+  %s = gep @a, 1, 4
+  %t = load i32, %s
+  call @putint(%t)
+  %u = gep @a, 2, 4
+  %v = load i32, %u
+  call @putint(%v)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn another_offset_of_a_parameters_array_is_other_memory() {
+        // `p[2]` is not `p[1]`: the load is 5, and the first store to `p[1]`,
+        // overwritten with nothing reading it, goes.
+        let src = PARAMS.replace("ACCESSES", "  store 6, %p2\n  %y = load i32, %p2");
+        let out = same_behaviour(&src, &["globalforward"], "");
+        let f = &out[..out.find("func @main").unwrap()];
+        assert!(!f.contains("load"), "{out}");
+        assert!(f.contains("ret 5") && !f.contains("store 5"), "{out}");
+    }
+
+    #[test]
+    fn another_parameters_array_or_a_global_may_be_the_same_memory() {
+        // A store through `q` or to `@a` may write `p[1]`: the load stays. A load
+        // through `q` or of `@a` may read it: the first store stays.
+        for acc in [
+            "  store 6, %q1",
+            "  store 6, %a1",
+            "  %y = load i32, %q1\n  call @putint(%y)",
+            "  %y = load i32, %a1\n  call @putint(%y)",
+        ] {
+            let src = PARAMS.replace("ACCESSES", acc);
+            let out = same_behaviour(&src, &["globalforward"], "");
+            let f = &out[..out.find("func @main").unwrap()];
+            if acc.contains("store") {
+                assert!(f.contains("load i32"), "{acc}:\n{out}");
+            } else {
+                assert!(f.contains("store 5"), "{acc}:\n{out}");
+            }
+        }
+    }
+
     /// A loop updating `@g` in a register (as `promote` leaves it), its value
     /// stored on the exit, and the code after the loop storing `@g` again (BETWEEN
     /// in between).

@@ -157,6 +157,11 @@ impl<K: Copy + Eq + Hash, T: Copy> LocMap<K, T> {
         self.by_obj.remove(&a);
     }
 
+    /// Keeps the facts about the objects `keep` accepts.
+    pub(crate) fn retain_objects(&mut self, keep: impl Fn(K) -> bool) {
+        self.by_obj.retain(|&k, _| keep(k));
+    }
+
     /// Forgets everything.
     pub(crate) fn clear(&mut self) {
         self.by_obj.clear();
