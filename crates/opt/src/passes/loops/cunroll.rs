@@ -51,7 +51,7 @@
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::loop_copy::{repair_uses_outside, LoopCopy};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, InstKind, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -59,23 +59,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// The complete unrolling pass.
 pub struct CompleteUnroll;
 
-impl Pass for CompleteUnroll {
-    fn name(&self) -> &'static str {
-        "cunroll"
-    }
-    fn description(&self) -> &'static str {
-        "completely unroll loops whose branches constants decide, any shape"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for CompleteUnroll {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for CompleteUnroll {
+    const NAME: &'static str = "cunroll";
+    const DESCRIPTION: &'static str =
+        "completely unroll loops whose branches constants decide, any shape";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

@@ -45,7 +45,7 @@ use crate::analysis::{FunctionAnalyses, LoopForest, Preserved};
 use crate::cfg_edit::single_edge;
 use crate::passes::value_numbering::condprop::dom_facts::DomFacts;
 use crate::passes::value_numbering::condprop::facts::{branch_fact, known, Fact};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params;
 use crate::ssa::update::{defined_in, repair_uses};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -55,23 +55,12 @@ use rustc_hash::FxHashMap;
 /// The jump threading pass.
 pub struct JumpThread;
 
-impl Pass for JumpThread {
-    fn name(&self) -> &'static str {
-        "jumpthread"
-    }
-    fn description(&self) -> &'static str {
-        "send edges on which a block's branch is decided straight to its successor"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for JumpThread {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for JumpThread {
+    const NAME: &'static str = "jumpthread";
+    const DESCRIPTION: &'static str =
+        "send edges on which a block's branch is decided straight to its successor";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }
