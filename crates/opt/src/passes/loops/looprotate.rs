@@ -38,7 +38,7 @@
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params_with;
-use crate::ssa::update::{defined_in, repair_uses_in, Regions};
+use crate::ssa::update::{repair_uses_in, Regions};
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
@@ -320,7 +320,7 @@ fn rotate(
         rotating: id,
     };
     let mut created = Vec::new();
-    for v in defined_in(f, h) {
+    for v in f.block_values(h) {
         let defs = [(h, v), (g, copy[&v])];
         created.extend(repair_uses_in(f, cfg, v, &defs, |b| b == h, &regions));
     }

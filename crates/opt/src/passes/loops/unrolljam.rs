@@ -58,7 +58,7 @@ use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopId, RotatedLoop};
 use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params;
-use crate::ssa::update::{defined_in, repair_uses};
+use crate::ssa::update::repair_uses;
 use ir::analysis::address_root;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Type, Value, ValueDef};
@@ -776,7 +776,7 @@ fn jam(f: &mut Function, n: &Nest) -> Block {
     let mut created = Vec::new();
     let jammed = [u, ui, ua, uc];
     for b in n.blocks().collect::<Vec<_>>() {
-        for v in defined_in(f, b) {
+        for v in f.block_values(b) {
             let second = renamed(&m2, v);
             created.extend(repair_uses(f, &cfg, v, &[(b, v), (ua, second)], |x| {
                 nest.contains(&x) || jammed.contains(&x)

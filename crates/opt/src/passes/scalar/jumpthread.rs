@@ -47,7 +47,7 @@ use crate::passes::value_numbering::condprop::dom_facts::DomFacts;
 use crate::passes::value_numbering::condprop::facts::{branch_fact, known, Fact};
 use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params;
-use crate::ssa::update::{defined_in, repair_uses};
+use crate::ssa::update::repair_uses;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -505,7 +505,7 @@ fn thread(f: &mut Function, b: Block, edges: &[Edge]) {
     // Every value of b now has a definition per copy: repair its uses outside b.
     let cfg = ControlFlowGraph::compute(f);
     let mut created = Vec::new();
-    for v in defined_in(f, b) {
+    for v in f.block_values(b) {
         let mut defs = vec![(b, v)];
         defs.extend(copies.iter().map(|(nb, map)| (*nb, map[&v])));
         created.extend(repair_uses(f, &cfg, v, &defs, |x| x == b));
