@@ -241,7 +241,6 @@ fn evaluate(
     id: LoopId,
     entry: (Block, usize),
 ) -> Option<Evaluated> {
-    let lp = loops.get(id);
     let limits = Limits {
         trips: usize::MAX,
         steps: MAX_EVAL_STEPS,
@@ -250,23 +249,10 @@ fn evaluate(
     // The exit edge's arguments from the loop are among the results below; those
     // from before it stay.
     let exit = walk.exit?;
-    let inside = |b: Block| loops.contains(id, b);
     let mut results = Vec::new();
-    for &b in lp.blocks.iter() {
-        let defs = f
-            .block_params(b)
-            .iter()
-            .copied()
-            .chain(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
-        for v in defs {
-            let used_outside = f
-                .users(v)
-                .iter()
-                .any(|&u| f.layout.inst_block(u).is_none_or(|ub| !inside(ub)));
-            let on_exit = exit.args.contains(&v);
-            if used_outside || on_exit {
-                results.push((v, *walk.known.get(&v)?));
-            }
+    for v in loops.defined_values(f, id) {
+        if loops.used_outside(f, id, v) || exit.args.contains(&v) {
+            results.push((v, *walk.known.get(&v)?));
         }
     }
     Some(Evaluated {

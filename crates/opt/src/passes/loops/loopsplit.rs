@@ -281,21 +281,11 @@ impl Plan {
             _ => None,
         };
         // Nothing defined in the loop is used after it.
-        for &b in &loops.get(id).blocks {
-            let defined = f
-                .block_params(b)
-                .iter()
-                .copied()
-                .chain(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
-            for v in defined {
-                let outside = f
-                    .users(v)
-                    .iter()
-                    .any(|&u| f.layout.inst_block(u).is_none_or(|ub| !in_loop(ub)));
-                if outside {
-                    return None;
-                }
-            }
+        if loops
+            .defined_values(f, id)
+            .any(|v| loops.used_outside(f, id, v))
+        {
+            return None;
         }
         Some(Plan {
             header: l.header,

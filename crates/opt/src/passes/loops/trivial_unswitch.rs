@@ -221,15 +221,9 @@ fn invariant(
 
 /// Whether a value defined in loop `id` is used by an instruction outside it.
 fn used_outside(f: &Function, loops: &LoopForest, id: LoopId) -> bool {
-    loops.get(id).blocks.iter().any(|&b| {
-        f.block_values(b).into_iter().any(|v| {
-            f.users(v).iter().any(|&u| {
-                f.layout
-                    .inst_block(u)
-                    .is_none_or(|ub| !loops.contains(id, ub))
-            })
-        })
-    })
+    loops
+        .defined_values(f, id)
+        .any(|v| loops.used_outside(f, id, v))
 }
 
 fn apply(f: &mut Function, plan: Plan) {
