@@ -17,6 +17,8 @@
 //! else. Consecutive function passes run function by function: each function
 //! goes through the whole run while its IR is in the cache, as in LLVM's
 //! function pass manager, with the same result as running them pass by pass.
+//! Most are written as a [`FunctionTransform`]: the registry entry as constants
+//! and one function's transform, from which both traits follow.
 
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::passes;
