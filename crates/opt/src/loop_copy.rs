@@ -5,7 +5,7 @@
 //! the loop the parameters that merge them (the SSA updater, [`crate::ssa::update`]).
 
 use crate::analysis::loops::Loop;
-use crate::ssa::update::{defined_in, repair_uses};
+use crate::ssa::update::repair_uses;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -103,7 +103,7 @@ pub fn repair_uses_outside(f: &mut Function, lp: &Loop, copies: &[LoopCopy]) -> 
     let defined: Vec<(Block, Value)> = lp
         .blocks
         .iter()
-        .flat_map(|&b| defined_in(f, b).into_iter().map(move |v| (b, v)))
+        .flat_map(|&b| f.block_values(b).into_iter().map(move |v| (b, v)))
         .collect();
     let mut created = Vec::new();
     for (b, v) in defined {

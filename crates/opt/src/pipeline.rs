@@ -17,6 +17,8 @@
 //! else. Consecutive function passes run function by function: each function
 //! goes through the whole run while its IR is in the cache, as in LLVM's
 //! function pass manager, with the same result as running them pass by pass.
+//! Most are written as a [`FunctionTransform`]: the registry entry as constants
+//! and one function's transform, from which both traits follow.
 
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::passes;
@@ -63,6 +65,42 @@ pub trait Pass: Sync {
 pub trait FunctionPass: Pass {
     /// Runs the pass on `f` with its cached analyses; whether it changed `f`.
     fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool;
+}
+
+/// A function pass written once: its registry entry as constants and what it
+/// does to one function, from which its [`Pass`] and [`FunctionPass`] impls
+/// follow (`function_pass` is `Some`, `run_on` is [`FunctionTransform::transform`]).
+pub trait FunctionTransform: Sync {
+    /// [`Pass::name`].
+    const NAME: &'static str;
+    /// [`Pass::description`].
+    const DESCRIPTION: &'static str;
+    /// [`Pass::preserves`].
+    const PRESERVES: Preserved = Preserved::NOTHING;
+    /// [`FunctionPass::run_on`]: transforms `f` with its cached analyses; whether
+    /// it changed `f`.
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool;
+}
+
+impl<T: FunctionTransform> Pass for T {
+    fn name(&self) -> &'static str {
+        T::NAME
+    }
+    fn description(&self) -> &'static str {
+        T::DESCRIPTION
+    }
+    fn preserves(&self) -> Preserved {
+        T::PRESERVES
+    }
+    fn function_pass(&self) -> Option<&dyn FunctionPass> {
+        Some(self)
+    }
+}
+
+impl<T: FunctionTransform> FunctionPass for T {
+    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        self.transform(f, fa)
+    }
 }
 
 /// Every pass, by name.
@@ -851,6 +889,35 @@ bb0:
             order(true),
             ["f1@a", "f1@main", "f2@a", "f2@main", "m@a", "m@main", "f3@a", "f3@main"]
         );
+    }
+
+    /// A transform that counts the functions it runs on and changes those named
+    /// `main` (by reporting a change only).
+    struct Counting(std::sync::atomic::AtomicUsize);
+
+    impl FunctionTransform for Counting {
+        const NAME: &'static str = "counting";
+        const DESCRIPTION: &'static str = "counts the functions it runs on";
+        const PRESERVES: Preserved = Preserved::CFG;
+        fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            f.name == "main"
+        }
+    }
+
+    #[test]
+    fn a_function_transform_is_a_function_pass_with_its_constants() {
+        let two = "func @a() -> i32 {\nbb0:\n  ret 1\n}\nfunc @main() -> i32 {\nbb0:\n  ret 0\n}\n";
+        let pass = Counting(Default::default());
+        let p: &dyn Pass = &pass;
+        assert_eq!(p.name(), "counting");
+        assert_eq!(p.description(), "counts the functions it runs on");
+        assert!(p.preserves().cfg && !p.preserves().other_functions);
+        assert!(p.function_pass().is_some());
+        // Run on its own, it transforms each function once; one changed.
+        let mut m = ir::parse_module(two).unwrap();
+        assert!(p.run(&mut m));
+        assert_eq!(pass.0.load(std::sync::atomic::Ordering::Relaxed), 2);
     }
 
     #[test]

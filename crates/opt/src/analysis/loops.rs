@@ -22,7 +22,7 @@ use std::ops::Deref;
 use std::sync::{Arc, OnceLock};
 
 use ir::analysis::{natural_loops, ControlFlowGraph, DominatorTree};
-use ir::{Block, Function, SecondaryMap};
+use ir::{Block, Function, SecondaryMap, Value};
 
 /// What every loop's block list is built from: the blocks inside loops, and
 /// their RPO positions, grouped by the pre-order number of their innermost loop
@@ -320,6 +320,23 @@ impl LoopForest {
     /// Whether loop `l` contains block `b` (directly or in a nested loop).
     pub fn contains(&self, l: LoopId, b: Block) -> bool {
         self.innermost[b].is_some_and(|inner| self.nested_in(inner, l))
+    }
+
+    /// The values loop `l` defines: block by block, each block's parameters, then
+    /// its instructions' results ([`Function::block_values`]).
+    pub fn defined_values<'a>(
+        &'a self,
+        f: &'a Function,
+        l: LoopId,
+    ) -> impl Iterator<Item = Value> + 'a {
+        self.get(l).blocks.iter().flat_map(|&b| f.block_values(b))
+    }
+
+    /// Whether an instruction outside loop `l` (or in no block) uses `v`.
+    pub fn used_outside(&self, f: &Function, l: LoopId, v: Value) -> bool {
+        f.users(v)
+            .iter()
+            .any(|&u| f.layout.inst_block(u).is_none_or(|b| !self.contains(l, b)))
     }
 
     /// The preheader of `l`: the unique predecessor of the header from outside the
@@ -684,6 +701,44 @@ mod tests {
                 .count();
             assert_eq!(exiting[l.0 as usize], want, "{l:?}");
         }
+    }
+
+    /// A loop bb1-bb2 defining %1 (a parameter, returned after the loop), %2, %3
+    /// (used only inside) and %4 (unused).
+    #[test]
+    fn values_a_loop_defines_and_those_used_outside() {
+        let m = ir::parse_module(
+            "func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0)
+bb1(%1: i32):
+  %2 = add %1, 1
+  %3 = slt %2, %0
+  br %3, bb2, bb3
+bb2:
+  %4 = mul %2, 2
+  jump bb1(%2)
+bb3:
+  ret %1
+}
+",
+        )
+        .unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        let lf = LoopForest::compute(f, &cfg, &dt);
+        let (id, _) = lf.loops().next().unwrap();
+        let names = ir::text::Names::new(f);
+        let defined: Vec<String> = lf.defined_values(f, id).map(|v| names.value(v)).collect();
+        assert_eq!(defined, ["%1", "%2", "%3", "%4"]);
+        let outside: Vec<String> = lf
+            .defined_values(f, id)
+            .filter(|&v| lf.used_outside(f, id, v))
+            .map(|v| names.value(v))
+            .collect();
+        // %1 is returned in bb3; %2 and %3 are used in the loop only, %4 not at all.
+        assert_eq!(outside, ["%1"]);
     }
 
     #[test]

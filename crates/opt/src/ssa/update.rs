@@ -28,15 +28,6 @@ use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
-/// The values block `b` defines: its parameters, then its instructions' results.
-pub fn defined_in(f: &Function, b: Block) -> Vec<Value> {
-    f.block_params(b)
-        .iter()
-        .copied()
-        .chain(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)))
-        .collect()
-}
-
 /// [`rewrite_uses`] for every use of `old` outside the blocks `skip` accepts (where
 /// the right value is the block's own definition, or the copy's own copy): the
 /// common repair after copying blocks that define `old`. Returns the parameters

@@ -283,6 +283,14 @@ fn counts_that_need_a_wrap_are_unknown() {
 }
 
 #[test]
+fn a_counter_past_the_wrap_limit_counts_only_when_it_leaves_at_once() {
+    // Up by 4 while <= MAX - 1: the first tested value, MAX, leaves.
+    assert_eq!(count(2147483643, 4, "sle %2, 2147483646"), "0");
+    // The mirror image: down by 4 while >= MIN + 1; the first value, MIN, leaves.
+    assert_eq!(count(-2147483644, -4, "sge %2, -2147483647"), "0");
+}
+
+#[test]
 fn a_wrapping_counter_is_not_exact() {
     // i + 1 != n: i takes every value up to a wrap.
     let out = scev_of(&simple(0, 1, "ne %2, %0"));

@@ -68,6 +68,13 @@ pub struct LoopCounts {
 const MAX: i64 = i32::MAX as i64;
 const MIN: i64 = i32::MIN as i64;
 
+/// Which way an ordered exit test's counter moves toward its bound.
+#[derive(Clone, Copy)]
+enum Toward {
+    Up,
+    Down,
+}
+
 impl ScalarEvolution<'_> {
     /// The blocks of `lp` that leave it (a successor outside, or a return).
     pub fn exiting_blocks(&self, lp: LoopId) -> Vec<Block> {
@@ -241,10 +248,10 @@ impl ScalarEvolution<'_> {
         }
         let (op, s, d, n) = (t.op, t.start, t.step, t.bound);
         match (op, d > 0) {
-            (CmpOp::Slt, true) => self.count_up(t.lp, s, n, d, 0),
-            (CmpOp::Sle, true) => self.count_up(t.lp, s, n, d, 1),
-            (CmpOp::Sgt, false) => self.count_down(t.lp, s, n, -d, 0),
-            (CmpOp::Sge, false) => self.count_down(t.lp, s, n, -d, 1),
+            (CmpOp::Slt, true) => self.count_toward(t.lp, (s, n), d, 0, Toward::Up),
+            (CmpOp::Sle, true) => self.count_toward(t.lp, (s, n), d, 1, Toward::Up),
+            (CmpOp::Sgt, false) => self.count_toward(t.lp, (s, n), -d, 0, Toward::Down),
+            (CmpOp::Sge, false) => self.count_toward(t.lp, (s, n), -d, 1, Toward::Down),
             (CmpOp::Ne, _) => self.count_to_equal(s, n, d),
             (CmpOp::Eq, _) => {
                 // Continues while equal: leaves on the first or the second test.
@@ -274,77 +281,67 @@ impl ScalarEvolution<'_> {
         }
     }
 
-    /// `{s,+,d} < n + inclusive` with `d > 0`: `max(b - s, 0) /u d` rounded up for
-    /// the exclusive bound `b = n + inclusive`, when `b - 1 + d` does not pass the
-    /// end of `i32` (the last value below the bound then steps without wrapping).
-    fn count_up(
+    /// `{s,+,d} < n + inclusive` (counting up) or `{s,+,-d} > n - inclusive`
+    /// (counting down), with `d > 0`: the distance from the start to the exclusive
+    /// bound `b = n ± inclusive`, rounded up in steps of `d` (none when the start
+    /// is already past it), when the last value before the bound steps without
+    /// wrapping: `b - 1 + d <= MAX` up, `b + 1 - d >= MIN` down.
+    fn count_toward(
         &mut self,
         lp: LoopId,
-        s: ExprId,
-        n: ExprId,
+        (s, n): (ExprId, ExprId),
         d: i64,
         inclusive: i64,
+        dir: Toward,
     ) -> Option<ExitCount> {
         let (loops, f) = (self.loops, self.f);
+        let offset = match dir {
+            Toward::Up => inclusive,
+            Toward::Down => -inclusive,
+        };
         let s64 = self.exprs.sext(loops, f, s);
         let n64 = self.exprs.sext(loops, f, n);
-        let inc = self.exprs.constant(Type::I64, inclusive);
+        let inc = self.exprs.constant(Type::I64, offset);
         let b = self.exprs.add(loops, f, &[n64, inc], true);
-        // The predicate: b <= MAX - d + 1.
-        let limit = MAX - d + 1;
-        let pred = match self.bounds(b) {
-            (_, hi) if hi <= limit => None,
-            (lo, _) if lo > limit => {
-                // Past the limit, the count holds only when the loop leaves at once.
-                let (sc, bc) = (self.exprs.as_const(s64)?, self.exprs.as_const(b)?);
-                return (sc >= bc).then(|| self.constant_count(0));
-            }
-            _ => Some(Predicate {
+        let (lo, hi) = self.bounds(b);
+        let (limit, op) = match dir {
+            Toward::Up => (MAX - d + 1, CmpOp::Sle),
+            Toward::Down => (MIN + d - 1, CmpOp::Sge),
+        };
+        // Whether `b` is always within the limit, or never.
+        let (always, never) = match dir {
+            Toward::Up => (hi <= limit, lo > limit),
+            Toward::Down => (lo >= limit, hi < limit),
+        };
+        let pred = if always {
+            None
+        } else if never {
+            // Past the limit, the count holds only when the loop leaves at once.
+            let (sc, bc) = (self.exprs.as_const(s64)?, self.exprs.as_const(b)?);
+            let leaves = match dir {
+                Toward::Up => sc >= bc,
+                Toward::Down => sc <= bc,
+            };
+            return leaves.then(|| self.constant_count(0));
+        } else {
+            Some(Predicate {
                 lhs: b,
-                op: CmpOp::Sle,
+                op,
                 rhs: self.exprs.constant(Type::I64, limit),
-            }),
+            })
         };
-        let top = match self.compare_at_entry(lp, s, n, inclusive) {
-            Some(std::cmp::Ordering::Less) => b,
-            _ => self.exprs.smax(b, s64),
+        // The higher and the lower end of the walk, and the order in which the
+        // start is always on the near side of the bound.
+        let (high, low, near) = match dir {
+            Toward::Up => (b, s64, std::cmp::Ordering::Less),
+            Toward::Down => (s64, b, std::cmp::Ordering::Greater),
         };
-        Some(self.steps_across(top, s64, d, pred))
-    }
-
-    /// The mirror image of [`Self::count_up`]: `{s,+,-d} > n - inclusive`.
-    fn count_down(
-        &mut self,
-        lp: LoopId,
-        s: ExprId,
-        n: ExprId,
-        d: i64,
-        inclusive: i64,
-    ) -> Option<ExitCount> {
-        let (loops, f) = (self.loops, self.f);
-        let s64 = self.exprs.sext(loops, f, s);
-        let n64 = self.exprs.sext(loops, f, n);
-        let inc = self.exprs.constant(Type::I64, -inclusive);
-        let b = self.exprs.add(loops, f, &[n64, inc], true);
-        // The predicate: b >= MIN + d - 1.
-        let limit = MIN + d - 1;
-        let pred = match self.bounds(b) {
-            (lo, _) if lo >= limit => None,
-            (_, hi) if hi < limit => {
-                let (sc, bc) = (self.exprs.as_const(s64)?, self.exprs.as_const(b)?);
-                return (sc <= bc).then(|| self.constant_count(0));
-            }
-            _ => Some(Predicate {
-                lhs: b,
-                op: CmpOp::Sge,
-                rhs: self.exprs.constant(Type::I64, limit),
-            }),
+        let top = if self.compare_at_entry(lp, s, n, offset) == Some(near) {
+            high
+        } else {
+            self.exprs.smax(high, low)
         };
-        let top = match self.compare_at_entry(lp, s, n, -inclusive) {
-            Some(std::cmp::Ordering::Greater) => s64,
-            _ => self.exprs.smax(s64, b),
-        };
-        Some(self.steps_across(top, b, d, pred))
+        Some(self.steps_across(top, low, d, pred))
     }
 
     /// How `s` compares with `n + offset` (as integers) whenever the loop is
@@ -488,7 +485,7 @@ impl ScalarEvolution<'_> {
     }
 
     /// The steps of `d` it takes to cover `top - low` (rounded up), as the count
-    /// of [`Self::count_up`] and [`Self::count_down`], under `pred`.
+    /// of [`Self::count_toward`], under `pred`.
     fn steps_across(
         &mut self,
         top: ExprId,

@@ -53,7 +53,7 @@
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::loop_copy::{repair_uses_outside, LoopCopy};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, InstKind, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -61,23 +61,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// The complete unrolling pass.
 pub struct CompleteUnroll;
 
-impl Pass for CompleteUnroll {
-    fn name(&self) -> &'static str {
-        "cunroll"
-    }
-    fn description(&self) -> &'static str {
-        "completely unroll loops whose branches constants decide, any shape"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for CompleteUnroll {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for CompleteUnroll {
+    const NAME: &'static str = "cunroll";
+    const DESCRIPTION: &'static str =
+        "completely unroll loops whose branches constants decide, any shape";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }
@@ -250,7 +239,6 @@ fn computes_only(k: &InstKind) -> bool {
 /// `getConstantEvolutionLoopExitValue`). `for (i = 0; i < 100; i++) { if (i == 50)
 /// break; s += i; }` is `s = 1225`.
 fn evaluate(f: &Function, loops: &LoopForest, id: LoopId, entry: &Entry) -> Option<Evaluated> {
-    let lp = loops.get(id);
     let limits = Limits {
         trips: usize::MAX,
         steps: MAX_EVAL_STEPS,
@@ -259,23 +247,10 @@ fn evaluate(f: &Function, loops: &LoopForest, id: LoopId, entry: &Entry) -> Opti
     // The exit edge's arguments from the loop are among the results below; those
     // from before it stay.
     let exit = walk.exit?;
-    let inside = |b: Block| loops.contains(id, b);
     let mut results = Vec::new();
-    for &b in lp.blocks.iter() {
-        let defs = f
-            .block_params(b)
-            .iter()
-            .copied()
-            .chain(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
-        for v in defs {
-            let used_outside = f
-                .users(v)
-                .iter()
-                .any(|&u| f.layout.inst_block(u).is_none_or(|ub| !inside(ub)));
-            let on_exit = exit.args.contains(&v);
-            if used_outside || on_exit {
-                results.push((v, *walk.known.get(&v)?));
-            }
+    for v in loops.defined_values(f, id) {
+        if loops.used_outside(f, id, v) || exit.args.contains(&v) {
+            results.push((v, *walk.known.get(&v)?));
         }
     }
     Some(Evaluated {

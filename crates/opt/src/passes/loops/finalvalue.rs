@@ -27,7 +27,7 @@ use crate::analysis::scev::expand::Expander;
 use crate::analysis::scev::{Expr, ExprId, Exprs, ScalarEvolution};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{LoopForest, LoopId, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::DominatorTree;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -35,23 +35,11 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// The final value replacement pass.
 pub struct FinalValue;
 
-impl Pass for FinalValue {
-    fn name(&self) -> &'static str {
-        "finalvalue"
-    }
-    fn description(&self) -> &'static str {
-        "compute the exit values of counted loops in closed form"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for FinalValue {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for FinalValue {
+    const NAME: &'static str = "finalvalue";
+    const DESCRIPTION: &'static str = "compute the exit values of counted loops in closed form";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_on(f, fa) > 0
     }
 }

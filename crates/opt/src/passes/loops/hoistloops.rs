@@ -39,29 +39,18 @@
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{Counter, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Type, Value};
 
 /// The inner-loop hoisting pass.
 pub struct HoistLoops;
 
-impl Pass for HoistLoops {
-    fn name(&self) -> &'static str {
-        "hoistloops"
-    }
-    fn description(&self) -> &'static str {
-        "run inner loops that do not depend on the outer iteration once, before it"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for HoistLoops {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for HoistLoops {
+    const NAME: &'static str = "hoistloops";
+    const DESCRIPTION: &'static str =
+        "run inner loops that do not depend on the outer iteration once, before it";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

@@ -37,7 +37,7 @@ use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{Counter, Loop, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params;
 use ir::analysis::ControlFlowGraph;
 use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
@@ -45,23 +45,12 @@ use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
 /// The index-set splitting pass.
 pub struct IndexSplit;
 
-impl Pass for IndexSplit {
-    fn name(&self) -> &'static str {
-        "indexsplit"
-    }
-    fn description(&self) -> &'static str {
-        "split a counted loop where a test of its counter against a constant changes"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for IndexSplit {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for IndexSplit {
+    const NAME: &'static str = "indexsplit";
+    const DESCRIPTION: &'static str =
+        "split a counted loop where a test of its counter against a constant changes";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

@@ -28,30 +28,19 @@ use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::analysis::{Counter, LoopId, RotatedLoop};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, BlockCall, CmpOp, Function, Inst, InstKind, Type, Value};
 
 /// The linear-function test replacement pass.
 pub struct Lftr;
 
-impl Pass for Lftr {
-    fn name(&self) -> &'static str {
-        "lftr"
-    }
-    fn description(&self) -> &'static str {
-        "test a pointer induction variable at the latch instead of a counter that only counts"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for Lftr {
+impl FunctionTransform for Lftr {
+    const NAME: &'static str = "lftr";
+    const DESCRIPTION: &'static str =
+        "test a pointer induction variable at the latch instead of a counter that only counts";
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
     /// Replaces the exit tests of the loops of `f` that qualify.
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         // Edits add instructions to preheaders and latches only (no edges, no
         // use of another loop's counter), so the plans of all loops, made from
         // one scalar evolution of the function, stay valid.

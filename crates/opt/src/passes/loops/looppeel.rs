@@ -35,30 +35,18 @@ use crate::analysis::{LoopForest, LoopId};
 use crate::cfg_edit::single_edge;
 use crate::loop_copy::LoopCopy;
 use crate::passes::scalar::jumpthread::decides_on_edge;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, Function, InstKind, Value};
 
 /// The loop peeling pass.
 pub struct LoopPeel;
 
-impl Pass for LoopPeel {
-    fn name(&self) -> &'static str {
-        "looppeel"
-    }
-    fn description(&self) -> &'static str {
-        "peel a first iteration whose test the later ones all decide"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for LoopPeel {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for LoopPeel {
+    const NAME: &'static str = "looppeel";
+    const DESCRIPTION: &'static str = "peel a first iteration whose test the later ones all decide";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

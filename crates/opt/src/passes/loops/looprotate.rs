@@ -36,9 +36,9 @@
 //! so it is no pure test and the loop is not rotated back.
 
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params_with;
-use crate::ssa::update::{defined_in, repair_uses_in, Regions};
+use crate::ssa::update::{repair_uses_in, Regions};
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
@@ -46,23 +46,11 @@ use rustc_hash::FxHashMap;
 /// The loop rotation pass.
 pub struct LoopRotate;
 
-impl Pass for LoopRotate {
-    fn name(&self) -> &'static str {
-        "looprotate"
-    }
-    fn description(&self) -> &'static str {
-        "rotate while loops into guarded do-while loops"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for LoopRotate {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for LoopRotate {
+    const NAME: &'static str = "looprotate";
+    const DESCRIPTION: &'static str = "rotate while loops into guarded do-while loops";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         rotate_all(f, true, fa) > 0
     }
 }
@@ -332,7 +320,7 @@ fn rotate(
         rotating: id,
     };
     let mut created = Vec::new();
-    for v in defined_in(f, h) {
+    for v in f.block_values(h) {
         let defs = [(h, v), (g, copy[&v])];
         created.extend(repair_uses_in(f, cfg, v, &defs, |b| b == h, &regions));
     }

@@ -42,30 +42,18 @@
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopId, Preserved, RotatedLoop};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{Block, BlockCall, CmpOp, Function, InstKind, Type, Value};
 
 /// The loop splitting pass.
 pub struct LoopSplit;
 
-impl Pass for LoopSplit {
-    fn name(&self) -> &'static str {
-        "loopsplit"
-    }
-    fn description(&self) -> &'static str {
-        "leave a loop once a monotonic condition sends every remaining iteration down an empty path"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for LoopSplit {
+impl FunctionTransform for LoopSplit {
+    const NAME: &'static str = "loopsplit";
+    const DESCRIPTION: &'static str = "leave a loop once a monotonic condition sends every remaining iteration down an empty path";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
     /// Splits the loops of `f` that qualify.
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         let plans = fa.plan_loops(f, Plan::of);
         for p in &plans {
             let term = f.terminator(p.header).expect("the header ends in a branch");
@@ -293,21 +281,11 @@ impl Plan {
             _ => None,
         };
         // Nothing defined in the loop is used after it.
-        for &b in &loops.get(id).blocks {
-            let defined = f
-                .block_params(b)
-                .iter()
-                .copied()
-                .chain(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
-            for v in defined {
-                let outside = f
-                    .users(v)
-                    .iter()
-                    .any(|&u| f.layout.inst_block(u).is_none_or(|ub| !in_loop(ub)));
-                if outside {
-                    return None;
-                }
-            }
+        if loops
+            .defined_values(f, id)
+            .any(|v| loops.used_outside(f, id, v))
+        {
+            return None;
         }
         Some(Plan {
             header: l.header,

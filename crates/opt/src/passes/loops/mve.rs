@@ -28,29 +28,18 @@
 use crate::analysis::Loop;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{Block, Function};
 
 /// The modulo variable expansion pass.
 pub struct ModuloVariableExpansion;
 
-impl Pass for ModuloVariableExpansion {
-    fn name(&self) -> &'static str {
-        "mve"
-    }
-    fn description(&self) -> &'static str {
-        "unroll loops that rotate values through header parameters, removing the copies"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for ModuloVariableExpansion {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for ModuloVariableExpansion {
+    const NAME: &'static str = "mve";
+    const DESCRIPTION: &'static str =
+        "unroll loops that rotate values through header parameters, removing the copies";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

@@ -33,30 +33,18 @@
 use super::looppeel;
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::cfg_edit::single_edge;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Value};
 
 /// The pass peeling loops whose header parameter is constant after one iteration.
 pub struct PeelInvariant;
 
-impl Pass for PeelInvariant {
-    fn name(&self) -> &'static str {
-        "peelinv"
-    }
-    fn description(&self) -> &'static str {
-        "peel a first iteration after which a tested header parameter or an accessed address is constant"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for PeelInvariant {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for PeelInvariant {
+    const NAME: &'static str = "peelinv";
+    const DESCRIPTION: &'static str = "peel a first iteration after which a tested header parameter or an accessed address is constant";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         let worth = |f: &Function, cfg: &ControlFlowGraph, _: &_, loops: &LoopForest, id| {
             constant_after_first(f, cfg, loops, id)
         };

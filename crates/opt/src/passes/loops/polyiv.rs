@@ -29,7 +29,7 @@ use crate::analysis::scev::expand::Expander;
 use crate::analysis::scev::ExprId;
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Preserved, RotatedLoop};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::DominatorTree;
 use ir::{BinOp, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
@@ -37,23 +37,12 @@ use rustc_hash::FxHashMap;
 /// The pass.
 pub struct PolyIv;
 
-impl Pass for PolyIv {
-    fn name(&self) -> &'static str {
-        "polyiv"
-    }
-    fn description(&self) -> &'static str {
-        "replace products of induction variables by second-order add recurrences"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for PolyIv {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for PolyIv {
+    const NAME: &'static str = "polyiv";
+    const DESCRIPTION: &'static str =
+        "replace products of induction variables by second-order add recurrences";
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_on(f, fa) > 0
     }
 }

@@ -26,30 +26,18 @@
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::LoopForest;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::DominatorTree;
 use ir::{Function, Inst, InstKind, Type, Value};
 
 /// The post-increment addressing pass.
 pub struct PostInc;
 
-impl Pass for PostInc {
-    fn name(&self) -> &'static str {
-        "postinc"
-    }
-    fn description(&self) -> &'static str {
-        "address through an incremented pointer after its increment"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for PostInc {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for PostInc {
+    const NAME: &'static str = "postinc";
+    const DESCRIPTION: &'static str = "address through an incremented pointer after its increment";
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         let (_, dt, loops) = fa.loops(f);
         run_on(f, dt, loops) > 0
     }

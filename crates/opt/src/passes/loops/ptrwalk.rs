@@ -43,7 +43,7 @@
 
 use crate::analysis::scev::{Expr, ScalarEvolution};
 use crate::analysis::{FunctionAnalyses, LoopId, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
@@ -51,23 +51,12 @@ use rustc_hash::FxHashMap;
 /// The pass.
 pub struct PtrWalk;
 
-impl Pass for PtrWalk {
-    fn name(&self) -> &'static str {
-        "ptrwalk"
-    }
-    fn description(&self) -> &'static str {
-        "strength-reduce array walks of loops without a counter into pointer increments"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for PtrWalk {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for PtrWalk {
+    const NAME: &'static str = "ptrwalk";
+    const DESCRIPTION: &'static str =
+        "strength-reduce array walks of loops without a counter into pointer increments";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

@@ -48,7 +48,7 @@ use crate::analysis::{
 use crate::passes::{scalar::instcombine, value_numbering::gvn};
 use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params_with;
-use crate::ssa::update::{defined_in, repair_uses};
+use crate::ssa::update::repair_uses;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
@@ -507,7 +507,7 @@ fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
     );
     // Values of b used beyond it now also come from the last copy, through m.
     let mut created = Vec::new();
-    for v in defined_in(f, b) {
+    for v in f.block_values(b) {
         let last = at(&map, v);
         created.extend(repair_uses(f, cfg, v, &[(b, v), (m, last)], |x| {
             x == b || x == u || x == m

@@ -33,30 +33,19 @@
 //!   predecessor, so it is no longer dominated by the loop's blocks.
 
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, Inst, InstKind, Value};
 
 /// The trivial loop unswitching pass.
 pub struct TrivialUnswitch;
 
-impl Pass for TrivialUnswitch {
-    fn name(&self) -> &'static str {
-        "trivunswitch"
-    }
-    fn description(&self) -> &'static str {
-        "take a loop-invariant exit of a loop in its preheader, without copying the loop"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for TrivialUnswitch {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for TrivialUnswitch {
+    const NAME: &'static str = "trivunswitch";
+    const DESCRIPTION: &'static str =
+        "take a loop-invariant exit of a loop in its preheader, without copying the loop";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }
@@ -232,15 +221,9 @@ fn invariant(
 
 /// Whether a value defined in loop `id` is used by an instruction outside it.
 fn used_outside(f: &Function, loops: &LoopForest, id: LoopId) -> bool {
-    loops.get(id).blocks.iter().any(|&b| {
-        f.block_values(b).into_iter().any(|v| {
-            f.users(v).iter().any(|&u| {
-                f.layout
-                    .inst_block(u)
-                    .is_none_or(|ub| !loops.contains(id, ub))
-            })
-        })
-    })
+    loops
+        .defined_values(f, id)
+        .any(|v| loops.used_outside(f, id, v))
 }
 
 fn apply(f: &mut Function, plan: Plan) {

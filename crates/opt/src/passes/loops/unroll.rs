@@ -33,7 +33,7 @@
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, RotatedLoop};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
@@ -41,23 +41,12 @@ use rustc_hash::FxHashMap;
 /// The full unrolling pass.
 pub struct Unroll;
 
-impl Pass for Unroll {
-    fn name(&self) -> &'static str {
-        "unroll"
-    }
-    fn description(&self) -> &'static str {
-        "fully unroll small single-block loops with a constant trip count"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for Unroll {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for Unroll {
+    const NAME: &'static str = "unroll";
+    const DESCRIPTION: &'static str =
+        "fully unroll small single-block loops with a constant trip count";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

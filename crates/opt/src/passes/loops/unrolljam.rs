@@ -56,9 +56,9 @@
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopId, RotatedLoop};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params;
-use crate::ssa::update::{defined_in, repair_uses};
+use crate::ssa::update::repair_uses;
 use ir::analysis::address_root;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Type, Value, ValueDef};
@@ -67,23 +67,12 @@ use rustc_hash::{FxHashMap, FxHashSet};
 /// The unroll-and-jam pass.
 pub struct UnrollAndJam;
 
-impl Pass for UnrollAndJam {
-    fn name(&self) -> &'static str {
-        "unrolljam"
-    }
-    fn description(&self) -> &'static str {
-        "unroll an outer loop twice and fuse the copies of its inner loop"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for UnrollAndJam {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for UnrollAndJam {
+    const NAME: &'static str = "unrolljam";
+    const DESCRIPTION: &'static str =
+        "unroll an outer loop twice and fuse the copies of its inner loop";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }
@@ -787,7 +776,7 @@ fn jam(f: &mut Function, n: &Nest) -> Block {
     let mut created = Vec::new();
     let jammed = [u, ui, ua, uc];
     for b in n.blocks().collect::<Vec<_>>() {
-        for v in defined_in(f, b) {
+        for v in f.block_values(b) {
             let second = renamed(&m2, v);
             created.extend(repair_uses(f, &cfg, v, &[(b, v), (ua, second)], |x| {
                 nest.contains(&x) || jammed.contains(&x)

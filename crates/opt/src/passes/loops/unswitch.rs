@@ -27,30 +27,19 @@
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId};
 use crate::loop_copy::LoopCopy;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockArgs, BlockCall, Function, InstKind};
 
 /// The loop unswitching pass.
 pub struct Unswitch;
 
-impl Pass for Unswitch {
-    fn name(&self) -> &'static str {
-        "unswitch"
-    }
-    fn description(&self) -> &'static str {
-        "decide a loop-invariant test guarding an inner loop once, before the loop"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for Unswitch {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for Unswitch {
+    const NAME: &'static str = "unswitch";
+    const DESCRIPTION: &'static str =
+        "decide a loop-invariant test guarding an inner loop once, before the loop";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

@@ -56,7 +56,7 @@
 use crate::analysis::pointer_offsets::{Offset, PointerOffsets};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 use std::collections::VecDeque;
@@ -64,24 +64,12 @@ use std::collections::VecDeque;
 /// The tree-height reduction pass.
 pub struct Balance;
 
-impl Pass for Balance {
-    fn name(&self) -> &'static str {
-        "balance"
-    }
-    fn description(&self) -> &'static str {
-        "tree-height reduction: chains of integer add/mul/and/or/xor rebuilt as the tree that finishes first"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for Balance {
+    const NAME: &'static str = "balance";
+    const DESCRIPTION: &'static str = "tree-height reduction: chains of integer add/mul/and/or/xor rebuilt as the tree that finishes first";
     /// Rewrites instructions only: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for Balance {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

@@ -36,30 +36,18 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{Block, Function, Inst, InstKind};
 
 /// The code hoisting pass.
 pub struct CodeHoist;
 
-impl Pass for CodeHoist {
-    fn name(&self) -> &'static str {
-        "codehoist"
-    }
-    fn description(&self) -> &'static str {
-        "compute once before a branch what both of its arms compute"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for CodeHoist {
+    const NAME: &'static str = "codehoist";
+    const DESCRIPTION: &'static str = "compute once before a branch what both of its arms compute";
     /// Moves and removes instructions only: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for CodeHoist {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

@@ -21,30 +21,19 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, Function, Inst, InstKind, Type};
 
 /// The constant-offset separation pass.
 pub struct ConstOffset;
 
-impl Pass for ConstOffset {
-    fn name(&self) -> &'static str {
-        "constoffset"
-    }
-    fn description(&self) -> &'static str {
-        "split constant offsets out of array indices, for shared addresses and immediate offsets"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for ConstOffset {
+    const NAME: &'static str = "constoffset";
+    const DESCRIPTION: &'static str =
+        "split constant offsets out of array indices, for shared addresses and immediate offsets";
     /// Rewrites instructions only: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for ConstOffset {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

@@ -20,30 +20,19 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{Block, CmpOp, Function, InstKind, SecondaryMap, Type, UnOp, Value};
 
 /// The `fabs` recognition pass.
 pub struct Fabs;
 
-impl Pass for Fabs {
-    fn name(&self) -> &'static str {
-        "fabs"
-    }
-    fn description(&self) -> &'static str {
-        "absolute values selected by branches and only compared become fabs"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for Fabs {
+    const NAME: &'static str = "fabs";
+    const DESCRIPTION: &'static str =
+        "absolute values selected by branches and only compared become fabs";
     /// Adds instructions and rewrites uses: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for Fabs {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

@@ -24,30 +24,19 @@
 
 use crate::analysis::{FunctionAnalyses, LoopForest, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, Value};
 
 /// The branch folding pass.
 pub struct FoldBranch;
 
-impl Pass for FoldBranch {
-    fn name(&self) -> &'static str {
-        "foldbranch"
-    }
-    fn description(&self) -> &'static str {
-        "merge two loop-invariant branches to a common destination into one on `or`"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for FoldBranch {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for FoldBranch {
+    const NAME: &'static str = "foldbranch";
+    const DESCRIPTION: &'static str =
+        "merge two loop-invariant branches to a common destination into one on `or`";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

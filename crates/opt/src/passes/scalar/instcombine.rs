@@ -41,7 +41,7 @@ use crate::analysis::ranges::{compare, Range, Ranges};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, UnOp, Value};
 
 mod int_to_float_compare;
@@ -49,24 +49,13 @@ mod int_to_float_compare;
 /// The instcombine pass.
 pub struct InstCombine;
 
-impl Pass for InstCombine {
-    fn name(&self) -> &'static str {
-        "instcombine"
-    }
-    fn description(&self) -> &'static str {
-        "algebraic simplification and canonicalisation of instructions"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for InstCombine {
+    const NAME: &'static str = "instcombine";
+    const DESCRIPTION: &'static str =
+        "algebraic simplification and canonicalisation of instructions";
     /// Rewrites instructions only: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for InstCombine {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa)
     }
 }

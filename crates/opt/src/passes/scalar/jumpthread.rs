@@ -45,9 +45,9 @@ use crate::analysis::{FunctionAnalyses, LoopForest, Preserved};
 use crate::cfg_edit::single_edge;
 use crate::passes::value_numbering::condprop::dom_facts::DomFacts;
 use crate::passes::value_numbering::condprop::facts::{branch_fact, known, Fact};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params;
-use crate::ssa::update::{defined_in, repair_uses};
+use crate::ssa::update::repair_uses;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -55,23 +55,12 @@ use rustc_hash::FxHashMap;
 /// The jump threading pass.
 pub struct JumpThread;
 
-impl Pass for JumpThread {
-    fn name(&self) -> &'static str {
-        "jumpthread"
-    }
-    fn description(&self) -> &'static str {
-        "send edges on which a block's branch is decided straight to its successor"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for JumpThread {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for JumpThread {
+    const NAME: &'static str = "jumpthread";
+    const DESCRIPTION: &'static str =
+        "send edges on which a block's branch is decided straight to its successor";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }
@@ -516,7 +505,7 @@ fn thread(f: &mut Function, b: Block, edges: &[Edge]) {
     // Every value of b now has a definition per copy: repair its uses outside b.
     let cfg = ControlFlowGraph::compute(f);
     let mut created = Vec::new();
-    for v in defined_in(f, b) {
+    for v in f.block_values(b) {
         let mut defs = vec![(b, v)];
         defs.extend(copies.iter().map(|(nb, map)| (*nb, map[&v])));
         created.extend(repair_uses(f, &cfg, v, &defs, |x| x == b));

@@ -21,31 +21,19 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The linear-form pass.
 pub struct Linearize;
 
-impl Pass for Linearize {
-    fn name(&self) -> &'static str {
-        "linearize"
-    }
-    fn description(&self) -> &'static str {
-        "rebuild integer add/sub expressions (shared subterms included) from their linear form when shorter"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for Linearize {
+    const NAME: &'static str = "linearize";
+    const DESCRIPTION: &'static str = "rebuild integer add/sub expressions (shared subterms included) from their linear form when shorter";
     /// Rewrites instructions only: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for Linearize {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

@@ -43,7 +43,7 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Type, Value};
 
 /// The if-conversion of conditional increments.
@@ -52,23 +52,12 @@ pub struct PhiOpt;
 /// Instructions (besides the jump) an arm may hold.
 pub const MAX_ARM: usize = 3;
 
-impl Pass for PhiOpt {
-    fn name(&self) -> &'static str {
-        "phiopt"
-    }
-    fn description(&self) -> &'static str {
-        "if-convert small ifs whose arms give values differing by a constant"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-}
-
-impl FunctionPass for PhiOpt {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for PhiOpt {
+    const NAME: &'static str = "phiopt";
+    const DESCRIPTION: &'static str =
+        "if-convert small ifs whose arms give values differing by a constant";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

@@ -30,7 +30,7 @@
 //! about as much as the two tests and the arithmetic.
 
 use crate::analysis::{FunctionAnalyses, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, Block, BlockCall, CmpOp, Function, InstKind, Type, Value};
 
 /// The range-chain pass.
@@ -39,24 +39,13 @@ pub struct RangeChain;
 /// Comparisons a chain must have to be converted.
 pub const MIN_LINKS: usize = 4;
 
-impl Pass for RangeChain {
-    fn name(&self) -> &'static str {
-        "rangechain"
-    }
-    fn description(&self) -> &'static str {
-        "chains of comparisons of one value with constants become a range check and a linear map"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for RangeChain {
+    const NAME: &'static str = "rangechain";
+    const DESCRIPTION: &'static str =
+        "chains of comparisons of one value with constants become a range check and a linear map";
     /// Adds a block and rewrites branches: the CFG changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-}
-
-impl FunctionPass for RangeChain {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

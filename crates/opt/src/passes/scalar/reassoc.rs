@@ -18,30 +18,19 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
 
 /// The reassociation pass.
 pub struct Reassociate;
 
-impl Pass for Reassociate {
-    fn name(&self) -> &'static str {
-        "reassoc"
-    }
-    fn description(&self) -> &'static str {
-        "reorder integer sums and products by rank (invariants and constants first)"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for Reassociate {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for Reassociate {
+    const NAME: &'static str = "reassoc";
+    const DESCRIPTION: &'static str =
+        "reorder integer sums and products by rank (invariants and constants first)";
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_on(f, fa.cfg(f)) > 0
     }
 }

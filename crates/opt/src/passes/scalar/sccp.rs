@@ -18,29 +18,17 @@
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{Block, Function, Inst, InstKind, SecondaryMap, Value, ValueDef};
 
 /// The SCCP pass.
 pub struct Sccp;
 
-impl Pass for Sccp {
-    fn name(&self) -> &'static str {
-        "sccp"
-    }
-    fn description(&self) -> &'static str {
-        "sparse conditional constant propagation (Wegman-Zadeck)"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for Sccp {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for Sccp {
+    const NAME: &'static str = "sccp";
+    const DESCRIPTION: &'static str = "sparse conditional constant propagation (Wegman-Zadeck)";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa)
     }
 }

@@ -26,7 +26,7 @@
 
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::cfg_edit::remove_unreachable_blocks;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params_with;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Value, ValueDef};
@@ -34,23 +34,12 @@ use ir::{Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Value, ValueD
 /// The simplifycfg pass.
 pub struct SimplifyCfg;
 
-impl Pass for SimplifyCfg {
-    fn name(&self) -> &'static str {
-        "simplifycfg"
-    }
-    fn description(&self) -> &'static str {
-        "fold branches, merge blocks, bypass empty blocks, thread jumps"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for SimplifyCfg {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for SimplifyCfg {
+    const NAME: &'static str = "simplifycfg";
+    const DESCRIPTION: &'static str =
+        "fold branches, merge blocks, bypass empty blocks, thread jumps";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa)
     }
 }

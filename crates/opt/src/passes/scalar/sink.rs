@@ -18,30 +18,19 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{Function, Inst, InstKind, Value};
 
 /// The local sinking pass.
 pub struct Sink;
 
-impl Pass for Sink {
-    fn name(&self) -> &'static str {
-        "sink"
-    }
-    fn description(&self) -> &'static str {
-        "move single-use pure computations down to their use in the same block"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for Sink {
+    const NAME: &'static str = "sink";
+    const DESCRIPTION: &'static str =
+        "move single-use pure computations down to their use in the same block";
     /// Rewrites instructions only: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for Sink {
-    fn run_on(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
         run(f) > 0
     }
 }

@@ -22,30 +22,19 @@
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, InstKind, Value};
 
 /// The pass.
 pub struct MergeArgs;
 
-impl Pass for MergeArgs {
-    fn name(&self) -> &'static str {
-        "mergeargs"
-    }
-    fn description(&self) -> &'static str {
-        "turn a block parameter fed the same pure operation on every edge into that operation"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for MergeArgs {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for MergeArgs {
+    const NAME: &'static str = "mergeargs";
+    const DESCRIPTION: &'static str =
+        "turn a block parameter fed the same pure operation on every edge into that operation";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         let (cfg, dt) = fa.domtree(f);
         run_on(f, cfg, dt) > 0
     }

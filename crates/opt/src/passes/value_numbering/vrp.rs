@@ -47,31 +47,20 @@ use crate::analysis::fpclass::FpClasses;
 use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The range-based simplification pass.
 pub struct Vrp;
 
-impl Pass for Vrp {
-    fn name(&self) -> &'static str {
-        "vrp"
-    }
-    fn description(&self) -> &'static str {
-        "simplify division, remainder and comparisons by value ranges"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for Vrp {
+    const NAME: &'static str = "vrp";
+    const DESCRIPTION: &'static str =
+        "simplify division, remainder and comparisons by value ranges";
     /// Rewrites instructions only.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for Vrp {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

@@ -52,7 +52,7 @@
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::passes::value_numbering::gvn::memory::memory_base;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::DominatorTree;
 use ir::{Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
@@ -60,24 +60,13 @@ use rustc_hash::FxHashMap;
 /// The load PRE pass.
 pub struct LoadPre;
 
-impl Pass for LoadPre {
-    fn name(&self) -> &'static str {
-        "loadpre"
-    }
-    fn description(&self) -> &'static str {
-        "loads available on every path into their block (or all but one) are not repeated"
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
+impl FunctionTransform for LoadPre {
+    const NAME: &'static str = "loadpre";
+    const DESCRIPTION: &'static str =
+        "loads available on every path into their block (or all but one) are not repeated";
     /// Adds block parameters and loads and removes loads: no block or edge changes.
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-}
-
-impl FunctionPass for LoadPre {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }

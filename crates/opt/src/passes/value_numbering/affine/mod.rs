@@ -49,7 +49,7 @@ mod tests;
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::DominatorTree;
 use ir::Function;
 pub use rewrite::Rewrites;
@@ -57,23 +57,11 @@ pub use rewrite::Rewrites;
 /// The affine relations pass.
 pub struct Affine;
 
-impl Pass for Affine {
-    fn name(&self) -> &'static str {
-        "affine"
-    }
-    fn description(&self) -> &'static str {
-        "affine relations among integers modulo 2^32 (Karr 1976) for value numbering and induction variables"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for Affine {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for Affine {
+    const NAME: &'static str = "affine";
+    const DESCRIPTION: &'static str = "affine relations among integers modulo 2^32 (Karr 1976) for value numbering and induction variables";
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         let dt = fa.domtree(f).1.clone();
         run(f, &dt).changed()
     }

@@ -37,7 +37,7 @@ mod pinned;
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::Preserved;
 use crate::analysis::{FunctionAnalyses, LoopForest};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use facts::{known, Fact, FactStack};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Value};
@@ -47,23 +47,12 @@ use rustc_hash::FxHashMap;
 /// The condition propagation pass.
 pub struct CondProp;
 
-impl Pass for CondProp {
-    fn name(&self) -> &'static str {
-        "condprop"
-    }
-    fn description(&self) -> &'static str {
-        "replace conditions known from dominating branches by constants"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::CFG.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for CondProp {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for CondProp {
+    const NAME: &'static str = "condprop";
+    const DESCRIPTION: &'static str =
+        "replace conditions known from dominating branches by constants";
+    const PRESERVES: Preserved = Preserved::CFG.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         // The steps are facts about values, which the rewrites keep.
         let steps = Steps::of(&mut fa.scev(f));
         let (cfg, dt) = fa.domtree(f);
