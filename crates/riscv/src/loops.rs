@@ -14,10 +14,19 @@
 //!
 //! The machine CFG's edge lists ([`Edges`]) hold their first two entries inline,
 //! so the analysis allocates nothing per block.
+//!
+//! The loops depend on the CFG only (the entry and every block's successors), and
+//! the back end's stages ask for them one after another, mostly with the CFG as
+//! the previous one left it. The last result is kept (per thread) with the CFG it
+//! was computed from, and given again when the CFG is the same: checking costs a
+//! walk of the edges, computing a dominator tree and the loops many of them (as
+//! an analysis manager keeps an analysis until its input changes; here the input
+//! is compared rather than tracked).
 
 use crate::mir::{MBlock, MFunction};
 use ir::analysis::{natural_loops, DomTree, Graph};
 use smallvec::SmallVec;
+use std::cell::RefCell;
 
 /// One block's predecessors or successors: the first two inline.
 pub type Edges = SmallVec<[MBlock; 2]>;
@@ -139,10 +148,21 @@ impl Graph for MachineCfg {
     }
 }
 
+/// The successors of every block of `mf` (by block number).
+fn successors(mf: &MFunction) -> Vec<Edges> {
+    (0..mf.blocks.len())
+        .map(|b| mf.succs(MBlock(b as u32)))
+        .collect()
+}
+
 impl MachineCfg {
     fn compute(mf: &MFunction, entry: MBlock) -> Self {
-        let n = mf.blocks.len();
-        let succs: Vec<Edges> = (0..n).map(|b| mf.succs(MBlock(b as u32))).collect();
+        Self::of_succs(successors(mf), entry)
+    }
+
+    /// The CFG of the blocks with successors `succs` entered at `entry`.
+    fn of_succs(succs: Vec<Edges>, entry: MBlock) -> Self {
+        let n = succs.len();
         let mut preds: Vec<Edges> = vec![Edges::new(); n];
         for (b, ss) in succs.iter().enumerate() {
             for s in ss {
@@ -175,18 +195,41 @@ impl MachineCfg {
     }
 }
 
-/// Finds the natural loops of `mf`.
+/// The CFG (entry and successors) the last [`loop_info`] of this thread was
+/// computed from, and its result.
+type LastLoops = Option<(MBlock, Vec<Edges>, LoopInfo)>;
+
+thread_local! {
+    static LAST: RefCell<LastLoops> = const { RefCell::new(None) };
+}
+
+/// Finds the natural loops of `mf`: those of the last call again when the CFG is
+/// the same (see the module documentation).
 pub fn loop_info(mf: &MFunction) -> LoopInfo {
     let n = mf.blocks.len();
-    let depth = vec![0u32; n];
     let Some(&entry) = mf.layout.first() else {
         return LoopInfo {
-            depth,
+            depth: vec![0u32; n],
             innermost: vec![NONE; n],
             ..Default::default()
         };
     };
-    let cfg = MachineCfg::compute(mf, entry);
+    let succs = successors(mf);
+    let known = LAST.with(|last| match &*last.borrow() {
+        Some((e, s, info)) if *e == entry && *s == succs => Some(info.clone()),
+        _ => None,
+    });
+    if let Some(info) = known {
+        return info;
+    }
+    let info = compute_loop_info(MachineCfg::of_succs(succs.clone(), entry));
+    LAST.with(|last| *last.borrow_mut() = Some((entry, succs, info.clone())));
+    info
+}
+
+/// The loops of `cfg`, whose reverse post-order starts at the entry.
+fn compute_loop_info(cfg: MachineCfg) -> LoopInfo {
+    let n = cfg.succs.len();
     let dt = DomTree::of_graph(&cfg);
     let nest = natural_loops(&cfg, &dt);
     let mut rpo_num = vec![usize::MAX; n];
@@ -265,6 +308,40 @@ pub fn loop_info(mf: &MFunction) -> LoopInfo {
 mod tests {
     use super::*;
     use crate::testinsts::cfg_func as func;
+
+    /// Everything a [`LoopInfo`] holds, comparable.
+    fn parts(li: &LoopInfo) -> String {
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {:?}",
+            li.loops
+                .iter()
+                .map(|l| (l.header, l.parent))
+                .collect::<Vec<_>>(),
+            li.depth,
+            li.preds,
+            li.innermost,
+            li.span,
+            li.loop_depth
+        )
+    }
+
+    /// The loops kept from the last call are those computed afresh, for the same
+    /// CFG again and after a CFG that differs in one edge only.
+    #[test]
+    fn loops_kept_for_an_unchanged_cfg_are_those_computed_afresh() {
+        let nested = func(&[&[1], &[2, 5], &[3, 4], &[2], &[1], &[]]);
+        let flat = func(&[&[1], &[2, 5], &[3, 4], &[2], &[5], &[]]);
+        let fresh = |mf: &MFunction| {
+            let entry = *mf.layout.first().unwrap();
+            parts(&compute_loop_info(MachineCfg::compute(mf, entry)))
+        };
+        for mf in [&nested, &nested, &flat, &flat, &nested] {
+            assert_eq!(parts(&loop_info(mf)), fresh(mf));
+        }
+        assert_ne!(fresh(&nested), fresh(&flat));
+        assert_eq!(loop_depths(&flat), vec![0, 0, 1, 1, 0, 0]);
+        assert_eq!(loop_depths(&nested), vec![0, 1, 2, 2, 1, 0]);
+    }
 
     #[test]
     fn nested_loops() {

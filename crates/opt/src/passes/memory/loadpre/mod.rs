@@ -126,16 +126,26 @@ impl Addr {
 
     /// The address with `b`'s parameters replaced by `args`.
     fn translate(&self, f: &Function, b: Block, args: &[Value]) -> Addr {
+        self.translated(f, b, args).unwrap_or_else(|| self.clone())
+    }
+
+    /// [`Addr::translate`], or `None` when no parameter of `b` occurs in the
+    /// address (it stays as it is: nothing is copied).
+    fn translated(&self, f: &Function, b: Block, args: &[Value]) -> Option<Addr> {
         match self {
             Addr::Val(v) => match f.value_def(*v) {
-                ValueDef::Param(pb, k) if pb == b => Addr::of(f, args[k as usize]),
-                _ => self.clone(),
+                ValueDef::Param(pb, k) if pb == b => Some(Addr::of(f, args[k as usize])),
+                _ => None,
             },
-            Addr::Gep(base, index, s) => Addr::Gep(
-                Box::new(base.translate(f, b, args)),
-                Box::new(index.translate(f, b, args)),
-                *s,
-            ),
+            Addr::Gep(base, index, s) => {
+                let (tb, ti) = (base.translated(f, b, args), index.translated(f, b, args));
+                if tb.is_none() && ti.is_none() {
+                    return None;
+                }
+                let base = tb.unwrap_or_else(|| (**base).clone());
+                let index = ti.unwrap_or_else(|| (**index).clone());
+                Some(Addr::Gep(Box::new(base), Box::new(index), *s))
+            }
         }
     }
 
@@ -365,8 +375,7 @@ fn try_load(
     let mut found = Vec::new();
     let mut translated = Vec::new();
     for (k, e) in edges[b].iter().enumerate() {
-        let args = edge_args(walk.f, e);
-        let a = addr.translate(walk.f, b, &args);
+        let a = addr.translate(walk.f, b, edge_args(walk.f, e));
         let v = if live[k] && a.valid_at(walk.f, dt, e.pred) {
             walk.at_end(e.pred, &a)
         } else {
@@ -489,8 +498,9 @@ fn needs_edge_block(f: &Function, dt: &DominatorTree, e: &Edge, to: Block) -> bo
 }
 
 /// The arguments edge `e` passes.
-fn edge_args(f: &Function, e: &Edge) -> Vec<Value> {
-    f.kind(e.term).targets()[e.arm].args.to_vec()
+fn edge_args<'f>(f: &'f Function, e: &Edge) -> &'f [Value] {
+    let call: &'f BlockCall = f.kind(e.term).targets()[e.arm];
+    &call.args
 }
 
 /// Appends `v` to the arguments edge `e` passes.
@@ -511,9 +521,10 @@ struct Walk<'a> {
     zero: Option<Value>,
     ty: Type,
     joins: Vec<NewParam>,
-    /// Per block and address: the value at the block's top (`None` also while the
-    /// block is being searched, so a cycle counts as not available).
-    memo: FxHashMap<(Block, Addr), Option<Found>>,
+    /// Per block, per address: the value at the block's top (`None` also while
+    /// the block is being searched, so a cycle counts as not available). Keyed by
+    /// block first, so that a lookup needs no copy of the address.
+    memo: FxHashMap<Block, Vec<(Addr, Option<Found>)>>,
     blocks: usize,
     insts: usize,
 }
@@ -556,12 +567,11 @@ impl Walk<'_> {
         if p == f.entry_block() || !self.joinable[p] {
             return None;
         }
-        let key = (p, a.clone());
-        if let Some(&known) = self.memo.get(&key) {
+        if let Some(known) = self.memoised(p, a) {
             return known;
         }
         self.blocks = self.blocks.checked_sub(1)?;
-        self.memo.insert(key.clone(), None);
+        self.memo.entry(p).or_default().push((a.clone(), None));
         let edges = &self.edges[p];
         let mark = self.joins.len();
         // What each edge brings; `None` for a never-taken one.
@@ -571,9 +581,10 @@ impl Walk<'_> {
                 args.push(None);
                 continue;
             }
-            let t = a.translate(f, p, &edge_args(f, e));
+            let t = a.translated(f, p, edge_args(f, e));
+            let t = t.as_ref().unwrap_or(a);
             let v = if t.valid_at(f, self.dt, e.pred) {
-                self.at_end(e.pred, &t)
+                self.at_end(e.pred, t)
             } else {
                 None
             };
@@ -622,8 +633,23 @@ impl Walk<'_> {
                 Found::Join(self.joins.len() - 1)
             }
         };
-        self.memo.insert(key, Some(found));
+        self.memoise(p, a, Some(found));
         Some(found)
+    }
+
+    /// What the memo holds for `a` at the top of `p`, if anything.
+    fn memoised(&self, p: Block, a: &Addr) -> Option<Option<Found>> {
+        let known = self.memo.get(&p)?;
+        known.iter().find(|(x, _)| x == a).map(|&(_, r)| r)
+    }
+
+    /// Records `found` for `a` at the top of `p` (entered when its search began).
+    fn memoise(&mut self, p: Block, a: &Addr, found: Option<Found>) {
+        let known = self.memo.entry(p).or_default();
+        match known.iter_mut().find(|(x, _)| x == a) {
+            Some(entry) => entry.1 = found,
+            None => known.push((a.clone(), found)),
+        }
     }
 
     /// Drops the parameters from `mark` on, found on a walk that failed: nothing
@@ -636,8 +662,9 @@ impl Walk<'_> {
             return;
         }
         self.joins.truncate(mark);
-        self.memo
-            .retain(|_, x| !matches!(x, Some(Found::Join(j)) if *j >= mark));
+        for known in self.memo.values_mut() {
+            known.retain(|(_, x)| !matches!(x, Some(Found::Join(j)) if *j >= mark));
+        }
     }
 }
 
