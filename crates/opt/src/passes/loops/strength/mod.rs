@@ -199,7 +199,7 @@ fn reduce_loop(
     let pterm = f.terminator(s.preheader).expect("preheader has a jump");
     let mut ex = Expander::new(&state.exprs, pterm, pterm, usize::MAX);
     let available = |_: &Function, _: Value| true;
-    for (key, members) in groups {
+    for (key, natural, members) in groups {
         // Every unknown of the start and step is invariant and used in the loop
         // (or passed to its header by the preheader), so available at the end of
         // the preheader; sums and products of them expand.
@@ -213,7 +213,7 @@ fn reduce_loop(
         if f.as_iconst(start) != Some(0) {
             base = insert_gep(f, pterm, base, start, key.stride);
         }
-        for (first, cluster) in clusters(members) {
+        for (first, cluster) in clusters(members, natural) {
             let start = offset_gep(f, pterm, base, first, key.stride);
             let p = pointer_param(f, &s, start, step, key.stride);
             for (g, offset) in cluster {
@@ -260,11 +260,14 @@ fn plan_loop(
     id: LoopId,
     s: &RotatedLoop,
     iv: &Counter,
-) -> (Vec<(GroupKey, Vec<Member>)>, Vec<Inst>) {
+) -> (Vec<(GroupKey, i64, Vec<Member>)>, Vec<Inst>) {
     let f = exact.se.f;
+    // Where the counter itself would point in a group of its start and step.
+    let counter_start = exact.counter_start(iv);
+    let counter_step = exact.se.exprs.constant(Type::I32, iv.step.into());
     let loops = exact.se.loops;
     let in_loop = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
-    let mut groups: Vec<(GroupKey, Vec<Member>)> = Vec::new();
+    let mut groups: Vec<(GroupKey, i64, Vec<Member>)> = Vec::new();
     let mut recurrent: Vec<Inst> = Vec::new();
     let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
     for &b in blocks {
@@ -305,10 +308,13 @@ fn plan_loop(
                 step,
             };
             let g = *group_of.entry(key).or_insert_with(|| {
-                groups.push((key, Vec::new()));
+                let natural = (start == counter_start.0 && step == counter_step)
+                    .then(|| counter_start.1 * i64::from(stride))
+                    .unwrap_or(0);
+                groups.push((key, natural, Vec::new()));
                 groups.len() - 1
             });
-            groups[g].1.push((i, offset));
+            groups[g].2.push((i, offset));
         }
     }
     (groups, recurrent)
@@ -391,9 +397,11 @@ fn root_of(f: &Function, mut base: Value) -> (Value, i64) {
 }
 
 /// The members of a group in runs whose byte offsets span at most
-/// [`MAX_IMMEDIATE`], each with where its pointer points: offset 0 (the start of
-/// the index) when the run spans it, else its smallest offset.
-fn clusters(mut members: Vec<Member>) -> Vec<(i64, Vec<Member>)> {
+/// [`MAX_IMMEDIATE`], each with where its pointer points: at `natural` (where the
+/// counter's own index points, so the pointer is the one the counter's address
+/// would have, which a pointer passed round the loop may equal) when the run
+/// spans it, else its smallest offset.
+fn clusters(mut members: Vec<Member>, natural: i64) -> Vec<(i64, Vec<Member>)> {
     members.sort_by_key(|&(g, o)| (o, g));
     let mut runs: Vec<(i64, Vec<Member>)> = Vec::new();
     for m in members {
@@ -404,8 +412,8 @@ fn clusters(mut members: Vec<Member>) -> Vec<(i64, Vec<Member>)> {
     }
     for (anchor, c) in &mut runs {
         let last = c.last().expect("runs are not empty").1;
-        if *anchor <= 0 && last >= 0 {
-            *anchor = 0;
+        if *anchor <= natural && last >= natural {
+            *anchor = natural;
         }
     }
     runs
@@ -948,9 +956,13 @@ bb2:
             let out = same_behaviour(INCLUSIVE, &["strength"], n);
             let body = &out[out.find("bb1(").unwrap()..];
             assert!(!body.contains("gep @a, %"), "{out}");
-            // One pointer at `a[i - 1]` (exact: `i - 1` is in [0, MAX - 1]), `a[i + 1]`
-            // two elements on (the counter plus a constant, accessed every time).
-            assert!(out.contains(", 2, 4\n"), "{out}");
+            // One pointer at `a[i]`: `a[i - 1]` (exact: `i - 1` is in [0, MAX - 1])
+            // and `a[i + 1]` (the counter plus a constant, accessed every time)
+            // are offsets from it.
+            assert!(
+                out.contains(", -1, 4\n") && out.contains(", 1, 4\n"),
+                "{out}"
+            );
         }
     }
 
@@ -1229,10 +1241,10 @@ bb2:
                 !body.contains("gep %1, %") && !body.contains("gep %2, %"),
                 "{out}"
             );
-            // The pointer walks `t[i][j - 1]`; `t[i][j]` is one element on,
-            // `t[i + 1][j]` seventeen.
+            // The pointer walks `t[i][j]` (where the counter points); `t[i][j - 1]`
+            // is one element back, `t[i + 1][j]` sixteen on.
             assert!(
-                body.contains(", 17, 4\n") && body.contains(", 1, 4\n"),
+                body.contains(", 16, 4\n") && body.contains(", -1, 4\n"),
                 "{out}"
             );
         }
