@@ -169,6 +169,10 @@ struct GroupKey {
 /// A gep to rewrite and its constant offset, in bytes, from its group's pointer.
 type Member = (Inst, i64);
 
+/// The geps of one key, with the offset at which the counter's own index would
+/// point ([`clusters`]).
+type Group = (GroupKey, i64, Vec<Member>);
+
 /// The largest byte offset a load or store takes as an immediate (RV64's signed
 /// 12 bits): members of one group farther apart get pointers of their own, as
 /// LLVM's loop strength reduction keeps to the target's legal addressing modes.
@@ -260,14 +264,14 @@ fn plan_loop(
     id: LoopId,
     s: &RotatedLoop,
     iv: &Counter,
-) -> (Vec<(GroupKey, i64, Vec<Member>)>, Vec<Inst>) {
+) -> (Vec<Group>, Vec<Inst>) {
     let f = exact.se.f;
     // Where the counter itself would point in a group of its start and step.
     let counter_start = exact.counter_start(iv);
     let counter_step = exact.se.exprs.constant(Type::I32, iv.step.into());
     let loops = exact.se.loops;
     let in_loop = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
-    let mut groups: Vec<(GroupKey, i64, Vec<Member>)> = Vec::new();
+    let mut groups: Vec<Group> = Vec::new();
     let mut recurrent: Vec<Inst> = Vec::new();
     let mut group_of: FxHashMap<GroupKey, usize> = FxHashMap::default();
     for &b in blocks {
@@ -308,9 +312,11 @@ fn plan_loop(
                 step,
             };
             let g = *group_of.entry(key).or_insert_with(|| {
-                let natural = (start == counter_start.0 && step == counter_step)
-                    .then(|| counter_start.1 * i64::from(stride))
-                    .unwrap_or(0);
+                let natural = if start == counter_start.0 && step == counter_step {
+                    counter_start.1 * i64::from(stride)
+                } else {
+                    0
+                };
                 groups.push((key, natural, Vec::new()));
                 groups.len() - 1
             });
