@@ -405,8 +405,9 @@ fn root_of(f: &Function, mut base: Value) -> (Value, i64) {
 /// The members of a group in runs whose byte offsets span at most
 /// [`MAX_IMMEDIATE`], each with where its pointer points: at `natural` (where the
 /// counter's own index points, so the pointer is the one the counter's address
-/// would have, which a pointer passed round the loop may equal) when the run
-/// spans it, else its smallest offset.
+/// would have, which a pointer passed round the loop may equal, and its start
+/// needs no offset of its own in the preheader) when every offset of the run is
+/// an immediate from it, else at its smallest offset.
 fn clusters(mut members: Vec<Member>, natural: i64) -> Vec<(i64, Vec<Member>)> {
     members.sort_by_key(|&(g, o)| (o, g));
     let mut runs: Vec<(i64, Vec<Member>)> = Vec::new();
@@ -418,7 +419,7 @@ fn clusters(mut members: Vec<Member>, natural: i64) -> Vec<(i64, Vec<Member>)> {
     }
     for (anchor, c) in &mut runs {
         let last = c.last().expect("runs are not empty").1;
-        if *anchor <= natural && last >= natural {
+        if last - natural <= MAX_IMMEDIATE && natural - *anchor <= MAX_IMMEDIATE + 1 {
             *anchor = natural;
         }
     }
