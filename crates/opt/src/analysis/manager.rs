@@ -199,6 +199,22 @@ impl FunctionAnalyses {
         self.ranges.as_ref().expect("computed above")
     }
 
+    /// The CFG, dominator tree and loop forest of `f` with its value ranges
+    /// ([`Self::loops`] and [`Self::ranges`] at once), on the same terms as
+    /// [`Self::ranges`].
+    pub fn loops_and_ranges(
+        &mut self,
+        f: &Function,
+    ) -> (&ControlFlowGraph, &DominatorTree, &LoopForest, &Ranges) {
+        self.ranges(f);
+        self.loops(f);
+        let cfg = self.cfg.as_ref().expect("computed above");
+        let dt = self.domtree.as_ref().expect("computed above");
+        let loops = self.loops.as_ref().expect("computed above");
+        let ranges = self.ranges.as_ref().expect("computed above");
+        (cfg, dt, loops, ranges)
+    }
+
     /// The scalar evolution of `f` (without value ranges), continuing from what
     /// earlier passes found while `f` was unchanged; its `cfg`, `dt` and `loops`
     /// are the cached ones.

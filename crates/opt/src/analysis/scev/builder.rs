@@ -239,6 +239,9 @@ impl ScalarEvolution<'_> {
         if be == me {
             return Some(start);
         }
+        if let Some(rec) = self.carried_recurrence(lp, start, be, v) {
+            return Some(rec);
+        }
         let Expr::Add { ops, .. } = self.exprs.get(be).clone() else {
             return None;
         };
@@ -266,6 +269,35 @@ impl ScalarEvolution<'_> {
         }
         let exact = rec_ops.len() == 2 && self.affine_no_wrap(v, rec_ops[1], start);
         Some(self.exprs.addrec(rec_ops, lp, exact))
+    }
+
+    /// The parameter `v` of `lp`'s header as `{start,+,d}<lp>` when every latch
+    /// passes it an affine recurrence `{a,+,d}<lp>` of invariants with `a = start +
+    /// d`: on iteration `k + 1` it holds what the latch computed on iteration `k`,
+    /// `a + k * d = start + (k + 1) * d`, and on iteration 0 its start, so it is the
+    /// recurrence one step behind the latch's (LLVM's `createAddRecFromPHI`, for a
+    /// phi whose back-edge value is an add-recurrence: `q = i * n + j` carried over
+    /// from the previous iteration). In the type's modular arithmetic.
+    fn carried_recurrence(
+        &mut self,
+        lp: LoopId,
+        start: ExprId,
+        be: ExprId,
+        v: Value,
+    ) -> Option<ExprId> {
+        let (l, ops) = self.exprs.as_addrec(be)?;
+        let &[a, d] = ops else {
+            return None;
+        };
+        if l != lp || !self.invariant(a, lp) || !self.invariant(d, lp) {
+            return None;
+        }
+        let (loops, f) = (self.loops, self.f);
+        if self.exprs.add(loops, f, &[start, d], false) != a {
+            return None;
+        }
+        let exact = self.affine_no_wrap(v, d, start);
+        Some(self.exprs.addrec(vec![start, d], lp, exact))
     }
 
     /// Whether the `i32` parameter `v`, stepping by the constant `step` from an exact

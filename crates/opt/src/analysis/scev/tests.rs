@@ -857,3 +857,30 @@ bb2:
         ],
     );
 }
+
+#[test]
+fn a_parameter_carrying_the_latchs_recurrence_is_one_step_behind_it() {
+    // q = n; i = 1; do { t = i * 8 + n; i = i + 1; q = t } while (i < 7): the latch
+    // passes q `{n+8,+,8}`, and q starts at n = (n + 8) - 8, so q is `{n,+,8}`.
+    // With a start of n + 1 it is not (q = n+1, n+8, n+16, ...): no recurrence.
+    let src = r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(1, %0)
+bb1(%1: i32, %2: i32):
+  %3 = shl %1, 3
+  %4 = add %0, %3
+  %5 = add %1, 1
+  %6 = slt %5, 7
+  br %6, bb1(%5, %4), bb2
+bb2:
+  ret %2
+}
+"#;
+    let out = scev_of(src);
+    has(&out, &["%2 = {%0,+,8}<bb1>", "%4 = {(8 + %0),+,8}<bb1>"]);
+    let off = src.replace("jump bb1(1, %0)", "%9 = add %0, 1\n  jump bb1(1, %9)");
+    let out = scev_of(&off);
+    // (The printer numbers values afresh: q is %3 there.)
+    has(&out, &["%3 = %3", "%5 = {(8 + %0),+,8}<bb1>"]);
+}

@@ -1,219 +1,179 @@
-//! Index expressions as exact affine functions of a loop counter: `a * i + b + c`
-//! with `a` and `c` constants and `b` a loop-invariant value, proven free of
-//! wrap-around by interval arithmetic.
+//! Index expressions as exact add-recurrences of the loop: an `i32` index whose
+//! scalar evolution ([`crate::analysis::scev`]) is `{start,+,step}<loop>`, with
+//! `start` and `step` invariant sums and products, and whose values provably never
+//! wrap, so `base + sext(index) * stride` is `base + (start + k * step) * stride`
+//! on iteration `k`, exactly.
 //!
-//! Interval facts come from counted loops ([`Counter`]): a counter that steps by a
-//! constant `d > 0` from `init` while its next value is below `bound` takes values
-//! in `[init, bound - 1]` (up to `bound - 1 + d` when the latch tests the counter
-//! before the step, one more for `<=`; the mirror image for `d < 0`), with the intervals of
-//! `init` and `bound` found the same way (constants, or counters of outer loops). An
-//! addition, subtraction, multiplication or shift by a constant whose operand
-//! intervals keep the result within `i32` computes the exact integer, so a chain of
-//! them is the exact affine value and `base + sext(index) * stride` can be split into
-//! an invariant base, a pointer that advances by `a * stride` per iteration and a
-//! constant offset.
+//! The evolution is modulo 2^32 (it is built from the `i32` operations as they
+//! are), so the proof is separate: interval arithmetic over the expression, the
+//! unknowns taking the value ranges of the analysis manager
+//! ([`crate::analysis::ranges`]) and the iteration number `k` the interval
+//! `[0, last]` the loop's counter gives (its header parameter steps by `d` through
+//! values within its range `[lo, hi]`, so `k * |d| <= hi - lo`, each step exact
+//! when `hi - lo + |d| < 2^32`). When the mathematical value of the expression
+//! lies in `i32` on every iteration, it is the sign-extended index, whatever wrap
+//! the instructions computing it went through (they agree modulo 2^32). The same
+//! intervals keep the start and the step, emitted in the preheader with `i32`
+//! arithmetic, exact. Recurrences of the loops around are first written with
+//! their header parameters ([`ScalarEvolution::with_header_parameters`]), whose
+//! ranges the manager knows. This is the no-wrap reasoning of LLVM's
+//! `ScalarEvolution::getSignedRange` (ranges of add-recurrences from the loop's
+//! maximum trip count) applied to strength reduction's addresses.
 //!
-//! A header parameter other than the counter that receives, from the latch, an affine
-//! value `a * i + b + c` of the current counter, and on entry the value that formula
-//! gives one step earlier, holds `a * i + b + c - a * step` on every iteration (value
-//! numbering and PRE leave such parameters behind: `ij` carried over from the previous
-//! iteration's `(i + 1) * n + j`).
+//! The start is split into a constant and the rest (`{n + 3,+,1}` is `n + 3`, the
+//! rest `n`), so indices differing by a constant share one expression: `a[i][0]`
+//! to `a[i][14]` of an unrolled row, `in[(i + 1) * n + j]` and `in[i * n + j]`
+//! (that differ by `n`, not a constant, do not).
 
-use crate::analysis::{Counter, RotatedLoop};
-use ir::{BinOp, Function, InstKind, Value, ValueDef};
-use rustc_hash::FxHashMap;
+use super::recurrence::expandable;
+use crate::analysis::ranges::Ranges;
+use crate::analysis::scev::{Expr, ExprId, ScalarEvolution};
+use crate::analysis::{Counter, LoopId};
+use ir::{Type, Value};
 
-/// `scale * i + invariant + offset` for the loop's counter `i`, computed exactly.
+/// `start + c + k * step` on iteration `k`: the index of a gep, exactly.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub struct Affine {
-    pub scale: i64,
-    pub invariant: Option<Value>,
+pub struct ExactIndex {
+    /// The start without its constant term, invariant, within `i32` (an expression
+    /// of the scalar evolution's arena).
+    pub start: ExprId,
+    /// The step, invariant, within `i32`, not zero.
+    pub step: ExprId,
+    /// The constant term of the start.
     pub offset: i64,
 }
 
-/// The counted loops of a function, for interval facts.
-pub struct Ranges {
-    counters: FxHashMap<Value, Counter>,
+/// The exact indices of one counted loop.
+pub struct ExactIndices<'s, 'a> {
+    pub se: &'s mut ScalarEvolution<'a>,
+    ranges: &'s Ranges,
+    lp: LoopId,
+    /// The largest iteration number (from 0), when the counter's range bounds it.
+    last: Option<i64>,
 }
 
 const I32: (i64, i64) = (i32::MIN as i64, i32::MAX as i64);
 
-fn in_i32((lo, hi): (i64, i64)) -> Option<(i64, i64)> {
-    (lo >= I32.0 && hi <= I32.1 && lo <= hi).then_some((lo, hi))
+fn within_i32((lo, hi): (i64, i64)) -> bool {
+    lo >= I32.0 && hi <= I32.1
 }
 
-impl Ranges {
-    /// The intervals the counters `counters` give.
-    pub fn new(counters: impl IntoIterator<Item = Counter>) -> Self {
-        let counters = counters.into_iter().map(|c| (c.param, c)).collect();
-        Ranges { counters }
+/// At most this many nested operations in an expression whose interval is taken.
+const MAX_DEPTH: u32 = 16;
+
+impl<'s, 'a> ExactIndices<'s, 'a> {
+    /// The exact indices of loop `lp`, counted by `counter`; there are none unless
+    /// the counter's value range bounds the iterations (module documentation).
+    pub fn new(
+        se: &'s mut ScalarEvolution<'a>,
+        ranges: &'s Ranges,
+        lp: LoopId,
+        counter: &Counter,
+    ) -> Self {
+        let d = i64::from(counter.step).abs();
+        let last = ranges.of(se.f, counter.param).and_then(|r| {
+            let span = i64::from(r.hi) - i64::from(r.lo);
+            (d != 0 && span + d < 1 << 32).then(|| span / d)
+        });
+        ExactIndices {
+            se,
+            ranges,
+            lp,
+            last,
+        }
     }
 
-    /// The interval of `v`'s values, when it is known and every operation computing
-    /// it is exact.
-    pub fn range(&self, f: &Function, v: Value) -> Option<(i64, i64)> {
-        self.range_at(f, v, 12)
-    }
-
-    fn range_at(&self, f: &Function, v: Value, depth: u32) -> Option<(i64, i64)> {
-        if let Some(c) = f.as_iconst(v) {
-            return Some((i64::from(c), i64::from(c)));
+    /// `index` as an exact recurrence of the loop, if it is one.
+    pub fn exact(&mut self, index: Value) -> Option<ExactIndex> {
+        let last = self.last?;
+        let se = &mut *self.se;
+        if se.f.value_type(index) != Type::I32 {
+            return None;
         }
-        let depth = depth.checked_sub(1)?;
-        if let Some(c) = self.counters.get(&v) {
-            let init = self.range_at(f, c.init, depth)?;
-            let bound = self.range_at(f, c.bound, depth)?;
-            // Every value after the first passed the test as `next` (then it is
-            // below the bound, or at it for an inclusive test), or is one step
-            // past a value that passed it (when the latch tests the counter
-            // before its step); the counter moves toward the bound without
-            // wrapping ([`Counter`]).
-            let d = i64::from(c.step);
-            let beyond = if c.tests_next { 0 } else { d.abs() } - 1 + i64::from(c.inclusive);
-            return in_i32(if d > 0 {
-                (init.0, init.1.max(bound.1 + beyond))
-            } else {
-                (init.0.min(bound.0 - beyond), init.1)
-            });
-        }
-        let InstKind::Binary { op, args: [x, y] } = *f.kind(f.def_inst(v)?) else {
+        let e = se.get(index);
+        let (l, &[start, step]) = se.exprs.as_addrec(e)? else {
             return None;
         };
-        let (a, b) = (self.range_at(f, x, depth)?, self.range_at(f, y, depth)?);
-        let r = match op {
-            BinOp::Add => (a.0 + b.0, a.1 + b.1),
-            BinOp::Sub => (a.0 - b.1, a.1 - b.0),
-            BinOp::Mul => {
-                let p = [a.0 * b.0, a.0 * b.1, a.1 * b.0, a.1 * b.1];
-                (*p.iter().min()?, *p.iter().max()?)
-            }
-            BinOp::Shl if b.0 == b.1 && (0..31).contains(&b.0) => (a.0 << b.0, a.1 << b.0),
-            _ => return None,
-        };
-        in_i32(r)
-    }
-
-    /// `v` as an exact affine function of the counter of loop `l`, whose blocks
-    /// `in_loop` tells (parameters of its header other than the counter included).
-    pub fn affine(&self, f: &Function, l: &LoopCounter, v: Value) -> Option<Affine> {
-        self.affine_at(f, l, v, 12)
-    }
-
-    fn affine_at(&self, f: &Function, l: &LoopCounter, v: Value, depth: u32) -> Option<Affine> {
-        let iv = l.counter;
-        let depth = depth.checked_sub(1)?;
-        if v == iv.param {
-            return Some(Affine {
-                scale: 1,
-                invariant: None,
-                offset: 0,
-            });
-        }
-        if let Some(c) = f.as_iconst(v) {
-            return Some(Affine {
-                scale: 0,
-                invariant: None,
-                offset: i64::from(c),
-            });
-        }
-        if !(l.in_loop)(v) {
-            let (invariant, offset) = self.peel_constant(f, v);
-            return Some(Affine {
-                scale: 0,
-                invariant: Some(invariant),
-                offset,
-            });
-        }
-        if let ValueDef::Param(b, k) = f.value_def(v) {
-            return self.carried(f, l, b, k as usize, depth);
-        }
-        let InstKind::Binary { op, args: [x, y] } = *f.kind(f.def_inst(v)?) else {
+        if l != self.lp {
             return None;
-        };
-        // The operation itself must be exact over all the values it can see.
-        self.range(f, v)?;
-        let ax = self.affine_at(f, l, x, depth)?;
-        let constant = |w: Value| f.as_iconst(w).map(i64::from);
-        match op {
-            BinOp::Add => {
-                let ay = self.affine_at(f, l, y, depth)?;
-                let invariant = match (ax.invariant, ay.invariant) {
-                    (Some(_), Some(_)) => return None,
-                    (a, b) => a.or(b),
-                };
-                Some(Affine {
-                    scale: ax.scale + ay.scale,
-                    invariant,
-                    offset: ax.offset + ay.offset,
-                })
+        }
+        let start = se.with_header_parameters(start, self.lp)?;
+        let step = se.with_header_parameters(step, self.lp)?;
+        let usable = |e: ExprId| se.invariant(e, self.lp) && expandable(&se.exprs, e);
+        if !(usable(start) && usable(step)) {
+            return None;
+        }
+        let s = self.interval(start, MAX_DEPTH)?;
+        let d = self.interval(step, MAX_DEPTH)?;
+        let reach = (last.checked_mul(d.0)?.min(0), last.checked_mul(d.1)?.max(0));
+        let values = (s.0.checked_add(reach.0)?, s.1.checked_add(reach.1)?);
+        if !within_i32(values) || !within_i32(d) {
+            return None;
+        }
+        let (start, offset) = self.split_start(start);
+        within_i32(self.interval(start, MAX_DEPTH)?).then_some(ExactIndex {
+            start,
+            step,
+            offset,
+        })
+    }
+
+    /// The counter's start split as [`Self::split_start`] does, when it is an
+    /// expandable expression whose parts lie in `i32`; else the start value
+    /// itself with no constant term.
+    pub fn counter_start(&mut self, counter: &Counter) -> (ExprId, i64) {
+        let e = self.se.get(counter.init);
+        let split = self.se.with_header_parameters(e, self.lp).and_then(|e| {
+            if !expandable(&self.se.exprs, e) || !within_i32(self.interval(e, MAX_DEPTH)?) {
+                return None;
             }
-            BinOp::Sub => Some(Affine {
-                offset: ax.offset - constant(y)?,
-                ..ax
+            let (rest, c) = self.split_start(e);
+            within_i32(self.interval(rest, MAX_DEPTH)?).then_some((rest, c))
+        });
+        split.unwrap_or_else(|| (self.se.exprs.unknown(Type::I32, counter.init), 0))
+    }
+
+    /// `(rest, c)` with `e = rest + c` for the constant term `c` of `e` (a
+    /// constant is all constant term).
+    pub fn split_start(&mut self, e: ExprId) -> (ExprId, i64) {
+        let se = &mut *self.se;
+        if let Some(c) = se.exprs.as_const(e) {
+            return (se.exprs.constant(Type::I32, 0), c);
+        }
+        let (loops, f) = (se.loops, se.f);
+        se.exprs.split_constant(loops, f, e)
+    }
+
+    /// The values `e` (an `i32` expression of invariants and recurrences of the
+    /// loop) takes as an exact integer, with each unknown its sign-extended value;
+    /// `None` when some unknown has no range or a bound leaves `i64`.
+    fn interval(&self, e: ExprId, depth: u32) -> Option<(i64, i64)> {
+        let depth = depth.checked_sub(1)?;
+        match self.se.exprs.get(e) {
+            Expr::Const { ty: Type::I32, c } => Some((*c, *c)),
+            Expr::Unknown { ty: Type::I32, v } => {
+                let r = self.ranges.of(self.se.f, *v)?;
+                Some((r.lo.into(), r.hi.into()))
+            }
+            Expr::Add {
+                ty: Type::I32, ops, ..
+            } => ops.iter().try_fold((0i64, 0i64), |acc, &o| {
+                let x = self.interval(o, depth)?;
+                Some((acc.0.checked_add(x.0)?, acc.1.checked_add(x.1)?))
             }),
-            BinOp::Mul | BinOp::Shl if ax.invariant.is_none() => {
-                let k = constant(y)?;
-                let k = if op == BinOp::Shl { 1i64 << k } else { k };
-                Some(Affine {
-                    scale: ax.scale * k,
-                    invariant: None,
-                    offset: ax.offset * k,
-                })
-            }
+            Expr::Mul {
+                ty: Type::I32, ops, ..
+            } => ops.iter().try_fold((1i64, 1i64), |acc, &o| {
+                let x = self.interval(o, depth)?;
+                let p = [
+                    acc.0.checked_mul(x.0)?,
+                    acc.0.checked_mul(x.1)?,
+                    acc.1.checked_mul(x.0)?,
+                    acc.1.checked_mul(x.1)?,
+                ];
+                Some((*p.iter().min()?, *p.iter().max()?))
+            }),
             _ => None,
         }
     }
-
-    /// `(x, c)` when `v` is the exact `x + c` for a constant `c`, else `(v, 0)`.
-    pub fn peel_constant(&self, f: &Function, v: Value) -> (Value, i64) {
-        let def = f.def_inst(v).map(|i| f.kind(i));
-        if let Some(InstKind::Binary {
-            op: BinOp::Add,
-            args: [x, y],
-        }) = def
-        {
-            if let (Some(c), Some(_)) = (f.as_iconst(*y), self.range(f, v)) {
-                return (*x, i64::from(c));
-            }
-        }
-        (v, 0)
-    }
-
-    /// Parameter `k` of the loop's header as an affine function of the counter, when
-    /// it carries an affine value from one iteration to the next (module
-    /// documentation).
-    fn carried(
-        &self,
-        f: &Function,
-        l: &LoopCounter,
-        block: ir::Block,
-        k: usize,
-        depth: u32,
-    ) -> Option<Affine> {
-        if block != l.shape.header {
-            return None;
-        }
-        let iv = l.counter;
-        let next = self.affine_at(f, l, l.shape.next_args(f)[k], depth)?;
-        let init = self.affine_at(f, l, l.shape.init_args(f)[k], depth)?;
-        let start = i64::from(f.as_iconst(iv.init)?);
-        let carried = Affine {
-            offset: next.offset - next.scale * i64::from(iv.step),
-            ..next
-        };
-        let expected = Affine {
-            scale: 0,
-            offset: carried.offset + carried.scale * start,
-            ..carried
-        };
-        (init == expected).then_some(carried)
-    }
-}
-
-/// A rotated loop with its counter, as [`Ranges::affine`] needs it.
-pub struct LoopCounter<'a> {
-    pub shape: &'a RotatedLoop,
-    pub counter: &'a Counter,
-    /// Whether a value is defined inside the loop.
-    pub in_loop: &'a dyn Fn(Value) -> bool,
 }

@@ -7,13 +7,15 @@
 //! advances by `s1` per step: `b[k][j]` in a loop over `k` (a column walk) costs one
 //! add per iteration instead of a shift and two adds.
 //!
-//! When `j` is `j0 + c` for a constant `c` (an exact addition, see [`Ranges`]), the
+//! When `j` is `j0 + c` for a constant `c` (an exact addition: its value range,
+//! from the analysis manager's [`Ranges`], is not the full one, which an addition
+//! that may wrap gets), the
 //! inner gep takes `j0` and `c` stays as a constant offset, so the neighbours
 //! `b[k][j - 1]`, `b[k][j]`, `b[k][j + 1]` share one pointer. A constant `j` is left
 //! where it is: it is already a constant offset from the pointer the inner gep
 //! becomes.
 
-use super::affine::Ranges;
+use crate::analysis::ranges::{Range, Ranges};
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -67,7 +69,7 @@ pub fn reassociate(
     // it and, after strength reduction, one pointer.
     let mut hoisted_geps: FxHashMap<(Value, Value, u32), Value> = FxHashMap::default();
     for &(g, base, i, s1, j, s2) in &candidates {
-        let (j0, c) = ranges.peel_constant(f, j);
+        let (j0, c) = exact_constant_term(f, ranges, j);
         let hoisted = *hoisted_geps.entry((base, j0, s2)).or_insert_with(|| {
             let h = f.insert_inst_before(
                 term,
@@ -102,4 +104,21 @@ pub fn reassociate(
         }
     }
     candidates.len()
+}
+
+/// `(x, c)` when `v` is `add x, c` for a constant `c` and the addition never
+/// wraps (its range is not the full one), else `(v, 0)`.
+fn exact_constant_term(f: &Function, ranges: &Ranges, v: Value) -> (Value, i64) {
+    let def = f.def_inst(v).map(|i| f.kind(i));
+    if let Some(InstKind::Binary {
+        op: ir::BinOp::Add,
+        args: [x, y],
+    }) = def
+    {
+        let exact = ranges.of(f, v).is_some_and(|r| r != Range::FULL);
+        if let (Some(c), true) = (f.as_iconst(*y), exact) {
+            return (*x, i64::from(c));
+        }
+    }
+    (v, 0)
 }

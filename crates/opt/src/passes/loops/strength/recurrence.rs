@@ -125,7 +125,7 @@ impl Recurrences {
 
 /// Whether `e` is a sum or product of `i32` constants and unknowns, with at most
 /// [`MAX_OPERANDS`] operands in all.
-fn expandable(exprs: &Exprs, e: ExprId) -> bool {
+pub(super) fn expandable(exprs: &Exprs, e: ExprId) -> bool {
     fn count(exprs: &Exprs, e: ExprId, budget: &mut usize) -> bool {
         match exprs.get(e) {
             Expr::Const { ty: Type::I32, .. } | Expr::Unknown { ty: Type::I32, .. } => {
