@@ -72,7 +72,7 @@ impl Pass for GlobalForward {
 
 /// Memory other names may reach: a global, or the array a pointer parameter
 /// (an entry block parameter) points into.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, Debug)]
+#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 enum Object {
     Global(GlobalId),
     Param(Value),
@@ -119,6 +119,9 @@ fn forget_sharing<T: Copy>(facts: &mut LocMap<Object, T>, obj: Object) {
 pub const MAX_JOIN_PREDS: usize = 32;
 /// A block's facts pass to its successors only when there are at most this many.
 pub const MAX_CARRIED: usize = 256;
+/// A join gets at most this many parameters for contents its predecessors know
+/// but disagree on.
+pub const MAX_JOIN_PARAMS: usize = 8;
 
 /// What each location holds.
 type Known = LocMap<Object, Value>;
@@ -133,8 +136,10 @@ pub fn run(f: &mut Function, cfg: &ControlFlowGraph, purity: &Purity) -> usize {
     // The facts at the end of visited blocks some successor has still to start
     // from, with how many successors that is.
     let mut ends: FxHashMap<Block, (Known, usize)> = FxHashMap::default();
+    // Parameters made at joins, in order.
+    let mut merged: Vec<(Block, Value)> = Vec::new();
     for &b in cfg.rpo() {
-        let start = start_of(b, cfg, &visited, &mut ends);
+        let start = start_of(f, b, cfg, &visited, &mut ends, &mut merged);
         let end = forward_in_block(f, b, purity, start, &mut changed, &mut constants);
         visited[b] = true;
         let succs = ir::analysis::cfg::distinct_in_order(cfg.succs(b)).len();
@@ -147,30 +152,62 @@ pub fn run(f: &mut Function, cfg: &ControlFlowGraph, purity: &Purity) -> usize {
     for b in unreached {
         forward_in_block(f, b, purity, Known::new(), &mut changed, &mut constants);
     }
+    remove_unused_params(f, cfg, merged);
     // Loads that became constants: what they feed folds too (the pass also runs
     // late, when no constant folding follows).
     changed + fold_users(f, constants)
 }
 
+/// Removes the parameters made at joins that no load took, latest first (a
+/// later one may pass an earlier one on).
+fn remove_unused_params(f: &mut Function, cfg: &ControlFlowGraph, merged: Vec<(Block, Value)>) {
+    for (b, p) in merged.into_iter().rev() {
+        if f.has_users(p) {
+            continue;
+        }
+        let idx = f
+            .block_params(b)
+            .iter()
+            .position(|&q| q == p)
+            .expect("a parameter made at the join");
+        f.remove_block_param(b, idx, &cfg.unique_preds(b));
+    }
+}
+
 /// What holds when `b` starts: the facts common to the ends of its
-/// predecessors, when every one has been visited.
+/// predecessors, when every one has been visited, and for a location every
+/// predecessor knows but with different values, a new parameter of `b` that
+/// each edge passes its value (recorded in `merged`): the SSA form of a load at
+/// a join that LLVM's GVN builds from the values available in each predecessor
+/// (`ConstructSSAForLoadSet`).
 fn start_of(
+    f: &mut Function,
     b: Block,
     cfg: &ControlFlowGraph,
     visited: &SecondaryMap<Block, bool>,
     ends: &mut FxHashMap<Block, (Known, usize)>,
+    merged: &mut Vec<(Block, Value)>,
 ) -> Known {
     let preds = cfg.unique_preds(b);
     let mut known: Option<Known> = None;
     let usable = !preds.is_empty()
         && preds.len() <= MAX_JOIN_PREDS
         && preds.iter().all(|&p| visited[p] && ends.contains_key(&p));
+    if usable && preds.len() > 1 {
+        let pred_ends: Vec<&Known> = preds.iter().map(|p| &ends[p].0).collect();
+        let mut common = pred_ends[0].clone();
+        for e in &pred_ends[1..] {
+            common.keep_common(e);
+        }
+        merge_disagreeing(f, b, &preds, &pred_ends, &mut common, merged);
+        known = Some(common);
+    }
     for &p in &preds {
         let Some((end, left)) = ends.get_mut(&p) else {
             continue;
         };
         *left -= 1;
-        if usable {
+        if usable && preds.len() == 1 {
             match &mut known {
                 None => known = Some(end.clone()),
                 Some(k) => k.keep_common(end),
@@ -181,6 +218,57 @@ fn start_of(
         }
     }
     known.unwrap_or_else(Known::new)
+}
+
+/// Gives `b` a parameter for each location (up to [`MAX_JOIN_PARAMS`]) whose
+/// contents every predecessor's end knows, with a value of one type, but not
+/// the same value; each edge from predecessor `preds[k]` passes the value
+/// `ends[k]` knows. Records the parameters as facts of `known`.
+fn merge_disagreeing(
+    f: &mut Function,
+    b: Block,
+    preds: &[Block],
+    ends: &[&Known],
+    known: &mut Known,
+    merged: &mut Vec<(Block, Value)>,
+) {
+    let mut candidates: Vec<(Loc, Value)> = ends[0]
+        .iter()
+        .filter(|&(loc, v)| !known.at(loc).any(|w| f.value_type(w) == f.value_type(v)))
+        .collect();
+    candidates.sort_by_key(|&(loc, v)| (loc.obj, loc.off, loc.size, v));
+    let mut made = 0;
+    for (loc, v) in candidates {
+        if made == MAX_JOIN_PARAMS {
+            break;
+        }
+        let ty = f.value_type(v);
+        let values: Option<Vec<Value>> = ends
+            .iter()
+            .map(|e| e.at(loc).find(|&w| f.value_type(w) == ty))
+            .collect();
+        let Some(values) = values else {
+            continue;
+        };
+        if known.at(loc).any(|w| f.value_type(w) == ty) {
+            continue; // a second fact of this type at `loc` in the first end
+        }
+        let p = f.append_block_param(b, ty);
+        for (&pred, &w) in preds.iter().zip(&values) {
+            let term = f.terminator(pred).expect("a predecessor ends in a branch");
+            let n = f.kind(term).targets().len();
+            for which in 0..n {
+                let mut t = f.kind(term).targets()[which].clone();
+                if t.block == b {
+                    t.args.push(w);
+                    f.set_target(term, which, t);
+                }
+            }
+        }
+        known.push(loc, p);
+        merged.push((b, p));
+        made += 1;
+    }
 }
 
 /// Forwards and removes what it can in `b`, starting from `known`; returns what
@@ -553,14 +641,38 @@ declare @getint() -> i32
 
     #[test]
     fn contents_not_known_on_every_edge_are_not_used() {
-        // Another value on one edge, or a call that writes globals: the join's
-        // store and load stay.
-        for arm in ["  store 7, @g", "  call @touch()"] {
-            let src = DIAMOND.replace("ARM", arm);
-            let out = same_behaviour(&src, &["globalforward"], "4");
-            assert!(out.contains("load i32, @g"), "{arm}:\n{out}");
-            assert!(out.contains("store %0, @g\n  ret 0"), "{arm}:\n{out}");
+        // A call that writes globals: the join's store and load stay.
+        let src = DIAMOND.replace("ARM", "  call @touch()");
+        let out = same_behaviour(&src, &["globalforward"], "4");
+        assert!(out.contains("load i32, @g"), "{out}");
+        assert!(out.contains("store %0, @g\n  ret 0"), "{out}");
+    }
+
+    #[test]
+    fn contents_known_on_every_edge_with_different_values_become_a_parameter() {
+        // `%v` on one edge, 7 on the other: the join's load is a new parameter of
+        // the join that the edges pass those values; its store stays (not silent).
+        let src = DIAMOND.replace("ARM", "  store 7, @g");
+        for input in ["4", "40"] {
+            let out = same_behaviour(&src, &["globalforward"], input);
+            assert!(!out.contains("load"), "{out}");
+            assert!(
+                out.contains("jump bb3(%0)") && out.contains("jump bb3(7)"),
+                "{out}"
+            );
+            assert!(out.contains("call @putint(%2)"), "{out}");
+            assert!(out.contains("store %0, @g\n  ret 0"), "{out}");
         }
+        // A location only some edges know: no parameter, and none is left over
+        // for a location whose load never comes.
+        let src = DIAMOND
+            .replace("ARM", "  store 7, @h")
+            .replace("  %r = load i32, @g", "  %r = load i32, @h");
+        let out = same_behaviour(&src, &["globalforward"], "4");
+        assert!(
+            out.contains("load i32, @h") && out.contains("bb3:"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -157,6 +157,15 @@ impl<K: Copy + Eq + Hash, T: Copy> LocMap<K, T> {
         self.by_obj.remove(&a);
     }
 
+    /// Every fact with its location.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (Loc<K>, T)> + '_ {
+        self.by_obj.iter().flat_map(|(&obj, m)| {
+            m.iter().flat_map(move |(&off, v)| {
+                v.iter().map(move |&(size, t)| (Loc { obj, off, size }, t))
+            })
+        })
+    }
+
     /// Keeps the facts about the objects `keep` accepts.
     pub(crate) fn retain_objects(&mut self, keep: impl Fn(K) -> bool) {
         self.by_obj.retain(|&k, _| keep(k));
