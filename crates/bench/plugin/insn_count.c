@@ -285,8 +285,11 @@ static struct decoded decode(const struct qemu_plugin_insn *insn) {
  *   - a block whose last instruction branches back to its own start (a one-block
  *     loop) is charged its steady state: the cost of a second iteration that
  *     starts with the first iteration's scoreboard.
- * Results still in flight when a block ends are not charged to any block (the
- * next one starts with every register ready).
+ * Results still in flight when a block ends with a branch or jump are not
+ * charged to any block (the next one starts with every register ready); a block
+ * that ends without one (QEMU split straight-line code at a page boundary or its
+ * size limit) is charged until its results are ready for an ALU operand and its
+ * units are free, as the instruction after it would wait.
  */
 
 enum pipe { P_ANY, P_A, P_B };
@@ -635,6 +638,23 @@ static uint64_t u74_block_cycles(struct qemu_plugin_tb *tb, int *share) {
     }
     int64_t end = block_end(&m);
     share[n - 1] += (int)(end - prev);
+    if (!s[n - 1].control) {
+        /* QEMU split the code here (a page boundary, its block size limit) or
+         * the block ends at a system instruction: the next instruction follows
+         * at once and may wait for a result still in flight, but the next block
+         * starts with every register ready. Charge the results' readiness for an
+         * ALU operand and the busy units here instead (a loop split in two
+         * still misses the latency carried round its back edge). */
+        int64_t flight = end;
+        for (int r = 0; r < N_REGS; r++) {
+            flight = max64(flight, m.late[r]);
+        }
+        for (int u = 0; u < 3; u++) {
+            flight = max64(flight, m.unit_free[u]);
+        }
+        share[n - 1] += (int)(flight - end);
+        end = flight;
+    }
     uint64_t start = qemu_plugin_insn_vaddr(qemu_plugin_tb_get_insn(tb, 0));
     if (s[n - 1].control && s[n - 1].target == start) {
         /* One-block loop: charge the second iteration, which starts at `end` with

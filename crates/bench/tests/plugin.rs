@@ -66,18 +66,27 @@ fn measure_profiled(
     iterations: u64,
     profile: Option<&Path>,
 ) -> Counts {
-    let asm = dir.join(format!("loop{iterations}.s"));
-    fs::write(
-        &asm,
-        LOOP_ASM.replace("ITERATIONS", &iterations.to_string()),
-    )
-    .unwrap();
-    let exe = dir.join(format!("loop{iterations}"));
+    let text = LOOP_ASM.replace("ITERATIONS", &iterations.to_string());
+    run_asm(h, so, dir, &format!("loop{iterations}"), &text, profile)
+}
+
+/// Links and runs the assembly `text` (named `name` in `dir`) under the plugin.
+fn run_asm(
+    h: &Harness,
+    so: &Path,
+    dir: &Path,
+    name: &str,
+    text: &str,
+    profile: Option<&Path>,
+) -> Counts {
+    let asm = dir.join(format!("{name}.s"));
+    fs::write(&asm, text).unwrap();
+    let exe = dir.join(name);
     h.link(&asm, &exe).unwrap();
     let nm = symbols::nm_for(&h.toolchain.cc);
     let markers = symbols::timer_markers(&nm, &exe).unwrap();
     assert!(markers.is_some());
-    let out = dir.join(format!("loop{iterations}.counts"));
+    let out = dir.join(format!("{name}.counts"));
     let mut qemu = qemu_args(so, &out, markers);
     if let Some(p) = profile {
         qemu[1].push(",profile=");
@@ -168,4 +177,64 @@ fn profile_charges_each_block_its_executions() {
         .map(|l| l.split(' ').nth(4).unwrap().parse().unwrap())
         .collect();
     assert!(spent.windows(2).all(|w| w[0] >= w[1]), "{text}");
+}
+
+/// A loop whose division feeds an addition; `ALIGN` places it so that a page
+/// boundary falls between the two (QEMU then splits the loop into two blocks)
+/// or not.
+const SPLIT_ASM: &str = r#"
+    .text
+    .option norvc
+    .globl main
+main:
+    addi sp, sp, -16
+    sd ra, 8(sp)
+    li a0, 1
+    call _sysy_starttime
+    li a5, ITERATIONS
+    li a3, 7
+    j .Lloop
+ALIGN
+.Lloop:
+    mul a2, a3, a5
+    divw a2, a2, a3
+    nop
+    nop
+    add a4, a2, a3
+    addi a5, a5, -1
+    bnez a5, .Lloop
+    li a0, 2
+    call _sysy_stoptime
+    ld ra, 8(sp)
+    addi sp, sp, 16
+    li a0, 0
+    ret
+"#;
+
+#[test]
+fn a_loop_split_by_a_page_boundary_is_charged_its_latencies() {
+    let Some((h, so, dir)) = setup() else {
+        return;
+    };
+    // U74 cycles per iteration, from two trip counts.
+    let per_iteration = |align: &str, name: &str| {
+        let run = |k: u64| {
+            let text = SPLIT_ASM
+                .replace("ITERATIONS", &k.to_string())
+                .replace("ALIGN", align);
+            run_asm(h, &so, &dir, &format!("{name}{k}"), &text, None).u74
+        };
+        (run(2000) - run(100)) / 1900
+    };
+    // The loop starts 16 bytes before a page boundary: `add` is on the next page.
+    let split = per_iteration("    .balign 4096\n    .fill 1020, 4, 0x00000013", "split");
+    let whole = per_iteration("    .balign 4096", "whole");
+    fs::remove_dir_all(&dir).unwrap();
+    // The division's latency is charged either way (without it, the split loop
+    // would cost a third of the whole one).
+    assert!(whole >= 20, "whole loop: {whole} cycles per iteration");
+    assert!(
+        split * 10 >= whole * 9 && split * 10 <= whole * 12,
+        "split {split} vs whole {whole} cycles per iteration"
+    );
 }
