@@ -63,6 +63,23 @@ pub fn single_edge(f: &Function, from: Block, to: Block) -> Option<(usize, &[Val
     }
 }
 
+/// Appends `arg` to the arguments of every edge from `pred` to `b` (for a
+/// parameter just appended to `b`; a branch with both arms into `b` passes it
+/// on each).
+pub fn append_edge_arg(f: &mut Function, pred: Block, b: Block, arg: Value) {
+    let Some(term) = f.terminator(pred) else {
+        return;
+    };
+    let n = f.kind(term).targets().len();
+    for which in 0..n {
+        let mut t = f.kind(term).targets()[which].clone();
+        if t.block == b {
+            t.args.push(arg);
+            f.set_target(term, which, t);
+        }
+    }
+}
+
 /// Merges block `s` into `b`, whose terminator is a `jump` to `s` and `s`'s only
 /// predecessor: `s`'s parameters are replaced by the jump's arguments and its
 /// instructions follow `b`'s, in place of the jump.

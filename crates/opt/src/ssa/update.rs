@@ -246,18 +246,7 @@ impl Updater<'_> {
         while let Some((b, _param)) = self.pending.pop() {
             for pred in self.cfg.unique_preds(b) {
                 let arg = self.read_end(f, pred);
-                let Some(term) = f.terminator(pred) else {
-                    continue;
-                };
-                let n = f.kind(term).targets().len();
-                for which in 0..n {
-                    let t = f.kind(term).targets()[which].clone();
-                    if t.block == b {
-                        let mut t = t;
-                        t.args.push(arg);
-                        f.set_target(term, which, t);
-                    }
-                }
+                crate::cfg_edit::append_edge_arg(f, pred, b, arg);
             }
         }
     }

@@ -115,6 +115,12 @@ fn forget_sharing<T: Copy>(facts: &mut LocMap<Object, T>, obj: Object) {
     facts.retain_objects(|o| o == obj || !o.may_share(obj));
 }
 
+/// Forgets the facts about `obj` and every object that may share its memory
+/// (an access at a variable offset in it).
+fn forget_all_sharing<T: Copy>(facts: &mut LocMap<Object, T>, obj: Object) {
+    facts.retain_objects(|o| !o.may_share(obj));
+}
+
 /// Joins of more edges than this start from nothing.
 pub const MAX_JOIN_PREDS: usize = 32;
 /// A block's facts pass to its successors only when there are at most this many.
@@ -255,15 +261,7 @@ fn merge_disagreeing(
         }
         let p = f.append_block_param(b, ty);
         for (&pred, &w) in preds.iter().zip(&values) {
-            let term = f.terminator(pred).expect("a predecessor ends in a branch");
-            let n = f.kind(term).targets().len();
-            for which in 0..n {
-                let mut t = f.kind(term).targets()[which].clone();
-                if t.block == b {
-                    t.args.push(w);
-                    f.set_target(term, which, t);
-                }
-            }
+            crate::cfg_edit::append_edge_arg(f, pred, b, w);
         }
         known.push(loc, p);
         merged.push((b, p));
@@ -291,10 +289,7 @@ fn forward_in_block(
             InstKind::Load { ty, ptr } => match target(f, ptr) {
                 Target::Local => {}
                 Target::Unknown => pending.clear(),
-                Target::Object(obj, None) => {
-                    pending.forget_object(obj);
-                    forget_sharing(&mut pending, obj);
-                }
+                Target::Object(obj, None) => forget_all_sharing(&mut pending, obj),
                 Target::Object(obj, Some(off)) => {
                     let loc = Loc {
                         obj,
@@ -320,10 +315,7 @@ fn forward_in_block(
             InstKind::Store { value, ptr } => match target(f, ptr) {
                 Target::Local => {}
                 Target::Unknown => known.clear(),
-                Target::Object(obj, None) => {
-                    known.forget_object(obj);
-                    forget_sharing(&mut known, obj);
-                }
+                Target::Object(obj, None) => forget_all_sharing(&mut known, obj),
                 Target::Object(obj, Some(off)) => {
                     let loc = Loc {
                         obj,
