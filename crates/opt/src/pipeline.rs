@@ -146,6 +146,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::loops::ifconvert::IfConvert,
     &passes::value_numbering::mergeargs::MergeArgs,
     &passes::memory::globalforward::GlobalForward,
+    &passes::memory::dse::Dse,
     &passes::interprocedural::memoize::Memoize,
     &passes::interprocedural::constglobals::ConstGlobals,
     &passes::interprocedural::deadargs::DeadArgs,
@@ -320,7 +321,8 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `globalforward` again after the last `simplifycfg` (the stores `promote` leaves
 /// on a loop's exit and those after it are then in one block: all but the last
 /// are dead) and `loopdelete` after it (a loop that only computed the value of a
-/// dead store goes),
+/// dead store goes), `dse` after each `globalforward` (the loads forwarded, the
+/// stores every path overwrites before a read go, across blocks),
 /// `storesink` after the last loop and memory passes (the initialisation of a local
 /// array moves past early exits once no pass would hoist it back), and `balance`
 /// last of all, once nothing canonicalises sums into chains again.
@@ -370,6 +372,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "unroll",
             "memforward",
             "globalforward",
+            "dse",
             "localconst",
             "constglobals",
             "gvn",
@@ -475,6 +478,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "dce",
             "simplifycfg",
             "globalforward",
+            "dse",
             "loopdelete",
             "localconst",
             "constglobals",

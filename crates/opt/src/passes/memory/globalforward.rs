@@ -43,12 +43,13 @@
 //! are at most [`MAX_CARRIED`] of them, which bounds the cost of the joins.
 
 use super::locmap::{Loc as LocOf, LocMap};
+use super::objects::{target, Object, Target};
 use crate::analysis::Preserved;
-use crate::analysis::{address_root, AnalysisManager, Purity};
+use crate::analysis::{AnalysisManager, Purity};
 use crate::fold::fold_users;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, Function, GlobalId, Inst, InstKind, Module, SecondaryMap, Value, ValueDef};
+use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Value};
 use rustc_hash::FxHashMap;
 
 /// The pass.
@@ -70,44 +71,8 @@ impl Pass for GlobalForward {
     }
 }
 
-/// Memory other names may reach: a global, or the array a pointer parameter
-/// (an entry block parameter) points into.
-#[derive(Copy, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
-enum Object {
-    Global(GlobalId),
-    Param(Value),
-}
-
-impl Object {
-    /// Whether `self` and another object `o` may be the same memory: only
-    /// distinct globals are known apart.
-    fn may_share(self, o: Object) -> bool {
-        self == o || matches!(self, Object::Param(_)) || matches!(o, Object::Param(_))
-    }
-}
-
 /// A location: object, byte offset, size in bytes.
 type Loc = LocOf<Object>;
-
-/// Where a pointer points.
-enum Target {
-    /// Into an object, at a constant byte offset or an unknown one.
-    Object(Object, Option<i64>),
-    /// Into a local `alloc`: never a global or a parameter's array.
-    Local,
-    /// Anywhere.
-    Unknown,
-}
-
-fn target(f: &Function, p: Value) -> Target {
-    let (root, off) = address_root(f, p);
-    match f.value_def(root) {
-        ValueDef::Global(g) => Target::Object(Object::Global(g), off),
-        ValueDef::Param(b, _) if b == f.entry_block() => Target::Object(Object::Param(root), off),
-        ValueDef::Inst(i) if matches!(f.kind(i), InstKind::Alloc { .. }) => Target::Local,
-        _ => Target::Unknown,
-    }
-}
 
 /// Forgets the facts about every object other than `obj` that may share its
 /// memory.

@@ -3,11 +3,13 @@
 //! scalar replacement of aggregates and constant local tables.
 
 pub mod checkpromote;
+pub mod dse;
 pub mod globalforward;
 pub mod loadpre;
 pub mod localconst;
 pub mod locmap;
 pub mod memforward;
+mod objects;
 pub mod predcom;
 pub mod promote;
 mod promote_elements;
