@@ -390,6 +390,24 @@ bb2:
         assert!(out.contains("xor"), "{out}");
     }
 
+    /// A `!=` test the counter meets (constant start and bound: the same test as
+    /// `<`), and a pointer advanced by a chain of constant steps (`gep (gep p, 1),
+    /// 1`, as an unrolled walk leaves it) in step with a counter by two: the
+    /// pointer is tested and the counter goes.
+    #[test]
+    fn a_not_equal_test_and_a_pointer_stepped_by_a_chain_of_geps() {
+        let ne = SUM.replace("slt %9, 14", "ne %9, 14");
+        let out = same_behaviour(&ne, &["lftr", "dce"], "");
+        assert_eq!(counters(&out), 1, "{out}");
+        let chain = SUM.replace("add %1, 1", "add %1, 2").replace(
+            "  %11 = gep %3, 1, 4\n",
+            "  %12 = gep %3, 1, 4\n  %11 = gep %12, 1, 4\n",
+        );
+        assert!(chain.contains("gep %12, 1, 4"));
+        let out = same_behaviour(&chain, &["lftr", "dce"], "");
+        assert_eq!(counters(&out), 1, "{out}");
+    }
+
     /// No replacement when the step is not a constant, or when the bound can be
     /// reached only after a wrap (by 2 toward an unknown bound, which may be
     /// `i32::MAX`: `i + 2` would wrap before the test fails).

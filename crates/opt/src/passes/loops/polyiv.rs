@@ -260,7 +260,7 @@ bb3(%14: i32, %15: i32):
     }
 
     #[test]
-    fn factors_of_two_counters_are_left() {
+    fn a_factor_not_affine_in_the_loop_is_left() {
         // `i * x` with `x` not affine in `i` (the running sum).
         let src = SQUARES.replace("%9 = mul %4, %4", "%9 = mul %4, %5");
         let out = same_behaviour(&src, &["polyiv"], "0 20 2");
@@ -317,6 +317,40 @@ bb3(%16: i32, %17: i32):
             assert!(!body.contains("= mul"), "{out}");
             assert_eq!(body.matches("add").count(), 4, "{out}");
         }
+    }
+
+    /// The product times an invariant (`k * ((2i + a) * (j - 3))`) is a
+    /// second-order recurrence too; the same product written the other way round
+    /// (`(i + 5) * (i + a)` beside `(i + a) * (i + 5)`) shares its recurrence.
+    #[test]
+    fn products_times_invariants_and_equal_products_once() {
+        let scaled = TWO_COUNTERS.replace(
+            "  %12 = add %7, %11\n",
+            "  %18 = mul %3, %11\n  %12 = add %7, %18\n",
+        );
+        assert!(scaled.contains("mul %3, %11"));
+        for input in [
+            "0 10 1 7",
+            "-7 40 -3 -5",
+            "2147483000 2147483600 9 123456789",
+        ] {
+            let out = same_behaviour(&scaled, &["polyiv", "dce"], input);
+            let body = &out[out.find("\nbb2(").unwrap()..out.find("\nbb3(").unwrap()];
+            assert!(!body.contains("= mul"), "{out}");
+        }
+        let twice = SQUARES.replace(
+            "  %10 = xor %8, %9\n",
+            "  %16 = mul %7, %6\n  %17 = xor %8, %9\n  %10 = add %17, %16\n",
+        );
+        assert!(twice.contains("mul %7, %6"));
+        let out = same_behaviour(&twice, &["polyiv", "dce"], "-7 40 -3");
+        let header = out[out.find("\nbb2(").unwrap() + 1..]
+            .lines()
+            .next()
+            .unwrap();
+        // The counter, the sum, and two parameters for each of the two distinct
+        // products (`(i + a) * (i + 5)` once, `i * i`).
+        assert_eq!(header.matches(": i32").count(), 6, "{out}");
     }
 
     #[test]

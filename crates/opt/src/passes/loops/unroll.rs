@@ -6,9 +6,12 @@
 //! table filled by a loop becomes a run of constant stores.
 //!
 //! Complete unrolling as in GCC's `cunroll`/`cunrolli` (`tree-ssa-loop-ivcanon.c`)
-//! and LLVM's `LoopUnrollPass` with a full-unroll threshold: the trip count `n`
-//! comes from the counted-loop analysis ([`Counter::trip_count`]: constant start and
-//! bound, so `n >= 1`, the rotated loop's guard having decided the first iteration),
+//! and LLVM's `LoopUnrollPass` with a full-unroll threshold: the trip count `n` is
+//! one more than the scalar evolution's exit count of the latch
+//! ([`ScalarEvolution::exit_count`], LLVM's `getSmallConstantTripCount`) when that
+//! is a constant holding without predicates: any constant step, up or down, any
+//! of `<`, `<=`, `>`, `>=`, tested before or after the step, and `!=` meeting its
+//! bound (`n >= 1`, the rotated loop's guard having decided the first iteration),
 //! and `n * body` must stay within [`MAX_UNROLLED`] instructions, `n` within
 //! [`MAX_TRIPS`], and a function grows by at most [`MAX_GROWTH`] plus its own size.
 //!
