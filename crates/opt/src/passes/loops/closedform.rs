@@ -45,30 +45,19 @@ use crate::analysis::scev::predicated::{range_of, NoWrap, Predicated};
 use crate::analysis::scev::{ExprId, ScalarEvolution};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, UnOp, Value};
 
 /// The closed-form pass.
 pub struct ClosedForm;
 
-impl Pass for ClosedForm {
-    fn name(&self) -> &'static str {
-        "closedform"
-    }
-    fn description(&self) -> &'static str {
-        "replace counted loops of sums and modular sums by closed forms under a guard"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for ClosedForm {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for ClosedForm {
+    const NAME: &'static str = "closedform";
+    const DESCRIPTION: &'static str =
+        "replace counted loops of sums and modular sums by closed forms under a guard";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }
