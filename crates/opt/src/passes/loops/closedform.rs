@@ -1325,6 +1325,33 @@ bb2(%7: i32, %8: i32, %9: i32):
         assert!(transformed > 150, "only {transformed} of 400 transformed");
     }
 
+    #[test]
+    fn random_loops_with_sums_in_several_steps_keep_their_output() {
+        // The same loops with the wrapping sum subtracting its term and the
+        // modular one adding 3 before it: sums only the scalar evolution finds.
+        let mut r = Rng(XorShift(0x2545_f491_4f6c_dd1d));
+        let mut transformed = 0;
+        for _ in 0..300 {
+            let src = program(&mut r)
+                .replace("%15 = add %9,", "%15 = sub %9,")
+                .replace("%13 = add %8,", "%31 = add %8, 3\n  %13 = add %31,");
+            assert!(src.contains("%15 = sub") && src.contains("%31 = add"));
+            let before = ir::parse_module(&src).unwrap();
+            let out = run(&src, &["closedform"]);
+            transformed += usize::from(out.contains("sext"));
+            let after = ir::parse_module(&out).unwrap();
+            for _ in 0..6 {
+                let stdin = input(&mut r);
+                assert_eq!(
+                    exec(&after, &stdin),
+                    exec(&before, &stdin),
+                    "input {stdin}\n{src}\n--- after ---\n{out}"
+                );
+            }
+        }
+        assert!(transformed > 80, "only {transformed} of 300 transformed");
+    }
+
     /// `state = (state + 128) % 65535` on a global, `n` times (both from the input).
     const GLOBAL_STATE: &str = r#"
 global @state: i32 = 0
