@@ -169,6 +169,44 @@ impl Exprs {
         }
     }
 
+    /// `e` as `a * x + c` for an affine recurrence `x = {x0,+,dx}<lp>` with a
+    /// constant step: `(a, c)` when `e` is a constant or an affine recurrence
+    /// `{e0,+,de}<lp>` with `de` a constant multiple `a` of `dx` and `e0 - a * x0`
+    /// a constant `c` (on iteration `k`, `e = e0 + a * dx * k = a * x + c`). In
+    /// the type's arithmetic: for `i32` expressions modulo 2^32, `a` and `c` then
+    /// wrapped to `i32`.
+    pub fn linear_in(
+        &mut self,
+        loops: &LoopForest,
+        f: &Function,
+        e: ExprId,
+        x: ExprId,
+        lp: LoopId,
+    ) -> Option<(i64, i64)> {
+        if let Some(c) = self.as_const(e) {
+            return Some((0, c));
+        }
+        let (lx, &[x0, dx]) = self.as_addrec(x)? else {
+            return None;
+        };
+        let (le, &[e0, de]) = self.as_addrec(e)? else {
+            return None;
+        };
+        if lx != lp || le != lp {
+            return None;
+        }
+        let (dx, de) = (self.as_const(dx)?, self.as_const(de)?);
+        if dx == 0 || de % dx != 0 {
+            return None;
+        }
+        let ty = self.ty(x);
+        let a = wrap(ty, de / dx);
+        let ka = self.constant(ty, a);
+        let ax0 = self.mul(loops, f, &[ka, x0], true);
+        let c = self.sub(loops, f, e0, ax0);
+        Some((a, self.as_const(c)?))
+    }
+
     /// Canonical order: constants, then unknowns, then the rest, recurrences of
     /// inner loops last; ties by id (creation order).
     fn rank(&self, loops: &LoopForest, e: ExprId) -> (u32, u32, u32) {

@@ -270,29 +270,11 @@ impl<'s, 'a> Predicated<'s, 'a> {
     }
 
     /// `e` as `a * x + c` for the affine recurrence `x` of the loop (an
-    /// expression [`Self::get`] returned): `(a, c)` when both are constants.
+    /// expression [`Self::get`] returned): `(a, c)` when both are constants
+    /// ([`super::Exprs::linear_in`], exact in `i64`).
     pub fn linear_in(&mut self, e: ExprId, x: ExprId) -> Option<(i64, i64)> {
         let (loops, f) = (self.se.loops, self.se.f);
-        let ex = &mut self.se.exprs;
-        if let Some(c) = ex.as_const(e) {
-            return Some((0, c));
-        }
-        let (&[x0, dx], &[e0, de]) = (ex.as_addrec(x)?.1, ex.as_addrec(e)?.1) else {
-            return None;
-        };
-        if ex.as_addrec(x)?.0 != self.lp || ex.as_addrec(e)?.0 != self.lp {
-            return None;
-        }
-        let (dx, de) = (ex.as_const(dx)?, ex.as_const(de)?);
-        if dx == 0 || de % dx != 0 {
-            return None;
-        }
-        // e = e0 + de * k and x = x0 + dx * k on iteration k: e = a * x + e0 - a * x0.
-        let a = de / dx;
-        let ka = ex.constant(Type::I64, a);
-        let ax0 = ex.mul(loops, f, &[ka, x0], true);
-        let c = ex.sub(loops, f, e0, ax0);
-        Some((a, ex.as_const(c)?))
+        self.se.exprs.linear_in(loops, f, e, x, self.lp)
     }
 
     /// Every predicate as a bound on the affine recurrence `x` of the loop, or

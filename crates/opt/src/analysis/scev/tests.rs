@@ -884,3 +884,66 @@ bb2:
     // (The printer numbers values afresh: q is %3 there.)
     has(&out, &["%3 = %3", "%5 = {(8 + %0),+,8}<bb1>"]);
 }
+
+#[test]
+fn linear_forms_in_a_counter_modulo_two_to_the_thirty_two() {
+    // i = {%0,+,1} from an unknown start; g = 3 * i + 5 = {3 %0 + 5,+,3} is
+    // 3 i + 5; h = i * 65536 * 65536 - i wraps to -i = {-%0,+,-1}, which is
+    // -1 i + 0 modulo 2^32; j = {7,+,2} beside it is 2 i + (7 - 2 %0): no
+    // constant c; s += i is of second order; k * i (k unknown) has no constant a.
+    let src = r#"
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  jump bb1(%0, 7, 0)
+bb1(%2: i32, %3: i32, %4: i32):
+  %5 = mul %2, 3
+  %6 = add %5, 5
+  %7 = mul %2, 65536
+  %8 = mul %7, 65536
+  %9 = sub %8, %2
+  %10 = mul %2, %1
+  %11 = add %2, 1
+  %12 = add %3, 2
+  %13 = add %4, %2
+  %14 = slt %11, 100
+  br %14, bb1(%11, %12, %13), bb2
+bb2:
+  ret %13
+}
+"#;
+    let m = ir::parse_module(src).unwrap();
+    ir::verify_module(&m).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+    let names = ir::text::Names::new(f);
+    let v = |name: &str| {
+        f.layout
+            .blocks()
+            .flat_map(|b| {
+                let insts = f.layout.block_insts(b).filter_map(|i| f.inst_result(i));
+                f.block_params(b)
+                    .iter()
+                    .copied()
+                    .chain(insts)
+                    .collect::<Vec<_>>()
+            })
+            .find(|&v| names.value(v) == name)
+            .unwrap_or_else(|| panic!("no {name}"))
+    };
+    let (lp, _) = loops.loops().next().unwrap();
+    let i = se.get(v("%2"));
+    let mut linear = |name: &str| {
+        let e = se.get(v(name));
+        se.exprs.linear_in(&loops, f, e, i, lp)
+    };
+    assert_eq!(linear("%6"), Some((3, 5)));
+    assert_eq!(linear("%9"), Some((-1, 0)));
+    assert_eq!(linear("%11"), Some((1, 1)));
+    assert_eq!(linear("%3"), None);
+    assert_eq!(linear("%4"), None);
+    assert_eq!(linear("%10"), None);
+    assert_eq!(linear("%1"), None);
+}

@@ -5,70 +5,82 @@
 //! that the closed form equals the loop. Otherwise the original loop runs.
 //!
 //! The ingredients are the classical ones, made exact for wrapping 32-bit
-//! arithmetic:
+//! arithmetic, and every one is the scalar evolution's ([`crate::analysis::scev`]):
+//! the pass has no induction or sum recogniser of its own.
+//! - **Sums as recurrences** (LLVM's `createAddRecFromPHI`): a header parameter
+//!   `s` is a wrapping sum when what it gains per iteration, its latch argument
+//!   minus itself in the plain evolution (modulo 2^32), is a term: for a
+//!   recurrence `{s0,+,d}<loop>` (`{s0,+,g0,+,a}` when it adds an affine `g`)
+//!   that is the step `d`. A term is a constant, an invariant (a value, or an
+//!   expression of values defined before the loop, reused from the loop's
+//!   operands or expanded in the preheader as LLVM's `SCEVExpander` does), an
+//!   affine recurrence `a * i + c` of the counter `i` with constant `a` and `c`
+//!   (modulo 2^32), or a value only the predicated evolution describes (below).
+//!   A sum modulo a constant is no recurrence: its `s' % m` is recognised on the
+//!   instruction, and what `s'` adds to `s` is a term as above.
 //! - **Predicated scalar evolution** ([`crate::analysis::scev::predicated`], LLVM's
-//!   `PredicatedScalarEvolution`): every value the closed form needs is an affine
-//!   function `a * i + c` of the counter `i` with constant `a` and `c` (of it or of
-//!   another induction variable with constant start and step), or a
-//!   loop-invariant value. Additions, subtractions, multiplications and shifts by
-//!   constants, and exact divisions by constants (`(60 * i) / 60`) keep a value
-//!   affine, provided no intermediate wraps: the analysis records that as a
-//!   predicate, a range of the intermediate's value, which for an affine function
-//!   (monotone) is a pair of bounds on the counter's first and last values.
+//!   `PredicatedScalarEvolution`): a stored value, or a summed value the plain
+//!   evolution does not see through, is an affine function `a * i + c` of the
+//!   counter with constant `a` and `c` (of it or of another induction variable
+//!   with constant start and step), or a loop-invariant value. Additions,
+//!   subtractions, multiplications and shifts by constants, and exact divisions
+//!   by constants (`(60 * i) / 60`) keep a value affine, provided no intermediate
+//!   wraps: the analysis records that as a predicate, a range of the
+//!   intermediate's value, which for an affine function (monotone) is a pair of
+//!   bounds on the counter's first and last values.
 //! - **Loop versioning** (as LLVM's `LoopVersioning` under SCEV predicates): the
-//!   predicates' bounds on the counter, the trip count being at least one, and the conditions of the sums below
-//!   become one test before the loop. When it holds, the closed form runs; when it
-//!   fails, the original loop runs unchanged.
+//!   predicates' bounds on the counter, the trip count being at least one, and the
+//!   conditions of the sums below become one test before the loop. When it holds,
+//!   the closed form runs; when it fails, the original loop runs unchanged.
 //! - **Sums in closed form** (final value replacement, as GCC's
 //!   `tree-scalar-evolution.c` and LLVM's `IndVarSimplify`): over the `n` iterations
 //!   `i = lo..=hi`, `sum g(i) = n * c + a * (lo + hi) * n / 2`, computed in 64-bit
-//!   arithmetic (`add64`, `mul64`, ...). A wrapping sum `s = s + g(i)` is that sum
-//!   truncated to 32 bits. A sum modulo a constant `m > 0`, `s = (s + g(i)) % m`, with
+//!   arithmetic (`add64`, `mul64`, ...; constants when the bounds are). A wrapping
+//!   sum is that sum truncated to 32 bits (modulo 2^32 its term needs no
+//!   predicate). A sum modulo a constant `m > 0`, `s = (s + g(i)) % m`, with
 //!   SysY's truncating remainder, equals `(s0 + sum g(i)) mod m` when every
 //!   operand is non-negative and no addition wraps: `0 <= s0 < m` and
-//!   `0 <= g(i) <= INT_MAX - (m - 1)`, which the guard checks; each product is then
-//!   reduced modulo `m` so that no 64-bit intermediate overflows (the guard also
-//!   keeps `|lo|, |hi| < 2^30`).
+//!   `0 <= a * i + c <= INT_MAX - (m - 1)` (then `g(i)`, equal to it modulo 2^32,
+//!   is it), which the guard checks; each product is then reduced modulo `m` so
+//!   that no 64-bit intermediate overflows (the guard also keeps `|lo|, |hi| <
+//!   2^30`).
 //! - A store of an affine or invariant value to a loop-invariant address, in a loop
 //!   without loads or calls, leaves memory as the last iteration's store does: it is
 //!   done once, with the value at the last `i`.
 //!
 //! Scope: single-block rotated loops with a counter ([`Counter`], as the scalar
 //! evolution describes it: steps by one, up or down, tested with `<`/`>` or a `!=`
-//! it meets, or with `<=`/`>=` on its stepped value, and never wraps), whose every instruction is pure
-//! arithmetic, a comparison, or such a store, whose header parameters are the
-//! counter and such sums, and whose values leave only as arguments of the exit edge.
-//! A loop whose exit values are then unused is deleted by DCE on the fast path; the
-//! original stays for the inputs the guard rejects.
+//! it meets, or with `<=`/`>=` on its stepped value, and never wraps), whose every
+//! instruction is pure arithmetic, a comparison, or such a store, whose header
+//! parameters are the counter and such sums, and whose values leave only as
+//! arguments of the exit edge. A loop whose exit values are then unused is deleted
+//! by DCE on the fast path; the original stays for the inputs the guard rejects.
+//!
+//! Accepted since the sums are the scalar evolution's, where the former
+//! recogniser wanted `s + g` or `(s + g) % m` with `g` a term (each with a test):
+//! sums written in several steps or subtracting (`s - 3 * i - 2`,
+//! `(s + 3 * i) + 7`), invariants the loop computes (`(s + 3 * k) % m`), a
+//! parameter passed back unchanged, and wrapping sums whose term wraps (no guard
+//! on it).
 
+use crate::analysis::scev::expand::Expander;
 use crate::analysis::scev::predicated::{range_of, NoWrap, Predicated};
-use crate::analysis::scev::{ExprId, ScalarEvolution};
+use crate::analysis::scev::{Expr, ExprId, Exprs, ScalarEvolution};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{BinOp, Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, UnOp, Value};
 
 /// The closed-form pass.
 pub struct ClosedForm;
 
-impl Pass for ClosedForm {
-    fn name(&self) -> &'static str {
-        "closedform"
-    }
-    fn description(&self) -> &'static str {
-        "replace counted loops of sums and modular sums by closed forms under a guard"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for ClosedForm {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for ClosedForm {
+    const NAME: &'static str = "closedform";
+    const DESCRIPTION: &'static str =
+        "replace counted loops of sums and modular sums by closed forms under a guard";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_in(f, fa) > 0
     }
 }
@@ -96,20 +108,27 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     // preheader's terminator and adds blocks before its header: the plans of the
     // other loops, all computed from the same analyses, stay valid. (Planning again
     // after each rewrite made a function of n loops take O(n^2) time.)
-    let plans: Vec<Plan> = {
+    let (plans, exprs) = {
         let mut se = fa.scev(f);
         let loops = se.loops;
-        loops
+        let plans: Vec<Plan> = loops
             .loops()
             .filter_map(|(id, _)| Plan::of(&mut se, id))
-            .collect()
+            .collect();
+        // The invariants the plans expand are expressions of this analysis,
+        // which is forgotten below when a plan is applied.
+        let exprs = match plans.is_empty() {
+            true => Exprs::default(),
+            false => std::mem::take(&mut se.exprs),
+        };
+        (plans, exprs)
     };
     let done = plans.len();
     if done > 0 {
         fa.forget();
     }
     for plan in plans {
-        plan.apply(f);
+        plan.apply(f, &exprs);
     }
     done + split + usize::from(routed)
 }
@@ -173,6 +192,10 @@ enum Term {
     Linear { a: i64, c: i64 },
     /// The same value on every iteration.
     Invariant(Value),
+    /// The same value on every iteration, an expression of values defined
+    /// before the loop (`3 * k` when the loop computes it), expanded in the
+    /// preheader (LLVM's `SCEVExpander`) before the plan is applied.
+    Expr(ExprId),
 }
 
 /// The loop's values as terms: its predicated scalar evolution, with the
@@ -182,6 +205,9 @@ struct Terms<'s, 'a> {
     id: LoopId,
     /// The counter's (sign-extended) recurrence.
     counter: ExprId,
+    /// The counter's recurrence in the plain evolution (modulo 2^32).
+    plain_counter: ExprId,
+    preheader: Block,
 }
 
 impl Terms<'_, '_> {
@@ -204,6 +230,108 @@ impl Terms<'_, '_> {
         let e = self.pse.get(v)?;
         let (a, c) = self.pse.linear_in(e, self.counter)?;
         Some(Term::Linear { a, c })
+    }
+
+    /// What header parameter `p` gains per iteration on the way to `v`, as a
+    /// term: `v - p` in the plain evolution (modulo 2^32). For the latch argument
+    /// of a parameter whose evolution is `{s0,+,d}<loop>`, that is the step `d`:
+    /// an invariant, or `{g0,+,a}` (the parameter then of second order), or,
+    /// when `p` is no recurrence the evolution describes, `p + g` gives `g`, a
+    /// value only the predicated evolution describes (an exact division).
+    fn increment(&mut self, p: Value, v: Value) -> Option<Term> {
+        let se = &mut *self.pse.se;
+        let (loops, f) = (se.loops, se.f);
+        let (x, y) = (se.get(v), se.get(p));
+        let d = se.exprs.sub(loops, f, x, y);
+        self.term_of(d)
+    }
+
+    /// The term of the plain (`i32`, modulo 2^32) expression `d`: a constant, a
+    /// value (as [`Self::term`] describes it), an affine recurrence of the loop
+    /// linear in the counter with constant coefficients (modulo 2^32: a wrapping
+    /// sum needs no more, and a modular sum's guard bounds the exact linear
+    /// function, which the value then equals), or an invariant expression of
+    /// values available in the preheader.
+    fn term_of(&mut self, d: ExprId) -> Option<Term> {
+        let se = &mut *self.pse.se;
+        let (loops, f) = (se.loops, se.f);
+        if let Some(c) = se.exprs.as_const(d) {
+            return Some(Term::Linear { a: 0, c });
+        }
+        match *se.exprs.get(d) {
+            Expr::Unknown { v, .. } => self.term(v),
+            Expr::AddRec { lp, .. } if lp == self.id => {
+                let (a, c) = se
+                    .exprs
+                    .linear_in(loops, f, d, self.plain_counter, self.id)?;
+                Some(Term::Linear { a, c })
+            }
+            _ if se.invariant(d, self.id) => {
+                if let Some(v) = self.value_of(d) {
+                    return Some(Term::Invariant(v));
+                }
+                let se = &*self.pse.se;
+                let mut budget = EXPANSION_LIMIT;
+                expandable(se, d, self.preheader, &mut budget).then_some(Term::Expr(d))
+            }
+            _ => None,
+        }
+    }
+
+    /// A value defined before the loop, which the loop reads, whose expression
+    /// is `d`: the loop's own copy of an invariant, reused rather than computed
+    /// again (as LLVM's `SCEVExpander` reuses the values its `ExprValueMap`
+    /// holds for an expression).
+    fn value_of(&mut self, d: ExprId) -> Option<Value> {
+        let se = &mut *self.pse.se;
+        let f = se.f;
+        let header = se.loops.get(self.id).header;
+        let mut read = Vec::new();
+        for i in f.layout.block_insts(header) {
+            f.kind(i).for_each_arg(|a| {
+                if f.as_iconst(a).is_none() && self.invariant(a) {
+                    read.push(a);
+                }
+            });
+        }
+        read.into_iter().find(|&a| self.pse.se.get(a) == d)
+    }
+
+    /// The exact (`i64`) value `a * i + c` of the counter `i`.
+    fn exact_linear(&mut self, a: i64, c: i64) -> ExprId {
+        let se = &mut *self.pse.se;
+        let (loops, f) = (se.loops, se.f);
+        let ka = se.exprs.constant(Type::I64, a);
+        let kc = se.exprs.constant(Type::I64, c);
+        let ai = se.exprs.mul(loops, f, &[ka, self.counter], true);
+        se.exprs.add(loops, f, &[ai, kc], true)
+    }
+}
+
+/// At most this many operations in an invariant term's expression.
+const EXPANSION_LIMIT: usize = 16;
+
+/// Whether `e` is an `i32` expression of constants and values defined in blocks
+/// dominating `preheader`, by sums and products, of at most `budget` nodes:
+/// what [`Expander`] always emits there.
+fn expandable(se: &ScalarEvolution, e: ExprId, preheader: Block, budget: &mut usize) -> bool {
+    let Some(left) = budget.checked_sub(1) else {
+        return false;
+    };
+    *budget = left;
+    match se.exprs.get(e) {
+        Expr::Const { ty: Type::I32, .. } => true,
+        Expr::Unknown { ty: Type::I32, v } => {
+            se.f.value_block(*v)
+                .is_none_or(|b| se.dt.dominates(b, preheader))
+        }
+        Expr::Add {
+            ty: Type::I32, ops, ..
+        }
+        | Expr::Mul {
+            ty: Type::I32, ops, ..
+        } => ops.iter().all(|&o| expandable(se, o, preheader, budget)),
+        _ => false,
     }
 }
 
@@ -251,10 +379,13 @@ impl Plan {
             .filter(|c| c.unit_step() && (!c.inclusive || c.tests_next))?;
         let mut pse = Predicated::new(se, id);
         let x = pse.get(counter.param)?;
+        let plain_counter = pse.se.get(counter.param);
         let mut terms = Terms {
             pse,
             id,
             counter: x,
+            plain_counter,
+            preheader: l.preheader,
         };
         // Every instruction: pure arithmetic, a comparison, a store, the branch.
         let mut stores = Vec::new();
@@ -284,9 +415,11 @@ impl Plan {
                 sums.push(None);
                 continue;
             }
-            let (sum, g) = sum_of(&mut terms, p, next)?;
-            if let Sum::Modular(Term::Linear { .. }, m) = sum {
-                let e = terms.pse.get(g)?;
+            let sum = sum_of(&mut terms, p, next)?;
+            if let Sum::Modular(Term::Linear { a, c }, m) = sum {
+                // The summed value is `a * i + c` modulo 2^32: it is that exactly
+                // when the guard keeps it within [0, INT_MAX - (m - 1)].
+                let e = terms.exact_linear(a, c);
                 terms.pse.add_predicate(NoWrap {
                     e,
                     lo: 0,
@@ -336,10 +469,18 @@ impl Plan {
         })
     }
 
-    fn apply(self, f: &mut Function) {
+    fn apply(mut self, f: &mut Function, exprs: &Exprs) {
         let pterm = f
             .terminator(self.l.preheader)
             .expect("the preheader ends in a jump");
+        let mut ex = Expander::new(exprs, pterm, pterm, EXPANSION_LIMIT);
+        for sum in self.sums.iter_mut().flatten() {
+            let (Sum::Wrapping(t) | Sum::Modular(t, _)) = sum;
+            if let Term::Expr(e) = *t {
+                let v = ex.expand(f, e, &|_, _| true);
+                *t = Term::Invariant(v.expect("Plan::of checked that it expands"));
+            }
+        }
         let init = self.l.init_args(f).to_vec();
         let mut e = Emitter { f, at: pterm };
         // The iterations run for i in [lo, hi].
@@ -396,17 +537,7 @@ impl Plan {
         );
         e.at = jump;
         let last = if c.step == 1 { hi } else { lo };
-        let lo64 = e.un(UnOp::SExt, lo);
-        let hi64 = e.un(UnOp::SExt, hi);
-        let one64 = e.un(UnOp::SExt, one);
-        let span = e.bin(BinOp::Sub64, hi64, lo64);
-        let n64 = e.bin(BinOp::Add64, span, one64);
-        // sum of i over the iterations: (lo + hi) * n / 2, exact within the limits.
-        let two = e.f.iconst(2);
-        let two64 = e.un(UnOp::SExt, two);
-        let ends = e.bin(BinOp::Add64, lo64, hi64);
-        let twice = e.bin(BinOp::Mul64, ends, n64);
-        let sum_i = e.bin(BinOp::SDiv64, twice, two64);
+        let (n64, sum_i) = e.count_and_sum(lo, hi);
         let mut results = vec![None; self.sums.len()];
         for (k, sum) in self.sums.iter().enumerate() {
             let Some(sum) = *sum else {
@@ -423,6 +554,7 @@ impl Plan {
                     let t = e.bin(BinOp::Add64, t, ai);
                     e.un(UnOp::Trunc, t)
                 }
+                Sum::Wrapping(Term::Expr(_)) => unreachable!("expanded above"),
                 Sum::Wrapping(Term::Invariant(g)) => {
                     let n = e.un(UnOp::Trunc, n64);
                     let ng = e.bin(BinOp::Mul, n, g);
@@ -466,6 +598,7 @@ impl Plan {
                             let ng = e.bin(BinOp::Mul64, n64, g64);
                             e.bin(BinOp::Add64, s0, ng)
                         }
+                        Term::Expr(_) => unreachable!("expanded above"),
                     };
                     let t = e.bin(BinOp::SRem64, total, m64);
                     e.un(UnOp::Trunc, t)
@@ -511,26 +644,19 @@ impl Plan {
     }
 }
 
-/// How `next` advances header parameter `p`: `p + g` or `(p + g) % m`.
-/// With the summed term's value.
-fn sum_of(terms: &mut Terms, p: Value, next: Value) -> Option<(Sum, Value)> {
+/// How `next` advances header parameter `p`, from the scalar evolution: a
+/// wrapping sum when `next - p` is a term (the parameter's evolution is
+/// `{s0,+,d}` with `d` the term, or it is `p + g` with `g` one), or a sum modulo
+/// a constant `m > 0` when `next` is `s % m` and `s - p` is a term. The modular
+/// sum is no recurrence the evolution describes: its remainder is recognised on
+/// the instruction, and only what it adds is the evolution's.
+fn sum_of(terms: &mut Terms, p: Value, next: Value) -> Option<Sum> {
     let f = terms.pse.se.f;
-    let add_of = |v: Value| -> Option<Value> {
-        let InstKind::Binary {
-            op: BinOp::Add,
-            args: [x, y],
-        } = *f.kind(f.def_inst(v)?)
-        else {
-            return None;
-        };
-        match (x == p, y == p) {
-            (true, false) => Some(y),
-            (false, true) => Some(x),
-            _ => None,
-        }
-    };
-    if let Some(g) = add_of(next) {
-        return Some((Sum::Wrapping(terms.term(g)?), g));
+    if f.value_type(p) != Type::I32 {
+        return None;
+    }
+    if let Some(t) = terms.increment(p, next) {
+        return Some(Sum::Wrapping(t));
     }
     let InstKind::Binary {
         op: BinOp::SRem,
@@ -540,8 +666,7 @@ fn sum_of(terms: &mut Terms, p: Value, next: Value) -> Option<(Sum, Value)> {
         return None;
     };
     let m = f.as_iconst(m).filter(|&m| m > 0)?;
-    let g = add_of(s)?;
-    Some((Sum::Modular(terms.term(g)?, m), g))
+    Some(Sum::Modular(terms.increment(p, s)?, m))
 }
 
 /// Inserts instructions before `at`.
@@ -555,7 +680,12 @@ impl Emitter<'_> {
         let i = self.f.insert_inst_before(self.at, kind, ty);
         self.f.inst_result(i).expect("an instruction with a result")
     }
+    /// `op a, b`; the sum of two `i32` constants is folded (as LLVM's
+    /// `IRBuilder` folds constants), so that a constant bound's last value is one.
     fn bin(&mut self, op: BinOp, a: Value, b: Value) -> Value {
+        if let (BinOp::Add, Some(x), Some(y)) = (op, self.f.as_iconst(a), self.f.as_iconst(b)) {
+            return self.f.iconst(x.wrapping_add(y));
+        }
         self.value(InstKind::Binary { op, args: [a, b] }, op.ty())
     }
     fn cmp(&mut self, op: CmpOp, a: Value, b: Value) -> Value {
@@ -593,6 +723,29 @@ impl Emitter<'_> {
         guard
     }
 
+    /// The number of iterations `n = hi - lo + 1` and the sum of the counter
+    /// over them, `(lo + hi) * n / 2`, in 64 bits (exact within the limits):
+    /// constants when `lo` and `hi` are (the later passes fold no `sdiv64`).
+    fn count_and_sum(&mut self, lo: Value, hi: Value) -> (Value, Value) {
+        if let (Some(l), Some(h)) = (self.f.as_iconst(lo), self.f.as_iconst(hi)) {
+            let n = i64::from(h) - i64::from(l) + 1;
+            let sum = (i64::from(l) + i64::from(h)) * n / 2;
+            if let (Ok(n), Ok(sum)) = (i32::try_from(n), i32::try_from(sum)) {
+                return (self.const64(n), self.const64(sum));
+            }
+        }
+        let lo64 = self.un(UnOp::SExt, lo);
+        let hi64 = self.un(UnOp::SExt, hi);
+        let one64 = self.const64(1);
+        let span = self.bin(BinOp::Sub64, hi64, lo64);
+        let n64 = self.bin(BinOp::Add64, span, one64);
+        let two64 = self.const64(2);
+        let ends = self.bin(BinOp::Add64, lo64, hi64);
+        let twice = self.bin(BinOp::Mul64, ends, n64);
+        let sum_i = self.bin(BinOp::SDiv64, twice, two64);
+        (n64, sum_i)
+    }
+
     fn const64(&mut self, c: i32) -> Value {
         let c = self.f.iconst(c);
         self.un(UnOp::SExt, c)
@@ -602,6 +755,7 @@ impl Emitter<'_> {
     fn at_counter(&mut self, term: Term, i: Value) -> Value {
         match term {
             Term::Invariant(v) => v,
+            Term::Expr(_) => unreachable!("stored values are no expressions"),
             Term::Linear { a, c } => {
                 let a = self.f.iconst(a as i32);
                 let c = self.f.iconst(c as i32);
@@ -911,6 +1065,122 @@ bb2(%3: i32, %4: i32):
         let out = same_behaviour(src, &["closedform"], "50");
         assert!(!out.contains("mul64"), "{out}");
     }
+
+    /// A loop counting `i` from 0 to `n` (read, with `k`) with a wrapping sum
+    /// `%6` (from 7) and a modular sum `%7` (from 1), whose next values `%20`
+    /// and `%21` `body` computes.
+    fn two_sums(body: &str) -> String {
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = slt 0, %0
+  br %2, bb2(0, 7, 1), bb1(7, 1)
+bb1(%3: i32, %4: i32):
+  call @putint(%3)
+  call @putch(32)
+  call @putint(%4)
+  ret 0
+bb2(%5: i32, %6: i32, %7: i32):
+{body}
+  %8 = add %5, 1
+  %9 = slt %8, %0
+  br %9, bb2(%8, %20, %21), bb1(%20, %21)
+}}
+"#
+        )
+    }
+
+    /// `(s + 1) % 1000003`, the modular sum of the tests of the wrapping one.
+    const PLUS_ONE: &str = "  %30 = add %7, 1\n  %21 = srem %30, 1000003";
+
+    #[test]
+    fn sums_the_scalar_evolution_describes_beyond_one_addition() {
+        // The wrapping sum subtracts 3 i and then adds -2 (s - (3 i + 2), the
+        // evolution {7,+,-2,+,-3}); the modular sum adds 3 k, which the loop
+        // computes: an invariant expression, expanded before the loop. Before,
+        // neither was `p + g` with g a term.
+        let src = two_sums(
+            "  %10 = mul %5, 3\n  %11 = sub %6, %10\n  %20 = add %11, -2\n  \
+             %12 = mul %1, 3\n  %13 = add %12, %7\n  %21 = srem %13, 1000003",
+        );
+        for input in ["0 5", "1 5", "7 -1", "1000 5", "1000 715827882"] {
+            same_behaviour(&src, &["closedform"], input);
+        }
+        let out = crate::passes::testutil::run(&src, &["closedform"]);
+        assert!(out.contains("mul64"), "{out}");
+        let (n, k): (i64, i64) = (100_000_000, 5);
+        let s = (7 - 3 * (n * (n - 1) / 2) - 2 * n) as i32;
+        let t = (1 + 3 * k * n) % 1_000_003;
+        assert_eq!(runs_fast(&src, "100000000 5"), format!("{s} {t}"));
+        // 3 k beyond INT_MAX - (m - 1) (the guard fails): the loop runs.
+        same_behaviour(&src, &["closedform"], "50 715827882");
+    }
+
+    #[test]
+    fn a_parameter_passed_back_unchanged_is_a_sum_of_nothing() {
+        let src = two_sums(PLUS_ONE).replace(
+            "bb2(%8, %20, %21), bb1(%20, %21)",
+            "bb2(%8, %6, %21), bb1(%6, %21)",
+        );
+        for input in ["0 0", "3 0", "100 0"] {
+            same_behaviour(&src, &["closedform"], input);
+        }
+        assert_eq!(
+            runs_fast(&src, "100000000 0"),
+            format!("7 {}", 100_000_001 % 1_000_003)
+        );
+    }
+
+    #[test]
+    fn a_wrapping_sum_of_a_wrapping_term_needs_no_guard_on_it() {
+        // 70000 i wraps from i = 30680 on: the sum modulo 2^32 is still the
+        // closed form's, so only the counter's own limits are tested.
+        let src = two_sums(&format!(
+            "  %10 = mul %5, 70000\n  %20 = add %6, %10\n{PLUS_ONE}"
+        ));
+        for input in ["0 0", "1 0", "40000 0"] {
+            same_behaviour(&src, &["closedform"], input);
+        }
+        let n: i64 = 100_000_000;
+        let s = (7 + 70_000 * i128::from(n * (n - 1) / 2)) as i32;
+        let t = (1 + n) % 1_000_003;
+        assert_eq!(runs_fast(&src, "100000000 0"), format!("{s} {t}"));
+    }
+
+    #[test]
+    fn constant_bounds_give_a_constant_count_and_sum() {
+        // i = 0..=5: n = 6 and the sum of i, 15, are constants (no `sdiv64`).
+        let src = two_sums(&format!("  %20 = add %6, %5\n{PLUS_ONE}"))
+            .replace("%9 = slt %8, %0", "%9 = slt %8, 6");
+        let out = same_behaviour(&src, &["closedform"], "1 0");
+        assert!(out.contains("sext 15") && !out.contains("sdiv64"), "{out}");
+    }
+
+    #[test]
+    fn sums_of_what_is_no_affine_term_stay_loops() {
+        // s + s, s * 2 + i, s + i * i (third order), s + k * i (a coefficient
+        // that is no constant), and a modular sum of s + s.
+        for body in [
+            "  %20 = add %6, %6",
+            "  %10 = mul %6, 2\n  %20 = add %10, %5",
+            "  %10 = mul %5, %5\n  %20 = add %6, %10",
+            "  %10 = mul %5, %1\n  %20 = add %6, %10",
+        ] {
+            let src = two_sums(&format!("{body}\n{PLUS_ONE}"));
+            let out = same_behaviour(&src, &["closedform"], "30 3");
+            assert!(!out.contains("mul64"), "{body}:\n{out}");
+        }
+        let src = two_sums("  %20 = add %6, 1\n  %30 = add %7, %7\n  %21 = srem %30, 1000003");
+        let out = same_behaviour(&src, &["closedform"], "30 3");
+        assert!(!out.contains("mul64"), "{out}");
+    }
 }
 
 /// Random loops of the shapes the pass handles, with constants and inputs chosen to
@@ -1053,6 +1323,33 @@ bb2(%7: i32, %8: i32, %9: i32):
         }
         // Most shapes qualify (inexact divisions and some invariants do not).
         assert!(transformed > 150, "only {transformed} of 400 transformed");
+    }
+
+    #[test]
+    fn random_loops_with_sums_in_several_steps_keep_their_output() {
+        // The same loops with the wrapping sum subtracting its term and the
+        // modular one adding 3 before it: sums only the scalar evolution finds.
+        let mut r = Rng(XorShift(0x2545_f491_4f6c_dd1d));
+        let mut transformed = 0;
+        for _ in 0..300 {
+            let src = program(&mut r)
+                .replace("%15 = add %9,", "%15 = sub %9,")
+                .replace("%13 = add %8,", "%31 = add %8, 3\n  %13 = add %31,");
+            assert!(src.contains("%15 = sub") && src.contains("%31 = add"));
+            let before = ir::parse_module(&src).unwrap();
+            let out = run(&src, &["closedform"]);
+            transformed += usize::from(out.contains("sext"));
+            let after = ir::parse_module(&out).unwrap();
+            for _ in 0..6 {
+                let stdin = input(&mut r);
+                assert_eq!(
+                    exec(&after, &stdin),
+                    exec(&before, &stdin),
+                    "input {stdin}\n{src}\n--- after ---\n{out}"
+                );
+            }
+        }
+        assert!(transformed > 80, "only {transformed} of 300 transformed");
     }
 
     /// `state = (state + 128) % 65535` on a global, `n` times (both from the input).

@@ -64,7 +64,7 @@ use crate::analysis::scev::expand::Expander;
 use crate::analysis::scev::{ExprId, ScalarEvolution, ScevState};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
-use crate::pipeline::{FunctionPass, Pass};
+use crate::pipeline::FunctionTransform;
 use affine::ExactIndices;
 use gep_blocks::GepBlocks;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
@@ -75,23 +75,12 @@ use rustc_hash::FxHashMap;
 /// The strength reduction pass.
 pub struct StrengthReduce;
 
-impl Pass for StrengthReduce {
-    fn name(&self) -> &'static str {
-        "strength"
-    }
-    fn description(&self) -> &'static str {
-        "strength-reduce array addresses of induction variables into pointer increments"
-    }
-    fn preserves(&self) -> Preserved {
-        Preserved::NOTHING.with_other_functions()
-    }
-    fn function_pass(&self) -> Option<&dyn FunctionPass> {
-        Some(self)
-    }
-}
-
-impl FunctionPass for StrengthReduce {
-    fn run_on(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+impl FunctionTransform for StrengthReduce {
+    const NAME: &'static str = "strength";
+    const DESCRIPTION: &'static str =
+        "strength-reduce array addresses of induction variables into pointer increments";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         run_on(f, fa) > 0
     }
 }
