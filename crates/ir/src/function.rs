@@ -347,14 +347,18 @@ impl Function {
     /// arms of a `br` go to the same block.
     #[inline]
     pub fn successors(&self, block: Block) -> smallvec::SmallVec<[Block; 2]> {
-        match self.layout.last_inst(block) {
-            Some(t) => self.insts[t]
-                .kind
-                .targets()
-                .iter()
-                .map(|c| c.block)
-                .collect(),
-            None => smallvec::SmallVec::new(),
+        // The blocks of [`InstKind::targets`], without gathering the calls first.
+        let Some(t) = self.layout.last_inst(block) else {
+            return smallvec::SmallVec::new();
+        };
+        match &self.insts[t].kind {
+            InstKind::Jump { dest } => smallvec::smallvec![dest.block],
+            InstKind::Br {
+                then_dest,
+                else_dest,
+                ..
+            } => smallvec::smallvec![then_dest.block, else_dest.block],
+            _ => smallvec::SmallVec::new(),
         }
     }
 

@@ -130,9 +130,21 @@ impl ControlFlowGraph {
             .all(|b| self.preds[b] == other.preds[b] && self.succs[b] == other.succs[b])
     }
 
-    /// Distinct predecessors of `b`, in first-edge order.
-    pub fn unique_preds(&self, b: Block) -> Vec<Block> {
-        distinct_in_order(&self.preds[b])
+    /// Distinct predecessors of `b`, in first-edge order (held inline when there
+    /// are few: most blocks have one or two).
+    pub fn unique_preds(&self, b: Block) -> SmallVec<[Block; 4]> {
+        let preds = &self.preds[b];
+        if preds.len() <= 16 {
+            let mut v = SmallVec::new();
+            for &p in preds {
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+            v
+        } else {
+            SmallVec::from_vec(distinct_in_order(preds))
+        }
     }
 
     /// The predecessor of `b` when it has exactly one (however many edges come

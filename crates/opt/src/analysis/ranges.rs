@@ -448,21 +448,39 @@ impl<'f> Solver<'f> {
     /// marked stale.
     fn requeue_changed(&mut self, term: Inst, changed: Option<Value>) {
         let f = self.f;
-        let cond = match f.kind(term) {
-            InstKind::Br { cond, .. } => Some(*cond),
-            _ => None,
+        let (cond, calls): (Option<Value>, [Option<&ir::BlockCall>; 2]) = match f.kind(term) {
+            InstKind::Jump { dest } => (None, [Some(dest), None]),
+            InstKind::Br {
+                cond,
+                then_dest,
+                else_dest,
+            } => (Some(*cond), [Some(then_dest), Some(else_dest)]),
+            _ => (None, [None, None]),
         };
         let all = changed.is_none() || changed == cond;
         if let Some(block) = f.layout.inst_block(term) {
-            let calls = f.kind(term).targets();
             for &s in self.cfg.succs(block) {
-                for (idx, &p) in f.block_params(s).iter().enumerate() {
-                    let passed =
-                        |c: &&ir::BlockCall| c.block == s && c.args.get(idx) == changed.as_ref();
-                    let reached = calls.iter().any(|c| c.block == s);
-                    if all || !reached || calls.iter().any(passed) {
-                        self.stale[p] = true;
+                let params = f.block_params(s);
+                let mut to_s = calls.iter().flatten().filter(|c| c.block == s).peekable();
+                match changed {
+                    // Every parameter: all asked for, or no edge of `term` reaches
+                    // `s` (the CFG and the terminator disagree).
+                    _ if all || to_s.peek().is_none() => {
+                        for &p in params {
+                            self.stale[p] = true;
+                        }
                     }
+                    // The parameters `changed` is passed to.
+                    Some(v) => {
+                        for c in to_s {
+                            for (&a, &p) in c.args.iter().zip(params) {
+                                if a == v {
+                                    self.stale[p] = true;
+                                }
+                            }
+                        }
+                    }
+                    None => unreachable!("`all` when nothing is named"),
                 }
             }
         }
