@@ -607,4 +607,28 @@ mod tests {
         // Cloned with the function.
         assert_eq!(f.clone().src_loc(a), Some(41));
     }
+
+    /// A block's successors are the blocks its terminator's calls name, in order
+    /// and with duplicates; a block ending in a return has none.
+    #[test]
+    fn successors_are_the_blocks_of_the_terminators_calls() {
+        let m = crate::parse_module(
+            "func @main(i32) -> i32 {\nbb0(%0: i32):\n  br %0, bb2, bb1\n\
+             bb1:\n  br %0, bb2, bb2\nbb2:\n  jump bb3\nbb3:\n  ret 0\n}\n",
+        )
+        .unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let b: Vec<Block> = f.layout.blocks().collect();
+        assert_eq!(f.successors(b[0])[..], [b[2], b[1]]);
+        assert_eq!(f.successors(b[1])[..], [b[2], b[2]]);
+        assert_eq!(f.successors(b[2])[..], [b[3]]);
+        assert!(f.successors(b[3]).is_empty());
+        for &x in &b {
+            let calls: Vec<Block> = match f.terminator(x) {
+                Some(t) => f.kind(t).targets().iter().map(|c| c.block).collect(),
+                None => Vec::new(),
+            };
+            assert_eq!(f.successors(x)[..], calls[..]);
+        }
+    }
 }
