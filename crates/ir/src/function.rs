@@ -347,14 +347,18 @@ impl Function {
     /// arms of a `br` go to the same block.
     #[inline]
     pub fn successors(&self, block: Block) -> smallvec::SmallVec<[Block; 2]> {
-        match self.layout.last_inst(block) {
-            Some(t) => self.insts[t]
-                .kind
-                .targets()
-                .iter()
-                .map(|c| c.block)
-                .collect(),
-            None => smallvec::SmallVec::new(),
+        // The blocks of [`InstKind::targets`], without gathering the calls first.
+        let Some(t) = self.layout.last_inst(block) else {
+            return smallvec::SmallVec::new();
+        };
+        match &self.insts[t].kind {
+            InstKind::Jump { dest } => smallvec::smallvec![dest.block],
+            InstKind::Br {
+                then_dest,
+                else_dest,
+                ..
+            } => smallvec::smallvec![then_dest.block, else_dest.block],
+            _ => smallvec::SmallVec::new(),
         }
     }
 
@@ -602,5 +606,29 @@ mod tests {
         assert_eq!(f.src_loc(c), None);
         // Cloned with the function.
         assert_eq!(f.clone().src_loc(a), Some(41));
+    }
+
+    /// A block's successors are the blocks its terminator's calls name, in order
+    /// and with duplicates; a block ending in a return has none.
+    #[test]
+    fn successors_are_the_blocks_of_the_terminators_calls() {
+        let m = crate::parse_module(
+            "func @main(i32) -> i32 {\nbb0(%0: i32):\n  br %0, bb2, bb1\n\
+             bb1:\n  br %0, bb2, bb2\nbb2:\n  jump bb3\nbb3:\n  ret 0\n}\n",
+        )
+        .unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let b: Vec<Block> = f.layout.blocks().collect();
+        assert_eq!(f.successors(b[0])[..], [b[2], b[1]]);
+        assert_eq!(f.successors(b[1])[..], [b[2], b[2]]);
+        assert_eq!(f.successors(b[2])[..], [b[3]]);
+        assert!(f.successors(b[3]).is_empty());
+        for &x in &b {
+            let calls: Vec<Block> = match f.terminator(x) {
+                Some(t) => f.kind(t).targets().iter().map(|c| c.block).collect(),
+                None => Vec::new(),
+            };
+            assert_eq!(f.successors(x)[..], calls[..]);
+        }
     }
 }

@@ -366,6 +366,9 @@ fn max_pressure(code: &[MInst], after: &LiveAfter, class: &dyn Fn(Reg) -> usize)
     max
 }
 
+/// The few registers one instruction reads, kills or makes live.
+type RegList = smallvec::SmallVec<[Reg; 4]>;
+
 /// Register pressure followed while a region is scheduled top-down over virtual
 /// registers: which registers are live, and how many uses of each the region has
 /// left to place.
@@ -410,15 +413,15 @@ impl<'a> Pressure<'a> {
 
     /// The register counts after placing `i` next, and the registers it kills and
     /// makes live.
-    fn effect(&self, i: &MInst) -> ([usize; 2], Vec<Reg>, Vec<Reg>) {
-        let mut uses: Vec<Reg> = Vec::new();
+    fn effect(&self, i: &MInst) -> ([usize; 2], RegList, RegList) {
+        let mut uses = RegList::new();
         i.for_each_use(|r| {
             if tracked(r) {
                 uses.push(r)
             }
         });
         let mut count = self.count;
-        let mut dies = Vec::new();
+        let mut dies = RegList::new();
         for &r in &uses {
             if dies.contains(&r) || !self.live.contains(&r.0) {
                 continue;
@@ -431,7 +434,7 @@ impl<'a> Pressure<'a> {
                 count[(self.class)(r)] -= 1;
             }
         }
-        let mut born = Vec::new();
+        let mut born = RegList::new();
         i.for_each_def(|d| {
             if !tracked(d) || born.contains(&d) {
                 return;

@@ -13,7 +13,33 @@ use rustc_hash::FxHashSet;
 use smallvec::SmallVec;
 
 /// One block's predecessors or successors: the first two inline.
-type EdgeList = SmallVec<[Block; 2]>;
+#[derive(Debug, Default, PartialEq)]
+struct EdgeList(SmallVec<[Block; 2]>);
+
+impl Clone for EdgeList {
+    /// Sizing a map of lists clones the empty default once per block: an empty
+    /// list is made directly, not through `SmallVec`'s copy of a slice.
+    fn clone(&self) -> Self {
+        if self.0.is_empty() {
+            EdgeList(SmallVec::new())
+        } else {
+            EdgeList(self.0.clone())
+        }
+    }
+}
+
+impl std::ops::Deref for EdgeList {
+    type Target = SmallVec<[Block; 2]>;
+    fn deref(&self) -> &Self::Target {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for EdgeList {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.0
+    }
+}
 
 /// Predecessor and successor lists. A block that both arms of a `br` reach lists the
 /// other block twice in its predecessors (once per edge) and vice versa.
@@ -97,7 +123,7 @@ impl ControlFlowGraph {
     /// updated in time proportional to the edges involved. The reverse post-order
     /// is not maintained; [`Self::rpo`] refuses to answer afterwards.
     pub fn update_edges_of(&mut self, func: &Function, b: Block) {
-        for s in std::mem::take(&mut self.succs[b]) {
+        for s in std::mem::take(&mut self.succs[b]).0 {
             let preds = &mut self.preds[s];
             if let Some(k) = preds.iter().position(|&p| p == b) {
                 preds.remove(k);
@@ -117,8 +143,8 @@ impl ControlFlowGraph {
     /// involved lie, in time proportional to those edges. The reverse post-order
     /// is not maintained ([`Self::rpo`] refuses to answer afterwards).
     pub fn set_edges(&mut self, b: Block, preds: &[Block], succs: &[Block]) {
-        self.preds[b] = preds.iter().copied().collect();
-        self.succs[b] = succs.iter().copied().collect();
+        self.preds[b] = EdgeList(preds.iter().copied().collect());
+        self.succs[b] = EdgeList(succs.iter().copied().collect());
         self.rpo_stale = true;
     }
 
@@ -130,9 +156,21 @@ impl ControlFlowGraph {
             .all(|b| self.preds[b] == other.preds[b] && self.succs[b] == other.succs[b])
     }
 
-    /// Distinct predecessors of `b`, in first-edge order.
-    pub fn unique_preds(&self, b: Block) -> Vec<Block> {
-        distinct_in_order(&self.preds[b])
+    /// Distinct predecessors of `b`, in first-edge order (held inline when there
+    /// are few: most blocks have one or two).
+    pub fn unique_preds(&self, b: Block) -> SmallVec<[Block; 4]> {
+        let preds = &self.preds[b];
+        if preds.len() <= 16 {
+            let mut v = SmallVec::new();
+            for &p in preds.iter() {
+                if !v.contains(&p) {
+                    v.push(p);
+                }
+            }
+            v
+        } else {
+            SmallVec::from_vec(distinct_in_order(preds))
+        }
     }
 
     /// The predecessor of `b` when it has exactly one (however many edges come
@@ -286,5 +324,37 @@ bb3:
         }
         assert_eq!(want.len(), 30);
         assert_eq!(distinct_in_order(&long), want);
+    }
+
+    /// `unique_preds` keeps each predecessor's first edge, in order, as
+    /// `distinct_in_order` does, for a few edges (scanned inline) and for many
+    /// (through a set); a clone of the graph, whose empty lists are made anew,
+    /// lists the same edges.
+    #[test]
+    fn unique_predecessors_and_clones_keep_the_edges() {
+        let mut src = String::from("func @main(i32) -> i32 {\nbb0(%0: i32):\n  br %0, bb1, bb1\n");
+        // bb1 branches to bb2 on both arms; bb3..bb22 all jump to bb23 (20 edges).
+        src.push_str("bb1:\n  br %0, bb2, bb2\nbb2:\n  br %0, bb3, bb24\n");
+        for k in 3..23 {
+            src.push_str(&format!("bb{k}:\n  br %0, bb{}, bb23\n", k + 1));
+        }
+        src.push_str("bb23:\n  ret 0\nbb24:\n  ret 1\n}\n");
+        let m = parse_module(&src).unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let b: Vec<Block> = f.layout.blocks().collect();
+        assert_eq!(cfg.preds(b[1]), [b[0], b[0]]);
+        assert_eq!(cfg.unique_preds(b[1])[..], [b[0]]);
+        assert_eq!(cfg.unique_preds(b[0])[..], []);
+        assert!(cfg.preds(b[23]).len() > 16);
+        for &x in &b {
+            assert_eq!(cfg.unique_preds(x)[..], distinct_in_order(cfg.preds(x))[..]);
+        }
+        let copy = cfg.clone();
+        assert!(copy.same_edges(&cfg, f));
+        for &x in &b {
+            assert_eq!(copy.preds(x), cfg.preds(x));
+            assert_eq!(copy.succs(x), cfg.succs(x));
+        }
     }
 }

@@ -28,11 +28,33 @@ pub struct DomTree<N: EntityRef> {
     idom: SecondaryMap<N, Option<N>>,
     /// RPO index + 1 (0 means unreachable).
     rpo_num: SecondaryMap<N, u32>,
-    children: SecondaryMap<N, SmallVec<[N; 2]>>,
+    children: SecondaryMap<N, Children<N>>,
     /// Pre-order and post-order numbers of the dominator tree, for O(1) `dominates`.
     pre: SecondaryMap<N, u32>,
     post: SecondaryMap<N, u32>,
     rpo: Vec<N>,
+}
+
+/// A node's children: the first two inline.
+#[derive(Debug)]
+struct Children<N>(SmallVec<[N; 2]>);
+
+impl<N> Default for Children<N> {
+    fn default() -> Self {
+        Children(SmallVec::new())
+    }
+}
+
+impl<N: Clone> Clone for Children<N> {
+    /// Sizing the map clones the empty default once per node: an empty list is
+    /// made directly, not through `SmallVec`'s copy of a slice.
+    fn clone(&self) -> Self {
+        if self.0.is_empty() {
+            Children(SmallVec::new())
+        } else {
+            Children(self.0.clone())
+        }
+    }
 }
 
 /// The dominator tree of an IR function.
@@ -84,7 +106,7 @@ impl<N: EntityRef> DomTree<N> {
         dt.idom[entry] = None;
         for &b in &rpo[1..] {
             if let Some(d) = dt.idom[b] {
-                dt.children[d].push(b);
+                dt.children[d].0.push(b);
             }
         }
         dt.number_tree(entry);
@@ -104,7 +126,7 @@ impl<N: EntityRef> DomTree<N> {
             self.pre[b] = counter;
             counter += 1;
             stack.push((b, true));
-            for &c in self.children[b].iter().rev() {
+            for &c in self.children[b].0.iter().rev() {
                 stack.push((c, false));
             }
         }
@@ -122,7 +144,7 @@ impl<N: EntityRef> DomTree<N> {
 
     /// Children of `b` in the dominator tree, in RPO order.
     pub fn children(&self, b: N) -> &[N] {
-        &self.children[b]
+        &self.children[b].0
     }
 
     /// Whether `a` dominates `b` (reflexive). False when either is unreachable.
@@ -152,7 +174,7 @@ impl<N: EntityRef> DomTree<N> {
         let mut stack = vec![entry];
         while let Some(b) = stack.pop() {
             out.push(b);
-            for &c in self.children[b].iter().rev() {
+            for &c in self.children[b].0.iter().rev() {
                 stack.push(c);
             }
         }

@@ -18,6 +18,7 @@
 use super::postdom::PostDominatorTree;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, SecondaryMap};
+use smallvec::SmallVec;
 
 /// The edges of a function not yet reported, indexed for [`Deciders::take`].
 pub struct Deciders {
@@ -98,7 +99,9 @@ impl Deciders {
             return;
         }
         let (lo, hi, depth) = (self.pre[y] as usize, self.end[y] as usize, self.depth[y]);
-        let mut stack = vec![(1usize, 0usize, self.size)];
+        // A walk down the segment tree: at most one pending sibling per level.
+        let mut stack: SmallVec<[(usize, usize, usize); 32]> =
+            smallvec::smallvec![(1usize, 0usize, self.size)];
         while let Some((node, l, r)) = stack.pop() {
             if r <= lo || hi <= l || self.least[node] >= depth {
                 continue;

@@ -231,7 +231,15 @@ const MANY_PREDS: usize = 16;
 
 impl<'f> Solver<'f> {
     fn new(f: &'f Function, cfg: &'f ControlFlowGraph) -> Self {
+        // The per-value maps are sized once: grown by their writes, they were
+        // copied at every doubling.
+        let n = f.num_values();
         let mut range = SecondaryMap::new();
+        range.resize(n);
+        let mut growths = SecondaryMap::new();
+        growths.resize(n);
+        let mut stale = SecondaryMap::with_default(true);
+        stale.resize(n);
         for v in f.all_values() {
             if let Some(c) = f.as_iconst(v) {
                 range[v] = Some(Range::constant(c));
@@ -261,10 +269,10 @@ impl<'f> Solver<'f> {
             f,
             cfg,
             range,
-            growths: SecondaryMap::new(),
+            growths,
             thresholds,
-            work: Vec::new(),
-            stale: SecondaryMap::with_default(true),
+            work: Vec::with_capacity(f.num_insts()),
+            stale,
             skip_unchanged: true,
             computed: 0,
             requeued_edges: FxHashMap::default(),
@@ -283,10 +291,11 @@ impl<'f> Solver<'f> {
         // Seed in reverse so that popping visits blocks in reverse post-order.
         let entry = self.f.entry_block();
         for &b in self.cfg.rpo().iter().rev() {
-            let insts: Vec<Inst> = self.f.layout.block_insts(b).collect();
-            for &i in insts.iter().rev() {
-                self.work.push(Item::Inst(i));
-            }
+            // The block's instructions, last first.
+            let first = self.work.len();
+            self.work
+                .extend(self.f.layout.block_insts(b).map(Item::Inst));
+            self.work[first..].reverse();
             if b != entry {
                 for idx in (0..self.f.block_params(b).len()).rev() {
                     self.work.push(Item::Param(b, idx));
@@ -448,21 +457,39 @@ impl<'f> Solver<'f> {
     /// marked stale.
     fn requeue_changed(&mut self, term: Inst, changed: Option<Value>) {
         let f = self.f;
-        let cond = match f.kind(term) {
-            InstKind::Br { cond, .. } => Some(*cond),
-            _ => None,
+        let (cond, calls): (Option<Value>, [Option<&ir::BlockCall>; 2]) = match f.kind(term) {
+            InstKind::Jump { dest } => (None, [Some(dest), None]),
+            InstKind::Br {
+                cond,
+                then_dest,
+                else_dest,
+            } => (Some(*cond), [Some(then_dest), Some(else_dest)]),
+            _ => (None, [None, None]),
         };
         let all = changed.is_none() || changed == cond;
         if let Some(block) = f.layout.inst_block(term) {
-            let calls = f.kind(term).targets();
             for &s in self.cfg.succs(block) {
-                for (idx, &p) in f.block_params(s).iter().enumerate() {
-                    let passed =
-                        |c: &&ir::BlockCall| c.block == s && c.args.get(idx) == changed.as_ref();
-                    let reached = calls.iter().any(|c| c.block == s);
-                    if all || !reached || calls.iter().any(passed) {
-                        self.stale[p] = true;
+                let params = f.block_params(s);
+                let mut to_s = calls.iter().flatten().filter(|c| c.block == s).peekable();
+                match changed {
+                    // Every parameter: all asked for, or no edge of `term` reaches
+                    // `s` (the CFG and the terminator disagree).
+                    _ if all || to_s.peek().is_none() => {
+                        for &p in params {
+                            self.stale[p] = true;
+                        }
                     }
+                    // The parameters `changed` is passed to.
+                    Some(v) => {
+                        for c in to_s {
+                            for (&a, &p) in c.args.iter().zip(params) {
+                                if a == v {
+                                    self.stale[p] = true;
+                                }
+                            }
+                        }
+                    }
+                    None => unreachable!("`all` when nothing is named"),
                 }
             }
         }
@@ -1156,5 +1183,45 @@ mod tests {
         );
         assert_eq!(range_of(&f, &r, 2), rg(1, i32::MAX));
         assert_eq!(range_of(&f, &r, 3), rg(0, i32::MAX / 2));
+    }
+
+    /// A grown argument marks stale the parameters it is passed to, on either
+    /// arm, and only those; a grown condition (or a value the edges are refined
+    /// by) marks every parameter of both targets.
+    #[test]
+    fn a_grown_argument_marks_the_parameters_it_is_passed_to() {
+        let m = ir::parse_module(
+            "func @f(i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32):\n  %2 = slt %0, %1\n  br %2, bb1(%0, %1, %0), bb2(%1, %0)\n\
+             bb1(%3: i32, %4: i32, %5: i32):\n  ret %3\n\
+             bb2(%6: i32, %7: i32):\n  ret %6\n}\n",
+        )
+        .expect("parses");
+        let f = m.funcs.values().next().unwrap().clone();
+        let cfg = ControlFlowGraph::compute(&f);
+        let b: Vec<Block> = f.layout.blocks().collect();
+        let (x, y) = (f.block_params(b[0])[0], f.block_params(b[0])[1]);
+        let cond = f
+            .inst_result(f.layout.block_insts(b[0]).next().unwrap())
+            .unwrap();
+        let term = f.terminator(b[0]).unwrap();
+        let params: Vec<Value> = [b[1], b[2]]
+            .iter()
+            .flat_map(|&t| f.block_params(t).to_vec())
+            .collect();
+        let marked = |changed: Option<Value>| {
+            let mut s = Solver::new(&f, &cfg);
+            for &p in &params {
+                s.stale[p] = false;
+            }
+            s.requeue_changed(term, changed);
+            // Every parameter of both targets is queued, stale or not.
+            assert_eq!(s.work.len(), params.len());
+            params.iter().map(|&p| s.stale[p]).collect::<Vec<bool>>()
+        };
+        assert_eq!(marked(Some(x)), [true, false, true, false, true]);
+        assert_eq!(marked(Some(y)), [false, true, false, true, false]);
+        assert_eq!(marked(Some(cond)), [true; 5]);
+        assert_eq!(marked(None), [true; 5]);
     }
 }

@@ -21,6 +21,10 @@
 use crate::analysis::{LoopForest, LoopId};
 use ir::{Function, Type, Value};
 use rustc_hash::FxHashMap;
+use smallvec::SmallVec;
+
+/// The terms of a sum or product being folded (a few, held inline).
+type Terms = SmallVec<[ExprId; 8]>;
 
 /// Index of an expression in an [`Exprs`] arena.
 #[derive(Copy, Clone, PartialEq, Eq, Hash, Debug, PartialOrd, Ord)]
@@ -272,17 +276,17 @@ impl Exprs {
 
     /// `(coefficient, rest)` of a term: `3 * x` is `(3, x)`, `x` is `(1, x)`.
     fn split_coefficient(&mut self, e: ExprId) -> (i64, Option<ExprId>) {
-        match self.get(e).clone() {
-            Expr::Const { c, .. } => (c, None),
+        match self.get(e) {
+            Expr::Const { c, .. } => (*c, None),
             Expr::Mul { ty, ops, exact } => match self.as_const(ops[0]) {
                 Some(c) if ops.len() == 2 => (c, Some(ops[1])),
                 Some(c) => {
-                    let rest = self.intern(Expr::Mul {
-                        ty,
+                    let rest = Expr::Mul {
+                        ty: *ty,
                         ops: ops[1..].to_vec(),
-                        exact,
-                    });
-                    (c, Some(rest))
+                        exact: *exact,
+                    };
+                    (c, Some(self.intern(rest)))
                 }
                 None => (1, Some(e)),
             },
@@ -295,7 +299,7 @@ impl Exprs {
         let ty = self.sum_type(ops);
         let mut exact = exact && ops.iter().all(|&o| self.exact(o));
         // Flatten nested sums.
-        let mut flat = Vec::new();
+        let mut flat: Terms = SmallVec::new();
         for &o in ops {
             match self.get(o) {
                 Expr::Add { ops: inner, .. } => flat.extend(inner.iter().copied()),
@@ -310,10 +314,11 @@ impl Exprs {
                 .filter_map(|&o| self.as_addrec(o).map(|(l, _)| l))
                 .max_by_key(|&l| loops.get(l).depth);
             let Some(lp) = deepest else { break };
-            let (recs, rest): (Vec<ExprId>, Vec<ExprId>) = flat
+            let (recs, rest): (Terms, Terms) = flat
                 .iter()
-                .partition(|&&o| self.as_addrec(o).is_some_and(|(l, _)| l == lp));
-            let (inv, var): (Vec<ExprId>, Vec<ExprId>) = rest
+                .copied()
+                .partition(|&o| self.as_addrec(o).is_some_and(|(l, _)| l == lp));
+            let (inv, var): (Terms, Terms) = rest
                 .into_iter()
                 .partition(|&o| self.invariant(f, loops, o, lp));
             if recs.len() == 1 && inv.is_empty() {
@@ -355,7 +360,7 @@ impl Exprs {
         }
         // Combine like terms: constants, and `a*x + b*x = (a+b)*x`.
         let mut konst: i64 = 0;
-        let mut terms: Vec<(ExprId, i64)> = Vec::new();
+        let mut terms: SmallVec<[(ExprId, i64); 8]> = SmallVec::new();
         for o in flat {
             let (c, rest) = self.split_coefficient(o);
             match rest {
@@ -404,7 +409,7 @@ impl Exprs {
     pub fn mul(&mut self, loops: &LoopForest, f: &Function, ops: &[ExprId], exact: bool) -> ExprId {
         let ty = self.ty(ops[0]);
         let exact = exact && ops.iter().all(|&o| self.exact(o));
-        let mut flat = Vec::new();
+        let mut flat: Terms = SmallVec::new();
         for &o in ops {
             match self.get(o) {
                 Expr::Mul { ops: inner, .. } => flat.extend(inner.iter().copied()),

@@ -132,7 +132,7 @@ impl Plan {
         }
         // Left through one edge, to a block only I reaches.
         let exit = f.kind(inner.branch).targets()[inner.exit()].block;
-        if cfg.unique_preds(exit) != [inner.latch] || !in_outer(exit) {
+        if cfg.unique_preds(exit)[..] != [inner.latch] || !in_outer(exit) {
             return None;
         }
         for &b in &lp.blocks {

@@ -231,7 +231,7 @@ fn region(
         match f.kind(first) {
             InstKind::Jump { .. } => {
                 f.block_params(x).is_empty()
-                    || (cfg.unique_preds(x) == [from] && edges_into(x, from) == 1)
+                    || (cfg.unique_preds(x)[..] == [from] && edges_into(x, from) == 1)
             }
             InstKind::Br { cond, .. } => f.block_params(x).is_empty() && invariant(*cond),
             _ => false,

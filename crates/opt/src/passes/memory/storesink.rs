@@ -201,7 +201,8 @@ fn sinkable(
         return None;
     }
     let to = [(t, e), (e, t)].into_iter().find_map(|(to, other)| {
-        (to != b && cfg.unique_preds(to) == [b] && !reaches_read(cfg, other, read_in)).then_some(to)
+        (to != b && cfg.unique_preds(to)[..] == [b] && !reaches_read(cfg, other, read_in))
+            .then_some(to)
     })?;
     // The writes and the geps of `b` feeding only moved instructions, in order
     // (a gep used by a moved gep moves too: visit users before their operands).
