@@ -18,7 +18,12 @@
 //!   (wrapping, like the loop's own additions). Uses after the loop see iteration
 //!   `b`: the parameter there, and (when the exiting block is the only latch) the
 //!   argument it passes back, which is the parameter's value on iteration `b + 1`.
-//!   Those uses are replaced by that expression, computed in the preheader.
+//!   Those uses are replaced by that expression, computed in the preheader. The
+//!   recurrence and its steps are the scalar evolution's, whatever arithmetic
+//!   passes the parameter back (`x + c`, `x - c`, `(x + 1) + 1`, `(x + i) + n`);
+//!   a first-order step must be made of values from before the loop, and an
+//!   operand of the value passed back that equals it is reused, else it is
+//!   expanded ([`crate::analysis::scev::expand`]).
 //! - Values computed from the parameters in blocks that run on every iteration up
 //!   to the exit, by arithmetic that cannot trap, are recomputed in the preheader
 //!   from the parameters' final values.
