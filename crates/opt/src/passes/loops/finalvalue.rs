@@ -18,7 +18,12 @@
 //!   (wrapping, like the loop's own additions). Uses after the loop see iteration
 //!   `b`: the parameter there, and (when the exiting block is the only latch) the
 //!   argument it passes back, which is the parameter's value on iteration `b + 1`.
-//!   Those uses are replaced by that expression, computed in the preheader.
+//!   Those uses are replaced by that expression, computed in the preheader. The
+//!   recurrence and its steps are the scalar evolution's, whatever arithmetic
+//!   passes the parameter back (`x + c`, `x - c`, `(x + 1) + 1`, `(x + i) + n`);
+//!   a first-order step must be made of values from before the loop, and an
+//!   operand of the value passed back that equals it is reused, else it is
+//!   expanded ([`crate::analysis::scev::expand`]).
 //! - Values computed from the parameters in blocks that run on every iteration up
 //!   to the exit, by arithmetic that cannot trap, are recomputed in the preheader
 //!   from the parameters' final values.
@@ -216,16 +221,54 @@ fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
     })
 }
 
-/// The steps of `x` when it is an `i32` recurrence of `id` of order one or two,
-/// the loop has one latch and passes back `x + w` where `w` is the step (as
-/// LLVM's `SCEVExpander` reuses a value that already computes an expression): for
-/// the first order a constant or a value defined outside the loop, for the second a recurrence
-/// `{c,+,e}` of the loop with `c` and `e` constants or values defined outside it.
+/// The steps of `x` when it is an `i32` recurrence `{x0,+,c}` or `{x0,+,c,+,e}`
+/// of `id` (as the scalar evolution describes it, whatever arithmetic passes it
+/// back: `x + c`, `x - c`, `(x + 1) + 1`): for the first order the step `c` is
+/// built from values defined before the loop, the operand of the value passed
+/// back that equals it reused (as LLVM's `SCEVExpander` reuses a value that
+/// already computes an expression), else a constant, a value or an invariant
+/// expression expanded before the loop; for the second order `c` and `e` are
+/// constants, values defined outside the loop or invariant expressions.
 fn recurrence_steps(se: &mut ScalarEvolution, id: LoopId, x: Value) -> Option<Vec<Operand>> {
     let (f, loops) = (se.f, se.loops);
     if f.value_type(x) != Type::I32 {
         return None;
     }
+    let e = se.get(x);
+    let (l, ops) = se.exprs.as_addrec(e)?;
+    let ops = ops.to_vec();
+    if l != id || ops.len() > 3 {
+        return None;
+    }
+    let outside = |v: Value| f.value_block(v).is_none_or(|b| !loops.contains(id, b));
+    let operand = |se: &ScalarEvolution, o| match *se.exprs.get(o) {
+        Expr::Const { c, .. } => Some(Operand::Const(c as i32)),
+        Expr::Unknown { v, .. } if outside(v) => Some(Operand::Value(v)),
+        _ if se.invariant(o, id) => Some(Operand::Expr(o)),
+        _ => None,
+    };
+    if ops.len() == 3 {
+        return ops[1..].iter().map(|&o| operand(se, o)).collect();
+    }
+    // The step must be made of values available before the loop (a step the
+    // loop computes, even one that folds to a constant, stays: a deep nest of
+    // such loops would keep every level's final value live at once).
+    let inputs = step_inputs(f, loops, id, x)?;
+    if let Some(&w) = inputs.iter().find(|&&w| se.get(w) == ops[1]) {
+        return Some(vec![Operand::Value(w)]);
+    }
+    Some(vec![operand(se, ops[1])?])
+}
+
+/// How many instructions [`step_inputs`] follows.
+const STEP_WALK: usize = 8;
+
+/// The values from before loop `id` (one latch) that the value header parameter
+/// `x` passes back is computed from, besides `x`: `None` when that computation
+/// reads another value of the loop that does not come from `x` (a header
+/// parameter, a block parameter, an instruction reading neither), or is longer
+/// than [`STEP_WALK`] instructions.
+fn step_inputs(f: &Function, loops: &LoopForest, id: LoopId, x: Value) -> Option<Vec<Value>> {
     let lp = loops.get(id);
     let [latch] = lp.latches[..] else {
         return None;
@@ -237,45 +280,34 @@ fn recurrence_steps(se: &mut ScalarEvolution, id: LoopId, x: Value) -> Option<Ve
         .targets()
         .into_iter()
         .find(|t| t.block == lp.header)?;
-    let InstKind::Binary {
-        op: BinOp::Add,
-        args: [a, b],
-    } = *f.kind(f.def_inst(back.args[k])?)
-    else {
-        return None;
-    };
-    let w = match (a == x, b == x) {
-        (true, false) => b,
-        (false, true) => a,
-        _ => return None,
-    };
-    let e = se.get(x);
-    let (l, ops) = se.exprs.as_addrec(e)?;
-    let ops = ops.to_vec();
-    if l != id || ops.len() > 3 {
-        return None;
-    }
-    let step = se.get(w);
-    let outside = |v: Value| f.value_block(v).is_none_or(|b| !loops.contains(id, b));
-    let operand = |se: &ScalarEvolution, o| match *se.exprs.get(o) {
-        Expr::Const { c, .. } => Some(Operand::Const(c as i32)),
-        Expr::Unknown { v, .. } if outside(v) => Some(Operand::Value(v)),
-        _ if se.invariant(o, id) => Some(Operand::Expr(o)),
-        _ => None,
-    };
-    if ops.len() == 2 {
-        if step != ops[1] {
+    let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
+    let mut inputs = Vec::new();
+    let mut work = vec![back.args[k]];
+    let mut seen = FxHashSet::default();
+    let mut walked = 0;
+    while let Some(v) = work.pop() {
+        if v == x || !seen.insert(v) {
+            continue;
+        }
+        if !inside(v) {
+            inputs.push(v);
+            continue;
+        }
+        walked += 1;
+        if walked > STEP_WALK {
             return None;
         }
-        // The value itself must be available before the loop (a step the loop
-        // computes, even one that folds to a constant, stays: a deep nest of such
-        // loops would keep every level's final value live at once).
-        return outside(w).then(|| vec![Operand::Value(w)]);
+        let i = f.def_inst(v)?;
+        let mut from_x = false;
+        f.kind(i).for_each_arg(|a| {
+            from_x |= a == x || inside(a);
+            work.push(a);
+        });
+        if !from_x {
+            return None;
+        }
     }
-    if se.exprs.as_addrec(step).map(|(_, o)| o) != Some(&ops[1..]) {
-        return None;
-    }
-    ops[1..].iter().map(|&o| operand(se, o)).collect()
+    Some(inputs)
 }
 
 /// How many instructions the invariant steps and the count may take to expand.
@@ -1028,5 +1060,78 @@ bb3:
             "",
         );
         assert!(out.contains("call @putint(45)"), "{out}");
+    }
+
+    /// `i = 0; s = 0; do { s = NEXT(s); i = COUNTER(i) } while (i < 10)`,
+    /// printing `s` (as `%6`) and `i` (as `%4`): `next` defines `%6` from `%2`,
+    /// `counter` defines `%4` from `%1`.
+    fn passed_back(next: &str, counter: &str) -> String {
+        format!(
+            r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  jump bb1(0, 0)
+bb1(%1: i32, %2: i32):
+{next}
+{counter}
+  %5 = slt %4, 10
+  br %5, bb1(%4, %6), bb2
+bb2:
+  call @putint(%6)
+  call @putint(%4)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn recurrences_passed_back_by_other_arithmetic_leave_in_closed_form() {
+        // s - 3 ten times: -30; (s + 1) + 1: 20; a counter i - -1 reaches 10.
+        for (next, counter, printed) in [
+            ("  %6 = sub %2, 3", "  %4 = add %1, 1", "call @putint(-30)"),
+            (
+                "  %3 = add %2, 1\n  %6 = add %3, 1",
+                "  %4 = add %1, 1",
+                "call @putint(20)",
+            ),
+            ("  %6 = add %2, 7", "  %4 = sub %1, -1", "call @putint(70)"),
+        ] {
+            let src = passed_back(next, counter);
+            assert!(replaced(&src), "{next} / {counter}");
+            let out = same_behaviour(
+                &src,
+                &["finalvalue", "sccp", "dce", "loopdelete", "simplifycfg"],
+                "",
+            );
+            assert!(
+                out.contains(printed) && out.contains("call @putint(10)"),
+                "{next} / {counter}:\n{out}"
+            );
+        }
+    }
+
+    #[test]
+    fn values_that_are_not_recurrences_stay_in_the_loop() {
+        // s doubles (not an add-recurrence); s grows by an amount the loop loads
+        // anew on every iteration; s grows by an amount computed in the loop.
+        for next in [
+            "  %6 = mul %2, 2",
+            "  %3 = load i32, @g\n  %6 = add %2, %3",
+            "  %3 = mul %1, 0\n  %7 = add %3, 4\n  %6 = add %2, %7",
+        ] {
+            let src = passed_back(next, "  %4 = add %1, 1")
+                .replace("declare", "global @g: i32 = 4\ndeclare");
+            let out = crate::passes::testutil::run(&src, &["finalvalue"]);
+            // The value printed is still the one the loop passes back.
+            let back = out.split("bb1(").nth(3).and_then(|a| a.split(')').next());
+            let passed = back
+                .and_then(|a| a.split(", ").nth(1))
+                .expect("a back edge");
+            let printed = format!("call @putint({passed})");
+            assert!(out.contains(&printed), "{next}:\n{out}");
+        }
     }
 }

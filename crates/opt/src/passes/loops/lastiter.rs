@@ -22,11 +22,14 @@
 //! - the loop is rotated ([`RotatedLoop`]) and leaves only at its latch;
 //! - no block of the loop (inner loops included) writes memory, calls a function
 //!   with side effects or allocates: every iteration then reads the same memory;
-//! - one header parameter, the counter, starts at a constant and the latch adds a
-//!   constant to it; the latch tests it (or its next value) against a constant,
-//!   so the number of iterations and the counter's last value are found by
-//!   stepping it at compile time (with `i32` wrapping, at most [`MAX_TRIPS`]
-//!   steps);
+//! - one header parameter, the counter, is an add-recurrence `{start,+,step}` of
+//!   the loop with a constant start and step, whatever arithmetic passes it back
+//!   (`i + c`, `i - c`, `(i + 1) + 1`), and the scalar evolution
+//!   ([`crate::analysis::scev::tripcount`]) finds a constant number of back edges
+//!   taken at the latch that holds without predicates (any test it solves: `<`,
+//!   `<=`, `>`, `>=`, `!=`, on the counter or its next value, against a bound
+//!   invariant in the loop); the counter's last value is `start + taken * step`
+//!   (wrapping, as the loop's own steps);
 //! - every other header parameter is invariant (the same value on entry and on the
 //!   back edge), read by nothing but the back edge (a variable each iteration
 //!   overwrites before reading it), or given on the back edge a value defined
@@ -42,17 +45,14 @@
 //! only have trapped (a division by zero, an access out of bounds): behaviour the
 //! program does not define.
 
+use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::RotatedLoop;
-use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopForest, LoopId, Preserved, Purity};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopId, Preserved, Purity};
 use crate::pipeline::Pass;
-use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, BlockCall, CmpOp, Function, InstKind, Module, Value};
+use ir::{BlockCall, Function, InstKind, Module, Value};
 
 /// The pass.
 pub struct LastIter;
-
-/// Loops running more iterations than this are not stepped through.
-pub const MAX_TRIPS: u32 = 1 << 16;
 
 impl Pass for LastIter {
     fn name(&self) -> &'static str {
@@ -90,13 +90,14 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         return 0;
     }
     let found: Vec<Found> = {
-        let (cfg, _, loops) = fa.loops(f);
+        let mut se = fa.scev(f);
+        let loops = se.loops;
         // Outermost first; a loop inside one already chosen is left alone (its
         // outer loop's blocks are rewritten below, and both rewrites would be
         // valid, but one at a time keeps the analysis simple).
         let mut chosen: Vec<(LoopId, Found)> = Vec::new();
         for (l, _) in loops.loops() {
-            if let Some(found) = qualifies(f, cfg, loops, l, purity) {
+            if let Some(found) = qualifies(&mut se, l, purity) {
                 chosen.push((l, found));
             }
         }
@@ -140,14 +141,9 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
 }
 
 /// Loop `l` when it qualifies (module documentation), with its counter.
-fn qualifies(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    loops: &LoopForest,
-    l: LoopId,
-    purity: &Purity,
-) -> Option<Found> {
-    let rl = RotatedLoop::of(f, cfg, loops, l)?;
+fn qualifies(se: &mut ScalarEvolution, l: LoopId, purity: &Purity) -> Option<Found> {
+    let (f, loops) = (se.f, se.loops);
+    let rl = RotatedLoop::of(f, se.cfg, loops, l)?;
     let lp = loops.get(l);
     let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
     let (init, next) = (rl.init_args(f), rl.next_args(f));
@@ -170,64 +166,7 @@ fn qualifies(
         counter = Some(k);
     }
     let index = counter?;
-    let param = f.block_params(rl.header)[index];
-    let start = f.as_iconst(init[index])?;
-    let InstKind::Binary {
-        op: BinOp::Add,
-        args: [a, b],
-    } = *f.kind(f.def_inst(next[index])?)
-    else {
-        return None;
-    };
-    let step = match (a == param, b == param) {
-        (true, false) => f.as_iconst(b)?,
-        (false, true) => f.as_iconst(a)?,
-        _ => return None,
-    };
-    let InstKind::Br { cond, .. } = *f.kind(rl.branch) else {
-        return None;
-    };
-    let InstKind::Cmp { op, args: [x, y] } = *f.kind(f.def_inst(cond)?) else {
-        return None;
-    };
-    // `tested(i)`: the compared value for counter value `i`, on the left or right.
-    let operand = |v: Value, i: i32| -> Option<i32> {
-        if v == param {
-            Some(i)
-        } else if v == next[index] {
-            Some(i.wrapping_add(step))
-        } else {
-            f.as_iconst(v)
-        }
-    };
-    let continues = |i: i32| -> Option<bool> {
-        let (u, v) = (operand(x, i)?, operand(y, i)?);
-        let holds = match op {
-            CmpOp::Eq => u == v,
-            CmpOp::Ne => u != v,
-            CmpOp::Slt => u < v,
-            CmpOp::Sle => u <= v,
-            CmpOp::Sgt => u > v,
-            CmpOp::Sge => u >= v,
-            _ => return None,
-        };
-        Some(holds == (rl.back == 0))
-    };
-    if x != param && x != next[index] && y != param && y != next[index] {
-        return None;
-    }
-    let mut i = start;
-    let mut trips = 0;
-    while continues(i)? {
-        i = i.wrapping_add(step);
-        trips += 1;
-        if trips > MAX_TRIPS {
-            return None;
-        }
-    }
-    if trips == 0 {
-        return None;
-    }
+    let last = last_value(se, l, &rl, f.block_params(rl.header)[index])?;
     // Last, the walks over the loop's blocks (inner loops' included: run for every
     // loop of a deep nest before the cheap tests, they made the pass quadratic).
     if lp
@@ -251,9 +190,37 @@ fn qualifies(
     Some(Found {
         rl,
         index,
-        last: i,
+        last,
         settled,
     })
+}
+
+/// The value of `counter`, a header parameter of rotated loop `l`, on the loop's
+/// last iteration: `start + taken * step` (modulo 2^32) when its scalar evolution
+/// is `{start,+,step}<l>` with constant operands and the latch is taken back a
+/// constant number `taken >= 1` of times (the loop runs at least twice).
+fn last_value(
+    se: &mut ScalarEvolution,
+    l: LoopId,
+    rl: &RotatedLoop,
+    counter: Value,
+) -> Option<i32> {
+    let e = se.get(counter);
+    let (el, ops) = se.exprs.as_addrec(e)?;
+    let [start, step] = ops[..] else {
+        return None;
+    };
+    if el != l {
+        return None;
+    }
+    let (start, step) = (se.exprs.as_const(start)?, se.exprs.as_const(step)?);
+    let count = se.exit_count(l, rl.latch)?;
+    if !count.predicates.is_empty() {
+        return None;
+    }
+    let taken = se.exprs.as_const(count.count).filter(|&t| t >= 1)?;
+    // Modulo 2^32 each operand may be taken as its low half.
+    Some((start as i32).wrapping_add((taken as i32).wrapping_mul(step as i32)))
 }
 
 #[cfg(test)]
@@ -444,6 +411,64 @@ bb2:
         for src in [&store, &carried, &exits, &bound] {
             let out = same_behaviour(src, &["lastiter"], "5");
             assert_eq!(out, run(src, &[]), "{out}");
+        }
+    }
+
+    /// `i = 1; do { x = i * n; i = STEP(i) } while (TEST)`, printing `x`:
+    /// `step` defines `%3` from `%1`, `test` defines `%4`.
+    fn stepped(step: &str, test: &str) -> String {
+        format!(
+            "{PRELUDE}
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  jump bb1(1)
+bb1(%1: i32):
+  %2 = mul %1, %0
+{step}
+  %4 = {test}
+  br %4, bb1(%3), bb2
+bb2:
+  call @putint(%2)
+  ret 0
+}}
+"
+        )
+    }
+
+    /// Counters passed back by a subtraction or by two additions, and tests
+    /// the scalar evolution solves (`!=`, `>` on a counter stepping down).
+    #[test]
+    fn counters_the_scalar_evolution_describes_run_their_last_iteration() {
+        for (step, test, last) in [
+            // 1, 4, 7, 10: the last is 10.
+            ("  %3 = sub %1, -3", "slt %3, 12", "jump bb1(10)"),
+            // 1, 3, 5, 7.
+            (
+                "  %5 = add %1, 1\n  %3 = add %5, 1",
+                "ne %3, 9",
+                "jump bb1(7)",
+            ),
+            // 1, -1, -3: tested before the step.
+            ("  %3 = sub %1, 2", "sgt %1, -3", "jump bb1(-3)"),
+        ] {
+            let out = same_behaviour(&stepped(step, test), &["lastiter"], "5");
+            assert!(out.contains(last), "{step} / {test}:\n{out}");
+        }
+    }
+
+    /// A counter that doubles is no add-recurrence; a count that holds only if
+    /// the bound read from the input is reached without a wrap; a `!=` test the
+    /// counter steps over: the loops stay.
+    #[test]
+    fn counters_without_a_constant_count_stay() {
+        for (step, test) in [
+            ("  %3 = mul %1, 2", "slt %3, 100"),
+            ("  %3 = add %1, 1", "sle %3, %0"),
+            ("  %3 = add %1, 2", "ne %3, 10"),
+        ] {
+            let src = stepped(step, test);
+            assert_eq!(run(&src, &["lastiter"]), run(&src, &[]), "{step} / {test}");
         }
     }
 }
