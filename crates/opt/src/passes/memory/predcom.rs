@@ -27,8 +27,7 @@
 //!   another parameter cannot reach when every caller passes the two different
 //!   objects: [`crate::analysis::DisjointParams`]), and no call writes memory.
 //! - Every pointer of the loop that qualifies carries its loads (rows of a
-//!   stencil walked by one pointer each), up to [`MAX_CARRIED`] values in all:
-//!   a pointer with more carries those of its lowest offsets.
+//!   stencil walked by one pointer each), up to [`MAX_CARRIED`] values in all.
 //!
 //! For every loaded offset `o` with `o + s` also loaded, the load at `o` becomes a
 //! new header parameter: the preheader loads `p0 + o` for the first iteration, and
@@ -162,9 +161,6 @@ struct Plan {
     /// Values the loop stores by byte offset from the pointer, every iteration,
     /// and that the load a stride below reads in the next one.
     stored: BTreeMap<i64, Value>,
-    /// How many of the loads that can be carried are (those of the lowest
-    /// offsets): the loop's remaining budget of registers.
-    limit: usize,
 }
 
 /// The plans for loop `id`: one per pointer parameter with loads to carry, at
@@ -252,13 +248,10 @@ fn plan(
             .iter()
             .filter(|(o, (_, t))| loads.get(&(**o + s)).is_some_and(|(_, u)| u == t))
             .count();
-        // More than the budget: its lowest offsets (pointers a constant apart
-        // all see the same loads, so another one would not carry fewer).
-        let limit = carried.min(budget);
-        if limit == 0 {
+        if carried == 0 || carried > budget {
             continue;
         }
-        budget -= limit;
+        budget -= carried;
         claimed.extend(loads.values().map(|&(i, _)| i));
         plans.push(Plan {
             l: l.clone(),
@@ -266,7 +259,6 @@ fn plan(
             stride: s,
             loads,
             stored: BTreeMap::new(),
-            limit,
         });
     }
     plans
@@ -336,7 +328,6 @@ fn forwarding_plan(
         l: l.clone(),
         ptr: k,
         stride: s,
-        limit: loads.len(),
         loads,
         stored,
     })
@@ -379,7 +370,6 @@ fn apply(f: &mut Function, plan: Plan) -> usize {
         stride,
         loads,
         stored,
-        limit,
     } = plan;
     let init_ptr = l.init_args(f)[ptr];
     let pterm = f
@@ -390,9 +380,6 @@ fn apply(f: &mut Function, plan: Plan) -> usize {
     let mut carried: BTreeMap<i64, Value> = BTreeMap::new();
     for (&o, &(_, ty)) in &loads {
         let next = o + stride;
-        if carried.len() == limit {
-            break;
-        }
         if stored.contains_key(&next) || loads.get(&next).is_some_and(|&(_, t)| t == ty) {
             carried.insert(o, f.append_block_param(l.header, ty));
         }
@@ -543,73 +530,6 @@ bb2:
         // `t[i]` and `t[i + 2]` are no stride apart, and `t[i + k]` (`%8`) no constant
         // offset: nothing is carried.
         assert_eq!(loop_loads(&out), 3, "{out}");
-    }
-
-    /// `s = s * 3 + t[i + k]` for `k` in 0..10 while `i < n`: ten loads an
-    /// element apart, through `p` alone or the upper five through a second
-    /// pointer `q` five elements on (passed round the loop as `p + 1 + 5`, as PRE
-    /// leaves it, so the two are a constant apart and see each other's loads).
-    fn ten_loads(two_pointers: bool) -> String {
-        let mut loads = String::new();
-        let mut acc = "%6".to_string();
-        for k in 0..10 {
-            let (p, o) = if two_pointers && k >= 5 {
-                ("%5", k - 5)
-            } else {
-                ("%4", k)
-            };
-            loads += &format!("  %a{k} = gep {p}, {o}, 4\n  %l{k} = load i32, %a{k}\n");
-            loads += &format!("  %m{k} = mul {acc}, 3\n  %s{k} = add %m{k}, %l{k}\n");
-            acc = format!("%s{k}");
-        }
-        format!(
-            r#"
-global @t: [i32; 40] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4]
-
-declare @getint() -> i32
-declare @putint(i32) -> void
-
-func @main() -> i32 {{
-bb0:
-  %0 = call @getint()
-  %1 = gep @t, 0, 4
-  %2 = gep @t, 5, 4
-  jump bb1(0, %1, %2, 0)
-bb1(%3: i32, %4: ptr, %5: ptr, %6: i32):
-{loads}  %15 = gep %4, 1, 4
-  %16 = gep %15, 5, 4
-  %17 = add %3, 1
-  %18 = slt %17, %0
-  br %18, bb1(%17, %15, %16, {acc}), bb2
-bb2:
-  call @putint({acc})
-  ret 0
-}}
-"#
-        )
-    }
-
-    /// Nine of the ten loads could take their value from the previous
-    /// iteration, more than [`super::MAX_CARRIED`]: the eight of the lowest
-    /// offsets are carried and two loads remain (not all left in the loop, as
-    /// when the first pointer over budget carried nothing and the second, seeing
-    /// the same loads, nothing either).
-    #[test]
-    fn more_values_than_registers_carry_the_lowest_offsets() {
-        for two_pointers in [false, true] {
-            let src = ten_loads(two_pointers);
-            let out = same_behaviour(&src, &["predcom"], "20");
-            assert_eq!(loop_loads(&out), 2, "{out}");
-            let body = &out[out.find("bb1(").unwrap()..out.find("bb2").unwrap()];
-            assert_eq!(
-                body.matches(": i32").count(),
-                2 + super::MAX_CARRIED,
-                "{out}"
-            );
-            for n in ["1", "2", "30"] {
-                same_behaviour(&src, &["predcom"], n);
-            }
-        }
     }
 
     /// `a[i] = (a[i - 1] + b[i]) * 3` for `i` from 1 while `i < n`: each iteration
