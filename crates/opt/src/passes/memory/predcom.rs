@@ -27,7 +27,10 @@
 //!   another parameter cannot reach when every caller passes the two different
 //!   objects: [`crate::analysis::DisjointParams`]), and no call writes memory.
 //! - Every pointer of the loop that qualifies carries its loads (rows of a
-//!   stencil walked by one pointer each), up to [`MAX_CARRIED`] values in all.
+//!   stencil walked by one pointer each), up to [`MAX_CARRIED`] values in all:
+//!   when the loads a constant from the pointer are more than the budget, those
+//!   whose address is the pointer itself or constant steps from it (a pointer
+//!   that PRE passes round the loop a constant from another has its own).
 //!
 //! For every loaded offset `o` with `o + s` also loaded, the load at `o` becomes a
 //! new header parameter: the preheader loads `p0 + o` for the first iteration, and
@@ -238,16 +241,14 @@ fn plan(
             }
             continue;
         }
-        let mut loads: BTreeMap<i64, (Inst, Type)> = BTreeMap::new();
-        for (off, i, ty) in every_iteration_loads(se, lp, l.latch, p) {
-            if !claimed.contains(&i) {
-                loads.entry(off).or_insert((i, ty));
-            }
+        let found = every_iteration_loads(se, lp, l.latch, p);
+        let mut loads = carriable(&found, &claimed, |_| true);
+        if carried(&loads, s) > budget {
+            // Over budget with the loads of the pointers a constant from `p`
+            // too: those through `p` itself may fit.
+            loads = carriable(&found, &claimed, |i| loads_through(f, i, p));
         }
-        let carried = loads
-            .iter()
-            .filter(|(o, (_, t))| loads.get(&(**o + s)).is_some_and(|(_, u)| u == t))
-            .count();
+        let carried = carried(&loads, s);
         if carried == 0 || carried > budget {
             continue;
         }
@@ -361,6 +362,54 @@ fn every_iteration_loads(
         }
     }
     out
+}
+
+/// The loads of `found` (offset, load, type) that no other pointer claimed and
+/// `keep` accepts, one per offset.
+fn carriable(
+    found: &[(i64, Inst, Type)],
+    claimed: &[Inst],
+    keep: impl Fn(Inst) -> bool,
+) -> BTreeMap<i64, (Inst, Type)> {
+    let mut loads = BTreeMap::new();
+    for &(off, i, ty) in found {
+        if !claimed.contains(&i) && keep(i) {
+            loads.entry(off).or_insert((i, ty));
+        }
+    }
+    loads
+}
+
+/// How many of `loads` the next iteration can take from this one (a load of
+/// the same type a stride `s` on).
+fn carried(loads: &BTreeMap<i64, (Inst, Type)>, s: i64) -> usize {
+    loads
+        .iter()
+        .filter(|(o, (_, t))| loads.get(&(**o + s)).is_some_and(|(_, u)| u == t))
+        .count()
+}
+
+/// Whether the load `i` goes through the pointer `p` itself: its address is `p`
+/// or constant steps from it (`gep (gep p, 1, 4), 1, 4`). When pointers a
+/// constant apart that PRE passes round the loop (`p + 4` of the previous
+/// iteration's `p`) give one more loads to carry than the budget, those through
+/// it alone may fit: with every load of the loop seen by each, a stencil's rows
+/// walked by thirteen such pointers were all over budget and none carried
+/// anything.
+fn loads_through(f: &Function, i: Inst, p: Value) -> bool {
+    let InstKind::Load { ptr: mut a, .. } = *f.kind(i) else {
+        return false;
+    };
+    for _ in 0..8 {
+        if a == p {
+            return true;
+        }
+        match f.def_inst(a).map(|g| f.kind(g)) {
+            Some(&InstKind::Gep { base, index, .. }) if f.as_iconst(index).is_some() => a = base,
+            _ => return false,
+        }
+    }
+    false
 }
 
 fn apply(f: &mut Function, plan: Plan) -> usize {
@@ -530,6 +579,74 @@ bb2:
         // `t[i]` and `t[i + 2]` are no stride apart, and `t[i + k]` (`%8`) no constant
         // offset: nothing is carried.
         assert_eq!(loop_loads(&out), 3, "{out}");
+    }
+
+    /// `s = s * 3 + t[i + k]` for `k` in 0..10 while `i < n`: ten loads an
+    /// element apart, through `p` alone or the upper five through a second
+    /// pointer `q` five elements on (passed round the loop as `p + 1 + 5`, as PRE
+    /// leaves it, so the two are a constant apart and see each other's loads).
+    fn ten_loads(two_pointers: bool) -> String {
+        let mut loads = String::new();
+        let mut acc = "%6".to_string();
+        for k in 0..10 {
+            let (p, o) = if two_pointers && k >= 5 {
+                ("%5", k - 5)
+            } else {
+                ("%4", k)
+            };
+            loads += &format!("  %a{k} = gep {p}, {o}, 4\n  %l{k} = load i32, %a{k}\n");
+            loads += &format!("  %m{k} = mul {acc}, 3\n  %s{k} = add %m{k}, %l{k}\n");
+            acc = format!("%s{k}");
+        }
+        format!(
+            r#"
+global @t: [i32; 40] = [3, 1, 4, 1, 5, 9, 2, 6, 5, 3, 5, 8, 9, 7, 9, 3, 2, 3, 8, 4]
+
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = gep @t, 0, 4
+  %2 = gep @t, 5, 4
+  jump bb1(0, %1, %2, 0)
+bb1(%3: i32, %4: ptr, %5: ptr, %6: i32):
+{loads}  %15 = gep %4, 1, 4
+  %16 = gep %15, 5, 4
+  %17 = add %3, 1
+  %18 = slt %17, %0
+  br %18, bb1(%17, %15, %16, {acc}), bb2
+bb2:
+  call @putint({acc})
+  ret 0
+}}
+"#
+        )
+    }
+
+    /// With two pointers a constant apart, each sees the nine loads of the
+    /// loop the next iteration could take from this one, more than
+    /// [`super::MAX_CARRIED`]; those through each pointer itself, four and
+    /// four, fit: eight values carried, two loads remain (none was carried when
+    /// each pointer took every load). Must not fire through one pointer: its own
+    /// nine are over budget, and the ten loads stay.
+    #[test]
+    fn pointers_a_constant_apart_over_budget_carry_their_own_loads() {
+        let src = ten_loads(true);
+        let out = same_behaviour(&src, &["predcom"], "20");
+        assert_eq!(loop_loads(&out), 2, "{out}");
+        let body = &out[out.find("bb1(").unwrap()..out.find("bb2").unwrap()];
+        assert_eq!(
+            body.matches(": i32").count(),
+            2 + super::MAX_CARRIED,
+            "{out}"
+        );
+        for n in ["1", "2", "30"] {
+            same_behaviour(&src, &["predcom"], n);
+        }
+        let out = same_behaviour(&ten_loads(false), &["predcom"], "20");
+        assert_eq!(loop_loads(&out), 10, "{out}");
     }
 
     /// `a[i] = (a[i - 1] + b[i]) * 3` for `i` from 1 while `i < n`: each iteration

@@ -14,16 +14,25 @@
 //! `b[k][j - 1]`, `b[k][j]`, `b[k][j + 1]` share one pointer. A constant `j` is left
 //! where it is: it is already a constant offset from the pointer the inner gep
 //! becomes.
+//!
+//! An inner gep computed already where the preheader ends (in a block that
+//! dominates it) is reused rather than hoisted again, as LLVM's `SCEVExpander`
+//! reuses an existing value: `b[i][j]` and the column walk `b[k][j]` from `k = i`
+//! then have the same base `&b[i]`, and strength reduction gives their rows one
+//! pointer over `j`, not two with the same start.
 
 use crate::analysis::ranges::{Range, Ranges};
+use ir::analysis::DominatorTree;
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// Rewrites the nested geps of the loop made of `blocks` (whose values `in_loop`
-/// tells), hoisting the new inner geps to the end of `preheader`; returns how many.
+/// tells), hoisting the new inner geps to the end of `preheader` unless computed
+/// already; returns how many.
 pub fn reassociate(
     f: &mut Function,
     ranges: &Ranges,
+    dt: &DominatorTree,
     blocks: &[Block],
     preheader: Block,
     in_loop: &dyn Fn(&Function, Value) -> bool,
@@ -71,6 +80,9 @@ pub fn reassociate(
     for &(g, base, i, s1, j, s2) in &candidates {
         let (j0, c) = exact_constant_term(f, ranges, j);
         let hoisted = *hoisted_geps.entry((base, j0, s2)).or_insert_with(|| {
+            if let Some(h) = super::computed_gep(f, dt, preheader, base, j0, s2) {
+                return h;
+            }
             let h = f.insert_inst_before(
                 term,
                 InstKind::Gep {

@@ -30,7 +30,12 @@
 //!   from it (issue 46); offsets farther apart than a load's immediate reaches get
 //!   pointers of their own. A stencil's nine neighbours `in[(i + di) * n + j + dj]`
 //!   are nine loads at fixed offsets from one pointer that advances by a row per
-//!   iteration, and an unrolled row's columns `a[i][0..15]` are fifteen.
+//!   iteration, and an unrolled row's columns `a[i][0..15]` are fifteen. A
+//!   pointer where the counter's own index points starts at `gep root, init,
+//!   stride` from the counter's value on entry (`i + 1` of `j = i + 1`) rather
+//!   than `root + start * stride` plus the constant, unless that start's gep is
+//!   computed already (LLVM's loop strength reduction weighs the formulae so:
+//!   instructions added, those computed already reused).
 //!
 //!   Compared with the affine recogniser this replaces (its own counter intervals
 //!   and pattern walk), it accepts: rows a constant apart (`t[i][j]`, `t[i + 1][j]`,
@@ -61,7 +66,7 @@ mod recurrence;
 
 use crate::analysis::ranges::Ranges;
 use crate::analysis::scev::expand::Expander;
-use crate::analysis::scev::{ExprId, ScalarEvolution, ScevState};
+use crate::analysis::scev::{Expr, ExprId, ScalarEvolution, ScevState};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{Counter, LoopForest, LoopId, Preserved, RotatedLoop};
 use crate::pipeline::FunctionTransform;
@@ -158,9 +163,17 @@ struct GroupKey {
 /// A gep to rewrite and its constant offset, in bytes, from its group's pointer.
 type Member = (Inst, i64);
 
-/// The geps of one key, with the offset at which the counter's own index would
-/// point ([`clusters`]).
-type Group = (GroupKey, i64, Vec<Member>);
+/// The geps of one key.
+struct Group {
+    key: GroupKey,
+    /// The byte offset at which the counter's own index would point
+    /// ([`clusters`]).
+    natural: i64,
+    /// Whether the key's start and step are the counter's: its value on entry
+    /// is then the index at `natural`.
+    of_counter: bool,
+    members: Vec<Member>,
+}
 
 /// The largest byte offset a load or store takes as an immediate (RV64's signed
 /// 12 bits): members of one group farther apart get pointers of their own, as
@@ -180,7 +193,7 @@ fn reduce_loop(
     let loops = a.loops;
     let in_loop = |f: &Function, v: Value| f.value_block(v).is_some_and(|b| loops.contains(id, b));
     let blocks = geps.of_loop(loops, id);
-    let mut rewritten = gep_reassoc::reassociate(f, a.ranges, &blocks, s.preheader, &in_loop);
+    let mut rewritten = gep_reassoc::reassociate(f, a.ranges, a.dt, &blocks, s.preheader, &in_loop);
     // A scalar evolution of the function as it is now (earlier loops rewritten),
     // kept until the starts and steps are emitted.
     let mut state = ScevState::new(false);
@@ -192,22 +205,34 @@ fn reduce_loop(
     let pterm = f.terminator(s.preheader).expect("preheader has a jump");
     let mut ex = Expander::new(&state.exprs, pterm, pterm, usize::MAX);
     let available = |_: &Function, _: Value| true;
-    for (key, natural, members) in groups {
+    for group in groups {
+        let key = group.key;
+        let init = init_index(f, a.dt, &state, &s, &iv, &group);
+        let runs = clusters(group.members, group.natural);
+        let from_init = |first: i64| init.filter(|_| first == group.natural);
         // Every unknown of the start and step is invariant and used in the loop
         // (or passed to its header by the preheader), so available at the end of
         // the preheader; sums and products of them expand.
-        let start = ex.expand(f, key.start, &available);
-        let step = ex.expand(f, key.step, &available);
-        let (start, step) = (start.expect("expandable"), step.expect("expandable"));
-        let mut base = key.root;
+        let start = runs
+            .iter()
+            .any(|&(first, _)| from_init(first).is_none())
+            .then(|| ex.expand(f, key.start, &available).expect("expandable"));
+        let step = ex.expand(f, key.step, &available).expect("expandable");
+        let mut root = key.root;
         if let Some(b) = key.added {
-            base = insert_gep(f, pterm, base, b, key.stride);
+            root = insert_gep(f, pterm, root, b, key.stride);
         }
-        if f.as_iconst(start) != Some(0) {
-            base = insert_gep(f, pterm, base, start, key.stride);
-        }
-        for (first, cluster) in clusters(members, natural) {
-            let start = offset_gep(f, pterm, base, first, key.stride);
+        let base = match start {
+            Some(start) if f.as_iconst(start) != Some(0) => {
+                insert_gep(f, pterm, root, start, key.stride)
+            }
+            _ => root,
+        };
+        for (first, cluster) in runs {
+            let start = match from_init(first) {
+                Some(init) => insert_gep(f, pterm, root, init, key.stride),
+                None => offset_gep(f, pterm, base, first, key.stride),
+            };
             let p = pointer_param(f, &s, start, step, key.stride);
             for (g, offset) in cluster {
                 replace_by_offset(f, g, p, offset - first, key.stride);
@@ -239,6 +264,55 @@ fn reduce_loop(
         geps.add(s.latch);
     }
     rewritten
+}
+
+/// The counter's value on entry as the index of the pointer of `group`'s run
+/// at `natural`, when that is cheaper than the start plus a constant offset.
+/// The costs are those of LLVM's loop strength reduction (instructions outside
+/// the loop, what is computed already reused): `gep root, init, stride` is a
+/// shift and an add, none when computed already (GVN merges the two); the
+/// start's gep plus the offset is one add when the start's gep is computed
+/// already, else more. A constant `init` is no better than the offset.
+fn init_index(
+    f: &Function,
+    dt: &DominatorTree,
+    state: &ScevState,
+    s: &RotatedLoop,
+    iv: &Counter,
+    group: &Group,
+) -> Option<Value> {
+    if !group.of_counter || f.as_iconst(iv.init).is_some() {
+        return None;
+    }
+    let key = &group.key;
+    let at = s.preheader;
+    let computed = |index: Value| computed_gep(f, dt, at, key.root, index, key.stride).is_some();
+    if key.added.is_some() || computed(iv.init) {
+        return Some(iv.init);
+    }
+    let start_computed = match state.exprs.get(key.start) {
+        Expr::Unknown { v, .. } => computed(*v),
+        _ => false,
+    };
+    (!start_computed).then_some(iv.init)
+}
+
+/// An existing `gep base, index, stride` in a block that dominates `at` (or is
+/// it): GVN merges a new one with it.
+fn computed_gep(
+    f: &Function,
+    dt: &DominatorTree,
+    at: Block,
+    base: Value,
+    index: Value,
+    stride: u32,
+) -> Option<Value> {
+    f.users(index).iter().find_map(|&u| {
+        let same = matches!(*f.kind(u), InstKind::Gep { base: b, index: i, stride: w }
+            if b == base && i == index && w == stride);
+        let available = f.layout.inst_block(u).is_some_and(|b| dt.dominates(b, at));
+        (same && available).then(|| f.inst_result(u).expect("gep has a result"))
+    })
 }
 
 /// The geps of loop `id` (blocks `blocks`) to rewrite: grouped by the pointer
@@ -301,15 +375,20 @@ fn plan_loop(
                 step,
             };
             let g = *group_of.entry(key).or_insert_with(|| {
-                let natural = if start == counter_start.0 && step == counter_step {
-                    counter_start.1 * i64::from(stride)
-                } else {
-                    0
-                };
-                groups.push((key, natural, Vec::new()));
+                let of_counter = start == counter_start.0 && step == counter_step;
+                groups.push(Group {
+                    key,
+                    natural: if of_counter {
+                        counter_start.1 * i64::from(stride)
+                    } else {
+                        0
+                    },
+                    of_counter,
+                    members: Vec::new(),
+                });
                 groups.len() - 1
             });
-            groups[g].2.push((i, offset));
+            groups[g].members.push((i, offset));
         }
     }
     (groups, recurrent)
@@ -1243,6 +1322,147 @@ bb2:
                 body.contains(", 16, 4\n") && body.contains(", -1, 4\n"),
                 "{out}"
             );
+        }
+    }
+
+    /// `s += t[i][j]` for `j` from `i + 1` to 3 (the triangle above the diagonal,
+    /// as a graph's adjacency matrix is walked): the inner loop's index is
+    /// `{i + 1,+,1}`, its pointer starts at `t[i] + (i + 1) * 4`.
+    const TRIANGLE: &str = r#"
+declare @putint(i32) -> void
+global @t: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = add %0, 1
+  %3 = gep @t, %0, 16
+  jump bb2(%2, %1)
+bb2(%4: i32, %5: i32):
+  %6 = gep %3, %4, 4
+  %7 = load i32, %6
+  %8 = add %5, %7
+  %9 = add %4, 1
+  %10 = slt %9, 4
+  br %10, bb2(%9, %8), bb3
+bb3:
+  %11 = slt %2, 3
+  br %11, bb1(%2, %8), bb4
+bb4:
+  call @putint(%8)
+  ret 0
+}
+"#;
+
+    /// The inner pointer of [`TRIANGLE`] starts at `gep row, i + 1, 4`: the
+    /// counter's value on entry, computed already, is its index (a shift and an
+    /// add), not `gep (gep row, i, 4), 1, 4` (an add more, and `i` and `i + 1`
+    /// both live). Must not fire when `gep row, i, 4` is computed already (the
+    /// diagonal `t[i][i]` read before the inner loop): one add from it is cheaper.
+    #[test]
+    fn a_pointer_starts_from_the_counters_entry_value_unless_its_start_is_computed() {
+        let out = same_behaviour(TRIANGLE, &["strength"], "");
+        let outer = &out[out.find("bb1(").unwrap()..out.find("bb2(").unwrap()];
+        // (`%2` is the row pointer, `%3` is `i + 1`.)
+        assert!(outer.contains("%3 = add %0, 1\n"), "{out}");
+        assert!(outer.contains("%4 = gep %2, %3, 4\n"), "{out}");
+        assert!(!outer.contains(", 1, 4\n"), "{out}");
+        let diagonal = TRIANGLE.replace(
+            "  jump bb2(%2, %1)",
+            "  %20 = gep %3, %0, 4\n  %21 = load i32, %20\n  %22 = add %1, %21\n  jump bb2(%2, %22)",
+        );
+        let out = same_behaviour(&diagonal, &["strength"], "");
+        let outer = &out[out.find("bb1(").unwrap()..out.find("bb2(").unwrap()];
+        assert!(outer.contains("%7 = gep %2, %0, 4\n"), "{out}");
+        assert!(outer.contains("%8 = gep %7, 1, 4\n"), "{out}");
+        assert!(!outer.contains("gep %2, %3, 4"), "{out}");
+    }
+
+    /// Row `i` read over `j` twice: as `b[i][j]` through the row's address
+    /// computed before the loop, and as `b[j][i]` of the transpose written
+    /// column-first (`gep (gep @b, j, 4), i, 32`, as a column walk from `k = i`
+    /// leaves its start). Reassociated, the second's inner gep is `gep @b, i, 32`,
+    /// the row's address already computed: reused, both loads go through one
+    /// pointer (they had two with the same start). Must not reuse a gep that
+    /// does not dominate the loop (computed in a branch arm before it).
+    #[test]
+    fn a_reassociated_gep_reuses_the_rows_address_and_its_pointer() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+global @b: [i32; 64] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]
+
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = gep @b, %0, 32
+  jump bb2(0, %1)
+bb2(%3: i32, %4: i32):
+  %5 = gep %2, %3, 4
+  %6 = load i32, %5
+  %7 = gep @b, %3, 4
+  %8 = gep %7, %0, 32
+  %9 = load i32, %8
+  %10 = mul %4, 3
+  %11 = add %10, %6
+  %12 = add %11, %9
+  %13 = add %3, 1
+  %14 = slt %13, 8
+  br %14, bb2(%13, %12), bb3
+bb3:
+  %15 = add %0, 1
+  %16 = slt %15, 8
+  br %16, bb1(%15, %12), bb4
+bb4:
+  call @putint(%12)
+  ret 0
+}
+"#;
+        let inner =
+            |out: &str| out[out.find("bb2(").unwrap()..out.find("bb3:").unwrap()].to_string();
+        // (dce drops the pointer of the original inner gep, left without uses.)
+        let out = same_behaviour(src, &["strength", "dce"], "");
+        let body = inner(&out);
+        assert_eq!(body.matches(": ptr").count(), 1, "{out}");
+        assert_eq!(body.matches("load i32, %5\n").count(), 2, "{out}");
+        // The row's address only on one arm of a branch before the loop: the
+        // preheader computes its own.
+        let arm = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+global @b: [i32; 64] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30]
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  br %1, bb1, bb2
+bb1:
+  %2 = gep @b, %0, 32
+  %3 = load i32, %2
+  call @putint(%3)
+  jump bb2
+bb2:
+  jump bb3(0, 0)
+bb3(%4: i32, %5: i32):
+  %6 = gep @b, %4, 4
+  %7 = gep %6, %0, 32
+  %8 = load i32, %7
+  %9 = add %5, %8
+  %10 = add %4, 1
+  %11 = slt %10, 8
+  br %11, bb3(%10, %9), bb4
+bb4:
+  call @putint(%9)
+  ret 0
+}
+"#;
+        for stdin in ["3 1", "5 0"] {
+            let out = same_behaviour(arm, &["strength"], stdin);
+            let preheader = &out[out.find("bb2:").unwrap()..out.find("bb3(").unwrap()];
+            assert!(preheader.contains("= gep @b, %0, 32\n"), "{out}");
         }
     }
 
