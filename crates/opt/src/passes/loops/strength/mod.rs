@@ -73,7 +73,7 @@ use crate::pipeline::FunctionTransform;
 use affine::ExactIndices;
 use gep_blocks::GepBlocks;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Type, Value};
+use ir::{Block, BlockCall, Function, Inst, InstKind, Type, Value};
 use recurrence::Recurrences;
 use rustc_hash::FxHashMap;
 
@@ -426,10 +426,10 @@ fn split_index(
     if let Some(x) = exact.exact(index) {
         return Some((None, x.start, x.step, x.offset));
     }
-    let (added, offset) = if let Some(b) = counter_plus_invariant(f, iv, in_loop, g, index) {
+    let (added, offset) = if let Some(b) = counter_plus_invariant(exact.se, iv, in_loop, g, index) {
         (Some(b), 0)
     } else {
-        let offset = counter_plus_constant(f, iv.param, index)?;
+        let offset = counter_plus_constant(exact.se, iv.param, index)?;
         // (`i + c` wrapped can only land back in an object when `|c|` is near 2^31.)
         if offset != 0 && (offset.unsigned_abs() > 1 << 16 || !only_addresses(f, g)) {
             return None;
@@ -572,7 +572,10 @@ fn pointer_param(
     p
 }
 
-/// `index = i + b` with `b` loop-invariant (any value), when the gep `g` may follow
+/// `index = i + b` (modulo 2^32: the scalar evolution's difference of the two
+/// is the value `b`, or the evolution of `b`, an operand of the index's
+/// computation) with `b` loop-invariant (any value but a constant), when the
+/// gep `g` may follow
 /// the exact pointer `base + (i + b) * stride` although no access through it need
 /// run on every iteration: the counter `i` counts up by one from a constant `>= 0`
 /// under a strict bound (so it never wraps and stays `>= 0`), `base` is the start of
@@ -582,12 +585,13 @@ fn pointer_param(
 /// of the object, so the original could not access memory through it. Either way
 /// the accesses that do run see the same address.
 fn counter_plus_invariant(
-    f: &Function,
+    se: &mut ScalarEvolution,
     c: &Counter,
     in_loop: &dyn Fn(Value) -> bool,
     g: Inst,
     index: Value,
 ) -> Option<Value> {
+    let f = se.f;
     if c.step != 1 || c.inclusive || f.as_iconst(c.init).is_none_or(|v| v < 0) {
         return None;
     }
@@ -600,38 +604,37 @@ fn counter_plus_invariant(
     if !object_start || !only_addresses(f, g) {
         return None;
     }
-    let InstKind::Binary {
-        op: BinOp::Add,
-        args: [x, y],
-    } = *f.kind(f.def_inst(index)?)
-    else {
-        return None;
-    };
+    let d = difference_from(se, c.param, index)?;
     let invariant = |v: Value| !in_loop(v) && f.as_iconst(v).is_none();
-    match (x == c.param, y == c.param) {
-        (true, false) if invariant(y) => Some(y),
-        (false, true) if invariant(x) => Some(x),
-        _ => None,
+    if let Expr::Unknown { v, .. } = *se.exprs.get(d) {
+        return invariant(v).then_some(v);
     }
+    // A difference the evolution folds (`i * n` of an outer counter) is the
+    // value of an operand of the index's computation when one equals it (as
+    // LLVM's `SCEVExpander` reuses existing values).
+    let mut operands = Vec::new();
+    f.kind(f.def_inst(index)?)
+        .for_each_arg(|a| operands.push(a));
+    operands
+        .into_iter()
+        .find(|&a| invariant(a) && f.value_type(a) == Type::I32 && se.get(a) == d)
 }
 
-/// `v` as the counter `iv` plus a constant.
-fn counter_plus_constant(f: &Function, iv: Value, v: Value) -> Option<i32> {
-    if v == iv {
-        return Some(0);
-    }
-    let InstKind::Binary {
-        op: BinOp::Add,
-        args: [a, b],
-    } = *f.kind(f.def_inst(v)?)
-    else {
+/// `v` as the counter `iv` plus a constant (modulo 2^32), by the scalar
+/// evolution's difference of the two.
+fn counter_plus_constant(se: &mut ScalarEvolution, iv: Value, v: Value) -> Option<i32> {
+    let d = difference_from(se, iv, v)?;
+    i32::try_from(se.exprs.as_const(d)?).ok()
+}
+
+/// The scalar evolution of `v - iv`, when both are `i32` values.
+fn difference_from(se: &mut ScalarEvolution, iv: Value, v: Value) -> Option<ExprId> {
+    let (loops, f) = (se.loops, se.f);
+    if f.value_type(v) != Type::I32 || f.value_type(iv) != Type::I32 {
         return None;
-    };
-    match (f.as_iconst(a), f.as_iconst(b)) {
-        (None, Some(c)) if a == iv => Some(c),
-        (Some(c), None) if b == iv => Some(c),
-        _ => None,
     }
+    let (a, b) = (se.get(v), se.get(iv));
+    Some(se.exprs.sub(loops, f, a, b))
 }
 
 /// Whether every use of the gep `g` is as the address of a load or store, directly or
@@ -1092,6 +1095,72 @@ bb4:
         assert!(down.contains("sgt %14, 0"));
         let out = same_behaviour(&down, &["strength"], "-3 9");
         assert!(out.contains("gep @a, %8"), "{out}");
+    }
+
+    /// The same conditional access with the index computed other ways, which the
+    /// scalar evolution sees as the counter plus a constant (`(i + 1) + 1`) or
+    /// plus an invariant (`i - (0 - b)`, whose operand `0 - b` evolves as the
+    /// difference negated, so the invariant is found as `b`... through the
+    /// evolution of the operand): the gep in the loop goes; an index that is not
+    /// the counter plus an invariant (`i + i`) stays.
+    #[test]
+    fn a_conditional_access_at_the_counter_plus_anything_the_evolution_sees() {
+        let src = |index: &str| {
+            format!(
+                r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %20 = add %0, 0
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = add %2, %0
+  %5 = slt %4, 14
+  %6 = sge %4, 0
+  %7 = and %5, %6
+  br %7, bb2, bb3(%3)
+bb2:
+{index}
+  %9 = gep @a, %8, 4
+  %10 = load i32, %9
+  %11 = mul %3, 3
+  %12 = add %11, %10
+  jump bb3(%12)
+bb3(%13: i32):
+  %14 = add %2, 1
+  %15 = slt %14, %1
+  br %15, bb1(%14, %13), bb4
+bb4:
+  call @putint(%13)
+  ret 0
+}}
+"#
+            )
+        };
+        // Whether the loop (from its header on) indexes `@a` with a variable.
+        let indexes_in_loop = |out: &str| out[out.find("\nbb1(").unwrap()..].contains("gep @a, %");
+        // `(i + 1) + 1`: the counter plus the constant 2.
+        let plus_two = src("  %21 = add %2, 1\n  %8 = add %21, 1");
+        for stdin in ["3 10", "-5 12", "0 0"] {
+            let out = same_behaviour(&plus_two, &["strength"], stdin);
+            assert!(!indexes_in_loop(&out), "{stdin}: {out}");
+        }
+        // `i - (0 - b')` with `b'` an invariant computed before the loop: the
+        // counter plus that invariant.
+        let plus_b = src("  %22 = sub 0, %20\n  %8 = sub %2, %22");
+        for stdin in ["3 10", "-5 12", "2147483640 20", "-2147483648 30"] {
+            let out = same_behaviour(&plus_b, &["strength"], stdin);
+            assert!(!indexes_in_loop(&out), "{stdin}: {out}");
+        }
+        // `i + i` is no counter plus an invariant.
+        let twice = src("  %8 = add %2, %2");
+        let out = same_behaviour(&twice, &["strength"], "3 6");
+        assert!(indexes_in_loop(&out), "{out}");
     }
 
     /// Without an access on every iteration (the loads only run when `s` is even), an
