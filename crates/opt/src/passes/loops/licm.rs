@@ -40,6 +40,7 @@
 
 use crate::analysis::modref::Access;
 use crate::analysis::param_targets::origin;
+use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::{
     address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
     LoopId, ModRef, ParamTargets, PointerBase, PointerRoots, Preserved, Targets,
@@ -118,7 +119,12 @@ fn run_in(
         }
         fa.forget();
     }
-    let mut moved = added + hoist_loops(f, modref, sizes, params, apart, fa);
+    let ranges = {
+        let (cfg, _, loops) = fa.loops(f);
+        ranges_for_divisions(f, cfg, loops)
+    };
+    let ranges = ranges.as_ref();
+    let mut moved = added + hoist_loops(f, modref, sizes, params, apart, fa, ranges);
     // Choices made invariant let more move; a chain of clamps takes a round each.
     for _ in 0..MAX_CHOICE_ROUNDS {
         let (cfg, _, loops) = fa.loops(f);
@@ -127,7 +133,7 @@ fn run_in(
             break;
         }
         fa.forget();
-        moved += n + hoist_loops(f, modref, sizes, params, apart, fa);
+        moved += n + hoist_loops(f, modref, sizes, params, apart, fa, ranges);
     }
     moved
 }
@@ -143,6 +149,7 @@ fn hoist_loops(
     params: &[Targets],
     apart: &dyn Fn(usize, usize) -> bool,
     fa: &mut FunctionAnalyses,
+    ranges: Option<&Ranges>,
 ) -> usize {
     let (cfg, dt, loops) = fa.loops(f);
     let mut moved = 0;
@@ -187,6 +194,7 @@ fn hoist_loops(
             roots: &roots,
             guaranteed: SecondaryMap::new(),
             own_blocks: own_blocks_only.then_some(&own[id.0 as usize][..]),
+            ranges,
         };
         moved += ctx.hoist_into(ph);
     }
@@ -489,8 +497,8 @@ fn global_of(f: &Function, p: Value) -> Option<ir::GlobalId> {
 /// array is undefined in SysY) nor shows in the output by itself, so it stops
 /// nothing: a load after it, which no store of the loop may clobber, still runs
 /// whenever the loop is entered.
-fn stops_execution(f: &Function, k: &InstKind) -> bool {
-    !matches!(k, InstKind::Store { .. }) && (k.has_side_effects() || may_trap(f, k))
+fn stops_execution(f: &Function, k: &InstKind, ranges: Option<&Ranges>) -> bool {
+    !matches!(k, InstKind::Store { .. }) && (k.has_side_effects() || may_trap(f, k, ranges))
 }
 
 /// Whether accesses through `p` and `q` may touch the same memory: unless they point
@@ -525,15 +533,38 @@ pub(crate) fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) 
 }
 
 /// Whether an instruction could trap or fail to terminate: divisions by anything
-/// but a constant other than 0 and -1, and calls.
-fn may_trap(f: &Function, k: &InstKind) -> bool {
+/// but a value whose range (`ranges`, when solved) excludes 0 and -1 (a constant
+/// other than those, or `x % 14 + 15`: as LLVM's `isSafeToSpeculativelyExecute`
+/// asks whether the divisor is known non-zero and not -1), and calls.
+fn may_trap(f: &Function, k: &InstKind, ranges: Option<&Ranges>) -> bool {
     match k {
         InstKind::Binary { op, args } if op.can_trap() => {
-            !matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1)
+            if matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1) {
+                return false;
+            }
+            let excluded = |r: Range| !(r.lo <= 0 && r.hi >= -1);
+            !ranges.and_then(|r| r.of(f, args[1])).is_some_and(excluded)
         }
         InstKind::Call { .. } => true,
         _ => false,
     }
+}
+
+/// The value ranges of `f` when some loop divides by a value that is not a
+/// constant (what [`may_trap`] asks them), else none: the solve is skipped for
+/// the many functions that have no such division.
+fn ranges_for_divisions(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+) -> Option<Ranges> {
+    let divides = f.layout.blocks().any(|b| {
+        loops.innermost(b).is_some()
+            && f.layout.block_insts(b).any(|i| {
+                matches!(f.kind(i), InstKind::Binary { op, args } if op.can_trap() && f.as_iconst(args[1]).is_none())
+            })
+    });
+    divides.then(|| Ranges::compute(f, cfg))
 }
 
 struct Hoist<'a> {
@@ -557,6 +588,9 @@ struct Hoist<'a> {
     /// Visit only these blocks, those whose innermost loop is this one (all
     /// the loop's blocks when `None`).
     own_blocks: Option<&'a [Block]>,
+    /// Value ranges of the function as it was before this pass ([`may_trap`]);
+    /// values made since have none and count as unknown.
+    ranges: Option<&'a Ranges>,
 }
 
 impl Hoist<'_> {
@@ -584,7 +618,7 @@ impl Hoist<'_> {
                     moved += 1;
                     continue;
                 }
-                if stops_execution(self.f, self.f.kind(i)) {
+                if stops_execution(self.f, self.f.kind(i), self.ranges) {
                     clear = false;
                 }
             }
@@ -609,7 +643,7 @@ impl Hoist<'_> {
         let k = self.f.kind(i).clone();
         let guaranteed = |s: &mut Self| clear && s.block_guaranteed(b);
         match k {
-            InstKind::Binary { .. } if !may_trap(self.f, &k) => true,
+            InstKind::Binary { .. } if !may_trap(self.f, &k, self.ranges) => true,
             InstKind::Binary { .. } => guaranteed(self),
             InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => true,
             InstKind::Load { ty, ptr } => {
@@ -774,7 +808,7 @@ impl Hoist<'_> {
                     .any(|&s| !self.loops.contains(self.id, s) || s == header);
             let effects = self.f.layout.block_insts(x).any(|i| {
                 let k = self.f.kind(i);
-                !k.is_terminator() && stops_execution(self.f, k)
+                !k.is_terminator() && stops_execution(self.f, k, self.ranges)
             });
             if inner || leaves || effects || seen.len() > 64 {
                 ok = false;
@@ -815,6 +849,51 @@ bb2:
 }
 "#;
         check(&["licm"], src, src);
+    }
+
+    /// A division whose divisor's range excludes 0 and -1 (`%1 % 14 + 15`, in
+    /// `[2, 28]`) cannot trap: it moves out of a loop whose body may not run.
+    /// One whose divisor may be 0 (`%1 % 14`) or -1 (`%1 % 14 - 1`) stays.
+    #[test]
+    fn a_division_by_a_value_whose_range_excludes_zero_and_minus_one_moves() {
+        let src = |divisor: &str| {
+            format!(
+                r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %20 = srem %1, 14
+{divisor}
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = slt %2, %0
+  br %4, bb2, bb3
+bb2:
+  %5 = srem %1, %21
+  %10 = add %3, %5
+  %11 = add %2, 1
+  jump bb1(%11, %10)
+bb3:
+  call @putint(%3)
+  ret 0
+}}
+"#
+            )
+        };
+        let in_body = |out: &str| out[out.find("\nbb2:").unwrap()..].contains("srem %1, %");
+        let safe = src("  %21 = add %20, 15");
+        for stdin in ["3 100", "0 -2147483648", "5 -7"] {
+            let out = same_behaviour(&safe, &["licm"], stdin);
+            assert!(!in_body(&out), "{out}");
+        }
+        for divisor in ["  %21 = add %20, 0", "  %21 = add %20, -1"] {
+            let out = run(&src(divisor), &["licm"]);
+            assert!(in_body(&out), "{out}");
+        }
     }
 
     #[test]
