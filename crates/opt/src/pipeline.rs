@@ -133,6 +133,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::value_numbering::affine::Affine,
     &passes::value_numbering::pre::Pre,
     &passes::scalar::codehoist::CodeHoist,
+    &passes::scalar::codesink::CodeSink,
     &passes::memory::loadpre::LoadPre,
     &passes::scalar::rangechain::RangeChain,
     &passes::scalar::sink::Sink,
@@ -487,6 +488,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "swp",
             "dce",
             "globaldce",
+            // What hoisting left above the tests deciding whether it is used
+            // (an unrolled inner loop's preheader) moves down to its uses.
+            "codesink",
             "storesink",
             "sink",
             "postinc",

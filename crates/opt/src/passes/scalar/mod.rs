@@ -4,6 +4,7 @@
 
 pub mod balance;
 pub mod codehoist;
+pub mod codesink;
 pub mod constoffset;
 pub mod dce;
 pub mod divrem;
