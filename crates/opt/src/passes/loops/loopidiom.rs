@@ -725,6 +725,48 @@ bb4:
         }
     }
 
+    /// `if (n GUARD) { i = 0; do { a[i] = 0; i++; } while (i != n); }`, `n` read.
+    fn not_equal_fill(guard: &str) -> String {
+        let sevens = vec!["7"; 100].join(", ");
+        format!(
+            r#"
+global @a: [i32; 100] = [{sevens}]
+declare @getint() -> i32
+declare @putarray(i32, ptr) -> void
+
+func @main() -> i32 {{
+bb0:
+  %1 = call @getint()
+  %7 = {guard}
+  br %7, bb3, bb2
+bb3:
+  jump bb1(0)
+bb1(%2: i32):
+  %6 = gep @a, %2, 4
+  store 0, %6
+  %4 = add %2, 1
+  %5 = ne %4, %1
+  br %5, bb1(%4), bb2
+bb2:
+  call @putarray(100, @a)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_not_equal_loop_a_guard_orders_is_a_fill() {
+        let src = not_equal_fill("sgt %1, 0");
+        for input in ["1", "37", "100", "0", "-4"] {
+            let out = same_behaviour(&src, &["loopidiom"], input);
+            assert!(out.contains("call @memset("), "{out}");
+            assert!(!main_of(&out).contains("store"), "{out}");
+        }
+        // With `n >= 0`, `n = 0` would run `i + 1` round the whole of `i32`.
+        stays(&not_equal_fill("sge %1, 0"), "20");
+    }
+
     /// Asserts that `src` keeps its loop: no `memset`, same behaviour.
     #[track_caller]
     fn stays(src: &str, input: &str) {
