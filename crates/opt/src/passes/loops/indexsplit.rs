@@ -35,8 +35,9 @@
 //! `c + 1`) on a value `x` whose evolution is the counter's plus a constant `k`
 //! (`i` itself, `i + 1`, `i - 3`, however it is computed), which never wraps:
 //! the counter's least value plus `k` for `k < 0`, its greatest plus `k` for
-//! `k > 0` (the end the loop walks toward is known only from a constant trip
-//! count; without one such a `k` refuses); the test is then `i < c - k`. The
+//! `k > 0` (the end the loop walks toward is known from a constant trip count or
+//! a constant bound; without either such a `k` refuses); the test is then
+//! `i < c - k`. The
 //! split point is in `i32`, after the start, and reached before the latch's bound
 //! when that is a constant; the test ends a block of the loop outside its inner
 //! loops, other than the latch. Loops of up to [`MAX_LOOP`] instructions are
@@ -147,7 +148,7 @@ impl Split {
         let i0 = constant(f, cfg, counter.init, 4)?;
         let i = counter.param;
         let ie = se.get(i);
-        let span = values_span(&counter, i0);
+        let span = values_span(&counter, i0, n);
         // `k` when `x` evolves as the counter plus the constant `k`, and `i + k`
         // never wraps in the loop (module documentation).
         let mut offset = |x: Value| -> Option<i32> {
@@ -209,13 +210,25 @@ impl Split {
 }
 
 /// The least and the greatest value the counter takes in the loop, from its
-/// start `i0` and (when constant) its trip count.
-fn values_span(counter: &Counter, i0: i32) -> (Option<i64>, Option<i64>) {
-    let first = Some(i64::from(i0));
-    let last = counter
-        .trip_count()
-        .map(|t| i64::from(i0) + i64::from(t - 1) * i64::from(counter.step));
-    if counter.step > 0 {
+/// start `i0` and its constant trip count, or else a constant bound `n`: every
+/// value after the first passed the latch's test as the tested value (then it is
+/// at most `n`, counting up) or one step before (at most `n + step`).
+fn values_span(counter: &Counter, i0: i32, n: Option<i32>) -> (Option<i64>, Option<i64>) {
+    let (i0, step) = (i64::from(i0), i64::from(counter.step));
+    let first = Some(i0);
+    let last = match (counter.trip_count(), n) {
+        (Some(t), _) => Some(i0 + i64::from(t - 1) * step),
+        (None, Some(n)) => {
+            let beyond = i64::from(n) + if counter.tests_next { 0 } else { step };
+            Some(if step > 0 {
+                i0.max(beyond)
+            } else {
+                i0.min(beyond)
+            })
+        }
+        (None, None) => None,
+    };
+    if step > 0 {
         (first, last)
     } else {
         (last, first)
@@ -553,6 +566,29 @@ bb6(%11: i32, %12: i32):
             let out = same_behaviour(&src, &["indexsplit"], n);
             assert!(split(&out, 5), "{out}");
         }
+    }
+
+    /// A start constant on every edge but unknown to the scalar evolution has no
+    /// constant trip count: a constant bound still bounds `i + k`.
+    #[test]
+    fn a_constant_bound_bounds_the_offset_of_a_start_known_by_its_edges() {
+        let src = |k: &str, c: &str| {
+            starting_at("%21")
+                .replace(
+                    "bb1:\n  jump bb2(%21, 1)",
+                    "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(0), bb7(0)\nbb7(%21: i32):\n  jump bb2(%21, 1)",
+                )
+                .replace(
+                    "  %4 = slt %2, 4\n",
+                    &format!("  %22 = add %2, {k}\n  %4 = slt %22, {c}\n"),
+                )
+        };
+        let out = same_behaviour(&src("1", "5"), &["indexsplit"], "0");
+        assert!(split(&out, 5), "{out}");
+        // `i` runs to 9: `i + 2147483640` wraps.
+        let wraps = src("2147483640", "2147483644");
+        let out = crate::passes::testutil::run(&wraps, &["indexsplit"]);
+        assert_eq!(out, crate::passes::testutil::run(&wraps, &[]));
     }
 
     #[test]
