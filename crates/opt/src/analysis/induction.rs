@@ -11,9 +11,12 @@
 //! constant, and whose value before or after the step (the recurrence `{i0,+,d}` or
 //! `{i0+d,+,d}`) the latch's exit test compares against a value defined outside
 //! the loop, the loop continuing while `slt` or `sle` holds (`sgt` or `sge` for a
-//! negative step). A test with `ne` counts too when the start and the bound are
-//! constants that the counter, stepping toward the bound, meets: it is then the
-//! same test as `slt` (or `sgt`). The exit count of the test must hold without a
+//! negative step). A test with `ne` counts too when the counter, stepping toward
+//! the bound, meets it: the start and the bound are constants that show it, or
+//! the step is one (up or down) and the tested value starts at or before the
+//! bound whenever the loop is entered (the constant ranges the branches
+//! dominating the loop give, [`ScalarEvolution::starts_toward_bound`]); it is
+//! then the same test as `slt` (or `sgt`). The exit count of the test must hold without a
 //! predicate ([`crate::analysis::scev::tripcount`]): the last value that passes the
 //! test can step without passing the end of `i32`. (The one predicate an unknown
 //! bound leaves, on an inclusive test by a unit step, is discharged by the memory
@@ -164,7 +167,7 @@ impl Counter {
         let inclusive = match (t.op, step > 0) {
             (CmpOp::Slt, true) | (CmpOp::Sgt, false) => false,
             (CmpOp::Sle, true) | (CmpOp::Sge, false) => true,
-            (CmpOp::Ne, _) if meets_bound(se, &t) => false,
+            (CmpOp::Ne, _) if meets_bound(se, &t) || se.starts_toward_bound(&t) => false,
             _ => return None,
         };
         let count = se.count_of_test(&t)?;
@@ -409,6 +412,62 @@ bb2:
                                                                  // Counting down from 3 while `i - 1 != 5` never meets 5.
         let c = counter_of(&down.replace("eq %4, 0", "eq %4, 5"));
         assert!(c.is_none());
+    }
+
+    /// `if (n GUARD) { i = START; do { s += i; i += STEP; } while (TEST); }`.
+    fn guarded(guard: &str, start: &str, step: i32, test: &str) -> String {
+        format!(
+            r#"
+func @f(i32) -> i32 {{
+bb0(%0: i32):
+  %9 = {guard}
+  br %9, bb3, bb2(0)
+bb3:
+  jump bb1({start}, 0)
+bb1(%1: i32, %2: i32):
+  %3 = add %2, %1
+  %4 = add %1, {step}
+  %5 = {test}
+  br %5, bb1(%4, %3), bb2(%3)
+bb2(%6: i32):
+  ret %6
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_not_equal_test_from_a_start_a_guard_orders_counts() {
+        // Up from 0 while `i + 1 != n`, entered when `n > 0`: 1 <= n.
+        let c = counter_of(&guarded("sgt %0, 0", "0", 1, "ne %4, %0"));
+        let c = c.expect("a counter");
+        assert_eq!((c.step, c.inclusive, c.trip_count()), (1, false, None));
+        // Testing `i` itself needs only `n >= 0`.
+        assert!(counter_of(&guarded("sge %0, 0", "0", 1, "ne %1, %0")).is_some());
+        // Down from `n` to 0, entered when `n > 0` (`n - 1 >= 0`).
+        let c = counter_of(&guarded("sgt %0, 0", "%0", -1, "ne %4, 0"));
+        assert_eq!(c.expect("a counter").step, -1);
+        assert!(counter_of(&guarded("sge %0, 1", "%0", -1, "ne %4, 0")).is_some());
+    }
+
+    #[test]
+    fn a_not_equal_test_that_may_start_past_its_bound_does_not_count() {
+        for (guard, start, step, test) in [
+            // `n = 0`: `i + 1` starts at 1 and wraps round before it meets 0.
+            ("sge %0, 0", "0", 1, "ne %4, %0"),
+            // No order from the guard.
+            ("ne %0, 0", "0", 1, "ne %4, %0"),
+            ("slt %0, 100", "0", 1, "ne %1, %0"),
+            // Down from `n = 0`: `n - 1` is below 0.
+            ("sge %0, 0", "%0", -1, "ne %4, 0"),
+            // Up from `n > 0` to 0 moves away from it.
+            ("sgt %0, 0", "%0", 1, "ne %4, 0"),
+            // A step of 2 could step over the bound.
+            ("sgt %0, 0", "0", 2, "ne %4, %0"),
+        ] {
+            let c = counter_of(&guarded(guard, start, step, test));
+            assert!(c.is_none(), "{guard} {start} {step} {test}");
+        }
     }
 
     #[test]

@@ -344,6 +344,20 @@ impl ScalarEvolution<'_> {
         Some(self.steps_across(top, low, d, pred))
     }
 
+    /// Whether the recurrence `t` tests, stepping by one (up or down), starts at
+    /// or before its bound whenever the loop is entered (at or below it counting
+    /// up, at or above it down), from the constant ranges the dominating branches
+    /// give the values (as [`Self::compare_at_entry`]): then it meets the bound
+    /// before it could wrap, and a `!=` test behaves as `<` (or `>`).
+    pub fn starts_toward_bound(&mut self, t: &ExitTest) -> bool {
+        use std::cmp::Ordering::{Greater, Less};
+        match t.step {
+            1 => self.compare_at_entry(t.lp, t.start, t.bound, 1) == Some(Less),
+            -1 => self.compare_at_entry(t.lp, t.start, t.bound, 0) == Some(Greater),
+            _ => false,
+        }
+    }
+
     /// How `s` compares with `n + offset` (as integers) whenever the loop is
     /// entered: `Less` when always below, `Greater` when always at or above, from
     /// the constant ranges the branches dominating the loop give the values in

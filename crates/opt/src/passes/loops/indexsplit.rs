@@ -13,25 +13,35 @@
 //!
 //! Index-set splitting (Wolfe, "High Performance Compilers for Parallel
 //! Computing", 1996, section 9.4; GCC's `-fsplit-loops`, `tree-ssa-loop-split.cc`):
-//! the counter `i` steps by one and never wraps ([`Counter`]), so `i < c` holds for
-//! a prefix of the iterations and fails for the rest. The first loop runs while
-//! both `i + 1 < n` and `i + 1 < c` hold, that is `i + 1 < min(n, c)` (a
-//! constant when `n` is one, else chosen by a branch before the loop). What is left runs in the
-//! original loop, entered from the first one's exit when `i + 1 < n` still holds,
-//! at `i = c` exactly. A chain `if (i < 20) .. else if (i < 40) ..` splits once
-//! per test, one test per round, each second loop starting at a constant.
+//! the counter `i` steps by a constant `s` and never wraps ([`Counter`]), so
+//! `i < c` holds for a prefix of the iterations and fails for the rest (counting
+//! up; counting down it fails first, then holds). The split point `p` is the
+//! first counter value on the test's second side: `i0 + ceil((c - i0) / s) * s`
+//! counting up from `i0 < c`, the first value below `c` counting down from
+//! `i0 >= c`. The first loop runs while the latch's test holds and the counter's
+//! next value is not yet `p`: one comparison of the tested value with the nearer
+//! of the latch's bound `n` and the tested value one step before `p` (a constant
+//! when `n` is one, else chosen by a branch before the loop). What is left runs in
+//! the original loop, entered from the first one's exit when the latch's test
+//! still holds, at `i = p` exactly. A chain `if (i < 20) .. else if (i < 40) ..`
+//! splits once per test, one test per round, each second loop starting at a
+//! constant.
 //!
-//! Conditions, all checked: the loop is rotated with a counter stepping by +1 whose
-//! latch tests `i + 1 < n` ([`Counter`], from the analysis manager's scalar
-//! evolution); the test is `x < c`, `x >= c`, `x <= c` or `x > c` (either operand
-//! order; the last two split at `c + 1`) on a value `x` whose evolution is the
-//! counter's plus a constant `k` (`i` itself, `i + 1`, `i - 3`, however it is
-//! computed), which never wraps: `i0 + k` for `k < 0`, the largest counter value
-//! (below a constant `n`) plus `k` for `k > 0` (an unknown `n` refuses it); the
-//! test is then `i < c - k`. The split point is a constant above the constant
-//! start `i0` (and below `n` when that is a constant); the test ends a block of the
-//! loop outside its inner loops, other than the latch. Loops of up to [`MAX_LOOP`] instructions are split, and
-//! a function grows by at most [`MAX_GROWTH`] instructions.
+//! Accepted, all checked: the loop is rotated with a [`Counter`] (from the
+//! analysis manager's scalar evolution): any constant step, up or down, its latch
+//! testing `i` or `i + s` with `<`, `<=` (`>`, `>=` counting down) or a `!=` that
+//! meets its bound; the start `i0` a constant. The body's test is `x < c`,
+//! `x >= c`, `x <= c` or `x > c` (either operand order; the last two split at
+//! `c + 1`) on a value `x` whose evolution is the counter's plus a constant `k`
+//! (`i` itself, `i + 1`, `i - 3`, however it is computed), which never wraps:
+//! the counter's least value plus `k` for `k < 0`, its greatest plus `k` for
+//! `k > 0` (the end the loop walks toward is known from a constant trip count or
+//! a constant bound; without either such a `k` refuses); the test is then
+//! `i < c - k`. The
+//! split point is in `i32`, after the start, and reached before the latch's bound
+//! when that is a constant; the test ends a block of the loop outside its inner
+//! loops, other than the latch. Loops of up to [`MAX_LOOP`] instructions are
+//! split, and a function grows by at most [`MAX_GROWTH`] instructions.
 
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{Counter, Loop, LoopId, RotatedLoop};
@@ -114,10 +124,12 @@ struct Split {
     counter: Counter,
     /// The branch on the counter.
     branch: Inst,
-    /// Whether the branch's condition holds for the first iterations (`i < c`).
-    first_true: bool,
-    /// The constant `c`.
-    c: i32,
+    /// The value of the branch's condition in the first loop.
+    first_holds: bool,
+    /// The split point: the first counter value on the test's second side.
+    p: i32,
+    /// The first loop's own bound on the tested value (see [`first_limit`]).
+    limit: i32,
 }
 
 impl Split {
@@ -125,20 +137,18 @@ impl Split {
         let (f, cfg, loops) = (se.f, se.cfg, se.loops);
         let l = RotatedLoop::of(f, cfg, loops, id)?;
         let counter = Counter::of_scev(se, id, &l)?;
-        if counter.step != 1 || !counter.tests_next || counter.inclusive {
-            return None;
-        }
         let n = f.as_iconst(counter.bound);
         if !matches!(f.kind(f.terminator(l.preheader)?), InstKind::Jump { .. }) {
             return None;
         }
         // A constant start decides the entry, and the second loop's start is then
-        // the constant `c`, so a chain of tests splits again (a start known only
-        // at run time would cost a test per entry, for loops that often run only
-        // a few iterations on each side).
+        // the constant split point, so a chain of tests splits again (a start
+        // known only at run time would cost a test per entry, for loops that
+        // often run only a few iterations on each side).
         let i0 = constant(f, cfg, counter.init, 4)?;
         let i = counter.param;
         let ie = se.get(i);
+        let span = values_span(&counter, i0, n);
         // `k` when `x` evolves as the counter plus the constant `k`, and `i + k`
         // never wraps in the loop (module documentation).
         let mut offset = |x: Value| -> Option<i32> {
@@ -151,12 +161,10 @@ impl Split {
             }
             let d = se.exprs.sub(loops, f, xe, ie);
             let k = i32::try_from(se.exprs.as_const(d)?).ok()?;
-            let fits = if k < 0 {
-                i0.checked_add(k).is_some()
-            } else {
-                n.is_some_and(|n| i0.max(n.saturating_sub(1)).checked_add(k).is_some())
-            };
-            fits.then_some(k)
+            let extreme = if k < 0 { span.0 } else { span.1 };
+            extreme
+                .and_then(|e| i32::try_from(e + i64::from(k)).ok())
+                .map(|_| k)
         };
         loops.get(id).blocks.iter().find_map(|&b| {
             if b == l.latch || loops.innermost(b) != Some(id) {
@@ -177,24 +185,122 @@ impl Split {
             };
             // `i <= c` is `i < c + 1` and `i > c` its negation (no split when
             // `c + 1` does not exist: the test is then constant).
-            let (first_true, c) = match op {
+            let (below, c) = match op {
                 CmpOp::Slt => (true, c),
                 CmpOp::Sge => (false, c),
                 CmpOp::Sle => (true, c.checked_add(1)?),
                 CmpOp::Sgt => (false, c.checked_add(1)?),
                 _ => return None,
             };
-            if n.is_some_and(|n| c >= n) || i0 >= c {
+            let p = split_point(counter.step, i0, c)?;
+            let limit = first_limit(&counter, p)?;
+            if n.is_some_and(|n| !reaches(&counter, p, n)) {
                 return None;
             }
             Some(Split {
                 l: l.clone(),
                 counter,
                 branch,
-                first_true,
-                c,
+                first_holds: below == (counter.step > 0),
+                p,
+                limit,
             })
         })
+    }
+}
+
+/// The least and the greatest value the counter takes in the loop, from its
+/// start `i0` and its constant trip count, or else a constant bound `n`: every
+/// value after the first passed the latch's test as the tested value (then it is
+/// at most `n`, counting up) or one step before (at most `n + step`).
+fn values_span(counter: &Counter, i0: i32, n: Option<i32>) -> (Option<i64>, Option<i64>) {
+    let (i0, step) = (i64::from(i0), i64::from(counter.step));
+    let first = Some(i0);
+    let last = match (counter.trip_count(), n) {
+        (Some(t), _) => Some(i0 + i64::from(t - 1) * step),
+        (None, Some(n)) => {
+            let beyond = i64::from(n) + if counter.tests_next { 0 } else { step };
+            Some(if step > 0 {
+                i0.max(beyond)
+            } else {
+                i0.min(beyond)
+            })
+        }
+        (None, None) => None,
+    };
+    if step > 0 {
+        (first, last)
+    } else {
+        (last, first)
+    }
+}
+
+/// The first value of the counter, stepping by `step` from `i0`, on the other
+/// side of `c` than `i0` (at or above `c` counting up from below it, below `c`
+/// counting down from at or above it): `i0 + ceil((c - i0) / step) * step` up,
+/// `i0 + (floor((i0 - c) / -step) + 1) * step` down. None when `i0` is already
+/// on the far side (the test never changes) or the point is outside `i32` (the
+/// counter, which never wraps, does not reach it).
+fn split_point(step: i32, i0: i32, c: i32) -> Option<i32> {
+    let (s, i0, c) = (i64::from(step), i64::from(i0), i64::from(c));
+    let k = if s > 0 {
+        if i0 >= c {
+            return None;
+        }
+        (c - i0 + s - 1) / s
+    } else {
+        if i0 < c {
+            return None;
+        }
+        (i0 - c) / -s + 1
+    };
+    i32::try_from(i0 + k * s).ok()
+}
+
+/// The value the latch tests (`i` or `i + step`) when the counter is at its last
+/// value before `p`, less one toward the start for an inclusive test: the first
+/// loop runs on while the tested value is before `min(n, limit)` in the latch's
+/// own comparison (`max` counting down), `n` the latch's bound.
+fn first_limit(counter: &Counter, p: i32) -> Option<i32> {
+    let tested = if counter.tests_next {
+        p
+    } else {
+        p.checked_sub(counter.step)?
+    };
+    if counter.inclusive {
+        tested.checked_sub(counter.step.signum())
+    } else {
+        Some(tested)
+    }
+}
+
+/// Whether the loop, whose latch compares with the constant `n`, goes on to the
+/// iteration where the counter is `p`: the latch passes when the counter is at
+/// the value before it.
+fn reaches(counter: &Counter, p: i32, n: i32) -> bool {
+    let tested = i64::from(p)
+        - if counter.tests_next {
+            0
+        } else {
+            i64::from(counter.step)
+        };
+    let n = i64::from(n);
+    match (counter.step > 0, counter.inclusive) {
+        (true, false) => tested < n,
+        (true, true) => tested <= n,
+        (false, false) => tested > n,
+        (false, true) => tested >= n,
+    }
+}
+
+/// The comparison with which the latch of `counter`'s loop goes on: `<` or `<=`
+/// counting up, `>` or `>=` down (a `!=` that meets its bound is the strict one).
+fn continue_op(counter: &Counter) -> CmpOp {
+    match (counter.step > 0, counter.inclusive) {
+        (true, false) => CmpOp::Slt,
+        (true, true) => CmpOp::Sle,
+        (false, false) => CmpOp::Sgt,
+        (false, true) => CmpOp::Sge,
     }
 }
 
@@ -256,8 +362,8 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
     let branch1 = f
         .terminator(copy.blocks[&branch_block])
         .expect("a copied block ends in its branch");
-    decide(f, branch1, s.first_true);
-    decide(f, s.branch, !s.first_true);
+    decide(f, branch1, s.first_holds);
+    decide(f, s.branch, !s.first_holds);
 
     // q: the original loop's new preheader.
     let q = f.create_block();
@@ -279,8 +385,9 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
         Type::Void,
     );
 
-    // The first loop's latch: on while `i + 1 < c`, then m decides between the
-    // original loop and the exit by the original test.
+    // The first loop's latch: on while the tested value is before both `n` and
+    // the limit, then m decides between the original loop and the exit by the
+    // original test.
     let latch1 = f
         .terminator(copy.blocks[&s.l.latch])
         .expect("the latch's copy ends in its branch");
@@ -293,23 +400,34 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
     };
     let m = f.create_block();
     f.layout.insert_block_after(m, copy.blocks[&s.l.latch]);
-    let next1 = copy.values[&s.counter.next];
-    let c = f.iconst(s.c);
-    // The first loop's bound min(n, c): a constant, or chosen before the loop.
+    let tested = if s.counter.tests_next {
+        s.counter.next
+    } else {
+        s.counter.param
+    };
+    let tested1 = copy.values[&tested];
+    let limit = f.iconst(s.limit);
+    let up = s.counter.step > 0;
+    // The first loop's bound, the nearer of `n` and the limit (min counting up,
+    // max down): a constant, or chosen before the loop.
     let pre = f.terminator(s.l.preheader).expect("a preheader jumps");
     let (bound1, pre) = match f.as_iconst(s.counter.bound) {
-        Some(n) => (f.iconst(n.min(s.c)), pre),
+        Some(n) if up => (f.iconst(n.min(s.limit)), pre),
+        Some(n) => (f.iconst(n.max(s.limit)), pre),
         None => {
             let j = f.create_block();
             f.layout.insert_block_after(j, s.l.preheader);
             let m = f.append_block_param(j, Type::I32);
-            let n_first = crate::passes::slt_before(f, pre, s.counter.bound, c);
+            let n = s.counter.bound;
+            let n_below = crate::passes::slt_before(f, pre, n, limit);
+            let (below, above) = (BlockCall::new(j, vec![n]), BlockCall::new(j, vec![limit]));
+            let (then_dest, else_dest) = if up { (below, above) } else { (above, below) };
             f.replace_kind(
                 pre,
                 InstKind::Br {
-                    cond: n_first,
-                    then_dest: BlockCall::new(j, vec![s.counter.bound]),
-                    else_dest: BlockCall::new(j, vec![c]),
+                    cond: n_below,
+                    then_dest,
+                    else_dest,
                 },
             );
             let jump = f.append_inst(
@@ -322,7 +440,15 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
             (m, jump)
         }
     };
-    let on = crate::passes::slt_before(f, latch1, next1, bound1);
+    let on = f.insert_inst_before(
+        latch1,
+        InstKind::Cmp {
+            op: continue_op(&s.counter),
+            args: [tested1, bound1],
+        },
+        Type::I32,
+    );
+    let on = f.inst_result(on).expect("cmp has a result");
     f.replace_kind(
         latch1,
         InstKind::Br {
@@ -331,10 +457,11 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
             else_dest: BlockCall::new(m, Vec::new()),
         },
     );
-    // The second loop starts at exactly `c`: the first ran from `i0 < c` by ones
-    // until `i + 1` reached min(n, c), and `i + 1 < n` holds on this edge.
+    // The second loop starts at exactly `p`: the first ran from `i0` in steps
+    // until the counter's next value reached `p` (it is one of the counter's
+    // values), and the original test holds on this edge.
     let mut q_in = back1.args.clone();
-    q_in[s.counter.index] = c;
+    q_in[s.counter.index] = f.iconst(s.p);
     let to_q = BlockCall::new(q, q_in);
     let (then_dest, else_dest) = if s.l.back == 0 {
         (to_q, exit1)
@@ -352,7 +479,7 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
     );
 
     // The preheader (or the block choosing the bound) enters the first loop: the
-    // first iteration is before `c`.
+    // first iteration is on the test's first side.
     f.replace_kind(
         pre,
         InstKind::Jump {
@@ -439,6 +566,29 @@ bb6(%11: i32, %12: i32):
             let out = same_behaviour(&src, &["indexsplit"], n);
             assert!(split(&out, 5), "{out}");
         }
+    }
+
+    /// A start constant on every edge but unknown to the scalar evolution has no
+    /// constant trip count: a constant bound still bounds `i + k`.
+    #[test]
+    fn a_constant_bound_bounds_the_offset_of_a_start_known_by_its_edges() {
+        let src = |k: &str, c: &str| {
+            starting_at("%21")
+                .replace(
+                    "bb1:\n  jump bb2(%21, 1)",
+                    "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(0), bb7(0)\nbb7(%21: i32):\n  jump bb2(%21, 1)",
+                )
+                .replace(
+                    "  %4 = slt %2, 4\n",
+                    &format!("  %22 = add %2, {k}\n  %4 = slt %22, {c}\n"),
+                )
+        };
+        let out = same_behaviour(&src("1", "5"), &["indexsplit"], "0");
+        assert!(split(&out, 5), "{out}");
+        // `i` runs to 9: `i + 2147483640` wraps.
+        let wraps = src("2147483640", "2147483644");
+        let out = crate::passes::testutil::run(&wraps, &["indexsplit"]);
+        assert_eq!(out, crate::passes::testutil::run(&wraps, &[]));
     }
 
     #[test]
@@ -563,5 +713,110 @@ bb6(%11: i32, %12: i32):
         let src = starting_at("0").replace("%4 = slt %2, 4", "%4 = slt %3, 4");
         let out = same_behaviour(&src, &["indexsplit"], "0");
         assert!(out.contains("slt %3, 4"), "{out}");
+    }
+
+    /// CHAIN with the counter stepping by `step` from `start`, the latch
+    /// continuing while `latch` holds (`%9` is `i + step`, `%2` is `i`).
+    fn stepping(start: &str, step: i32, latch: &str) -> String {
+        starting_at(start)
+            .replace("%9 = add %2, 1", &format!("%9 = add %2, {step}"))
+            .replace("%10 = slt %9, 10", &format!("%10 = {latch}"))
+    }
+
+    #[test]
+    fn down_counting_loops_split_where_the_test_starts_to_hold() {
+        // `for (i = S; i > 0; i--) if (i < 4) ..`: the `else` side first, then
+        // the `if` side from 3.
+        for start in ["4", "9"] {
+            let out = same_behaviour(&stepping(start, -1, "sgt %9, 0"), &["indexsplit"], "0");
+            assert!(split(&out, 4), "{out}");
+            assert!(out.contains("(3, "), "{out}");
+        }
+        // Down by 2 while `i - 2 >= -3`, tested as `i <= 4` (`i < 5`): 11, 9, 7,
+        // 5 then 3, 1, -1, -3.
+        let src = stepping("11", -2, "sge %9, -3").replace("slt %2, 4", "sle %2, 4");
+        let out = same_behaviour(&src, &["indexsplit"], "0");
+        assert!(split(&out, 4), "{out}");
+        assert!(out.contains("(3, "), "{out}");
+        // Down to a bound read at run time: the first loop stops at the larger.
+        let src = stepping("9", -1, "sgt %9, %13").replace(
+            "%0 = call @getint()",
+            "%0 = call @getint()\n  %13 = call @getint()",
+        );
+        for n in [-5, 0, 2, 3, 4, 7, 8, 12] {
+            let out = same_behaviour(&src, &["indexsplit"], &format!("0 {n}"));
+            assert!(split(&out, 5), "{out}");
+        }
+    }
+
+    #[test]
+    fn other_steps_split_at_the_first_counter_value_past_the_test() {
+        // Up by 3 from 0, 1 or 2 with `i < 4`: the second loop starts at 6, 4, 5.
+        for (start, p) in [("0", 6), ("1", 4), ("2", 5)] {
+            for latch in [
+                "slt %9, 20",
+                "sle %9, 20",
+                "slt %2, 17",
+                "sle %2, 16",
+                "ne %9, 21",
+            ] {
+                let src = stepping(start, 3, latch);
+                if latch == "ne %9, 21" && start != "0" {
+                    continue;
+                }
+                let out = same_behaviour(&src, &["indexsplit"], "0");
+                assert!(split(&out, 4), "{latch}\n{out}");
+                assert!(out.contains(&format!("({p}, ")), "{latch}\n{out}");
+            }
+        }
+        // Up by 2 to a bound read at run time: `i + 2` could pass the end of
+        // `i32` (no counter), left.
+        let src = stepping("1", 2, "slt %2, %13").replace(
+            "%0 = call @getint()",
+            "%0 = call @getint()\n  %13 = call @getint()",
+        );
+        let out = crate::passes::testutil::run(&src, &["indexsplit"]);
+        assert_eq!(out, crate::passes::testutil::run(&src, &[]));
+    }
+
+    #[test]
+    fn split_points_the_loop_never_reaches_are_left() {
+        let unchanged = |src: &str| {
+            let out = crate::passes::testutil::run(src, &["indexsplit"]);
+            assert_eq!(out, crate::passes::testutil::run(src, &[]), "{src}");
+        };
+        // Up by 3 from 0 below 5: i = 0, 3, and `i < 4` holds throughout.
+        unchanged(&stepping("0", 3, "slt %9, 5"));
+        // Tested before the step: i = 0, 3, 6 when `i <= 3`, the last `i < 4`
+        // fails: split; with `i <= 2` the loop stops at 3: left.
+        let out = same_behaviour(&stepping("0", 3, "sle %2, 3"), &["indexsplit"], "0");
+        assert!(split(&out, 4), "{out}");
+        unchanged(&stepping("0", 3, "sle %2, 2"));
+        // Down from 2: `i < 4` holds from the start.
+        unchanged(&stepping("2", -1, "sgt %9, -5"));
+        // Down from 9 to 5: it never holds.
+        unchanged(&stepping("9", -1, "sgt %9, 5"));
+    }
+
+    /// Counting down to an unknown bound, the least value is unknown: `i - 3`
+    /// could wrap, `i + 3` cannot (its greatest value is `i0 + 3`).
+    #[test]
+    fn down_counting_offsets_wrap_only_toward_the_unknown_end() {
+        let src = |k: i32, c: i32| {
+            stepping("9", -1, "sgt %9, %13")
+                .replace(
+                    "%0 = call @getint()",
+                    "%0 = call @getint()\n  %13 = call @getint()",
+                )
+                .replace(
+                    "  %4 = slt %2, 4\n",
+                    &format!("  %20 = add %2, {k}\n  %4 = slt %20, {c}\n"),
+                )
+        };
+        let minus = src(-3, 1);
+        let out = crate::passes::testutil::run(&minus, &["indexsplit"]);
+        assert_eq!(out, crate::passes::testutil::run(&minus, &[]));
+        let out = same_behaviour(&src(3, 7), &["indexsplit"], "0 -2");
+        assert!(split(&out, 5), "{out}");
     }
 }

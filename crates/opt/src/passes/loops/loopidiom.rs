@@ -16,8 +16,9 @@
 //! it for the same loops) stores eight bytes at a time; the loop stores four, with
 //! an add and a branch for each.
 //!
-//! A *fill* is an instruction of a counted loop ([`Counter`], stepping by +1, with
-//! the latch its only exit) that runs on every iteration (its block dominates the
+//! A *fill* is an instruction of a counted loop ([`Counter`], stepping by +1 or
+//! -1, with the latch its only exit; a down-counting fill writes the same range
+//! from its other end, and other steps leave gaps, so they are not fills) that runs on every iteration (its block dominates the
 //! latch) and writes the element at the counter:
 //! - `store v, gep base, i + c, 4` with `base` invariant and `v` a constant whose
 //!   four bytes are equal (`0`, `-1`, `0x3f3f3f3f`, `0.0`);
@@ -25,10 +26,11 @@
 //!   inner loop became, so a nest that clears a whole matrix row by row becomes one
 //!   call (the inner loop goes first; once it is deleted, the outer is innermost).
 //!
-//! The iteration count `n` is the counter's (`bound - init`, adjusted for the test,
-//! at least 1: the loop is rotated, so its body runs once before the first test),
-//! computed in 64 bits before the loop, and the fill becomes
-//! `memset(&base[init + c], b, n * S)` there. The fill's stores are the only
+//! The iteration count `n` is the counter's (`bound - init`, or `init - bound`
+//! counting down, adjusted for the test, at least 1: the loop is rotated, so its
+//! body runs once before the first test), computed in 64 bits before the loop,
+//! and the fill becomes `memset(&base[low + c], b, n * S)` there, `low` the
+//! counter's lowest value: `init` counting up, `init - (n - 1)` down. The fill's stores are the only
 //! accesses the loop makes to their array: every other load, store or call in it
 //! must touch a different global or local array (both known, [`address_root`]), or
 //! there is none, and a call must be pure. Then the stores' order relative to the
@@ -201,7 +203,9 @@ fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memset: FuncId) -
     }
     let l = RotatedLoop::of(f, cfg, loops, id)?;
     let counter = Counter::of_scev(se, id, &l)?;
-    if counter.step != 1 {
+    // Down by one fills the same elements in the other order; other steps
+    // leave gaps (not a `memset`).
+    if !counter.unit_step() {
         return None;
     }
     let inside = |b: Block| loops.contains(id, b);
@@ -341,13 +345,15 @@ fn apply(f: &mut Function, plan: &Plan, memset: FuncId) {
         Some(_) => None,
         None => Some(ins.iteration_count(&c)),
     };
+    let (low, low_offset) = ins.lowest(&c, plan.trips, count);
     for fill in &plan.fills {
-        let first = match ins.f.as_iconst(c.init) {
-            Some(k) => ins.f.iconst(k.wrapping_add(fill.offset)),
-            None if fill.offset == 0 => c.init,
+        let offset = fill.offset.wrapping_add(low_offset);
+        let first = match ins.f.as_iconst(low) {
+            Some(k) => ins.f.iconst(k.wrapping_add(offset)),
+            None if offset == 0 => low,
             None => {
-                let off = ins.f.iconst(fill.offset);
-                ins.binary(BinOp::Add, c.init, off, Type::I32)
+                let off = ins.f.iconst(offset);
+                ins.binary(BinOp::Add, low, off, Type::I32)
             }
         };
         let ptr = match ins.f.as_iconst(first) {
@@ -422,31 +428,61 @@ impl Inserter<'_> {
         self.sext(v)
     }
 
-    /// How many times the body of the loop counted by `c` runs (an `i64`), as
-    /// [`Counter::trip_count`] reckons it: `bound - init + extra`, where `extra`
-    /// counts one when the latch tests the counter before its step and one when the
-    /// test includes the bound, and at least 1. With `ok` the `i32` test of whether
-    /// that sum is at least 1, the count is `(sum - 1) * ok + 1`.
+    /// The lowest counter value of the loop counted by `c` (a unit step), as a
+    /// value and a constant to add to it: the start counting up; counting down,
+    /// the start less the iteration count `n` plus one (`trips` when constant,
+    /// else `count`), computed in `i32`: the wrapping sum is the exact value the
+    /// loop's last iteration computes.
+    fn lowest(&mut self, c: &Counter, trips: Option<i32>, count: Option<Value>) -> (Value, i32) {
+        if c.step > 0 {
+            return (c.init, 0);
+        }
+        match (trips, count) {
+            (Some(n), _) => (c.init, 1i32.wrapping_sub(n)),
+            (None, Some(n)) => {
+                let n = self.emit(
+                    InstKind::Unary {
+                        op: UnOp::Trunc,
+                        arg: n,
+                    },
+                    Type::I32,
+                );
+                (self.binary(BinOp::Sub, c.init, n, Type::I32), 1)
+            }
+            (None, None) => unreachable!("a count is either constant or computed"),
+        }
+    }
+
+    /// How many times the body of the loop counted by `c` (a unit step) runs (an
+    /// `i64`), as [`Counter::trip_count`] reckons it: `hi - lo + extra`, where
+    /// `(lo, hi)` is `(init, bound)` counting up and `(bound, init)` down, and
+    /// `extra` counts one when the latch tests the counter before its step and one
+    /// when the test includes the bound, and at least 1. With `ok` the `i32` test
+    /// of whether that sum is at least 1, the count is `(sum - 1) * ok + 1`.
     fn iteration_count(&mut self, c: &Counter) -> Value {
         let extra = i32::from(!c.tests_next) + i32::from(c.inclusive);
-        // `bound - init + extra >= 1` in exact integers, from `i32` comparisons.
+        let (lo, hi) = if c.step > 0 {
+            (c.init, c.bound)
+        } else {
+            (c.bound, c.init)
+        };
+        // `hi - lo + extra >= 1` in exact integers, from `i32` comparisons.
         let ok = match extra {
-            0 => self.cmp(CmpOp::Slt, c.init, c.bound),
-            1 => self.cmp(CmpOp::Sle, c.init, c.bound),
+            0 => self.cmp(CmpOp::Slt, lo, hi),
+            1 => self.cmp(CmpOp::Sle, lo, hi),
             _ => {
-                // `init <= bound + 1`: `init <= bound`, or `init - 1 == bound`
-                // (which wraps only for `init = MIN`, `bound = MAX`, where the
-                // answer is also yes).
-                let le = self.cmp(CmpOp::Sle, c.init, c.bound);
+                // `lo <= hi + 1`: `lo <= hi`, or `lo - 1 == hi` (which wraps
+                // only for `lo = MIN`, `hi = MAX`, where the answer is also yes).
+                let le = self.cmp(CmpOp::Sle, lo, hi);
                 let one = self.f.iconst(1);
-                let before = self.binary(BinOp::Sub, c.init, one, Type::I32);
-                let next = self.cmp(CmpOp::Eq, before, c.bound);
+                let before = self.binary(BinOp::Sub, lo, one, Type::I32);
+                let next = self.cmp(CmpOp::Eq, before, hi);
                 self.binary(BinOp::Or, le, next, Type::I32)
             }
         };
-        let bound = self.sext(c.bound);
-        let init = self.sext(c.init);
-        let span = self.binary(BinOp::Sub64, bound, init, Type::I64);
+        let hi = self.sext(hi);
+        let lo = self.sext(lo);
+        let span = self.binary(BinOp::Sub64, hi, lo, Type::I64);
         let less = self.sext_const(extra - 1);
         let sum_less_one = self.binary(BinOp::Add64, span, less, Type::I64);
         let ok = self.sext(ok);
@@ -635,6 +671,100 @@ bb4:
             assert_eq!(main_of(&out).matches("call @memset(").count(), 1, "{out}");
             assert!(!main_of(&out).contains("store"), "{out}");
         }
+    }
+
+    /// `fill` counting down by one: `i = init; do { a[i + offset] = value; i--; }
+    /// while (i' cmp bound)`.
+    fn fill_down(value: &str, offset: i32, cmp: &str, next: bool) -> String {
+        fill(value, offset, cmp, next).replace("%4 = add %2, 1", "%4 = add %2, -1")
+    }
+
+    #[test]
+    fn a_down_counting_fill_is_a_call_on_the_same_range() {
+        let forms = [("sgt", true), ("sgt", false), ("sge", true), ("sge", false)];
+        let mut rng = XorShift(0x0d0_1d10);
+        for (cmp, next) in forms {
+            for offset in [-2, 0, 3] {
+                let src = fill_down("-1", offset, cmp, next);
+                let out = run(&src, &["loopidiom"]);
+                assert_eq!(main_of(&out).matches("call @memset(").count(), 1, "{out}");
+                assert!(!main_of(&out).contains("store"), "{out}");
+                // Bounds keep `i + offset` within the table; a start below the
+                // bound runs the body once.
+                for input in ["50 3", "10 10", "11 10", "5 20", "96 3"] {
+                    same_behaviour(&src, &["loopidiom"], input);
+                }
+                for _ in 0..6 {
+                    let init = 3 + (rng.next() % 93) as i32;
+                    let bound = 3 + (rng.next() % 93) as i32;
+                    same_behaviour(&src, &["loopidiom"], &format!("{init} {bound}"));
+                }
+            }
+        }
+        // A constant count: from 90 down while `i - 1 >= 10`, elements 10..=90.
+        let constant = fill_down("0", 0, "sge", true)
+            .replace("  %0 = call @getint()\n  %1 = call @getint()\n", "")
+            .replace("jump bb1(%0)", "jump bb1(90)")
+            .replace("sge %4, %1", "sge %4, 10");
+        let out = same_behaviour(&constant, &["loopidiom"], "");
+        assert!(out.contains("call @memset("), "{out}");
+        assert!(!main_of(&out).contains("store"), "{out}");
+    }
+
+    #[test]
+    fn steps_other_than_one_leave_gaps_and_stay_loops() {
+        // Constant counts of 30 or more iterations, which a unit step would fill.
+        for (step, start, cmp, bound) in [(2, 0, "slt", 90), (-2, 95, "sgt", 3), (3, 1, "slt", 95)]
+        {
+            let src = fill("0", 0, cmp, true)
+                .replace("  %0 = call @getint()\n  %1 = call @getint()\n", "")
+                .replace("jump bb1(%0)", &format!("jump bb1({start})"))
+                .replace("%4 = add %2, 1", &format!("%4 = add %2, {step}"))
+                .replace(&format!("{cmp} %4, %1"), &format!("{cmp} %4, {bound}"));
+            stays(&src, "");
+        }
+    }
+
+    /// `if (n GUARD) { i = 0; do { a[i] = 0; i++; } while (i != n); }`, `n` read.
+    fn not_equal_fill(guard: &str) -> String {
+        let sevens = vec!["7"; 100].join(", ");
+        format!(
+            r#"
+global @a: [i32; 100] = [{sevens}]
+declare @getint() -> i32
+declare @putarray(i32, ptr) -> void
+
+func @main() -> i32 {{
+bb0:
+  %1 = call @getint()
+  %7 = {guard}
+  br %7, bb3, bb2
+bb3:
+  jump bb1(0)
+bb1(%2: i32):
+  %6 = gep @a, %2, 4
+  store 0, %6
+  %4 = add %2, 1
+  %5 = ne %4, %1
+  br %5, bb1(%4), bb2
+bb2:
+  call @putarray(100, @a)
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_not_equal_loop_a_guard_orders_is_a_fill() {
+        let src = not_equal_fill("sgt %1, 0");
+        for input in ["1", "37", "100", "0", "-4"] {
+            let out = same_behaviour(&src, &["loopidiom"], input);
+            assert!(out.contains("call @memset("), "{out}");
+            assert!(!main_of(&out).contains("store"), "{out}");
+        }
+        // With `n >= 0`, `n = 0` would run `i + 1` round the whole of `i32`.
+        stays(&not_equal_fill("sge %1, 0"), "20");
     }
 
     /// Asserts that `src` keeps its loop: no `memset`, same behaviour.
