@@ -28,6 +28,7 @@
 //! - An edge on which an integer equals a constant ([`pinned`]: `x == c`, or a
 //!   non-comparison condition that is false) pins it, and the operands it is an
 //!   invertible function of, to constants: every use below becomes the constant.
+//!   So do facts confining an integer to one value (`x <= 0 || x > 1` false).
 
 pub(crate) mod dom_facts;
 pub(crate) mod facts;
@@ -38,7 +39,7 @@ use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::Preserved;
 use crate::analysis::{FunctionAnalyses, LoopForest};
 use crate::pipeline::FunctionTransform;
-use facts::{known, Fact, FactStack};
+use facts::{known, Fact, FactStack, Facts};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Value};
 pub use loop_facts::Steps;
@@ -99,14 +100,18 @@ pub fn run_on(
             Step::Enter(b) => {
                 stack.push(Step::Leave(facts.len(), pins.len(), zero_bits.len()));
                 if let Some(fact) = edge_fact(f, cfg, b) {
-                    let pinned = pinned::pinned_by(f, &fact);
+                    facts.push(f, fact);
+                    let mut pinned = pinned::pinned_by(f, &fact);
+                    if pinned.is_empty() {
+                        pinned = confined_to_one_value(f, &facts, &fact)
+                            .map_or_else(Vec::new, |(x, c)| pinned::pinned_to(f, x, c));
+                    }
                     for (v, m) in pinned::zero_bits_by(f, &pinned) {
                         zero_bits.push(v, m);
                     }
                     for (v, c) in pinned {
                         pins.push(v, c);
                     }
-                    facts.push(f, fact);
                 }
                 if !pins.is_empty() {
                     changed += substitute_pinned(f, b, &pins, &zero_bits);
@@ -125,6 +130,16 @@ pub fn run_on(
         }
     }
     changed
+}
+
+/// The value `fact` compares with a constant, with the constant it is, when the
+/// facts (`fact` the latest) confine it to that one value.
+fn confined_to_one_value(f: &Function, facts: &FactStack, fact: &Fact) -> Option<(Value, i32)> {
+    let (_, x, _) = facts::against_constant(f, fact.cmp?)?;
+    match facts.interval(f, x)? {
+        (lo, hi) if lo == hi => Some((x, i32::try_from(lo).ok()?)),
+        _ => None,
+    }
 }
 
 /// Values pinned to constants (or, as masks, known-zero bits) by the edges on the
