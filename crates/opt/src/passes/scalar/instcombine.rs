@@ -769,12 +769,17 @@ fn decided_by_ranges(
 /// (`foldICmpAddConstant`, and known bits for the 0/1 value):
 /// - `x + c1 == c` is `x == c - c1` (wrapping addition is a bijection), so the
 ///   addition may lose its last use;
-/// - a 0/1 value (a comparison's result) never equals a constant other than 0 or 1.
+/// - a 0/1 value (a comparison's result) never equals a constant other than 0 or 1;
+/// - a value whose low `k` bits are known zero (a product with an even factor, a
+///   shift left) never equals a constant with one of those bits set (LLVM's
+///   `foldICmpUsingKnownBits`: the known bits of the two sides conflict).
 fn equality_with_constant(f: &mut Function, op: CmpOp, a: Value, c: i32) -> Option<Action> {
     if !matches!(op, CmpOp::Eq | CmpOp::Ne) || f.value_type(a) != Type::I32 {
         return None;
     }
-    if c != 0 && c != 1 && is_boolean(f, a, 4) {
+    let never_equal = (c != 0 && c != 1 && is_boolean(f, a, 4))
+        || c.trailing_zeros() < known_trailing_zeros(f, a, 4);
+    if never_equal {
         return Some(Action::Const(Const::I((op == CmpOp::Ne) as i32)));
     }
     match with_const(f, a)? {
@@ -1241,6 +1246,32 @@ bb0:
         combines(
             "  %a = flt %2, 1.0\n  %r = eq %a, 0\n",
             "  %3 = flt %2, 1.0\n  %4 = eq %3, 0\n  ret %4\n",
+        );
+    }
+
+    /// A value with known low zero bits never equals a constant that has one of
+    /// them set: `x * even` is even, `x << 3` a multiple of 8.
+    #[test]
+    fn equalities_the_known_low_zero_bits_decide() {
+        combines("  %a = mul %0, 2147465930\n  %r = eq %a, -3\n", "  ret 0\n");
+        combines("  %a = shl %0, 3\n  %r = ne %a, 4\n", "  ret 1\n");
+        combines(
+            "  %a = mul %0, 6\n  %b = mul %a, %1\n  %c = add %b, 4\n  %r = eq %c, 7\n",
+            "  ret 0\n",
+        );
+        // Not when the constant's low bits are zero as far as known (6 * x may be
+        // 2), nor for an odd factor, nor for orderings.
+        combines(
+            "  %a = mul %0, 6\n  %r = eq %a, 2\n",
+            "  %3 = mul %0, 6\n  %4 = eq %3, 2\n  ret %4\n",
+        );
+        combines(
+            "  %a = mul %0, 3\n  %r = eq %a, 1\n",
+            "  %3 = mul %0, 3\n  %4 = eq %3, 1\n  ret %4\n",
+        );
+        combines(
+            "  %a = shl %0, 1\n  %r = slt %a, 1\n",
+            "  %3 = shl %0, 1\n  %4 = slt %3, 1\n  ret %4\n",
         );
     }
 

@@ -28,6 +28,9 @@
 //! - An edge on which an integer equals a constant ([`pinned`]: `x == c`, or a
 //!   non-comparison condition that is false) pins it, and the operands it is an
 //!   invertible function of, to constants: every use below becomes the constant.
+//!   So do facts confining an integer to one value (`x <= 0 || x > 1` false).
+//! - A branch on an integer (not a comparison) whose facts confine it to an
+//!   interval without 0 is taken: `if (i)` inside `for (i = -2; i < 0; i++)`.
 
 pub(crate) mod dom_facts;
 pub(crate) mod facts;
@@ -38,9 +41,9 @@ use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::Preserved;
 use crate::analysis::{FunctionAnalyses, LoopForest};
 use crate::pipeline::FunctionTransform;
-use facts::{known, Fact, FactStack};
+use facts::{known, Fact, FactStack, Facts};
 use ir::analysis::{ControlFlowGraph, DominatorTree};
-use ir::{Block, Function, Inst, InstKind, Value};
+use ir::{Block, Function, Inst, InstKind, Type, Value};
 pub use loop_facts::Steps;
 use rustc_hash::FxHashMap;
 
@@ -99,14 +102,18 @@ pub fn run_on(
             Step::Enter(b) => {
                 stack.push(Step::Leave(facts.len(), pins.len(), zero_bits.len()));
                 if let Some(fact) = edge_fact(f, cfg, b) {
-                    let pinned = pinned::pinned_by(f, &fact);
+                    facts.push(f, fact);
+                    let mut pinned = pinned::pinned_by(f, &fact);
+                    if pinned.is_empty() {
+                        pinned = confined_to_one_value(f, &facts, &fact)
+                            .map_or_else(Vec::new, |(x, c)| pinned::pinned_to(f, x, c));
+                    }
                     for (v, m) in pinned::zero_bits_by(f, &pinned) {
                         zero_bits.push(v, m);
                     }
                     for (v, c) in pinned {
                         pins.push(v, c);
                     }
-                    facts.push(f, fact);
                 }
                 if !pins.is_empty() {
                     changed += substitute_pinned(f, b, &pins, &zero_bits);
@@ -125,6 +132,16 @@ pub fn run_on(
         }
     }
     changed
+}
+
+/// The value `fact` compares with a constant, with the constant it is, when the
+/// facts (`fact` the latest) confine it to that one value.
+fn confined_to_one_value(f: &Function, facts: &FactStack, fact: &Fact) -> Option<(Value, i32)> {
+    let (_, x, _) = facts::against_constant(f, fact.cmp?)?;
+    match facts.interval(f, x)? {
+        (lo, hi) if lo == hi => Some((x, i32::try_from(lo).ok()?)),
+        _ => None,
+    }
 }
 
 /// Values pinned to constants (or, as masks, known-zero bits) by the edges on the
@@ -216,6 +233,19 @@ fn edge_fact(f: &Function, cfg: &ControlFlowGraph, b: Block) -> Option<Fact> {
     facts::branch_fact(f, *p, b)
 }
 
+/// Whether the facts comparing the `i32` `v` with constants confine it to an
+/// interval without 0 (a counter of `for (i = -2; i < 0; i++)` below its
+/// header): a branch on `v` is then taken (LLVM's CorrelatedValuePropagation
+/// decides such a branch by `LazyValueInfo`'s range of `v`).
+fn excludes_zero(f: &Function, facts: &FactStack, v: Value) -> bool {
+    if f.value_type(v) != Type::I32 || f.as_iconst(v).is_some() {
+        return false;
+    }
+    facts
+        .interval(f, v)
+        .is_some_and(|(lo, hi)| lo > 0 || hi < 0)
+}
+
 /// Rewrites the instructions of `b` with what `facts` know; returns the count.
 fn rewrite_block(f: &mut Function, b: Block, facts: &FactStack) -> usize {
     let mut changed = 0;
@@ -243,6 +273,11 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &FactStack) -> usize {
             let is_cond = is_br && known_ops.is_empty();
             known_ops.push(fact.filter(|x| x.cmp.is_some() || is_cond).map(|x| x.truth));
         });
+        if let InstKind::Br { cond, .. } = *f.kind(i) {
+            if known_ops[0].is_none() && excludes_zero(f, facts, cond) {
+                known_ops[0] = Some(true);
+            }
+        }
         if known_ops.iter().all(Option::is_none) {
             continue;
         }
@@ -310,6 +345,39 @@ bb4:
             let out = same_behaviour(src, &["condprop"], input);
             assert!(out.contains("br 1, bb2, bb3"), "{out}");
         }
+    }
+
+    /// `for (i = -2; i < 0; i++) if (i) ..`: below the header `i` is in
+    /// [-2, -1], so the branch on it is taken. Not when the loop runs up to 0.
+    #[test]
+    fn a_branch_on_a_counter_whose_interval_excludes_zero_is_taken() {
+        let src = r#"
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  jump bb1(-2)
+bb1(%0: i32):
+  br %0, bb2, bb3
+bb2:
+  call @putint(1)
+  jump bb4
+bb3:
+  call @putint(2)
+  jump bb4
+bb4:
+  %1 = add %0, 1
+  %2 = slt %1, 0
+  br %2, bb1(%1), bb5
+bb5:
+  ret 0
+}
+"#;
+        let out = same_behaviour(src, &["condprop"], "");
+        assert!(out.contains("br 1, bb2, bb3"), "{out}");
+        let to_zero = src.replace("slt %1, 0", "slt %1, 1");
+        let out = same_behaviour(&to_zero, &["condprop"], "");
+        assert!(out.contains("br %0, bb2, bb3"), "{out}");
     }
 
     /// Regression (functional/69_expr_eval and others): a condition that is not a

@@ -1,6 +1,10 @@
 //! Values an edge pins to one constant: below the `else` edge of `br v, ..` on an
 //! integer that is not a comparison, `v` is 0; below the edge on which `x == c`
 //! holds (the `then` edge of `eq x, c`, the `else` edge of `ne x, c`), `x` is `c`.
+//! So does a chain of tests confining `x` to one value (`x <= 0 || x > 1` false:
+//! `x` is 1), as the intervals of [`super::facts`] show (LLVM's
+//! `LazyValueInfo` gives `CorrelatedValuePropagation` such single-value ranges,
+//! which it replaces by their constant).
 //! An integer pinned to a constant pins the operand of its definition when that is
 //! an invertible operation with a constant (`y + k`, `y - k`, `k - y`, `y ^ k`,
 //! wrapping), and so on up the chain.
@@ -32,8 +36,13 @@ pub fn pinned_by(f: &Function, fact: &Fact) -> Vec<(Value, i32)> {
         (None, Some(v)) if !fact.truth && f.as_iconst(v).is_none() => Some((v, 0)),
         _ => None,
     };
+    first.map_or_else(Vec::new, |(v, c)| pinned_to(f, v, c))
+}
+
+/// `v` pinned to `c` (when an `i32`), and the operands that pins in turn.
+pub fn pinned_to(f: &Function, v: Value, c: i32) -> Vec<(Value, i32)> {
     let mut out = Vec::new();
-    let mut next = first.filter(|&(v, _)| f.value_type(v) == Type::I32);
+    let mut next = Some((v, c)).filter(|&(v, _)| f.value_type(v) == Type::I32);
     while let Some((v, c)) = next {
         out.push((v, c));
         next = operand_pinned_by(f, v, c);
@@ -256,5 +265,51 @@ bb3:
 }
 "#;
         assert_eq!(run(src, &["condprop"]).trim(), run(src, &[]).trim());
+    }
+
+    /// `x <= 0` false then `x > 1` false leave `x` exactly 1 (the depth test of a
+    /// recursion `if (d <= 0 || d > 1) return ..;`): `x - 2` below is -1, and the
+    /// operand of `x = y + 3` is pinned too. One bound alone pins nothing, nor do
+    /// two leaving two values.
+    #[test]
+    fn tests_confining_a_value_to_one_constant_pin_it() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = add %0, 3
+  %2 = sle %1, 0
+  br %2, bb3, bb1
+bb1:
+  %3 = sub %1, 2
+  call @putint(%3)
+  %4 = sgt %1, 1
+  br %4, bb3, bb2
+bb2:
+  %5 = sub %1, 2
+  call @putint(%5)
+  call @putint(%0)
+  ret 0
+bb3:
+  ret 1
+}
+"#;
+        for input in ["-2", "-3", "5", "-9"] {
+            let out = same_behaviour(src, &["condprop"], input);
+            assert!(
+                out.contains("%5 = sub 1, 2") && out.contains("call @putint(-2)"),
+                "{out}"
+            );
+            assert!(out.contains("%3 = sub %1, 2"), "{out}");
+        }
+        let two_values = src.replace("sgt %1, 1", "sgt %1, 2");
+        let out = same_behaviour(&two_values, &["condprop"], "-1");
+        assert!(
+            out.contains("%5 = sub %1, 2") && out.contains("call @putint(%0)"),
+            "{out}"
+        );
     }
 }
