@@ -151,6 +151,7 @@ impl Ranges {
             f,
             cfg,
             range: self.range.clone(),
+            int: int_values(f),
             growths: SecondaryMap::new(),
             thresholds: Vec::new(),
             work: Vec::new(),
@@ -187,17 +188,20 @@ impl Ranges {
     }
 }
 
-/// What the work list recomputes: an instruction's result or a block's parameter.
+/// What the work list recomputes: an instruction's result or a block's parameter
+/// (its index), each with the `i32` value it defines (only those are queued).
 #[derive(Clone, Copy)]
 enum Item {
-    Inst(Inst),
-    Param(Block, usize),
+    Inst(Inst, Value),
+    Param(Block, u32, Value),
 }
 
 struct Solver<'f> {
     f: &'f Function,
     cfg: &'f ControlFlowGraph,
     range: SecondaryMap<Value, Option<Range>>,
+    /// Whether each value is an `i32` (the value types, packed for the hot loops).
+    int: SecondaryMap<Value, bool>,
     growths: SecondaryMap<Value, u32>,
     /// The `i32` constants the function's comparisons take, sorted, distinct.
     thresholds: Vec<i32>,
@@ -269,6 +273,7 @@ impl<'f> Solver<'f> {
             f,
             cfg,
             range,
+            int: int_values(f),
             growths,
             thresholds,
             work: Vec::with_capacity(f.num_insts()),
@@ -290,39 +295,36 @@ impl<'f> Solver<'f> {
     fn solve_only(&mut self) {
         // Seed in reverse so that popping visits blocks in reverse post-order.
         let entry = self.f.entry_block();
+        let f = self.f;
         for &b in self.cfg.rpo().iter().rev() {
             // The block's instructions, last first.
             let first = self.work.len();
-            self.work
-                .extend(self.f.layout.block_insts(b).map(Item::Inst));
+            self.work.extend(f.layout.block_insts(b).filter_map(|i| {
+                let v = f.inst_result(i)?;
+                self.int[v].then_some(Item::Inst(i, v))
+            }));
             self.work[first..].reverse();
             if b != entry {
-                for idx in (0..self.f.block_params(b).len()).rev() {
-                    self.work.push(Item::Param(b, idx));
+                for (idx, &p) in f.block_params(b).iter().enumerate().rev() {
+                    if self.int[p] {
+                        self.work.push(Item::Param(b, idx as u32, p));
+                    }
                 }
             }
         }
         while let Some(item) = self.work.pop() {
             match item {
-                Item::Inst(i) => {
-                    let Some(v) = self.f.inst_result(i) else {
-                        continue;
-                    };
-                    if self.f.value_type(v) != Type::I32 || (self.skip_unchanged && !self.stale[v])
-                    {
+                Item::Inst(i, v) => {
+                    if self.skip_unchanged && !self.stale[v] {
                         continue;
                     }
                     self.stale[v] = false;
                     self.computed += 1;
-                    if let Some(r) = self.eval(self.f.kind(i)) {
+                    if let Some(r) = self.eval(f.kind(i)) {
                         self.grow(v, r, false);
                     }
                 }
-                Item::Param(b, idx) => {
-                    let v = self.f.block_params(b)[idx];
-                    if self.f.value_type(v) != Type::I32 {
-                        continue;
-                    }
+                Item::Param(b, idx, v) => {
                     // A block of many predecessors joins the edges requeued since
                     // its last computation (`param_input`): always computed.
                     if self.skip_unchanged
@@ -333,7 +335,7 @@ impl<'f> Solver<'f> {
                     }
                     self.stale[v] = false;
                     self.computed += 1;
-                    if let Some(r) = self.param_input(b, idx) {
+                    if let Some(r) = self.param_input(b, idx as usize) {
                         self.grow(v, r, true);
                     }
                 }
@@ -368,7 +370,7 @@ impl<'f> Solver<'f> {
             if b != entry {
                 for idx in 0..self.f.block_params(b).len() {
                     let v = self.f.block_params(b)[idx];
-                    if self.f.value_type(v) != Type::I32 {
+                    if !self.int[v] {
                         continue;
                     }
                     let new = self.incoming(b, idx);
@@ -379,7 +381,7 @@ impl<'f> Solver<'f> {
                 let Some(v) = self.f.inst_result(i) else {
                     continue;
                 };
-                if self.f.value_type(v) != Type::I32 || self.f.as_iconst(v).is_some() {
+                if !self.int[v] || self.f.as_iconst(v).is_some() {
                     continue;
                 }
                 let new = self.eval(self.f.kind(i));
@@ -427,10 +429,14 @@ impl<'f> Solver<'f> {
             match self.f.kind(user) {
                 InstKind::Jump { .. } | InstKind::Br { .. } => self.requeue_changed(user, Some(v)),
                 InstKind::Cmp { .. } => {
-                    self.queue_inst(user);
-                    // The comparison's result stays in [0, 1], but the refinement
-                    // of the arguments on its branch's edges depends on `v`.
-                    if let Some(c) = self.f.inst_result(user) {
+                    // The comparison's result stays in [0, 1] (recomputed once it
+                    // has that range, it changes nothing), but the refinement of
+                    // the arguments on its branch's edges depends on `v`.
+                    let c = self.f.inst_result(user);
+                    if !self.skip_unchanged || c.is_none_or(|c| self.range[c].is_none()) {
+                        self.queue_inst(user);
+                    }
+                    if let Some(c) = c {
                         for &b in self.f.users(c) {
                             if matches!(self.f.kind(b), InstKind::Br { .. }) {
                                 self.requeue_changed(b, None);
@@ -443,18 +449,27 @@ impl<'f> Solver<'f> {
         }
     }
 
-    /// Queues instruction `i`, one of whose operands changed.
+    /// Queues instruction `i`, one of whose operands changed (unless it has no
+    /// `i32` result: popped, it would compute nothing).
     fn queue_inst(&mut self, i: Inst) {
-        if let Some(v) = self.f.inst_result(i) {
-            self.stale[v] = true;
+        let Some(v) = self.f.inst_result(i) else {
+            return;
+        };
+        if !self.int[v] {
+            return;
         }
-        self.work.push(Item::Inst(i));
+        self.stale[v] = true;
+        self.work.push(Item::Inst(i, v));
     }
 
-    /// [`Solver::requeue_targets`] after the range of `changed` grew (`None`: of a
-    /// value the conditions of `term`'s edges are refined by): the parameters
-    /// `changed` is passed to (all for `None`, or when it is the condition) are
-    /// marked stale.
+    /// Queues what may change after the range of `changed` grew (`None`: of an
+    /// operand of the comparison `term` branches on): the parameters whose edge
+    /// input may have changed are marked stale. An edge passes argument `a` refined
+    /// by the branch's comparison only when `a` is one of its operands, against
+    /// the other; so a grown argument marks the parameters it is passed to, a
+    /// grown operand of the comparison those its operands are passed to, and a
+    /// grown condition (or a branch on anything but a comparison) every parameter;
+    /// those marked are queued ([`Solver::queue_params`]).
     fn requeue_changed(&mut self, term: Inst, changed: Option<Value>) {
         let f = self.f;
         let (cond, calls): (Option<Value>, [Option<&ir::BlockCall>; 2]) = match f.kind(term) {
@@ -466,47 +481,58 @@ impl<'f> Solver<'f> {
             } => (Some(*cond), [Some(then_dest), Some(else_dest)]),
             _ => (None, [None, None]),
         };
-        let all = changed.is_none() || changed == cond;
-        if let Some(block) = f.layout.inst_block(term) {
-            for &s in self.cfg.succs(block) {
-                let params = f.block_params(s);
-                let mut to_s = calls.iter().flatten().filter(|c| c.block == s).peekable();
-                match changed {
-                    // Every parameter: all asked for, or no edge of `term` reaches
-                    // `s` (the CFG and the terminator disagree).
-                    _ if all || to_s.peek().is_none() => {
-                        for &p in params {
-                            self.stale[p] = true;
-                        }
+        // The arguments whose parameters are marked; `None`: every parameter.
+        let named: Option<[Value; 2]> = match changed {
+            Some(v) if Some(v) != cond => Some([v, v]),
+            Some(_) => None,
+            None => cond.and_then(|c| compared(f, c)),
+        };
+        let Some(block) = f.layout.inst_block(term) else {
+            return;
+        };
+        // Each target's parameters are marked, then queued (a target reached
+        // by both edges is marked in full the first time).
+        for &s in self.cfg.succs(block) {
+            let params = f.block_params(s);
+            let mut to_s = calls.iter().flatten().filter(|c| c.block == s).peekable();
+            match named {
+                // Every parameter: all asked for, or no edge of `term` reaches
+                // `s` (the CFG and the terminator disagree).
+                _ if named.is_none() || to_s.peek().is_none() => {
+                    for &p in params {
+                        self.stale[p] = true;
                     }
-                    // The parameters `changed` is passed to.
-                    Some(v) => {
-                        for c in to_s {
-                            for (&a, &p) in c.args.iter().zip(params) {
-                                if a == v {
-                                    self.stale[p] = true;
-                                }
+                }
+                // The parameters the named values are passed to.
+                Some(named) => {
+                    for c in to_s {
+                        for (&a, &p) in c.args.iter().zip(params) {
+                            if named.contains(&a) {
+                                self.stale[p] = true;
                             }
                         }
                     }
-                    None => unreachable!("`all` when nothing is named"),
                 }
+                None => unreachable!("every parameter when nothing is named"),
             }
+            self.queue_params(block, s);
         }
-        self.requeue_targets(term);
     }
 
-    /// Queues the parameters of every block the terminator `term` branches to.
-    fn requeue_targets(&mut self, term: Inst) {
-        let Some(block) = self.f.layout.inst_block(term) else {
-            return;
-        };
-        for &s in self.cfg.succs(block) {
-            if self.cfg.preds(s).len() > self.many_preds {
-                self.requeued_edges.entry(s).or_default().push(block);
-            }
-            for idx in 0..self.f.block_params(s).len() {
-                self.work.push(Item::Param(s, idx));
+    /// Queues the parameters of `s`, a target of `block`'s terminator, but not
+    /// those the pop would skip: a parameter that is not stale now (with skipping
+    /// on, in a block of few predecessors) is not stale when this entry is popped
+    /// either, since whatever marks it stale later also queues it, above this
+    /// entry, and that entry's computation clears the mark first.
+    fn queue_params(&mut self, block: Block, s: Block) {
+        let many = self.cfg.preds(s).len() > self.many_preds;
+        if many {
+            self.requeued_edges.entry(s).or_default().push(block);
+        }
+        let every = many || !self.skip_unchanged;
+        for (idx, &p) in self.f.block_params(s).iter().enumerate() {
+            if (every || self.stale[p]) && self.int[p] {
+                self.work.push(Item::Param(s, idx as u32, p));
             }
         }
     }
@@ -634,6 +660,25 @@ impl<'f> Solver<'f> {
             InstKind::Cmp { .. } => Range { lo: 0, hi: 1 },
             _ => Range::FULL,
         })
+    }
+}
+
+/// Whether each value of `f` is an `i32`.
+fn int_values(f: &Function) -> SecondaryMap<Value, bool> {
+    let mut int = SecondaryMap::new();
+    int.resize(f.num_values());
+    for v in f.all_values() {
+        int[v] = f.value_type(v) == Type::I32;
+    }
+    int
+}
+
+/// The operands of `cond` when it is an integer comparison.
+fn compared(f: &Function, cond: Value) -> Option<[Value; 2]> {
+    let def = f.def_inst(cond)?;
+    match *f.kind(def) {
+        InstKind::Cmp { args, .. } => Some(args),
+        _ => None,
     }
 }
 
@@ -971,7 +1016,7 @@ mod tests {
         // The counter grows: every test of it, and every edge passing it, requeued.
         s.range[counter] = rg(0, 60);
         for &b in &blocks[2..2 + n] {
-            s.requeue_targets(f.terminator(b).unwrap());
+            s.requeue_changed(f.terminator(b).unwrap(), None);
         }
         let added = s.param_input(join, 0).unwrap();
         let all = s.incoming(join, 0).unwrap();
@@ -1215,13 +1260,66 @@ mod tests {
                 s.stale[p] = false;
             }
             s.requeue_changed(term, changed);
-            // Every parameter of both targets is queued, stale or not.
-            assert_eq!(s.work.len(), params.len());
-            params.iter().map(|&p| s.stale[p]).collect::<Vec<bool>>()
+            let stale: Vec<bool> = params.iter().map(|&p| s.stale[p]).collect();
+            // The stale parameters are queued, and only they.
+            let queued: Vec<Value> = s
+                .work
+                .iter()
+                .map(|item| match *item {
+                    Item::Param(_, _, p) => p,
+                    Item::Inst(..) => panic!("only parameters are requeued"),
+                })
+                .collect();
+            let marked: Vec<Value> = params
+                .iter()
+                .zip(&stale)
+                .filter(|(_, &st)| st)
+                .map(|(&p, _)| p)
+                .collect();
+            assert_eq!(queued, marked);
+            stale
         };
         assert_eq!(marked(Some(x)), [true, false, true, false, true]);
         assert_eq!(marked(Some(y)), [false, true, false, true, false]);
         assert_eq!(marked(Some(cond)), [true; 5]);
+        // Every argument is an operand of the comparison.
         assert_eq!(marked(None), [true; 5]);
+    }
+
+    /// A grown operand of the comparison a branch tests marks the parameters its
+    /// operands are passed to (their refinement changed), not those of other
+    /// arguments; a branch on a value that is no comparison marks them all.
+    #[test]
+    fn a_grown_operand_of_the_condition_marks_the_parameters_of_its_operands() {
+        let m = ir::parse_module(
+            "func @f(i32, i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32, %2: i32):\n  %3 = slt %0, %1\n  br %3, bb1(%0, %2, %2), bb2(%2, %1)\n\
+             bb1(%4: i32, %5: i32, %6: i32):\n  ret %4\n\
+             bb2(%7: i32, %8: i32):\n  ret %7\n}\n\
+             func @g(i32, i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32, %2: i32):\n  %3 = slt %0, %1\n  br %2, bb1(%0, %2), bb2(%3)\n\
+             bb1(%4: i32, %5: i32):\n  ret %4\n\
+             bb2(%6: i32):\n  ret %6\n}\n",
+        )
+        .expect("parses");
+        let marked = |f: &Function| {
+            let cfg = ControlFlowGraph::compute(f);
+            let b: Vec<Block> = f.layout.blocks().collect();
+            let params: Vec<Value> = [b[1], b[2]]
+                .iter()
+                .flat_map(|&t| f.block_params(t).to_vec())
+                .collect();
+            let mut s = Solver::new(f, &cfg);
+            for &p in &params {
+                s.stale[p] = false;
+            }
+            s.requeue_changed(f.terminator(b[0]).unwrap(), None);
+            params.iter().map(|&p| s.stale[p]).collect::<Vec<bool>>()
+        };
+        let funcs: Vec<&Function> = m.funcs.values().collect();
+        // `%0` and `%1` are compared; `%2` is refined by nothing.
+        assert_eq!(marked(funcs[0]), [true, false, false, false, true]);
+        // The branch tests a parameter: every target parameter is marked.
+        assert_eq!(marked(funcs[1]), [true; 3]);
     }
 }

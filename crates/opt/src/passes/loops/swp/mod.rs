@@ -540,15 +540,20 @@ impl Stages {
         // which it does in the loop as it is too: the trip is estimated with
         // the accesses it can tell apart free to pass each other, so that a
         // loop whose memory pipe is full anyway is not pipelined for nothing.
-        for by_address in [false, true] {
-            let whole = if by_address {
+        // The trip as it runs now, estimated when a split first needs it (most
+        // loops have none to judge).
+        let whole_length = |by_address: bool| {
+            if by_address {
                 let classes = memory::access_classes(f, offsets(), region, &body);
                 issue_estimate::steady_state_length(f, &body, &previous, &|i| {
                     classes.get(&i).copied().unwrap_or(0)
                 })
             } else {
                 issue_estimate::steady_state_length(f, &body, &previous, &|_| 0)
-            };
+            }
+        };
+        for by_address in [false, true] {
+            let mut whole: Option<u32> = None;
             let early: FxHashSet<Inst> = body
                 .iter()
                 .enumerate()
@@ -605,6 +610,7 @@ impl Stages {
                         continue;
                     }
                     let cost = stages.kernel_estimate(f, &previous);
+                    let whole = *whole.get_or_insert_with(|| whole_length(by_address));
                     if cost + MIN_GAIN <= whole && best.as_ref().is_none_or(|(c, _)| cost < *c) {
                         best = Some((cost, stages));
                     }
@@ -1004,6 +1010,46 @@ bb2:
   ret %10
 }
 "#;
+
+    /// How often `Stages::find` asks for pointer offsets on the self loop `bb1`
+    /// of `src`, and whether it finds a split.
+    fn offsets_asked(src: &str) -> (usize, bool) {
+        let m = ir::parse_module(src).unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let h = f.layout.blocks().nth(1).unwrap();
+        let asked = std::cell::Cell::new(0);
+        let cell: OnceCell<PointerOffsets> = OnceCell::new();
+        let offsets = || {
+            asked.set(asked.get() + 1);
+            cell.get_or_init(|| PointerOffsets::compute(f))
+        };
+        let found = Stages::find(f, h, &|_| 0, &offsets, &mut || [0, 0]).is_some();
+        (asked.get(), found)
+    }
+
+    /// The trip as it runs is estimated only when a split is judged against it:
+    /// a loop whose exit test cannot run early (it needs a division) has no
+    /// split, and, without loads, nothing else asks for the offsets that the
+    /// estimate needs (the pipelining tests above check that loops with a split
+    /// are still judged and split).
+    #[test]
+    fn a_loop_without_a_split_to_judge_is_not_estimated() {
+        let late_exit = r#"
+func @main() -> i32 {
+bb0:
+  jump bb1(0, 0)
+bb1(%0: i32, %1: i32):
+  %2 = add %1, %0
+  %3 = add %0, 1
+  %4 = sdiv %3, 7
+  %5 = slt %4, 64
+  br %5, bb1(%3, %2), bb2
+bb2:
+  ret %2
+}
+"#;
+        assert_eq!(offsets_asked(late_exit), (0, false));
+    }
 
     #[test]
     fn a_recurrence_overlaps_the_next_iterations_loads() {
