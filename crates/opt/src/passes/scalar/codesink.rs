@@ -72,7 +72,7 @@ impl FunctionTransform for CodeSink {
 const WALK_BUDGET: usize = 256;
 
 /// How often, at most, the target block may run per run of the source block
-/// ([`Frequencies::relative`]) for a move to pay: a division sunk into a block
+/// ([`Frequencies::region`]) for a move to pay: a division sunk into a block
 /// that runs anyway only loses the latency the scheduler hid above the branch.
 const MAX_RELATIVE_FREQUENCY: f64 = 0.5;
 
