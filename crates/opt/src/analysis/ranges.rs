@@ -137,6 +137,17 @@ impl Ranges {
         self.range[v]
     }
 
+    /// Whether dividing by `divisor` in `f` cannot trap: its range (a constant's
+    /// included) excludes both 0 and -1 (`INT_MIN / -1` overflows), as LLVM's
+    /// `isSafeToSpeculativelyExecute` asks of a division's divisor.
+    pub fn divisor_is_safe(ranges: Option<&Ranges>, f: &Function, divisor: Value) -> bool {
+        let safe = |r: Range| r.hi < -1 || r.lo > 0;
+        match f.as_iconst(divisor) {
+            Some(c) => safe(Range::constant(c)),
+            None => ranges.and_then(|r| r.of(f, divisor)).is_some_and(safe),
+        }
+    }
+
     /// Solves the ranges of `f`.
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Ranges {
         Solver::new(f, cfg).solve()

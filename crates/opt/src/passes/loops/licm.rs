@@ -40,7 +40,7 @@
 
 use crate::analysis::modref::Access;
 use crate::analysis::param_targets::origin;
-use crate::analysis::ranges::{Range, Ranges};
+use crate::analysis::ranges::Ranges;
 use crate::analysis::{
     address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
     LoopId, ModRef, ParamTargets, PointerBase, PointerRoots, Preserved, Targets,
@@ -539,11 +539,7 @@ pub(crate) fn may_overlap(f: &Function, p: Value, ta: Type, q: Value, tb: Type) 
 fn may_trap(f: &Function, k: &InstKind, ranges: Option<&Ranges>) -> bool {
     match k {
         InstKind::Binary { op, args } if op.can_trap() => {
-            if matches!(f.as_iconst(args[1]), Some(c) if c != 0 && c != -1) {
-                return false;
-            }
-            let excluded = |r: Range| !(r.lo <= 0 && r.hi >= -1);
-            !ranges.and_then(|r| r.of(f, args[1])).is_some_and(excluded)
+            !Ranges::divisor_is_safe(ranges, f, args[1])
         }
         InstKind::Call { .. } => true,
         _ => false,

@@ -45,7 +45,7 @@
 //! dominator tree and each block bottom-up, so a chain `x -> y -> use` sinks as a
 //! whole: `y` moves first, and `x` then follows it.
 
-use crate::analysis::ranges::{Range, Ranges};
+use crate::analysis::ranges::Ranges;
 use crate::analysis::{FunctionAnalyses, LoopForest, PostDominatorTree, Preserved};
 use crate::pipeline::FunctionTransform;
 use ir::analysis::{distinct_in_order, ControlFlowGraph, DominatorTree};
@@ -188,11 +188,7 @@ fn has_variable_divisor(f: &Function) -> bool {
 fn movable(f: &Function, k: &InstKind, ranges: Option<&Ranges>) -> bool {
     match k {
         InstKind::Binary { op, args } if op.can_trap() => {
-            let safe = |r: Range| r.hi < -1 || r.lo > 0;
-            match f.as_iconst(args[1]) {
-                Some(c) => c != 0 && c != -1,
-                None => ranges.and_then(|r| r.of(f, args[1])).is_some_and(safe),
-            }
+            Ranges::divisor_is_safe(ranges, f, args[1])
         }
         InstKind::Binary { .. } | InstKind::Cmp { .. } | InstKind::Unary { .. } => true,
         InstKind::Gep { .. } => true,
