@@ -667,10 +667,107 @@ impl<'f> Solver<'f> {
     fn eval(&self, kind: &InstKind) -> Option<Range> {
         let r = |v: Value| self.range[v];
         Some(match *kind {
+            InstKind::Binary {
+                op: op @ (BinOp::Add | BinOp::Sub),
+                args: [a, b],
+            } => {
+                let plain = binary(op, r(a)?, r(b)?);
+                let cases = self.select_cases(op, a, b, true).or_else(|| {
+                    (op == BinOp::Add)
+                        .then(|| self.select_cases(op, b, a, false))
+                        .flatten()
+                });
+                match cases {
+                    Some(c) => plain.meet(c).unwrap_or(c),
+                    None => plain,
+                }
+            }
             InstKind::Binary { op, args: [a, b] } => binary(op, r(a)?, r(b)?),
             InstKind::Cmp { .. } => Range { lo: 0, hi: 1 },
             _ => Range::FULL,
         })
+    }
+}
+
+impl Solver<'_> {
+    /// `x op y` (`x` the left operand when `x_left`) where `y` is a masked
+    /// select on a comparison of `x` with a constant ([`masked_select`]): the
+    /// join of the two outcomes, each with `x` refined by it and `y` its value
+    /// there (the selected constant, or `y`'s own range, or 0). LLVM's
+    /// LazyValueInfo refines a `select`'s operands by its condition the same way;
+    /// here the select is the arithmetic one (`vrp` writes a remainder of a value
+    /// in `[0, 2m)` as `x - (m & ((x < m) - 1))`, which is in `[0, m)`, not in the
+    /// `[-m, 2m)` the operands' ranges alone give). Only operands and constants
+    /// are read, so the solver's requeueing on operand changes keeps it sound.
+    fn select_cases(&self, op: BinOp, x: Value, y: Value, x_left: bool) -> Option<Range> {
+        let (cond, when, v) = masked_select(self.f, y)?;
+        let [c0, c1] = compared(self.f, cond)?;
+        let other = if c0 == x {
+            c1
+        } else if c1 == x {
+            c0
+        } else {
+            return None;
+        };
+        self.f.as_iconst(other)?;
+        let rx = self.range[x]?;
+        let selected = match self.f.as_iconst(v) {
+            Some(c) => Range::constant(c),
+            None => self.range[y]?,
+        };
+        let mut acc: Option<Range> = None;
+        for taken in [true, false] {
+            let Some(xr) = self.refine(x, rx, cond, taken) else {
+                continue;
+            };
+            let yr = if taken == when {
+                selected
+            } else {
+                Range::constant(0)
+            };
+            let r = if x_left {
+                binary(op, xr, yr)
+            } else {
+                binary(op, yr, xr)
+            };
+            acc = Some(acc.map_or(r, |a| a.join(r)));
+        }
+        acc
+    }
+}
+
+/// `y` as an arithmetic select (the branchless select of a target without
+/// conditional moves, as `vrp` and `ifconvert` write it): `and m, v` (either
+/// order) with the mask `m` all ones or zero by a comparison `c`: `add c, -1`
+/// (all ones when `c` is false) or `sub 0, c` (all ones when `c` is true). Then
+/// `y` is `v` when `c` is the returned truth value, else 0.
+pub(crate) fn masked_select(f: &Function, y: Value) -> Option<(Value, bool, Value)> {
+    let and = f.def_inst(y)?;
+    let InstKind::Binary {
+        op: BinOp::And,
+        args: [p, q],
+    } = *f.kind(and)
+    else {
+        return None;
+    };
+    let mask = |m: Value| -> Option<(Value, bool)> {
+        let InstKind::Binary { op, args: [a, b] } = *f.kind(f.def_inst(m)?) else {
+            return None;
+        };
+        let is_cmp = |c: Value| {
+            f.def_inst(c)
+                .is_some_and(|d| matches!(f.kind(d), InstKind::Cmp { .. }))
+        };
+        match op {
+            BinOp::Add if f.as_iconst(b) == Some(-1) && is_cmp(a) => Some((a, false)),
+            BinOp::Sub if f.as_iconst(a) == Some(0) && is_cmp(b) => Some((b, true)),
+            _ => None,
+        }
+    };
+    match (mask(p), mask(q)) {
+        (Some((c, when)), _) => Some((c, when, q)),
+        (None, Some((c, when))) => Some((c, when, p)),
+        (None, None) => None,
     }
 }
 
@@ -786,6 +883,11 @@ pub fn binary(op: BinOp, x: Range, y: Range) -> Range {
                 _ => y.hi,
             };
             Range { lo: 0, hi }
+        }
+        // A mask that is all ones or zero gives the other operand or 0.
+        BinOp::And if x.within(-1, 0) || y.within(-1, 0) => {
+            let other = if x.within(-1, 0) { y } else { x };
+            other.join(Range::constant(0))
         }
         BinOp::Or | BinOp::Xor if x.lo >= 0 && y.lo >= 0 => {
             // Below the next power of two of the larger operand.
@@ -1332,5 +1434,29 @@ mod tests {
         assert_eq!(marked(funcs[0]), [true, false, false, false, true]);
         // The branch tests a parameter: every target parameter is marked.
         assert_eq!(marked(funcs[1]), [true; 3]);
+    }
+
+    #[test]
+    fn an_arithmetic_select_on_a_test_of_the_other_operand_is_split_by_the_test() {
+        // %2 in [1, 11]; `%2 - (6 & ((%2 < 6) - 1))` is `%2 % 6`, in [0, 5] (the
+        // operands alone give [-5, 11]); `%8 = %2 + (-3 & -(%2 > 8))` subtracts 3
+        // only above 8: [1, 8]; a mask alone selects its value or 0: `%9` in
+        // [-3, 0]. Must not: a test of another value (`%11` compares %0) or
+        // against a non-constant leaves the plain interval.
+        let (f, r) = ranges_of(
+            "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  %1 = srem %0, 6\n  %2 = add %1, 6\n  %3 = slt %2, 6\n  \
+             %4 = add %3, -1\n  %5 = and %4, 6\n  %6 = sub %2, %5\n  %7 = sgt %2, 8\n  \
+             %8 = sub 0, %7\n  %9 = and -3, %8\n  %10 = add %9, %2\n  %11 = slt %0, 6\n  \
+             %12 = add %11, -1\n  %13 = and %12, 6\n  %14 = sub %2, %13\n  %15 = slt %2, %1\n  \
+             %16 = add %15, -1\n  %17 = and %16, 6\n  %18 = sub %2, %17\n  ret %6\n}\n",
+        );
+        assert_eq!(range_of(&f, &r, 2), rg(1, 11));
+        assert_eq!(range_of(&f, &r, 6), rg(0, 5));
+        assert_eq!(range_of(&f, &r, 9), rg(-3, 0));
+        assert_eq!(range_of(&f, &r, 10), rg(1, 8));
+        assert_eq!(range_of(&f, &r, 14), rg(-5, 11));
+        assert_eq!(range_of(&f, &r, 18), rg(-5, 11));
+        r.check(&f, &cfg_of(&f)).unwrap();
     }
 }

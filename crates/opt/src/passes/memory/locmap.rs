@@ -4,6 +4,8 @@
 //! location is an object (an allocation, a global) plus a constant byte offset
 //! and a size.
 
+use crate::analysis::ranges::Ranges;
+use ir::{Function, InstKind, Value};
 use rustc_hash::FxHashMap;
 use std::collections::BTreeMap;
 use std::hash::Hash;
@@ -62,6 +64,74 @@ impl Span {
         let d = (o.start - self.start).rem_euclid(g);
         d < self.size || g - d < o.size
     }
+}
+
+/// The value every execution gives the `i32` index `v`, if one: a constant, or
+/// a value whose range is a single number.
+pub(crate) fn single_value(f: &Function, ranges: Option<&Ranges>, v: Value) -> Option<i64> {
+    match f.as_iconst(v) {
+        Some(k) => Some(i64::from(k)),
+        None => ranges?
+            .get(v)
+            .filter(|r| r.lo == r.hi)
+            .map(|r| i64::from(r.lo)),
+    }
+}
+
+/// The object a pointer `p` points into (the root of its `gep`s) and the byte
+/// offsets from it an access of `size` bytes through `p` may have ([`Span`]):
+/// constant indices add to the start, each variable one makes the stride the
+/// GCD of the strides so far and widens the window by its value range times its
+/// stride (unbounded when its range is unknown, or without `ranges`).
+pub(crate) fn span_of(
+    f: &Function,
+    ranges: Option<&Ranges>,
+    mut p: Value,
+    size: i64,
+) -> (Value, Span) {
+    let (mut start, mut stride) = (0i64, 0i64);
+    let (mut lo, mut hi) = (0i64, 0i64);
+    let mut bounded = true;
+    while let Some(i) = f.def_inst(p) {
+        let InstKind::Gep {
+            base,
+            index,
+            stride: s,
+        } = *f.kind(i)
+        else {
+            break;
+        };
+        let s = i64::from(s);
+        match single_value(f, ranges, index) {
+            Some(k) => {
+                start += k * s;
+                lo += k * s;
+                hi += k * s;
+            }
+            None => {
+                stride = gcd(stride, s);
+                match ranges.and_then(|r| r.get(index)) {
+                    Some(r) => {
+                        lo += i64::from(r.lo) * s;
+                        hi += i64::from(r.hi) * s;
+                    }
+                    None => bounded = false,
+                }
+            }
+        }
+        p = base;
+    }
+    if !bounded {
+        (lo, hi) = (-UNBOUNDED, UNBOUNDED);
+    }
+    let span = Span {
+        lo,
+        hi,
+        start,
+        stride,
+        size,
+    };
+    (p, span)
 }
 
 /// The greatest common divisor (`gcd(0, b) = |b|`).

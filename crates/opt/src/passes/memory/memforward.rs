@@ -151,26 +151,14 @@ fn classify(f: &Function, memset: Option<FuncId>) -> Vec<(Value, AllocInfo, Vec<
 /// counter of a loop run once), so what the pass sees does not depend on whether
 /// the index arithmetic was folded before it ran.
 fn resolve(f: &Function, ranges: &Ranges, p: Value) -> Option<(Value, Option<i64>)> {
-    let (p, off) = ir::analysis::address_root_by(f, p, |v| constant(f, ranges, v));
+    let (p, off) = ir::analysis::address_root_by(f, p, |v| constant(f, Some(ranges), v));
     let alloc = f.def_inst(p)?;
     matches!(f.kind(alloc), InstKind::Alloc { .. }).then_some((p, off))
 }
 
-/// The value every execution gives the `i32` index `v`, if one: a constant, or
-/// a value whose range is a single number.
-fn constant(f: &Function, ranges: &Ranges, v: Value) -> Option<i64> {
-    match f.as_iconst(v) {
-        Some(k) => Some(i64::from(k)),
-        None => ranges
-            .get(v)
-            .filter(|r| r.lo == r.hi)
-            .map(|r| i64::from(r.lo)),
-    }
-}
-
 /// A location: allocation, byte offset, size in bytes.
 type Loc = super::locmap::Loc<Value>;
-use super::locmap::{gcd, LocMap, Span, UNBOUNDED};
+use super::locmap::{single_value as constant, span_of, LocMap, Span, UNBOUNDED};
 
 /// What the scan of every block consults about the function.
 struct Ctx<'a> {
@@ -778,54 +766,9 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
     (changed, (known, fills))
 }
 
-/// The byte offsets a pointer `p` at a variable offset into its object may have
-/// ([`Span`]), for an access of `size` bytes: constant indices add to the
-/// start, each variable one makes the stride the GCD of the strides so far and
-/// widens the window by its value range times its stride (unbounded when its
-/// range is unknown).
-fn span(f: &Function, ranges: &Ranges, mut p: Value, size: i64) -> Span {
-    let (mut start, mut stride) = (0i64, 0i64);
-    let (mut lo, mut hi) = (0i64, 0i64);
-    let mut bounded = true;
-    while let Some(i) = f.def_inst(p) {
-        let InstKind::Gep {
-            base,
-            index,
-            stride: s,
-        } = *f.kind(i)
-        else {
-            break;
-        };
-        let s = i64::from(s);
-        match constant(f, ranges, index) {
-            Some(k) => {
-                start += k * s;
-                lo += k * s;
-                hi += k * s;
-            }
-            None => {
-                stride = gcd(stride, s);
-                match ranges.get(index) {
-                    Some(r) => {
-                        lo += i64::from(r.lo) * s;
-                        hi += i64::from(r.hi) * s;
-                    }
-                    None => bounded = false,
-                }
-            }
-        }
-        p = base;
-    }
-    if !bounded {
-        (lo, hi) = (-UNBOUNDED, UNBOUNDED);
-    }
-    Span {
-        lo,
-        hi,
-        start,
-        stride,
-        size,
-    }
+/// [`span_of`] with this function's ranges.
+fn span(f: &Function, ranges: &Ranges, p: Value, size: i64) -> Span {
+    span_of(f, Some(ranges), p, size).1
 }
 
 /// The ranges of local memory a `memset` of this block cleared, with the places

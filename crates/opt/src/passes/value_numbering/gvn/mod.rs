@@ -21,7 +21,9 @@
 //!   only when no store or call may have written the loaded memory since the earlier
 //!   load (or store of that address, whose value it then takes). The memory state is
 //!   split by base object and inherited from the immediate dominator only when no path
-//!   between them writes (see the `memory` module).
+//!   between them writes (see the `memory` module). A load the table misses is still
+//!   redundant with the last access of its address when every write to its base since
+//!   misses its bytes, by offsets, strides and value ranges (the `disjoint` module).
 //! - Block parameters: one whose arguments on all reachable edges are one value (or
 //!   itself) is that value; two of one block with the same arguments on every edge are
 //!   the same value.
@@ -30,6 +32,7 @@
 //! that a parameter equals an ordinary expression. That is what the complete GVN
 //! ([`crate::passes::value_numbering::cgvn`]) adds.
 
+mod disjoint;
 pub(crate) mod expr;
 pub(crate) mod memory;
 #[cfg(test)]
@@ -108,6 +111,10 @@ enum Undo {
     Gen(Value, Option<u32>),
     /// Restore the global memory state.
     Mem(u32, u32),
+    /// Restore the newest access of an address ([`disjoint`]).
+    Recent((Type, Value), Option<disjoint::Recent>),
+    /// Drop the newest write logged for a base ([`disjoint`]).
+    Write(Value),
 }
 
 /// The scoped table and the memory state of the walk.
@@ -121,6 +128,11 @@ struct Scope {
     any: u32,
     /// Source of fresh state numbers.
     fresh: u32,
+    /// The newest load or store of each address into a known base, by type and
+    /// address ([`disjoint`]).
+    recent: FxHashMap<(Type, Value), disjoint::Recent>,
+    /// Per base: the writes to it on the dominator path so far ([`disjoint`]).
+    writes: FxHashMap<Value, Vec<disjoint::Write>>,
     undo: Vec<Undo>,
 }
 
@@ -145,7 +157,9 @@ impl Scope {
         self.any = self.new_id();
     }
 
-    fn clobber_base(&mut self, base: Value) {
+    /// A write to `base`, through `at` (address and size) when known.
+    fn clobber_base(&mut self, base: Value, at: Option<(Value, i64)>) {
+        self.log_write(base, at);
         self.undo.push(Undo::Mem(self.epoch, self.any));
         self.any = self.new_id();
         let g = self.new_id();
@@ -158,7 +172,7 @@ impl Scope {
             self.clobber_all();
         } else {
             for &b in &c.bases {
-                self.clobber_base(b);
+                self.clobber_base(b, None);
             }
         }
     }
@@ -197,6 +211,15 @@ impl Scope {
                 Undo::Mem(e, a) => {
                     self.epoch = e;
                     self.any = a;
+                }
+                Undo::Recent(k, Some(r)) => {
+                    self.recent.insert(k, r);
+                }
+                Undo::Recent(k, None) => {
+                    self.recent.remove(&k);
+                }
+                Undo::Write(b) => {
+                    self.writes.get_mut(&b).and_then(Vec::pop);
                 }
             }
         }
@@ -243,8 +266,11 @@ pub(crate) fn run_with_modref(
         epoch: 0,
         any: 0,
         fresh: 0,
+        recent: FxHashMap::default(),
+        writes: FxHashMap::default(),
         undo: Vec::new(),
     };
+    let mut ranges = disjoint::LazyRanges::new(cfg);
     let entry = f.entry_block();
     enum Step {
         Enter(Block),
@@ -268,7 +294,7 @@ pub(crate) fn run_with_modref(
                 if b != entry {
                     number_params(f, cfg, dt, b, &mut stats);
                 }
-                number_insts(f, purity, &calls, b, &mut scope, &mut stats);
+                number_insts(f, purity, &calls, b, &mut scope, &mut ranges, &mut stats);
                 for &c in dt.children(b).iter().rev() {
                     stack.push(Step::Enter(c));
                 }
@@ -369,6 +395,7 @@ fn number_insts(
     calls: &CallMemory,
     b: Block,
     scope: &mut Scope,
+    ranges: &mut disjoint::LazyRanges,
     stats: &mut GvnStats,
 ) {
     let insts: Vec<Inst> = f.layout.block_insts(b).collect();
@@ -376,13 +403,17 @@ fn number_insts(
         let Some(r) = f.inst_result(i) else {
             match f.kind(i).clone() {
                 InstKind::Store { value, ptr } => {
+                    let ty = f.value_type(value);
                     match memory_base(f, ptr) {
-                        Some(base) => scope.clobber_base(base),
+                        Some(base) => {
+                            scope.clobber_base(base, Some((ptr, i64::from(ty.size()))));
+                            scope.note_access(f, ty, ptr, value);
+                        }
                         None => scope.clobber_all(),
                     }
                     // A later load of this address in this state reads `value`.
                     let (s, g) = scope.mem_key(f, ptr);
-                    scope.lookup_or_insert(Key::Load(f.value_type(value), ptr, s, g), value);
+                    scope.lookup_or_insert(Key::Load(ty, ptr, s, g), value);
                 }
                 InstKind::Call { callee, args } if call_writes_memory(purity.effects(callee)) => {
                     scope.clobber(&calls.writes(f, callee, &args))
@@ -432,6 +463,20 @@ fn number_insts(
             },
         };
         let Some(key) = key else { continue };
+        // A load not found in this memory state may still read what an access
+        // of its address gave before writes to other bytes of its base.
+        if let Key::Load(ty, ptr, ..) = key {
+            if !scope.table.contains_key(&key) {
+                if let Some(v) = scope.available_across_writes(f, ty, ptr, ranges) {
+                    scope.lookup_or_insert(key, v);
+                    f.replace_all_uses(r, v);
+                    f.remove_inst(i);
+                    stats.redundant += 1;
+                    continue;
+                }
+                scope.note_access(f, ty, ptr, r);
+            }
+        }
         if let Some(v) = scope.lookup_or_insert(key, r) {
             f.replace_all_uses(r, v);
             f.remove_inst(i);
