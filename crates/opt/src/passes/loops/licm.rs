@@ -17,8 +17,11 @@
 //!   calls are summarised per loop, by base object: a local `alloc`, a global, memory
 //!   reached through a pointer parameter — which can be a global but never this
 //!   call's own `alloc`s; a pointer block parameter counts as the object all its
-//!   values point into, [`PointerRoots`]) and either its address is provably valid (a global or
-//!   `alloc` at a constant in-bounds offset) or the load is guaranteed to execute.
+//!   values point into, [`PointerRoots`]), or every write of the loop to its object is a
+//!   store whose bytes miss it by offsets, strides and value ranges (`m[x][3]` while the
+//!   loop stores `m[i][2]`: [`Hoist::stores_miss`]), and either its address is provably
+//!   valid (a global or `alloc` at a constant in-bounds offset) or the load is
+//!   guaranteed to execute.
 //! - Division by a variable, and calls to functions without side effects (pure, or
 //!   only reading memory nothing in the loop writes), move only when guaranteed to
 //!   execute: they might trap or not terminate.
@@ -45,9 +48,12 @@ use crate::analysis::{
     address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
     LoopId, ModRef, ParamTargets, PointerBase, PointerRoots, Preserved, Targets,
 };
+use crate::passes::memory::locmap::span_of;
+use crate::passes::value_numbering::gvn::memory::memory_base;
 use crate::pipeline::Pass;
 use ir::analysis::{address_residue, residues_may_overlap, ControlFlowGraph, DominatorTree};
 use ir::{Block, EntityRef, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 /// The loop-invariant code motion pass.
 pub struct Licm;
@@ -195,6 +201,7 @@ fn hoist_loops(
             guaranteed: SecondaryMap::new(),
             own_blocks: own_blocks_only.then_some(&own[id.0 as usize][..]),
             ranges,
+            stores: None,
         };
         moved += ctx.hoist_into(ph);
     }
@@ -587,7 +594,16 @@ struct Hoist<'a> {
     /// Value ranges of the function as it was before this pass ([`may_trap`]);
     /// values made since have none and count as unknown.
     ranges: Option<&'a Ranges>,
+    /// The loop's stores by object ([`Hoist::loop_stores`]), found on first use.
+    stores: Option<Option<StoresByObject>>,
 }
+
+/// Stores by the object they write (a global or `alloc`): address and size.
+type StoresByObject = FxHashMap<Value, Vec<(Value, i64)>>;
+
+/// Instructions of a loop (inner loops included) [`Hoist::loop_stores`] looks
+/// at before giving up: deep nests would otherwise be scanned once per level.
+const STORE_SCAN_LIMIT: usize = 2048;
 
 impl Hoist<'_> {
     /// Moves the loop's invariant instructions to the end of `ph`.
@@ -643,7 +659,8 @@ impl Hoist<'_> {
             InstKind::Binary { .. } => guaranteed(self),
             InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => true,
             InstKind::Load { ty, ptr } => {
-                !self.clobbered(ptr) && (self.valid_address(ptr, ty) || guaranteed(self))
+                let unwritten = !self.clobbered(ptr) || self.stores_miss(ptr, ty);
+                unwritten && (self.valid_address(ptr, ty) || guaranteed(self))
             }
             InstKind::Call { callee, args } => {
                 let info = self.modref.info(callee);
@@ -668,6 +685,67 @@ impl Hoist<'_> {
             }
             None => self.writes.may_clobber(self.f, obj),
         }
+    }
+
+    /// Whether every write of the loop to the object `ptr` points into (a global
+    /// or an `alloc`) is a store whose bytes miss those of a `ty` load at `ptr`,
+    /// by constant offsets, the GCD of variable strides and the indices' value
+    /// ranges when solved ([`span_of`]; BasicAA's `aliasGEP` answers LLVM's LICM
+    /// the same way): `m[5][x]` (x in [0, 5]) stays put while the loop writes
+    /// `m[4][j]`. Nothing else of the loop may write memory: no store through a
+    /// pointer of unknown object, no call that writes.
+    fn stores_miss(&mut self, ptr: Value, ty: Type) -> bool {
+        let Some(base) = memory_base(self.f, ptr) else {
+            return false;
+        };
+        if self.stores.is_none() {
+            self.stores = Some(self.loop_stores());
+        }
+        let Some(Some(stores)) = &self.stores else {
+            return false;
+        };
+        let size = i64::from(ty.size());
+        let Some(list) = stores.get(&base) else {
+            return true;
+        };
+        let (root, at) = span_of(self.f, self.ranges, ptr, size);
+        list.iter().all(|&(q, qsize)| {
+            let (r, other) = span_of(self.f, self.ranges, q, qsize);
+            r == root && !at.may_overlap(other)
+        })
+    }
+
+    /// The stores of the loop (inner loops' included) by the object they write,
+    /// as address and size, when every write of the loop is a store into a known
+    /// global or `alloc` (no store through another pointer, no call that may
+    /// write memory) and the loop has at most [`STORE_SCAN_LIMIT`] instructions.
+    fn loop_stores(&self) -> Option<StoresByObject> {
+        let f = &*self.f;
+        let mut by_base = StoresByObject::default();
+        let mut scanned = 0;
+        for &b in &self.loops.get(self.id).blocks {
+            for i in f.layout.block_insts(b) {
+                scanned += 1;
+                if scanned > STORE_SCAN_LIMIT {
+                    return None;
+                }
+                match *f.kind(i) {
+                    InstKind::Store { value, ptr } => {
+                        let base = memory_base(f, ptr)?;
+                        let size = i64::from(f.value_type(value).size());
+                        by_base.entry(base).or_default().push((ptr, size));
+                    }
+                    InstKind::Call { callee, .. } => {
+                        let e = self.modref.info(callee).effects();
+                        if e.writes_global || e.writes_args {
+                            return None;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some(by_base)
     }
 
     /// Whether the loop may write some memory a call with `args` whose callee
@@ -850,6 +928,77 @@ bb2:
     /// A division whose divisor's range excludes 0 and -1 (`%1 % 14 + 15`, in
     /// `[2, 28]`) cannot trap: it moves out of a loop whose body may not run.
     /// One whose divisor may be 0 (`%1 % 14`) or -1 (`%1 % 14 - 1`) stays.
+    #[test]
+    fn a_load_moves_past_the_loops_stores_to_other_bytes_of_its_array() {
+        // `@m` is `int m[7][6]`; the loop stores to column 2 of row %2 (every
+        // row over the iterations) and loads `m[%1][3]`, invariant: column 3 of
+        // any row is never column 2 of another (24-byte rows, the columns 4 bytes
+        // apart modulo 24), so the load moves to the preheader. Must not: a store
+        // to column 3 of row %2, a store at a variable word (`m` as a flat
+        // array), a call that writes memory, a store through a pointer parameter.
+        let src = |store: &str| {
+            format!(
+                r#"
+global @m: [i32; 42] = zeroinit
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @bump() -> void {{
+bb0:
+  %0 = gep @m, 40, 4
+  store 1, %0
+  ret
+}}
+
+func @f(i32, i32, ptr) -> i32 {{
+bb0(%0: i32, %1: i32, %9: ptr):
+  %20 = gep @m, %1, 24
+  %4 = slt 0, %0
+  br %4, bb2(0, 0), bb3(0)
+bb2(%2: i32, %3: i32):
+  %5 = gep %20, 3, 4
+  %6 = load i32, %5
+{store}
+  %10 = add %3, %6
+  %11 = add %2, 1
+  %12 = slt %11, %0
+  br %12, bb2(%11, %10), bb3(%10)
+bb3(%13: i32):
+  ret %13
+}}
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = gep @m, 0, 4
+  %3 = call @f(%0, %1, %2)
+  call @putint(%3)
+  ret 0
+}}
+"#
+            )
+        };
+        let in_body = |out: &str| {
+            let f = &out[out.find("func @f").unwrap()..];
+            f[f.find("\nbb2(").unwrap()..].contains("= load i32")
+        };
+        let other_column = src("  %7 = gep @m, %2, 24\n  %8 = gep %7, 2, 4\n  store %3, %8");
+        for stdin in ["6 1", "7 0", "0 3"] {
+            let out = same_behaviour(&other_column, &["licm"], stdin);
+            assert!(!in_body(&out), "{out}");
+        }
+        for store in [
+            "  %7 = gep @m, %2, 24\n  %8 = gep %7, 3, 4\n  store %3, %8",
+            "  %8 = gep @m, %2, 4\n  store %3, %8",
+            "  call @bump()",
+            "  store %3, %9",
+        ] {
+            let out = run(&src(store), &["licm"]);
+            assert!(in_body(&out), "{store}\n{out}");
+        }
+    }
+
     #[test]
     fn a_division_by_a_value_whose_range_excludes_zero_and_minus_one_moves() {
         let src = |divisor: &str| {
