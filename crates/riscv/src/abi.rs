@@ -71,76 +71,96 @@ pub fn classify_args(kinds: &[ArgKind]) -> (Vec<ArgLoc>, u32) {
 /// use in any function), then callee-saved (saved once in the prologue). The scratch
 /// registers `t5`, `t6`, `ft10`, `ft11` are reserved for spill code.
 pub fn allocatable(class: RegClass) -> &'static [Reg] {
-    const INT: [Reg; 25] = [
-        // t0-t4
-        Reg::x(5),
-        Reg::x(6),
-        Reg::x(7),
-        Reg::x(28),
-        Reg::x(29),
-        // a7..a0: argument registers last among caller-saved, a0 last of all
-        Reg::x(17),
-        Reg::x(16),
-        Reg::x(15),
-        Reg::x(14),
-        Reg::x(13),
-        Reg::x(12),
-        Reg::x(11),
-        Reg::x(10),
-        // s0-s11
-        Reg::x(8),
-        Reg::x(9),
-        Reg::x(18),
-        Reg::x(19),
-        Reg::x(20),
-        Reg::x(21),
-        Reg::x(22),
-        Reg::x(23),
-        Reg::x(24),
-        Reg::x(25),
-        Reg::x(26),
-        Reg::x(27),
-    ];
-    const FLOAT: [Reg; 30] = [
-        // ft0-ft9
-        Reg::f(0),
-        Reg::f(1),
-        Reg::f(2),
-        Reg::f(3),
-        Reg::f(4),
-        Reg::f(5),
-        Reg::f(6),
-        Reg::f(7),
-        Reg::f(28),
-        Reg::f(29),
-        // fa7..fa0
-        Reg::f(17),
-        Reg::f(16),
-        Reg::f(15),
-        Reg::f(14),
-        Reg::f(13),
-        Reg::f(12),
-        Reg::f(11),
-        Reg::f(10),
-        // fs0-fs11
-        Reg::f(8),
-        Reg::f(9),
-        Reg::f(18),
-        Reg::f(19),
-        Reg::f(20),
-        Reg::f(21),
-        Reg::f(22),
-        Reg::f(23),
-        Reg::f(24),
-        Reg::f(25),
-        Reg::f(26),
-        Reg::f(27),
-    ];
     match class {
         RegClass::Int => &INT,
         RegClass::Float => &FLOAT,
     }
 }
+
+/// The allocatable integer registers in preference order ([`allocatable`]).
+const INT: [Reg; 25] = [
+    // t0-t4
+    Reg::x(5),
+    Reg::x(6),
+    Reg::x(7),
+    Reg::x(28),
+    Reg::x(29),
+    // a7..a0: argument registers last among caller-saved, a0 last of all
+    Reg::x(17),
+    Reg::x(16),
+    Reg::x(15),
+    Reg::x(14),
+    Reg::x(13),
+    Reg::x(12),
+    Reg::x(11),
+    Reg::x(10),
+    // s0-s11
+    Reg::x(8),
+    Reg::x(9),
+    Reg::x(18),
+    Reg::x(19),
+    Reg::x(20),
+    Reg::x(21),
+    Reg::x(22),
+    Reg::x(23),
+    Reg::x(24),
+    Reg::x(25),
+    Reg::x(26),
+    Reg::x(27),
+];
+
+/// The allocatable float registers in preference order ([`allocatable`]).
+const FLOAT: [Reg; 30] = [
+    // ft0-ft9
+    Reg::f(0),
+    Reg::f(1),
+    Reg::f(2),
+    Reg::f(3),
+    Reg::f(4),
+    Reg::f(5),
+    Reg::f(6),
+    Reg::f(7),
+    Reg::f(28),
+    Reg::f(29),
+    // fa7..fa0
+    Reg::f(17),
+    Reg::f(16),
+    Reg::f(15),
+    Reg::f(14),
+    Reg::f(13),
+    Reg::f(12),
+    Reg::f(11),
+    Reg::f(10),
+    // fs0-fs11
+    Reg::f(8),
+    Reg::f(9),
+    Reg::f(18),
+    Reg::f(19),
+    Reg::f(20),
+    Reg::f(21),
+    Reg::f(22),
+    Reg::f(23),
+    Reg::f(24),
+    Reg::f(25),
+    Reg::f(26),
+    Reg::f(27),
+];
+
+/// The registers of `regs` as a set of bits, bit `n` for register number `n`.
+const fn mask_of(regs: &[Reg]) -> u64 {
+    let mut mask = 0;
+    let mut k = 0;
+    while k < regs.len() {
+        mask |= 1 << regs[k].0;
+        k += 1;
+    }
+    mask
+}
+
+/// [`INT`] and [`FLOAT`] as one set of bits (physical registers number below 64),
+/// so that asking whether a register is allocatable takes constant time (it is
+/// asked for every call clobber of every call, by liveness and scheduling).
+const ALLOCATABLE: u64 = mask_of(&INT) | mask_of(&FLOAT);
 
 /// Whether the callee must preserve `r` (s0-s11, fs0-fs11).
 pub fn is_callee_saved(r: Reg) -> bool {
@@ -149,15 +169,46 @@ pub fn is_callee_saved(r: Reg) -> bool {
 
 /// Whether the register allocator tracks `r` (allocatable physical registers).
 pub fn is_allocatable(r: Reg) -> bool {
-    r.is_virtual() || {
-        let class = r.phys_class();
-        allocatable(class).contains(&r)
-    }
+    r.is_virtual() || ALLOCATABLE & (1 << r.0) != 0
+}
+
+/// Whether `r` is one of [`allocatable`]`(class)`.
+pub fn is_allocatable_in(class: RegClass, r: Reg) -> bool {
+    r.is_phys() && r.phys_class() == class && ALLOCATABLE & (1 << r.0) != 0
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mir::NUM_PREGS;
+
+    #[test]
+    fn the_allocatable_set_is_the_two_preference_lists() {
+        // Every register number, physical of both files and a few virtual ones,
+        // against a search of the lists.
+        for n in 0..NUM_PREGS + 4 {
+            let r = Reg(n);
+            let listed = |c| allocatable(c).contains(&r);
+            let in_a_list = listed(RegClass::Int) || listed(RegClass::Float);
+            assert_eq!(is_allocatable(r), r.is_virtual() || in_a_list, "{n}");
+            for c in [RegClass::Int, RegClass::Float] {
+                assert_eq!(is_allocatable_in(c, r), listed(c), "{n}");
+            }
+        }
+        // The reserved scratch registers and the fixed ones are not allocatable.
+        for r in [
+            Reg::x(0),
+            Reg::x(1),
+            Reg::x(2),
+            Reg::x(30),
+            Reg::x(31),
+            Reg::f(30),
+            Reg::f(31),
+        ] {
+            assert!(!is_allocatable(r));
+        }
+        assert!(is_allocatable(Reg::x(10)) && is_allocatable(Reg::f(27)));
+    }
 
     #[test]
     fn floats_overflow_into_int_registers_then_stack() {

@@ -171,9 +171,13 @@ fn rebalance_block(
                 }
             }
         }
+        // Only virtual registers can be a tree's inner value or leaf (a call's
+        // clobbers of physical registers are not looked up).
         i.for_each_def(|r| {
-            def_at.insert(r, k);
-            def_positions.entry(r).or_default().push(k);
+            if r.is_virtual() {
+                def_at.insert(r, k);
+                def_positions.entry(r).or_default().push(k);
+            }
         });
     }
     // Ready times as soon as possible, by dependences alone: per register, the

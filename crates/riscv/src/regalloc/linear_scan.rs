@@ -173,7 +173,7 @@ impl State<'_> {
                 self.assignment[h.vindex()]
             };
             if let Some(r) = r {
-                if abi::allocatable(class).contains(&r) && self.is_free(r, &iv) {
+                if abi::is_allocatable_in(class, r) && self.is_free(r, &iv) {
                     self.take(v, r, hints);
                     return true;
                 }
@@ -186,7 +186,7 @@ impl State<'_> {
                 } else {
                     self.assignment[h.vindex()]
                 };
-                if let Some(r) = r.filter(|r| abi::allocatable(class).contains(r)) {
+                if let Some(r) = r.filter(|&r| abi::is_allocatable_in(class, r)) {
                     let partner = h.is_virtual().then(|| h.vindex() as u32);
                     if self.evict_for_hint(v, class, (r, partner), w, hints, all_hints) {
                         return true;
@@ -228,12 +228,22 @@ impl State<'_> {
                 self.assignment[w].is_none() && !self.spilled[w] && overlaps(self.interval(w), &iv)
             })
         };
-        let free: Vec<Reg> = candidates
-            .into_iter()
-            .filter(|&r| self.is_free(r, &iv))
-            .collect();
-        match free.iter().find(|&&r| !wanted(r)).or(free.first()) {
-            Some(&r) => {
+        // In preference order, stopping at the first free register not wanted
+        // (the registers after it are not asked whether they are free).
+        let mut first_free = None;
+        let mut unwanted = None;
+        for r in candidates {
+            if !self.is_free(r, &iv) {
+                continue;
+            }
+            first_free.get_or_insert(r);
+            if !wanted(r) {
+                unwanted = Some(r);
+                break;
+            }
+        }
+        match unwanted.or(first_free) {
+            Some(r) => {
                 self.take(v, r, hints);
                 true
             }
