@@ -28,6 +28,12 @@
 //! fill is unrolled here, before store-to-load forwarding, and not only once
 //! `simplifycfg` has merged it (LLVM's unroller takes any loop shape).
 //!
+//! A single-block loop entered by a branch (no preheader: the block before it
+//! branches to the loop or around it, as when a test before the loop was folded
+//! into its guard) gets a preheader first ([`super::licm::insert_preheader`], the
+//! form LLVM's `LoopSimplify` gives every loop) when its count qualifies, and is
+//! unrolled in the next round.
+//!
 //! Nests unroll from the inside out, as GCC's `cunroll` unrolls whole nests: after a
 //! round, the CFG is simplified ([`crate::passes::scalar::simplifycfg`]), which merges an unrolled
 //! inner loop into its parent's blocks; the parent, now a single block, is a
@@ -37,7 +43,7 @@ use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::analysis::{LoopForest, LoopId, RotatedLoop};
 use crate::pipeline::FunctionTransform;
-use ir::analysis::ControlFlowGraph;
+use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -99,6 +105,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         let (cfg, loops) = (se.cfg, se.loops);
         let mut plans = Vec::new();
         let mut chains = Vec::new();
+        let mut entered_by_branch = Vec::new();
         for (id, lp) in loops.loops() {
             if !lp.children.is_empty() {
                 continue;
@@ -110,10 +117,13 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                     None => continue,
                 },
             };
-            let Some(l) = RotatedLoop::of(f, cfg, loops, id) else {
-                continue;
+            let rotated = RotatedLoop::of(f, cfg, loops, id);
+            let latch = match (&rotated, &lp.latches[..]) {
+                (Some(l), _) => l.latch,
+                (None, &[latch]) if chain.is_none() && loops.preheader(id, cfg).is_none() => latch,
+                _ => continue,
             };
-            let Some(n) = trips(&mut se, id, &l) else {
+            let Some(n) = trips(&mut se, id, latch) else {
                 continue;
             };
             let body: usize = lp
@@ -123,17 +133,19 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 .sum();
             let growth = body * (n as usize - 1);
             if n <= MAX_TRIPS && body * n as usize <= MAX_UNROLLED && growth <= budget {
-                match chain {
+                match (chain, rotated) {
                     // Merged first; unrolled in the next round, as one block.
-                    Some(chain) => chains.push(chain),
-                    None => {
+                    (Some(chain), _) => chains.push(chain),
+                    (None, Some(l)) => {
                         budget -= growth;
                         plans.push((l, n));
                     }
+                    // Given a preheader; unrolled in the next round.
+                    (None, None) => entered_by_branch.push(lp.header),
                 }
             }
         }
-        if plans.is_empty() && chains.is_empty() {
+        if plans.is_empty() && chains.is_empty() && entered_by_branch.is_empty() {
             break;
         }
         for chain in &chains {
@@ -145,7 +157,11 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         // An unrolled inner loop leaves its parent a chain of blocks; merged, the
         // parent is a single block the next round may unroll (whole-nest unrolling).
         crate::passes::scalar::simplifycfg::run(f);
-        done += plans.len() + chains.len();
+        // After the clean-up, which would take an unused preheader away again.
+        if !entered_by_branch.is_empty() {
+            add_preheaders(f, &entered_by_branch);
+        }
+        done += plans.len() + chains.len() + entered_by_branch.len();
     }
     done
 }
@@ -185,10 +201,26 @@ fn merge_chain(f: &mut Function, chain: &[Block]) {
     }
 }
 
-/// How many times the body of `l` runs: one more than the back edges its latch
-/// takes, when that is a constant holding unconditionally.
-fn trips(se: &mut ScalarEvolution, id: LoopId, l: &RotatedLoop) -> Option<i32> {
-    let count = se.exit_count(id, l.latch)?;
+/// Gives each loop headed by one of `headers` a preheader (all found with one
+/// analysis: a new preheader belongs to no loop the others contain).
+fn add_preheaders(f: &mut Function, headers: &[Block]) {
+    let mut cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let ids: Vec<LoopId> = loops
+        .loops()
+        .filter(|(_, lp)| headers.contains(&lp.header))
+        .map(|(id, _)| id)
+        .collect();
+    for id in ids {
+        super::licm::insert_preheader(f, &mut cfg, &loops, id);
+    }
+}
+
+/// How many times the body of loop `id` runs: one more than the back edges its
+/// latch takes, when that is a constant holding unconditionally.
+fn trips(se: &mut ScalarEvolution, id: LoopId, latch: Block) -> Option<i32> {
+    let count = se.exit_count(id, latch)?;
     if !count.predicates.is_empty() {
         return None;
     }
@@ -276,7 +308,7 @@ fn remove_params(f: &mut Function, b: Block) {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::same_behaviour;
+    use crate::passes::testutil::{check, run, same_behaviour};
 
     /// Fills t[i] = 3 * i + s for i in [2, 2 + TRIPS), then prints t[k] (k read), the
     /// sum and the last i; the sum and i also leave through the exit edge.
@@ -324,6 +356,25 @@ bb2(%10: i32):
         assert!(!out.contains("bb1("), "the loop is gone:\n{out}");
         assert_eq!(out.matches("store").count(), 10, "{out}");
         same_behaviour(&src, &["unroll"], "-3 11");
+    }
+
+    /// A loop the block before it branches into (`if (k) fill`: no preheader)
+    /// gets one and unrolls. A loop without a constant count is
+    /// left as it was, no preheader added.
+    #[test]
+    fn a_loop_entered_by_a_branch_unrolls() {
+        let guarded = fill(10).replace(
+            "  jump bb1(2, 0)\n",
+            "  %20 = call @getint()\n  br %20, bb1(2, 0), bb3\nbb3:\n  ret 1\n",
+        );
+        for input in ["5 1 7", "5 0 7"] {
+            let out = same_behaviour(&guarded, &["unroll"], input);
+            assert!(!out.contains("br %9"), "the loop is gone:\n{out}");
+            assert_eq!(out.matches("store").count(), 10, "{out}");
+        }
+        let uncounted = guarded.replace("slt %8, 12", "slt %8, %1");
+        same_behaviour(&uncounted, &["unroll"], "5 1 7");
+        check(&["unroll"], &uncounted, &run(&uncounted, &[]));
     }
 
     /// Beyond `i + 1 < n` from a constant: `i += 3`, counting down to an

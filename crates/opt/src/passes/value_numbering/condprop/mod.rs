@@ -31,7 +31,12 @@
 //!   So do facts confining an integer to one value (`x <= 0 || x > 1` false).
 //! - A branch on an integer (not a comparison) whose facts confine it to an
 //!   interval without 0 is taken: `if (i)` inside `for (i = -2; i < 0; i++)`.
+//! - A comparison (or branch) of expressions no fact compares is decided by the
+//!   intervals of the expressions, derived from those the facts give their
+//!   operands ([`derived`], LLVM's `LazyValueInfo`): below `0 < d <= 19`,
+//!   `-d == 0` is false.
 
+mod derived;
 pub(crate) mod dom_facts;
 pub(crate) mod facts;
 mod loop_facts;
@@ -254,7 +259,9 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &FactStack) -> usize {
         // A comparison asking a known question is a constant.
         if let InstKind::Cmp { op, args: [x, y] } = *f.kind(i) {
             let r = f.inst_result(i).expect("cmp has a result");
-            if let Some(t) = known(f, facts, Some(r), Some((op, x, y))) {
+            let t = known(f, facts, Some(r), Some((op, x, y)))
+                .or_else(|| derived::decide_by_operands(f, facts, op, x, y));
+            if let Some(t) = t {
                 let c = f.iconst(i32::from(t));
                 f.replace_all_uses(r, c);
                 f.remove_inst(i);
@@ -274,8 +281,12 @@ fn rewrite_block(f: &mut Function, b: Block, facts: &FactStack) -> usize {
             known_ops.push(fact.filter(|x| x.cmp.is_some() || is_cond).map(|x| x.truth));
         });
         if let InstKind::Br { cond, .. } = *f.kind(i) {
-            if known_ops[0].is_none() && excludes_zero(f, facts, cond) {
-                known_ops[0] = Some(true);
+            if known_ops[0].is_none() {
+                known_ops[0] = if excludes_zero(f, facts, cond) {
+                    Some(true)
+                } else {
+                    derived::truth_by_operands(f, facts, cond)
+                };
             }
         }
         if known_ops.iter().all(Option::is_none) {
