@@ -17,8 +17,12 @@
 //!   calls are summarised per loop, by base object: a local `alloc`, a global, memory
 //!   reached through a pointer parameter — which can be a global but never this
 //!   call's own `alloc`s; a pointer block parameter counts as the object all its
-//!   values point into, [`PointerRoots`]) and either its address is provably valid (a global or
-//!   `alloc` at a constant in-bounds offset) or the load is guaranteed to execute.
+//!   values point into, [`PointerRoots`]) and either its address is provably valid or the
+//!   load is guaranteed to execute. Valid ([`crate::analysis::deref`]): inside a global or
+//!   `alloc`, or inside what accesses through a pointer parameter made before the loop
+//!   prove of its object (LLVM's `isSafeToSpeculativelyExecute` with the dereferenceable
+//!   bytes its Attributor deduces), at offsets bounded by constant indices or the
+//!   [`Ranges`] of variable ones (`p[x & 1]` after a load of `p[1]`).
 //! - Division by a variable, and calls to functions without side effects (pure, or
 //!   only reading memory nothing in the loop writes), move only when guaranteed to
 //!   execute: they might trap or not terminate.
