@@ -7,6 +7,7 @@ pub mod callgraph;
 pub mod control_dep;
 pub mod dataflow;
 pub mod deciders;
+pub mod deref;
 pub mod fpclass;
 pub mod frontiers;
 pub mod induction;

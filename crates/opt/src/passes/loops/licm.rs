@@ -20,8 +20,11 @@
 //!   values point into, [`PointerRoots`]), or every write of the loop to its object is a
 //!   store whose bytes miss it by offsets, strides and value ranges (`m[x][3]` while the
 //!   loop stores `m[i][2]`: [`Hoist::stores_miss`]), and either its address is provably
-//!   valid (a global or `alloc` at a constant in-bounds offset) or the load is
-//!   guaranteed to execute.
+//!   valid or the load is guaranteed to execute. Valid ([`crate::analysis::deref`]):
+//!   inside a global or `alloc`, or inside what accesses through a pointer parameter made
+//!   before the loop prove of its object (LLVM's `isSafeToSpeculativelyExecute` with the
+//!   dereferenceable bytes its Attributor deduces), at offsets bounded by constant indices
+//!   or the [`Ranges`] of variable ones (`p[x & 1]` after a load of `p[1]`).
 //! - Division by a variable, and calls to functions without side effects (pure, or
 //!   only reading memory nothing in the loop writes), move only when guaranteed to
 //!   execute: they might trap or not terminate.
@@ -41,6 +44,7 @@
 //! Loops without a preheader (a block whose only successor is the header, entered
 //! from outside) get one first.
 
+use crate::analysis::deref::{self, DerefContext, ParamAccesses};
 use crate::analysis::modref::Access;
 use crate::analysis::param_targets::origin;
 use crate::analysis::ranges::Ranges;
@@ -52,7 +56,7 @@ use crate::passes::memory::locmap::span_of;
 use crate::passes::value_numbering::gvn::memory::memory_base;
 use crate::pipeline::Pass;
 use ir::analysis::{address_residue, residues_may_overlap, ControlFlowGraph, DominatorTree};
-use ir::{Block, EntityRef, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
+use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// The loop-invariant code motion pass.
@@ -127,7 +131,7 @@ fn run_in(
     }
     let ranges = {
         let (cfg, _, loops) = fa.loops(f);
-        ranges_for_divisions(f, cfg, loops)
+        ranges_for_speculation(f, cfg, loops)
     };
     let ranges = ranges.as_ref();
     let mut moved = added + hoist_loops(f, modref, sizes, params, apart, fa, ranges);
@@ -166,6 +170,7 @@ fn hoist_loops(
     // Each loop's own blocks (not its inner loops'), listed in one pass.
     let own = loops.own_blocks(cfg);
     let roots = PointerRoots::compute(f);
+    let accesses = ParamAccesses::of(f);
     let mut all_writes: Vec<LoopWrites> = Vec::with_capacity(ids.len());
     for &id in &ids {
         let mut w = LoopWrites::of(f, modref, params, &roots, &own[id.0 as usize]);
@@ -202,6 +207,8 @@ fn hoist_loops(
             own_blocks: own_blocks_only.then_some(&own[id.0 as usize][..]),
             ranges,
             stores: None,
+            ph,
+            accesses: &accesses,
         };
         moved += ctx.hoist_into(ph);
     }
@@ -554,20 +561,29 @@ fn may_trap(f: &Function, k: &InstKind, ranges: Option<&Ranges>) -> bool {
 }
 
 /// The value ranges of `f` when some loop divides by a value that is not a
-/// constant (what [`may_trap`] asks them), else none: the solve is skipped for
-/// the many functions that have no such division.
-fn ranges_for_divisions(
+/// constant (what [`may_trap`] asks them) or loads at an index that is not one
+/// (what [`deref::extent`] bounds with them), else none: the solve is skipped
+/// for the many functions that have neither.
+fn ranges_for_speculation(
     f: &Function,
     cfg: &ControlFlowGraph,
     loops: &LoopForest,
 ) -> Option<Ranges> {
-    let divides = f.layout.blocks().any(|b| {
+    let variable = |v: Value| f.as_iconst(v).is_none();
+    let indexed = |p: Value| {
+        let mut any = false;
+        ir::analysis::walk_geps(f, p, |index, _| any |= variable(index));
+        any
+    };
+    let asks = f.layout.blocks().any(|b| {
         loops.innermost(b).is_some()
-            && f.layout.block_insts(b).any(|i| {
-                matches!(f.kind(i), InstKind::Binary { op, args } if op.can_trap() && f.as_iconst(args[1]).is_none())
+            && f.layout.block_insts(b).any(|i| match *f.kind(i) {
+                InstKind::Binary { op, args } => op.can_trap() && variable(args[1]),
+                InstKind::Load { ptr, .. } => indexed(ptr),
+                _ => false,
             })
     });
-    divides.then(|| Ranges::compute(f, cfg))
+    asks.then(|| Ranges::compute(f, cfg))
 }
 
 struct Hoist<'a> {
@@ -596,6 +612,10 @@ struct Hoist<'a> {
     ranges: Option<&'a Ranges>,
     /// The loop's stores by object ([`Hoist::loop_stores`]), found on first use.
     stores: Option<Option<StoresByObject>>,
+    /// The loop's preheader, where hoisted code goes.
+    ph: Block,
+    /// The accesses through pointer parameters, which prove how far they reach.
+    accesses: &'a ParamAccesses,
 }
 
 /// Stores by the object they write (a global or `alloc`): address and size.
@@ -825,35 +845,18 @@ impl Hoist<'_> {
         true
     }
 
-    /// Whether `ptr` is a global or local object plus a constant offset that keeps a
-    /// `ty` access inside the object.
+    /// Whether a `ty` access at `ptr` stays inside its object wherever the loop
+    /// runs ([`deref::dereferenceable`]): a global or local object, or a pointer
+    /// parameter that accesses dominating the preheader prove large enough, at
+    /// offsets bounded by constant indices or their ranges.
     fn valid_address(&self, ptr: Value, ty: Type) -> bool {
-        let mut offset: i64 = 0;
-        let mut p = ptr;
-        let size = loop {
-            match self.f.value_def(p) {
-                ValueDef::Global(g) => break self.sizes.0.get(g.index()).copied(),
-                ValueDef::Inst(i) => match self.f.kind(i) {
-                    InstKind::Gep {
-                        base,
-                        index,
-                        stride,
-                    } => {
-                        let Some(c) = self.f.as_iconst(*index) else {
-                            return false;
-                        };
-                        offset += i64::from(c) * i64::from(*stride);
-                        p = *base;
-                    }
-                    InstKind::Alloc { elem, len } => {
-                        break Some(u64::from(elem.size()) * u64::from(*len))
-                    }
-                    _ => return false,
-                },
-                _ => return false,
-            }
+        let ctx = DerefContext {
+            global_sizes: &self.sizes.0,
+            accesses: self.accesses,
+            dt: self.dt,
+            ranges: self.ranges,
         };
-        size.is_some_and(|s| offset >= 0 && (offset as u64) + u64::from(ty.size()) <= s)
+        deref::dereferenceable(self.f, ptr, ty.size(), self.ph, &ctx)
     }
 
     /// Whether every path from the loop header reaches `b` without leaving the loop,
@@ -1500,5 +1503,158 @@ bb2:
         let entry = entry.split("bb1(").next().unwrap();
         assert!(!entry.contains("load i32, @a"), "{out}");
         assert!(!entry.contains("call @twice_a"), "{out}");
+    }
+
+    /// `f` sums `p[index]` over a loop, in an arm the loop may skip (`x > 0`), so
+    /// the load moves only if its address is known valid: `proof` (in the entry
+    /// block unless it says otherwise) makes accesses through `p` first; `index`
+    /// is `0`, `1`, or `%7`, which is `x & mask`.
+    fn param_loop(proof: &str, mask: i32, index: &str) -> String {
+        format!(
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @f(ptr, i32, i32) -> i32 {{
+bb0(%0: ptr, %1: i32, %2: i32):
+{proof}
+  %7 = and %2, {mask}
+  jump bb1(0, 0)
+bb1(%3: i32, %4: i32):
+  %5 = slt %3, %1
+  br %5, bb2, bb5
+bb2:
+  %6 = sgt %2, 0
+  br %6, bb3, bb4(%4)
+bb3:
+  %8 = gep %0, {index}, 4
+  %9 = load i32, %8
+  %10 = add %4, %9
+  jump bb4(%10)
+bb4(%11: i32):
+  %12 = add %3, 1
+  jump bb1(%12, %11)
+bb5:
+  ret %4
+}}
+
+func @main() -> i32 {{
+bb0:
+  %0 = alloc [i32; 2]
+  store 5, %0
+  %1 = gep %0, 1, 4
+  store 7, %1
+  %2 = call @getint()
+  %3 = call @getint()
+  %4 = call @f(%0, %2, %3)
+  call @putint(%4)
+  ret 0
+}}
+"#
+        )
+    }
+
+    /// Whether `f`'s conditional arm (`bb3`) still loads.
+    fn arm_loads(out: &str) -> bool {
+        let arm = &out[out.find("\nbb3:").unwrap()..];
+        arm[..arm.find("\nbb4").unwrap()].contains("load")
+    }
+
+    /// A load of `p[1]` before the loop proves `p[0]` and `p[1]` inside the object
+    /// `p` points into (an argument designates an element, so the object holds
+    /// all of `[p, p + 8)`): a load of either, or of `p[x & 1]`, leaves the arm it
+    /// was skipped in. A store proves the same.
+    #[test]
+    fn a_parameter_access_before_the_loop_lets_loads_below_its_end_move() {
+        let load_p1 = "  %20 = gep %0, 1, 4\n  %21 = load i32, %20";
+        for index in ["0", "1", "%7"] {
+            let src = param_loop(load_p1, 1, index);
+            for stdin in ["3 5", "0 1", "2 -4", "4 2"] {
+                let out = same_behaviour(&src, &["licm"], stdin);
+                assert!(!arm_loads(&out), "{out}");
+            }
+        }
+        let store_p1 = "  %20 = gep %0, 1, 4\n  store 9, %20";
+        let out = same_behaviour(&param_loop(store_p1, 1, "0"), &["licm"], "3 5");
+        assert!(!arm_loads(&out), "{out}");
+    }
+
+    /// What an access proves goes no further than its end, only from where it
+    /// dominates, and not below the parameter: the arm keeps its load when nothing
+    /// before the loop touches `p`, when the load reads past the proof (`p[1]`
+    /// after `p[0]`, `p[x & 3]` after `p[1]`), when the index is unknown, and when
+    /// the proof sits in the arm itself (it does not run before the loop).
+    #[test]
+    fn loads_past_what_dominating_accesses_prove_stay() {
+        let load_p0 = "  %21 = load i32, %0";
+        let load_p1 = "  %20 = gep %0, 1, 4\n  %21 = load i32, %20";
+        let unknown = "  %20 = gep %0, 1, 4\n  %21 = load i32, %20\n  %22 = call @getint()";
+        for src in [
+            param_loop("", 1, "0"),
+            param_loop(load_p0, 1, "1"),
+            param_loop(load_p1, 3, "%7"),
+            param_loop(unknown, 1, "%22"),
+            param_loop(load_p1, 1, "-1"),
+        ] {
+            let out = run(&src, &["licm"]);
+            assert!(arm_loads(&out), "{out}");
+        }
+        // The arm's own access to p[1], ahead of the load of p[0], proves it valid
+        // only where the arm runs.
+        let in_arm = param_loop("", 1, "0").replace(
+            "bb3:\n",
+            "bb3:\n  %30 = gep %0, 1, 4\n  %31 = load i32, %30\n  %32 = add %31, 0\n",
+        );
+        let out = run(&in_arm, &["licm"]);
+        assert!(arm_loads(&out), "{out}");
+    }
+
+    /// A global's element at an index whose range lies inside it moves out of an
+    /// arm the loop may skip; one whose range may leave it stays.
+    #[test]
+    fn a_global_load_at_an_index_of_known_range_moves() {
+        let src = |len: u32, mask: i32| {
+            format!(
+                r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+global @g: [i32; {len}] = zeroinit
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = and %1, {mask}
+  %3 = gep @g, 1, 4
+  store 6, %3
+  jump bb1(0, 0)
+bb1(%4: i32, %5: i32):
+  %6 = slt %4, %0
+  br %6, bb2, bb5
+bb2:
+  %7 = sgt %1, 0
+  br %7, bb3, bb4(%5)
+bb3:
+  %8 = gep @g, %2, 4
+  %9 = load i32, %8
+  %10 = add %5, %9
+  jump bb4(%10)
+bb4(%11: i32):
+  %12 = add %4, 1
+  jump bb1(%12, %11)
+bb5:
+  call @putint(%5)
+  ret 0
+}}
+"#
+            )
+        };
+        for stdin in ["3 5", "0 1", "2 -4", "4 2"] {
+            let out = same_behaviour(&src(2, 1), &["licm"], stdin);
+            assert!(!arm_loads(&out), "{out}");
+        }
+        assert!(arm_loads(&run(&src(2, 3), &["licm"])));
+        assert!(arm_loads(&run(&src(4, -1), &["licm"])));
     }
 }
