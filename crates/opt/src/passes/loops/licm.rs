@@ -52,7 +52,7 @@ use crate::analysis::{
     address_root, pointer_base, AnalysisManager, DisjointParams, FunctionAnalyses, LoopForest,
     LoopId, ModRef, ParamTargets, PointerBase, PointerRoots, Preserved, Targets,
 };
-use crate::passes::memory::locmap::span_of;
+use crate::passes::memory::locmap::disjoint_in_object;
 use crate::passes::value_numbering::gvn::memory::memory_base;
 use crate::pipeline::Pass;
 use ir::analysis::{address_residue, residues_may_overlap, ControlFlowGraph, DominatorTree};
@@ -710,7 +710,7 @@ impl Hoist<'_> {
     /// Whether every write of the loop to the object `ptr` points into (a global
     /// or an `alloc`) is a store whose bytes miss those of a `ty` load at `ptr`,
     /// by constant offsets, the GCD of variable strides and the indices' value
-    /// ranges when solved ([`span_of`]; BasicAA's `aliasGEP` answers LLVM's LICM
+    /// ranges when solved ([`disjoint_in_object`]; BasicAA's `aliasGEP` answers LLVM's LICM
     /// the same way): `m[5][x]` (x in [0, 5]) stays put while the loop writes
     /// `m[4][j]`. Nothing else of the loop may write memory: no store through a
     /// pointer of unknown object, no call that writes.
@@ -728,11 +728,8 @@ impl Hoist<'_> {
         let Some(list) = stores.get(&base) else {
             return true;
         };
-        let (root, at) = span_of(self.f, self.ranges, ptr, size);
-        list.iter().all(|&(q, qsize)| {
-            let (r, other) = span_of(self.f, self.ranges, q, qsize);
-            r == root && !at.may_overlap(other)
-        })
+        list.iter()
+            .all(|&q| disjoint_in_object(self.f, self.ranges, (ptr, size), q))
     }
 
     /// The stores of the loop (inner loops' included) by the object they write,

@@ -134,6 +134,20 @@ pub(crate) fn span_of(
     (p, span)
 }
 
+/// Whether an access of `a_size` bytes at `a` and one of `b_size` bytes at `b`
+/// provably share no byte: both point into the same object and their windows
+/// ([`span_of`]) cannot meet. Different roots answer `false` (not proven).
+pub(crate) fn disjoint_in_object(
+    f: &Function,
+    ranges: Option<&Ranges>,
+    (a, a_size): (Value, i64),
+    (b, b_size): (Value, i64),
+) -> bool {
+    let (ra, sa) = span_of(f, ranges, a, a_size);
+    let (rb, sb) = span_of(f, ranges, b, b_size);
+    ra == rb && !sa.may_overlap(sb)
+}
+
 /// The greatest common divisor (`gcd(0, b) = |b|`).
 pub(crate) fn gcd(mut a: i64, mut b: i64) -> i64 {
     while b != 0 {

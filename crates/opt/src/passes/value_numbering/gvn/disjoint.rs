@@ -12,7 +12,7 @@
 //! disjoint, and GCC's FRE walking the virtual use-def chain with
 //! `refs_may_alias_p`.
 //!
-//! Disjointness is the test of two offset windows in one object ([`Span`]): the
+//! Disjointness is the test of two offset windows in one object ([`crate::passes::memory::locmap::Span`]): the
 //! constant offsets, the GCD of the variable indices' strides, and the value
 //! ranges of those indices, as BasicAA bounds a variable index by its
 //! `ConstantRange`. The ranges ([`Ranges`]) are solved only when a test needs
@@ -24,7 +24,7 @@
 use super::memory::memory_base;
 use super::{Scope, Undo};
 use crate::analysis::ranges::Ranges;
-use crate::passes::memory::locmap::span_of;
+use crate::passes::memory::locmap::disjoint_in_object;
 use ir::analysis::ControlFlowGraph;
 use ir::{Function, Type, Value};
 
@@ -107,27 +107,13 @@ impl Scope {
         let size = i64::from(ty.size());
         for &w in since {
             let (at, at_size) = w?;
-            if !disjoint(f, None, ptr, size, at, at_size)
-                && !disjoint(f, Some(ranges.get(f)), ptr, size, at, at_size)
+            // Offsets and strides first; the ranges only when they cannot tell.
+            if !disjoint_in_object(f, None, (ptr, size), (at, at_size))
+                && !disjoint_in_object(f, Some(ranges.get(f)), (ptr, size), (at, at_size))
             {
                 return None;
             }
         }
         Some(recent.value)
     }
-}
-
-/// Whether an access of `a_size` bytes at `a` and one of `b_size` at `b`, into
-/// the same object, can share no byte.
-fn disjoint(
-    f: &Function,
-    ranges: Option<&Ranges>,
-    a: Value,
-    a_size: i64,
-    b: Value,
-    b_size: i64,
-) -> bool {
-    let (ra, sa) = span_of(f, ranges, a, a_size);
-    let (rb, sb) = span_of(f, ranges, b, b_size);
-    ra == rb && !sa.may_overlap(sb)
 }
