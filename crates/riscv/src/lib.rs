@@ -17,6 +17,7 @@
 //! regalloc             loops (depths) + liveness (intervals) + linear scan + spill
 //! postra_sink          copies into callee-saved registers sunk to their reader,
 //!                      returns shared with the frame's region copied (tail_dup)
+//! edge_copies          a loop's back-edge copies above its exit test (-O1)
 //! frame                layout, prologue/epilogue (shrink_wrap places them), frame
 //!                      slots -> sp offsets
 //! peephole             self-moves, jump threading, unreachable blocks
@@ -44,6 +45,7 @@ pub mod abi;
 pub mod copy_forward;
 pub mod copy_swap;
 pub mod divinv;
+pub mod edge_copies;
 pub mod emit;
 pub mod frame;
 pub mod globals;
@@ -441,6 +443,12 @@ pub static STAGES: &[StageInfo] = {
             "copies into callee-saved registers sunk to the successor that reads them, returns shared with the frame's region copied into it (both for shrink-wrapping)",
         ),
         stage(
+            "edge-copies",
+            Allocated,
+            true,
+            "a loop's back-edge copies moved above its exit test, out of their edge block",
+        ),
+        stage(
             "frame",
             FrameLaidOut,
             false,
@@ -544,6 +552,9 @@ fn apply_stage(
             if let Some(wrap) = shrink_wrap::tentative(mf, &frame::lay_out(mf)) {
                 tail_dup::copy_returns(mf, &wrap.inside);
             }
+        }
+        "edge-copies" => {
+            edge_copies::run(mf);
         }
         "frame" => {
             let fr = frame::lay_out(mf);

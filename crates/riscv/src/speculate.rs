@@ -15,6 +15,12 @@
 //! or through each other) by the addresses of loads, move: that is where the
 //! earlier start pays.
 //!
+//! The load those addresses feed moves too when an access of `b` proves it
+//! inside its global ([`proven_in_bounds`]). When it loads the loop's next
+//! pointer and the exit still reads the current one, the two overlap and the
+//! back edge copies the next into the current one's register; that copy then
+//! moves above the loop's exit test, beside its branch ([`crate::edge_copies`]).
+//!
 //! This is the speculative motion of global (extended basic block) instruction
 //! scheduling (GCC's `sched-ebb` and interblock scheduling with speculation,
 //! Bernstein and Rodeh, "Global Instruction Scheduling for Superscalar
@@ -23,7 +29,6 @@
 //! allocation, on virtual registers defined once, so a hoisted result cannot
 //! clobber anything the exit path reads.
 
-use crate::liveness::{compute_liveness, Liveness};
 use crate::loops::loop_info;
 use crate::mir::{AluOp, MBlock, MFunction, MInst, Reg, ZERO};
 use rustc_hash::FxHashMap;
@@ -61,17 +66,6 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
     // Registers read outside the block that defines them.
     let escapes = mf.vregs_read_elsewhere(&def_block);
     let single_def = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1;
-    // Liveness, computed when a load first qualifies, and each register's
-    // copies (`mv dst, src`: src -> dsts).
-    let mut live: Option<Liveness> = None;
-    let mut copies: FxHashMap<Reg, Vec<Reg>> = FxHashMap::default();
-    for &b in &mf.layout {
-        for i in &mf.blocks[b].insts {
-            if let MInst::Mv { rd, rs } = *i {
-                copies.entry(rs).or_default().push(rd);
-            }
-        }
-    }
     // The defining instruction of each register defined once.
     let mut single_defs: FxHashMap<Reg, MInst> = FxHashMap::default();
     for &b in &mf.layout {
@@ -128,14 +122,10 @@ pub fn hoist_above_exits(mf: &mut MFunction) -> usize {
         }
         // The load after them, when it provably reads inside its object.
         let before_branch = &mf.blocks[b].insts[..n - 2];
-        let exit = if s == f { t } else { f };
         if code.get(take).is_some_and(|i| {
             let mut once = true;
             i.for_each_def(|d| once &= single_def(d));
-            once && proven_in_bounds(mf, i, before_branch, &single_defs) && {
-                let live = live.get_or_insert_with(|| compute_liveness(mf));
-                !copied_to_live_register(i, &copies, live, exit)
-            }
+            once && proven_in_bounds(mf, i, before_branch, &single_defs)
         }) {
             take += 1;
         }
@@ -226,25 +216,6 @@ fn proven_in_bounds(
                 && n == bytes
                 && mf.global_sizes.get(&g).is_some_and(|&s| s <= size)
         })
-    })
-}
-
-/// Whether the result of the load `i` is copied into a register live into
-/// `exit`: a loop's next value (`p = next[p]`) whose current value the exit
-/// still reads. Loaded before the exit test, the next value would overlap the
-/// current one, and the allocator would add a copy on the back edge, costing
-/// more than the load's earlier start gains.
-fn copied_to_live_register(
-    i: &MInst,
-    copies: &FxHashMap<Reg, Vec<Reg>>,
-    live: &Liveness,
-    exit: MBlock,
-) -> bool {
-    let mut rd = ZERO;
-    i.for_each_def(|d| rd = d);
-    copies.get(&rd).is_some_and(|dsts| {
-        live.live_in(exit.index())
-            .any(|x| dsts.iter().any(|d| d.0 as usize == x))
     })
 }
 

@@ -1612,6 +1612,7 @@ fn back_end_stages_have_one_name_everywhere() {
             "regalloc",
             "redundant-loads",
             "postra-sink",
+            "edge-copies",
             "frame",
             "peephole",
             "placement",
