@@ -9,18 +9,12 @@
 //! See crates/bench/README.md.
 
 mod compare;
-mod compile;
 mod frames;
-mod pipeline;
-mod plugin;
 mod report;
-mod results;
-mod runner;
 mod scaling;
-mod stats;
 mod svg;
-mod symbols;
 
+use bench::{compile, pipeline, plugin, results, runner, stats, symbols};
 use std::fs;
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -11,12 +11,15 @@
 //! - [`reduce`], [`visit`]: shrinking a program that shows a mismatch while the
 //!   mismatch persists;
 //! - [`campaign`]: the loop over seeds the `difftest` binary runs, saving and reducing
-//!   each mismatch.
+//!   each mismatch;
+//! - [`hunt`]: the performance mode (`difftest --hunt`): programs where sysyc's code
+//!   is slower than gcc's and clang's, reduced while the gap persists.
 
 pub mod ast;
 pub mod bounds;
 pub mod campaign;
 pub mod gen;
+pub mod hunt;
 pub mod oracle;
 pub mod print;
 pub mod reduce;

@@ -4,11 +4,13 @@
 //! difftest --seeds 0..2000 --qemu -j1          # gcc + qemu reference, all configurations
 //! difftest --seeds 0..200                      # interpreter only, -O0 as the reference
 //! difftest --print 42                          # show the program of seed 42
+//! difftest --hunt --seeds 0..2000 -j2          # programs where sysyc is slower than gcc/clang
 //! ```
 
 use clap::Parser;
 use difftest::campaign::{self, Options};
 use difftest::gen::{generate, GenConfig};
+use difftest::hunt::{describe, HuntOptions};
 use difftest::oracle::{install_quiet_panic_hook, Config, Reference};
 use harness::Harness;
 use std::ops::Range;
@@ -55,6 +57,19 @@ struct Cli {
     /// gcc's and clang's on programs nobody tuned for.
     #[arg(long)]
     write_suite: Option<PathBuf>,
+    /// Hunt missed optimisations instead of testing: measure each seed's program
+    /// (U74 cycles under qemu) built by sysyc -O2, gcc -O2 and clang -O2, flag those
+    /// where sysyc is slower than the better reference by more than
+    /// --hunt-threshold, and reduce each flagged one while it stays flagged
+    /// (findings in OUT/hunt-SEED). Needs the riscv64 toolchain, qemu and clang-14.
+    #[arg(long)]
+    hunt: bool,
+    /// The hunter's flag: sysyc's cycles over the better reference's above this.
+    #[arg(long, default_value_t = 1.05)]
+    hunt_threshold: f64,
+    /// The sysyc binary the hunter measures [default: `sysyc` beside this binary].
+    #[arg(long)]
+    sysyc: Option<PathBuf>,
 }
 
 #[derive(clap::ValueEnum, Clone, Copy, Debug)]
@@ -85,6 +100,9 @@ fn main() -> ExitCode {
     if let Some(seed) = cli.print {
         print!("{}", difftest::print::print_program(&generate(seed, &gen)));
         return ExitCode::SUCCESS;
+    }
+    if cli.hunt {
+        return hunt(&cli, gen);
     }
     let harness = if cli.qemu {
         match Harness::new() {
@@ -190,6 +208,75 @@ fn main() -> ExitCode {
         );
     }
     if s.findings.is_empty() && s.bad_programs.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// `--hunt`: runs the missed-optimisation hunter and prints what it flagged.
+fn hunt(cli: &Cli, gen: GenConfig) -> ExitCode {
+    let harness = match Harness::new() {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("error: --hunt needs the riscv64 toolchain: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let sysyc = cli.sysyc.clone().unwrap_or_else(|| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.join("sysyc")))
+            .unwrap_or_else(|| PathBuf::from("sysyc"))
+    });
+    let opts = HuntOptions {
+        seeds: cli.seeds.clone(),
+        gen,
+        sysyc,
+        out: cli.out.clone(),
+        threshold: cli.hunt_threshold,
+        // Each property test compiles and runs three builds: fewer than a
+        // mismatch's reduction may afford.
+        max_reduce_tests: if cli.no_reduce {
+            0
+        } else {
+            cli.max_reduce_tests.min(300)
+        },
+        jobs: cli.jobs,
+    };
+    install_quiet_panic_hook();
+    let s = match difftest::hunt::hunt(&opts, &harness) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    for f in &s.flags {
+        let reduced = f
+            .reduced
+            .map_or(String::new(), |c| format!("; reduced: {}", describe(&c)));
+        println!(
+            "  flagged: seed {}: {}{reduced} -> {}",
+            f.seed,
+            describe(&f.cycles),
+            f.dir.display()
+        );
+    }
+    for (seed, reason) in &s.failed {
+        println!("  not measured: seed {seed}: {reason}");
+    }
+    let share = 100.0 * s.flags.len() as f64 / s.measured.max(1) as f64;
+    println!(
+        "seeds {}..{}: {} programs measured, {} flagged ({share:.2}%) beyond {:.2}x the better of gcc -O2 and clang -O2; geomean sysyc / better {:.4}",
+        cli.seeds.start,
+        cli.seeds.end,
+        s.measured,
+        s.flags.len(),
+        cli.hunt_threshold,
+        s.geomean
+    );
+    if s.flags.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
