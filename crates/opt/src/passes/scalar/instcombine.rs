@@ -22,6 +22,12 @@
 //!   `x & (sign | 2^k - 1)`; `x % 2^k` used only as a truth value (a branch
 //!   condition, or compared with 0) → `x & (2^k - 1)`;
 //! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included);
+//! - `sitofp x ± C` and `sitofp x ± sitofp y` → `sitofp (x ± ...)` when the value
+//!   ranges keep every operand and the result within ±2^24, where the float
+//!   operation is exact ([`int_float_sum`]); a comparison of a converted integer
+//!   with a constant → an integer comparison ([`int_to_float_compare`]);
+//! - a float comparison of arithmetic on one converted integer of at most four
+//!   values → its value, when every value gives the same ([`float_cases`]);
 //! - `x / c` → `x * (1 / c)` for a float `c` that is, like its reciprocal, a normal
 //!   power of two (both round the same real number: exact for every `x`);
 //! - `gep b, 0, s` → `b`, and `gep (gep b, c1, s1), c2, s2` → one `gep` of `b` by the
@@ -44,6 +50,8 @@ use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
 use crate::pipeline::FunctionTransform;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, UnOp, Value};
 
+mod float_cases;
+mod int_float_sum;
 mod int_to_float_compare;
 
 /// The instcombine pass.
@@ -62,7 +70,8 @@ impl FunctionTransform for InstCombine {
 
 /// The value ranges of the function being combined ([`Ranges`]), solved when a
 /// comparison first asks. They stay true while the pass runs: its rewrites keep
-/// every value's meaning, values it creates are unknown to them, and the two
+/// every value's meaning, values it creates get the range of their operation on
+/// their operands' ([`LazyRanges::created`]), and the two
 /// rules that give a remainder another value, because its only uses cannot tell
 /// ([`remainder_as_truth`], [`remainder_test`]), make it unknown too
 /// ([`LazyRanges::forget`]). When nothing changed before that first question,
@@ -88,7 +97,8 @@ impl LazyRanges<'_> {
             return None;
         }
         if self.shared {
-            return self.fa.ranges(f).of(f, v);
+            let solved = self.fa.ranges(f).of(f, v);
+            return solved.or_else(|| self.created(f, v));
         }
         if self.own.is_none() {
             if !self.dirty {
@@ -99,7 +109,22 @@ impl LazyRanges<'_> {
             let fa = &mut *self.fa;
             self.own = Some(Ranges::compute(f, fa.cfg(f)));
         }
-        self.own.as_ref().expect("solved above").of(f, v)
+        let solved = self.own.as_ref().expect("solved above").of(f, v);
+        solved.or_else(|| self.created(f, v))
+    }
+
+    /// The range of a value this pass created after the solve (which the solve
+    /// does not know): an integer operation of values with known ranges gets the
+    /// range its operation gives them ([`crate::analysis::ranges::binary`]).
+    fn created(&mut self, f: &Function, v: Value) -> Option<Range> {
+        let InstKind::Binary { op, args: [a, b] } = *f.kind(f.def_inst(v)?) else {
+            return None;
+        };
+        if op.is_float() || f.value_type(v) != Type::I32 {
+            return None;
+        }
+        let (x, y) = (self.of(f, a)?, self.of(f, b)?);
+        Some(crate::analysis::ranges::binary(op, x, y))
     }
 
     /// `v` now computes another value than it did when the ranges were solved.
@@ -228,6 +253,11 @@ fn simplify(f: &mut Function, ranges: &mut LazyRanges, i: Inst) -> Option<Action
         } => {
             remainder_as_truth(f, ranges, i, a, b).or_else(|| simplify_binary(f, BinOp::SRem, a, b))
         }
+        InstKind::Binary {
+            op: op @ (BinOp::FAdd | BinOp::FSub),
+            args: [a, b],
+        } => simplify_binary(f, op, a, b)
+            .or_else(|| int_float_sum::int_float_sum(f, ranges, i, op, a, b)),
         InstKind::Binary { op, args: [a, b] } => simplify_binary(f, op, a, b),
         InstKind::Cmp { op, args: [a, b] } => simplify_cmp(f, ranges, op, a, b),
         InstKind::Unary { op, arg } => simplify_unary(f, op, arg),
@@ -698,6 +728,9 @@ fn simplify_cmp(
         return Some(action);
     }
     if let Some(action) = int_to_float_compare::int_to_float_compare(f, op, a, b) {
+        return Some(action);
+    }
+    if let Some(action) = float_cases::float_cases(f, ranges, op, a, b) {
         return Some(action);
     }
     let c = f.as_iconst(b)?;
@@ -1467,9 +1500,80 @@ bb0:
             "  %a = and %0, 7\n  %b = sitofp %a\n  %r = flt %b, 8.0\n",
             "  ret 1\n",
         );
+        // A converted sum in [1, 8] is below 9.0 (the float addition is exact).
         combines(
             "  %a = and %0, 7\n  %b = sitofp %a\n  %c = fadd %b, 1.0\n  %r = flt %c, 9.0\n",
-            "  %3 = and %0, 7\n  %4 = sitofp %3\n  %5 = fadd %4, 1.0\n  %6 = flt %5, 9.0\n  ret %6\n",
+            "  ret 1\n",
+        );
+    }
+
+    #[test]
+    fn exact_float_sums_of_converted_integers_become_integer_sums() {
+        // A truth value plus one is never zero.
+        combines(
+            "  %b = slt %0, %1\n  %c = sitofp %b\n  %s = fadd %c, 1.0\n  %r = fne %s, 0.0\n",
+            "  ret 1\n",
+        );
+        // A difference of two converted bytes, a constant minus a converted value.
+        combines_f(
+            "  %a = and %0, 255\n  %b = and %1, 255\n  %c = sitofp %a\n  %d = sitofp %b\n  %r = fsub %c, %d\n",
+            "  %3 = and %0, 255\n  %4 = and %1, 255\n  %5 = sub %3, %4\n  %6 = sitofp %5\n  ret %6\n",
+        );
+        combines_f(
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fsub -0.0, %c\n",
+            "  %3 = and %0, 255\n  %4 = sub 0, %3\n  %5 = sitofp %4\n  ret %5\n",
+        );
+    }
+
+    #[test]
+    fn float_comparisons_the_same_for_every_value_of_a_converted_integer_fold() {
+        // A truth value minus 826.875 is never zero; a value in [0, 3], halved
+        // and negated, is never above 0.
+        combines(
+            "  %b = slt %0, %1\n  %c = sitofp %b\n  %s = fadd %c, -826.875\n  %r = fne %s, 0.0\n",
+            "  ret 1\n",
+        );
+        combines(
+            "  %a = and %0, 3\n  %c = sitofp %a\n  %h = fmul %c, 0.5\n  %n = fneg %h\n  %r = fgt %n, 0.0\n",
+            "  ret 0\n",
+        );
+        // Must not: the answer differs between cases (0.5 + 0.0 < 1.0 but not
+        // 0.5 + 1.0); five values; two converted integers; a float parameter.
+        let stays = |body: &str| {
+            let out = crate::passes::testutil::run(&func(body, "i32"), &["instcombine"]);
+            assert!(out.contains("fadd") || out.contains("fmul"), "{out}");
+        };
+        stays("  %b = slt %0, %1\n  %c = sitofp %b\n  %s = fadd %c, 0.5\n  %r = flt %s, 1.0\n");
+        stays("  %a = and %0, 7\n  %c = sitofp %a\n  %s = fadd %c, 0.5\n  %r = fne %s, 0.0\n");
+        stays("  %a = and %0, 1\n  %b = and %1, 1\n  %c = sitofp %a\n  %d = sitofp %b\n  %s = fmul %c, %d\n  %r = fgt %s, 1.5\n");
+        stays("  %b = slt %0, %1\n  %c = sitofp %b\n  %s = fadd %c, %2\n  %r = fne %s, 0.0\n");
+    }
+
+    #[test]
+    fn inexact_float_sums_of_converted_integers_stay() {
+        // An unbounded integer: above 2^24 the conversion rounds.
+        combines_f(
+            "  %c = sitofp %0\n  %r = fadd %c, 1.0\n",
+            "  %3 = sitofp %0\n  %4 = fadd %3, 1.0\n  ret %4\n",
+        );
+        // A result beyond 2^24: 2^24 + 1 is no f32.
+        combines_f(
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fadd %c, 16777216.0\n",
+            "  %3 = and %0, 255\n  %4 = sitofp %3\n  %5 = fadd %4, 16777216.0\n  ret %5\n",
+        );
+        // A constant that is no integer; a multiplication (0 * -1.0 is -0.0); a
+        // conversion used elsewhere too.
+        combines_f(
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fadd %c, 0.5\n",
+            "  %3 = and %0, 255\n  %4 = sitofp %3\n  %5 = fadd %4, 0.5\n  ret %5\n",
+        );
+        combines_f(
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fmul %c, -1.0\n",
+            "  %3 = and %0, 255\n  %4 = sitofp %3\n  %5 = fmul %4, -1.0\n  ret %5\n",
+        );
+        combines_f(
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %s = fadd %c, 1.0\n  %r = fmul %s, %c\n",
+            "  %3 = and %0, 255\n  %4 = sitofp %3\n  %5 = fadd %4, 1.0\n  %6 = fmul %5, %4\n  ret %6\n",
         );
     }
 
