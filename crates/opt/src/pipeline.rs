@@ -153,6 +153,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::interprocedural::deadargs::DeadArgs,
     &passes::interprocedural::specialize::Specialize,
     &passes::interprocedural::ipconst::IpConst,
+    &passes::interprocedural::ipvrp::IpVrp,
     &passes::scalar::constoffset::ConstOffset,
     &passes::loops::closedform::ClosedForm,
     &passes::loops::hoistloops::HoistLoops,
@@ -244,6 +245,11 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 /// `0`: a header parameter that is a constant after one iteration and that a branch
 /// tests is peeled, `sccp` folds the test in the rest of the loop, and `loopdelete`
 /// removes a loop left empty.
+///
+/// `ipvrp` just before `vrp`, at the same place and for the same reason (the
+/// remainder rewrites): a callee whose every call passes a parameter in a narrow
+/// range (a comparison's result) has its tests decided under that range, which
+/// can leave it small and loop-free for `reinline`.
 ///
 /// `reinline` after that clean-up: a callee whose constant loops complete
 /// unrolling removed and whose range-decided tests `vrp` folded is inlined when it
@@ -450,6 +456,7 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "lftr",
             "rtunroll",
             "mve",
+            "ipvrp",
             "vrp",
             "peelinv",
             "sccp",

@@ -29,7 +29,8 @@
 //!
 //! Exact semantics: `i32` arithmetic wraps, so an operation whose result could
 //! leave `i32` for some operands in range gets the full range. Loads, calls,
-//! parameters and float conversions give the full range. Values in unreachable
+//! parameters and float conversions give the full range (parameters: unless
+//! their ranges over all calls are given, [`Ranges::compute_with_params`]). Values in unreachable
 //! code may keep no range ([`Ranges::get`] is `None`); users treat that as unknown.
 
 use crate::fold::{fold_binary, Const};
@@ -151,6 +152,24 @@ impl Ranges {
     /// Solves the ranges of `f`.
     pub fn compute(f: &Function, cfg: &ControlFlowGraph) -> Ranges {
         Solver::new(f, cfg).solve()
+    }
+
+    /// [`Ranges::compute`] with the function's `i32` parameters in the given
+    /// ranges (one per parameter, in order; `None`: any value) instead of the
+    /// full range: what every call passes, when all the calls are known
+    /// (interprocedural range propagation, [`crate::passes::interprocedural::ipvrp`]).
+    pub fn compute_with_params(
+        f: &Function,
+        cfg: &ControlFlowGraph,
+        params: &[Option<Range>],
+    ) -> Ranges {
+        let mut s = Solver::new(f, cfg);
+        for (&p, &r) in f.block_params(f.entry_block()).iter().zip(params) {
+            if let (true, Some(r)) = (f.value_type(p) == Type::I32, r) {
+                s.range[p] = Some(r);
+            }
+        }
+        s.solve()
     }
 
     /// Checks that the ranges are closed under the equations (a post-fixed point,

@@ -1,5 +1,5 @@
 //! Interprocedural transformations: inlining (whole and partial), memoisation,
-//! specialisation, interprocedural constants, dead arguments, dead functions and
+//! specialisation, interprocedural constants and value ranges, dead arguments, dead functions and
 //! read-only globals (LLVM's `Transforms/IPO`).
 
 pub mod constglobals;
@@ -8,6 +8,7 @@ pub mod globaldce;
 pub mod inline;
 pub mod inline_cost;
 pub mod ipconst;
+pub mod ipvrp;
 pub mod memoize;
 pub mod partial_inline;
 pub mod specialize;

@@ -802,6 +802,10 @@ fn decided_by_ranges(
 /// (`foldICmpAddConstant`, and known bits for the 0/1 value):
 /// - `x + c1 == c` is `x == c - c1` (wrapping addition is a bijection), so the
 ///   addition may lose its last use;
+/// - `x * c1 == c` for an odd `c1` is `x == c * c1^-1`, the inverse modulo
+///   2^32 (multiplication by an odd constant is a bijection of the wrapping
+///   `i32`s; GCC's match.pd folds `X * C1 == C2` so for wrapping types), which
+///   value ranges can then decide (`3 * x == -1` only for `x = 0x55555555`);
 /// - a 0/1 value (a comparison's result) never equals a constant other than 0 or 1;
 /// - a value whose low `k` bits are known zero (a product with an even factor, a
 ///   shift left) never equals a constant with one of those bits set (LLVM's
@@ -824,8 +828,24 @@ fn equality_with_constant(f: &mut Function, op: CmpOp, a: Value, c: i32) -> Opti
             op,
             args: [x, f.iconst(c.wrapping_add(c1))],
         })),
+        (BinOp::Mul, x, c1) if c1 & 1 == 1 => Some(Action::Kind(InstKind::Cmp {
+            op,
+            args: [x, f.iconst(c.wrapping_mul(odd_inverse(c1)))],
+        })),
         _ => None,
     }
+}
+
+/// The inverse of the odd `c` modulo 2^32: `c * odd_inverse(c)` wraps to 1.
+/// Newton's iteration `y = y * (2 - c * y)` doubles the correct low bits, and
+/// `y = c` has three (`c * c = 1 mod 8` for every odd `c`): 3, 6, 12, 24, 48.
+fn odd_inverse(c: i32) -> i32 {
+    debug_assert!(c & 1 == 1);
+    let mut y = c;
+    for _ in 0..4 {
+        y = y.wrapping_mul(2i32.wrapping_sub(c.wrapping_mul(y)));
+    }
+    y
 }
 
 /// `x % 2^k` used only as a truth value (a branch's condition, or compared with 0):
@@ -1282,6 +1302,36 @@ bb0:
         );
     }
 
+    /// `x * c1 == c` with `c1` odd tests `x` against `c` times the inverse of
+    /// `c1` modulo 2^32 (0xcccccccd for 5: 5 * 0xcccccccd = 4 * 2^32 + 1).
+    #[test]
+    fn equalities_through_an_odd_factor_test_the_factor() {
+        combines(
+            "  %a = mul %0, 5\n  %r = ne %a, 1\n",
+            "  %3 = ne %0, -858993459\n  ret %3\n",
+        );
+        combines(
+            "  %a = mul %0, -3\n  %r = eq %a, 3\n",
+            "  %3 = eq %0, -1\n  ret %3\n",
+        );
+        combines(
+            "  %a = mul %0, 9\n  %r = eq %a, 0\n",
+            "  %3 = eq %0, 0\n  ret %3\n",
+        );
+        // An even factor has no inverse; its other uses keep the product.
+        combines(
+            "  %a = mul %0, 10\n  %r = eq %a, 20\n",
+            "  %3 = mul %0, 10\n  %4 = eq %3, 20\n  ret %4\n",
+        );
+        combines(
+            "  %a = mul %0, 3\n  %b = eq %a, 3\n  %r = add %a, %b\n",
+            "  %3 = mul %0, 3\n  %4 = eq %0, 1\n  %5 = add %3, %4\n  ret %5\n",
+        );
+        for c in [1, 3, 5, -1, -3, 7, 0x7fff_ffff, i32::MIN + 1, 12345679] {
+            assert_eq!(c.wrapping_mul(super::odd_inverse(c)), 1, "{c}");
+        }
+    }
+
     /// A value with known low zero bits never equals a constant that has one of
     /// them set: `x * even` is even, `x << 3` a multiple of 8.
     #[test]
@@ -1293,14 +1343,15 @@ bb0:
             "  ret 0\n",
         );
         // Not when the constant's low bits are zero as far as known (6 * x may be
-        // 2), nor for an odd factor, nor for orderings.
+        // 2), nor for an odd factor (which has an inverse instead: 3 * x == 1 for
+        // x = 0xaaaaaaab alone), nor for orderings.
         combines(
             "  %a = mul %0, 6\n  %r = eq %a, 2\n",
             "  %3 = mul %0, 6\n  %4 = eq %3, 2\n  ret %4\n",
         );
         combines(
             "  %a = mul %0, 3\n  %r = eq %a, 1\n",
-            "  %3 = mul %0, 3\n  %4 = eq %3, 1\n  ret %4\n",
+            "  %3 = eq %0, -1431655765\n  ret %3\n",
         );
         combines(
             "  %a = shl %0, 1\n  %r = slt %a, 1\n",

@@ -48,6 +48,7 @@ use crate::analysis::ranges::{Range, Ranges};
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::FunctionTransform;
+use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, CmpOp, Function, Inst, InstKind, Type, Value};
 use rustc_hash::FxHashMap;
 
@@ -70,16 +71,46 @@ pub fn run(f: &mut Function) -> usize {
     run_in(f, &mut FunctionAnalyses::default())
 }
 
-/// [`run`] with the CFG taken from `fa`.
-fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    let insts: Vec<Inst> = f
-        .layout
+/// [`run`] with the function's `i32` parameters in the given ranges (one per
+/// parameter; `None`: any value), which must hold on every call: what
+/// interprocedural range propagation ([`crate::passes::interprocedural::ipvrp`])
+/// found every call site to pass.
+pub fn run_with_param_ranges(f: &mut Function, params: &[Option<Range>]) -> usize {
+    let mut fa = FunctionAnalyses::default();
+    let insts = layout_insts(f);
+    let differences = compared_differences(f, &mut fa.scev(f), &insts);
+    let classes = same_operand_floats(f, &insts).then(|| FpClasses::compute(f));
+    let cfg = ControlFlowGraph::compute(f);
+    let ranges = Ranges::compute_with_params(f, &cfg, params);
+    simplify(f, &ranges, insts, &differences, classes.as_ref())
+}
+
+/// The instructions of `f`, in layout order.
+fn layout_insts(f: &Function) -> Vec<Inst> {
+    f.layout
         .blocks()
         .flat_map(|b| f.layout.block_insts(b))
-        .collect();
+        .collect()
+}
+
+/// [`run`] with the CFG taken from `fa`.
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+    let insts = layout_insts(f);
     let differences = compared_differences(f, &mut fa.scev(f), &insts);
     let classes = same_operand_floats(f, &insts).then(|| FpClasses::compute(f));
     let ranges = fa.ranges(f);
+    simplify(f, ranges, insts, &differences, classes.as_ref())
+}
+
+/// Applies the rules to `insts` under `ranges` (and the compared differences
+/// and float classes computed beforehand); how many instructions changed.
+fn simplify(
+    f: &mut Function,
+    ranges: &Ranges,
+    insts: Vec<Inst>,
+    differences: &FxHashMap<Inst, i64>,
+    classes: Option<&FpClasses>,
+) -> usize {
     let mut changed = 0;
     for inst in insts {
         let done = match *f.kind(inst) {
@@ -91,15 +122,13 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 op: BinOp::SDiv,
                 args: [x, c],
             } => division(f, ranges, inst, x, c),
-            InstKind::Cmp { op, args: [a, b] } if a == b && op.is_float() => classes
-                .as_ref()
-                .is_some_and(|c| float_self_comparison(f, c, inst, op, a)),
+            InstKind::Cmp { op, args: [a, b] } if a == b && op.is_float() => {
+                classes.is_some_and(|c| float_self_comparison(f, c, inst, op, a))
+            }
             InstKind::Binary {
                 op: BinOp::FSub,
                 args: [a, b],
-            } if a == b => classes
-                .as_ref()
-                .is_some_and(|c| float_self_difference(f, c, inst, a)),
+            } if a == b => classes.is_some_and(|c| float_self_difference(f, c, inst, a)),
             InstKind::Cmp { op, args: [a, b] } => {
                 let d = differences.get(&inst).copied();
                 comparison(f, ranges, inst, op, [a, b], d)
