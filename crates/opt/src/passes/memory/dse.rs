@@ -31,10 +31,12 @@
 //! [`crate::analysis::dataflow::solve`] on per-block gen and kill sets; a
 //! function with more locations times blocks than [`MAX_BITS`] is left alone.
 
+use super::dselocal;
 use super::locmap::Loc as LocOf;
 use super::objects::{target, Object, Target};
 use crate::analysis::dataflow::{solve, Direction, Problem};
 use crate::analysis::{AnalysisManager, ModRef, Preserved};
+use crate::passes::loops::loopidiom::memset_of;
 use crate::pipeline::Pass;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
@@ -50,11 +52,20 @@ impl Pass for Dse {
         "dse"
     }
     fn description(&self) -> &'static str {
-        "remove stores to globals and parameters' arrays overwritten on every path before a read"
+        "remove stores overwritten on every path before a read (globals, parameters' and local arrays)"
     }
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
         let modref = am.modref(m);
-        am.each_function(m, |f, fa| run(f, fa.cfg(f), &modref) > 0)
+        let memset = memset_of(m);
+        am.each_function(m, |f, fa| {
+            let mut removed = 0;
+            if dselocal::has_candidates(f) {
+                let (cfg, _, _, ranges) = fa.loops_and_ranges(f);
+                removed += dselocal::run(f, cfg, ranges, memset);
+            }
+            removed += run(f, fa.cfg(f), &modref);
+            removed > 0
+        })
     }
     /// Removes stores only.
     fn preserves(&self) -> Preserved {
@@ -97,12 +108,12 @@ pub fn run(f: &mut Function, cfg: &ControlFlowGraph, modref: &ModRef) -> usize {
     dead.len()
 }
 
-/// A set of locations, by index.
+/// A set of locations (or of bytes, for [`dselocal`]), by index.
 #[derive(Clone, PartialEq, Eq, Debug)]
-struct Bits(Vec<u64>);
+pub(super) struct Bits(Vec<u64>);
 
 impl Bits {
-    fn empty(n: usize) -> Bits {
+    pub(super) fn empty(n: usize) -> Bits {
         Bits(vec![0; n.div_ceil(64)])
     }
     fn full(n: usize) -> Bits {
@@ -112,25 +123,25 @@ impl Bits {
         }
         b
     }
-    fn insert(&mut self, k: usize) {
+    pub(super) fn insert(&mut self, k: usize) {
         self.0[k / 64] |= 1 << (k % 64);
     }
-    fn remove(&mut self, k: usize) {
+    pub(super) fn remove(&mut self, k: usize) {
         self.0[k / 64] &= !(1 << (k % 64));
     }
     fn is_empty(&self) -> bool {
         self.0.iter().all(|&w| w == 0)
     }
-    fn contains(&self, k: usize) -> bool {
+    pub(super) fn contains(&self, k: usize) -> bool {
         self.0[k / 64] & (1 << (k % 64)) != 0
     }
-    fn union_with(&mut self, o: &Bits) {
+    pub(super) fn union_with(&mut self, o: &Bits) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
             *a |= b;
         }
     }
     /// `self` minus `o`.
-    fn difference_with(&mut self, o: &Bits) {
+    pub(super) fn difference_with(&mut self, o: &Bits) {
         for (a, b) in self.0.iter_mut().zip(&o.0) {
             *a &= !b;
         }

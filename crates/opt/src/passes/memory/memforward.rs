@@ -15,6 +15,10 @@
 //!    - a load of a location whose contents are known (stored or loaded earlier in the
 //!      block, with the same type) is replaced by that value (store-to-load and
 //!      load-to-load forwarding);
+//!    - a load at a variable offset is replaced by the value every location of
+//!      its window within the allocation is known to hold, when that is one
+//!      value (`int t[5] = {}` stored as five zeros, then `t[i]` is 0: the
+//!      known-contents counterpart of reading a fill, below);
 //!    - a store of the value a location already holds is removed;
 //!    - a store overwritten by a later store to the same location, with no possible
 //!      read in between, is removed (dead store elimination), and so are stores not
@@ -682,7 +686,9 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
                     pending.forget_object(alloc);
                     // A fill nothing overwrote wherever the index points.
                     let at = span(f, cx.ranges, ptr, size);
-                    if let Some(v) = fills.value_at(f, alloc, at, ty) {
+                    let hit = fills.value_at(f, alloc, at, ty);
+                    let hit = hit.or_else(|| same_everywhere(f, &known, alloc, at, ty));
+                    if let Some(v) = hit {
                         f.replace_all_uses(r, v);
                         f.remove_inst(i);
                         changed = true;
@@ -764,6 +770,47 @@ fn forward_in_block(f: &mut Function, b: Block, start: Option<Known>, cx: &Ctx) 
         }
     }
     (changed, (known, fills))
+}
+
+/// Locations a load at a variable offset may read that [`same_everywhere`]
+/// looks up, at most.
+const MAX_WINDOW_LOCATIONS: i64 = 64;
+
+/// The value every location a load of `ty` at `at` in allocation `a` may read
+/// is known to hold, when it is one value: the load reads it whatever the
+/// index (`int t[5] = {}` made five stores of 0, then `t[i]` is 0). Offsets
+/// outside the allocation are no access a program may make, so the window is
+/// cut to it.
+fn same_everywhere(
+    f: &Function,
+    known: &LocMap<Value, Value>,
+    a: Value,
+    at: Span,
+    ty: Type,
+) -> Option<Value> {
+    let InstKind::Alloc { elem, len } = *f.kind(f.def_inst(a)?) else {
+        return None;
+    };
+    let last = i64::from(elem.size()) * i64::from(len) - at.size;
+    let (lo, hi) = (at.lo.max(0), at.hi.min(last));
+    if at.stride <= 0 || lo > hi || (hi - lo) / at.stride >= MAX_WINDOW_LOCATIONS {
+        return None;
+    }
+    let first = lo + (at.start - lo).rem_euclid(at.stride);
+    let mut offsets = (first..=hi).step_by(at.stride as usize);
+    let loc = |off| Loc {
+        obj: a,
+        off,
+        size: at.size,
+    };
+    let candidates: Vec<Value> = known
+        .at(loc(offsets.next()?))
+        .filter(|&v| f.value_type(v) == ty)
+        .collect();
+    let rest: Vec<i64> = offsets.collect();
+    candidates
+        .into_iter()
+        .find(|&v| rest.iter().all(|&off| known.at(loc(off)).any(|w| w == v)))
 }
 
 /// [`span_of`] with this function's ranges.
@@ -1318,6 +1365,56 @@ STORE
             &["memforward"],
         );
         assert!(out.contains("load i32"), "{out}");
+    }
+
+    /// `int t[3] = {}` as three stores of 0, then `t[i % 3]` at a variable
+    /// index: 0 wherever the index points (offsets out of the array are no
+    /// access). TAIL replaces the last store, CALL goes before the load.
+    const STORED_ZEROS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putarray(i32, ptr) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 3]
+  %1 = gep %0, 1, 4
+  %2 = gep %0, 2, 4
+  %3 = call @getint()
+  store 0, %0
+  store 0, %1
+  TAIL
+  %4 = srem %3, 3
+  br %4, bb1, bb1
+bb1:
+  %5 = gep %0, %4, 4
+  CALL
+  %6 = load i32, %5
+  call @putint(%6)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_load_of_a_window_every_location_of_which_holds_one_value_reads_it() {
+        let src = STORED_ZEROS
+            .replace("TAIL", "store 0, %2")
+            .replace("  CALL\n", "");
+        let out = same_behaviour(&src, &["memforward"], "5");
+        assert!(out.contains("call @putint(0)"), "{out}");
+        // Must not fire: another value in one location, a location not known,
+        // a call that sees the array in between.
+        for (tail, call) in [
+            ("store 1, %2", ""),
+            ("%7 = add %3, 0", ""),
+            ("store 0, %2", "call @putarray(3, %0)"),
+        ] {
+            let src = STORED_ZEROS.replace("TAIL", tail).replace("CALL", call);
+            for input in ["2", "4"] {
+                let out = same_behaviour(&src, &["memforward"], input);
+                assert!(out.contains("load i32"), "{tail} {call}: {out}");
+            }
+        }
     }
 
     /// A row `i = 4, 6, ..., 12` of a `float a[520][5]` cleared on every

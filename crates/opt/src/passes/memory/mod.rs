@@ -4,6 +4,7 @@
 
 pub mod checkpromote;
 pub mod dse;
+mod dselocal;
 pub mod globalforward;
 pub mod loadpre;
 pub mod localconst;
