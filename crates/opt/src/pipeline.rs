@@ -113,6 +113,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::memory::memforward::MemForward,
     &passes::loops::looprotate::LoopRotate,
     &passes::loops::licm::Licm,
+    &passes::loops::invselect::InvariantChoices,
     &passes::interprocedural::partial_inline::PartialInline,
     &passes::interprocedural::inline::Inline,
     &passes::interprocedural::inline::Reinline,
@@ -463,6 +464,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "instcombine",
             "dce",
             "simplifycfg",
+            // Clamps of globals promoted to values are choices now: decided
+            // before their loops, with what they feed.
+            "invselect",
             // Callees the unrolling, range and clean-up passes made small and
             // loop-free are inlined, and folded with their arguments.
             "reinline",

@@ -34,10 +34,114 @@
 //! the loop is replaced by a parameter of the new block, and the region's decisions
 //! are copied into the preheader, one new block per block of the region. Moving the choice executes nothing new: it is
 //! safe whatever the region does not hold.
+//!
+//! The same choices are also a pass of their own, [`InvariantChoices`]
+//! (`invselect`), run late, after store promotion has made clamps of globals
+//! into choices: it hoists only what the chosen values feed, not everything
+//! `licm` would.
 
-use crate::analysis::{LoopForest, LoopId};
+use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
+use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, BlockCall, EntityRef, Function, InstKind, Type, Value};
+use ir::{Block, BlockCall, EntityRef, Function, Inst, InstKind, Type, Value};
+
+/// The choices alone, late in the pipeline: after store promotion has turned a
+/// clamp of a global (`g = ..; if (g > K) g = K;`, stores in its arms) into a
+/// choice between values, the choices are decided in the preheader as in
+/// [`super::licm`], and what they feed is hoisted after them: the arithmetic,
+/// comparisons and addresses whose operands are all defined outside the loop and
+/// one of which is a chosen value or was hoisted so (a second clamp's test of the
+/// first clamp's result). Nothing else moves, so a loop keeps the code a full
+/// `licm` would take out of it at this point (an inner loop's entry test, which
+/// would stay live across the outer loop in a register).
+pub struct InvariantChoices;
+
+impl FunctionTransform for InvariantChoices {
+    const NAME: &'static str = "invselect";
+    const DESCRIPTION: &'static str =
+        "decide loops' invariant choices in their preheaders and hoist what they feed";
+    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
+    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+        let mut changed = false;
+        for _ in 0..MAX_ROUNDS {
+            let first_new = f.num_blocks();
+            let (cfg, _, loops) = fa.loops(f);
+            if loops.is_empty() || hoist_choices(f, cfg, loops) == 0 {
+                break;
+            }
+            changed = true;
+            fa.forget();
+            let (cfg, _, loops) = fa.loops(f);
+            hoist_fed(f, cfg, loops, first_new);
+            fa.forget();
+        }
+        changed
+    }
+}
+
+/// Rounds of [`InvariantChoices`] per function (a chain of clamps takes a round each).
+const MAX_ROUNDS: usize = 8;
+
+/// Moves to each loop's preheader (innermost loops first) the instructions of
+/// the loop that cannot trap or have an effect, whose operands are all defined
+/// outside it, and one of whose operands is a parameter of a block made since
+/// `first_new` (a chosen value) or the result of an instruction moved here.
+fn hoist_fed(f: &mut Function, cfg: &ControlFlowGraph, loops: &LoopForest, first_new: usize) {
+    let own = loops.own_blocks(cfg);
+    let mut moved: Vec<Value> = Vec::new();
+    for (id, _) in loops.loops() {
+        let Some(ph) = loops.preheader(id, cfg) else {
+            continue;
+        };
+        let outside =
+            |f: &Function, v: Value| f.value_block(v).is_none_or(|d| !loops.contains(id, d));
+        let fed = |f: &Function, v: Value, moved: &[Value]| {
+            moved.contains(&v)
+                || matches!(f.value_def(v), ir::ValueDef::Param(b, _) if b.index() >= first_new)
+        };
+        // The loop's own blocks (its inner loops' preheaders among them: what
+        // they took is looked at again), in RPO, until nothing more moves.
+        loop {
+            let mut any = false;
+            for &b in &own[id.0 as usize] {
+                let insts: Vec<Inst> = f.layout.block_insts(b).collect();
+                for i in insts {
+                    let k = f.kind(i);
+                    if k.is_terminator() || !speculatable(f, k) {
+                        continue;
+                    }
+                    let args = k.args();
+                    if !args.iter().all(|&a| outside(f, a))
+                        || !args.iter().any(|&a| fed(f, a, &moved))
+                    {
+                        continue;
+                    }
+                    let term = f.terminator(ph).expect("a preheader ends in a jump");
+                    f.layout.remove_inst(i);
+                    f.layout.insert_inst_before(i, term);
+                    moved.extend(f.inst_result(i));
+                    any = true;
+                }
+            }
+            if !any {
+                break;
+            }
+        }
+    }
+}
+
+/// Whether running `k` when the program would not cannot trap or be observed:
+/// arithmetic (a division only by a constant other than 0 and -1),
+/// comparisons, conversions and addresses.
+fn speculatable(f: &Function, k: &InstKind) -> bool {
+    match k {
+        InstKind::Binary { op, args } => {
+            !op.can_trap() || f.as_iconst(args[1]).is_some_and(|c| c != 0 && c != -1)
+        }
+        InstKind::Cmp { .. } | InstKind::Unary { .. } | InstKind::Gep { .. } => true,
+        _ => false,
+    }
+}
 
 /// At most this many blocks between a region's branch and its join.
 const MAX_REGION_BLOCKS: usize = 8;
@@ -373,6 +477,93 @@ bb0:
   ret 0
 }
 "#;
+
+    /// Two clamps of an invariant float (`x = a; if (x > K) x = K; if (x < -K)
+    /// x = -K; s = s + x / 3.0 + n * 3;`) as store promotion leaves them late in
+    /// the pipeline: the first test is already outside the loop, the second
+    /// tests the first's result in it; `n * 3` is invariant but fed by no choice.
+    const CLAMPS: &str = r#"
+declare @putfloat(f32) -> void
+
+func @f(f32, i32) -> f32 {
+bb0(%0: f32, %1: i32):
+  %2 = fgt %0, 1048576.0
+  jump bb1(0, 0.0)
+bb1(%3: i32, %4: f32):
+  %5 = slt %3, %1
+  br %5, bb2, bb5
+bb2:
+  %6 = mul %1, 3
+  br %2, bb3(1048576.0), bb3(%0)
+bb3(%7: f32):
+  %8 = flt %7, -1048576.0
+  br %8, bb4(-1048576.0), bb4(%7)
+bb4(%9: f32):
+  %10 = fdiv %9, 3.0
+  %11 = fadd %4, %10
+  %12 = sitofp %6
+  %13 = fadd %11, %12
+  %14 = add %3, 1
+  jump bb1(%14, %13)
+bb5:
+  ret %4
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @f(5.5, 3)
+  call @putfloat(%0)
+  %1 = call @f(2000000.0, 2)
+  call @putfloat(%1)
+  %2 = call @f(-3000000.0, 4)
+  call @putfloat(%2)
+  %3 = call @f(7.0, 0)
+  call @putfloat(%3)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn the_late_pass_decides_chained_clamps_and_hoists_only_what_they_feed() {
+        let out = same_behaviour(CLAMPS, &["invselect"], "");
+        // Both choices and the division of their result leave the loop; the
+        // product `n * 3`, which no choice feeds, stays (as after `licm` it would not).
+        assert_eq!(
+            loop_ops(&out),
+            ["slt", "mul", "fadd", "sitofp", "fadd", "add"],
+            "{out}"
+        );
+        assert!(
+            out.contains("br %2, bb1(1048576.0), bb1(%0)"),
+            "the first choice in the preheader:\n{out}"
+        );
+    }
+
+    #[test]
+    fn the_late_pass_keeps_a_choice_of_a_varying_value() {
+        // The first clamp chooses the running sum on one side: nothing is invariant.
+        let src = CLAMPS.replace("bb3(1048576.0), bb3(%0)", "bb3(1048576.0), bb3(%4)");
+        let out = same_behaviour(&src, &["invselect"], "");
+        assert_eq!(
+            loop_ops(&out),
+            ["slt", "mul", "flt", "fdiv", "fadd", "sitofp", "fadd", "add"],
+            "{out}"
+        );
+    }
+
+    #[test]
+    fn the_late_pass_keeps_a_choice_on_a_varying_condition() {
+        // The first test reads the counter: the choices stay in the loop.
+        let src = CLAMPS
+            .replace("  %2 = fgt %0, 1048576.0\n", "")
+            .replace("  %6 = mul %1, 3\n", "  %6 = mul %1, 3\n  %2 = sgt %3, 1\n");
+        let out = same_behaviour(&src, &["invselect"], "");
+        assert_eq!(
+            loop_ops(&out),
+            ["slt", "mul", "sgt", "flt", "fdiv", "fadd", "sitofp", "fadd", "add"],
+            "{out}"
+        );
+    }
 
     #[test]
     fn hoists_an_invariant_clamp_and_what_uses_it() {

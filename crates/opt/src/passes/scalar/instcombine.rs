@@ -21,6 +21,8 @@
 //! - `x % 2^k == c` and `!=`, the remainder used only there → a test of
 //!   `x & (sign | 2^k - 1)`; `x % 2^k` used only as a truth value (a branch
 //!   condition, or compared with 0) → `x & (2^k - 1)`;
+//! - `x * c` used only as a truth value → `x`, for an odd `c`, or a non-zero `c`
+//!   and a 0/1 `x`;
 //! - `fneg (fneg x)` → `x` (the sign bit flips twice, NaN payload included);
 //! - `sitofp x ± C` and `sitofp x ± sitofp y` → `sitofp (x ± ...)` when the value
 //!   ranges keep every operand and the result within ±2^24, where the float
@@ -258,6 +260,10 @@ fn simplify(f: &mut Function, ranges: &mut LazyRanges, i: Inst) -> Option<Action
             args: [a, b],
         } => simplify_binary(f, op, a, b)
             .or_else(|| int_float_sum::int_float_sum(f, ranges, i, op, a, b)),
+        InstKind::Binary {
+            op: BinOp::Mul,
+            args: [a, b],
+        } => product_as_truth(f, i, a, b).or_else(|| simplify_binary(f, BinOp::Mul, a, b)),
         InstKind::Binary { op, args: [a, b] } => simplify_binary(f, op, a, b),
         InstKind::Cmp { op, args: [a, b] } => simplify_cmp(f, ranges, op, a, b),
         InstKind::Unary { op, arg } => simplify_unary(f, op, arg),
@@ -863,19 +869,7 @@ fn remainder_as_truth(
         return None;
     }
     let r = f.inst_result(i)?;
-    let truth_only = f.users(r).iter().all(|&u| match f.kind(u) {
-        InstKind::Br {
-            cond,
-            then_dest,
-            else_dest,
-        } => *cond == r && !then_dest.args.contains(&r) && !else_dest.args.contains(&r),
-        InstKind::Cmp {
-            op: CmpOp::Eq | CmpOp::Ne,
-            args: [x, y],
-        } => (*x == r && f.as_iconst(*y) == Some(0)) || (*y == r && f.as_iconst(*x) == Some(0)),
-        _ => false,
-    });
-    if !truth_only || !f.has_users(r) {
+    if !used_only_as_truth(f, r) {
         return None;
     }
     let mask = f.iconst((m - 1) as i32);
@@ -884,6 +878,42 @@ fn remainder_as_truth(
         op: BinOp::And,
         args: [a, mask],
     }))
+}
+
+/// Whether `r` has uses and every one only asks whether it is zero: a branch's
+/// condition (not an argument of its edges), or a comparison `== 0` or `!= 0`.
+fn used_only_as_truth(f: &Function, r: Value) -> bool {
+    f.has_users(r)
+        && f.users(r).iter().all(|&u| match f.kind(u) {
+            InstKind::Br {
+                cond,
+                then_dest,
+                else_dest,
+            } => *cond == r && !then_dest.args.contains(&r) && !else_dest.args.contains(&r),
+            InstKind::Cmp {
+                op: CmpOp::Eq | CmpOp::Ne,
+                args: [x, y],
+            } => (*x == r && f.as_iconst(*y) == Some(0)) || (*y == r && f.as_iconst(*x) == Some(0)),
+            _ => false,
+        })
+}
+
+/// `x * c` used only as a truth value is `x` when the product is zero exactly
+/// when `x` is: `c` odd (multiplying by an odd number is a bijection modulo
+/// 2^32, and it maps 0 to 0), or `x` a 0/1 value and `c` non-zero. LLVM's
+/// InstCombine folds `icmp eq (mul X, C), 0` to `icmp eq X, 0` for an odd `C`
+/// (`foldICmpMulConstant`); the branch on `k * (a < b)` of a generated program
+/// becomes a branch on the comparison, which later passes read.
+fn product_as_truth(f: &Function, i: Inst, a: Value, b: Value) -> Option<Action> {
+    let c = f.as_iconst(b)?;
+    if f.as_iconst(a).is_some() || f.value_type(a) != Type::I32 {
+        return None;
+    }
+    let keeps_zero = c & 1 == 1 || (c != 0 && is_boolean(f, a, 4));
+    if !keeps_zero || !used_only_as_truth(f, f.inst_result(i)?) {
+        return None;
+    }
+    Some(Action::Value(a))
 }
 
 /// `x % 2^k == c` (or `!=`), the remainder used by nothing else: a remainder
@@ -1676,6 +1706,86 @@ bb0:
   ret %4
 ",
         );
+    }
+
+    /// `if (x * k)` and `if (k * (a < b))` for a program reading `x`, `a`, `b`.
+    const PRODUCT_TESTS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = mul %0, 3
+  br %2, bb1, bb2
+bb1:
+  %3 = slt %0, %1
+  %4 = mul %3, 4
+  %5 = ne %4, 0
+  call @putint(%5)
+  %6 = mul %0, -5
+  %7 = eq %6, 0
+  call @putint(%7)
+  ret 1
+bb2:
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_product_that_is_zero_only_with_its_factor_is_tested_as_the_factor() {
+        // An odd factor (3, -5) keeps every non-zero `x` non-zero modulo 2^32; a
+        // comparison's 0/1 result times 4 is 0 or 4.
+        check(
+            &["instcombine"],
+            PRODUCT_TESTS,
+            r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  br %0, bb1, bb2
+bb1:
+  %2 = slt %0, %1
+  call @putint(%2)
+  %3 = eq %0, 0
+  call @putint(%3)
+  ret 1
+bb2:
+  ret 0
+}
+"#,
+        );
+        for input in [
+            "0 5",
+            "1 5",
+            "7 -2",
+            "-2147483648 0",
+            "1073741824 1",
+            "-1 -1",
+        ] {
+            same_behaviour(PRODUCT_TESTS, &["instcombine"], input);
+        }
+    }
+
+    #[test]
+    fn a_product_that_may_wrap_to_zero_or_whose_value_is_used_stays() {
+        // `x * 2` is 0 for x = 2^31: the test stays (as a shift).
+        let even = PRODUCT_TESTS.replace("%2 = mul %0, 3", "%2 = mul %0, 2");
+        let out = same_behaviour(&even, &["instcombine"], "-2147483648 0");
+        assert!(out.contains("%2 = shl %0, 1\n  br %2,"), "{out}");
+        // `x * 4` of a value that is not 0/1 may wrap to 0 too.
+        let wide = PRODUCT_TESTS.replace("%3 = slt %0, %1", "%3 = add %0, %1");
+        let out = same_behaviour(&wide, &["instcombine"], "1073741824 0");
+        assert!(out.contains("shl %2, 2"), "{out}");
+        // The product's value is printed, not only tested: it stays.
+        let used = PRODUCT_TESTS.replace("call @putint(%7)", "call @putint(%6)");
+        let out = same_behaviour(&used, &["instcombine"], "7 1");
+        assert!(out.contains("mul %0, -5"), "{out}");
     }
 
     #[test]
