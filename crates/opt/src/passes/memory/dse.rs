@@ -86,7 +86,7 @@ pub fn run(f: &mut Function, cfg: &ControlFlowGraph, modref: &ModRef) -> usize {
         return 0;
     }
     let effects = Effects::of(f, cfg, &locs, modref);
-    let solution = solve(f, cfg, &effects);
+    let solution = solve(f, cfg, &effects.live);
     let mut dead = Vec::new();
     for &b in cfg.rpo() {
         let mut live = solution.at_end[b].clone();
@@ -328,17 +328,14 @@ enum Effect {
 /// block's gen and kill sets: the data-flow problem.
 struct Effects {
     by_block: SecondaryMap<Block, Vec<(Inst, Effect)>>,
-    gen: SecondaryMap<Block, Bits>,
-    kill: SecondaryMap<Block, Bits>,
-    n: usize,
+    live: LiveBits,
 }
 
 impl Effects {
     fn of(f: &Function, cfg: &ControlFlowGraph, locs: &Locations, modref: &ModRef) -> Effects {
         let n = locs.len();
         let mut by_block: SecondaryMap<Block, Vec<(Inst, Effect)>> = SecondaryMap::new();
-        let mut gen = SecondaryMap::with_default(Bits::empty(n));
-        let mut kill = SecondaryMap::with_default(Bits::empty(n));
+        let mut live = LiveBits::new(n, true);
         for &b in cfg.rpo() {
             let effects: Vec<(Inst, Effect)> = f
                 .layout
@@ -356,15 +353,10 @@ impl Effects {
                 }
             }
             by_block[b] = effects;
-            gen[b] = g;
-            kill[b] = k;
+            live.gen[b] = g;
+            live.kill[b] = k;
         }
-        Effects {
-            by_block,
-            gen,
-            kill,
-            n,
-        }
+        Effects { by_block, live }
     }
 }
 
@@ -423,14 +415,42 @@ fn effect(f: &Function, i: Inst, locs: &Locations, modref: &ModRef) -> Option<Ef
     Some(Effect::Read(r))
 }
 
-impl Problem for Effects {
+/// Which of `bits` locations may still be read before each block, backward:
+/// a block's reads (`gen`) are live before it, its certain writes (`kill`) end
+/// the liveness of what follows. At the function's exits everything is live
+/// (`exit_live`: memory others see) or nothing is (a frame that dies with the
+/// call). Both dead-store passes solve it: [`run`] over every location,
+/// [`super::dselocal`] over the bytes of local arrays.
+pub(super) struct LiveBits {
+    pub(super) gen: SecondaryMap<Block, Bits>,
+    pub(super) kill: SecondaryMap<Block, Bits>,
+    bits: usize,
+    exit_live: bool,
+}
+
+impl LiveBits {
+    pub(super) fn new(bits: usize, exit_live: bool) -> LiveBits {
+        LiveBits {
+            gen: SecondaryMap::with_default(Bits::empty(bits)),
+            kill: SecondaryMap::with_default(Bits::empty(bits)),
+            bits,
+            exit_live,
+        }
+    }
+}
+
+impl Problem for LiveBits {
     type Fact = Bits;
     const DIRECTION: Direction = Direction::Backward;
     fn boundary(&self, _: &Function) -> Bits {
-        Bits::full(self.n)
+        if self.exit_live {
+            Bits::full(self.bits)
+        } else {
+            Bits::empty(self.bits)
+        }
     }
     fn top(&self, _: &Function) -> Bits {
-        Bits::empty(self.n)
+        Bits::empty(self.bits)
     }
     fn meet(&self, acc: &mut Bits, incoming: &Bits) {
         acc.union_with(incoming);

@@ -26,9 +26,9 @@
 //! counts. A value loaded from the array, clamped, and stored back into it (and
 //! nowhere else) then dies with the store.
 
-use super::dse::Bits;
+use super::dse::{Bits, LiveBits};
 use super::locmap::{span_of, Span, UNBOUNDED};
-use crate::analysis::dataflow::{solve, Direction, Problem};
+use crate::analysis::dataflow::solve;
 use crate::analysis::ranges::Ranges;
 use crate::passes::loops::loopidiom::memset_call;
 use ir::analysis::ControlFlowGraph;
@@ -230,34 +230,6 @@ fn is_exact(span: Span) -> bool {
     span.stride == 0 && span.lo == span.hi
 }
 
-/// The live-byte problem for one set of loads counted as reads.
-struct Liveness {
-    gen: SecondaryMap<Block, Bits>,
-    kill: SecondaryMap<Block, Bits>,
-    bits: usize,
-}
-
-impl Problem for Liveness {
-    type Fact = Bits;
-    const DIRECTION: Direction = Direction::Backward;
-    /// The frame dies with the call: nothing is live after a return.
-    fn boundary(&self, _: &Function) -> Bits {
-        Bits::empty(self.bits)
-    }
-    fn top(&self, _: &Function) -> Bits {
-        Bits::empty(self.bits)
-    }
-    fn meet(&self, acc: &mut Bits, incoming: &Bits) {
-        acc.union_with(incoming);
-    }
-    fn transfer(&self, _: &Function, b: Block, live_out: &Bits) -> Bits {
-        let mut live = live_out.clone();
-        live.difference_with(&self.kill[b]);
-        live.union_with(&self.gen[b]);
-        live
-    }
-}
-
 /// Steps `live` back over one access (before it from after it); `reads` tells
 /// which loads count.
 fn step_back(
@@ -322,11 +294,9 @@ fn classify(
     bits: usize,
     reads: &SecondaryMap<Inst, bool>,
 ) -> (Vec<Inst>, Vec<Inst>) {
-    let mut problem = Liveness {
-        gen: SecondaryMap::with_default(Bits::empty(bits)),
-        kill: SecondaryMap::with_default(Bits::empty(bits)),
-        bits,
-    };
+    // The live-byte problem for this set of loads counted as reads; the frame
+    // dies with the call, so nothing is live after a return.
+    let mut problem = LiveBits::new(bits, false);
     for &b in cfg.rpo() {
         let (mut gen, mut kill) = (Bits::empty(bits), Bits::empty(bits));
         for &(i, o, a) in accesses.by_block[b].iter().rev() {
