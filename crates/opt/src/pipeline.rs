@@ -412,6 +412,13 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "tailrec",
             "memforward",
             "instcombine",
+            // Complete unrolling copies a loop's invariant tests once per
+            // iteration: the copies after the first are decided on the edges
+            // the first leaves by, and the loads they repeat are the first's.
+            "jumpthread",
+            "gvn",
+            "condprop",
+            "simplifycfg",
             // Tables full unrolling and forwarding made constant, while their
             // addresses are still geps of the `alloc` (before `strength`), and
             // before `pow2div` divides by their powers of two.
@@ -1236,5 +1243,76 @@ bb0:
         let out = crate::passes::testutil::same_behaviour(&src, late, "5");
         assert_eq!(out.matches("call @sq").count(), 1, "{out}");
         assert_eq!(out.matches("call @rd").count(), 2, "{out}");
+    }
+
+    /// A loop nest testing `c || x <= p[0]` (both invariant) on every iteration,
+    /// as complete unrolling finds it: its inner loops' iterations become a chain
+    /// of copies of the test.
+    const UNROLLED_INVARIANT_TEST: &str = r#"
+declare @getint() -> i32
+declare @getfloat() -> f32
+declare @putint(i32) -> void
+
+func @f(ptr, f32) -> i32 {
+bb0(%0: ptr, %1: f32):
+  %2 = fadd %1, -6.0
+  %3 = fne %2, 0.0
+  jump bb1(0, -3)
+bb1(%6: i32, %7: i32):
+  jump bb3(%6, 3)
+bb2:
+  %8 = add %7, 1
+  %9 = slt %8, 8
+  br %9, bb1(%21, %8), bb8(%21)
+bb3(%10: i32, %11: i32):
+  jump bb5(3, %10)
+bb4:
+  %12 = add %11, 3
+  %13 = slt %12, 12
+  br %13, bb3(%21, %12), bb2
+bb5(%14: i32, %15: i32):
+  br %3, bb7, bb6
+bb6:
+  %16 = load i32, %0
+  %17 = sitofp %16
+  %18 = fle %1, %17
+  br %18, bb7, bb8(516)
+bb7:
+  %20 = add %14, 1
+  %21 = add %15, %14
+  %22 = slt %20, 8
+  br %22, bb5(%20, %21), bb4
+bb8(%23: i32):
+  ret %23
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 1]
+  %1 = call @getint()
+  store %1, %0
+  %2 = call @getfloat()
+  %3 = call @f(%0, %2)
+  call @putint(%3)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn tests_copied_by_complete_unrolling_are_decided_by_the_first_copy() {
+        let late = pipeline(2);
+        let from = late.iter().position(|&p| p == "cunroll").unwrap();
+        // Every way: the first part of the test true, the second true, neither.
+        for input in ["3 7.5", "9 6.0", "3 6.0"] {
+            let out = crate::passes::testutil::same_behaviour(
+                UNROLLED_INVARIANT_TEST,
+                &late[from..],
+                input,
+            );
+            let f = &out[out.find("func @f").unwrap()..out.find("func @main").unwrap()];
+            // One load and one comparison of it, not one per unrolled iteration.
+            assert_eq!(f.matches("load i32").count(), 1, "{out}");
+            assert_eq!(f.matches("fle").count(), 1, "{out}");
+        }
     }
 }

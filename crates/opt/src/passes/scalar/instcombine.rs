@@ -55,6 +55,7 @@ use ir::{BinOp, CmpOp, Function, Inst, InstKind, SecondaryMap, Type, UnOp, Value
 mod float_cases;
 mod int_float_sum;
 mod int_to_float_compare;
+mod smaller_dividend;
 
 /// The instcombine pass.
 pub struct InstCombine;
@@ -252,9 +253,14 @@ fn simplify(f: &mut Function, ranges: &mut LazyRanges, i: Inst) -> Option<Action
         InstKind::Binary {
             op: BinOp::SRem,
             args: [a, b],
-        } => {
-            remainder_as_truth(f, ranges, i, a, b).or_else(|| simplify_binary(f, BinOp::SRem, a, b))
-        }
+        } => smaller_dividend::smaller_dividend(f, ranges, BinOp::SRem, a, b)
+            .or_else(|| remainder_as_truth(f, ranges, i, a, b))
+            .or_else(|| simplify_binary(f, BinOp::SRem, a, b)),
+        InstKind::Binary {
+            op: BinOp::SDiv,
+            args: [a, b],
+        } => smaller_dividend::smaller_dividend(f, ranges, BinOp::SDiv, a, b)
+            .or_else(|| simplify_binary(f, BinOp::SDiv, a, b)),
         InstKind::Binary {
             op: op @ (BinOp::FAdd | BinOp::FSub),
             args: [a, b],
