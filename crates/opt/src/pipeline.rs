@@ -173,6 +173,7 @@ static REGISTRY: &[&dyn Pass] = &[
     &passes::loops::peelinv::PeelInvariant,
     &passes::loops::unswitch::Unswitch,
     &passes::loops::trivial_unswitch::TrivialUnswitch,
+    &passes::loops::first_exit::FirstExit,
     &passes::scalar::foldbranch::FoldBranch,
     &passes::loops::unrolljam::UnrollAndJam,
     &passes::loops::indexsplit::IndexSplit,
@@ -431,6 +432,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "foldbranch",
             "peelinv",
             "licm",
+            // An exit only a counter's first value can take tests that value,
+            // which trivial unswitching then takes out of the loop.
+            "firstexit",
             "trivunswitch",
             "unswitch",
             "hoistloops",

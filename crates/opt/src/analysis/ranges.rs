@@ -615,7 +615,9 @@ impl<'f> Solver<'f> {
         };
         type Edge = (Value, Option<(Value, bool)>);
         let edges: [Option<Edge>; 2] = match self.f.kind(term) {
-            InstKind::Jump { dest } if dest.block == b => [Some((dest.args[idx], None)), None],
+            InstKind::Jump { dest } if dest.block == b => {
+                [Some((dest.args[idx], self.entry_test(p))), None]
+            }
             InstKind::Br {
                 cond,
                 then_dest,
@@ -638,6 +640,39 @@ impl<'f> Solver<'f> {
             }
             *acc = Some(acc.map_or(r, |a| a.join(r)));
         }
+    }
+
+    /// The test every way into `p` has passed, for a block `p` entered only by
+    /// one edge of a branch on a comparison with a constant (a preheader below a
+    /// loop's guard): `p`'s own jump passes its arguments refined by it, as
+    /// LazyValueInfo looks through single-predecessor blocks. Only a constant
+    /// may be compared: the refinement then never changes as the solve goes on
+    /// (the branch's other operand would not requeue the parameters below `p`).
+    fn entry_test(&self, p: Block) -> Option<(Value, bool)> {
+        let &[q] = self.cfg.preds(p) else {
+            return None;
+        };
+        let InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } = self.f.kind(self.f.terminator(q)?)
+        else {
+            return None;
+        };
+        if then_dest.block == else_dest.block || q == p {
+            return None;
+        }
+        let ValueDef::Inst(def) = self.f.value_def(*cond) else {
+            return None;
+        };
+        let InstKind::Cmp { args, .. } = self.f.kind(def) else {
+            return None;
+        };
+        if self.f.as_iconst(args[0]).is_none() && self.f.as_iconst(args[1]).is_none() {
+            return None;
+        }
+        Some((*cond, then_dest.block == p))
     }
 
     /// `r`, the range of `v`, narrowed by knowing that `cond` is `taken`.
@@ -1360,6 +1395,30 @@ mod tests {
         );
         assert_eq!(range_of(&f, &r, 2), rg(1, i32::MAX));
         assert_eq!(range_of(&f, &r, 3), rg(0, i32::MAX / 2));
+    }
+
+    /// A preheader below the loop's guard passes what the guard tested: its
+    /// jump refines like the guard's edge. Not when the preheader has another
+    /// way in, nor for a guard comparing two variables.
+    #[test]
+    fn a_preheaders_jump_passes_what_the_guard_above_it_tested() {
+        let src = "func @f(i32, i32) -> i32 {\n\
+             bb0(%0: i32, %1: i32):\n  %2 = sgt %0, 0\n  br %2, bb1, bb3\n\
+             bb1:\n  jump bb2(%0)\n\
+             bb2(%3: i32):\n  %4 = add %3, -1\n  %5 = sgt %4, 0\n  br %5, bb2(%4), bb3\n\
+             bb3:\n  ret 0\n}\n";
+        let (f, r) = ranges_of(src);
+        assert_eq!(range_of(&f, &r, 3), rg(1, i32::MAX));
+        r.check(&f, &cfg_of(&f)).unwrap();
+        // bb1 is also entered from bb3's jump: nothing is known there.
+        let two_ways = src
+            .replace("br %2, bb1, bb3", "br %2, bb1, bb4")
+            .replace("bb3:\n  ret 0", "bb4:\n  jump bb1\nbb3:\n  ret 0");
+        let (f, r) = ranges_of(&two_ways);
+        assert_eq!(range_of(&f, &r, 3), Some(Range::FULL));
+        // A guard against a variable is not looked through.
+        let (f, r) = ranges_of(&src.replace("sgt %0, 0", "sgt %0, %1"));
+        assert_eq!(range_of(&f, &r, 3), Some(Range::FULL));
     }
 
     /// A grown argument marks stale the parameters it is passed to, on either

@@ -361,7 +361,9 @@ bb3:
 
 /// `if (a > G) { do { a = a - 1 } while (a > 3) }`: the rotated loop's count
 /// `max(a - 1, 3) - 3`, where a guard `a > 3` (as the rotation leaves) shows the
-/// maximum is `a - 1`, and a guard `a > 0` does not.
+/// maximum is `a - 1`, and a guard `a > 0` does not. Below either guard `a - 1`
+/// cannot wrap (the preheader's jump passes `a` refined by the guard), so the
+/// subtraction is done after the extension.
 fn guarded_countdown(guard: i32) -> String {
     scev_of(&format!(
         r#"
@@ -386,11 +388,11 @@ bb3:
 fn a_guard_before_the_loop_decides_the_maximum_in_its_count() {
     has(
         &guarded_countdown(3),
-        &["loop bb2 exit bb2: (-3 + (sext (-1 + %0)))"],
+        &["loop bb2 exit bb2: (-4 + (sext %0))"],
     );
     has(
         &guarded_countdown(0),
-        &["loop bb2 exit bb2: (-3 + ((sext (-1 + %0)) smax 3))"],
+        &["loop bb2 exit bb2: (-3 + ((-1 + (sext %0)) smax 3))"],
     );
 }
 

@@ -7,6 +7,7 @@ pub mod closedform;
 pub mod cunroll;
 pub mod exitsink;
 pub mod finalvalue;
+pub mod first_exit;
 pub mod hoistloops;
 pub mod idemloop;
 pub mod ifconvert;

@@ -13,8 +13,13 @@
 //! This is LLVM's trivial unswitching (`SimpleLoopUnswitch`'s
 //! `unswitchTrivialBranch`, after the old `LoopUnswitch`'s `isTrivialLoopExitBlock`):
 //! the walk starts at the header and follows unconditional jumps through blocks
-//! without side effects; the first conditional branch met is unswitched when its
-//! condition is invariant and one of its edges exits. No code is copied and the
+//! without side effects; the first conditional branch met on an invariant
+//! condition is unswitched when one of its edges exits. The walk may pass
+//! branches on variant conditions that leave the loop by the very edge the
+//! invariant one leaves by (the same block and arguments): on the first
+//! iteration the loop then leaves by that edge whenever the invariant condition
+//! says so, whichever test comes first (`while (d > 0) { if (d0 > 625) break;
+//! ..}`, as [`super::first_exit`] leaves it). No code is copied and the
 //! loop loses a test per iteration; an exit that was its only one besides a counted
 //! test often leaves a loop that final value replacement and loop deletion remove.
 //!
@@ -116,6 +121,9 @@ fn plan_for(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId
         return None;
     }
     let mut chain: Vec<Block> = Vec::new();
+    // Exits of variant tests passed on the way, each the same edge as the
+    // unswitched one must be.
+    let mut passed: Vec<&BlockCall> = Vec::new();
     let mut b = header;
     let (branch, exit_on_true, exit) = loop {
         if chain.contains(&b) {
@@ -129,21 +137,37 @@ fn plan_for(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId
         match f.kind(t) {
             InstKind::Jump { dest } if loops.contains(id, dest.block) => b = dest.block,
             InstKind::Br {
+                cond,
                 then_dest,
                 else_dest,
-                ..
             } => {
                 let then_in = loops.contains(id, then_dest.block);
                 let else_in = loops.contains(id, else_dest.block);
-                match (then_in, else_in) {
-                    (false, true) => break (t, true, then_dest.clone()),
-                    (true, false) => break (t, false, else_dest.clone()),
+                let (exit_on_true, out, stay) = match (then_in, else_in) {
+                    (false, true) => (true, then_dest, else_dest),
+                    (true, false) => (false, else_dest, then_dest),
                     _ => return None,
+                };
+                if invariant(
+                    f,
+                    loops,
+                    id,
+                    &chain,
+                    *cond,
+                    MAX_HOIST_DEPTH,
+                    &mut Vec::new(),
+                ) {
+                    break (t, exit_on_true, out.clone());
                 }
+                passed.push(out);
+                b = stay.block;
             }
             _ => return None,
         }
     };
+    if passed.iter().any(|&p| *p != exit) {
+        return None;
+    }
     let InstKind::Br { cond, .. } = f.kind(branch) else {
         return None;
     };
@@ -333,6 +357,34 @@ bb0:
             out.contains("  %2 = slt %1, 5\n  br %2, bb3(0), bb1(0, 0)\n"),
             "{out}"
         );
+    }
+
+    /// The header first tests the counter (`i >= 5` leaves with the sum), then
+    /// the invariant `m < 5`, leaving by the same edge.
+    fn behind_a_variant_exit(second_exit: &str) -> String {
+        SRC.replace(
+            "bb1(%3: i32, %4: i32):\n  br %2, bb3(%4), bb2\n",
+            &format!(
+                "bb1(%3: i32, %4: i32):\n  %9 = sge %3, 5\n  br %9, bb3(%4), bb4\nbb4:\n  br %2, {second_exit}, bb2\n"
+            ),
+        )
+    }
+
+    #[test]
+    fn an_invariant_exit_behind_a_variant_one_by_the_same_edge_is_taken_in_the_preheader() {
+        let out = same_behaviour(&behind_a_variant_exit("bb3(%4)"), &["trivunswitch"], "");
+        // (The printer renumbers the exit block bb4.)
+        assert!(
+            out.contains("  %2 = slt %1, 5\n  br %2, bb4(0), bb1(0, 0)\n"),
+            "{out}"
+        );
+        assert!(out.contains("bb2:\n  jump bb"), "{out}");
+    }
+
+    #[test]
+    fn an_invariant_exit_behind_a_variant_one_by_another_edge_stays() {
+        // The same block, other arguments: which test comes first decides.
+        stays(&behind_a_variant_exit("bb3(%3)"));
     }
 
     #[test]
