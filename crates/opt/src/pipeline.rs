@@ -470,6 +470,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "mve",
             "ipvrp",
             "vrp",
+            // The run-time checks closed forms, LFTR and runtime unrolling put
+            // before their loops, where the tests above them decide them.
+            "condprop",
             "peelinv",
             "sccp",
             "instcombine",
@@ -1317,6 +1320,38 @@ bb0:
             // One load and one comparison of it, not one per unrolled iteration.
             assert_eq!(f.matches("load i32").count(), 1, "{out}");
             assert_eq!(f.matches("fle").count(), 1, "{out}");
+        }
+    }
+    /// A run-time check a loop transformation put before its loop (that `n`
+    /// is small enough for a closed form), below a test that already decides it.
+    const DECIDED_CHECK: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = sgt %0, 625
+  br %1, bb3(0), bb1
+bb1:
+  %2 = sle %0, 1073741823
+  br %2, bb2, bb3(7)
+bb2:
+  %3 = mul %0, 3
+  jump bb3(%3)
+bb3(%4: i32):
+  call @putint(%4)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn late_run_time_checks_decided_by_the_tests_above_them_fold() {
+        let late = pipeline(2);
+        let from = late.iter().rposition(|&p| p == "vrp").unwrap();
+        for input in ["5", "900", "-7"] {
+            let out = crate::passes::testutil::same_behaviour(DECIDED_CHECK, &late[from..], input);
+            assert!(!out.contains("1073741823"), "{out}");
         }
     }
 }
