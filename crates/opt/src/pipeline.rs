@@ -297,7 +297,8 @@ pub fn pass_names() -> Vec<(&'static str, &'static str)> {
 ///
 /// Work removal: `constglobals` first (never-written globals are constants before
 /// anything else looks), again after inlining (a callee's loads through its
-/// parameters now load the global itself) and after `localconst` (a local table
+/// parameters now load the global itself; and after `reinline`, before the
+/// clean-up that folds what the loaded constants feed) and after `localconst` (a local table
 /// it made a global may be uniform), `exitsink` before inlining (a pure call whose result only
 /// the loop's exit needs runs once there; inlined, it would be a loop nest nothing
 /// moves), `memoize` before inlining (the cache wraps the whole recursion),
@@ -377,6 +378,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             "indexsplit",
             "looppeel",
             "jumpthread",
+            // Jump threading copies a block into each path it threads: what the
+            // copies compute alike for a join is computed once there.
+            "mergeargs",
             "loopidiom",
             "unroll",
             "memforward",
@@ -484,6 +488,9 @@ pub fn pipeline(opt_level: u8) -> Vec<&'static str> {
             // Callees the unrolling, range and clean-up passes made small and
             // loop-free are inlined, and folded with their arguments.
             "reinline",
+            // A callee's loads through its parameters, inlined, load the
+            // global itself: never-written ones are constants.
+            "constglobals",
             // The copies' loads of the callers' local arrays (an array passed
             // to the callee, filled with zeros by its declaration) read what
             // the caller stored; arrays left only written are deleted.
@@ -1322,6 +1329,101 @@ bb0:
             assert_eq!(f.matches("fle").count(), 1, "{out}");
         }
     }
+    /// A loop-free callee reading through its pointer parameter, inlined late
+    /// (`reinline`): the caller passes a row of a global nothing writes.
+    const LATE_INLINED_GLOBAL_READ: &str = r#"
+global @g: [i32; 6] = zeroinit
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @f(ptr, i32) -> i32 {
+bb0(%0: ptr, %1: i32):
+  %2 = load i32, %0
+  %3 = srem %2, 887
+  %4 = add %3, 887
+  %5 = srem %4, 887
+  %6 = mul %5, %1
+  %7 = add %6, %1
+  ret %7
+}
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = gep @g, 3, 4
+  %2 = call @f(%1, %0)
+  call @putint(%2)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_never_written_global_read_by_a_late_inlined_callee_folds_its_uses() {
+        let late = pipeline(2);
+        let from = late.iter().position(|&p| p == "reinline").unwrap();
+        let to = late[from..].iter().position(|&p| p == "phiopt").unwrap();
+        for input in ["5", "-3"] {
+            let out = crate::passes::testutil::same_behaviour(
+                LATE_INLINED_GLOBAL_READ,
+                &late[from..from + to],
+                input,
+            );
+            let main = &out[out.find("func @main").unwrap()..];
+            // Inlined, the load reads 0 and the remainders fold away.
+            assert!(!main.contains("call @f"), "{out}");
+            assert!(!main.contains("srem"), "{out}");
+            assert!(!main.contains("load"), "{out}");
+        }
+    }
+
+    /// A copy of an address on each arm of a branch (as jump threading leaves
+    /// them) into a local array cleared by `memset`: as a pointer parameter the
+    /// array escapes `memforward`; computed once at the join it does not.
+    const THREADED_ADDRESS: &str = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @memset(ptr, i32, i64) -> ptr
+
+func @main() -> i32 {
+bb0:
+  %0 = alloc [i32; 64]
+  %1 = sext 256
+  %2 = call @memset(%0, 0, %1)
+  %3 = call @getint()
+  %4 = and %3, 7
+  store 5, %0
+  %5 = slt %3, 4
+  br %5, bb1, bb2
+bb1:
+  %6 = add %4, 20
+  %7 = gep %0, %6, 4
+  jump bb3(%7, 1)
+bb2:
+  %8 = add %4, 20
+  %9 = gep %0, %8, 4
+  jump bb3(%9, 2)
+bb3(%10: ptr, %11: i32):
+  %12 = load i32, %10
+  %13 = add %12, %11
+  call @putint(%13)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn addresses_copied_into_the_arms_of_a_branch_do_not_hide_an_array() {
+        let passes = ["mergeargs", "memforward", "dce"];
+        for input in ["2", "6"] {
+            let out = crate::passes::testutil::same_behaviour(THREADED_ADDRESS, &passes, input);
+            // The load reads the fill; the array and its clearing go.
+            assert!(!out.contains("load"), "{out}");
+            assert!(!out.contains("alloc"), "{out}");
+        }
+        // Without the merge the pointer parameter keeps the array.
+        let out = crate::passes::testutil::run(THREADED_ADDRESS, &passes[1..]);
+        assert!(out.contains("load"), "{out}");
+    }
+
     /// A run-time check a loop transformation put before its loop (that `n`
     /// is small enough for a closed form), below a test that already decides it.
     const DECIDED_CHECK: &str = r#"
