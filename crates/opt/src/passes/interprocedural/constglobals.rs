@@ -78,16 +78,28 @@ pub fn run(m: &mut Module, written: &WrittenGlobals) -> usize {
 
 /// The initial value of the element of `g` at byte `offset`, read as `ty`.
 fn initial(f: &mut Function, g: &GlobalData, ty: Type, offset: i64) -> Option<Value> {
+    word_value(f, initial_word(g, ty, offset)?, ty)
+}
+
+/// The bits of the element of `g` at byte `offset` in its initialiser, when a
+/// load of `ty` there reads one whole element.
+pub(crate) fn initial_word(g: &GlobalData, ty: Type, offset: i64) -> Option<u32> {
     let size = i64::from(ty.size());
     if g.elem.size() != ty.size() || offset < 0 || offset % size != 0 || offset >= g.size() as i64 {
         return None;
     }
-    word_value(f, g.word((offset / size) as usize), ty)
+    Some(g.word((offset / size) as usize))
 }
 
 /// The value every element of `g` starts with, read as `ty`, when they all start
 /// equal.
 fn uniform(f: &mut Function, g: &GlobalData, ty: Type) -> Option<Value> {
+    word_value(f, uniform_word(g, ty)?, ty)
+}
+
+/// The bits every element of `g` starts with, when they all start equal and a
+/// load of `ty` reads one element.
+pub(crate) fn uniform_word(g: &GlobalData, ty: Type) -> Option<u32> {
     if g.elem.size() != ty.size() || g.len == 0 {
         return None;
     }
@@ -103,7 +115,7 @@ fn uniform(f: &mut Function, g: &GlobalData, ty: Type) -> Option<Value> {
         }
         GlobalInit::Bytes(_) => return None,
     };
-    word_value(f, word, ty)
+    Some(word)
 }
 
 fn word_value(f: &mut Function, word: u32, ty: Type) -> Option<Value> {

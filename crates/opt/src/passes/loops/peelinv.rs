@@ -217,16 +217,13 @@ func @main() -> i32 {
 bb0:
   %0 = call @getint()
   %1 = and %0, 1
-  br %1, bb1, bb2(0)
-bb1:
-  %2 = load i32, @t
-  jump bb2(%2)
-bb2(%3: i32):
+  br %1, bb1(1), bb1(0)
+bb1(%2: i32):
+  jump bb2
+bb2:
   jump bb3
 bb3:
-  jump bb4
-bb4:
-  call @putint(%3)
+  call @putint(%2)
   ret 0
 }
 "#,

@@ -1607,8 +1607,18 @@ bb0:
             "  %3 = and %0, 255\n  %4 = and %1, 255\n  %5 = sub %3, %4\n  %6 = sitofp %5\n  ret %6\n",
         );
         combines_f(
-            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fsub -0.0, %c\n",
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fsub 0.0, %c\n",
             "  %3 = and %0, 255\n  %4 = sub 0, %3\n  %5 = sitofp %4\n  ret %5\n",
+        );
+        // But `-0.0 - sitofp 0` is `-0.0`, and `sitofp (0 - 0)` is `+0.0`.
+        combines_f(
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fsub -0.0, %c\n",
+            "  %3 = and %0, 255\n  %4 = sitofp %3\n  %5 = fsub -0.0, %4\n  ret %5\n",
+        );
+        // Adding `-0.0` is exact for every converted value (`+0.0 + -0.0` is `+0.0`).
+        combines_f(
+            "  %a = and %0, 255\n  %c = sitofp %a\n  %r = fadd -0.0, %c\n",
+            "  %3 = and %0, 255\n  %4 = add %3, 0\n  %5 = sitofp %4\n  ret %5\n",
         );
     }
 

@@ -10,35 +10,101 @@
 //! constant with something from a branch never taken stays constant. A `br` on a
 //! constant makes only one edge executable; on an overdefined condition, both.
 //!
+//! Addresses are in the lattice too: a global is a known address, and a `gep` of a
+//! known address by a constant index is one. A load of a known address in a global
+//! that nothing in the module writes ([`WrittenGlobals`]) is the global's initial
+//! value there, and a load anywhere in such a global whose elements all start equal
+//! is that value (LLVM's SCCP folds loads of constant globals the same way, through
+//! `ConstantFoldLoadFromConstPtr`): a chain of lookups in a constant table, each
+//! indexing by the last, folds in one run, where `constglobals` takes one step a run.
+//!
 //! Folding uses [`crate::fold`], the target's exact arithmetic (no folding of division
 //! by zero). Afterwards constant values are replaced, branches with one executable edge
 //! become jumps, never-executed blocks are removed with the arguments their branches
 //! passed, and parameters that became constants are removed.
 
-use crate::analysis::{FunctionAnalyses, Preserved};
+use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, WrittenGlobals};
 use crate::cfg_edit::remove_unreachable_blocks;
 use crate::fold::{fold_binary, fold_cmp, fold_unary, Const};
-use crate::pipeline::FunctionTransform;
-use ir::{Block, Function, Inst, InstKind, SecondaryMap, Value, ValueDef};
+use crate::passes::interprocedural::constglobals::{initial_word, uniform_word};
+use crate::pipeline::Pass;
+use ir::{
+    Block, Function, GlobalData, GlobalId, Inst, InstKind, PrimaryMap, SecondaryMap, Type, Value,
+    ValueDef,
+};
 
-/// The SCCP pass.
+/// The SCCP pass. A module pass: which globals are read-only depends on every
+/// function.
 pub struct Sccp;
 
-impl FunctionTransform for Sccp {
-    const NAME: &'static str = "sccp";
-    const DESCRIPTION: &'static str = "sparse conditional constant propagation (Wegman-Zadeck)";
-    const PRESERVES: Preserved = Preserved::NOTHING.with_other_functions();
-    fn transform(&self, f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
-        run_in(f, fa)
+impl Pass for Sccp {
+    fn name(&self) -> &'static str {
+        "sccp"
+    }
+    fn description(&self) -> &'static str {
+        "sparse conditional constant propagation (Wegman-Zadeck)"
+    }
+    fn preserves(&self) -> Preserved {
+        Preserved::NOTHING.with_other_functions()
+    }
+    fn run_with(&self, m: &mut ir::Module, am: &mut AnalysisManager) -> bool {
+        let written = WrittenGlobals::compute(m, &am.purity(m));
+        let tables = ReadOnly {
+            globals: &m.globals,
+            written: &written,
+        };
+        let mut changed = false;
+        for (id, f) in m.funcs.iter_mut() {
+            if !f.is_declaration() {
+                changed |= am.on_function(id, f, |f, fa| run_in(f, fa, Some(&tables)));
+            }
+        }
+        changed
     }
 }
 
-/// The lattice: `Unknown` above every constant above `Over`(defined).
+/// The globals nothing in the module writes, whose loads read their initial
+/// values.
+struct ReadOnly<'m> {
+    globals: &'m PrimaryMap<GlobalId, GlobalData>,
+    written: &'m WrittenGlobals,
+}
+
+impl ReadOnly<'_> {
+    /// What a load of `ty` at byte `offset` of `g` reads, when `g` is read-only.
+    fn load(&self, g: GlobalId, offset: i64, ty: Type) -> Option<Const> {
+        if self.written.is_written(g) {
+            return None;
+        }
+        word_const(initial_word(&self.globals[g], ty, offset)?, ty)
+    }
+
+    /// What a load of `ty` anywhere in `g` reads, when `g` is read-only and its
+    /// elements all start equal.
+    fn load_anywhere(&self, g: GlobalId, ty: Type) -> Option<Const> {
+        if self.written.is_written(g) {
+            return None;
+        }
+        word_const(uniform_word(&self.globals[g], ty)?, ty)
+    }
+}
+
+fn word_const(word: u32, ty: Type) -> Option<Const> {
+    match ty {
+        Type::I32 => Some(Const::I(word as i32)),
+        Type::F32 => Some(Const::F(word)),
+        _ => None,
+    }
+}
+
+/// The lattice: `Unknown` above every constant (a number, or the address of a
+/// byte of a global) above `Over`(defined).
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Default)]
 enum Lat {
     #[default]
     Unknown,
     Const(Const),
+    Addr(GlobalId, i64),
     Over,
 }
 
@@ -46,12 +112,14 @@ fn meet(a: Lat, b: Lat) -> Lat {
     match (a, b) {
         (Lat::Unknown, x) | (x, Lat::Unknown) => x,
         (Lat::Const(x), Lat::Const(y)) if x == y => a,
+        (Lat::Addr(g, x), Lat::Addr(h, y)) if g == h && x == y => a,
         _ => Lat::Over,
     }
 }
 
 struct Solver<'f> {
     f: &'f Function,
+    tables: Option<&'f ReadOnly<'f>>,
     lat: SecondaryMap<Value, Lat>,
     block_exec: SecondaryMap<Block, bool>,
     /// Executable flags of the (up to two) outgoing edges of each block.
@@ -65,7 +133,7 @@ impl Solver<'_> {
         match self.f.value_def(v) {
             ValueDef::IConst(c) => Lat::Const(Const::I(c)),
             ValueDef::FConst(b) => Lat::Const(Const::F(b)),
-            ValueDef::Global(_) => Lat::Over,
+            ValueDef::Global(g) => Lat::Addr(g, 0),
             _ => self.lat[v],
         }
     }
@@ -145,6 +213,42 @@ impl Solver<'_> {
                 };
                 self.lower(result.expect("unary result"), fold(r, &[a]));
             }
+            InstKind::Gep {
+                base,
+                index,
+                stride,
+            } => {
+                let at = match (self.get(*base), self.get(*index)) {
+                    (Lat::Over, _) | (_, Lat::Over) => Lat::Over,
+                    (Lat::Unknown, _) | (_, Lat::Unknown) => Lat::Unknown,
+                    (Lat::Addr(g, off), Lat::Const(Const::I(k))) => {
+                        Lat::Addr(g, off + i64::from(k) * i64::from(*stride))
+                    }
+                    _ => Lat::Over,
+                };
+                self.lower(result.expect("gep result"), at);
+            }
+            InstKind::Load { ty, ptr } => {
+                let r = result.expect("load result");
+                let Some(tables) = self.tables else {
+                    self.lower(r, Lat::Over);
+                    return;
+                };
+                // A uniform read-only table answers whatever the index.
+                let root = ir::analysis::walk_geps(f, *ptr, |_, _| {});
+                if let ValueDef::Global(g) = f.value_def(root) {
+                    if let Some(c) = tables.load_anywhere(g, *ty) {
+                        self.lower(r, Lat::Const(c));
+                        return;
+                    }
+                }
+                let v = match self.get(*ptr) {
+                    Lat::Unknown => Lat::Unknown,
+                    Lat::Addr(g, off) => tables.load(g, off, *ty).map_or(Lat::Over, Lat::Const),
+                    _ => Lat::Over,
+                };
+                self.lower(r, v);
+            }
             InstKind::Jump { .. } => self.mark_edge(i, 0),
             InstKind::Br { cond, .. } => match self.get(*cond) {
                 Lat::Unknown => {}
@@ -182,17 +286,20 @@ impl Solver<'_> {
     }
 }
 
-/// Runs SCCP on `f`.
+/// Runs SCCP on `f` (loads are not folded: which globals are read-only is a
+/// fact of the module).
 pub fn run(f: &mut Function) -> bool {
-    run_in(f, &mut FunctionAnalyses::default())
+    run_in(f, &mut FunctionAnalyses::default(), None)
 }
 
-/// [`run`], leaving in `fa` the CFG of the result (taken from it when no branch
-/// was folded and no block removed).
-fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
+/// [`run`], with the module's read-only globals when known, leaving in `fa`
+/// the CFG of the result (taken from it when no branch was folded and no block
+/// removed).
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses, tables: Option<&ReadOnly>) -> bool {
     let (lat, block_exec, edge_exec) = {
         let mut s = Solver {
             f,
+            tables,
             lat: SecondaryMap::new(),
             block_exec: SecondaryMap::new(),
             edge_exec: SecondaryMap::new(),
@@ -225,7 +332,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
                 f.replace_all_uses(r, v);
                 if matches!(
                     f.kind(i),
-                    InstKind::Binary { .. } | InstKind::Cmp { .. } | InstKind::Unary { .. }
+                    InstKind::Binary { .. }
+                        | InstKind::Cmp { .. }
+                        | InstKind::Unary { .. }
+                        | InstKind::Load { .. }
                 ) {
                     f.remove_inst(i);
                 }
@@ -270,7 +380,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::{check, same_behaviour};
+    use crate::passes::testutil::{check, run, same_behaviour};
 
     #[test]
     fn division_by_zero_is_not_folded() {
@@ -380,5 +490,71 @@ bb5:
             &["sccp"],
             "4",
         );
+    }
+
+    /// A lookup chain in a constant table: each load's index is computed from
+    /// the last one's value.
+    const CHAIN: &str = r#"
+global @t: [f32; 5] = [123456.78, 457.98795, -3.125, 1e-5, 1.747922]
+global @z: [i32; 8] = zeroinit
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = gep @t, 2, 4
+  %1 = load f32, %0
+  %2 = fptosi %1
+  %3 = srem %2, 5
+  %4 = add %3, 5
+  %5 = srem %4, 5
+  %6 = gep @t, %5, 4
+  %7 = load f32, %6
+  %8 = fptosi %7
+  %9 = add %8, 4
+  %10 = gep @t, %9, 4
+  %11 = load f32, %10
+  %12 = fptosi %11
+  %13 = call @getint()
+  %14 = gep @z, %13, 4
+  %15 = load i32, %14
+  %16 = add %12, %15
+  call @putint(%16)
+  ret 0
+}
+"#;
+
+    #[test]
+    fn a_chain_of_lookups_in_a_read_only_table_folds_in_one_run() {
+        let out = same_behaviour(CHAIN, &["sccp"], "3");
+        // t[2] = -3.125; (-3 % 5 + 5) % 5 = 2; t[2] again; -3 + 4 = 1; t[1] = 457.98795;
+        // and a zero table reads 0 at any index.
+        assert!(!out.contains("load"), "{out}");
+        assert!(out.contains("call @putint(457)"), "{out}");
+    }
+
+    #[test]
+    fn tables_that_may_change_or_unknown_places_are_not_folded() {
+        // A store to the table anywhere in the module: its loads stay.
+        let written = CHAIN.replace("  ret 0\n", "  store 1.0, %0\n  ret 0\n");
+        let out = same_behaviour(&written, &["sccp"], "3");
+        assert_eq!(out.matches("load f32").count(), 3, "{out}");
+        // A table whose elements differ, at an index only known at run time.
+        let unknown = CHAIN.replace(
+            "%10 = gep @t, %9, 4",
+            "%17 = call @getint()\n  %18 = and %17, 3\n  %10 = gep @t, %18, 4",
+        );
+        let out = same_behaviour(&unknown, &["sccp"], "3 2");
+        assert_eq!(out.matches("load f32").count(), 1, "{out}");
+        // A zero table some function writes.
+        let zero_written = format!(
+            "{CHAIN}\nfunc @w(i32) {{\nbb0(%0: i32):\n  %1 = gep @z, %0, 4\n  store 1, %1\n  ret\n}}\n"
+        );
+        let out = run(&zero_written, &["sccp"]);
+        assert_eq!(out.matches("load i32").count(), 1, "{out}");
+        // Out of the initialiser's bytes (a load past the end is left as it is).
+        let past = CHAIN.replace("%0 = gep @t, 2, 4", "%0 = gep @t, 7, 4");
+        let out = run(&past, &["sccp"]);
+        assert_eq!(out.matches("load f32").count(), 3, "{out}");
     }
 }

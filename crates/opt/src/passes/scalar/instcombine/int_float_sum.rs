@@ -10,7 +10,8 @@
 //! both forms give the same value. A zero result is `+0.0` both ways (an exact
 //! zero sum of nonzero operands rounds to `+0.0`; `+0.0 + +0.0` is `+0.0`), and
 //! a constant `C` must be an integer (`-0.0` counts as 0: `x + -0.0` is `x`
-//! for every converted `x`, `+0.0` included).
+//! for every converted `x`, `+0.0` included), except `-0.0 - sitofp y`: for
+//! `y = 0` that is `-0.0`, where `sitofp (0 - y)` is `+0.0`.
 //!
 //! The integer form feeds integer rules: `sitofp x + 1.0 != 0.0` becomes
 //! `sitofp (x + 1) != 0.0`, which [`super::int_to_float_compare`] turns into
@@ -38,6 +39,12 @@ pub(super) fn int_float_sum(
         BinOp::FSub => BinOp::Sub,
         _ => return None,
     };
+    if int_op == BinOp::Sub
+        && f.as_fconst(a)
+            .is_some_and(|c| c == 0.0 && c.is_sign_negative())
+    {
+        return None;
+    }
     let (x, y) = (int_operand(f, a)?, int_operand(f, b)?);
     // At least one conversion, each used only here.
     if !matches!(
