@@ -31,6 +31,10 @@
 //! (one computing the same as one already moved is replaced by it), which jumps
 //! to the join; the arms are deleted.
 //!
+//! A branch whose two edges go to the same block, with arguments differing by a
+//! constant (`br %c, b3(1), b3(0)`, what `a || b` leaves once its second test is
+//! a value), becomes a jump passing `f + c * d` the same way: no arms to move.
+//!
 //! Only diamonds: one of their paths always runs a jump besides the branch, and on
 //! real cores an unpredictable condition costs a mispredict; the arithmetic costs
 //! the comparison's value (RISC-V fuses a comparison into its branch, so this is
@@ -103,8 +107,21 @@ fn plan(f: &Function, h: Block, preds: &SecondaryMap<Block, u32>) -> Option<Plan
     let is_cmp = f
         .def_inst(*cond)
         .is_some_and(|i| matches!(f.kind(i), InstKind::Cmp { .. }));
-    if !is_cmp || then_dest.block == else_dest.block {
+    if !is_cmp {
         return None;
+    }
+    // Both edges to one block: the arguments alone differ.
+    if then_dest.block == else_dest.block {
+        if then_dest.block == h {
+            return None;
+        }
+        let diffs = differences(f, &then_dest.args, &else_dest.args)?;
+        return Some(Plan {
+            cond: *cond,
+            arms: Vec::new(),
+            join: then_dest.block,
+            diffs,
+        });
     }
     // An arm: only predecessor `h`, no parameters, a few safe instructions, then
     // a jump; gives (arm, join, args at the join).
@@ -131,8 +148,22 @@ fn plan(f: &Function, h: Block, preds: &SecondaryMap<Block, u32>) -> Option<Plan
         }
         _ => return None,
     };
+    let diffs = differences(f, &then_args, &else_args)?;
+    Some(Plan {
+        cond: *cond,
+        arms,
+        join,
+        diffs,
+    })
+}
+
+/// Per argument, `None` where the two paths pass the same value, else the
+/// constant the then-value exceeds the else-value by; `None` overall when some
+/// pair differs otherwise, or none differs (the branch only chose a path:
+/// simplifycfg's business).
+fn differences(f: &Function, then_args: &[Value], else_args: &[Value]) -> Option<Vec<Option<i32>>> {
     let mut diffs = Vec::with_capacity(then_args.len());
-    for (&t, &e) in then_args.iter().zip(&else_args) {
+    for (&t, &e) in then_args.iter().zip(else_args) {
         if same(f, t, e, 4) {
             diffs.push(None);
         } else if f.value_type(t) == Type::I32 {
@@ -141,16 +172,7 @@ fn plan(f: &Function, h: Block, preds: &SecondaryMap<Block, u32>) -> Option<Plan
             return None;
         }
     }
-    // Nothing to combine: the branch only chose a path (simplifycfg's business).
-    if diffs.iter().all(Option::is_none) {
-        return None;
-    }
-    Some(Plan {
-        cond: *cond,
-        arms,
-        join,
-        diffs,
-    })
+    diffs.iter().any(Option::is_some).then_some(diffs)
 }
 
 /// Whether `k` may run on a path where it did not: no effects, no trap.
@@ -251,11 +273,17 @@ fn apply(f: &mut Function, h: Block, plan: Plan) {
             moved.push(r);
         }
     }
-    // The else-arm's jump, with the twins replaced.
-    let else_jump = f.terminator(plan.arms[1]).expect("an arm ends in a jump");
-    let else_args = match f.kind(else_jump) {
-        InstKind::Jump { dest } => dest.args.clone(),
-        _ => unreachable!("arms end in jumps"),
+    // The else-arm's jump, with the twins replaced (or the branch's own else
+    // edge, without arms).
+    let else_args = match plan.arms.get(1) {
+        Some(&arm) => match f.kind(f.terminator(arm).expect("an arm ends in a jump")) {
+            InstKind::Jump { dest } => dest.args.clone(),
+            _ => unreachable!("arms end in jumps"),
+        },
+        None => match f.kind(term) {
+            InstKind::Br { else_dest, .. } => else_dest.args.clone(),
+            _ => unreachable!("planned on a branch"),
+        },
     };
     let mut args = Vec::with_capacity(plan.diffs.len());
     for (k, d) in plan.diffs.iter().enumerate() {
@@ -284,6 +312,7 @@ fn scaled_add(f: &mut Function, at: Inst, e: Value, c: Value, d: i32) -> Value {
     };
     match d {
         0 => e,
+        1 if f.as_iconst(e) == Some(0) => c,
         1 => bin(f, BinOp::Add, e, c),
         -1 => bin(f, BinOp::Sub, e, c),
         d if (d as u32).is_power_of_two() => {

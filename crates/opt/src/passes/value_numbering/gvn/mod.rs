@@ -26,7 +26,8 @@
 //!   misses its bytes, by offsets, strides and value ranges (the `disjoint` module).
 //! - Block parameters: one whose arguments on all reachable edges are one value (or
 //!   itself) is that value; two of one block with the same arguments on every edge are
-//!   the same value.
+//!   the same value; and one of a join below another, choosing between the same
+//!   values by the same branch condition, is the other's (the `predicated` module).
 //!
 //! Hash-based GVN sees a block parameter only through its arguments: it cannot find
 //! that a parameter equals an ordinary expression. That is what the complete GVN
@@ -35,6 +36,7 @@
 mod disjoint;
 pub(crate) mod expr;
 pub(crate) mod memory;
+mod predicated;
 #[cfg(test)]
 mod tests;
 
@@ -271,17 +273,21 @@ pub(crate) fn run_with_modref(
         undo: Vec::new(),
     };
     let mut ranges = disjoint::LazyRanges::new(cfg);
+    let mut choices = predicated::Choices::default();
     let entry = f.entry_block();
     enum Step {
         Enter(Block),
-        Exit(usize),
+        Exit(usize, usize),
     }
     let mut stack = vec![Step::Enter(entry)];
     while let Some(step) = stack.pop() {
         match step {
-            Step::Exit(mark) => scope.undo_to(mark),
+            Step::Exit(mark, chosen) => {
+                scope.undo_to(mark);
+                choices.undo_to(chosen);
+            }
             Step::Enter(b) => {
-                stack.push(Step::Exit(scope.undo.len()));
+                stack.push(Step::Exit(scope.undo.len(), choices.mark()));
                 match dt.idom(b) {
                     None => scope.clobber_all(),
                     Some(d) => {
@@ -293,6 +299,7 @@ pub(crate) fn run_with_modref(
                 }
                 if b != entry {
                     number_params(f, cfg, dt, b, &mut stats);
+                    choices.number(f, cfg, dt, b, &mut stats);
                 }
                 number_insts(f, purity, &calls, b, &mut scope, &mut ranges, &mut stats);
                 for &c in dt.children(b).iter().rev() {
@@ -388,6 +395,19 @@ fn number_params(
     }
 }
 
+/// The value of an integer operation of a value with itself, where that does not
+/// depend on the value (`x - x`, `x ^ x`, `x == x`), as LLVM's GVN folds through
+/// InstSimplify: two copies of one computation merged leave their difference.
+fn same_operands(op: Opcode) -> Option<Const> {
+    use ir::{BinOp as B, CmpOp as C};
+    match op {
+        Opcode::Bin(B::Sub | B::Xor) => Some(Const::I(0)),
+        Opcode::Cmp(C::Eq | C::Sle | C::Sge) => Some(Const::I(1)),
+        Opcode::Cmp(C::Ne | C::Slt | C::Sgt) => Some(Const::I(0)),
+        _ => None,
+    }
+}
+
 /// Numbers the instructions of `b` in order.
 fn number_insts(
     f: &mut Function,
@@ -445,7 +465,10 @@ fn number_insts(
                 Some((op, mut args)) => {
                     let consts: Option<Vec<Const>> =
                         args.iter().map(|&a| Const::of(f, a)).collect();
-                    if let Some(c) = consts.and_then(|cs| op.fold(&cs)) {
+                    let same = (args.len() == 2 && args[0] == args[1])
+                        .then(|| same_operands(op))
+                        .flatten();
+                    if let Some(c) = consts.and_then(|cs| op.fold(&cs)).or(same) {
                         let v = c.value(f);
                         f.replace_all_uses(r, v);
                         f.remove_inst(i);
