@@ -16,33 +16,51 @@
 use super::GvnStats;
 use ir::analysis::{ControlFlowGraph, DominatorTree};
 use ir::{Block, Function, InstKind, Value};
+use rustc_hash::FxHashMap;
 
 /// How deep the arguments' computations are compared.
 const DEPTH: u32 = 3;
 
-/// A parameter known to be `cond ? then_arg : else_arg`.
+/// How many of the choices by one condition (the nearest joins above first) a
+/// parameter is compared with: a condition tested before each of thousands of
+/// joins (a flag guarding every loop of a long function) must not make the
+/// walk quadratic.
+const MAX_COMPARED: usize = 16;
+
+/// A parameter known to be `cond ? then_arg : else_arg` (the condition is the
+/// key it is filed under).
 #[derive(Clone, Copy)]
-pub(super) struct Choice {
-    cond: Value,
+struct Choice {
     then_arg: Value,
     else_arg: Value,
     param: Value,
 }
 
-/// The choices of the joins on the dominator path so far.
+/// The choices of the joins on the dominator path so far, by condition (so a
+/// lookup sees only the choices made by the same condition), and the order
+/// they were filed in, to undo.
 #[derive(Default)]
 pub(super) struct Choices {
-    known: Vec<Choice>,
+    known: FxHashMap<Value, Vec<Choice>>,
+    filed: Vec<Value>,
 }
 
 impl Choices {
     /// How many are known (to undo to).
     pub(super) fn mark(&self) -> usize {
-        self.known.len()
+        self.filed.len()
     }
 
     pub(super) fn undo_to(&mut self, mark: usize) {
-        self.known.truncate(mark);
+        while self.filed.len() > mark {
+            let cond = self.filed.pop().expect("len > mark");
+            if let Some(list) = self.known.get_mut(&cond) {
+                list.pop();
+                if list.is_empty() {
+                    self.known.remove(&cond);
+                }
+            }
+        }
     }
 
     /// Replaces each parameter of `b` that is a choice already known by the
@@ -63,10 +81,9 @@ impl Choices {
             let Some((then_arg, else_arg)) = sides.args(f, b, j) else {
                 continue;
             };
-            let found = self.known.iter().rev().find(|k| {
-                k.cond == sides.cond
-                    && same(f, k.then_arg, then_arg, DEPTH)
-                    && same(f, k.else_arg, else_arg, DEPTH)
+            let list = self.known.entry(sides.cond).or_default();
+            let found = list.iter().rev().take(MAX_COMPARED).find(|k| {
+                same(f, k.then_arg, then_arg, DEPTH) && same(f, k.else_arg, else_arg, DEPTH)
             });
             match found {
                 Some(k) => {
@@ -74,12 +91,14 @@ impl Choices {
                     dead.push(j);
                     stats.params += 1;
                 }
-                None => self.known.push(Choice {
-                    cond: sides.cond,
-                    then_arg,
-                    else_arg,
-                    param: p,
-                }),
+                None => {
+                    list.push(Choice {
+                        then_arg,
+                        else_arg,
+                        param: p,
+                    });
+                    self.filed.push(sides.cond);
+                }
             }
         }
         if !dead.is_empty() {
