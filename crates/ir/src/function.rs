@@ -17,6 +17,8 @@ use crate::user_index::{UserIndex, UserList};
 use cranelift_entity::{PrimaryMap, SecondaryMap};
 use rustc_hash::FxHashMap;
 
+mod compact;
+
 /// A function's type: parameter types, return type, and whether it takes variadic
 /// arguments after the fixed ones (only the runtime's `putf`).
 #[derive(Clone, PartialEq, Eq, Debug, Default)]

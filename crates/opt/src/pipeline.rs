@@ -685,6 +685,7 @@ fn run_function_by_function(
             let start = timed.then(|| (std::time::Instant::now(), function_insts(f)));
             changed[k] |= am.on_function(id, f, |f, fa| pass.run_on(f, fa));
             am.invalidate_function(id, p.preserves());
+            am.compact_if_sparse(id, f);
             if let Some((start, insts)) = start {
                 let t = &mut timings[k];
                 t.seconds += start.elapsed().as_secs_f64();
@@ -722,6 +723,7 @@ fn run_one(
     let changed = p.run_with(m, am);
     if changed {
         am.invalidate(p.preserves());
+        am.compact_sparse_functions(m);
     }
     let seconds = start.elapsed().as_secs_f64();
     if let (Some(t), Some(insts_before)) = (opts.timings.as_mut(), before) {

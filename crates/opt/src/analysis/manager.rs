@@ -118,6 +118,9 @@ pub struct FunctionAnalyses {
     verify: bool,
     /// Analyses computed (not served from the cache) so far.
     computations: usize,
+    /// The number of instruction slots below which the function is not looked at
+    /// for compaction ([`AnalysisManager::compact_if_sparse`]).
+    next_compaction_check: usize,
 }
 
 /// A copy of the cached analyses of the edges (the scalar evolution, which has
@@ -137,6 +140,7 @@ impl Clone for FunctionAnalyses {
             ranges_text: None,
             verify: self.verify,
             computations: self.computations,
+            next_compaction_check: self.next_compaction_check,
         }
     }
 }
@@ -465,6 +469,43 @@ impl AnalysisManager {
         changed
     }
 
+    /// Compacts `f`, the defined function `id`, when most of its instruction slots
+    /// are dead ([`Function::compact`]), dropping its cached analyses, which name
+    /// the old entities. The function's layout is counted only after it has made
+    /// half as many slots as it had instructions at the last look, so the check
+    /// costs a constant per slot made.
+    pub fn compact_if_sparse(&mut self, id: FuncId, f: &mut Function) -> bool {
+        if f.num_insts() < self.funcs[id].next_compaction_check {
+            return false;
+        }
+        let live = f
+            .layout
+            .blocks()
+            .map(|b| f.layout.block_insts(b).count())
+            .sum();
+        let compacted = f.is_sparse(live) && f.compact();
+        let fa = &mut self.funcs[id];
+        if compacted {
+            fa.forget();
+            if let Some(summary) = self.summaries.get_mut(id) {
+                *summary = None;
+            }
+        }
+        // Half as many slots again as there are instructions: a check costs at
+        // most two units per slot made since the last.
+        fa.next_compaction_check = f.num_insts() + live / 2;
+        compacted
+    }
+
+    /// [`AnalysisManager::compact_if_sparse`] on every defined function of `m`.
+    pub fn compact_sparse_functions(&mut self, m: &mut Module) {
+        for (id, f) in m.funcs.iter_mut() {
+            if !f.is_declaration() {
+                self.compact_if_sparse(id, f);
+            }
+        }
+    }
+
     /// After a function pass ran on function `id` alone (function by function,
     /// see [`crate::pipeline::run_passes`]): what it does not keep valid of that
     /// function's analyses is compared with the function before their next use,
@@ -607,6 +648,7 @@ mod tests {
     use super::*;
     use crate::analysis::ranges::Range;
     use crate::pipeline::{run_passes, PassOptions};
+    use ir::{Inst, Type};
 
     const SRC: &str = r#"
 declare @putint(i32) -> void
@@ -657,6 +699,50 @@ bb3:
         });
         assert_eq!(am.computed(), 6);
         assert!(am.check(&m).is_ok());
+    }
+
+    /// A function whose instruction slots are mostly dead is compacted, its
+    /// cached analyses dropped (they name the old entities); a dense one is left
+    /// as it is, with its analyses.
+    #[test]
+    fn sparse_functions_are_compacted_and_their_analyses_dropped() {
+        let mut text = String::from("func @main(i32) -> i32 {\nbb0(%0: i32):\n");
+        for k in 1..=3000 {
+            text += &format!("  %{k} = add %{}, {k}\n", k - 1);
+        }
+        text += "  ret %3000\n}\n";
+        let mut m = ir::parse_module(&text).unwrap();
+        let id = m.funcs.keys().next().unwrap();
+        let mut am = AnalysisManager::new();
+        let f = &mut m.funcs[id];
+        am.on_function(id, f, |f, fa| fa.loops(f).2.is_empty());
+        // Dense: nothing to do, and the cache stays.
+        assert!(!am.compact_if_sparse(id, f));
+        let computed = am.computed();
+        am.on_function(id, f, |f, fa| fa.loops(f).2.is_empty());
+        assert_eq!(am.computed(), computed);
+        // Replace each `add` by a copy and drop the old ones, twice: two thirds
+        // of the slots dead.
+        for _ in 0..2 {
+            let old: Vec<Inst> = f.layout.block_insts(f.entry_block()).collect();
+            for &i in &old[..old.len() - 1] {
+                let kind = f.kind(i).clone();
+                let copy = f.insert_inst_before(i, kind, Type::I32);
+                let (was, now) = (f.inst_result(i).unwrap(), f.inst_result(copy).unwrap());
+                f.replace_all_uses(was, now);
+                f.remove_inst(i);
+            }
+        }
+        let text = ir::print_module(&m);
+        let f = &mut m.funcs[id];
+        let slots = f.num_insts();
+        assert!(am.compact_if_sparse(id, f));
+        assert_eq!((slots, f.num_insts()), (9001, 3001));
+        assert_eq!(ir::print_module(&m), text);
+        ir::verify_module(&m).unwrap();
+        let f = &mut m.funcs[id];
+        am.on_function(id, f, |f, fa| fa.loops(f).2.is_empty());
+        assert_eq!(am.computed(), computed + 3, "CFG, dominators, loops anew");
     }
 
     #[test]
