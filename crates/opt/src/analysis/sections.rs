@@ -19,23 +19,31 @@
 //! [`Counter`] stepping by one, tested after the step with `slt`) ranges over the
 //! interval `[init, bound)` of that loop (exact integers: such a counter never
 //! wraps); any other index is a fixed value, which a covering section must share.
-//! Bounds are `value + constant` (a bound `i + 1` of an inner loop starting after
-//! the outer counter `i`), compared by substituting a counter's own interval.
+//! Bounds are `value + constant`, compared by substituting a counter's own
+//! interval: a value whose evolution is a counter's plus one (a bound `i + 1` of
+//! an inner loop starting after the outer counter `i`, however it is computed,
+//! [`ScalarEvolution::constant_difference`]) is that counter plus one, exactly
+//! (the counter's test keeps `i + 1` below its bound).
 //!
 //! A counter ranges over `[init, bound)` only when its loop is entered only if
 //! `init < bound`: a rotated loop runs once before its first test, so without such
-//! a guard it would run with `init` even when `init >= bound`. The guard is a
-//! dominating branch on `slt init, bound` whose true edge leads to the loop (or both
-//! are constants with `init < bound`). For a must-write section every loop of the
+//! a guard it would run with `init` even when `init >= bound`. Either the scalar
+//! evolution finds `init < bound` whenever the loop is entered (constants, or the
+//! constant ranges the dominating branches give them,
+//! [`ScalarEvolution::compare_at_entry`]), or a dominating branch decides it: one
+//! of its edges is the only way to the loop, and the branch's condition there is a
+//! signed comparison of values with the evolutions of `init` and `bound` that
+//! says `init < bound` (`slt init, bound`, `sgt bound, init`, or `sge init,
+//! bound` on the false edge). For a must-write section every loop of the
 //! nest also has to run every time its parent iteration does (or be skipped by that
 //! guard, when its interval is empty), leave only through its counter's test, and
 //! the store has to run on every iteration of its innermost loop.
 
-use super::scev::ScalarEvolution;
+use super::scev::{ExprId, ScalarEvolution};
 use super::{Counter, LoopForest, LoopId, RotatedLoop};
-use ir::analysis::{walk_geps, ControlFlowGraph, DominatorTree};
-use ir::{BinOp, Block, CmpOp, Function, Inst, InstKind, Value, ValueDef};
-use rustc_hash::{FxHashMap, FxHashSet};
+use ir::analysis::{walk_geps, DominatorTree};
+use ir::{Block, CmpOp, Function, Inst, InstKind, Value, ValueDef};
+use rustc_hash::FxHashMap;
 
 /// How many dominators up from a preheader a guard is looked for.
 const MAX_GUARD_DISTANCE: usize = 16;
@@ -101,10 +109,20 @@ struct Counted {
     /// Whether the loop is entered only when `lo < hi`, so the counter takes
     /// exactly the values of `[lo, hi)`.
     exact: bool,
-    /// A dominating branch on `lo < hi` whose true edge leads to the preheader.
-    guard: Option<Block>,
+    /// A dominating branch on `lo < hi` whose edge where it holds leads to the
+    /// preheader.
+    guard: Option<Guard>,
     /// Whether the counter's test is the loop's only exit.
     single_exit: bool,
+}
+
+/// A branch deciding whether a counted loop runs: the loop is entered only
+/// through `toward`, one of `block`'s successors, where `init < bound` holds; on
+/// the other edge it fails.
+#[derive(Clone, Copy, Debug)]
+struct Guard {
+    block: Block,
+    toward: Block,
 }
 
 /// The sections of the accesses inside one loop (`within`).
@@ -137,14 +155,16 @@ impl<'a> Sections<'a> {
                 }
             }
         }
-        let exact_counters: FxHashSet<Value> = counters.iter().map(|(_, _, c)| c.param).collect();
+        let params: Vec<Value> = counters.iter().map(|(_, _, c)| c.param).collect();
         let mut counted = FxHashMap::default();
         let mut counter_of = FxHashMap::default();
         for (id, rl, c) in counters {
-            let lo = bound_of(f, &exact_counters, c.init);
-            let hi = bound_of(f, &exact_counters, c.bound);
-            let guard = find_guard(f, cfg, dt, rl.preheader, c.init, c.bound);
-            let constant_nonempty = lo.atom.is_none() && hi.atom.is_none() && lo.offset < hi.offset;
+            let lo = bound_of(se, &params, c.init);
+            let hi = bound_of(se, &params, c.bound);
+            let (init, bound) = (se.get(c.init), se.get(c.bound));
+            let guard = find_guard(se, rl.preheader, init, bound);
+            let nonempty =
+                se.compare_at_entry(id, init, bound, 0) == Some(std::cmp::Ordering::Less);
             let single_exit =
                 loops.get(id).blocks.iter().all(|&b| {
                     b == rl.latch || f.successors(b).iter().all(|&s| loops.contains(id, s))
@@ -157,7 +177,7 @@ impl<'a> Sections<'a> {
                     preheader: rl.preheader,
                     lo,
                     hi,
-                    exact: constant_nonempty || guard.is_some(),
+                    exact: nonempty || guard.is_some(),
                     guard,
                     single_exit,
                 },
@@ -290,17 +310,14 @@ impl<'a> Sections<'a> {
     fn entries_of(&self, c: &Counted, parent: LoopId) -> Vec<Block> {
         let f = self.f;
         let mut entries = vec![c.preheader];
-        let Some(g) = c.guard.filter(|&g| self.loops.contains(parent, g)) else {
-            return entries;
-        };
-        let Some(InstKind::Br { then_dest, .. }) = f.terminator(g).map(|t| f.kind(t)) else {
+        let Some(g) = c.guard.filter(|g| self.loops.contains(parent, g.block)) else {
             return entries;
         };
         // Through at most a few blocks that only jump on.
-        let mut b = then_dest.block;
+        let mut b = g.toward;
         for _ in 0..4 {
             if b == c.preheader {
-                entries.push(g);
+                entries.push(g.block);
                 break;
             }
             match f.terminator(b).map(|t| f.kind(t)) {
@@ -460,69 +477,60 @@ fn decompose(f: &Function, p: Value) -> Option<(Value, i64, Terms)> {
     object.then_some((p, offset, terms))
 }
 
-/// `v` as an exact bound: a constant, `x + 1` for a counter `x` that steps by one
-/// and continues while `x + 1 < bound` (so `x + 1` never wraps), or `v` itself.
-fn bound_of(f: &Function, exact_counters: &FxHashSet<Value>, v: Value) -> Bound {
-    if let Some(k) = f.as_iconst(v) {
+/// `v` as an exact bound: a constant, `x + 1` for one of `counters` (counters
+/// that step by one and continue while `x + 1 < bound`, so `x + 1` never wraps)
+/// when `v` evolves as `x` plus one, or `v` itself.
+fn bound_of(se: &mut ScalarEvolution, counters: &[Value], v: Value) -> Bound {
+    if let Some(k) = se.f.as_iconst(v) {
         return Bound {
             atom: None,
             offset: i64::from(k),
         };
     }
-    if let Some(InstKind::Binary {
-        op: BinOp::Add,
-        args: [x, k],
-    }) = f.def_inst(v).map(|i| f.kind(i))
-    {
-        if f.as_iconst(*k) == Some(1) && exact_counters.contains(x) {
-            return Bound {
-                atom: Some(*x),
-                offset: 1,
-            };
-        }
-    }
-    Bound {
-        atom: Some(v),
-        offset: 0,
+    let plus_one = counters
+        .iter()
+        .find(|&&x| se.constant_difference(v, x) == Some(1));
+    match plus_one {
+        Some(&x) => Bound {
+            atom: Some(x),
+            offset: 1,
+        },
+        None => Bound {
+            atom: Some(v),
+            offset: 0,
+        },
     }
 }
 
-/// A block dominating `preheader` that branches on `init < bound` and whose true
-/// edge is the only way to `preheader`.
+/// A branch dominating `preheader` that decides whether the loop runs: one of
+/// its edges is the only way to `preheader`, and its condition says there that
+/// `init < bound` (the evolutions of the counter's first value and bound).
 fn find_guard(
-    f: &Function,
-    cfg: &ControlFlowGraph,
-    dt: &DominatorTree,
+    se: &mut ScalarEvolution,
     preheader: Block,
-    init: Value,
-    bound: Value,
-) -> Option<Block> {
-    let same =
-        |a: Value, b: Value| a == b || f.as_iconst(a).is_some_and(|x| f.as_iconst(b) == Some(x));
+    init: ExprId,
+    bound: ExprId,
+) -> Option<Guard> {
+    let (f, cfg, dt) = (se.f, se.cfg, se.dt);
     let mut b = preheader;
     // A guard is near its loop: a bounded walk keeps the analysis linear.
     for _ in 0..MAX_GUARD_DISTANCE {
         let g = dt.idom(b)?;
-        if let Some(InstKind::Br {
+        if let Some(&InstKind::Br {
             cond,
-            then_dest,
-            else_dest,
+            ref then_dest,
+            ref else_dest,
         }) = f.terminator(g).map(|t| f.kind(t))
         {
-            let tested = match f.def_inst(*cond).map(|i| f.kind(i)) {
-                Some(InstKind::Cmp {
-                    op: CmpOp::Slt,
-                    args: [a, c],
-                }) => same(*a, init) && same(*c, bound),
-                Some(InstKind::Cmp {
-                    op: CmpOp::Sgt,
-                    args: [a, c],
-                }) => same(*a, bound) && same(*c, init),
-                _ => false,
-            };
-            let t = then_dest.block;
-            if tested && t != else_dest.block && dt.dominates(t, preheader) && cfg.preds(t) == [g] {
-                return Some(g);
+            let (t, e) = (then_dest.block, else_dest.block);
+            for (toward, holds) in [(t, true), (e, false)] {
+                if t != e
+                    && dt.dominates(toward, preheader)
+                    && cfg.preds(toward) == [g]
+                    && says_below(se, cond, holds, init, bound)
+                {
+                    return Some(Guard { block: g, toward });
+                }
             }
         }
         b = g;
@@ -530,9 +538,27 @@ fn find_guard(
     None
 }
 
+/// Whether the branch condition `cond`, where it `holds` (or where it fails),
+/// says `a < b` for values of evolutions `a` and `b`: it is a signed comparison
+/// of two such values.
+fn says_below(se: &mut ScalarEvolution, cond: Value, holds: bool, a: ExprId, b: ExprId) -> bool {
+    let f = se.f;
+    let Some(&InstKind::Cmp { op, args: [x, y] }) = f.def_inst(cond).map(|i| f.kind(i)) else {
+        return false;
+    };
+    let op = if holds { Some(op) } else { op.inverse() };
+    let (lo, hi) = match op {
+        Some(CmpOp::Slt) => (x, y),
+        Some(CmpOp::Sgt) => (y, x),
+        _ => return false,
+    };
+    se.get(lo) == a && se.get(hi) == b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ir::analysis::ControlFlowGraph;
     use ir::EntityRef;
 
     /// A repeat loop `bb1` (`%1 < 3`) around a nest writing `b[i][j] = 1` for `i` in

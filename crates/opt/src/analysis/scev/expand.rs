@@ -193,6 +193,41 @@ impl<'e> Expander<'e> {
     }
 }
 
+/// A value a pass puts before a loop: a constant, a value that exists there, or
+/// an invariant expression to expand.
+#[derive(Clone, Copy, Debug)]
+pub enum Operand {
+    Const(i32),
+    Value(Value),
+    /// An invariant expression, expanded before the loop.
+    Expr(ExprId),
+}
+
+impl Operand {
+    /// The operand's value where `ex` inserts, `None` when the expression cannot
+    /// be expanded there.
+    pub fn value(
+        self,
+        f: &mut Function,
+        ex: &mut Expander,
+        available: &dyn Fn(&Function, Value) -> bool,
+    ) -> Option<Value> {
+        match self {
+            Operand::Const(c) => Some(f.iconst(c)),
+            Operand::Value(v) => Some(v),
+            Operand::Expr(e) => ex.expand(f, e, available),
+        }
+    }
+}
+
+/// Removes the instructions between `after` (or the block's start) and `end`,
+/// which nothing uses (they were emitted for values not used in the end).
+pub fn remove_emitted(f: &mut Function, after: Option<Inst>, end: Inst) {
+    while let Some(i) = f.layout.prev_inst(end).filter(|&i| Some(i) != after) {
+        f.remove_inst(i);
+    }
+}
+
 impl super::ScalarEvolution<'_> {
     /// `e`, an expression invariant in loop `lp`, with each recurrence of a loop
     /// around `lp` written with an existing header parameter of that loop

@@ -363,7 +363,7 @@ impl ScalarEvolution<'_> {
     /// the constant ranges the branches dominating the loop give the values in
     /// them (LLVM's `applyLoopGuards`). A rotated loop's guard, which tests the
     /// counter's first value before the loop, so decides the maximum in its count.
-    fn compare_at_entry(
+    pub fn compare_at_entry(
         &mut self,
         lp: LoopId,
         s: ExprId,

@@ -28,7 +28,7 @@
 //!   to the exit, by arithmetic that cannot trap, are recomputed in the preheader
 //!   from the parameters' final values.
 
-use crate::analysis::scev::expand::Expander;
+use crate::analysis::scev::expand::{remove_emitted, Expander, Operand};
 use crate::analysis::scev::{Expr, ExprId, Exprs, ScalarEvolution};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{LoopForest, LoopId, Preserved};
@@ -110,32 +110,6 @@ fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         pending = waiting;
     }
     replaced
-}
-
-/// A step of a recurrence, as the pass materialises it.
-#[derive(Clone, Copy)]
-enum Operand {
-    Const(i32),
-    Value(Value),
-    /// An invariant expression, expanded before the loop.
-    Expr(ExprId),
-}
-
-impl Operand {
-    /// The step's value where `ex` inserts, `None` when the expression cannot be
-    /// expanded there.
-    fn value(
-        self,
-        f: &mut Function,
-        ex: &mut Expander,
-        available: &dyn Fn(&Function, Value) -> bool,
-    ) -> Option<Value> {
-        match self {
-            Operand::Const(c) => Some(f.iconst(c)),
-            Operand::Value(v) => Some(v),
-            Operand::Expr(e) => ex.expand(f, e, available),
-        }
-    }
 }
 
 /// The back edges a loop takes before it leaves.
@@ -444,14 +418,6 @@ fn replace_exit_values(
         remove_emitted(f, emitted_after, pterm);
     }
     replaced
-}
-
-/// Removes the instructions between `after` (or the block's start) and `end`,
-/// which nothing uses (they were emitted for values not used in the end).
-fn remove_emitted(f: &mut Function, after: Option<Inst>, end: Inst) {
-    while let Some(i) = f.layout.prev_inst(end).filter(|&i| Some(i) != after) {
-        f.remove_inst(i);
-    }
 }
 
 /// Whether header parameter `x` of loop `id` is read in the loop only by the

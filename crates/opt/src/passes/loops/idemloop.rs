@@ -27,7 +27,11 @@
 //!   object (distinct globals and `alloc`s are disjoint), or its may-read section
 //!   lies inside the must-write section of a store whose loop nest has completed
 //!   earlier in the same iteration ([`Sections`]: array data-flow analysis, as for
-//!   array privatisation).
+//!   array privatisation). The sections' counters are the loops' [`Counter`]s
+//!   stepping by one, their bounds values or a counter plus one (by the scalar
+//!   evolution, however computed), and a counter's interval is exact when the
+//!   scalar evolution finds it non-empty on entry or a dominating branch tests
+//!   `init < bound` (in any operand order, on either edge).
 //!
 //! By induction over an iteration's steps, each iteration then reads the values the
 //! first one read (a location either is never written by the loop, or was last
@@ -311,6 +315,15 @@ bb93(%98: i32):
         }
     }
 
+    /// Asserts that `idemloop` makes the repeat loop of `src` run once, with the
+    /// same output.
+    #[track_caller]
+    fn assert_runs_once(src: &str) {
+        let out = run(src, &["idemloop"]);
+        assert!(!repeats(&out), "{out}");
+        same_output(src, &out);
+    }
+
     #[test]
     fn a_copy_then_an_update_in_place_runs_once() {
         // b[i] = c[i] for all i < n, then b[j] = b[j] * 3 + a[j] for j < n: the
@@ -319,10 +332,7 @@ bb93(%98: i32):
             "{}bb20:\n  %20 = slt 0, %0\n  br %20, bb21, bb29\nbb21:\n  jump bb22(0)\nbb22(%21: i32):\n  %22 = gep @b, %21, 4\n  %23 = load i32, %22\n  %24 = mul %23, 3\n  %25 = gep @a, %21, 4\n  %26 = load i32, %25\n  %27 = add %24, %26\n  store %27, %22\n  %28 = add %21, 1\n  %29 = slt %28, %0\n  br %29, bb22(%28), bb29\nbb29:",
             copy_c_to_b("bb20")
         );
-        let src = repeat(&body, 5);
-        let out = run(&src, &["idemloop"]);
-        assert!(!repeats(&out), "{out}");
-        same_output(&src, &out);
+        assert_runs_once(&repeat(&body, 5));
     }
 
     #[test]
@@ -347,18 +357,54 @@ bb93(%98: i32):
         assert!(repeats(&out), "{out}");
     }
 
-    #[test]
-    fn a_triangular_read_inside_the_copied_square_runs_once() {
-        // After b[0..n) = c[0..n): for i < n, for j in i + 1 .. n, b[j] -= b[i]
-        // (the shape of a triangular solve).
-        let body = format!(
+    /// After b[0..n) = c[0..n): for i < n, for j in i + 1 .. n, b[j] -= b[i]
+    /// (the shape of a triangular solve), as the repeat loop's body.
+    fn triangle() -> String {
+        format!(
             "{}bb20:\n  %20 = slt 0, %0\n  br %20, bb21, bb29\nbb21:\n  jump bb22(0)\nbb22(%21: i32):\n  %40 = add %21, 1\n  %41 = slt %40, %0\n  br %41, bb23, bb28\nbb23:\n  jump bb24(%40)\nbb24(%42: i32):\n  %43 = gep @b, %42, 4\n  %44 = load i32, %43\n  %45 = gep @b, %21, 4\n  %46 = load i32, %45\n  %47 = sub %44, %46\n  store %47, %43\n  %48 = add %42, 1\n  %49 = slt %48, %0\n  br %49, bb24(%48), bb28\nbb28:\n  %29 = slt %40, %0\n  br %29, bb22(%40), bb29\nbb29:",
             copy_c_to_b("bb20")
+        )
+    }
+
+    #[test]
+    fn a_triangular_read_inside_the_copied_square_runs_once() {
+        assert_runs_once(&repeat(&triangle(), 4));
+    }
+
+    /// The triangle with `j` starting at `i + 1` kept in a header parameter of
+    /// its own (its evolution is the counter's plus one), with the inner loop's
+    /// guard leaving on its true edge (`i + 1 >= n`), and with the outer loop
+    /// entered when `n > 3` (which says `0 < n`): each a shape the scalar
+    /// evolution describes, each read still inside the copied square.
+    #[test]
+    fn triangles_bounded_and_guarded_in_other_words_run_once() {
+        let own_start = triangle()
+            .replace("jump bb22(0)", "jump bb22(0, 1)")
+            .replace("bb22(%21: i32):", "bb22(%21: i32, %50: i32):")
+            .replace("%41 = slt %40, %0", "%41 = slt %50, %0")
+            .replace("jump bb24(%40)", "jump bb24(%50)")
+            .replace(
+                "bb28:\n  %29 = slt %40, %0\n  br %29, bb22(%40), bb29",
+                "bb28:\n  %51 = add %50, 1\n  %29 = slt %40, %0\n  br %29, bb22(%40, %51), bb29",
+            );
+        let guard_false = triangle().replace(
+            "%41 = slt %40, %0\n  br %41, bb23, bb28",
+            "%41 = sge %40, %0\n  br %41, bb28, bb23",
         );
-        let src = repeat(&body, 4);
-        let out = run(&src, &["idemloop"]);
-        assert!(!repeats(&out), "{out}");
-        same_output(&src, &out);
+        let implied = triangle().replace("%20 = slt 0, %0", "%20 = sgt %0, 3");
+        for body in [own_start, guard_false, implied] {
+            assert_runs_once(&repeat(&body, 4));
+        }
+    }
+
+    #[test]
+    fn a_triangle_entered_when_its_interval_is_empty_repeats() {
+        // The inner loop is entered on the edge where `i + 1 < n` fails: it runs
+        // once with j = i + 1 >= n, reading b[j] past the copied part, which the
+        // previous iteration wrote.
+        let body = triangle().replace("br %41, bb23, bb28", "br %41, bb28, bb23");
+        let out = run(&repeat(&body, 4), &["idemloop"]);
+        assert!(repeats(&out), "{out}");
     }
 
     #[test]
@@ -413,9 +459,7 @@ bb2(%7: i32):
   ret 0
 }
 "#;
-        let out = run(src, &["idemloop"]);
-        assert!(!repeats(&out), "{out}");
-        same_output(src, &out);
+        assert_runs_once(src);
         // Read after the loop, the parameter would be the previous iteration's.
         let after = src.replace(
             "bb2(%7: i32):\n  %8",

@@ -21,16 +21,22 @@
 //!   empty iterations skips a finite count of them, and the condition on it
 //!   flips once); a counter that could wrap before its test fails (`j += 3`
 //!   toward an unknown bound) or that steps by an unknown amount is refused;
-//! - the branch ends the header (which every iteration runs), and compares the
-//!   counter (before or after its step) with a loop-invariant value by `<`, `<=`,
-//!   `>` or `>=`, in the direction that becomes true (or false) and stays so;
+//! - the branch ends the header (which every iteration runs), and compares a
+//!   value whose evolution is the counter's plus a constant `k` (the counter,
+//!   its value after the step, `j + 1` however computed,
+//!   [`ScalarEvolution::constant_difference`]) with a loop-invariant value by
+//!   `<`, `<=`, `>` or `>=`, in the direction that becomes true (or false) and
+//!   stays so; the value must not wrap: `k` lies between 0 and the step (the
+//!   counter's values before and after the step never wrap), or the scalar
+//!   evolution proves it exact;
 //! - the header and the blocks from the stable side to the latch (a chain of jumps)
 //!   hold no store and no call, and the latch's exit passes only loop-invariant
 //!   arguments;
 //! - no value defined in the loop is used outside it (the skipped iterations would
 //!   have changed it).
 //!
-//! When the loop counts up to `next < bound` and leaves at `j > x` (or `j >= x`),
+//! When the loop counts up to `next < bound` and leaves at `j > x` (or `j >= x`,
+//! `j` a value that evolves as the counter itself),
 //! the header's test is folded into the latch's instead (the loop exit merging of
 //! LLVM's `IndVarSimplify`, which rewrites exits whose counts it knows against the
 //! smallest of them): the latch continues while `next < min(bound, x + 1)` (or
@@ -163,10 +169,11 @@ struct Plan {
 /// A header test `counter > x` (or `>= x`) folded into the latch's `next < bound`.
 struct Merge {
     preheader: Block,
-    /// The header's comparison, of `counter` (the header parameter) with `x`.
+    /// The header's comparison, of `counter` (a value that evolves as the
+    /// header parameter) with `x`.
     header_test: ir::Inst,
     counter: Value,
-    /// The counter's first value.
+    /// The header parameter's first value.
     init: Value,
     x: Value,
     /// Whether the loop continues while `counter <= x` (otherwise `< x`).
@@ -197,14 +204,11 @@ impl Plan {
         let InstKind::Cmp { op, args: [a, b] } = *f.kind(f.def_inst(*cond)?) else {
             return None;
         };
-        // `x op bound` with `x` the counter.
-        let is_counter = |v: Value| v == counter.param || v == counter.next;
-        let op = if is_counter(a) && invariant(b) {
-            op
-        } else if is_counter(b) && invariant(a) {
-            op.swapped()
-        } else {
-            return None;
+        // `v op x` with `v` the counter plus a constant `k`, `x` invariant.
+        let (v, k, op, x) = match (offset(se, &counter, a), offset(se, &counter, b)) {
+            (Some(k), _) if invariant(b) => (a, k, op, b),
+            (_, Some(k)) if invariant(a) => (b, k, op.swapped(), a),
+            _ => return None,
         };
         // Which outcome, once reached, stays: `x > bound` when counting up.
         let rising = counter.step > 0;
@@ -245,10 +249,10 @@ impl Plan {
             return None;
         }
         // Whether the header's test can join the latch's: counting up to
-        // `next < bound`, leaving at `counter > x` or `counter >= x` (the header
-        // parameter itself), the latch's comparison used by its branch alone.
+        // `next < bound`, leaving at `counter > x` or `counter >= x` (a value
+        // that evolves as the header parameter), the latch's comparison used by
+        // its branch alone.
         let header_test = f.def_inst(*cond)?;
-        let x = if is_counter(a) { b } else { a };
         let latch_test = match f.kind(l.branch) {
             InstKind::Br { cond, .. } => f.def_inst(*cond),
             _ => None,
@@ -260,7 +264,7 @@ impl Plan {
                     && stays_true
                     && counter.tests_next
                     && !counter.inclusive
-                    && (a == counter.param || b == counter.param)
+                    && k == 0
                     && matches!(f.kind(pre_jump), InstKind::Jump { .. })
                     && matches!(f.kind(latch_test), InstKind::Cmp { .. })
                     && f.users(f.inst_result(latch_test)?) == [l.branch]
@@ -270,7 +274,7 @@ impl Plan {
                 Some(Merge {
                     preheader: l.preheader,
                     header_test,
-                    counter: counter.param,
+                    counter: v,
                     init: counter.init,
                     x,
                     plus_one: op == CmpOp::Sgt,
@@ -294,6 +298,17 @@ impl Plan {
             merge,
         })
     }
+}
+
+/// `k` when `v` evolves as the counter plus the constant `k` (`j`, `j + 1`,
+/// however computed) and never wraps in the loop: `k` lies between 0 and the
+/// step (the counter and its next value never wrap, [`Counter`]), or the
+/// scalar evolution proves `v` exact.
+fn offset(se: &mut ScalarEvolution, counter: &Counter, v: Value) -> Option<i64> {
+    let k = se.constant_difference(v, counter.param)?;
+    let step = i64::from(counter.step);
+    let e = se.get(v);
+    ((step.min(0)..=step.max(0)).contains(&k) || se.is_exact(e)).then_some(k)
 }
 
 #[cfg(test)]
@@ -361,12 +376,10 @@ bb7:
         }
     }
 
-    /// `j >= x`: the loop runs while `j < x`, so the bound is `min(n, x)`, with
-    /// no addition. Both bounds, and a first `j` already past `x`, each decide in
-    /// turn; `x` at the top of `i32` (where `x + 1` would wrap) is taken as is.
-    #[test]
-    fn a_strict_exit_needs_no_addition_and_nothing_wraps() {
-        let src = r#"
+    /// `for (j = j0; j < n; j++) if (j OP x) continue; else g = (s += j) * 3;`
+    /// then `g` printed, with `x`, `n` and `j0` read (the loop entered when
+    /// `j0 < n`).
+    const FROM_INPUT: &str = r#"
 global @g: i32 = 0
 declare @putint(i32) -> void
 declare @getint() -> i32
@@ -398,6 +411,12 @@ bb4:
   ret 0
 }
 "#;
+
+    /// `j >= x`: the loop runs while `j < x`, so the bound is `min(n, x)`, with
+    /// no addition. Both bounds, and a first `j` already past `x`, each decide in
+    /// turn; `x` at the top of `i32` (where `x + 1` would wrap) is taken as is.
+    #[test]
+    fn a_strict_exit_needs_no_addition_and_nothing_wraps() {
         let inputs = [
             "3 10 0",
             "20 10 0",
@@ -408,7 +427,7 @@ bb4:
             "0 -5 -8",
         ];
         for (op, plus_one) in [("sge", false), ("sgt", true)] {
-            let src = src.replace("OP", op);
+            let src = FROM_INPUT.replace("OP", op);
             for input in inputs {
                 let out = same_behaviour(&src, &["loopsplit"], input);
                 // The header still compares (for nothing) but jumps.
@@ -482,6 +501,42 @@ bb4:
         let ne = TRIANGLE.replace("%12 = slt %11, %0", "%12 = ne %11, 61");
         assert!(changes(&ne));
         same_behaviour(&ne, &["loopsplit"], "5");
+    }
+
+    /// The condition on `j + 1` computed apart from the latch's step: the
+    /// header leaves the loop at the first `j + 1 > i` (no merge: the latch's
+    /// bound would need `i - 1`).
+    #[test]
+    fn a_condition_on_the_counter_plus_one_splits() {
+        let src = TRIANGLE.replace(
+            "  %6 = slt %1, %4\n",
+            "  %30 = add %4, 1\n  %6 = slt %1, %30\n",
+        );
+        for n in ["0", "1", "3", "9", "40"] {
+            let out = same_behaviour(&src, &["loopsplit"], n);
+            // The printer numbers afresh: the header's test is `%7`.
+            assert!(
+                out.contains("  %7 = slt %1, %6\n  br %7, bb6(%2), bb4\n"),
+                "{out}"
+            );
+        }
+    }
+
+    /// Not split: `j - 1 > x` from a start that may be `i32::MIN`, where
+    /// `j - 1` wraps to the top and the condition holds only at first.
+    #[test]
+    fn a_condition_on_a_value_below_an_unknown_start_stays() {
+        let src = FROM_INPUT.replace(
+            "  %6 = OP %4, %0\n",
+            "  %13 = add %4, -1\n  %6 = sgt %13, %0\n",
+        );
+        // j = MIN, MIN + 1, MIN + 2: `j - 1 > 0` holds only for the first.
+        let out = same_behaviour(&src, &["loopsplit"], "0 -2147483645 -2147483648");
+        // Printed afresh: the header's test is `%7`, still going to the work.
+        assert!(
+            out.contains("  %7 = sgt %6, %0\n  br %7, bb4(%5), bb3\n"),
+            "{out}"
+        );
     }
 
     /// Not split: a condition that becomes false and stays so (the empty side comes
