@@ -159,6 +159,12 @@ impl Counter {
             }
         })?;
         let param = params[index];
+        if tests_next
+            && !first_step_exact(se, id, init[index], step)
+            && !header_indexes_memory(se, id, l, params[index])
+        {
+            return None;
+        }
         let pe = se.get(param);
         let (pl, pops) = se.exprs.as_addrec(pe)?;
         if pl != id || pops.len() != 2 || se.exprs.as_const(pops[1]) != Some(t.step) {
@@ -218,6 +224,37 @@ impl Counter {
     }
 }
 
+/// Whether the counter's first step, from its value `init` on entry, stays in
+/// `i32`. A latch testing the stepped value proves, through its exit count, that
+/// the stepped values never wrap; the value on entry is not among them, and
+/// stepping from it wraps for the one value at the end (`i32::MAX` counting up
+/// by one: the counter then runs `i32::MAX, i32::MIN, ...`). Exact when `init` is
+/// a constant, an exact recurrence of an outer loop, or bounded by the branches
+/// before the loop (a guard `init < n` leaves room for a step of one).
+fn first_step_exact(se: &mut ScalarEvolution, id: LoopId, init: Value, step: i32) -> bool {
+    use std::cmp::Ordering::{Greater, Less};
+    let (min, max) = (i64::from(i32::MIN), i64::from(i32::MAX));
+    let step = i64::from(step);
+    let e = se.get(init);
+    if se.exprs.ty(e) != ir::Type::I32 {
+        return false;
+    }
+    if let Some((lo, hi)) = se.exact_range(e) {
+        if (min..=max).contains(&(lo + step)) && (min..=max).contains(&(hi + step)) {
+            return true;
+        }
+    }
+    // Below `max - step + 1` counting up, at or above `min - step` counting down.
+    let (limit, below) = if step > 0 {
+        (max - step + 1, true)
+    } else {
+        (min - step, false)
+    };
+    let limit = se.exprs.constant(ir::Type::I32, limit);
+    let order = se.compare_at_entry(id, e, limit, 0);
+    order == Some(if below { Less } else { Greater })
+}
+
 /// Whether a loop continuing while its tested recurrence differs from the bound
 /// behaves as one continuing while it is below the bound (above it for a negative
 /// step): the start and the bound are constants and the recurrence, stepping
@@ -234,11 +271,10 @@ fn meets_bound(se: &ScalarEvolution, t: &ExitTest) -> bool {
 
 /// Whether the counter `param` of a loop with an inclusive test by a unit step,
 /// whose bound is unknown, cannot step past the end of `i32` (module
-/// documentation): the header accesses memory at `gep base, param + c, stride`
-/// with `base` invariant and `c` small, or (when the latch is the loop's only
-/// exit) through a pointer that advances by a constant each iteration (the
-/// counter would wrap only in a loop that never ends, where the pointer leaves
-/// its object).
+/// documentation): the header indexes memory by it ([`header_indexes_memory`]),
+/// or (when the latch is the loop's only exit) accesses memory through a pointer
+/// that advances by a constant each iteration (the counter would wrap only in a
+/// loop that never ends, where the pointer leaves its object).
 fn inclusive_never_wraps(
     se: &mut ScalarEvolution,
     id: LoopId,
@@ -246,27 +282,46 @@ fn inclusive_never_wraps(
     param: Value,
     single_exit: impl Fn() -> bool,
 ) -> bool {
-    let (f, loops) = (se.f, se.loops);
-    let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
-    let p = se.get(param);
+    if header_indexes_memory(se, id, l, param) {
+        return true;
+    }
+    let f = se.f;
     let insts: Vec<Inst> = f.layout.block_insts(l.header).collect();
     insts.into_iter().any(|i| {
-        let ptr = match f.kind(i) {
-            InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. } => *ptr,
-            _ => return false,
+        let Some(ptr) = access_pointer(f, i) else {
+            return false;
         };
         let pe = se.get(ptr);
         let marching = se.exprs.as_addrec(pe).is_some_and(|(pl, ops)| {
             pl == id && ops.len() == 2 && se.exprs.as_const(ops[1]).is_some_and(|c| c != 0)
         });
-        if marching && single_exit() {
-            return true;
-        }
+        marching && single_exit()
+    })
+}
+
+/// Whether the header, which runs in every iteration the counter `param` takes
+/// a value, accesses memory at `gep base, param + c, stride` with `base`
+/// invariant and `c` small: the access is in bounds only while `param` is at
+/// least `2^31 - 2^16` away from the end of `i32` it would wrap at, so no value
+/// of it steps past that end.
+fn header_indexes_memory(
+    se: &mut ScalarEvolution,
+    id: LoopId,
+    l: &RotatedLoop,
+    param: Value,
+) -> bool {
+    let (f, loops) = (se.f, se.loops);
+    let invariant = |v: Value| f.value_block(v).is_none_or(|blk| !loops.contains(id, blk));
+    let p = se.get(param);
+    let insts: Vec<Inst> = f.layout.block_insts(l.header).collect();
+    insts.into_iter().any(|i| {
         let Some(&InstKind::Gep {
             base,
             index,
             stride,
-        }) = f.def_inst(ptr).map(|g| f.kind(g))
+        }) = access_pointer(f, i)
+            .and_then(|ptr| f.def_inst(ptr))
+            .map(|g| f.kind(g))
         else {
             return false;
         };
@@ -282,6 +337,14 @@ fn inclusive_never_wraps(
                 .as_const(offset)
                 .is_some_and(|c| c.unsigned_abs() <= 1 << 16)
     })
+}
+
+/// The address a load or store accesses.
+fn access_pointer(f: &Function, i: Inst) -> Option<Value> {
+    match f.kind(i) {
+        InstKind::Load { ptr, .. } | InstKind::Store { ptr, .. } => Some(*ptr),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -448,6 +511,32 @@ bb2(%6: i32):
         let c = counter_of(&guarded("sgt %0, 0", "%0", -1, "ne %4, 0"));
         assert_eq!(c.expect("a counter").step, -1);
         assert!(counter_of(&guarded("sge %0, 1", "%0", -1, "ne %4, 0")).is_some());
+    }
+
+    /// A latch testing `i + 1` proves that the stepped values do not wrap, not
+    /// that the first step does: from `i = n` with `n` unbounded, `i32::MAX + 1`
+    /// wraps (difftest of loopsplit found it). A guard bounding `n` from above,
+    /// by a constant or by another value (`n < m`), makes the counter exact.
+    #[test]
+    fn a_counter_tested_after_its_step_needs_a_first_step_without_wrap() {
+        assert!(counter_of(&guarded("ne %0, 0", "%0", 1, "slt %4, 100")).is_none());
+        assert!(counter_of(&guarded("sgt %0, 5", "%0", 1, "slt %4, 100")).is_none());
+        assert!(counter_of(&guarded("slt %0, 100", "%0", 1, "slt %4, 100")).is_some());
+        // Down by 3 from `n >= -2147483645` stays above `i32::MIN`; from -2147483646
+        // it would not.
+        let down = |guard| counter_of(&guarded(guard, "%0", -3, "sgt %4, -2000000000"));
+        assert!(down("sge %0, -2147483645").is_some());
+        assert!(down("sge %0, -2147483646").is_none());
+        // `n < m` leaves room for one step up, whatever `m` is.
+        let ordered = |guard: &str| {
+            guarded(guard, "%0", 1, "slt %4, %7").replace(
+                "func @f(i32) -> i32 {\nbb0(%0: i32):",
+                "func @f(i32, i32) -> i32 {\nbb0(%0: i32, %7: i32):",
+            )
+        };
+        assert!(counter_of(&ordered("slt %0, %7")).is_some());
+        assert!(counter_of(&ordered("sgt %7, %0")).is_some());
+        assert!(counter_of(&ordered("sle %0, %7")).is_none());
     }
 
     #[test]

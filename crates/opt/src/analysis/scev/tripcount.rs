@@ -484,8 +484,10 @@ impl ScalarEvolution<'_> {
                         (taken, f.def_inst(*cond).map(|i| f.kind(i)))
                     {
                         let op = if taken { Some(op) } else { op.inverse() };
-                        if let Some((v, lo, hi)) = op.and_then(|op| comparison_fact(f, op, x, y)) {
-                            facts.push((self.get(v), lo, hi));
+                        for (v, lo, hi) in op.map_or(Vec::new(), |op| comparison_facts(f, op, x, y))
+                        {
+                            let e = self.get(v);
+                            facts.push((e, lo, hi));
                         }
                     }
                 }
@@ -628,21 +630,36 @@ impl ScalarEvolution<'_> {
     }
 }
 
-/// The range `x op y` gives `x` or `y` when the other is a constant.
-fn comparison_fact(f: &ir::Function, op: CmpOp, x: Value, y: Value) -> Option<(Value, i64, i64)> {
+/// The ranges `x op y` gives: that of `x` or `y` when the other is a constant,
+/// those of both when neither is and they are `i32`s in a strict order.
+fn comparison_facts(f: &ir::Function, op: CmpOp, x: Value, y: Value) -> Vec<(Value, i64, i64)> {
     let (op, v, c) = match (f.as_iconst(x), f.as_iconst(y)) {
         (None, Some(c)) => (op, x, i64::from(c)),
         (Some(c), None) => (op.swapped(), y, i64::from(c)),
-        _ => return None,
+        (None, None) if f.value_type(x) == Type::I32 => return strict_order_facts(op, x, y),
+        _ => return Vec::new(),
     };
-    match op {
-        CmpOp::Slt => Some((v, MIN, c - 1)),
-        CmpOp::Sle => Some((v, MIN, c)),
-        CmpOp::Sgt => Some((v, c + 1, MAX)),
-        CmpOp::Sge => Some((v, c, MAX)),
-        CmpOp::Eq => Some((v, c, c)),
-        _ => None,
-    }
+    let fact = match op {
+        CmpOp::Slt => (v, MIN, c - 1),
+        CmpOp::Sle => (v, MIN, c),
+        CmpOp::Sgt => (v, c + 1, MAX),
+        CmpOp::Sge => (v, c, MAX),
+        CmpOp::Eq => (v, c, c),
+        _ => return Vec::new(),
+    };
+    vec![fact]
+}
+
+/// What `x < y` (or `x > y`) between two unknowns says of each: the smaller is
+/// not `i32::MAX` and the larger not `i32::MIN`, so that one more than the
+/// smaller (one less than the larger) does not wrap.
+fn strict_order_facts(op: CmpOp, x: Value, y: Value) -> Vec<(Value, i64, i64)> {
+    let (lower, upper) = match op {
+        CmpOp::Slt => (x, y),
+        CmpOp::Sgt => (y, x),
+        _ => return Vec::new(),
+    };
+    vec![(lower, MIN, MAX - 1), (upper, MIN + 1, MAX)]
 }
 
 /// `C(k, j)` modulo 2^64, computed exactly (so the division is exact).

@@ -443,6 +443,18 @@ bb4:
         }
     }
 
+    /// Entered unguarded at `j = i32::MAX` with the latch testing `j + 1`: the
+    /// first step wraps, so `j` is no counter and the loop stays whole (it was
+    /// split as if `j` ran upward from `i32::MAX`, printing 0).
+    #[test]
+    fn a_counter_whose_first_step_wraps_is_not_split() {
+        let src = FROM_INPUT
+            .replace("OP", "sgt")
+            .replace("br %3, bb1, bb4", "jump bb1");
+        let out = same_behaviour(&src, &["loopsplit"], "0 -2147483645 2147483647");
+        assert_eq!(out, run(&src, &[]));
+    }
+
     /// The condition read the other way round (`j > i`) joins the latch's test too;
     /// counting down with `j < i` (true from the point it flips), the header
     /// leaves the loop instead.
