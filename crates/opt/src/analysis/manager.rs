@@ -178,6 +178,34 @@ impl FunctionAnalyses {
         self.forget_scev();
     }
 
+    /// Runs `round` on `f` again and again, at most `limit` times, until it
+    /// returns `None`; the sum of the changes the rounds report. A transformation
+    /// that finds one change (or one set of independent changes) per round on the
+    /// analyses of `f` as it then is: the first round takes the cached analyses,
+    /// each later one computes them anew, after what the last round did. The
+    /// analyses left are those of the last round.
+    pub fn rounds(
+        &mut self,
+        f: &mut Function,
+        limit: usize,
+        mut round: impl FnMut(&mut Function, &mut FunctionAnalyses) -> Option<usize>,
+    ) -> usize {
+        if f.is_declaration() {
+            return 0;
+        }
+        let mut changes = 0;
+        for k in 0..limit {
+            if k > 0 {
+                self.forget();
+            }
+            match round(f, self) {
+                Some(n) => changes += n,
+                None => break,
+            }
+        }
+        changes
+    }
+
     /// Drops the scalar evolution and the value ranges (a pass that changed the
     /// function's instructions and asks for them again calls this first).
     pub fn forget_scev(&mut self) {

@@ -99,16 +99,11 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         return 0;
     }
     let mut budget = MAX_GROWTH;
-    let mut unrolled = 0;
-    let mut first = true;
     // Loops already walked without a result: each walk may take thousands of
     // steps, so a loop is walked again only once an evaluation made constants
     // that may reach it (the copies of an unrolled loop are new loops).
     let mut tried: FxHashSet<Block> = FxHashSet::default();
-    while unrolled < MAX_ROUNDS {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, MAX_ROUNDS, |f, fa| {
         let (cfg, _, loops) = fa.loops(f);
         let sizes = loops.inst_counts(f);
         // Instructions other than arithmetic and branches, per loop (linear in the
@@ -156,27 +151,25 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 entry,
             })
         });
-        match candidate {
-            None => return unrolled,
-            Some(Plan::Unroll {
+        match candidate? {
+            Plan::Unroll {
                 id,
                 trips,
                 size,
                 entry,
-            }) => {
+            } => {
                 budget -= trips * size;
                 unroll(f, loops, id, trips, &entry.edges);
                 crate::passes::scalar::sccp::run(f);
                 crate::passes::scalar::simplifycfg::run(f);
             }
-            Some(Plan::Evaluate(fold)) => {
+            Plan::Evaluate(fold) => {
                 fold.apply(f);
                 tried.clear();
             }
         }
-        unrolled += 1;
-    }
-    unrolled
+        Some(1)
+    })
 }
 
 /// What to do with one loop.

@@ -63,28 +63,15 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`], starting from the analyses cached in `fa` (left holding those of the
 /// last round).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let mut hoisted = 0;
     // Each hoist changes the CFG; a function has finitely many loop pairs and a
     // hoisted loop leaves its outer loop, so this ends.
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    for _ in 0..64 {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, 64, |f, fa| {
         let mut se = fa.scev(f);
         let loops = se.loops;
-        let plan = loops.loops().find_map(|(id, _)| Plan::of(&mut se, id));
-        let Some(plan) = plan else {
-            break;
-        };
+        let plan = loops.loops().find_map(|(id, _)| Plan::of(&mut se, id))?;
         plan.apply(f);
-        hoisted += 1;
-    }
-    hoisted
+        Some(1)
+    })
 }
 
 struct Plan {

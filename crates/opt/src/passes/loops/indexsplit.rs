@@ -78,17 +78,8 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`], starting from the analyses cached in `fa` (left holding those of the
 /// last round).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let mut budget = MAX_GROWTH;
-    let mut splits = 0;
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let mut se = fa.scev(f);
         let loops = se.loops;
         let found = loops.loops().find_map(|(id, lp)| {
@@ -109,13 +100,11 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             let split = Split::of(&mut se, id)?;
             Some((split, lp.clone(), size))
         });
-        let Some((split, lp, size)) = found else {
-            return splits;
-        };
+        let (split, lp, size) = found?;
         budget -= size;
         apply(f, &lp, &split);
-        splits += 1;
-    }
+        Some(1)
+    })
 }
 
 /// A loop and the test it splits at.

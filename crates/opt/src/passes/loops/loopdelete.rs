@@ -53,13 +53,7 @@ impl Pass for LoopDelete {
 /// once its inner loops are gone), starting from the analyses cached in `fa`
 /// (left holding those of the last round); returns how many.
 fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize {
-    let mut deleted = 0;
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let mut se = fa.scev(f);
         let (cfg, loops) = (se.cfg, se.loops);
         // Only innermost loops can be proven to terminate: the others are rejected
@@ -90,11 +84,11 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
             round += 1;
         }
         if round == 0 {
-            return deleted;
+            return None;
         }
         remove_unreachable_blocks(f);
-        deleted += round;
-    }
+        Some(round)
+    })
 }
 
 /// Deletes the loop headed by `header`, which the caller knows terminates, if it

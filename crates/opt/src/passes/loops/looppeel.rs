@@ -75,18 +75,9 @@ pub(crate) fn peel_where(
     fa: &mut FunctionAnalyses,
     worth: impl Fn(&Function, &ControlFlowGraph, &DominatorTree, &LoopForest, LoopId) -> bool,
 ) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let mut budget = MAX_GROWTH;
-    let mut peeled = 0;
     let mut done: Vec<Block> = Vec::new();
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let (cfg, dt, loops) = fa.loops(f);
         // Sizes summed up the nest: linear however deep it is.
         let sizes = loops.inst_counts(f);
@@ -97,9 +88,7 @@ pub(crate) fn peel_where(
                 && worth(f, cfg, dt, loops, id))
             .then_some((id, size))
         });
-        let Some((id, size)) = candidate else {
-            break;
-        };
+        let (id, size) = candidate?;
         let header = loops.get(id).header;
         if jump_preheader(f, cfg, loops, id).is_none() {
             // The loop is entered from a conditional branch (or from several
@@ -115,9 +104,8 @@ pub(crate) fn peel_where(
         budget -= size;
         done.push(header);
         peel(f, loops, id, pre);
-        peeled += 1;
-    }
-    peeled
+        Some(1)
+    })
 }
 
 /// The preheader of loop `id` when it ends in a jump (where [`peel`] puts the

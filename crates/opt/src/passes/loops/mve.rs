@@ -62,18 +62,9 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`], starting from the analyses cached in `fa` (left holding those of the
 /// last round).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let mut budget = MAX_GROWTH;
     let mut done: Vec<Block> = Vec::new();
-    let mut expanded = 0;
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let (cfg, _, loops) = fa.loops(f);
         // Sizes summed up the nest: linear however deep it is.
         let sizes = loops.inst_counts(f);
@@ -89,15 +80,13 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             })
             .flatten()
         });
-        let Some((id, size, factor)) = candidate else {
-            return expanded;
-        };
+        let (id, size, factor) = candidate?;
         budget -= size * (factor - 1);
         let lp = loops.get(id);
         done.push(lp.header);
         expand(f, lp, factor);
-        expanded += 1;
-    }
+        Some(1)
+    })
 }
 
 /// The longest chain of header parameters the loop's single back edge shifts

@@ -80,25 +80,14 @@ struct Plan {
 
 /// [`run`], starting from the analyses cached in `fa`.
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let mut done = 0;
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let (cfg, _, loops) = fa.loops(f);
         let plan = loops
             .loops()
-            .find_map(|(id, _)| plan_for(f, cfg, loops, id));
-        let Some(plan) = plan else {
-            return done;
-        };
+            .find_map(|(id, _)| plan_for(f, cfg, loops, id))?;
         apply(f, plan);
-        done += 1;
-    }
+        Some(1)
+    })
 }
 
 /// Whether `i` may be executed before the loop exits without changing behaviour

@@ -94,13 +94,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         .map(|b| f.layout.block_insts(b).count())
         .sum();
     let mut budget = MAX_GROWTH + size;
-    let mut done = 0;
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    for _ in 0..MAX_ROUNDS {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, MAX_ROUNDS, |f, fa| {
         let mut se = fa.scev(f);
         let (cfg, loops) = (se.cfg, se.loops);
         let mut plans = Vec::new();
@@ -146,7 +140,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             }
         }
         if plans.is_empty() && chains.is_empty() && entered_by_branch.is_empty() {
-            break;
+            return None;
         }
         for chain in &chains {
             merge_chain(f, chain);
@@ -161,9 +155,8 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         if !entered_by_branch.is_empty() {
             add_preheaders(f, &entered_by_branch);
         }
-        done += plans.len() + chains.len() + entered_by_branch.len();
-    }
-    done
+        Some(plans.len() + chains.len() + entered_by_branch.len())
+    })
 }
 
 /// The blocks of loop `id` in order, when they form a chain from the header to

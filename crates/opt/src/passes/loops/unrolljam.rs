@@ -92,18 +92,9 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`], starting from the analyses cached in `fa` (left holding those of the
 /// last round).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let mut budget = MAX_GROWTH;
     let mut done: FxHashSet<Block> = FxHashSet::default();
-    let mut jammed = 0;
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let mut se = fa.scev(f);
         let loops = se.loops;
         let plan = loops.loops().find_map(|(id, lp)| {
@@ -113,14 +104,12 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             let plan = Nest::of(&mut se, id)?;
             (plan.size <= budget).then_some(plan)
         });
-        let Some(plan) = plan else {
-            return jammed;
-        };
+        let plan = plan?;
         budget -= plan.size;
         done.insert(plan.outer.header);
         done.insert(jam(f, &plan));
-        jammed += 1;
-    }
+        Some(1)
+    })
 }
 
 /// A loop nest that can be jammed.

@@ -61,20 +61,11 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`], starting from the analyses cached in `fa` (left holding those of the
 /// last round).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
     let mut budget = MAX_GROWTH;
-    let mut done = 0;
     let mut tried: Vec<Block> = Vec::new();
     // What hoisting achieves in `f` as it stands (recounted only when `f` changes).
     let mut hoisted_without = None;
-    // The first round takes the cached analyses; each later one follows a change.
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let (cfg, _, loops) = fa.loops(f);
         // Sizes summed up the nest: linear however deep it is.
         let sizes = loops.inst_counts(f);
@@ -87,22 +78,20 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             let b = invariant_guard(f, cfg, loops, id)?;
             Some((id, pre, b, size))
         });
-        let Some((id, pre, b, size)) = candidate else {
-            break;
-        };
+        let (id, pre, b, size) = candidate?;
         tried.push(loops.get(id).header);
         let without =
             *hoisted_without.get_or_insert_with(|| super::hoistloops::run(&mut f.clone()));
         let mut trial = f.clone();
         unswitch(&mut trial, loops, id, pre, b);
-        if super::hoistloops::run(&mut trial.clone()) > without {
-            *f = trial;
-            hoisted_without = None;
-            budget -= size;
-            done += 1;
+        if super::hoistloops::run(&mut trial.clone()) <= without {
+            return Some(0);
         }
-    }
-    done
+        *f = trial;
+        hoisted_without = None;
+        budget -= size;
+        Some(1)
+    })
 }
 
 /// A block of loop `id` ending in a branch on a condition from outside the loop,

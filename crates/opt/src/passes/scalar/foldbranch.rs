@@ -62,24 +62,13 @@ struct Fold {
 }
 
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
-    if f.is_declaration() {
-        return 0;
-    }
-    let mut done = 0;
-    let mut first = true;
-    loop {
-        if !std::mem::take(&mut first) {
-            fa.forget();
-        }
+    fa.rounds(f, usize::MAX, |f, fa| {
         let (cfg, _, loops) = fa.loops(f);
-        let fold = f.layout.blocks().find_map(|p| fold_at(f, cfg, loops, p));
-        let Some(fold) = fold else {
-            return done;
-        };
+        let fold = f.layout.blocks().find_map(|p| fold_at(f, cfg, loops, p))?;
         apply(f, fold);
         remove_unreachable_blocks(f);
-        done += 1;
-    }
+        Some(1)
+    })
 }
 
 fn fold_at(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, p: Block) -> Option<Fold> {
