@@ -1046,12 +1046,9 @@ bb2:
         }
     }
 
-    /// `a[i + b]` read only on some iterations, `b` read at run time: the counter
-    /// counts up from 0, so the exact pointer is safe (a wrapped `i + b` is negative
-    /// and the guard keeps the access from running then), and the gep goes.
-    #[test]
-    fn conditional_access_at_counter_plus_invariant() {
-        let src = r#"
+    /// `a[i + b]` read when `0 <= i + b < 16`, `i` counting from 0 up to a bound
+    /// read at run time.
+    const CONDITIONAL: &str = r#"
 declare @putint(i32) -> void
 declare @getint() -> i32
 global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
@@ -1083,6 +1080,13 @@ bb4:
   ret 0
 }
 "#;
+
+    /// `a[i + b]` read only on some iterations, `b` read at run time: the counter
+    /// counts up from 0, so the exact pointer is safe (a wrapped `i + b` is negative
+    /// and the guard keeps the access from running then), and the gep goes.
+    #[test]
+    fn conditional_access_at_counter_plus_invariant() {
+        let src = CONDITIONAL;
         for stdin in ["3 10", "-5 12", "2147483640 20", "-2147483648 30", "0 0"] {
             let out = same_behaviour(src, &["strength"], stdin);
             let body = &out[out.find("bb1(").unwrap()..];
@@ -1106,49 +1110,25 @@ bb4:
     /// it is not (and, accessed conditionally, stays a gep).
     #[test]
     fn conditional_access_bounded_by_the_maximum_count() {
-        let src = r#"
-declare @putint(i32) -> void
-declare @getint() -> i32
-global @a: [i32; 400] = zeroinit
-
-func @main() -> i32 {
-bb0:
-  %0 = call @getint()
-  jump bb1(0, 0)
-bb1(%2: i32, %3: i32):
-  %4 = and %2, 7
-  %5 = slt %4, %0
-  br %5, bb2, bb3(%3)
-bb2:
-  %6 = mul %2, 4
-  %7 = add %6, 3
-  %8 = gep @a, %7, 4
-  %9 = load i32, %8
-  %10 = add %3, %9
-  %11 = add %10, %2
-  jump bb3(%11)
-bb3(%13: i32):
-  %14 = add %2, 1
-  %15 = ne %14, 100
-  br %15, bb1(%14, %13), bb4
-bb4:
-  call @putint(%13)
-  ret 0
-}
-"#;
-        for stdin in ["3", "0", "8"] {
-            let out = same_behaviour(src, &["strength"], stdin);
-            assert!(!out.contains("gep @a, %7"), "{stdin}: {out}");
+        let sixteen = (1..=16)
+            .map(|k| k.to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        let bounded = CONDITIONAL
+            .replace(&format!("[i32; 16] = [{sixteen}]"), "[i32; 400] = zeroinit")
+            .replace("%8 = add %2, %0", "%16 = mul %2, 4\n  %8 = add %16, 3");
+        let src = bounded.replace("slt %14, %1", "ne %14, 100");
+        assert!(src.contains("ne %14, 100") && src.contains("zeroinit"));
+        for stdin in ["3 0", "0 0", "-20 0", "8 0"] {
+            let out = same_behaviour(&src, &["strength"], stdin);
+            let body = &out[out.find("bb1(").unwrap()..];
+            assert!(!body.contains("gep @a"), "{stdin}: {out}");
             assert!(out.contains(": ptr"), "{out}");
         }
-        let unknown = src
-            .replace(
-                "  jump bb1(0, 0)",
-                "  %1 = call @getint()\n  jump bb1(0, 0)",
-            )
-            .replace("ne %14, 100", "ne %14, %1");
+        let unknown = bounded.replace("slt %14, %1", "ne %14, %1");
         let out = same_behaviour(&unknown, &["strength"], "3 100");
-        assert!(out.contains("gep @a, %7"), "{out}");
+        let body = &out[out.find("bb1(").unwrap()..];
+        assert!(body.contains("gep @a, %"), "{out}");
     }
 
     /// The same conditional access with the index computed other ways, which the
