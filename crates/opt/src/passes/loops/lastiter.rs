@@ -23,13 +23,17 @@
 //! - no block of the loop (inner loops included) writes memory, calls a function
 //!   with side effects or allocates: every iteration then reads the same memory;
 //! - one header parameter, the counter, is an add-recurrence `{start,+,step}` of
-//!   the loop with a constant start and step, whatever arithmetic passes it back
-//!   (`i + c`, `i - c`, `(i + 1) + 1`), and the scalar evolution
+//!   the loop, whatever arithmetic passes it back (`i + c`, `i - c`,
+//!   `(i + 1) + 1`), and the scalar evolution
 //!   ([`crate::analysis::scev::tripcount`]) finds a constant number of back edges
 //!   taken at the latch that holds without predicates (any test it solves: `<`,
 //!   `<=`, `>`, `>=`, `!=`, on the counter or its next value, against a bound
-//!   invariant in the loop); the counter's last value is `start + taken * step`
-//!   (wrapping, as the loop's own steps);
+//!   invariant in the loop); the counter's last value is the scalar evolution's
+//!   value of its recurrence after that many iterations
+//!   ([`ScalarEvolution::value_at`], modulo 2^32 as the loop's own steps): a
+//!   constant when the start and step are, else an invariant expression (`n + 4`
+//!   for `i = n; do ... while (++i != n + 5)`) expanded before the preheader's
+//!   jump ([`crate::analysis::scev::expand`]; the loop stays when it cannot be);
 //! - every other header parameter is invariant (the same value on entry and on the
 //!   back edge), read by nothing but the back edge (a variable each iteration
 //!   overwrites before reading it), or given on the back edge a value defined
@@ -45,7 +49,8 @@
 //! only have trapped (a division by zero, an access out of bounds): behaviour the
 //! program does not define.
 
-use crate::analysis::scev::ScalarEvolution;
+use crate::analysis::scev::expand::{remove_emitted, Expander};
+use crate::analysis::scev::{ExprId, ScalarEvolution};
 use crate::analysis::RotatedLoop;
 use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopId, Preserved, Purity};
 use crate::pipeline::Pass;
@@ -79,7 +84,8 @@ pub fn run(f: &mut Function, purity: &Purity) -> usize {
 struct Found {
     rl: RotatedLoop,
     index: usize,
-    last: i32,
+    /// The counter's last value: an `i32` expression invariant in the loop.
+    last: ExprId,
     /// Header parameters invariant after the first iteration, with the value
     /// the back edge gives them.
     settled: Vec<(usize, Value)>,
@@ -89,7 +95,7 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
     if f.is_declaration() {
         return 0;
     }
-    let found: Vec<Found> = {
+    let (found, exprs) = {
         let mut se = fa.scev(f);
         let loops = se.loops;
         // Outermost first; a loop inside one already chosen is left alone (its
@@ -100,6 +106,9 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
             if let Some(found) = qualifies(&mut se, l, purity) {
                 chosen.push((l, found));
             }
+        }
+        if chosen.is_empty() {
+            return 0;
         }
         let mut keep = Vec::new();
         for (l, found) in &chosen {
@@ -114,13 +123,28 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
                 });
             }
         }
-        keep
+        (keep, std::mem::take(&mut se.exprs))
     };
+    // Its expressions are taken: the analysis is started anew next time.
+    fa.forget_scev();
+    let dt = fa.loops(f).1;
+    let mut done = 0;
     for fd in &found {
-        let last = f.iconst(fd.last);
+        let pre = f.terminator(fd.rl.preheader).expect("preheader has a jump");
+        // The last value before the preheader's jump. Values that dominate the
+        // preheader still do after the rewrites of other loops (which only take
+        // edges away), so the dominator tree from before them is safe to ask.
+        let preheader = fd.rl.preheader;
+        let available =
+            |f: &Function, v: Value| f.value_block(v).is_none_or(|b| dt.dominates(b, preheader));
+        let emitted_after = f.layout.prev_inst(pre);
+        let mut ex = Expander::new(&exprs, pre, pre, EXPANSION_BUDGET);
+        let Some(last) = ex.expand(f, fd.last, &available) else {
+            remove_emitted(f, emitted_after, pre);
+            continue;
+        };
         // The counter starts at its last value: in the preheader's jump, and in
         // the loop itself (the header keeps the entry edge only).
-        let pre = f.terminator(fd.rl.preheader).expect("preheader has a jump");
         let mut call: BlockCall = f.kind(pre).targets()[0].clone();
         call.args[fd.index] = last;
         // Defined before the loop, so before the preheader's jump too (a block
@@ -133,12 +157,16 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         f.replace_all_uses(param, last);
         let exit = f.kind(fd.rl.branch).targets()[fd.rl.exit()].clone();
         f.replace_kind(fd.rl.branch, InstKind::Jump { dest: exit });
+        done += 1;
     }
-    if !found.is_empty() {
+    if done > 0 {
         fa.forget();
     }
-    found.len()
+    done
 }
+
+/// How many instructions the counter's last value may take to expand.
+const EXPANSION_BUDGET: usize = 8;
 
 /// Loop `l` when it qualifies (module documentation), with its counter.
 fn qualifies(se: &mut ScalarEvolution, l: LoopId, purity: &Purity) -> Option<Found> {
@@ -196,31 +224,31 @@ fn qualifies(se: &mut ScalarEvolution, l: LoopId, purity: &Purity) -> Option<Fou
 }
 
 /// The value of `counter`, a header parameter of rotated loop `l`, on the loop's
-/// last iteration: `start + taken * step` (modulo 2^32) when its scalar evolution
-/// is `{start,+,step}<l>` with constant operands and the latch is taken back a
-/// constant number `taken >= 1` of times (the loop runs at least twice).
+/// last iteration, as an expression invariant in `l`: its scalar evolution's
+/// value ([`ScalarEvolution::value_at`]) after the constant number `taken >= 1`
+/// of times the latch is taken back (the loop runs at least twice), when the
+/// counter is an `i32` add-recurrence `{start,+,step}<l>`.
 fn last_value(
     se: &mut ScalarEvolution,
     l: LoopId,
     rl: &RotatedLoop,
     counter: Value,
-) -> Option<i32> {
-    let e = se.get(counter);
-    let (el, ops) = se.exprs.as_addrec(e)?;
-    let [start, step] = ops[..] else {
-        return None;
-    };
-    if el != l {
+) -> Option<ExprId> {
+    if se.f.value_type(counter) != ir::Type::I32 {
         return None;
     }
-    let (start, step) = (se.exprs.as_const(start)?, se.exprs.as_const(step)?);
+    let e = se.get(counter);
+    let (el, ops) = se.exprs.as_addrec(e)?;
+    if el != l || ops.len() < 2 {
+        return None;
+    }
     let count = se.exit_count(l, rl.latch)?;
     if !count.predicates.is_empty() {
         return None;
     }
-    let taken = se.exprs.as_const(count.count).filter(|&t| t >= 1)?;
-    // Modulo 2^32 each operand may be taken as its low half.
-    Some((start as i32).wrapping_add((taken as i32).wrapping_mul(step as i32)))
+    se.exprs.as_const(count.count).filter(|&t| t >= 1)?;
+    let last = se.value_at(e, l, count.count)?;
+    se.invariant(last, l).then_some(last)
 }
 
 #[cfg(test)]
@@ -469,6 +497,21 @@ bb2:
         ] {
             let src = stepped(step, test);
             assert_eq!(run(&src, &["lastiter"]), run(&src, &[]), "{step} / {test}");
+        }
+    }
+
+    /// `i = n; do { x = i * n } while (++i != n + 5)`: the start is not a
+    /// constant, the count (4 back edges) is; the last value `n + 4` that the
+    /// scalar evolution gives is computed before the loop, wrapping as the loop
+    /// does at the end of `i32`.
+    #[test]
+    fn a_counter_from_an_invariant_start_takes_its_value_after_the_count() {
+        let src = stepped("  %3 = add %1, 1", "ne %3, %10")
+            .replace("jump bb1(1)", "%10 = add %0, 5\n  jump bb1(%0)");
+        for input in ["0", "-7", "2147483645", "2147483647"] {
+            let out = same_behaviour(&src, &["lastiter"], input);
+            assert!(!out.contains("br %4"), "{out}");
+            assert!(out.contains("add %0, 4"), "{out}");
         }
     }
 }
