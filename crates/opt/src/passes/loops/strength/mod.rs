@@ -1044,9 +1044,12 @@ bb2:
         }
     }
 
-    /// `a[i + b]` read when `0 <= i + b < 16`, `i` counting from 0 up to a bound
-    /// read at run time.
-    const CONDITIONAL: &str = r#"
+    /// `a[i + b]` read only on some iterations, `b` read at run time: the counter
+    /// counts up from 0, so the exact pointer is safe (a wrapped `i + b` is negative
+    /// and the guard keeps the access from running then), and the gep goes.
+    #[test]
+    fn conditional_access_at_counter_plus_invariant() {
+        let src = r#"
 declare @putint(i32) -> void
 declare @getint() -> i32
 global @a: [i32; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16]
@@ -1078,13 +1081,6 @@ bb4:
   ret 0
 }
 "#;
-
-    /// `a[i + b]` read only on some iterations, `b` read at run time: the counter
-    /// counts up from 0, so the exact pointer is safe (a wrapped `i + b` is negative
-    /// and the guard keeps the access from running then), and the gep goes.
-    #[test]
-    fn conditional_access_at_counter_plus_invariant() {
-        let src = CONDITIONAL;
         for stdin in ["3 10", "-5 12", "2147483640 20", "-2147483648 30", "0 0"] {
             let out = same_behaviour(src, &["strength"], stdin);
             let body = &out[out.find("bb1(").unwrap()..];
