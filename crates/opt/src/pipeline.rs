@@ -682,10 +682,18 @@ fn run_function_by_function(
         }
         for (k, p) in run.iter().enumerate() {
             let pass = p.function_pass().expect("a run holds function passes");
+            if am.is_settled(id, p.name()) {
+                continue;
+            }
             let start = timed.then(|| (std::time::Instant::now(), function_insts(f)));
-            changed[k] |= am.on_function(id, f, |f, fa| pass.run_on(f, fa));
-            am.invalidate_function(id, p.preserves());
+            let c = am.on_function(id, f, |f, fa| pass.run_on(f, fa));
+            if c {
+                am.invalidate_function(id, p.preserves());
+            } else {
+                am.settle(id, p.name());
+            }
             am.compact_if_sparse(id, f);
+            changed[k] |= c;
             if let Some((start, insts)) = start {
                 let t = &mut timings[k];
                 t.seconds += start.elapsed().as_secs_f64();
@@ -708,6 +716,75 @@ fn run_function_by_function(
     }
 }
 
+/// Runs the function pass `fp` (`p`) on every function of `m` but those it
+/// has settled ([`AnalysisManager::is_settled`]); whether it changed any. When
+/// verifying, a settled function is run anyway and must come out unchanged:
+/// the check of the premise that skips it.
+fn run_function_pass(
+    m: &mut Module,
+    p: &dyn Pass,
+    fp: &dyn FunctionPass,
+    am: &mut AnalysisManager,
+    verify: bool,
+) -> Result<bool, String> {
+    let mut changed = false;
+    for (id, f) in m.funcs.iter_mut() {
+        if f.is_declaration() {
+            continue;
+        }
+        let settled = am.is_settled(id, p.name());
+        if settled && !verify {
+            continue;
+        }
+        let before = settled.then(|| crate::analysis::manager::fingerprint(f));
+        let c = am.on_function(id, f, |f, fa| fp.run_on(f, fa));
+        if let Some(before) = before {
+            if c || crate::analysis::manager::fingerprint(f) != before {
+                return Err(format!(
+                    "pass '{}' changed '{}', which it had left unchanged as it was",
+                    p.name(),
+                    f.name
+                ));
+            }
+        }
+        if !c {
+            am.settle(id, p.name());
+        }
+        changed |= c;
+    }
+    Ok(changed)
+}
+
+/// Runs the module pass `p` unless it has settled the module
+/// ([`AnalysisManager::is_settled_module`]); whether it changed anything. When
+/// verifying, a settled module is run anyway and must come out unchanged.
+fn run_module_pass(
+    m: &mut Module,
+    p: &dyn Pass,
+    am: &mut AnalysisManager,
+    verify: bool,
+) -> Result<bool, String> {
+    let settled = am.is_settled_module(p.name());
+    if settled && !verify {
+        return Ok(false);
+    }
+    let before = settled.then(|| ir::print_module(m));
+    let clock = am.changes();
+    let changed = p.run_with(m, am);
+    if let Some(before) = before {
+        if changed || ir::print_module(m) != before {
+            return Err(format!(
+                "pass '{}' changed the module, which it had left unchanged as it was",
+                p.name()
+            ));
+        }
+    }
+    if !changed && am.changes() == clock {
+        am.settle_module(p.name());
+    }
+    Ok(changed)
+}
+
 /// Runs pass number `k` (of `total`) over the whole module, then verifies and
 /// prints as `opts` asks.
 fn run_one(
@@ -720,7 +797,10 @@ fn run_one(
 ) -> Result<(), String> {
     let before = opts.timings.is_some().then(|| module_insts(m));
     let start = std::time::Instant::now();
-    let changed = p.run_with(m, am);
+    let changed = match p.function_pass() {
+        Some(fp) => run_function_pass(m, p, fp, am, opts.verify_each)?,
+        None => run_module_pass(m, p, am, opts.verify_each)?,
+    };
     if changed {
         am.invalidate(p.preserves());
         am.compact_sparse_functions(m);
@@ -945,6 +1025,88 @@ bb0:
             self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             f.name == "main"
         }
+    }
+
+    #[test]
+    fn a_pass_that_changed_nothing_is_skipped_until_its_function_changes() {
+        let two = "func @a() -> i32 {\nbb0:\n  ret 1\n}\nfunc @main() -> i32 {\nbb0:\n  ret 0\n}\n";
+        let log = std::sync::Mutex::new(Vec::new());
+        let (f1, module) = (
+            Recorder {
+                name: "f1",
+                function: true,
+                log: &log,
+            },
+            Recorder {
+                name: "m",
+                function: false,
+                log: &log,
+            },
+        );
+        // `counting` changes `main` only.
+        let counting = Counting(Default::default());
+        let passes: [&dyn Pass; 6] = [&f1, &counting, &f1, &f1, &module, &module];
+        let order = |verify_each| {
+            let mut m = ir::parse_module(two).unwrap();
+            let mut opts = PassOptions {
+                verify_each,
+                ..Default::default()
+            };
+            run_pass_list(&mut m, &passes, &mut opts).unwrap();
+            std::mem::take(&mut *log.lock().unwrap())
+        };
+        // f1 runs again on `main` only, which changed since it ran; its third
+        // run finds both functions as it left them. The module pass, which
+        // changes nothing, runs once.
+        assert_eq!(
+            order(false),
+            ["f1@a", "f1@main", "f1@main", "m@a", "m@main"]
+        );
+        // Verifying, every pass runs, to check that the skipped would change
+        // nothing.
+        assert_eq!(
+            order(true),
+            [
+                "f1@a", "f1@main", "f1@a", "f1@main", "f1@a", "f1@main", "m@a", "m@main", "m@a",
+                "m@main"
+            ]
+        );
+    }
+
+    /// A transform that changes nothing the first time it runs on a function,
+    /// and afterwards changes `ret 0` to `ret 1` without saying so.
+    struct Unreported(std::sync::atomic::AtomicUsize);
+
+    impl FunctionTransform for Unreported {
+        const NAME: &'static str = "unreported";
+        const DESCRIPTION: &'static str = "changes functions without saying so";
+        fn transform(&self, f: &mut Function, _fa: &mut FunctionAnalyses) -> bool {
+            if self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed) > 0 {
+                let one = f.iconst(1);
+                let ret = f.terminator(f.entry_block()).expect("a body");
+                f.map_inst_args(ret, |_| one);
+            }
+            false
+        }
+    }
+
+    #[test]
+    fn verification_catches_a_skipped_pass_that_would_have_changed_its_function() {
+        let main = "func @main() -> i32 {\nbb0:\n  ret 0\n}\n";
+        let run = |verify_each| {
+            let pass = Unreported(Default::default());
+            let passes: [&dyn Pass; 2] = [&pass, &pass];
+            let mut m = ir::parse_module(main).unwrap();
+            let mut opts = PassOptions {
+                verify_each,
+                ..Default::default()
+            };
+            run_pass_list(&mut m, &passes, &mut opts).map(|()| ir::print_module(&m))
+        };
+        // Not verifying, the second run is skipped: the function keeps `ret 0`.
+        assert!(run(false).unwrap().contains("ret 0"));
+        let err = run(true).unwrap_err();
+        assert!(err.contains("'unreported' changed 'main'"), "{err}");
     }
 
     #[test]

@@ -121,6 +121,13 @@ pub struct FunctionAnalyses {
     /// The number of instruction slots below which the function is not looked at
     /// for compaction ([`AnalysisManager::compact_if_sparse`]).
     next_compaction_check: usize,
+    /// The manager's change count ([`AnalysisManager::changes`]) when the
+    /// function last changed.
+    changed_at: u64,
+    /// The function passes that ran on the function as it is now and changed
+    /// nothing, each with the `changed_at` it ran at
+    /// ([`AnalysisManager::is_settled`]).
+    settled: Vec<(&'static str, u64)>,
 }
 
 /// A copy of the cached analyses of the edges (the scalar evolution, which has
@@ -141,6 +148,8 @@ impl Clone for FunctionAnalyses {
             verify: self.verify,
             computations: self.computations,
             next_compaction_check: self.next_compaction_check,
+            changed_at: self.changed_at,
+            settled: Vec::new(),
         }
     }
 }
@@ -388,8 +397,10 @@ impl ScevParts<'_> {
 }
 
 /// What the scalar evolution of `f` depends on, as text: every block's
-/// parameters and instructions, in layout order (for [`AnalysisManager::check`]).
-fn fingerprint(f: &Function) -> String {
+/// parameters and instructions, in layout order (for [`AnalysisManager::check`],
+/// and for the pass manager's check that a settled function pass changes
+/// nothing, [`AnalysisManager::is_settled`]).
+pub(crate) fn fingerprint(f: &Function) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     for b in f.layout.blocks() {
@@ -412,6 +423,13 @@ pub struct AnalysisManager {
     /// Whether [`AnalysisManager::check`] will be called (the scalar
     /// evolution's caches then keep the text of the function they describe).
     verify: bool,
+    /// Changes reported so far, to any function or to the module: a clock
+    /// that moves whenever the module may have changed.
+    changes: u64,
+    /// The module passes that ran on the module as it is now and changed
+    /// nothing, each with the `changes` it ran at
+    /// ([`AnalysisManager::is_settled_module`]).
+    settled: Vec<(&'static str, u64)>,
 }
 
 impl AnalysisManager {
@@ -488,6 +506,7 @@ impl AnalysisManager {
         let before = fa.computations;
         let changed = pass(f, fa);
         if changed {
+            self.note_change(id);
             self.funcs[id].forget_scev();
             if let Some(summary) = self.summaries.get_mut(id) {
                 *summary = None;
@@ -512,6 +531,9 @@ impl AnalysisManager {
             .map(|b| f.layout.block_insts(b).count())
             .sum();
         let compacted = f.is_sparse(live) && f.compact();
+        if compacted {
+            self.note_change(id);
+        }
         let fa = &mut self.funcs[id];
         if compacted {
             fa.forget();
@@ -568,6 +590,13 @@ impl AnalysisManager {
     /// changed (most passes change instructions only, and the analyses of the
     /// edges then serve on).
     pub fn invalidate(&mut self, kept: Preserved) {
+        self.changes += 1;
+        if !kept.other_functions {
+            // Any function may have changed.
+            for (_, fa) in self.funcs.iter_mut() {
+                fa.changed_at = self.changes;
+            }
+        }
         // The functions a pass reported changed lost theirs already
         // ([`AnalysisManager::on_function`]); after any other pass, every one goes.
         if !kept.other_functions {
@@ -583,6 +612,58 @@ impl AnalysisManager {
         if !kept.other_functions {
             self.summaries.clear();
         }
+    }
+
+    /// The change clock: how many changes were reported so far.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// Moves the change clock: function `id` changed.
+    fn note_change(&mut self, id: FuncId) {
+        self.changes += 1;
+        self.funcs[id].changed_at = self.changes;
+    }
+
+    /// Whether the function pass `name` already ran on function `id` as the
+    /// function is now (no change reported to it since) and changed nothing. A
+    /// pass is a deterministic function of what it reads, and a function pass
+    /// reads only its function ([`crate::pipeline::FunctionPass`]): run again,
+    /// it would change nothing again, so the pass manager skips it. (LLVM keeps
+    /// analyses valid across passes that preserve them; this keeps the
+    /// knowledge that a transformation has nothing left to do.)
+    pub fn is_settled(&self, id: FuncId, name: &str) -> bool {
+        let fa = &self.funcs[id];
+        fa.settled
+            .iter()
+            .any(|&(n, at)| n == name && at == fa.changed_at)
+    }
+
+    /// Records that the function pass `name` ran on function `id` and changed
+    /// nothing ([`AnalysisManager::is_settled`]).
+    pub fn settle(&mut self, id: FuncId, name: &'static str) {
+        let fa = &mut self.funcs[id];
+        let now = fa.changed_at;
+        fa.settled.retain(|&(n, at)| at == now && n != name);
+        fa.settled.push((name, now));
+    }
+
+    /// Whether the module pass `name` already ran on the module as it is now
+    /// (no change reported anywhere since) and changed nothing: as
+    /// [`AnalysisManager::is_settled`], for a pass that may read the whole
+    /// module.
+    pub fn is_settled_module(&self, name: &str) -> bool {
+        self.settled
+            .iter()
+            .any(|&(n, at)| n == name && at == self.changes)
+    }
+
+    /// Records that the module pass `name` ran and changed nothing
+    /// ([`AnalysisManager::is_settled_module`]).
+    pub fn settle_module(&mut self, name: &'static str) {
+        let now = self.changes;
+        self.settled.retain(|&(n, at)| at == now && n != name);
+        self.settled.push((name, now));
     }
 
     /// How many analyses were computed rather than taken from the cache.
