@@ -835,6 +835,20 @@ fn int_values(f: &Function) -> SecondaryMap<Value, bool> {
     int
 }
 
+/// Whether [`Ranges::compute`] gives the `i32` value `v` the full range by
+/// its definition alone, whatever the rest of the function (when the solve
+/// reaches it): a parameter of the function, or the result of an instruction
+/// other than an integer operation or comparison (a load, a call, a
+/// conversion). What [`Solver::new`] and [`Solver::eval`] give them, told
+/// without a solve.
+pub fn full_by_definition(f: &Function, v: Value) -> bool {
+    match f.value_def(v) {
+        ValueDef::Param(b, _) => b == f.entry_block(),
+        ValueDef::Inst(i) => !matches!(f.kind(i), InstKind::Binary { .. } | InstKind::Cmp { .. }),
+        _ => false,
+    }
+}
+
 /// The operands of `cond` when it is an integer comparison.
 fn compared(f: &Function, cond: Value) -> Option<[Value; 2]> {
     let def = f.def_inst(cond)?;
@@ -1030,6 +1044,45 @@ mod tests {
             values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
         }
         r.get(values[k])
+    }
+
+    /// What `full_by_definition` tells without a solve is what the solve gives:
+    /// the full range, for the function's parameter, a load, a call and a
+    /// conversion, and not for an operation, a comparison or a block parameter
+    /// inside.
+    #[test]
+    fn values_full_by_definition_are_full_in_the_solve() {
+        let src = "declare @getint() -> i32\n\
+             func @f(i32, ptr) -> i32 {\nbb0(%0: i32, %1: ptr):\n  %2 = load i32, %1\n\
+             %3 = call @getint()\n  %4 = sitofp %3\n  %5 = fptosi %4\n  %6 = and %2, 7\n\
+             %7 = slt %6, %5\n  jump bb1(%6)\nbb1(%8: i32):\n  ret %8\n}\n";
+        let m = ir::parse_module(src).expect("parses");
+        let f = m
+            .funcs
+            .values()
+            .find(|f| !f.is_declaration())
+            .unwrap()
+            .clone();
+        let r = Ranges::compute(&f, &cfg_of(&f));
+        let mut full = 0;
+        for k in 0..9 {
+            let mut values = Vec::new();
+            for b in f.layout.blocks() {
+                values.extend_from_slice(f.block_params(b));
+                values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
+            }
+            let v = values[k];
+            if f.value_type(v) != Type::I32 {
+                continue;
+            }
+            if full_by_definition(&f, v) {
+                assert_eq!(range_of(&f, &r, k), Some(Range::FULL), "%{k}");
+                full += 1;
+            } else {
+                assert_ne!(range_of(&f, &r, k), Some(Range::FULL), "%{k}");
+            }
+        }
+        assert_eq!(full, 4, "%0, %2, %3 and %5");
     }
 
     fn cfg_of(f: &Function) -> ControlFlowGraph {

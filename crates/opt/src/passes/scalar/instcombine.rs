@@ -99,6 +99,14 @@ impl LazyRanges<'_> {
         {
             return None;
         }
+        // A constant is itself, and the solve would give a value of unknown
+        // range the full range: neither needs a solve.
+        if let Some(c) = f.as_iconst(v) {
+            return Some(Range::constant(c));
+        }
+        if crate::analysis::ranges::full_by_definition(f, v) {
+            return Some(Range::FULL);
+        }
         if self.shared {
             let solved = self.fa.ranges(f).of(f, v);
             return solved.or_else(|| self.created(f, v));
@@ -790,6 +798,15 @@ fn decided_by_ranges(
     ) {
         return None;
     }
+    // Against a value of unknown range (a load, a call, a parameter), only a
+    // value at an end of `i32` decides a comparison (`x < MIN` never holds):
+    // unless that value is a constant, the ranges of the whole function are not
+    // solved for it (a value that is not a constant but has a one-value range
+    // at an end of `i32` is left undecided).
+    let unknown = |v: Value| crate::analysis::ranges::full_by_definition(f, v);
+    if (unknown(a) && f.as_iconst(b).is_none()) || (unknown(b) && f.as_iconst(a).is_none()) {
+        return None;
+    }
     let (x, y) = (ranges.of(f, a)?, ranges.of(f, b)?);
     if let Some(always) = compare(op, x, y) {
         return Some(Action::Const(Const::I(always as i32)));
@@ -1451,6 +1468,27 @@ bb0:
             "func @f(i32, i32) -> i32 {\nbb0(%0: i32, %1: i32):\n  %2 = slt %0, %1\n  br %2, bb1(%2), bb1(0)\n\
              bb1(%3: i32):\n  ret 1\n}\n",
         );
+    }
+
+    /// A comparison with a value whose range is unknown by its definition (a
+    /// call's result) is decided by a constant at an end of `i32` without a
+    /// solve, and left alone against anything else without one either.
+    #[test]
+    fn comparisons_with_a_value_of_unknown_range_solve_no_ranges() {
+        use crate::analysis::AnalysisManager;
+        let src = "declare @getint() -> i32\ndeclare @putint(i32) -> void\n\
+             func @main() -> i32 {\nbb0:\n  %0 = call @getint()\n  %1 = call @getint()\n\
+             %2 = and %1, 7\n  %3 = slt %0, %2\n  call @putint(%3)\n\
+             %4 = slt %0, -2147483648\n  call @putint(%4)\n  %5 = sle %0, 2147483647\n\
+             call @putint(%5)\n  ret 0\n}\n";
+        let mut m = ir::parse_module(src).unwrap();
+        let mut am = AnalysisManager::verifying();
+        assert!(am.each_function(&mut m, super::run_in));
+        assert_eq!(am.computed(), 0, "no ranges solved");
+        let text = ir::print_module(&m);
+        assert!(text.contains("slt %0, %2"), "{text}");
+        assert!(text.contains("call @putint(0)"), "{text}");
+        assert!(text.contains("call @putint(1)"), "{text}");
     }
 
     /// Ranges the analysis manager solved for an earlier pass, the function
