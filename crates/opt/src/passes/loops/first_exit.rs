@@ -34,7 +34,7 @@
 
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{FunctionAnalyses, LoopId, Preserved};
-use crate::passes::scalar::jumpthread::facts_on_edge;
+use crate::passes::scalar::jumpthread::facts_on_edge_below;
 use crate::passes::value_numbering::condprop::facts::Facts;
 use crate::pipeline::FunctionTransform;
 use ir::{CmpOp, Function, Inst, InstKind, Type, Value};
@@ -135,7 +135,9 @@ fn exits_of(se: &mut ScalarEvolution, id: LoopId) -> Vec<Rewrite> {
         None => true,
     };
     let mut found = Vec::new();
-    for &b in lp.blocks.iter() {
+    // The blocks that leave the loop, found for every loop at once (asking each
+    // loop's blocks is quadratic in a deep nest).
+    for b in se.exiting_blocks(id) {
         let Some(t) = f.terminator(b) else { continue };
         let InstKind::Br {
             cond,
@@ -222,7 +224,8 @@ fn steps_without_wrap(
 ) -> bool {
     let lp = se.loops.get(id);
     lp.latches.iter().all(|&l| {
-        let facts = facts_on_edge(f, se.cfg, se.dt, l, lp.header);
+        // Only the branches below the header compare the parameter.
+        let facts = facts_on_edge_below(f, se.cfg, se.dt, l, lp.header, Some(lp.header));
         facts.interval(f, param).is_some_and(|(lo, hi)| {
             let (lo, hi) = (lo + step, hi + step);
             lo >= i64::from(i32::MIN) && hi <= i64::from(i32::MAX)

@@ -416,13 +416,27 @@ pub(crate) fn facts_on_edge(
     p: Block,
     b: Block,
 ) -> Vec<Fact> {
+    facts_on_edge_below(f, cfg, dt, p, b, None)
+}
+
+/// [`facts_on_edge`] from the edges below `top` (a block dominating `p`) only,
+/// when given: all that can be known there of a value defined in `top`, whose
+/// comparisons only branches below it can make.
+pub(crate) fn facts_on_edge_below(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    dt: &DominatorTree,
+    p: Block,
+    b: Block,
+    top: Option<Block>,
+) -> Vec<Fact> {
     let mut facts = Vec::new();
     let mut d = Some(p);
     while let Some(x) = d {
         if let [q] = cfg.preds(x) {
             facts.extend(branch_fact(f, *q, x));
         }
-        d = dt.idom(x);
+        d = dt.idom(x).filter(|_| Some(x) != top);
     }
     facts.reverse(); // outermost first: `known` prefers the nearest
     facts.extend(branch_fact(f, p, b));
