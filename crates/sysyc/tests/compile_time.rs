@@ -5,6 +5,13 @@
 //! the fixed cost of a process); a pass quadratic in loops, blocks or nesting
 //! depth shows hundreds. (`bench scaling` gives the full table, with memory.)
 //!
+//! The same holds pass by pass (`--time-passes`): a pass that takes a fair share
+//! of the large compile ([`PASS_SHARE`]) may grow at most [`MAX_PASS_GROWTH`]
+//! times, or at most [`MAX_PASS_LAST_GROWTH`] times from four times the base to
+//! sixteen. A pass quadratic in the input grows 256 times while the whole compile,
+//! which the other passes keep near-linear, may stay within its budget (a
+//! strength reduction that grew 81 times did).
+//!
 //! The only test of its binary: the CPU time is the children's (`getrusage`), so
 //! no other test may start processes meanwhile.
 
@@ -17,6 +24,48 @@ const SYSYC: &str = env!("CARGO_BIN_EXE_sysyc");
 /// Budget for 16x the input: the 5x per 4x is 25; the rest is noise.
 const MAX_GROWTH: f64 = 40.0;
 
+/// Budget of one pass for 16x the input: well below a quadratic pass's 256, and
+/// far enough above a linear one's 16 for the noise of a pass timed alone and for
+/// the cache misses of a large input (complete GVN and PRE grow about 40 to 65
+/// times on `array-stores`, 5.8 times per 4x from 1250 to 80000 stores).
+const MAX_PASS_GROWTH: f64 = 100.0;
+
+/// Budget of one pass from 4x to 16x the input, for a pass over
+/// [`MAX_PASS_GROWTH`] (or too fast to time at the base size): a pass whose work saturates a constant bound per loop
+/// or block grows fast at the smallest sizes, then linearly (a quadratic one
+/// grows 16 times here too, one with a large linear term a little less).
+const MAX_PASS_LAST_GROWTH: f64 = 8.0;
+
+/// The share of the large compile from which a pass's growth is checked (below
+/// it, its time at the base size is too short to measure).
+const PASS_SHARE: f64 = 0.05;
+
+/// A pass's time at the base size is taken as at least this (milliseconds), so
+/// that timer noise on a pass of a few microseconds makes no growth.
+const MIN_PASS_MS: f64 = 0.5;
+
+/// The rows of a `--time-passes` report: each stage's name and milliseconds,
+/// summed over its rows.
+fn pass_times(report: &str) -> Vec<(String, f64)> {
+    let mut lines = report.lines().skip_while(|l| !l.starts_with("====="));
+    lines.next();
+    let header = lines.next().expect("a --time-passes header");
+    let at = header.find("stage").expect("a stage column");
+    let mut out: Vec<(String, f64)> = Vec::new();
+    for l in lines.take_while(|l| l.len() > at) {
+        let ms: f64 = l.split_whitespace().next().unwrap().parse().unwrap();
+        let name = l[at..].trim().to_string();
+        if name == "total" {
+            continue;
+        }
+        match out.iter_mut().find(|(n, _)| *n == name) {
+            Some((_, t)) => *t += ms,
+            None => out.push((name, ms)),
+        }
+    }
+    out
+}
+
 /// CPU time (user + system) of the waited-for children so far, in seconds.
 fn children_cpu() -> f64 {
     // SAFETY: getrusage only writes the struct it is given.
@@ -27,15 +76,22 @@ fn children_cpu() -> f64 {
     secs(ru.ru_utime) + secs(ru.ru_stime)
 }
 
-/// The least CPU time of compiling `source` at -O2 (of `runs` compiles).
-fn compile_cpu(dir: &std::path::Path, name: &str, source: &str, runs: usize) -> f64 {
+/// The least CPU time of compiling `source` at -O2 (of `runs` compiles), and
+/// each stage's least time in those compiles (milliseconds).
+fn compile_cpu(
+    dir: &std::path::Path,
+    name: &str,
+    source: &str,
+    runs: usize,
+) -> (f64, Vec<(String, f64)>) {
     let path = dir.join(format!("{name}.sy"));
     std::fs::write(&path, source).unwrap();
     let mut best = f64::INFINITY;
+    let mut passes: Vec<(String, f64)> = Vec::new();
     for _ in 0..runs {
         let before = children_cpu();
         let out = Command::new(SYSYC)
-            .args(["-O2", "-S", "-o", "/dev/null"])
+            .args(["-O2", "--time-passes", "-S", "-o", "/dev/null"])
             .arg(&path)
             .output()
             .expect("run sysyc");
@@ -45,8 +101,14 @@ fn compile_cpu(dir: &std::path::Path, name: &str, source: &str, runs: usize) -> 
             String::from_utf8_lossy(&out.stderr)
         );
         best = best.min(children_cpu() - before);
+        for (pass, ms) in pass_times(&String::from_utf8_lossy(&out.stderr)) {
+            match passes.iter_mut().find(|(n, _)| *n == pass) {
+                Some((_, t)) => *t = t.min(ms),
+                None => passes.push((pass, ms)),
+            }
+        }
     }
-    best
+    (best, passes)
 }
 
 #[test]
@@ -55,10 +117,12 @@ fn compile_time_grows_near_linearly_in_every_generated_dimension() {
     std::fs::create_dir_all(&dir).unwrap();
     let mut table = String::new();
     let mut worst: Option<(f64, &str)> = None;
+    let mut slow_passes: Vec<String> = Vec::new();
     for dim in DIMENSIONS {
         let small_n = dim.base;
-        let small = compile_cpu(&dir, dim.name, &(dim.generate)(small_n), 3);
-        let large = compile_cpu(&dir, dim.name, &(dim.generate)(16 * small_n), 2);
+        let (small, small_passes) = compile_cpu(&dir, dim.name, &(dim.generate)(small_n), 3);
+        let (_, medium_passes) = compile_cpu(&dir, dim.name, &(dim.generate)(4 * small_n), 3);
+        let (large, large_passes) = compile_cpu(&dir, dim.name, &(dim.generate)(16 * small_n), 3);
         // The fixed cost of a process (a few milliseconds) is part of both.
         let growth = large / small.max(1e-3);
         table += &format!(
@@ -69,6 +133,31 @@ fn compile_time_grows_near_linearly_in_every_generated_dimension() {
             small,
             large
         );
+        let large_total: f64 = large_passes.iter().map(|(_, ms)| ms).sum();
+        for (pass, ms) in &large_passes {
+            if *ms < PASS_SHARE * large_total {
+                continue;
+            }
+            let at = |passes: &[(String, f64)]| {
+                passes
+                    .iter()
+                    .find(|(n, _)| n == pass)
+                    .map_or(0.0, |(_, t)| t.max(MIN_PASS_MS))
+            };
+            let (base, medium) = (at(&small_passes), at(&medium_passes));
+            let (growth, last) = (ms / base, ms / medium);
+            // Below the floor, the growth from the base size is not measured.
+            let unmeasured = base <= MIN_PASS_MS;
+            table += &format!(
+                "  {pass:<28} {base:>8.2} ms -> {ms:>8.2} ms, {growth:>6.1}x ({last:.1}x from 4x)\n"
+            );
+            if (growth > MAX_PASS_GROWTH || unmeasured) && last > MAX_PASS_LAST_GROWTH {
+                slow_passes.push(format!(
+                    "{}: {pass} grows {growth:.1}x ({last:.1}x from 4x)",
+                    dim.name
+                ));
+            }
+        }
         if worst.is_none_or(|(g, _)| growth > g) {
             worst = Some((growth, dim.name));
         }
@@ -78,6 +167,11 @@ fn compile_time_grows_near_linearly_in_every_generated_dimension() {
     assert!(
         growth <= MAX_GROWTH,
         "{name}: compile time grows {growth:.1}x for 16x the input (budget {MAX_GROWTH}x):\n{table}"
+    );
+    assert!(
+        slow_passes.is_empty(),
+        "passes growing more than {MAX_PASS_GROWTH}x for 16x the input: {}\n{table}",
+        slow_passes.join(", ")
     );
     eprintln!("{table}");
 }
