@@ -8,9 +8,13 @@
 //! are), so the proof is separate: interval arithmetic over the expression, the
 //! unknowns taking the value ranges of the analysis manager
 //! ([`crate::analysis::ranges`]) and the iteration number `k` the interval
-//! `[0, last]` the loop's counter gives (its header parameter steps by `d` through
-//! values within its range `[lo, hi]`, so `k * |d| <= hi - lo`, each step exact
-//! when `hi - lo + |d| < 2^32`). When the mathematical value of the expression
+//! `[0, last]`, `last` the tighter of two bounds: the scalar evolution's constant
+//! maximum back-edge-taken count of the loop ([`ScalarEvolution::max_count`]:
+//! `99` for `i = 0; do ... while (++i != 100)`, which the counter's range does not
+//! bound), and the one the loop's counter gives (its header parameter steps by `d`
+//! through values within its range `[lo, hi]`, so `k * |d| <= hi - lo`, each step
+//! exact when `hi - lo + |d| < 2^32`; a bound read at run time that a branch
+//! clamps has a range but no constant count). When the mathematical value of the expression
 //! lies in `i32` on every iteration, it is the sign-extended index, whatever wrap
 //! the instructions computing it went through (they agree modulo 2^32). The same
 //! intervals keep the start and the step, emitted in the preheader with `i32`
@@ -48,7 +52,8 @@ pub struct ExactIndices<'s, 'a> {
     pub se: &'s mut ScalarEvolution<'a>,
     ranges: &'s Ranges,
     lp: LoopId,
-    /// The largest iteration number (from 0), when the counter's range bounds it.
+    /// The largest iteration number (from 0), when the scalar evolution's
+    /// maximum count or the counter's range bounds it.
     last: Option<i64>,
 }
 
@@ -63,18 +68,21 @@ const MAX_DEPTH: u32 = 16;
 
 impl<'s, 'a> ExactIndices<'s, 'a> {
     /// The exact indices of loop `lp`, counted by `counter`; there are none unless
-    /// the counter's value range bounds the iterations (module documentation).
+    /// the loop's maximum count or the counter's value range bounds the
+    /// iterations (module documentation).
     pub fn new(
         se: &'s mut ScalarEvolution<'a>,
         ranges: &'s Ranges,
         lp: LoopId,
         counter: &Counter,
+        max_count: Option<i64>,
     ) -> Self {
         let d = i64::from(counter.step).abs();
         let last = ranges.of(se.f, counter.param).and_then(|r| {
             let span = i64::from(r.hi) - i64::from(r.lo);
             (d != 0 && span + d < 1 << 32).then(|| span / d)
         });
+        let last = last.into_iter().chain(max_count).min();
         ExactIndices {
             se,
             ranges,

@@ -22,7 +22,9 @@
 //! - More generally, an index whose scalar evolution is `{start + c,+,step}<loop>`
 //!   (`c` a constant, `start` and `step` invariant sums and products) and whose
 //!   values provably never wrap ([`affine`]: interval arithmetic over the
-//!   expression with the analysis manager's value ranges) is `base + (start + k *
+//!   expression with the analysis manager's value ranges, over as many
+//!   iterations as the scalar evolution's maximum count or the counter's range
+//!   allow) is `base + (start + k *
 //!   step) * stride + c * stride` on iteration `k`. Geps whose bases are one root
 //!   pointer plus constant bytes (`&t[i]` and `&t[i + 1]`, `gep row, 1, s`) and
 //!   whose indices share `start` and `step` share one pointer that starts at
@@ -108,12 +110,14 @@ pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     let (counted, mut geps, recurrences) = {
         let mut se = fa.scev(f);
         let (g, cfg, loops) = (se.f, se.cfg, se.loops);
-        let counted: Vec<(LoopId, RotatedLoop, Counter)> = loops
+        // Each loop's maximum back-edge-taken count, asked of this one analysis
+        // (the exiting blocks of every loop, found once).
+        let counted: Vec<(LoopId, RotatedLoop, Counter, Option<i64>)> = loops
             .loops()
             .filter_map(|(id, _)| {
                 let s = RotatedLoop::of(g, cfg, loops, id)?;
                 let c = Counter::of_scev(&mut se, id, &s)?;
-                Some((id, s, c))
+                Some((id, s, c, se.max_count(id)))
             })
             .collect();
         let geps = GepBlocks::new(g, cfg);
@@ -132,8 +136,8 @@ pub fn run_on(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         ranges,
     };
     let mut rewritten = 0;
-    for (id, s, iv) in counted {
-        rewritten += reduce_loop(f, &a, &recurrences, &mut geps, id, s, iv);
+    for (id, s, iv, max_count) in counted {
+        rewritten += reduce_loop(f, &a, &recurrences, &mut geps, (id, max_count), s, iv);
     }
     rewritten
 }
@@ -180,13 +184,14 @@ struct Group {
 /// LLVM's loop strength reduction keeps to the target's legal addressing modes.
 const MAX_IMMEDIATE: i64 = 2047;
 
-/// Reduces the addressing of loop `id`, rotated as `s` with the counter `iv`.
+/// Reduces the addressing of loop `id` (at most `max_count` back edges taken, when
+/// known), rotated as `s` with the counter `iv`.
 fn reduce_loop(
     f: &mut Function,
     a: &Analyses,
     recurrences: &Recurrences,
     geps: &mut GepBlocks,
-    id: LoopId,
+    (id, max_count): (LoopId, Option<i64>),
     s: RotatedLoop,
     iv: Counter,
 ) -> usize {
@@ -199,7 +204,7 @@ fn reduce_loop(
     let mut state = ScevState::new(false);
     let (groups, recurrent) = {
         let mut se = ScalarEvolution::with_state(f, a.cfg, a.dt, loops, &mut state);
-        let mut exact = ExactIndices::new(&mut se, a.ranges, id, &iv);
+        let mut exact = ExactIndices::new(&mut se, a.ranges, id, &iv, max_count);
         plan_loop(&mut exact, a.dt, recurrences, &blocks, id, &s, &iv)
     };
     let pterm = f.terminator(s.preheader).expect("preheader has a jump");
@@ -1095,6 +1100,58 @@ bb4:
         assert!(down.contains("sgt %14, 0"));
         let out = same_behaviour(&down, &["strength"], "-3 9");
         assert!(out.contains("gep @a, %8"), "{out}");
+    }
+
+    /// `a[4 * i + 3]` read only on some iterations of `i = 0; do ... while (++i !=
+    /// 100)`: the counter's range does not bound it (a `!=` test), the scalar
+    /// evolution's maximum count (99) does, so the index is exact (at most 399)
+    /// and becomes a pointer stepping by 4 elements; with a bound read at run time
+    /// it is not (and, accessed conditionally, stays a gep).
+    #[test]
+    fn conditional_access_bounded_by_the_maximum_count() {
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+global @a: [i32; 400] = zeroinit
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = and %2, 7
+  %5 = slt %4, %0
+  br %5, bb2, bb3(%3)
+bb2:
+  %6 = mul %2, 4
+  %7 = add %6, 3
+  %8 = gep @a, %7, 4
+  %9 = load i32, %8
+  %10 = add %3, %9
+  %11 = add %10, %2
+  jump bb3(%11)
+bb3(%13: i32):
+  %14 = add %2, 1
+  %15 = ne %14, 100
+  br %15, bb1(%14, %13), bb4
+bb4:
+  call @putint(%13)
+  ret 0
+}
+"#;
+        for stdin in ["3", "0", "8"] {
+            let out = same_behaviour(src, &["strength"], stdin);
+            assert!(!out.contains("gep @a, %7"), "{stdin}: {out}");
+            assert!(out.contains(": ptr"), "{out}");
+        }
+        let unknown = src
+            .replace(
+                "  jump bb1(0, 0)",
+                "  %1 = call @getint()\n  jump bb1(0, 0)",
+            )
+            .replace("ne %14, 100", "ne %14, %1");
+        let out = same_behaviour(&unknown, &["strength"], "3 100");
+        assert!(out.contains("gep @a, %7"), "{out}");
     }
 
     /// The same conditional access with the index computed other ways, which the
