@@ -20,24 +20,32 @@
 //!
 //! This is LLVM's IndVarSimplify `optimizeLoopExits`, which replaces an exit
 //! condition by the invariant one ScalarEvolution's
-//! `getLoopInvariantExitCondDuringFirstIterations` gives. Conditions checked here:
+//! `getLoopInvariantExitCondDuringFirstIterations` gives. The exit test is the
+//! scalar evolution's ([`ScalarEvolution::exit_test`]), so any value it describes
+//! as an affine recurrence of the loop may be tested: the header parameter, the
+//! value after the step (`d - 1 > 624`), `2 * d + n`, compared either way round
+//! with a loop-invariant bound. Conditions checked here:
 //! - one block outside the loop enters it, by one edge;
-//! - the exiting block dominates every latch (each iteration that goes on has
-//!   passed the test);
-//! - the test is a signed comparison of a header parameter with a value defined
-//!   outside the loop;
-//! - scalar evolution describes the parameter as an affine recurrence
-//!   `{start,+,step}<loop>` with a constant step that no iteration wraps around
-//!   (the recurrence is exact, or the branches on the way to every latch confine
-//!   the parameter to where the step cannot wrap), and the exit is taken when it
-//!   is above the bound with `step < 0`, or below it with `step > 0`.
+//! - the exiting block is in no inner loop and dominates every latch (each
+//!   iteration that goes on has passed the test);
+//! - its branch is on a signed comparison of an `i32` value that evolves as an
+//!   affine recurrence `{start,+,step}<loop>` with a constant step, against a
+//!   bound invariant in the loop, and the exit is taken when the value is above the
+//!   bound with `step < 0`, or below it with `step > 0`;
+//! - no iteration wraps the recurrence around: the scalar evolution proves it
+//!   exact ([`ScalarEvolution::is_exact`]), or the branches on the way to every
+//!   latch confine the tested value to where the step cannot wrap;
+//! - the first value and the bound are values defined before the loop, the
+//!   header's arguments from the preheader, or expressions of them the scalar
+//!   evolution can expand there (at most [`EXPANSION_BUDGET`] instructions).
 
-use crate::analysis::scev::ScalarEvolution;
+use crate::analysis::scev::expand::{remove_emitted, Expander, Operand};
+use crate::analysis::scev::{ExprId, ScalarEvolution};
 use crate::analysis::{FunctionAnalyses, LoopId, Preserved};
 use crate::passes::scalar::jumpthread::facts_on_edge_below;
 use crate::passes::value_numbering::condprop::facts::Facts;
 use crate::pipeline::FunctionTransform;
-use ir::{CmpOp, Function, Inst, InstKind, Type, Value};
+use ir::{Block, BlockCall, CmpOp, Function, Inst, InstKind, Type, Value};
 
 /// The pass.
 pub struct FirstExit;
@@ -58,21 +66,25 @@ pub fn run(f: &mut Function) -> usize {
     run_in(f, &mut FunctionAnalyses::default())
 }
 
-/// One exit to rewrite: its branch gets `op(start, bound)`, computed before the
-/// preheader's terminator.
+/// At most this many instructions compute the operands of one new comparison.
+const EXPANSION_BUDGET: usize = 8;
+
+/// One exit to rewrite: its branch gets `op(args)`, the exit's comparison asked
+/// of the values on the first iteration, computed before the preheader's
+/// terminator.
 struct Rewrite {
     branch: Inst,
+    pre: Block,
     pre_jump: Inst,
     op: CmpOp,
-    start: Value,
-    bound: Value,
+    args: [Operand; 2],
 }
 
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
-    let rewrites = {
+    let (rewrites, exprs) = {
         // With value ranges, which prove recurrences exact (the manager's
         // analysis has none).
         let (cfg, dt, loops) = fa.loops(f);
@@ -82,14 +94,28 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         for id in ids {
             found.extend(exits_of(&mut se, id));
         }
-        found
+        (found, std::mem::take(&mut se.exprs))
     };
+    let dt = fa.loops(f).1;
+    let mut done = 0;
     for r in &rewrites {
+        let available =
+            |f: &Function, v: Value| f.value_block(v).is_none_or(|b| dt.dominates(b, r.pre));
+        let emitted_after = f.layout.prev_inst(r.pre_jump);
+        let mut ex = Expander::new(&exprs, r.pre_jump, r.pre_jump, EXPANSION_BUDGET);
+        let [a, b] = r.args;
+        let args = a
+            .value(f, &mut ex, &available)
+            .zip(b.value(f, &mut ex, &available));
+        let Some((a, b)) = args else {
+            remove_emitted(f, emitted_after, r.pre_jump);
+            continue;
+        };
         let c = f.insert_inst_before(
             r.pre_jump,
             InstKind::Cmp {
                 op: r.op,
-                args: [r.start, r.bound],
+                args: [a, b],
             },
             Type::I32,
         );
@@ -99,15 +125,15 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             *cond = c;
         }
         f.replace_kind(r.branch, kind);
+        done += 1;
     }
-    rewrites.len()
+    done
 }
 
 /// The exits of loop `id` that only its first iteration can take.
 fn exits_of(se: &mut ScalarEvolution, id: LoopId) -> Vec<Rewrite> {
-    let (f, cfg, dt, loops) = (se.f, se.cfg, se.dt, se.loops);
-    let lp = loops.get(id);
-    let header = lp.header;
+    let (f, cfg, loops) = (se.f, se.cfg, se.loops);
+    let header = loops.get(id).header;
     // The one block entering the loop.
     let mut outside = cfg
         .unique_preds(header)
@@ -129,104 +155,99 @@ fn exits_of(se: &mut ScalarEvolution, id: LoopId) -> Vec<Rewrite> {
     let (Some(entry), None) = (into.next(), into.next()) else {
         return Vec::new();
     };
-    let params = f.block_params(header);
-    let outside = |v: Value| match f.value_block(v) {
-        Some(b) => !loops.contains(id, b),
-        None => true,
-    };
-    let mut found = Vec::new();
-    // The blocks that leave the loop, found for every loop at once (asking each
-    // loop's blocks is quadratic in a deep nest).
-    for b in se.exiting_blocks(id) {
-        let Some(t) = f.terminator(b) else { continue };
-        let InstKind::Br {
-            cond,
-            then_dest,
-            else_dest,
-        } = f.kind(t)
-        else {
-            continue;
-        };
-        let exit_on_true = match (
-            loops.contains(id, then_dest.block),
-            loops.contains(id, else_dest.block),
-        ) {
-            (false, true) => true,
-            (true, false) => false,
-            _ => continue,
-        };
-        if !lp.latches.iter().all(|&l| dt.dominates(b, l)) {
-            continue;
-        }
-        let Some(InstKind::Cmp { op, args: [x, y] }) = f.def_inst(*cond).map(|i| f.kind(i)) else {
-            continue;
-        };
-        // `param op bound`, the parameter on the left.
-        let (k, op, bound) = match (
-            params.iter().position(|&p| p == *x),
-            params.iter().position(|&p| p == *y),
-        ) {
-            (Some(k), None) if outside(*y) => (k, *op, *y),
-            (None, Some(k)) if outside(*x) => (k, op.swapped(), *x),
-            _ => continue,
-        };
-        if f.value_type(params[k]) != Type::I32 {
-            continue;
-        }
-        let Some(step) = se.constant_step(params[k], id) else {
-            continue;
-        };
-        let e = se.get(params[k]);
-        if !se.exprs.exact(e) && !steps_without_wrap(f, se, id, params[k], step) {
-            continue;
-        }
-        // The comparison that leaves the loop.
-        let leaves = if exit_on_true { Some(op) } else { op.inverse() };
-        let away = match leaves {
-            Some(CmpOp::Sgt | CmpOp::Sge) => step < 0,
-            Some(CmpOp::Slt | CmpOp::Sle) => step > 0,
-            _ => false,
-        };
-        if !away {
-            continue;
-        }
-        let (start, bound) = if params[k] == *x {
-            (entry.args[k], bound)
-        } else {
-            (bound, entry.args[k])
-        };
-        // The branch keeps its orientation: the new comparison asks the old
-        // question of the start.
-        let op = if params[k] == *x { op } else { op.swapped() };
-        found.push(Rewrite {
-            branch: t,
+    se.exiting_blocks(id)
+        .into_iter()
+        .filter_map(|b| first_only_exit(se, id, b, entry))
+        .map(|(branch, op, args)| Rewrite {
+            branch,
+            pre,
             pre_jump,
             op,
-            start,
-            bound,
-        });
-    }
-    found
+            args,
+        })
+        .collect()
 }
 
-/// Whether every latch of `id` steps `param` by `step` without wrapping: the
-/// facts of the branches on the way to each latch confine `param` to an interval
+/// The branch ending `b`, an exiting block of `id`, with the comparison to
+/// put in its place (operator and operands), when only the loop's first
+/// iteration can take its exit: the block's exit test
+/// ([`ScalarEvolution::exit_test`], of a block every iteration runs) compares
+/// an affine recurrence that never wraps with an invariant bound, and the loop
+/// leaves on the side the recurrence moves away from. `entry` is the edge
+/// entering the loop.
+fn first_only_exit(
+    se: &mut ScalarEvolution,
+    id: LoopId,
+    b: Block,
+    entry: &BlockCall,
+) -> Option<(Inst, CmpOp, [Operand; 2])> {
+    let f = se.f;
+    let t = se.exit_test(id, b)?;
+    if se.exprs.ty(t.x) != Type::I32 {
+        return None;
+    }
+    // The loop continues while `x op bound`: on the side `x` leaves behind.
+    let away = match t.op {
+        CmpOp::Slt | CmpOp::Sle => t.step < 0,
+        CmpOp::Sgt | CmpOp::Sge => t.step > 0,
+        _ => false,
+    };
+    if !away || !(se.is_exact(t.x) || steps_without_wrap(f, &*se, id, t.tested, t.step)) {
+        return None;
+    }
+    let branch = f.terminator(b)?;
+    let InstKind::Br { cond, .. } = f.kind(branch) else {
+        return None;
+    };
+    // The branch keeps its orientation: the new comparison asks the old
+    // question of the values on the first iteration.
+    let &InstKind::Cmp { op, args } = f.kind(f.def_inst(*cond)?) else {
+        return None;
+    };
+    let [a, b] = args.map(|v| {
+        let e = if v == t.tested { t.start } else { t.bound };
+        at_entry(se, id, v, e, entry)
+    });
+    Some((branch, op, [a?, b?]))
+}
+
+/// The value `v`, a value of loop `id` whose evolution on the loop's first
+/// iteration is `e` (invariant in the loop), takes on that iteration: `v`
+/// itself when defined outside the loop, the header's argument on `entry` for
+/// one of its parameters, else `e` (with the recurrences of loops around `id`
+/// written with their header parameters) to expand before the loop.
+fn at_entry(
+    se: &mut ScalarEvolution,
+    id: LoopId,
+    v: Value,
+    e: ExprId,
+    entry: &BlockCall,
+) -> Option<Operand> {
+    let (f, loops) = (se.f, se.loops);
+    let header = loops.get(id).header;
+    match f.value_block(v) {
+        Some(b) if loops.contains(id, b) => {}
+        _ => return Some(Operand::Value(v)),
+    }
+    if let Some(k) = f.block_params(header).iter().position(|&p| p == v) {
+        return Some(Operand::Value(entry.args[k]));
+    }
+    se.with_header_parameters(e, id).map(Operand::Expr)
+}
+
+/// Whether every latch of `id` steps `x` by `step` without wrapping: the facts
+/// of the branches on the way to each latch confine `x` (a value of the
+/// iteration: defined in a block every latch is dominated by) to an interval
 /// the step cannot leave `i32` from. A loop leaving when its counter drops to 0
 /// or exceeds a bound steps down from `[1, bound]` whatever the counter
 /// started at: the iterations that go on never wrap, though the value ranges of
 /// the whole function cannot tell (the start is any `i32`).
-fn steps_without_wrap(
-    f: &Function,
-    se: &ScalarEvolution,
-    id: LoopId,
-    param: Value,
-    step: i64,
-) -> bool {
+fn steps_without_wrap(f: &Function, se: &ScalarEvolution, id: LoopId, x: Value, step: i64) -> bool {
     let lp = se.loops.get(id);
     lp.latches.iter().all(|&l| {
-        // Only the branches below the header compare the parameter.
+        // Only the branches below the header compare a value of the iteration.
         let facts = facts_on_edge_below(f, se.cfg, se.dt, l, lp.header, Some(lp.header));
-        facts.interval(f, param).is_some_and(|(lo, hi)| {
+        facts.interval(f, x).is_some_and(|(lo, hi)| {
             let (lo, hi) = (lo + step, hi + step);
             lo >= i64::from(i32::MIN) && hi <= i64::from(i32::MAX)
         })
@@ -289,6 +310,37 @@ bb0:
         }
     }
 
+    /// [`program`] testing the counter's value after the step, `%6`, by `limit`
+    /// and passing it back while `latch` holds of it.
+    fn after_the_step(limit: &str, step: i32, latch: &str) -> String {
+        program(limit, step)
+            .replace(&format!("bb2:\n  %6 = add %3, {step}\n"), "bb2:\n")
+            .replace(
+                "bb1(%3: i32, %4: i32):\n",
+                &format!("bb1(%3: i32, %4: i32):\n  %6 = add %3, {step}\n"),
+            )
+            .replace("%8 = sgt %6, 0", &format!("%8 = {latch}"))
+    }
+
+    #[test]
+    fn a_bound_the_value_after_the_step_can_only_cross_first_is_tested_on_its_start() {
+        let inputs = ["5 0", "700 0", "626 0", "625 0", "1 0", "40 30", "40 38"];
+        for (limit, step) in [("sgt %6, 624", -1), ("sge %6, %1", -2), ("slt %1, %6", -1)] {
+            let src = after_the_step(limit, step, "sgt %6, 0");
+            for input in inputs {
+                let out = same_behaviour(&src, &["firstexit"], input);
+                let f = &out[..out.find("func @main").unwrap()];
+                // The entry computes the first value after the step, the loop's
+                // branch reads its comparison.
+                let entry = &f[..f.find("bb1(").unwrap()];
+                assert!(entry.contains(&format!("add %0, {step}")), "{out}");
+                let cmp = entry.lines().rev().find(|l| l.contains(" = s")).unwrap();
+                let name = cmp.trim().split(' ').next().unwrap();
+                assert!(f.contains(&format!("br {name}, bb3(")), "{out}");
+            }
+        }
+    }
+
     #[test]
     fn a_bound_the_counter_moves_towards_or_a_test_not_on_every_iteration_stays() {
         // Must not: the counter rises towards the bound; `!=` is no side; the
@@ -302,6 +354,10 @@ bb0:
         }
         let unbounded = program("sgt %3, 625", -1).replace("%8 = sgt %6, 0", "%8 = ne %6, 7");
         assert_tests_the_counter(&run(&unbounded, &["firstexit"]));
+        // Must not: the value after the step may wrap round (the loop does not
+        // bound it from below) and then pass 625 again.
+        let after = after_the_step("sgt %6, 625", -1, "ne %6, 7");
+        assert_tests_the_counter(&run(&after, &["firstexit"]));
         // Must not: the test sits on one arm of a branch in the loop, which an
         // iteration may skip (it does not dominate the latch).
         let skipped = program("sgt %3, 625", -1)
