@@ -975,6 +975,22 @@ bb0:
         }
     }
 
+    /// Runs `passes` over the module `src`; what the recorders logged.
+    fn logged_run(
+        src: &str,
+        passes: &[&dyn Pass],
+        verify_each: bool,
+        log: &std::sync::Mutex<Vec<String>>,
+    ) -> Vec<String> {
+        let mut m = ir::parse_module(src).unwrap();
+        let mut opts = PassOptions {
+            verify_each,
+            ..Default::default()
+        };
+        run_pass_list(&mut m, passes, &mut opts).unwrap();
+        std::mem::take(&mut *log.lock().unwrap())
+    }
+
     #[test]
     fn function_passes_in_a_row_run_function_by_function() {
         let two = "func @a() -> i32 {\nbb0:\n  ret 1\n}\nfunc @main() -> i32 {\nbb0:\n  ret 0\n}\n";
@@ -991,15 +1007,7 @@ bb0:
             pass("f3", true),
         );
         let passes: [&dyn Pass; 4] = [&f1, &f2, &module, &f3];
-        let order = |verify_each| {
-            let mut m = ir::parse_module(two).unwrap();
-            let mut opts = PassOptions {
-                verify_each,
-                ..Default::default()
-            };
-            run_pass_list(&mut m, &passes, &mut opts).unwrap();
-            std::mem::take(&mut *log.lock().unwrap())
-        };
+        let order = |verify_each| logged_run(two, &passes, verify_each, &log);
         // f1 and f2 go function by function; a module pass ends the run, and f3,
         // alone, runs as any pass does.
         assert_eq!(
@@ -1046,15 +1054,7 @@ bb0:
         // `counting` changes `main` only.
         let counting = Counting(Default::default());
         let passes: [&dyn Pass; 6] = [&f1, &counting, &f1, &f1, &module, &module];
-        let order = |verify_each| {
-            let mut m = ir::parse_module(two).unwrap();
-            let mut opts = PassOptions {
-                verify_each,
-                ..Default::default()
-            };
-            run_pass_list(&mut m, &passes, &mut opts).unwrap();
-            std::mem::take(&mut *log.lock().unwrap())
-        };
+        let order = |verify_each| logged_run(two, &passes, verify_each, &log);
         // f1 runs again on `main` only, which changed since it ran; its third
         // run finds both functions as it left them. The module pass, which
         // changes nothing, runs once.

@@ -1038,12 +1038,17 @@ mod tests {
     /// parameters then instruction results in layout order (the sources here are
     /// written that way).
     fn range_of(f: &Function, r: &Ranges, k: usize) -> Option<Range> {
+        r.get(numbered(f)[k])
+    }
+
+    /// The values of `f` in the printer's numbering (see [`range_of`]).
+    fn numbered(f: &Function) -> Vec<Value> {
         let mut values = Vec::new();
         for b in f.layout.blocks() {
             values.extend_from_slice(f.block_params(b));
             values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
         }
-        r.get(values[k])
+        values
     }
 
     /// What `full_by_definition` tells without a solve is what the solve gives:
@@ -1052,26 +1057,14 @@ mod tests {
     /// inside.
     #[test]
     fn values_full_by_definition_are_full_in_the_solve() {
-        let src = "declare @getint() -> i32\n\
-             func @f(i32, ptr) -> i32 {\nbb0(%0: i32, %1: ptr):\n  %2 = load i32, %1\n\
+        let src = "func @f(i32, ptr) -> i32 {\nbb0(%0: i32, %1: ptr):\n  %2 = load i32, %1\n\
              %3 = call @getint()\n  %4 = sitofp %3\n  %5 = fptosi %4\n  %6 = and %2, 7\n\
-             %7 = slt %6, %5\n  jump bb1(%6)\nbb1(%8: i32):\n  ret %8\n}\n";
-        let m = ir::parse_module(src).expect("parses");
-        let f = m
-            .funcs
-            .values()
-            .find(|f| !f.is_declaration())
-            .unwrap()
-            .clone();
-        let r = Ranges::compute(&f, &cfg_of(&f));
+             %7 = slt %6, %5\n  jump bb1(%6)\nbb1(%8: i32):\n  ret %8\n}\n\
+             declare @getint() -> i32\n";
+        let (f, r) = ranges_of(src);
+        let values = numbered(&f);
         let mut full = 0;
-        for k in 0..9 {
-            let mut values = Vec::new();
-            for b in f.layout.blocks() {
-                values.extend_from_slice(f.block_params(b));
-                values.extend(f.layout.block_insts(b).filter_map(|i| f.inst_result(i)));
-            }
-            let v = values[k];
+        for (k, &v) in values.iter().enumerate() {
             if f.value_type(v) != Type::I32 {
                 continue;
             }
