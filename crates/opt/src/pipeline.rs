@@ -682,15 +682,14 @@ fn run_function_by_function(
         }
         for (k, p) in run.iter().enumerate() {
             let pass = p.function_pass().expect("a run holds function passes");
-            if am.is_settled(id, p.name()) {
-                continue;
-            }
             let start = timed.then(|| (std::time::Instant::now(), function_insts(f)));
-            let c = am.on_function(id, f, |f, fa| pass.run_on(f, fa));
+            // A verified run goes pass by pass, so this one checks nothing.
+            let ran = run_unless_settled(am, id, f, *p, pass, false);
+            let Some(c) = ran.expect("no check fails without verification") else {
+                continue;
+            };
             if c {
                 am.invalidate_function(id, p.preserves());
-            } else {
-                am.settle(id, p.name());
             }
             am.compact_if_sparse(id, f);
             changed[k] |= c;
@@ -717,9 +716,7 @@ fn run_function_by_function(
 }
 
 /// Runs the function pass `fp` (`p`) on every function of `m` but those it
-/// has settled ([`AnalysisManager::is_settled`]); whether it changed any. When
-/// verifying, a settled function is run anyway and must come out unchanged:
-/// the check of the premise that skips it.
+/// has settled ([`run_unless_settled`]); whether it changed any.
 fn run_function_pass(
     m: &mut Module,
     p: &dyn Pass,
@@ -729,30 +726,44 @@ fn run_function_pass(
 ) -> Result<bool, String> {
     let mut changed = false;
     for (id, f) in m.funcs.iter_mut() {
-        if f.is_declaration() {
-            continue;
+        if !f.is_declaration() {
+            changed |= run_unless_settled(am, id, f, p, fp, verify)?.unwrap_or(false);
         }
-        let settled = am.is_settled(id, p.name());
-        if settled && !verify {
-            continue;
-        }
-        let before = settled.then(|| crate::analysis::manager::fingerprint(f));
-        let c = am.on_function(id, f, |f, fa| fp.run_on(f, fa));
-        if let Some(before) = before {
-            if c || crate::analysis::manager::fingerprint(f) != before {
-                return Err(format!(
-                    "pass '{}' changed '{}', which it had left unchanged as it was",
-                    p.name(),
-                    f.name
-                ));
-            }
-        }
-        if !c {
-            am.settle(id, p.name());
-        }
-        changed |= c;
     }
     Ok(changed)
+}
+
+/// Runs the function pass `fp` (`p`) on `f`, function `id`, unless it has
+/// settled it ([`AnalysisManager::is_settled`]): whether it changed `f`,
+/// `None` when skipped. When verifying, a settled function is run anyway and
+/// must come out unchanged: the check of the premise that skips it.
+fn run_unless_settled(
+    am: &mut AnalysisManager,
+    id: ir::FuncId,
+    f: &mut Function,
+    p: &dyn Pass,
+    fp: &dyn FunctionPass,
+    verify: bool,
+) -> Result<Option<bool>, String> {
+    let settled = am.is_settled(id, p.name());
+    if settled && !verify {
+        return Ok(None);
+    }
+    let before = settled.then(|| crate::analysis::manager::fingerprint(f));
+    let c = am.on_function(id, f, |f, fa| fp.run_on(f, fa));
+    if let Some(before) = before {
+        if c || crate::analysis::manager::fingerprint(f) != before {
+            return Err(format!(
+                "pass '{}' changed '{}', which it had left unchanged as it was",
+                p.name(),
+                f.name
+            ));
+        }
+    }
+    if !c {
+        am.settle(id, p.name());
+    }
+    Ok(Some(c))
 }
 
 /// Runs the module pass `p` unless it has settled the module

@@ -90,6 +90,26 @@ impl Preserved {
     }
 }
 
+/// The passes that ran on something (a function or the module) at a time of
+/// the change clock and changed nothing, each with that time
+/// ([`AnalysisManager::is_settled`]).
+#[derive(Default)]
+struct Settled(Vec<(&'static str, u64)>);
+
+impl Settled {
+    /// Whether `name` ran at time `now` and changed nothing.
+    fn contains(&self, name: &str, now: u64) -> bool {
+        self.0.iter().any(|&(n, at)| n == name && at == now)
+    }
+
+    /// Records that `name` ran at time `now` and changed nothing; entries of
+    /// other times, stale, go.
+    fn record(&mut self, name: &'static str, now: u64) {
+        self.0.retain(|&(n, at)| at == now && n != name);
+        self.0.push((name, now));
+    }
+}
+
 /// The cached analyses of one function.
 #[derive(Default)]
 pub struct FunctionAnalyses {
@@ -124,10 +144,9 @@ pub struct FunctionAnalyses {
     /// The manager's change count ([`AnalysisManager::changes`]) when the
     /// function last changed.
     changed_at: u64,
-    /// The function passes that ran on the function as it is now and changed
-    /// nothing, each with the `changed_at` it ran at
-    /// ([`AnalysisManager::is_settled`]).
-    settled: Vec<(&'static str, u64)>,
+    /// The function passes that ran on the function as it is now (at
+    /// `changed_at`) and changed nothing.
+    settled: Settled,
 }
 
 /// A copy of the cached analyses of the edges (the scalar evolution, which has
@@ -149,7 +168,7 @@ impl Clone for FunctionAnalyses {
             computations: self.computations,
             next_compaction_check: self.next_compaction_check,
             changed_at: self.changed_at,
-            settled: Vec::new(),
+            settled: Settled::default(),
         }
     }
 }
@@ -426,10 +445,9 @@ pub struct AnalysisManager {
     /// Changes reported so far, to any function or to the module: a clock
     /// that moves whenever the module may have changed.
     changes: u64,
-    /// The module passes that ran on the module as it is now and changed
-    /// nothing, each with the `changes` it ran at
-    /// ([`AnalysisManager::is_settled_module`]).
-    settled: Vec<(&'static str, u64)>,
+    /// The module passes that ran on the module as it is now (at `changes`)
+    /// and changed nothing ([`AnalysisManager::is_settled_module`]).
+    settled: Settled,
 }
 
 impl AnalysisManager {
@@ -634,18 +652,14 @@ impl AnalysisManager {
     /// knowledge that a transformation has nothing left to do.)
     pub fn is_settled(&self, id: FuncId, name: &str) -> bool {
         let fa = &self.funcs[id];
-        fa.settled
-            .iter()
-            .any(|&(n, at)| n == name && at == fa.changed_at)
+        fa.settled.contains(name, fa.changed_at)
     }
 
     /// Records that the function pass `name` ran on function `id` and changed
     /// nothing ([`AnalysisManager::is_settled`]).
     pub fn settle(&mut self, id: FuncId, name: &'static str) {
         let fa = &mut self.funcs[id];
-        let now = fa.changed_at;
-        fa.settled.retain(|&(n, at)| at == now && n != name);
-        fa.settled.push((name, now));
+        fa.settled.record(name, fa.changed_at);
     }
 
     /// Whether the module pass `name` already ran on the module as it is now
@@ -653,17 +667,13 @@ impl AnalysisManager {
     /// [`AnalysisManager::is_settled`], for a pass that may read the whole
     /// module.
     pub fn is_settled_module(&self, name: &str) -> bool {
-        self.settled
-            .iter()
-            .any(|&(n, at)| n == name && at == self.changes)
+        self.settled.contains(name, self.changes)
     }
 
     /// Records that the module pass `name` ran and changed nothing
     /// ([`AnalysisManager::is_settled_module`]).
     pub fn settle_module(&mut self, name: &'static str) {
-        let now = self.changes;
-        self.settled.retain(|&(n, at)| at == now && n != name);
-        self.settled.push((name, now));
+        self.settled.record(name, self.changes);
     }
 
     /// How many analyses were computed rather than taken from the cache.
