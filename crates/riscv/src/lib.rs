@@ -29,6 +29,9 @@
 //! emit                 text, with branch relaxation; labels in layout order
 //! ```
 //!
+//! The functions are compiled on several threads at once ([`parallel`]), each
+//! from the module alone, and their texts joined in module order.
+//!
 //! With source lines asked for (`sysyc -g`), `srcloc` follows each instruction's
 //! source position from isel through the stages, beside the machine function (no
 //! stage sees it), and the emitter writes `# file:LINE: text` comments.
@@ -62,6 +65,7 @@ pub mod loop_forest;
 pub mod loops;
 pub mod mir;
 pub mod out_of_ssa;
+pub mod parallel;
 pub mod peephole;
 pub mod placement;
 pub mod postra_sink;
@@ -94,6 +98,10 @@ pub struct Options {
     pub verify: bool,
     /// Optimisations switched off by gcc's `-fno-...` options.
     pub flags: CodegenFlags,
+    /// Threads compiling functions at the same time ([`parallel`]); `0`: one per
+    /// core. The output does not depend on it. Per-stage timing and stage hooks
+    /// compile one function at a time.
+    pub jobs: usize,
 }
 
 /// Back-end optimisations that gcc's `-f` options switch off by name (all on by
@@ -728,10 +736,41 @@ pub fn emit_module_hooked(
     let mut out = String::new();
     out.push_str("\t.option nopic\n");
     out.push_str(&globals::emit_globals(m));
-    for (fid, f) in m.funcs.iter() {
-        if f.is_declaration() {
-            continue;
+    let defined: Vec<ir::FuncId> = m
+        .funcs
+        .iter()
+        .filter(|(_, f)| !f.is_declaration())
+        .map(|(fid, _)| fid)
+        .collect();
+    let in_function = |fid: ir::FuncId, e: BackendError| BackendError::InFunction {
+        function: m.funcs[fid].name.clone(),
+        error: Box::new(e),
+    };
+    if times.is_none() && hook.is_none() {
+        // Nothing observes the stages: the functions are compiled at the same time.
+        let texts = parallel::map_in_order(
+            &defined,
+            parallel::threads(opts.jobs),
+            |&fid| m.funcs[fid].num_insts(),
+            |&fid| {
+                let (mf, locs) =
+                    compile_function_located(m, fid, &facts, opts, None, source.is_some())
+                        .map_err(|e| in_function(fid, e))?;
+                let annotate = locs.as_ref().zip(source);
+                Ok(emit::emit_function_annotated(
+                    &mf,
+                    fid.index(),
+                    &global,
+                    annotate,
+                ))
+            },
+        );
+        for text in texts {
+            out.push_str(&text?);
         }
+        return Ok(out);
+    }
+    for fid in defined {
         let (mf, locs) = compile_function_hooked(
             m,
             fid,
@@ -744,10 +783,7 @@ pub fn emit_module_hooked(
                 None => None,
             },
         )
-        .map_err(|e| BackendError::InFunction {
-            function: f.name.clone(),
-            error: Box::new(e),
-        })?;
+        .map_err(|e| in_function(fid, e))?;
         let clock = std::time::Instant::now();
         let annotate = locs.as_ref().zip(source);
         out.push_str(&emit::emit_function_annotated(
@@ -807,6 +843,43 @@ bb0:
                 ..Options::default()
             };
             emit_module(&m, &opts).unwrap_or_else(|e| panic!("-O{opt_level}: {e}"));
+        }
+    }
+
+    #[test]
+    fn the_assembly_does_not_depend_on_the_number_of_threads() {
+        // Functions of different sizes, so the largest-first order differs from
+        // the module's.
+        let mut src = String::from("declare @putint(i32) -> void\n");
+        for k in 0..7 {
+            src.push_str(&format!("func @f{k}(i32) -> i32 {{\nbb0(%0: i32):\n"));
+            let mut last = 0;
+            for j in 0..(k * 5 % 11) {
+                src.push_str(&format!("  %{} = mul %{last}, {}\n", j + 1, j + 3));
+                last = j + 1;
+            }
+            src.push_str(&format!("  ret %{last}\n}}\n"));
+        }
+        src.push_str("func @main() -> i32 {\nbb0:\n");
+        for k in 0..7 {
+            src.push_str(&format!("  %{k} = call @f{k}({k})\n  call @putint(%{k})\n"));
+        }
+        src.push_str("  ret 0\n}\n");
+        let m = ir::parse_module(&src).unwrap();
+        let text = |jobs| {
+            let opts = Options {
+                opt_level: 2,
+                jobs,
+                ..Options::default()
+            };
+            emit_module(&m, &opts).unwrap()
+        };
+        let one = text(1);
+        for k in 0..7 {
+            assert!(one.contains(&format!("f{k}:")), "f{k} is emitted");
+        }
+        for jobs in [2, 3, 8] {
+            assert_eq!(text(jobs), one, "{jobs} threads");
         }
     }
 

@@ -120,6 +120,8 @@ pub struct Driver {
     /// Collect wall time and size per stage and print the table on stderr
     /// (`--time-passes`).
     pub time_passes: bool,
+    /// Threads the back end compiles functions on (`-j`); `0`: one per core.
+    pub jobs: usize,
     /// Comment the assembly with the source line of each run of instructions (`-g`).
     pub source_lines: bool,
     /// What becomes of warnings.
@@ -172,6 +174,7 @@ impl Driver {
             opt_level: self.opt_level,
             verify: self.verify_each,
             flags: self.codegen.clone(),
+            jobs: self.jobs,
         }
     }
 
@@ -838,6 +841,7 @@ pub fn compile_to_ir(
         print_funcs: Vec::new(),
         verify_each: true,
         time_passes: false,
+        jobs: 0,
         source_lines: false,
         warnings: Warnings::default(),
         color: false,

@@ -121,6 +121,10 @@ struct Cli {
     /// stderr, e.g. `sysyc -O2 --time-passes -S prog.sy -o prog.s`.
     #[arg(long)]
     time_passes: bool,
+    /// Compile functions on this many threads at once (0, the default: one per
+    /// core); the assembly is the same whatever the number, e.g. `-j1`.
+    #[arg(short = 'j', long, default_value_t = 0, value_name = "N")]
+    jobs: usize,
     /// List the optimisation passes (for `--passes` and `--print-after`) and exit:
     /// `sysyc --list-passes`.
     #[arg(long)]
@@ -647,6 +651,7 @@ fn run(cli: Cli) -> ExitCode {
         print_funcs: cli.filter_print_funcs,
         verify_each: cli.verify_each || cfg!(debug_assertions),
         time_passes: cli.time_passes,
+        jobs: cli.jobs,
         source_lines: cli.source_lines,
         warnings,
         color,
