@@ -14,6 +14,7 @@ pub mod function;
 pub mod inst;
 pub mod layout;
 pub mod module;
+pub mod parallel;
 pub mod text;
 pub mod types;
 mod user_index;

@@ -20,6 +20,7 @@
 //! Most are written as a [`FunctionTransform`]: the registry entry as constants
 //! and one function's transform, from which both traits follow.
 
+use crate::analysis::manager::FunctionShare;
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved};
 use crate::passes;
 use ir::{Function, Module};
@@ -546,6 +547,10 @@ pub struct PassOptions<'a> {
     /// When set, receives the wall time and IR size of every pass run
     /// (`--time-passes`).
     pub timings: Option<&'a mut Vec<PassTiming>>,
+    /// Threads that runs of function passes go through functions on
+    /// ([`ir::parallel`]); `0`: one per core when the module is large enough to
+    /// gain. The output does not depend on it.
+    pub jobs: usize,
 }
 
 /// Wall time and module size (instructions) around one pass run.
@@ -615,14 +620,15 @@ pub fn run_passes(m: &mut Module, names: &[&str], opts: &mut PassOptions) -> Res
     run_pass_list(m, &passes, opts)
 }
 
-/// [`run_passes`] on passes already looked up. A run of two or more consecutive
+/// [`run_passes`] on passes already looked up. A run of consecutive
 /// [`FunctionPass`]es goes function by function: each function passes through the
 /// whole run while its IR is in the cache (LLVM's function pass manager nested
 /// in a module pass manager), instead of every pass walking the whole module in
 /// turn, which on a module larger than the cache reloads every function from
-/// memory for every pass. The result is the same, since each of those passes
-/// reads only the function it transforms; the run goes pass by pass when the IR
-/// is to be verified or printed between its passes.
+/// memory for every pass; and functions go through it on several threads at
+/// once (`opts.jobs`). The result is the same, since each of those passes
+/// reads only the function it transforms; the run goes pass by pass, on one
+/// thread, when the IR is to be verified or printed between its passes.
 pub fn run_pass_list(
     m: &mut Module,
     passes: &[&dyn Pass],
@@ -645,7 +651,7 @@ pub fn run_pass_list(
             || passes[k..k + run]
                 .iter()
                 .any(|p| opts.print_after.iter().any(|n| n == p.name()));
-        if run >= 2 && !observed {
+        if run > 0 && !observed {
             run_function_by_function(m, &passes[k..k + run], &mut am, opts);
             k += run;
             continue;
@@ -658,7 +664,10 @@ pub fn run_pass_list(
 
 /// Runs the function passes `run` over `m` function by function (see
 /// [`run_pass_list`]), with the invalidation and timings [`run_one`] would give
-/// each pass.
+/// each pass. The functions go through the run on up to `opts.jobs` threads at
+/// once ([`ir::parallel`]): each pass reads only the function it transforms, so
+/// each function comes out the same as on one thread. When timed, one function
+/// at a time, so that the times add up to the wall time.
 fn run_function_by_function(
     m: &mut Module,
     run: &[&dyn Pass],
@@ -666,6 +675,53 @@ fn run_function_by_function(
     opts: &mut PassOptions,
 ) {
     let timed = opts.timings.is_some();
+    let jobs = if timed { 1 } else { opts.jobs };
+    /// One function's way through the run: which passes changed it, and the
+    /// time and instructions before and after each.
+    struct Way<'a> {
+        f: &'a mut Function,
+        share: FunctionShare<'a>,
+        changed: Vec<bool>,
+        timings: Vec<(f64, usize, usize)>,
+    }
+    let mut ways: Vec<Way<'_>> = am
+        .shares(m)
+        .into_iter()
+        .map(|(_, f, share)| Way {
+            f,
+            share,
+            changed: vec![false; run.len()],
+            timings: vec![(0.0, 0, 0); run.len()],
+        })
+        .collect();
+    ir::parallel::for_each_mut(
+        &mut ways,
+        jobs,
+        |w| w.f.num_insts(),
+        |w| {
+            for (k, p) in run.iter().enumerate() {
+                let pass = p.function_pass().expect("a run holds function passes");
+                let start = timed.then(|| (std::time::Instant::now(), function_insts(w.f)));
+                // A verified run goes pass by pass, so this one checks nothing.
+                let ran = run_unless_settled(&mut w.share, w.f, *p, pass, false);
+                let Some(c) = ran.expect("no check fails without verification") else {
+                    continue;
+                };
+                if c {
+                    w.share.invalidate(p.preserves());
+                }
+                w.share.compact_if_sparse(w.f);
+                w.changed[k] |= c;
+                if let Some((start, insts)) = start {
+                    let t = &mut w.timings[k];
+                    t.0 += start.elapsed().as_secs_f64();
+                    t.1 += insts;
+                    t.2 += function_insts(w.f);
+                }
+            }
+        },
+    );
+    let mut changed = vec![false; run.len()];
     let mut timings: Vec<PassTiming> = run
         .iter()
         .map(|p| PassTiming {
@@ -675,32 +731,18 @@ fn run_function_by_function(
             insts_after: 0,
         })
         .collect();
-    let mut changed = vec![false; run.len()];
-    for (id, f) in m.funcs.iter_mut() {
-        if f.is_declaration() {
-            continue;
+    let mut reports = Vec::with_capacity(ways.len());
+    for w in ways {
+        for k in 0..run.len() {
+            changed[k] |= w.changed[k];
+            let (seconds, before, after) = w.timings[k];
+            timings[k].seconds += seconds;
+            timings[k].insts_before += before;
+            timings[k].insts_after += after;
         }
-        for (k, p) in run.iter().enumerate() {
-            let pass = p.function_pass().expect("a run holds function passes");
-            let start = timed.then(|| (std::time::Instant::now(), function_insts(f)));
-            // A verified run goes pass by pass, so this one checks nothing.
-            let ran = run_unless_settled(am, id, f, *p, pass, false);
-            let Some(c) = ran.expect("no check fails without verification") else {
-                continue;
-            };
-            if c {
-                am.invalidate_function(id, p.preserves());
-            }
-            am.compact_if_sparse(id, f);
-            changed[k] |= c;
-            if let Some((start, insts)) = start {
-                let t = &mut timings[k];
-                t.seconds += start.elapsed().as_secs_f64();
-                t.insts_before += insts;
-                t.insts_after += function_insts(f);
-            }
-        }
+        reports.push(w.share.reported());
     }
+    am.absorb(reports);
     // Each function's analyses were invalidated as it went; what is left is the
     // purity summaries, for a pass that changed a function without saying which.
     let unreported = run
@@ -725,32 +767,38 @@ fn run_function_pass(
     verify: bool,
 ) -> Result<bool, String> {
     let mut changed = false;
-    for (id, f) in m.funcs.iter_mut() {
-        if !f.is_declaration() {
-            changed |= run_unless_settled(am, id, f, p, fp, verify)?.unwrap_or(false);
+    let mut reports = Vec::new();
+    let mut result = Ok(());
+    for (_, f, mut share) in am.shares(m) {
+        if result.is_ok() {
+            match run_unless_settled(&mut share, f, p, fp, verify) {
+                Ok(c) => changed |= c.unwrap_or(false),
+                Err(e) => result = Err(e),
+            }
         }
+        reports.push(share.reported());
     }
-    Ok(changed)
+    am.absorb(reports);
+    result.map(|()| changed)
 }
 
-/// Runs the function pass `fp` (`p`) on `f`, function `id`, unless it has
-/// settled it ([`AnalysisManager::is_settled`]): whether it changed `f`,
+/// Runs the function pass `fp` (`p`) on `f`, the function of `share`, unless
+/// it has settled it ([`FunctionShare::is_settled`]): whether it changed `f`,
 /// `None` when skipped. When verifying, a settled function is run anyway and
 /// must come out unchanged: the check of the premise that skips it.
 fn run_unless_settled(
-    am: &mut AnalysisManager,
-    id: ir::FuncId,
+    share: &mut FunctionShare<'_>,
     f: &mut Function,
     p: &dyn Pass,
     fp: &dyn FunctionPass,
     verify: bool,
 ) -> Result<Option<bool>, String> {
-    let settled = am.is_settled(id, p.name());
+    let settled = share.is_settled(p.name());
     if settled && !verify {
         return Ok(None);
     }
     let before = settled.then(|| crate::analysis::manager::fingerprint(f));
-    let c = am.on_function(id, f, |f, fa| fp.run_on(f, fa));
+    let c = share.on_function(f, |f, fa| fp.run_on(f, fa));
     if let Some(before) = before {
         if c || crate::analysis::manager::fingerprint(f) != before {
             return Err(format!(
@@ -761,7 +809,7 @@ fn run_unless_settled(
         }
     }
     if !c {
-        am.settle(id, p.name());
+        share.settle(p.name());
     }
     Ok(Some(c))
 }
@@ -993,13 +1041,53 @@ bb0:
         verify_each: bool,
         log: &std::sync::Mutex<Vec<String>>,
     ) -> Vec<String> {
+        logged_run_on(src, passes, verify_each, 1, log)
+    }
+
+    /// [`logged_run`] on `jobs` threads.
+    fn logged_run_on(
+        src: &str,
+        passes: &[&dyn Pass],
+        verify_each: bool,
+        jobs: usize,
+        log: &std::sync::Mutex<Vec<String>>,
+    ) -> Vec<String> {
         let mut m = ir::parse_module(src).unwrap();
         let mut opts = PassOptions {
             verify_each,
+            jobs,
             ..Default::default()
         };
         run_pass_list(&mut m, passes, &mut opts).unwrap();
         std::mem::take(&mut *log.lock().unwrap())
+    }
+
+    #[test]
+    fn functions_go_through_a_run_on_several_threads_each_in_pass_order() {
+        let mut src = String::new();
+        for k in 0..9 {
+            src.push_str(&format!("func @f{k}() -> i32 {{\nbb0:\n  ret {k}\n}}\n"));
+        }
+        let log = std::sync::Mutex::new(Vec::new());
+        let pass = |name, function| Recorder {
+            name,
+            function,
+            log: &log,
+        };
+        let (f1, f2, module) = (pass("f1", true), pass("f2", true), pass("m", false));
+        let passes: [&dyn Pass; 3] = [&f1, &f2, &module];
+        let order = logged_run_on(&src, &passes, false, 3, &log);
+        // Each function sees f1 then f2; the module pass starts after the run.
+        for k in 0..9 {
+            let mine: Vec<&str> = order
+                .iter()
+                .filter(|e| e.ends_with(&format!("@f{k}")))
+                .map(|e| e.split('@').next().unwrap())
+                .collect();
+            assert_eq!(mine, ["f1", "f2", "m"], "f{k}");
+        }
+        let first_m = order.iter().position(|e| e.starts_with("m@")).unwrap();
+        assert_eq!(first_m, 18, "{order:?}");
     }
 
     #[test]
@@ -1313,6 +1401,28 @@ declare @putint(i32) -> void
             ir::print_module(&m).trim(),
             "func @main() -> i32 {\nbb0:\n  ret 5\n}"
         );
+    }
+
+    #[test]
+    fn the_o2_pipeline_gives_the_same_module_on_any_number_of_threads() {
+        for src in [
+            LATE_CALLS.replace("WRITE", "store %2, @g"),
+            every_pass_program(),
+        ] {
+            let optimised = |jobs| {
+                let mut m = ir::parse_module(&src).unwrap();
+                let mut opts = PassOptions {
+                    jobs,
+                    ..Default::default()
+                };
+                run_passes(&mut m, &pipeline(2), &mut opts).unwrap();
+                ir::print_module(&m)
+            };
+            let one = optimised(1);
+            for jobs in [2, 4] {
+                assert_eq!(optimised(jobs), one, "{jobs} threads");
+            }
+        }
     }
 
     /// Pure and read-only calls whose arguments become equal only late (range

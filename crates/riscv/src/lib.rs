@@ -29,7 +29,7 @@
 //! emit                 text, with branch relaxation; labels in layout order
 //! ```
 //!
-//! The functions are compiled on several threads at once ([`parallel`]), each
+//! The functions are compiled on several threads at once ([`ir::parallel`]), each
 //! from the module alone, and their texts joined in module order.
 //!
 //! With source lines asked for (`sysyc -g`), `srcloc` follows each instruction's
@@ -65,7 +65,6 @@ pub mod loop_forest;
 pub mod loops;
 pub mod mir;
 pub mod out_of_ssa;
-pub mod parallel;
 pub mod peephole;
 pub mod placement;
 pub mod postra_sink;
@@ -98,9 +97,9 @@ pub struct Options {
     pub verify: bool,
     /// Optimisations switched off by gcc's `-fno-...` options.
     pub flags: CodegenFlags,
-    /// Threads compiling functions at the same time ([`parallel`]); `0`: one per
-    /// core. The output does not depend on it. Per-stage timing and stage hooks
-    /// compile one function at a time.
+    /// Threads compiling functions at the same time ([`ir::parallel`]); `0`: one per
+    /// core when the module is large enough to gain. The output does not depend on
+    /// it. Per-stage timing and stage hooks compile one function at a time.
     pub jobs: usize,
 }
 
@@ -748,9 +747,9 @@ pub fn emit_module_hooked(
     };
     if times.is_none() && hook.is_none() {
         // Nothing observes the stages: the functions are compiled at the same time.
-        let texts = parallel::map_in_order(
+        let texts = ir::parallel::map_in_order(
             &defined,
-            parallel::threads(opts.jobs),
+            opts.jobs,
             |&fid| m.funcs[fid].num_insts(),
             |&fid| {
                 let (mf, locs) =

@@ -120,7 +120,8 @@ pub struct Driver {
     /// Collect wall time and size per stage and print the table on stderr
     /// (`--time-passes`).
     pub time_passes: bool,
-    /// Threads the back end compiles functions on (`-j`); `0`: one per core.
+    /// Threads the optimiser's function passes and the back end work on
+    /// functions with (`-j`); `0`: one per core when the module is large enough.
     pub jobs: usize,
     /// Comment the assembly with the source line of each run of instructions (`-g`).
     pub source_lines: bool,
@@ -657,6 +658,7 @@ impl Driver {
                 None
             },
             print_after,
+            jobs: self.jobs,
             ..Default::default()
         };
         let mut passes = Vec::new();

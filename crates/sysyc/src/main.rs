@@ -121,8 +121,9 @@ struct Cli {
     /// stderr, e.g. `sysyc -O2 --time-passes -S prog.sy -o prog.s`.
     #[arg(long)]
     time_passes: bool,
-    /// Compile functions on this many threads at once (0, the default: one per
-    /// core); the assembly is the same whatever the number, e.g. `-j1`.
+    /// Optimise and compile functions on this many threads at once (0, the
+    /// default: one per core, for a module large enough to gain); the assembly is
+    /// the same whatever the number, e.g. `-j1`.
     #[arg(short = 'j', long, default_value_t = 0, value_name = "N")]
     jobs: usize,
     /// List the optimisation passes (for `--passes` and `--print-after`) and exit:

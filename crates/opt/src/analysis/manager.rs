@@ -141,11 +141,11 @@ pub struct FunctionAnalyses {
     /// The number of instruction slots below which the function is not looked at
     /// for compaction ([`AnalysisManager::compact_if_sparse`]).
     next_compaction_check: usize,
-    /// The manager's change count ([`AnalysisManager::changes`]) when the
-    /// function last changed.
-    changed_at: u64,
+    /// How many changes were reported to the function: its version, which
+    /// moves whenever it may have changed.
+    version: u64,
     /// The function passes that ran on the function as it is now (at
-    /// `changed_at`) and changed nothing.
+    /// `version`) and changed nothing.
     settled: Settled,
 }
 
@@ -167,7 +167,7 @@ impl Clone for FunctionAnalyses {
             verify: self.verify,
             computations: self.computations,
             next_compaction_check: self.next_compaction_check,
-            changed_at: self.changed_at,
+            version: self.version,
             settled: Settled::default(),
         }
     }
@@ -431,6 +431,117 @@ pub(crate) fn fingerprint(f: &Function) -> String {
     out
 }
 
+/// One defined function's part of the [`AnalysisManager`]: its cached analyses
+/// and summary, with the changes and computations reported to it, which the
+/// manager counts when the share comes back ([`AnalysisManager::absorb`]).
+/// Function passes run through shares, so that they can run on several
+/// functions at once, each share on one thread.
+pub struct FunctionShare<'a> {
+    fa: &'a mut FunctionAnalyses,
+    /// The function's mod/ref walk, dropped when it changes.
+    summary: &'a mut Option<Body>,
+    verify: bool,
+    /// Changes reported to the function.
+    changes: u64,
+    /// Analyses computed (not served from the cache).
+    computed: usize,
+}
+
+/// What a [`FunctionShare`] had reported to it, for its manager to count.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Reported {
+    changes: u64,
+    computed: usize,
+}
+
+impl FunctionShare<'_> {
+    /// The changes and computations reported so far, for
+    /// [`AnalysisManager::absorb`].
+    pub fn reported(&self) -> Reported {
+        Reported {
+            changes: self.changes,
+            computed: self.computed,
+        }
+    }
+
+    /// Runs `pass` on `f`, the share's function, with its cached analyses;
+    /// whether it changed `f` (which drops `f`'s scalar evolution and summary).
+    pub fn on_function(
+        &mut self,
+        f: &mut Function,
+        pass: impl FnOnce(&mut Function, &mut FunctionAnalyses) -> bool,
+    ) -> bool {
+        let fa = &mut *self.fa;
+        fa.verify = self.verify;
+        let before = fa.computations;
+        let changed = pass(f, fa);
+        self.computed += self.fa.computations - before;
+        if changed {
+            self.note_change();
+            self.fa.forget_scev();
+            *self.summary = None;
+        }
+        changed
+    }
+
+    /// The function changed.
+    fn note_change(&mut self) {
+        self.changes += 1;
+        self.fa.version += 1;
+    }
+
+    /// Compacts `f` when most of its instruction slots are dead
+    /// ([`Function::compact`]), dropping its cached analyses, which name the old
+    /// entities. The function's layout is counted only after it has made half as
+    /// many slots as it had instructions at the last look, so the check costs a
+    /// constant per slot made.
+    pub fn compact_if_sparse(&mut self, f: &mut Function) -> bool {
+        if f.num_insts() < self.fa.next_compaction_check {
+            return false;
+        }
+        let live = f
+            .layout
+            .blocks()
+            .map(|b| f.layout.block_insts(b).count())
+            .sum();
+        let compacted = f.is_sparse(live) && f.compact();
+        if compacted {
+            self.note_change();
+            self.fa.forget();
+            *self.summary = None;
+        }
+        // Half as many slots again as there are instructions: a check costs at
+        // most two units per slot made since the last.
+        self.fa.next_compaction_check = f.num_insts() + live / 2;
+        compacted
+    }
+
+    /// Whether the function pass `name` already ran on the function as it is now
+    /// (no change reported to it since) and changed nothing. A pass is a
+    /// deterministic function of what it reads, and a function pass reads only its
+    /// function ([`crate::pipeline::FunctionPass`]): run again, it would change
+    /// nothing again, so the pass manager skips it. (LLVM keeps analyses valid
+    /// across passes that preserve them; this keeps the knowledge that a
+    /// transformation has nothing left to do.)
+    pub fn is_settled(&self, name: &str) -> bool {
+        self.fa.settled.contains(name, self.fa.version)
+    }
+
+    /// Records that the function pass `name` ran on the function and changed
+    /// nothing ([`FunctionShare::is_settled`]).
+    pub fn settle(&mut self, name: &'static str) {
+        self.fa.settled.record(name, self.fa.version);
+    }
+
+    /// After a function pass changed the function: what it does not keep valid
+    /// ([`Preserved::cfg`]) is compared with the function before its next use.
+    pub fn invalidate(&mut self, kept: Preserved) {
+        if !kept.cfg {
+            self.fa.unverified = true;
+        }
+    }
+}
+
 /// Cached analyses of every function of a module.
 #[derive(Default)]
 pub struct AnalysisManager {
@@ -519,50 +630,71 @@ impl AnalysisManager {
         f: &mut Function,
         pass: impl FnOnce(&mut Function, &mut FunctionAnalyses) -> bool,
     ) -> bool {
-        let fa = &mut self.funcs[id];
-        fa.verify = self.verify;
-        let before = fa.computations;
-        let changed = pass(f, fa);
-        if changed {
-            self.note_change(id);
-            self.funcs[id].forget_scev();
-            if let Some(summary) = self.summaries.get_mut(id) {
-                *summary = None;
-            }
-        }
-        self.computed += self.funcs[id].computations - before;
-        changed
+        self.with_share(id, |share| share.on_function(f, pass))
     }
 
     /// Compacts `f`, the defined function `id`, when most of its instruction slots
-    /// are dead ([`Function::compact`]), dropping its cached analyses, which name
-    /// the old entities. The function's layout is counted only after it has made
-    /// half as many slots as it had instructions at the last look, so the check
-    /// costs a constant per slot made.
+    /// are dead ([`FunctionShare::compact_if_sparse`]).
     pub fn compact_if_sparse(&mut self, id: FuncId, f: &mut Function) -> bool {
-        if f.num_insts() < self.funcs[id].next_compaction_check {
-            return false;
+        self.with_share(id, |share| share.compact_if_sparse(f))
+    }
+
+    /// Runs `work` on the share of function `id`, then counts what it reported.
+    fn with_share<R>(&mut self, id: FuncId, work: impl FnOnce(&mut FunctionShare<'_>) -> R) -> R {
+        let mut share = FunctionShare {
+            fa: &mut self.funcs[id],
+            summary: &mut self.summaries[id],
+            verify: self.verify,
+            changes: 0,
+            computed: 0,
+        };
+        let r = work(&mut share);
+        let reported = share.reported();
+        self.absorb([reported]);
+        r
+    }
+
+    /// The share of each defined function of `m`, with the function, in the
+    /// module's order: what function passes need to run on several functions at
+    /// once ([`crate::pipeline::run_passes`]). Give them back to
+    /// [`AnalysisManager::absorb`].
+    pub fn shares<'a>(
+        &'a mut self,
+        m: &'a mut Module,
+    ) -> Vec<(FuncId, &'a mut Function, FunctionShare<'a>)> {
+        let n = m.funcs.len();
+        if n > 0 {
+            // Every function gets its slots (reading the last one creates them all).
+            let last = <FuncId as ir::EntityRef>::new(n - 1);
+            let _ = &mut self.funcs[last];
+            let _ = &mut self.summaries[last];
         }
-        let live = f
-            .layout
-            .blocks()
-            .map(|b| f.layout.block_insts(b).count())
-            .sum();
-        let compacted = f.is_sparse(live) && f.compact();
-        if compacted {
-            self.note_change(id);
+        let verify = self.verify;
+        m.funcs
+            .iter_mut()
+            .zip(self.funcs.values_mut())
+            .zip(self.summaries.values_mut())
+            .filter(|(((_, f), _), _)| !f.is_declaration())
+            .map(|(((id, f), fa), summary)| {
+                let share = FunctionShare {
+                    fa,
+                    summary,
+                    verify,
+                    changes: 0,
+                    computed: 0,
+                };
+                (id, f, share)
+            })
+            .collect()
+    }
+
+    /// Counts the changes and computations reported to the shares
+    /// ([`AnalysisManager::shares`], [`FunctionShare::reported`]).
+    pub fn absorb(&mut self, reports: impl IntoIterator<Item = Reported>) {
+        for r in reports {
+            self.changes += r.changes;
+            self.computed += r.computed;
         }
-        let fa = &mut self.funcs[id];
-        if compacted {
-            fa.forget();
-            if let Some(summary) = self.summaries.get_mut(id) {
-                *summary = None;
-            }
-        }
-        // Half as many slots again as there are instructions: a check costs at
-        // most two units per slot made since the last.
-        fa.next_compaction_check = f.num_insts() + live / 2;
-        compacted
     }
 
     /// [`AnalysisManager::compact_if_sparse`] on every defined function of `m`.
@@ -579,9 +711,7 @@ impl AnalysisManager {
     /// function's analyses is compared with the function before their next use,
     /// as [`AnalysisManager::invalidate`] arranges for every function.
     pub fn invalidate_function(&mut self, id: FuncId, kept: Preserved) {
-        if !kept.cfg {
-            self.funcs[id].unverified = true;
-        }
+        self.with_share(id, |share| share.invalidate(kept))
     }
 
     /// What every function of `m` may read and write ([`ModRef::compute`]),
@@ -612,7 +742,7 @@ impl AnalysisManager {
         if !kept.other_functions {
             // Any function may have changed.
             for (_, fa) in self.funcs.iter_mut() {
-                fa.changed_at = self.changes;
+                fa.version += 1;
             }
         }
         // The functions a pass reported changed lost theirs already
@@ -637,29 +767,16 @@ impl AnalysisManager {
         self.changes
     }
 
-    /// Moves the change clock: function `id` changed.
-    fn note_change(&mut self, id: FuncId) {
-        self.changes += 1;
-        self.funcs[id].changed_at = self.changes;
-    }
-
     /// Whether the function pass `name` already ran on function `id` as the
-    /// function is now (no change reported to it since) and changed nothing. A
-    /// pass is a deterministic function of what it reads, and a function pass
-    /// reads only its function ([`crate::pipeline::FunctionPass`]): run again,
-    /// it would change nothing again, so the pass manager skips it. (LLVM keeps
-    /// analyses valid across passes that preserve them; this keeps the
-    /// knowledge that a transformation has nothing left to do.)
-    pub fn is_settled(&self, id: FuncId, name: &str) -> bool {
-        let fa = &self.funcs[id];
-        fa.settled.contains(name, fa.changed_at)
+    /// function is now ([`FunctionShare::is_settled`]).
+    pub fn is_settled(&mut self, id: FuncId, name: &str) -> bool {
+        self.with_share(id, |share| share.is_settled(name))
     }
 
     /// Records that the function pass `name` ran on function `id` and changed
-    /// nothing ([`AnalysisManager::is_settled`]).
+    /// nothing ([`FunctionShare::settle`]).
     pub fn settle(&mut self, id: FuncId, name: &'static str) {
-        let fa = &mut self.funcs[id];
-        fa.settled.record(name, fa.changed_at);
+        self.with_share(id, |share| share.settle(name))
     }
 
     /// Whether the module pass `name` already ran on the module as it is now
