@@ -27,7 +27,7 @@ const WORKER_STACK: usize = 256 << 20;
 /// The number of threads to work on `items` with, as `jobs` asks: that many, or
 /// for `0`, one per core the process may use, but one when the items besides the
 /// largest add up to less than [`MIN_SHARED_WORK`] (by `size`).
-fn threads_for<T>(items: &[T], jobs: usize, size: &impl Fn(&T) -> usize) -> usize {
+pub fn threads_for<T>(items: &[T], jobs: usize, size: &impl Fn(&T) -> usize) -> usize {
     let threads = match jobs {
         0 => {
             let sizes = || items.iter().map(size);

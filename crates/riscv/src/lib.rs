@@ -505,13 +505,15 @@ pub fn stage_input(info: &StageInfo) -> verify::Stage {
 
 /// Runs the stage `info` (any but `isel`, which reads IR) on `mf`. `live` carries the
 /// block liveness from `liveness` to `schedule-pre-ra` and `regalloc` (each
-/// computes it when it is absent; reordering within blocks keeps it valid).
+/// computes it when it is absent; reordering within blocks keeps it valid). The
+/// schedulers take blocks on up to `jobs` threads ([`ir::parallel`]).
 fn apply_stage(
     info: &StageInfo,
     mf: &mut mir::MFunction,
     live: &mut Option<liveness::Liveness>,
     check: bool,
     flags: &CodegenFlags,
+    jobs: usize,
 ) -> Result<(), BackendError> {
     match info.name {
         "store-merge" => {
@@ -540,7 +542,7 @@ fn apply_stage(
                 *live = Some(liveness::compute_liveness(mf));
             }
             if let Some(l) = live {
-                schedule::run_before_allocation(mf, l);
+                schedule::run_before_allocation(mf, l, jobs);
             }
         }
         "regalloc" => {
@@ -574,7 +576,7 @@ fn apply_stage(
             placement::run(mf, flags.placement());
         }
         "schedule" => {
-            schedule::run(mf);
+            schedule::run(mf, jobs);
         }
         other => {
             return Err(BackendError::new(format!(
@@ -602,6 +604,7 @@ pub fn run_stages(
             &mut live,
             verify || cfg!(debug_assertions),
             &CodegenFlags::default(),
+            1,
         )?;
         if verify {
             verify::verify(mf, info.after).map_err(|error| BackendError::Invalid {
@@ -668,6 +671,7 @@ pub fn compile_function_hooked(
                 &mut live,
                 opts.verify || cfg!(debug_assertions),
                 &opts.flags,
+                if times.is_some() { 1 } else { opts.jobs },
             )?;
         }
         if let Some(t) = times.as_deref_mut() {
@@ -746,24 +750,26 @@ pub fn emit_module_hooked(
         error: Box::new(e),
     };
     if times.is_none() && hook.is_none() {
-        // Nothing observes the stages: the functions are compiled at the same time.
-        let texts = ir::parallel::map_in_order(
-            &defined,
-            opts.jobs,
-            |&fid| m.funcs[fid].num_insts(),
-            |&fid| {
-                let (mf, locs) =
-                    compile_function_located(m, fid, &facts, opts, None, source.is_some())
-                        .map_err(|e| in_function(fid, e))?;
-                let annotate = locs.as_ref().zip(source);
-                Ok(emit::emit_function_annotated(
-                    &mf,
-                    fid.index(),
-                    &global,
-                    annotate,
-                ))
-            },
-        );
+        // Nothing observes the stages: the functions are compiled at the same time
+        // (and a function's blocks are scheduled on the threads when they are not).
+        let size = |&fid: &ir::FuncId| m.funcs[fid].num_insts();
+        let outer = ir::parallel::threads_for(&defined, opts.jobs, &size);
+        let inner = Options {
+            jobs: if outer > 1 { 1 } else { opts.jobs },
+            ..opts.clone()
+        };
+        let texts = ir::parallel::map_in_order(&defined, opts.jobs, size, |&fid| {
+            let (mf, locs) =
+                compile_function_located(m, fid, &facts, &inner, None, source.is_some())
+                    .map_err(|e| in_function(fid, e))?;
+            let annotate = locs.as_ref().zip(source);
+            Ok(emit::emit_function_annotated(
+                &mf,
+                fid.index(),
+                &global,
+                annotate,
+            ))
+        });
         for text in texts {
             out.push_str(&text?);
         }
@@ -845,6 +851,16 @@ bb0:
         }
     }
 
+    /// The -O2 assembly of `m` compiled on `jobs` threads.
+    fn assembly_on(m: &Module, jobs: usize) -> String {
+        let opts = Options {
+            opt_level: 2,
+            jobs,
+            ..Options::default()
+        };
+        emit_module(m, &opts).unwrap()
+    }
+
     #[test]
     fn the_assembly_does_not_depend_on_the_number_of_threads() {
         // Functions of different sizes, so the largest-first order differs from
@@ -865,14 +881,7 @@ bb0:
         }
         src.push_str("  ret 0\n}\n");
         let m = ir::parse_module(&src).unwrap();
-        let text = |jobs| {
-            let opts = Options {
-                opt_level: 2,
-                jobs,
-                ..Options::default()
-            };
-            emit_module(&m, &opts).unwrap()
-        };
+        let text = |jobs| assembly_on(&m, jobs);
         let one = text(1);
         for k in 0..7 {
             assert!(one.contains(&format!("f{k}:")), "f{k} is emitted");
@@ -880,6 +889,41 @@ bb0:
         for jobs in [2, 3, 8] {
             assert_eq!(text(jobs), one, "{jobs} threads");
         }
+    }
+
+    #[test]
+    fn one_function_of_many_blocks_schedules_alike_on_any_number_of_threads() {
+        // Sixty loops in a row, each with a body worth scheduling.
+        let mut src = String::from("func @main(i32) -> i32 {\nbb0(%0: i32):\n  jump bb1(0, 0)\n");
+        let mut v = 1;
+        for k in 0..60 {
+            let (h, x) = (2 * k + 1, 2 * k + 2);
+            let (i, s) = (v, v + 1);
+            src.push_str(&format!("bb{h}(%{i}: i32, %{s}: i32):\n"));
+            let mut last = s;
+            for j in 0..6 {
+                let t = v + 2 + j;
+                src.push_str(&format!("  %{t} = mul %{last}, %{i}\n"));
+                last = t;
+            }
+            let (next, c) = (v + 8, v + 9);
+            src.push_str(&format!(
+                "  %{next} = add %{i}, 1\n  %{c} = slt %{next}, %0\n"
+            ));
+            src.push_str(&format!("  br %{c}, bb{h}(%{next}, %{last}), bb{x}\n"));
+            src.push_str(&format!("bb{x}:\n  jump bb{}(0, %{last})\n", h + 2));
+            v += 10;
+        }
+        src.push_str(&format!(
+            "bb121(%{}: i32, %{}: i32):\n  ret %{}\n}}\n",
+            v,
+            v + 1,
+            v + 1
+        ));
+        let m = ir::parse_module(&src).unwrap();
+        let text = |jobs| assembly_on(&m, jobs);
+        let one = text(1);
+        assert_eq!(text(4), one);
     }
 
     #[test]

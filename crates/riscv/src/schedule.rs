@@ -82,45 +82,65 @@ const PRESSURE_LIMIT: [usize; 2] = [26, 28];
 /// Each block is also scheduled with its reused registers renamed
 /// ([`crate::rename`], GCC's `regrename`), and that version is kept when the
 /// model says it runs in fewer cycles.
-pub fn run(mf: &mut MFunction) -> usize {
+///
+/// Each block is scheduled alone, on up to `jobs` threads ([`ir::parallel`]; the
+/// result does not depend on their number).
+pub fn run(mf: &mut MFunction, jobs: usize) -> usize {
     let renamer = Renamer::new(mf);
     let is_float = |r: Reg| r.phys_class() == RegClass::Float;
-    let mut changed = 0;
-    for (k, b) in mf.blocks.values_mut().enumerate() {
-        let self_loop = b
-            .insts
-            .iter()
-            .any(|i| i.branch_target() == Some(MBlock(k as u32)));
-        let cost = |code: &[MInst]| {
-            if self_loop {
-                u74::steady_state_cycles(code, &is_float)
-            } else {
-                u74::cycles_with(code, &is_float)
+    // Each block is scheduled alone: they go on several threads at once.
+    let mut blocks: Vec<(usize, &mut Vec<MInst>, usize)> = mf
+        .blocks
+        .values_mut()
+        .enumerate()
+        .map(|(k, b)| (k, &mut b.insts, 0))
+        .collect();
+    ir::parallel::for_each_mut(
+        &mut blocks,
+        jobs,
+        |(_, insts, _)| insts.len(),
+        |(k, insts, changed)| {
+            let k = *k;
+            let self_loop = insts
+                .iter()
+                .any(|i| i.branch_target() == Some(MBlock(k as u32)));
+            let cost = |code: &[MInst]| {
+                if self_loop {
+                    u74::steady_state_cycles(code, &is_float)
+                } else {
+                    u74::cycles_with(code, &is_float)
+                }
+            };
+            let mut renamed = insts.clone();
+            let renamed_some = renamer.rename_block(k, &mut renamed) > 0;
+            *changed += schedule_block_as(insts, self_loop);
+            if renamed_some {
+                schedule_block_as(&mut renamed, self_loop);
+                if cost(&renamed) < cost(insts) {
+                    **insts = renamed;
+                    *changed += 1;
+                }
             }
-        };
-        let mut renamed = b.insts.clone();
-        let renamed_some = renamer.rename_block(k, &mut renamed) > 0;
-        changed += schedule_block_as(&mut b.insts, self_loop);
-        if renamed_some {
-            schedule_block_as(&mut renamed, self_loop);
-            if cost(&renamed) < cost(&b.insts) {
-                b.insts = renamed;
-                changed += 1;
-            }
-        }
-    }
-    changed
+        },
+    );
+    blocks.iter().map(|(_, _, changed)| changed).sum()
 }
 
 /// Schedules every block of `mf` over virtual registers, before allocation, where
 /// no register reuse constrains the order yet; a region's new order is kept only if
 /// it does not raise register pressure past [`PRESSURE_LIMIT`]. Returns how many
-/// regions changed order.
-pub fn run_before_allocation(mf: &mut MFunction, live: &Liveness) -> usize {
-    run_before_allocation_within(mf, live, PRESSURE_LIMIT)
+/// regions changed order. Each block is scheduled alone, on up to `jobs` threads
+/// ([`ir::parallel`]; the result does not depend on their number).
+pub fn run_before_allocation(mf: &mut MFunction, live: &Liveness, jobs: usize) -> usize {
+    run_before_allocation_within(mf, live, PRESSURE_LIMIT, jobs)
 }
 
-fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usize; 2]) -> usize {
+fn run_before_allocation_within(
+    mf: &mut MFunction,
+    live: &Liveness,
+    limit: [usize; 2],
+    jobs: usize,
+) -> usize {
     let copies = copy_partners(mf);
     let classes = mf.vreg_class.clone();
     let class_index = move |r: Reg| {
@@ -133,47 +153,84 @@ fn run_before_allocation_within(mf: &mut MFunction, live: &Liveness, limit: [usi
     };
     let counts = live.loop_counts(&class_index);
     let idle = idle_through_innermost_loops(mf, live, &class_index);
-    let mut changed = 0;
-    for b in mf.layout.clone() {
-        let block_limit = [limit[0] + idle[b.index()][0], limit[1] + idle[b.index()][1]];
-        let back_edge = back_edge_copies(mf, b);
-        let insts = &mut mf.blocks[b].insts;
-        // Two instructions rarely gain from reordering; skipping such regions keeps
-        // the liveness walk below off the many tiny blocks of branchy code.
-        let regions: Vec<_> = regions(insts)
-            .into_iter()
-            .filter(|&(start, end, _)| end - start >= 3)
-            .collect();
-        if regions.is_empty() {
-            continue;
-        }
-        // What is live after each region's end, walking the block backwards once.
-        let mut after: Vec<LiveAfter> = Vec::with_capacity(regions.len());
-        let mut cur = live.live_out_regs(b.index(), &counts, &class_index);
-        let mut count = cur.count(&class_index);
-        let mut pos = insts.len();
-        for &(start, end, _) in regions.iter().rev() {
-            while pos > end {
-                pos -= 1;
-                step_back(&mut cur, &mut count, &insts[pos], &class_index);
-            }
-            after.push(LiveAfter::of(&insts[start..end], &cur, count));
-        }
-        after.reverse();
-        let is_float = |r: Reg| class_index(r) == 1;
-        // A loop of this one block, whose body is one region, is scheduled for
-        // its steady state, as after allocation.
-        let whole = matches!(regions.as_slice(), [(0, _, t)] if *t == insts.len());
-        let steady = back_edge.as_deref().filter(|_| whole);
-        for (k, &(start, end, tail_end)) in regions.iter().enumerate() {
-            let pressure = Pressure::new(&insts[start..end], &after[k], &class_index, block_limit);
-            let region = (start, end, tail_end);
-            if schedule_region(insts, region, &is_float, &copies, Some(pressure), steady) {
-                changed += 1;
-            }
-        }
+    /// One block's part of the schedule: its number, its code, its back edge's
+    /// copies ([`back_edge_copies`]) and how many of its regions changed.
+    struct Part<'a> {
+        b: usize,
+        insts: &'a mut Vec<MInst>,
+        back_edge: Option<Vec<(Reg, Reg)>>,
+        changed: usize,
     }
-    changed
+    // Per block number, for the blocks in the layout: its back edge's copies.
+    let mut back_edges = vec![None; mf.blocks.len()];
+    for &b in &mf.layout {
+        back_edges[b.index()] = Some(back_edge_copies(mf, b));
+    }
+    // Each block is scheduled alone: they go on several threads at once.
+    let mut parts: Vec<Part<'_>> = mf
+        .blocks
+        .values_mut()
+        .zip(back_edges)
+        .enumerate()
+        .filter_map(|(b, (block, back_edge))| {
+            Some(Part {
+                b,
+                insts: &mut block.insts,
+                back_edge: back_edge?,
+                changed: 0,
+            })
+        })
+        .collect();
+    ir::parallel::for_each_mut(
+        &mut parts,
+        jobs,
+        |p| p.insts.len(),
+        |Part {
+             b,
+             insts,
+             back_edge,
+             changed,
+         }| {
+            let b = *b;
+            let block_limit = [limit[0] + idle[b][0], limit[1] + idle[b][1]];
+            // Two instructions rarely gain from reordering; skipping such regions
+            // keeps the liveness walk below off the many tiny blocks of branchy code.
+            let regions: Vec<_> = regions(insts)
+                .into_iter()
+                .filter(|&(start, end, _)| end - start >= 3)
+                .collect();
+            if regions.is_empty() {
+                return;
+            }
+            // What is live after each region's end, walking the block backwards once.
+            let mut after: Vec<LiveAfter> = Vec::with_capacity(regions.len());
+            let mut cur = live.live_out_regs(b, &counts, &class_index);
+            let mut count = cur.count(&class_index);
+            let mut pos = insts.len();
+            for &(start, end, _) in regions.iter().rev() {
+                while pos > end {
+                    pos -= 1;
+                    step_back(&mut cur, &mut count, &insts[pos], &class_index);
+                }
+                after.push(LiveAfter::of(&insts[start..end], &cur, count));
+            }
+            after.reverse();
+            let is_float = |r: Reg| class_index(r) == 1;
+            // A loop of this one block, whose body is one region, is scheduled for
+            // its steady state, as after allocation.
+            let whole = matches!(regions.as_slice(), [(0, _, t)] if *t == insts.len());
+            let steady = back_edge.as_deref().filter(|_| whole);
+            for (k, &(start, end, tail_end)) in regions.iter().enumerate() {
+                let pressure =
+                    Pressure::new(&insts[start..end], &after[k], &class_index, block_limit);
+                let region = (start, end, tail_end);
+                if schedule_region(insts, region, &is_float, &copies, Some(pressure), steady) {
+                    *changed += 1;
+                }
+            }
+        },
+    );
+    parts.iter().map(|p| p.changed).sum()
 }
 
 /// When block `b` is a loop of its own, the copies its back edge makes, as
@@ -1341,14 +1398,20 @@ end
         // Unbounded, the schedule hoists the loads: faster, but many values live.
         let mut free = orig.clone();
         let live = compute_liveness(&free);
-        assert_eq!(run_before_allocation_within(&mut free, &live, [64, 64]), 1);
+        assert_eq!(
+            run_before_allocation_within(&mut free, &live, [64, 64], 1),
+            1
+        );
         let (free_cost, free_pressure) = cost_and_pressure(&free);
         assert!(free_cost < cost && free_pressure > 4, "{free_pressure}");
         // Bounded by 4 registers: still faster, within the bound.
         assert!(pressure <= 4);
         let mut bounded = orig.clone();
         let live = compute_liveness(&bounded);
-        assert_eq!(run_before_allocation_within(&mut bounded, &live, [4, 4]), 1);
+        assert_eq!(
+            run_before_allocation_within(&mut bounded, &live, [4, 4], 1),
+            1
+        );
         let (bounded_cost, bounded_pressure) = cost_and_pressure(&bounded);
         assert!(bounded_cost < cost, "{bounded_cost} vs {cost}");
         assert!(bounded_pressure <= 4, "{bounded_pressure}");
