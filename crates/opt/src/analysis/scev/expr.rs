@@ -266,11 +266,10 @@ impl Exprs {
 
     /// The type of a sum: a pointer if a term is one.
     fn sum_type(&self, ops: &[ExprId]) -> Type {
-        let tys: Vec<Type> = ops.iter().map(|&o| self.ty(o)).collect();
-        if tys.contains(&Type::Ptr) {
+        if ops.iter().any(|&o| self.ty(o) == Type::Ptr) {
             Type::Ptr
         } else {
-            tys[0]
+            self.ty(ops[0])
         }
     }
 
