@@ -561,9 +561,12 @@ fn may_trap(f: &Function, k: &InstKind, ranges: Option<&Ranges>) -> bool {
 }
 
 /// The value ranges of `f` when some loop divides by a value that is not a
-/// constant (what [`may_trap`] asks them) or loads at an index that is not one
-/// (what [`deref::extent`] bounds with them), else none: the solve is skipped
-/// for the many functions that have neither.
+/// constant (what [`may_trap`] asks them, for every division of a loop), or when
+/// loops load at an index that is not one (what [`deref::extent`] and
+/// [`disjoint_in_object`] bound with them) and some load's address may become
+/// invariant (they are asked only for the loads that are candidates for
+/// hoisting), else none: the solve is skipped for the many functions that have
+/// neither (a load `a[i]` of a loop's counter `i` stays in its loop).
 fn ranges_for_speculation(
     f: &Function,
     cfg: &ControlFlowGraph,
@@ -575,15 +578,91 @@ fn ranges_for_speculation(
         ir::analysis::walk_geps(f, p, |index, _| any |= variable(index));
         any
     };
-    let asks = f.layout.blocks().any(|b| {
-        loops.innermost(b).is_some()
-            && f.layout.block_insts(b).any(|i| match *f.kind(i) {
-                InstKind::Binary { op, args } => op.can_trap() && variable(args[1]),
-                InstKind::Load { ptr, .. } => indexed(ptr),
-                _ => false,
-            })
-    });
+    let mut invariant = MayBecomeInvariant {
+        f,
+        cfg,
+        loops,
+        memo: FxHashMap::default(),
+    };
+    // The ranges are asked of every division of a loop, and, for a load that
+    // may be hoisted, of its address and of every store of the loop.
+    let (mut divides, mut indexed_load, mut candidate_load) = (false, false, false);
+    for b in f.layout.blocks() {
+        let Some(lp) = loops.innermost(b) else {
+            continue;
+        };
+        for i in f.layout.block_insts(b) {
+            match *f.kind(i) {
+                InstKind::Binary { op, args } => divides |= op.can_trap() && variable(args[1]),
+                InstKind::Load { ptr, .. } => {
+                    indexed_load |= indexed(ptr);
+                    candidate_load = candidate_load || invariant.value(ptr, lp);
+                }
+                _ => {}
+            }
+        }
+    }
+    let asks = divides || (indexed_load && candidate_load);
     asks.then(|| Ranges::compute(f, cfg))
+}
+
+/// Which values may become invariant in a loop as licm goes (a superset of those
+/// it can hoist): defined outside the loop, computed by an instruction from such
+/// values (hoisted in turn), or a parameter of a block of the loop other than
+/// its header (or an inner loop's) whose every incoming value is such a value
+/// ([`super::invselect`] decides such a choice in the preheader). A parameter of
+/// the header of the loop or of an inner loop takes a new value on each trip: it
+/// stays, and so does what is computed from it.
+struct MayBecomeInvariant<'a> {
+    f: &'a Function,
+    cfg: &'a ControlFlowGraph,
+    loops: &'a LoopForest,
+    memo: FxHashMap<(Value, LoopId), bool>,
+}
+
+impl MayBecomeInvariant<'_> {
+    fn value(&mut self, v: Value, lp: LoopId) -> bool {
+        let (f, loops) = (self.f, self.loops);
+        let Some(b) = f.value_block(v) else {
+            return true;
+        };
+        if !loops.contains(lp, b) {
+            return true;
+        }
+        if let Some(&known) = self.memo.get(&(v, lp)) {
+            return known;
+        }
+        // Parameters reach back only through blocks of `lp` that are no loop
+        // header (each cycle of the loop passes one), so the walk ends.
+        let result = match f.value_def(v) {
+            ValueDef::Inst(i) => {
+                let mut args = Vec::new();
+                f.kind(i).for_each_arg(|a| args.push(a));
+                args.into_iter().all(|a| self.value(a, lp))
+            }
+            ValueDef::Param(pb, idx) => {
+                let header = loops
+                    .innermost(pb)
+                    .is_some_and(|l| loops.get(l).header == pb);
+                !header && {
+                    let mut incoming = Vec::new();
+                    for &p in self.cfg.preds(pb) {
+                        if let Some(term) = f.terminator(p) {
+                            for t in f.kind(term).targets() {
+                                if t.block == pb {
+                                    incoming.push(t.args[idx as usize]);
+                                }
+                            }
+                        }
+                    }
+                    incoming.into_iter().all(|a| self.value(a, lp))
+                }
+            }
+            _ => true,
+        };
+        self.memo.insert((v, lp), result);
+        result
+    }
 }
 
 struct Hoist<'a> {
@@ -902,6 +981,85 @@ impl Hoist<'_> {
 #[cfg(test)]
 mod tests {
     use crate::passes::testutil::{check, run, same_behaviour};
+
+    /// Whether licm solves the value ranges of the only function of `src`.
+    fn solves_ranges(src: &str) -> bool {
+        let m = ir::parse_module(src).unwrap();
+        let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+        let cfg = ir::analysis::ControlFlowGraph::compute(f);
+        let dt = ir::analysis::DominatorTree::compute(f, &cfg);
+        let loops = crate::analysis::LoopForest::compute(f, &cfg, &dt);
+        super::ranges_for_speculation(f, &cfg, &loops).is_some()
+    }
+
+    /// A loop that loads `a[i]` of its counter and stores `a[k]`; `LOAD` is
+    /// another load of the loop.
+    const INDEXED: &str = r#"
+global @a: [i32; 100] = zeroinit
+
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = gep @a, %2, 4
+  %5 = load i32, %4
+  LOAD
+  %6 = add %3, %5
+  %7 = gep @a, %1, 4
+  store %6, %7
+  %8 = add %2, 1
+  %9 = slt %8, %0
+  br %9, bb1(%8, %6), bb2
+bb2:
+  ret %6
+}
+"#;
+
+    /// The ranges are solved only when something may ask them: a division of a
+    /// loop, or a load that may be hoisted while loops load at variable indices.
+    #[test]
+    fn ranges_are_solved_only_for_what_may_ask_them() {
+        // The counter's load stays in the loop: nothing asks.
+        assert!(!solves_ranges(&INDEXED.replace("LOAD\n", "")));
+        // A load of an invariant address (the store's `a[k]` may hit it).
+        assert!(solves_ranges(
+            &INDEXED.replace("LOAD", "%20 = gep @a, %1, 4\n  %21 = load i32, %20")
+        ));
+        // A division by a variable, even one that stays.
+        assert!(solves_ranges(&INDEXED.replace("LOAD", "%20 = sdiv %5, %2")));
+        // A choice between invariant values in the loop may be decided in the
+        // preheader (invselect), and a load through it hoisted then.
+        let choice = r#"
+global @a: [i32; 100] = zeroinit
+
+func @f(i32, i32) -> i32 {
+bb0(%0: i32, %1: i32):
+  jump bb1(0, 0)
+bb1(%2: i32, %3: i32):
+  %4 = gep @a, %2, 4
+  %5 = load i32, %4
+  %6 = sgt %1, 7
+  br %6, bb3(%1), bb3(7)
+bb3(%7: i32):
+  %8 = gep @a, %7, 4
+  %9 = load i32, %8
+  %10 = add %3, %9
+  %11 = add %2, 1
+  %12 = slt %11, %0
+  br %12, bb1(%11, %10), bb2
+bb2:
+  ret %10
+}
+"#;
+        assert!(solves_ranges(choice));
+        // The same join of the counter and an invariant value: stays.
+        assert!(!solves_ranges(&choice.replace("bb3(%1)", "bb3(%2)")));
+        // Computed from the counter: stays.
+        assert!(!solves_ranges(&INDEXED.replace(
+            "LOAD",
+            "%20 = add %2, 3\n  %21 = gep @a, %20, 4\n  %22 = load i32, %21"
+        )));
+    }
 
     #[test]
     fn keeps_loads_of_memory_the_loop_writes() {
