@@ -681,7 +681,8 @@ fn run_function_by_function(
     struct Way<'a> {
         f: &'a mut Function,
         share: FunctionShare<'a>,
-        changed: Vec<bool>,
+        changed: smallvec::SmallVec<[bool; 32]>,
+        /// Empty unless timed.
         timings: Vec<(f64, usize, usize)>,
     }
     let mut ways: Vec<Way<'_>> = am
@@ -690,8 +691,12 @@ fn run_function_by_function(
         .map(|(_, f, share)| Way {
             f,
             share,
-            changed: vec![false; run.len()],
-            timings: vec![(0.0, 0, 0); run.len()],
+            changed: smallvec::smallvec![false; run.len()],
+            timings: if timed {
+                vec![(0.0, 0, 0); run.len()]
+            } else {
+                Vec::new()
+            },
         })
         .collect();
     ir::parallel::for_each_mut(
@@ -733,12 +738,13 @@ fn run_function_by_function(
         .collect();
     let mut reports = Vec::with_capacity(ways.len());
     for w in ways {
-        for k in 0..run.len() {
-            changed[k] |= w.changed[k];
-            let (seconds, before, after) = w.timings[k];
-            timings[k].seconds += seconds;
-            timings[k].insts_before += before;
-            timings[k].insts_after += after;
+        for (c, &wc) in changed.iter_mut().zip(&w.changed) {
+            *c |= wc;
+        }
+        for (t, &(seconds, before, after)) in timings.iter_mut().zip(&w.timings) {
+            t.seconds += seconds;
+            t.insts_before += before;
+            t.insts_after += after;
         }
         reports.push(w.share.reported());
     }
