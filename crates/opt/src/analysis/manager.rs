@@ -90,9 +90,9 @@ impl Preserved {
     }
 }
 
-/// The passes that ran on something (a function or the module) at a time of
-/// the change clock and changed nothing, each with that time
-/// ([`AnalysisManager::is_settled`]).
+/// The passes that ran on something (a function or the module) at one of its
+/// versions (a function's, or the module's change clock) and changed nothing,
+/// each with that version ([`FunctionShare::is_settled`]).
 #[derive(Default)]
 struct Settled(Vec<(&'static str, u64)>);
 
@@ -418,7 +418,7 @@ impl ScevParts<'_> {
 /// What the scalar evolution of `f` depends on, as text: every block's
 /// parameters and instructions, in layout order (for [`AnalysisManager::check`],
 /// and for the pass manager's check that a settled function pass changes
-/// nothing, [`AnalysisManager::is_settled`]).
+/// nothing, [`FunctionShare::is_settled`]).
 pub(crate) fn fingerprint(f: &Function) -> String {
     use std::fmt::Write;
     let mut out = String::new();
@@ -454,7 +454,17 @@ pub struct Reported {
     computed: usize,
 }
 
-impl FunctionShare<'_> {
+impl<'a> FunctionShare<'a> {
+    fn new(fa: &'a mut FunctionAnalyses, summary: &'a mut Option<Body>, verify: bool) -> Self {
+        FunctionShare {
+            fa,
+            summary,
+            verify,
+            changes: 0,
+            computed: 0,
+        }
+    }
+
     /// The changes and computations reported so far, for
     /// [`AnalysisManager::absorb`].
     pub fn reported(&self) -> Reported {
@@ -641,13 +651,8 @@ impl AnalysisManager {
 
     /// Runs `work` on the share of function `id`, then counts what it reported.
     fn with_share<R>(&mut self, id: FuncId, work: impl FnOnce(&mut FunctionShare<'_>) -> R) -> R {
-        let mut share = FunctionShare {
-            fa: &mut self.funcs[id],
-            summary: &mut self.summaries[id],
-            verify: self.verify,
-            changes: 0,
-            computed: 0,
-        };
+        let mut share =
+            FunctionShare::new(&mut self.funcs[id], &mut self.summaries[id], self.verify);
         let r = work(&mut share);
         let reported = share.reported();
         self.absorb([reported]);
@@ -675,16 +680,7 @@ impl AnalysisManager {
             .zip(self.funcs.values_mut())
             .zip(self.summaries.values_mut())
             .filter(|(((_, f), _), _)| !f.is_declaration())
-            .map(|(((id, f), fa), summary)| {
-                let share = FunctionShare {
-                    fa,
-                    summary,
-                    verify,
-                    changes: 0,
-                    computed: 0,
-                };
-                (id, f, share)
-            })
+            .map(|(((id, f), fa), summary)| (id, f, FunctionShare::new(fa, summary, verify)))
             .collect()
     }
 
@@ -704,14 +700,6 @@ impl AnalysisManager {
                 self.compact_if_sparse(id, f);
             }
         }
-    }
-
-    /// After a function pass ran on function `id` alone (function by function,
-    /// see [`crate::pipeline::run_passes`]): what it does not keep valid of that
-    /// function's analyses is compared with the function before their next use,
-    /// as [`AnalysisManager::invalidate`] arranges for every function.
-    pub fn invalidate_function(&mut self, id: FuncId, kept: Preserved) {
-        self.with_share(id, |share| share.invalidate(kept))
     }
 
     /// What every function of `m` may read and write ([`ModRef::compute`]),
@@ -767,21 +755,9 @@ impl AnalysisManager {
         self.changes
     }
 
-    /// Whether the function pass `name` already ran on function `id` as the
-    /// function is now ([`FunctionShare::is_settled`]).
-    pub fn is_settled(&mut self, id: FuncId, name: &str) -> bool {
-        self.with_share(id, |share| share.is_settled(name))
-    }
-
-    /// Records that the function pass `name` ran on function `id` and changed
-    /// nothing ([`FunctionShare::settle`]).
-    pub fn settle(&mut self, id: FuncId, name: &'static str) {
-        self.with_share(id, |share| share.settle(name))
-    }
-
     /// Whether the module pass `name` already ran on the module as it is now
     /// (no change reported anywhere since) and changed nothing: as
-    /// [`AnalysisManager::is_settled`], for a pass that may read the whole
+    /// [`FunctionShare::is_settled`], for a pass that may read the whole
     /// module.
     pub fn is_settled_module(&self, name: &str) -> bool {
         self.settled.contains(name, self.changes)
