@@ -10,7 +10,7 @@
 //! that value. Everything else is an unknown.
 
 use super::expr::{Expr, ExprId};
-use super::ScalarEvolution;
+use super::{Memo, ScalarEvolution};
 use crate::analysis::LoopId;
 use ir::{BinOp, Function, InstKind, Type, UnOp, Value, ValueDef};
 
@@ -28,19 +28,30 @@ fn scev_type(f: &Function, v: Value) -> Option<Type> {
 impl ScalarEvolution<'_> {
     /// The expression of `v`.
     pub fn get(&mut self, v: Value) -> ExprId {
-        if let Some(&e) = self.memo.get(&v) {
-            return e;
+        if let Some(&m) = self.memo.get(&v) {
+            self.pending |= m.pending;
+            return m.e;
         }
+        let outer = std::mem::take(&mut self.pending);
         self.depth += 1;
         let e = if self.depth > MAX_DEPTH {
+            // Cut short where it was asked: inside a header parameter's analysis,
+            // forgotten with what that analysis built.
+            if self.open > 0 {
+                self.pending |= 1 << (self.open - 1);
+            }
             let ty = self.f.value_type(v);
             self.exprs.unknown(ty, v)
         } else {
             self.create(v)
         };
         self.depth -= 1;
-        self.memo.insert(v, e);
-        self.log.push(v);
+        let pending = self.pending;
+        self.memo.insert(v, Memo { e, pending });
+        if self.open > 0 {
+            self.log.push(v);
+        }
+        self.pending = outer | pending;
         e
     }
 
@@ -222,16 +233,35 @@ impl ScalarEvolution<'_> {
         };
         let start = self.get(start_val);
         // The parameter stands for itself while the latch arguments are analysed;
-        // whatever was computed from it then is forgotten afterwards.
+        // whatever was built from it then (which the `pending` bit of its level
+        // marks) is forgotten afterwards, and the rest kept.
         let me = self.exprs.unknown(ty, v);
         let mark = self.log.len();
-        self.memo.insert(v, me);
+        let bit = 1u32 << self.open;
+        self.open += 1;
+        self.memo.insert(
+            v,
+            Memo {
+                e: me,
+                pending: bit,
+            },
+        );
         self.log.push(v);
         let backs: Vec<ExprId> = back_vals.iter().map(|&a| self.get(a)).collect();
         let st = &mut **self;
-        for w in st.log.drain(mark..) {
-            st.memo.remove(&w);
+        st.open -= 1;
+        st.pending &= !bit;
+        let mut kept = mark;
+        for k in mark..st.log.len() {
+            let w = st.log[k];
+            if st.memo.get(&w).is_some_and(|m| m.pending & bit != 0) {
+                st.memo.remove(&w);
+            } else if st.open > 0 {
+                st.log[kept] = w;
+                kept += 1;
+            }
         }
+        st.log.truncate(kept);
         let be = backs[0];
         if backs.iter().any(|&b| b != be) {
             return None;

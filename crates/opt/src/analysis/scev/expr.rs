@@ -19,8 +19,8 @@
 //! mathematical one and can be sign-extended term by term.
 
 use crate::analysis::{LoopForest, LoopId};
+use hashbrown::hash_table::{Entry, HashTable};
 use ir::{Function, Type, Value};
-use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
 /// The terms of a sum or product being folded (a few, held inline).
@@ -73,7 +73,15 @@ pub enum Expr {
 #[derive(Default)]
 pub struct Exprs {
     nodes: Vec<Expr>,
-    ids: FxHashMap<Expr, ExprId>,
+    /// The ids of `nodes`, hashed by their expressions: each expression is held
+    /// once, and interning hashes it once.
+    ids: HashTable<ExprId>,
+}
+
+/// The hash of an expression in [`Exprs::ids`].
+fn hash_of(e: &Expr) -> u64 {
+    use std::hash::BuildHasher;
+    rustc_hash::FxBuildHasher.hash_one(e)
 }
 
 /// `c` wrapped to the width of `ty` (sign-extended back to `i64`).
@@ -100,13 +108,21 @@ impl Exprs {
     }
 
     fn intern(&mut self, e: Expr) -> ExprId {
-        if let Some(&id) = self.ids.get(&e) {
-            return id;
+        let nodes = &self.nodes;
+        let entry = self.ids.entry(
+            hash_of(&e),
+            |id| nodes[id.0 as usize] == e,
+            |id| hash_of(&nodes[id.0 as usize]),
+        );
+        match entry {
+            Entry::Occupied(known) => *known.get(),
+            Entry::Vacant(slot) => {
+                let id = ExprId(self.nodes.len() as u32);
+                slot.insert(id);
+                self.nodes.push(e);
+                id
+            }
         }
-        let id = ExprId(self.nodes.len() as u32);
-        self.nodes.push(e.clone());
-        self.ids.insert(e, id);
-        id
     }
 
     /// The type of `e` (`I32`, `I64` or `Ptr`).

@@ -49,10 +49,15 @@ use rustc_hash::FxHashMap;
 /// unchanged.
 pub struct ScevState {
     pub exprs: Exprs,
-    memo: FxHashMap<Value, ExprId>,
-    /// The values entered in `memo`, in order (to forget those computed while a
-    /// header parameter stood for itself).
+    memo: FxHashMap<Value, Memo>,
+    /// The values entered in `memo` while a header parameter stands for itself,
+    /// in order (to forget those built from it when it is found).
     log: Vec<Value>,
+    /// How many header parameters stand for themselves (nested, innermost last).
+    open: u32,
+    /// The placeholders (bits of `open` levels) the value being built so far
+    /// depends on.
+    pending: u32,
     ranges: Option<Ranges>,
     use_ranges: bool,
     max_counts: FxHashMap<LoopId, Option<i64>>,
@@ -70,6 +75,8 @@ impl ScevState {
             exprs: Exprs::default(),
             memo: FxHashMap::default(),
             log: Vec::new(),
+            open: 0,
+            pending: 0,
             ranges: None,
             use_ranges,
             max_counts: FxHashMap::default(),
@@ -83,6 +90,15 @@ impl ScevState {
     pub fn analysed(&self) -> usize {
         self.memo.len()
     }
+}
+
+/// A memoised expression, with the header parameters still standing for
+/// themselves that it was built from (one bit per nesting level): it is forgotten
+/// when any of them is found.
+#[derive(Copy, Clone)]
+struct Memo {
+    e: ExprId,
+    pending: u32,
 }
 
 /// The state a [`ScalarEvolution`] works on: its own, or one kept by the
