@@ -972,7 +972,18 @@ impl MFunction {
     /// Successors of a block, from its branches, in order, without duplicates.
     pub fn succs(&self, b: MBlock) -> smallvec::SmallVec<[MBlock; 2]> {
         let mut v = smallvec::SmallVec::new();
-        for i in &self.blocks[b].insts {
+        // Branches and jumps are terminators, and terminators end the block (the
+        // verifier's rule): only its tail is read.
+        let insts = &self.blocks[b].insts;
+        let tail = insts
+            .iter()
+            .rposition(|i| !i.is_terminator())
+            .map_or(0, |p| p + 1);
+        debug_assert!(
+            insts[..tail].iter().all(|i| i.branch_target().is_none()),
+            "a branch before the block's terminators"
+        );
+        for i in &insts[tail..] {
             if let Some(t) = i.branch_target() {
                 if !v.contains(&t) {
                     v.push(t);
