@@ -359,6 +359,14 @@ fn try_load(
     if !live.contains(&true) {
         return false;
     }
+    // What rules the load out whatever the walks find, before them.
+    if edges[b]
+        .iter()
+        .zip(&live)
+        .any(|(e, &l)| l && needs_edge_block(f, dt, e, b))
+    {
+        return false;
+    }
     let mut walk = Walk {
         f,
         dt,
@@ -374,6 +382,7 @@ fn try_load(
     };
     let mut found = Vec::new();
     let mut translated = Vec::new();
+    let mut missing = 0;
     for (k, e) in edges[b].iter().enumerate() {
         let a = addr.translate(walk.f, b, edge_args(walk.f, e));
         let v = if live[k] && a.valid_at(walk.f, dt, e.pred) {
@@ -381,6 +390,15 @@ fn try_load(
         } else {
             None
         };
+        if live[k] && v.is_none() {
+            // A load is added on at most one edge, the only way out of a block
+            // `b` does not dominate (see below): past that, nothing the other
+            // walks find matters.
+            missing += 1;
+            if missing > 1 || walk.f.successors(e.pred).len() != 1 || dt.dominates(b, e.pred) {
+                return false;
+            }
+        }
         found.push(v);
         translated.push(a);
     }
@@ -399,13 +417,6 @@ fn try_load(
         .filter(|&k| live[k] && found[k].is_none())
         .collect();
     let joins = std::mem::take(&mut walk.joins);
-    if edges[b]
-        .iter()
-        .zip(&live)
-        .any(|(e, &l)| l && needs_edge_block(f, dt, e, b))
-    {
-        return false;
-    }
     // The value every live edge brings, when it is one value defined above `b`.
     let first = found[live.iter().position(|&l| l).expect("a live edge")];
     let same = match first {
