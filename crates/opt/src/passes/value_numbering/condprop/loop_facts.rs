@@ -32,7 +32,9 @@ use ir::{Block, CmpOp, Function, InstKind, Type, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// The constant step of every `i32` loop-header parameter that scalar evolution
-/// describes as an affine recurrence `{init,+,s}` of its loop.
+/// describes as an affine recurrence `{init,+,s}` of its loop, among those
+/// [`loop_facts`] may ask about: the loop has its [`Shape`], and its latch tests
+/// the parameter or its next value.
 #[derive(Default)]
 pub struct Steps(FxHashMap<Value, i32>);
 
@@ -42,8 +44,13 @@ impl Steps {
         let (f, loops) = (se.f, se.loops);
         let mut steps = FxHashMap::default();
         for (id, lp) in loops.loops() {
-            for &p in f.block_params(lp.header) {
-                if f.value_type(p) != Type::I32 {
+            let Some(shape) = Shape::of(f, se.cfg, se.dt, lp.header) else {
+                continue;
+            };
+            let (_, a, b) = shape.test;
+            for (&p, &next) in f.block_params(lp.header).iter().zip(&shape.next) {
+                let tested = [p, next].iter().any(|&x| x == a || x == b);
+                if f.value_type(p) != Type::I32 || !tested {
                     continue;
                 }
                 if let Some(s) = se.constant_step(p, id) {
@@ -258,4 +265,56 @@ fn holds(f: &Function, facts: &FactStack, op: CmpOp, a: Value, b: Value) -> bool
         return fold_cmp(op, x, y) == Some(Const::I(1));
     }
     known(f, facts, None, Some((op, a, b))) == Some(true)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Steps;
+    use crate::analysis::scev::ScalarEvolution;
+    use crate::analysis::LoopForest;
+    use ir::analysis::{ControlFlowGraph, DominatorTree};
+
+    #[test]
+    fn steps_are_found_for_the_parameters_a_latch_tests() {
+        // i counts by 3 and is tested after its step; j counts by 2, k by -1 and
+        // neither is tested; the inner loop's header forwards its outer value and
+        // tests its own counter as a parameter: only the tested ones are asked.
+        let m = ir::parse_module(
+            r#"
+func @f(i32) -> i32 {
+bb0(%0: i32):
+  jump bb1(0, 0, 100)
+bb1(%1: i32, %2: i32, %3: i32):
+  jump bb2(0)
+bb2(%4: i32):
+  %5 = add %4, 1
+  %6 = slt %4, %1
+  br %6, bb2(%5), bb3
+bb3:
+  %7 = add %1, 3
+  %8 = add %2, 2
+  %9 = sub %3, 1
+  %10 = slt %7, %0
+  br %10, bb1(%7, %8, %9), bb4
+bb4:
+  ret %8
+}
+"#,
+        )
+        .unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let cfg = ControlFlowGraph::compute(f);
+        let dt = DominatorTree::compute(f, &cfg);
+        let loops = LoopForest::compute(f, &cfg, &dt);
+        let steps = Steps::of(&mut ScalarEvolution::new(f, &cfg, &dt, &loops));
+        let header = |k: usize| f.layout.blocks().nth(k).unwrap();
+        let [i, j, k] = f.block_params(header(1))[..] else {
+            panic!("three parameters")
+        };
+        let inner = f.block_params(header(2))[0];
+        assert_eq!(steps.of_param(i), Some(3));
+        assert_eq!(steps.of_param(inner), Some(1));
+        assert_eq!(steps.of_param(j), None);
+        assert_eq!(steps.of_param(k), None);
+    }
 }
