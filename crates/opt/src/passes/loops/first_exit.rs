@@ -84,9 +84,13 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
+    // The exit tests first from the manager's scalar evolution, which has no value
+    // ranges: only when some exit may be one the first iteration alone takes is
+    // the analysis built again with them (they prove recurrences exact).
+    if !may_have_first_only_exits(&mut fa.scev(f)) {
+        return 0;
+    }
     let (rewrites, exprs) = {
-        // With value ranges, which prove recurrences exact (the manager's
-        // analysis has none).
         let (cfg, dt, loops) = fa.loops(f);
         let mut se = ScalarEvolution::new(f, cfg, dt, loops);
         let ids: Vec<LoopId> = se.loops.loops().map(|(id, _)| id).collect();
@@ -128,6 +132,32 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         done += 1;
     }
     done
+}
+
+/// Whether some exiting block of a loop of `se` may pass [`first_only_exit`]: its
+/// exit test is not found, or it is an `i32` test the loop leaves on the side
+/// its recurrence moves away from. Value ranges change whether a recurrence is
+/// exact, never its step or the test's comparison, so `se` may be without them.
+fn may_have_first_only_exits(se: &mut ScalarEvolution) -> bool {
+    let ids: Vec<LoopId> = se.loops.loops().map(|(id, _)| id).collect();
+    ids.into_iter().any(|id| {
+        se.exiting_blocks(id)
+            .into_iter()
+            .any(|b| match se.exit_test(id, b) {
+                None => true,
+                Some(t) => se.exprs.ty(t.x) == Type::I32 && moves_away(t.op, t.step),
+            })
+    })
+}
+
+/// Whether a loop continuing while `x op bound`, with `x` stepping by `step`,
+/// leaves on the side `x` moves away from.
+fn moves_away(op: CmpOp, step: i64) -> bool {
+    match op {
+        CmpOp::Slt | CmpOp::Sle => step < 0,
+        CmpOp::Sgt | CmpOp::Sge => step > 0,
+        _ => false,
+    }
 }
 
 /// The exits of loop `id` that only its first iteration can take.
@@ -187,12 +217,9 @@ fn first_only_exit(
         return None;
     }
     // The loop continues while `x op bound`: on the side `x` leaves behind.
-    let away = match t.op {
-        CmpOp::Slt | CmpOp::Sle => t.step < 0,
-        CmpOp::Sgt | CmpOp::Sge => t.step > 0,
-        _ => false,
-    };
-    if !away || !(se.is_exact(t.x) || steps_without_wrap(f, &*se, id, t.tested, t.step)) {
+    if !moves_away(t.op, t.step)
+        || !(se.is_exact(t.x) || steps_without_wrap(f, &*se, id, t.tested, t.step))
+    {
         return None;
     }
     let branch = f.terminator(b)?;
@@ -292,6 +319,28 @@ bb0:
 }}
 "#
         )
+    }
+
+    /// Whether [`super::may_have_first_only_exits`] holds of `@f` in `src`, with
+    /// the scalar evolution of the analysis manager (no value ranges).
+    fn may_have_first_only_exits(src: &str) -> bool {
+        let m = ir::parse_module(src).unwrap();
+        let f = m.funcs.values().find(|f| f.name == "f").unwrap();
+        let mut fa = crate::analysis::FunctionAnalyses::default();
+        super::may_have_first_only_exits(&mut fa.scev(f))
+    }
+
+    #[test]
+    fn only_exits_a_counter_moves_away_from_or_unknown_ones_call_for_value_ranges() {
+        // The counter falls: an upper bound it leaves above, or a latch leaving
+        // at zero from above with a rising counter, may be first-only exits.
+        assert!(may_have_first_only_exits(&program("sgt %3, 625", -1)));
+        assert!(may_have_first_only_exits(&program("sgt %3, 625", 1)));
+        // A test of something that is no recurrence against an invariant: not
+        // understood, so asked again with ranges.
+        assert!(may_have_first_only_exits(&program("slt %3, %4", -1)));
+        // Falling towards both exits' bounds: nothing to find, no ranges solved.
+        assert!(!may_have_first_only_exits(&program("slt %3, 625", -1)));
     }
 
     #[test]
