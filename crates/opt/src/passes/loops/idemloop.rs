@@ -80,9 +80,12 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
     // needs them: when some loop lacks one, give the loops theirs on a copy, kept
     // only if a loop qualifies.
     let latches = if missing {
-        // What needs no preheader is checked first: where no loop may qualify, the
-        // function is not copied.
-        if !loops.loops().any(|(l, _)| may_repeat(f, loops, l, purity)) {
+        // A condition that needs no preheader is checked first: where no loop may
+        // qualify, the function is not copied.
+        if !loops
+            .loops()
+            .any(|(l, _)| carries_only_a_counter(f, loops, l))
+        {
             return 0;
         }
         let mut g = f.clone();
@@ -133,11 +136,16 @@ fn counted_without_effects(
 ) -> Option<RotatedLoop> {
     let (f, cfg, loops) = (se.f, se.cfg, se.loops);
     let rl = RotatedLoop::of(f, cfg, loops, l)?;
-    if !may_repeat(f, loops, l, purity) {
+    let c = Counter::of_scev(se, l, &rl)?;
+    let lp = loops.get(l);
+    let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
+    if lp
+        .blocks
+        .iter()
+        .any(|&b| b != rl.latch && f.successors(b).iter().any(|&s| !loops.contains(l, s)))
+    {
         return None;
     }
-    let c = Counter::of_scev(se, l, &rl)?;
-    let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
     // Nothing but the counter flows from one iteration to the next: every other
     // header parameter is invariant, or read by nothing but the back edge (a
     // variable each iteration overwrites before reading it).
@@ -175,26 +183,29 @@ fn counted_without_effects(
     {
         return None;
     }
+    // Only memory effects, and no frame allocation.
+    for &b in lp.blocks.iter() {
+        for i in f.layout.block_insts(b) {
+            match f.kind(i) {
+                InstKind::Call { callee, .. } if !purity.effects(*callee).is_pure() => return None,
+                InstKind::Alloc { .. } => return None,
+                _ => {}
+            }
+        }
+    }
     Some(rl)
 }
 
-/// What [`counted_without_effects`] asks of loop `l` that needs no preheader (so
-/// adding one changes none of it): one latch, the only block that leaves the
-/// loop, whose branch goes back once; at most one header parameter (the counter)
-/// carries a value that changes from one iteration to the next and is read; only
-/// memory effects, and no frame allocation.
-fn may_repeat(f: &Function, loops: &LoopForest, l: LoopId, purity: &Purity) -> bool {
+/// Part of what [`counted_without_effects`] asks of loop `l`, which needs no
+/// preheader (adding one changes none of it) and takes no walk over the loop's
+/// blocks (a nest would make that quadratic): one latch, whose branch goes back
+/// once, and at most one header parameter (the counter) carrying a value that
+/// changes from one iteration to the next and is read.
+fn carries_only_a_counter(f: &Function, loops: &LoopForest, l: LoopId) -> bool {
     let lp = loops.get(l);
     let &[latch] = &lp.latches[..] else {
         return false;
     };
-    if lp
-        .blocks
-        .iter()
-        .any(|&b| b != latch && f.successors(b).iter().any(|&s| !loops.contains(l, s)))
-    {
-        return false;
-    }
     let Some(branch) = f.terminator(latch) else {
         return false;
     };
@@ -220,16 +231,7 @@ fn may_repeat(f: &Function, loops: &LoopForest, l: LoopId, purity: &Purity) -> b
             !invariant && !unread
         })
         .count();
-    if carried > 1 {
-        return false;
-    }
-    lp.blocks.iter().all(|&b| {
-        f.layout.block_insts(b).all(|i| match f.kind(i) {
-            InstKind::Call { callee, .. } => purity.effects(*callee).is_pure(),
-            InstKind::Alloc { .. } => false,
-            _ => true,
-        })
-    })
+    carried <= 1
 }
 
 /// Whether every load of loop `l` reads either an object no store of `l` may write,
@@ -369,35 +371,42 @@ bb93(%98: i32):
     }
 
     /// Per loop of `main` in `src`, by its header in block order: whether
-    /// [`super::may_repeat`] holds.
-    fn may_repeat_by_header(src: &str) -> Vec<bool> {
-        use crate::analysis::{FunctionAnalyses, Purity};
+    /// [`super::carries_only_a_counter`] holds.
+    fn carries_only_a_counter_by_header(src: &str) -> Vec<bool> {
+        use crate::analysis::FunctionAnalyses;
         let m = ir::parse_module(src).unwrap();
-        let purity = Purity::compute(&m);
         let f = m.funcs.values().find(|f| f.name == "main").unwrap();
         let mut fa = FunctionAnalyses::default();
         let (_, _, loops) = fa.loops(f);
         let mut out: Vec<(ir::Block, bool)> = loops
             .loops()
-            .map(|(l, lp)| (lp.header, super::may_repeat(f, loops, l, &purity)))
+            .map(|(l, lp)| (lp.header, super::carries_only_a_counter(f, loops, l)))
             .collect();
         out.sort_by_key(|&(b, _)| b);
         out.into_iter().map(|(_, ok)| ok).collect()
     }
 
     #[test]
-    fn loops_that_carry_what_they_read_or_call_out_are_ruled_out_without_a_preheader() {
+    fn loops_that_carry_what_they_read_are_ruled_out_without_a_preheader() {
         // The loops: the repeat loop `bb1`, the copy `bb11` inside it, and the sum
         // loop `bb91`. The sum loop (entered by a branch: no preheader) carries its
-        // sum, read by the next iteration, besides its counter; a loop printing
-        // calls out; the copy and the repeat loop carry only their counters.
+        // sum, read by the next iteration, besides its counter; the copy and the
+        // repeat loop carry only their counters.
         let copy = repeat(&format!("{}bb20:", copy_c_to_b("bb20")), 3);
-        assert_eq!(may_repeat_by_header(&copy), [true, true, false]);
-        let printing = copy.replace(
-            "  store %13, %14\n",
-            "  store %13, %14\n  call @putint(%13)\n",
+        assert_eq!(carries_only_a_counter_by_header(&copy), [true, true, false]);
+        // The copy also sums what it copies: it carries two values it reads.
+        let summing = copy
+            .replace("jump bb11(0)", "jump bb11(0, 0)")
+            .replace("bb11(%11: i32):", "bb11(%11: i32, %17: i32):")
+            .replace(
+                "  %15 = add %11, 1\n",
+                "  %15 = add %11, 1\n  %18 = add %17, %13\n",
+            )
+            .replace("br %16, bb11(%15)", "br %16, bb11(%15, %18)");
+        assert_eq!(
+            carries_only_a_counter_by_header(&summing),
+            [true, false, false]
         );
-        assert_eq!(may_repeat_by_header(&printing), [false, false, false]);
         // The repeat loop is found without copying the function, and it is the
         // only one made to run once.
         assert_runs_once(&copy);
