@@ -53,6 +53,7 @@ use super::modref::Body;
 use super::ranges::Ranges;
 use super::scev::{ScalarEvolution, ScevState};
 use super::{LoopForest, LoopId, ModRef, PostDominatorTree, Purity};
+use crate::passes::value_numbering::cgvn::Numbering;
 
 /// What a pass keeps valid when it changes the module.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -134,6 +135,10 @@ pub struct FunctionAnalyses {
     ranges: Option<Ranges>,
     /// With verification on: the function's text when `ranges` were solved.
     ranges_text: Option<String>,
+    /// The complete value numbers of the function as it is now, left by a pass
+    /// that computed them and changed nothing, for the next pass that needs them
+    /// (dropped with `scev`).
+    numbering: Option<KeptNumbering>,
     /// Whether the manager verifies its caches (`scev_text` is kept).
     verify: bool,
     /// Analyses computed (not served from the cache) so far.
@@ -147,6 +152,16 @@ pub struct FunctionAnalyses {
     /// The function passes that ran on the function as it is now (at
     /// `version`) and changed nothing.
     settled: Settled,
+}
+
+/// Complete value numbers kept between passes ([`FunctionAnalyses::keep_numbering`]).
+struct KeptNumbering {
+    /// The function's version when they were computed.
+    version: u64,
+    purity: Purity,
+    /// With verification on: the function's text when they were kept.
+    text: Option<String>,
+    numbering: Numbering,
 }
 
 /// A copy of the cached analyses of the edges (the scalar evolution, which has
@@ -164,6 +179,7 @@ impl Clone for FunctionAnalyses {
             scev_text: None,
             ranges: None,
             ranges_text: None,
+            numbering: None,
             verify: self.verify,
             computations: self.computations,
             next_compaction_check: self.next_compaction_check,
@@ -234,13 +250,41 @@ impl FunctionAnalyses {
         changes
     }
 
-    /// Drops the scalar evolution and the value ranges (a pass that changed the
-    /// function's instructions and asks for them again calls this first).
+    /// Drops the scalar evolution, the value ranges and the kept value numbers
+    /// (a pass that changed the function's instructions and asks for them again
+    /// calls this first).
     pub fn forget_scev(&mut self) {
         self.scev = None;
         self.scev_text = None;
         self.ranges = None;
         self.ranges_text = None;
+        self.numbering = None;
+    }
+
+    /// Keeps `numbering`, the complete value numbers of `f` under `purity`
+    /// ([`crate::passes::value_numbering::cgvn`]), for the next pass that needs them while `f` is
+    /// unchanged: the caller computed them and changed nothing.
+    pub(crate) fn keep_numbering(&mut self, f: &Function, purity: &Purity, numbering: Numbering) {
+        self.numbering = Some(KeptNumbering {
+            version: self.version,
+            purity: purity.clone(),
+            text: self.verify.then(|| fingerprint(f)),
+            numbering,
+        });
+    }
+
+    /// The complete value numbers kept by [`FunctionAnalyses::keep_numbering`], if
+    /// the function has not changed since and they were computed under `purity`
+    /// (the numbers of a call depend on what its callee may do).
+    pub(crate) fn take_numbering(&mut self, purity: &Purity) -> Option<Numbering> {
+        let kept = self.numbering.take()?;
+        (kept.version == self.version && kept.purity == *purity).then_some(kept.numbering)
+    }
+
+    /// Whether the manager checks its caches ([`AnalysisManager::verifying`]):
+    /// a pass given a cached result may then compare it with a fresh one.
+    pub fn verifies(&self) -> bool {
+        self.verify
     }
 
     /// The value ranges of `f` ([`Ranges::compute`]), solved once while `f` is
@@ -794,6 +838,14 @@ impl AnalysisManager {
                 if *text != fingerprint(f) {
                     return Err(format!(
                         "stale scalar evolution of @{}: a pass changed it without reporting it",
+                        f.name
+                    ));
+                }
+            }
+            if let Some(text) = fa.numbering.as_ref().and_then(|k| k.text.as_ref()) {
+                if *text != fingerprint(f) {
+                    return Err(format!(
+                        "stale value numbers of @{}: a pass changed it without reporting it",
                         f.name
                     ));
                 }

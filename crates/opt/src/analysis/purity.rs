@@ -125,7 +125,7 @@ pub fn runtime_effects(name: &str) -> Option<Effects> {
 }
 
 /// Effect summaries of all functions of a module.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Purity {
     effects: SecondaryMap<FuncId, Effects>,
 }

@@ -96,6 +96,11 @@ impl Dag {
         d
     }
 
+    /// Whether `self` and `other` have the same nodes, numbered alike.
+    pub(crate) fn same_nodes(&self, other: &Dag) -> bool {
+        self.nodes == other.nodes && self.partial == other.partial
+    }
+
     /// Number of nodes created.
     pub(crate) fn len(&self) -> usize {
         self.nodes.len()

@@ -127,6 +127,14 @@ pub(crate) struct Numbering {
     pub demoted: usize,
 }
 
+impl Numbering {
+    /// Whether `self` and `other` give every value the same number, in the same
+    /// DAG.
+    fn same_numbers(&self, other: &Numbering) -> bool {
+        self.dag.same_nodes(&other.dag) && self.vn == other.vn
+    }
+}
+
 /// Computes and validates the complete value numbers of `f` (which has a body).
 pub(crate) fn analyze(f: &Function, dt: &DominatorTree, purity: &Purity) -> Numbering {
     let graph = Graph::compute(f);
@@ -154,7 +162,6 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> CgvnS
     if f.is_declaration() {
         return CgvnStats::default();
     }
-    let (cfg, dt) = fa.domtree(f);
     let Numbering {
         mut dag,
         mut vn,
@@ -162,9 +169,11 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> CgvnS
         rounds,
         complete,
         demoted,
-    } = analyze(f, dt, purity);
+    } = numbering(f, purity, fa);
+    let (cfg, dt) = fa.domtree(f);
+    let values = f.num_values();
     let r = rewrite::rewrite(f, &graph, cfg, dt, purity, &mut dag, &mut vn);
-    CgvnStats {
+    let stats = CgvnStats {
         redundant: r.insts,
         params: r.params,
         constants: r.constants,
@@ -173,6 +182,43 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> CgvnS
         rounds,
         demoted,
         incomplete: usize::from(!complete),
+    };
+    // A rewrite that changed nothing left the numbers as computed (it changes
+    // them only where it replaces a value), and made no constant that a fresh
+    // computation would number: they serve the next pass that needs them (pre).
+    if !stats.changed() && f.num_values() == values {
+        let kept = Numbering {
+            dag,
+            vn,
+            graph,
+            rounds,
+            complete,
+            demoted,
+        };
+        fa.keep_numbering(f, purity, kept);
+    }
+    stats
+}
+
+/// The complete value numbers of `f` under `purity`: those a pass that changed
+/// nothing left in `fa` ([`FunctionAnalyses::keep_numbering`]), or computed now.
+/// With verification on, kept numbers are compared with a fresh computation.
+pub(crate) fn numbering(f: &Function, purity: &Purity, fa: &mut FunctionAnalyses) -> Numbering {
+    let kept = fa.take_numbering(purity);
+    let verify = fa.verifies();
+    let (_, dt) = fa.domtree(f);
+    match kept {
+        Some(kept) => {
+            if verify {
+                assert!(
+                    kept.same_numbers(&analyze(f, dt, purity)),
+                    "kept value numbers of @{} differ from fresh ones",
+                    f.name
+                );
+            }
+            kept
+        }
+        None => analyze(f, dt, purity),
     }
 }
 

@@ -413,3 +413,85 @@ bb6:
         "",
     );
 }
+
+/// A cgvn that changes nothing leaves its numbers in the function's analyses for
+/// the next pass (pre), which gets them only while the function is unchanged and
+/// for the purity they were computed under. A cgvn that changes the function
+/// leaves none.
+#[test]
+fn numbers_are_kept_for_the_next_pass_only_while_they_hold() {
+    use crate::analysis::FunctionAnalyses;
+    let src = r#"
+declare @putint(i32) -> void
+
+func @f(i32, i32) -> void {
+bb0(%0: i32, %1: i32):
+  %2 = mul %0, %1
+  call @putint(%2)
+  ret
+}
+"#;
+    let first = |src: &str| {
+        let m = ir::parse_module(src).expect("test IR parses");
+        let purity = Purity::compute(&m);
+        let f = m
+            .funcs
+            .values()
+            .find(|f| !f.is_declaration())
+            .unwrap()
+            .clone();
+        (f, purity)
+    };
+    let (mut f, purity) = first(src);
+    assert_ne!(purity, Purity::default(), "@putint has effects");
+    let mut fa = FunctionAnalyses::default();
+    assert!(!super::run_in(&mut f, &purity, &mut fa).changed());
+    assert!(fa.take_numbering(&purity).is_some());
+    assert!(fa.take_numbering(&purity).is_none(), "taken once");
+
+    assert!(!super::run_in(&mut f, &purity, &mut fa).changed());
+    assert!(fa.take_numbering(&Purity::default()).is_none());
+
+    assert!(!super::run_in(&mut f, &purity, &mut fa).changed());
+    fa.forget_scev(); // what the manager does when a pass reports a change
+    assert!(fa.take_numbering(&purity).is_none());
+
+    let (mut f, purity) = first(FIG1A);
+    let mut fa = FunctionAnalyses::default();
+    assert!(super::run_in(&mut f, &purity, &mut fa).changed());
+    assert!(fa.take_numbering(&purity).is_none());
+}
+
+/// pre after a cgvn that changed nothing takes cgvn's numbers (checked against
+/// fresh ones, as the tests verify each pass) and does what it does alone.
+#[test]
+fn pre_given_the_numbers_of_cgvn_does_what_it_does_alone() {
+    let src = r#"
+declare @putint(i32) -> void
+
+func @f(i32, i32, i32) -> void {
+bb0(%0: i32, %1: i32, %2: i32):
+  br %2, bb1, bb2
+bb1:
+  %3 = mul %0, %1
+  call @putint(%3)
+  jump bb3
+bb2:
+  %4 = mul %1, %0
+  call @putint(%4)
+  jump bb3
+bb3:
+  %5 = mul %0, %1
+  call @putint(%5)
+  ret
+}
+"#;
+    assert_eq!(run(src, &["cgvn"]), run(src, &[]), "cgvn changes nothing");
+    let alone = run(src, &["pre"]);
+    assert_eq!(
+        alone.matches("mul").count(),
+        2,
+        "pre merges the join's product"
+    );
+    assert_eq!(run(src, &["cgvn", "pre"]), alone);
+}

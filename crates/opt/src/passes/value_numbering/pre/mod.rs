@@ -41,7 +41,7 @@
 
 use super::cgvn::dag::{Dag, Node, NodeId};
 use super::cgvn::validate::{leaders_available, substitute, value_node};
-use super::cgvn::{analyze, Numbering};
+use super::cgvn::{numbering, Numbering};
 use super::gvn::expr::{constant_second, pure_op};
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
 use crate::pipeline::Pass;
@@ -138,13 +138,13 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> PreSt
     if f.is_declaration() {
         return stats;
     }
-    let (cfg, dt) = fa.domtree(f);
     let Numbering {
         mut dag,
         mut vn,
         graph,
         ..
-    } = analyze(f, dt, purity);
+    } = numbering(f, purity, fa);
+    let (cfg, dt) = fa.domtree(f);
     let mut avail = Avail {
         by_vn: FxHashMap::default(),
         removed: SecondaryMap::new(),
