@@ -862,6 +862,29 @@ fn heights(t: &[Timing], g: &Graph, tail: &[Timing]) -> Vec<u32> {
     h
 }
 
+/// A lower bound on the cycles of `code`, a region and its tail, in any order
+/// its dependence graph allows, issued from a fresh start ([`u74::cycles_of`]).
+/// The code ends a cycle after its last issue cycle, two when its last
+/// instruction is a `control` transfer (which goes last in every order). The
+/// model issues in order and waits at least each dependence's latency, so the
+/// last issue cycle is at least the longest latency path from any instruction
+/// (`heights`). It issues at most two instructions a cycle, and at most one of
+/// those goes to each of the pipes [`u74::Pipe::A`] and [`u74::Pipe::B`]: `k` such
+/// instructions take at least `k` cycles.
+fn least_cycles<'a>(heights: &[u32], code: impl Iterator<Item = &'a Timing>) -> u64 {
+    let (mut count, mut pipe_a, mut pipe_b) = (0u64, 0u64, 0u64);
+    let mut ends_in_control = false;
+    for x in code {
+        count += 1;
+        pipe_a += u64::from(x.pipe == u74::Pipe::A);
+        pipe_b += u64::from(x.pipe == u74::Pipe::B);
+        ends_in_control = x.control;
+    }
+    let path = heights.iter().copied().max().map_or(0, u64::from);
+    let cycles = count.div_ceil(2).max(pipe_a).max(pipe_b);
+    path.max(cycles.saturating_sub(1)) + if ends_in_control { 2 } else { 1 }
+}
+
 /// How [`list_schedule`] breaks ties between instructions that would issue in
 /// the same cycle with the same height.
 #[derive(Copy, Clone, PartialEq, Eq)]
@@ -919,6 +942,15 @@ fn schedule_region(
             None => u74::cycles_of(code),
         }
     };
+    let identity: Vec<usize> = (0..n).collect();
+    let current = cost(&identity);
+    // From a fresh start, no order takes fewer cycles than the longest latency
+    // path or the issue width allow (the model waits at least each dependence's
+    // latency, and issues at most two instructions a cycle): when the current
+    // order takes no more, the list scheduling cannot beat it.
+    if steady_state.is_none() && current <= least_cycles(&h, t.iter().chain(&tail)) {
+        return false;
+    }
     let mut start_state = Machine::default();
     if let Some(copies) = steady_state {
         // Start from the end of an iteration in the current order.
@@ -979,8 +1011,7 @@ fn schedule_region(
     let Some((new_cost, candidate)) = best else {
         return false;
     };
-    let identity: Vec<usize> = (0..n).collect();
-    if new_cost >= cost(&identity) {
+    if new_cost >= current {
         return false;
     }
     for (k, inst) in candidate.into_iter().enumerate() {
@@ -1140,6 +1171,81 @@ mod tests {
             }
         }
         assert!(alike > 0 && different > 0, "{alike} {different}");
+    }
+
+    #[test]
+    fn no_order_takes_fewer_cycles_than_the_least_cycles() {
+        // Random straight-line code (loads, stores, increments, ALU ops,
+        // multiplies), some of it ending in a branch: the original order, the
+        // list schedules and random orders the dependence graph allows all take
+        // at least `least_cycles`, and some take exactly that many (a region
+        // already that fast is left alone, so the bound must be one).
+        use crate::testinsts::mulw;
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(61);
+        let is_float = |_: Reg| false;
+        let (mut orders, mut tight) = (0, 0);
+        for _ in 0..300 {
+            let n = rng.random_range(1..24);
+            let mut code = Vec::new();
+            let reg = |rng: &mut rand_chacha::ChaCha8Rng| rng.random_range(10..18u32);
+            for _ in 0..n {
+                let (a, b, c) = (reg(&mut rng), reg(&mut rng), reg(&mut rng));
+                code.push(match rng.random_range(0..6) {
+                    0 => lw(a, b, 4 * rng.random_range(-2..3)),
+                    1 => sw(a, b, 4 * rng.random_range(-2..3)),
+                    2 => addi(a, a, 4),
+                    3 => addw(a, b, c),
+                    _ => mulw(a, b, c),
+                });
+            }
+            let timing = |i: &MInst| u74::timing_with(i, &is_float);
+            let t: Vec<Timing> = code.iter().map(timing).collect();
+            let tail: Vec<Timing> = if rng.random_bool(0.5) {
+                vec![timing(&bnez(reg(&mut rng)))]
+            } else {
+                Vec::new()
+            };
+            let copy_src = vec![None; code.len()];
+            let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
+            let inc = Increments::new(&code, &mem);
+            let g = build_graph(&t, &copy_src, &CopyPartners::default(), &inc);
+            let h = heights(&t, &g, &tail);
+            let least = least_cycles(&h, t.iter().chain(&tail));
+            let cost = |order: &[usize]| u74::cycles_of(order.iter().map(|&k| &t[k]).chain(&tail));
+            let mut candidates = vec![(0..n).collect::<Vec<usize>>()];
+            for tie in [TieBreak::Original, TieBreak::OnePipeFirst] {
+                let m = Machine::default();
+                candidates.push(list_schedule(&code, &t, &g, &h, m, None, tie, &[]).0);
+            }
+            for _ in 0..5 {
+                // A random topological order.
+                let mut npreds = g.npreds.clone();
+                let mut ready: Vec<usize> = (0..n).filter(|&c| npreds[c] == 0).collect();
+                let mut order = Vec::new();
+                while !ready.is_empty() {
+                    let c = ready.swap_remove(rng.random_range(0..ready.len()));
+                    order.push(c);
+                    for &(s, _) in &g.succs[c] {
+                        npreds[s] -= 1;
+                        if npreds[s] == 0 {
+                            ready.push(s);
+                        }
+                    }
+                }
+                candidates.push(order);
+            }
+            for order in &candidates {
+                let c = cost(order);
+                assert!(c >= least, "{c} < {least} for {order:?} of {code:?}");
+                orders += 1;
+                tight += usize::from(c == least);
+            }
+        }
+        assert!(
+            tight > orders / 10,
+            "{tight} of {orders} orders meet the bound"
+        );
     }
 
     #[test]
