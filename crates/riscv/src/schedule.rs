@@ -437,6 +437,8 @@ struct Pressure<'a> {
     live: FxHashSet<u32>,
     remaining: FxHashMap<u32, usize>,
     count: [usize; 2],
+    /// Per file: the most registers live at once in the region as it was.
+    own: [usize; 2],
     /// Per file: the limit asked for, or the region's own pressure if higher.
     limit: [usize; 2],
 }
@@ -464,6 +466,7 @@ impl<'a> Pressure<'a> {
             live,
             remaining,
             count,
+            own,
             limit: [own[0].max(limit[0]), own[1].max(limit[1])],
         }
     }
@@ -947,8 +950,13 @@ fn schedule_region(
     // From a fresh start, no order takes fewer cycles than the longest latency
     // path or the issue width allow (the model waits at least each dependence's
     // latency, and issues at most two instructions a cycle): when the current
-    // order takes no more, the list scheduling cannot beat it.
-    if steady_state.is_none() && current <= least_cycles(&h, t.iter().chain(&tail)) {
+    // order takes no more, the list scheduling cannot beat it, and once an order
+    // found takes that many, the other tie-breaks cannot either.
+    let least = match steady_state {
+        None => least_cycles(&h, t.iter().chain(&tail)),
+        Some(_) => 0,
+    };
+    if current <= least {
         return false;
     }
     let mut start_state = Machine::default();
@@ -960,9 +968,7 @@ fn schedule_region(
         start_state.copy_ready(copies);
         start_state.next_iteration();
     }
-    let old_pressure = pressure
-        .as_ref()
-        .map(|p| max_pressure(&insts[start..end], p.live_after, p.class));
+    let old_pressure = pressure.as_ref().map(|p| p.own);
     let mut best: Option<(u64, Vec<MInst>)> = None;
     let mut tried: Vec<Vec<usize>> = Vec::with_capacity(3);
     let ties: &[TieBreak] = if steady_state.is_some() {
@@ -977,6 +983,9 @@ fn schedule_region(
     // Tie-breaks known to give the order of one already run.
     let mut repeats: Vec<TieBreak> = Vec::new();
     for (k, &tie) in ties.iter().enumerate() {
+        if best.as_ref().is_some_and(|(b, _)| *b <= least) {
+            break;
+        }
         if repeats.contains(&tie) {
             continue;
         }
