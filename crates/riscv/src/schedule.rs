@@ -1121,6 +1121,26 @@ mod tests {
     use crate::mir::{Addr, AluOp, Base, MemOp};
     use crate::testinsts::{addi, addw, bnez, lw, sw};
 
+    /// `n` random instructions over eight registers: loads, stores, increments,
+    /// ALU ops either pipe takes and multiplies only one does.
+    fn random_region(rng: &mut rand_chacha::ChaCha8Rng, n: usize) -> Vec<MInst> {
+        use crate::testinsts::mulw;
+        use rand::Rng;
+        let mut code = Vec::new();
+        let reg = |rng: &mut rand_chacha::ChaCha8Rng| rng.random_range(10..18u32);
+        for _ in 0..n {
+            let (a, b, c) = (reg(rng), reg(rng), reg(rng));
+            code.push(match rng.random_range(0..6) {
+                0 => lw(a, b, 4 * rng.random_range(-2..3)),
+                1 => sw(a, b, 4 * rng.random_range(-2..3)),
+                2 => addi(a, a, 4),
+                3 => addw(a, b, c),
+                _ => mulw(a, b, c),
+            });
+        }
+        code
+    }
+
     #[test]
     fn a_tie_break_reported_to_choose_alike_gives_the_same_order() {
         // Random straight-line code (loads, stores, increments, ALU ops either
@@ -1128,7 +1148,6 @@ mod tests {
         // that another tie-break chooses as it does at every step, scheduling
         // with that tie-break gives its order, and otherwise another order; the
         // test sees both cases.
-        use crate::testinsts::mulw;
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(57);
         let is_float = |_: Reg| false;
@@ -1140,18 +1159,7 @@ mod tests {
         let (mut alike, mut different) = (0, 0);
         for _ in 0..300 {
             let n = rng.random_range(2..30);
-            let mut code = Vec::new();
-            let reg = |rng: &mut rand_chacha::ChaCha8Rng| rng.random_range(10..18u32);
-            for _ in 0..n {
-                let (a, b, c) = (reg(&mut rng), reg(&mut rng), reg(&mut rng));
-                code.push(match rng.random_range(0..6) {
-                    0 => lw(a, b, 4 * rng.random_range(-2..3)),
-                    1 => sw(a, b, 4 * rng.random_range(-2..3)),
-                    2 => addi(a, a, 4),
-                    3 => addw(a, b, c),
-                    _ => mulw(a, b, c),
-                });
-            }
+            let code = random_region(&mut rng, n);
             let t: Vec<Timing> = code
                 .iter()
                 .map(|i| u74::timing_with(i, &is_float))
@@ -1189,29 +1197,17 @@ mod tests {
         // list schedules and random orders the dependence graph allows all take
         // at least `least_cycles`, and some take exactly that many (a region
         // already that fast is left alone, so the bound must be one).
-        use crate::testinsts::mulw;
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(61);
         let is_float = |_: Reg| false;
         let (mut orders, mut tight) = (0, 0);
         for _ in 0..300 {
             let n = rng.random_range(1..24);
-            let mut code = Vec::new();
-            let reg = |rng: &mut rand_chacha::ChaCha8Rng| rng.random_range(10..18u32);
-            for _ in 0..n {
-                let (a, b, c) = (reg(&mut rng), reg(&mut rng), reg(&mut rng));
-                code.push(match rng.random_range(0..6) {
-                    0 => lw(a, b, 4 * rng.random_range(-2..3)),
-                    1 => sw(a, b, 4 * rng.random_range(-2..3)),
-                    2 => addi(a, a, 4),
-                    3 => addw(a, b, c),
-                    _ => mulw(a, b, c),
-                });
-            }
+            let code = random_region(&mut rng, n);
             let timing = |i: &MInst| u74::timing_with(i, &is_float);
             let t: Vec<Timing> = code.iter().map(timing).collect();
             let tail: Vec<Timing> = if rng.random_bool(0.5) {
-                vec![timing(&bnez(reg(&mut rng)))]
+                vec![timing(&bnez(rng.random_range(10..18)))]
             } else {
                 Vec::new()
             };
