@@ -319,6 +319,15 @@ fn rebalance_tree(
     if inner.is_empty() {
         return None;
     }
+    // `zero` adds nothing to a sum, an `or` or a `xor`: it stays a leaf only
+    // as the first term of a difference with nothing to subtract from
+    // (`0 - a - b`).
+    if g != Group::And && leaves.iter().any(|l| l.reg != ZERO && !l.negative) {
+        leaves.retain(|l| l.reg != ZERO);
+    }
+    if leaves.len() < 2 {
+        return None;
+    }
     let first = *inner.iter().min()?;
     if calls.iter().any(|&c| c > first && c < root) {
         return None;
@@ -584,5 +593,58 @@ end
             .count();
         assert_eq!(xors, 7);
         assert!(matches!(insts[insts.len() - 3], MInst::Alu { rd, .. } if rd == Reg::virt(16)));
+    }
+
+    #[test]
+    fn zero_is_no_leaf_of_a_sum_with_something_to_subtract_from() {
+        // `(0 - a) + b + c`: rebuilt as `(b - a) + c`, two operations, none
+        // reading `zero`; `0 - a - b` keeps `zero` as its first term.
+        let sum = "function f local
+  int %v0..%v20
+bb0:
+  mv %v0, a0
+  mv %v1, a1
+  mv %v2, a2
+  subw %v10, zero, %v0
+  addw %v11, %v10, %v1
+  addw %v12, %v11, %v2
+  mv a0, %v12
+  ret a0
+end
+";
+        let mut mf = parse_function(sum).expect("parses");
+        let before = parse_function(sum).expect("parses");
+        assert_eq!(run(&mut mf), 1);
+        let alu: Vec<&MInst> = mf.blocks[mf.layout[0]]
+            .insts
+            .iter()
+            .filter(|i| matches!(i, MInst::Alu { .. }))
+            .collect();
+        assert_eq!(alu.len(), 2, "{}", print_function(&mf));
+        let reads_zero =
+            |i: &&MInst| matches!(i, MInst::Alu { rs1, rs2, .. } if *rs1 == ZERO || *rs2 == ZERO);
+        assert!(!alu.iter().any(reads_zero), "{}", print_function(&mf));
+        for args in [[5, 7, 11], [u64::MAX, 0, 1 << 31], [1, i32::MAX as u64, 3]] {
+            assert_eq!(eval(&mf, &args), eval(&before, &args));
+        }
+        let negation = "function f local
+  int %v0..%v20
+bb0:
+  mv %v0, a0
+  mv %v1, a1
+  mv %v2, a2
+  subw %v10, zero, %v0
+  subw %v11, %v10, %v1
+  subw %v12, %v11, %v2
+  mv a0, %v12
+  ret a0
+end
+";
+        let mut mf = parse_function(negation).expect("parses");
+        let before = parse_function(negation).expect("parses");
+        run(&mut mf);
+        for args in [[5, 7, 11], [u64::MAX, 0, 1 << 31]] {
+            assert_eq!(eval(&mf, &args), eval(&before, &args));
+        }
     }
 }
