@@ -595,23 +595,30 @@ end
         assert!(matches!(insts[insts.len() - 3], MInst::Alu { rd, .. } if rd == Reg::virt(16)));
     }
 
-    #[test]
-    fn zero_is_no_leaf_of_a_sum_with_something_to_subtract_from() {
-        // `(0 - a) + b + c`: rebuilt as `(b - a) + c`, two operations, none
-        // reading `zero`; `0 - a - b` keeps `zero` as its first term.
-        let sum = "function f local
+    /// `((0 - a) op b) op c` over the first three arguments, returned in `a0`.
+    fn negated_then(op: &str) -> String {
+        format!(
+            "function f local
   int %v0..%v20
 bb0:
   mv %v0, a0
   mv %v1, a1
   mv %v2, a2
   subw %v10, zero, %v0
-  addw %v11, %v10, %v1
-  addw %v12, %v11, %v2
+  {op} %v11, %v10, %v1
+  {op} %v12, %v11, %v2
   mv a0, %v12
   ret a0
 end
-";
+"
+        )
+    }
+
+    #[test]
+    fn zero_is_no_leaf_of_a_sum_with_something_to_subtract_from() {
+        // `(0 - a) + b + c`: rebuilt as `(b - a) + c`, two operations, none
+        // reading `zero`; `0 - a - b` keeps `zero` as its first term.
+        let sum = &negated_then("addw");
         let mut mf = parse_function(sum).expect("parses");
         let before = parse_function(sum).expect("parses");
         assert_eq!(run(&mut mf), 1);
@@ -627,19 +634,7 @@ end
         for args in [[5, 7, 11], [u64::MAX, 0, 1 << 31], [1, i32::MAX as u64, 3]] {
             assert_eq!(eval(&mf, &args), eval(&before, &args));
         }
-        let negation = "function f local
-  int %v0..%v20
-bb0:
-  mv %v0, a0
-  mv %v1, a1
-  mv %v2, a2
-  subw %v10, zero, %v0
-  subw %v11, %v10, %v1
-  subw %v12, %v11, %v2
-  mv a0, %v12
-  ret a0
-end
-";
+        let negation = &negated_then("subw");
         let mut mf = parse_function(negation).expect("parses");
         let before = parse_function(negation).expect("parses");
         run(&mut mf);
