@@ -82,14 +82,20 @@ impl<'f> FuncBuilder<'f> {
 
     /// A call; `ret` is the callee's return type. Returns the result, if non-void.
     pub fn call(&mut self, callee: FuncId, args: Vec<Value>, ret: Type) -> Option<Value> {
-        let i = self.append(InstKind::Call { callee, args }, ret);
+        let i = self.append(
+            InstKind::Call {
+                callee,
+                args: args.into(),
+            },
+            ret,
+        );
         self.func.inst_result(i)
     }
 
     pub fn jump(&mut self, dest: Block, args: Vec<Value>) -> Inst {
         self.append(
             InstKind::Jump {
-                dest: BlockCall::new(dest, args),
+                dest: Box::new(BlockCall::new(dest, args)),
             },
             Type::Void,
         )
@@ -106,8 +112,8 @@ impl<'f> FuncBuilder<'f> {
         self.append(
             InstKind::Br {
                 cond,
-                then_dest: BlockCall::new(then_block, then_args),
-                else_dest: BlockCall::new(else_block, else_args),
+                then_dest: Box::new(BlockCall::new(then_block, then_args)),
+                else_dest: Box::new(BlockCall::new(else_block, else_args)),
             },
             Type::Void,
         )

@@ -591,6 +591,13 @@ impl Function {
 mod tests {
     use super::*;
 
+    /// Passes walk every instruction many times: growing an instruction past half a
+    /// cache line (a variant holding a list inline) costs every one of them.
+    #[test]
+    fn an_instruction_fits_in_half_a_cache_line() {
+        assert!(std::mem::size_of::<InstData>() <= 32);
+    }
+
     #[test]
     fn source_positions_are_kept_copied_and_forgotten() {
         let mut f = Function::new("f", Signature::default());

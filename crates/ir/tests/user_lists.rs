@@ -62,7 +62,10 @@ fn random_kind(rng: &mut Rng, vals: &[Value], target: ir::Block) -> InstKind {
         _ => {
             let n = rng.below(4);
             InstKind::Jump {
-                dest: BlockCall::new(target, (0..n).map(|_| pick(rng)).collect::<Vec<_>>()),
+                dest: Box::new(BlockCall::new(
+                    target,
+                    (0..n).map(|_| pick(rng)).collect::<Vec<_>>(),
+                )),
             }
         }
     }

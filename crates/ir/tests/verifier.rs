@@ -110,7 +110,7 @@ fn result_types_must_match_the_opcode() {
         b,
         InstKind::Call {
             callee,
-            args: vec![],
+            args: Box::new([]),
         },
         Type::Void,
     );

@@ -212,7 +212,7 @@ impl<'a, 'p> FnLower<'a, 'p> {
         let from = self.block;
         self.append(
             InstKind::Jump {
-                dest: ir::BlockCall::new(to, args),
+                dest: Box::new(ir::BlockCall::new(to, args)),
             },
             Type::Void,
         );
@@ -227,8 +227,8 @@ impl<'a, 'p> FnLower<'a, 'p> {
         self.append(
             InstKind::Br {
                 cond,
-                then_dest: ir::BlockCall::new(t, targs),
-                else_dest: ir::BlockCall::new(e, eargs),
+                then_dest: Box::new(ir::BlockCall::new(t, targs)),
+                else_dest: Box::new(ir::BlockCall::new(e, eargs)),
             },
             Type::Void,
         );
@@ -732,7 +732,13 @@ impl<'a, 'p> FnLower<'a, 'p> {
         let args: Vec<Value> = args.iter().map(|a| self.expr(a)).collect();
         let callee = self.callee(*func);
         let ret = self.module.funcs[callee].sig.ret;
-        let inst = self.append(InstKind::Call { callee, args }, ret);
+        let inst = self.append(
+            InstKind::Call {
+                callee,
+                args: args.into(),
+            },
+            ret,
+        );
         self.f.inst_result(inst)
     }
 

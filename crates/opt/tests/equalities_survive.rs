@@ -87,7 +87,7 @@ fn instrument(m: &mut Module, probe: FuncId) -> usize {
             let d = f.inst_result(d).unwrap();
             let call = InstKind::Call {
                 callee: probe,
-                args: vec![d],
+                args: Box::new([d]),
             };
             f.insert_inst_before(before, call, Type::Void);
             total += 1;

@@ -251,7 +251,7 @@ bb3:
         f.append_inst(
             nb,
             crate::InstKind::Jump {
-                dest: BlockCall::new(b3, vec![]),
+                dest: Box::new(BlockCall::new(b3, vec![])),
             },
             crate::Type::Void,
         );

@@ -800,15 +800,18 @@ fn resolve_op(f: &mut Function, names: &ModuleNames, scope: &Scope, op: &Op) -> 
         },
         Op::Call(c, args) => InstKind::Call {
             callee: callee(names, c)?,
-            args: args.iter().map(|a| v(f, a)).collect::<PResult<Vec<_>>>()?,
+            args: args
+                .iter()
+                .map(|a| v(f, a))
+                .collect::<PResult<Box<[_]>>>()?,
         },
         Op::Jump(t) => InstKind::Jump {
-            dest: resolve_target(f, names, scope, t)?,
+            dest: Box::new(resolve_target(f, names, scope, t)?),
         },
         Op::Br(c, t, e) => InstKind::Br {
             cond: v(f, c)?,
-            then_dest: resolve_target(f, names, scope, t)?,
-            else_dest: resolve_target(f, names, scope, e)?,
+            then_dest: Box::new(resolve_target(f, names, scope, t)?),
+            else_dest: Box::new(resolve_target(f, names, scope, e)?),
         },
         Op::Ret(x) => InstKind::Ret {
             value: match x {

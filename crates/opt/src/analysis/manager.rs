@@ -1111,7 +1111,7 @@ bb0(%0: i32):
         f.replace_kind(
             term,
             ir::InstKind::Jump {
-                dest: ir::BlockCall::new(exit, vec![]),
+                dest: Box::new(ir::BlockCall::new(exit, vec![])),
             },
         );
     }

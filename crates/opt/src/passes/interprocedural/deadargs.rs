@@ -122,10 +122,10 @@ fn drop_call_args(f: &mut Function, dead: &[Vec<usize>]) {
         };
         let gone = &dead[ir::EntityRef::index(callee)];
         let args = args
-            .into_iter()
+            .iter()
             .enumerate()
             .filter(|(k, _)| gone.binary_search(k).is_err())
-            .map(|(_, a)| a)
+            .map(|(_, a)| *a)
             .collect();
         f.replace_kind(i, InstKind::Call { callee, args });
     }

@@ -430,7 +430,9 @@ fn copy_body(
                     continue;
                 }
                 if let Some(taken) = decided_target(callee, s, &kind) {
-                    kind = InstKind::Jump { dest: taken };
+                    kind = InstKind::Jump {
+                        dest: Box::new(taken),
+                    };
                 }
             }
             kind.map_args(|a| *a = map_value(f, callee, &vmap, *a));
@@ -439,7 +441,13 @@ fn copy_body(
             }
             if let InstKind::Ret { value } = kind {
                 let dest = BlockCall::new(cont, value.into_iter().collect::<Vec<_>>());
-                f.append_inst(nb, InstKind::Jump { dest }, Type::Void);
+                f.append_inst(
+                    nb,
+                    InstKind::Jump {
+                        dest: Box::new(dest),
+                    },
+                    Type::Void,
+                );
                 continue;
             }
             let ty = callee
@@ -469,7 +477,13 @@ fn copy_body(
     }
     f.remove_inst(call);
     let dest = BlockCall::new(bmap[&centry], Vec::new());
-    f.append_inst(block, InstKind::Jump { dest }, Type::Void);
+    f.append_inst(
+        block,
+        InstKind::Jump {
+            dest: Box::new(dest),
+        },
+        Type::Void,
+    );
     copied_calls
 }
 
@@ -485,8 +499,8 @@ fn decided_target(callee: &Function, sim: &Simulation, kind: &InstKind) -> Optio
         return None;
     };
     match Const::of(callee, *cond).or_else(|| sim.constant(*cond))? {
-        Const::I(0) => Some(else_dest.clone()),
-        Const::I(_) => Some(then_dest.clone()),
+        Const::I(0) => Some(*else_dest.clone()),
+        Const::I(_) => Some(*then_dest.clone()),
         Const::F(_) => None,
     }
 }

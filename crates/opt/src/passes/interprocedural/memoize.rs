@@ -170,7 +170,7 @@ fn descends_by_constant_steps(f: &Function, id: FuncId) -> bool {
         .blocks()
         .flat_map(|b| f.layout.block_insts(b))
         .filter_map(|i| match f.kind(i) {
-            InstKind::Call { callee, args } if *callee == id => Some(args.as_slice()),
+            InstKind::Call { callee, args } if *callee == id => Some(&args[..]),
             _ => None,
         })
         .collect();

@@ -147,7 +147,7 @@ fn keep_entry_and_early_exit(f: &mut Function, rest_arm: usize, body: FuncId) {
         call_block,
         InstKind::Call {
             callee: body,
-            args: params,
+            args: params.into(),
         },
         ret_ty,
     );

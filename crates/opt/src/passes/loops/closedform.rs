@@ -531,7 +531,7 @@ impl Plan {
         let jump = e.f.append_inst(
             fast,
             InstKind::Jump {
-                dest: BlockCall::new(slow, Vec::new()),
+                dest: Box::new(BlockCall::new(slow, Vec::new())),
             },
             Type::Void,
         );
@@ -622,14 +622,19 @@ impl Plan {
                 ExitValue::Sum(k) => results[k].expect("every sum has a closed form"),
             };
         }
-        e.f.replace_kind(jump, InstKind::Jump { dest: exit });
+        e.f.replace_kind(
+            jump,
+            InstKind::Jump {
+                dest: Box::new(exit),
+            },
+        );
 
         // The preheader chooses; the original loop is entered from `slow`.
         let header = self.l.header;
         e.f.append_inst(
             slow,
             InstKind::Jump {
-                dest: BlockCall::new(header, init),
+                dest: Box::new(BlockCall::new(header, init)),
             },
             Type::Void,
         );
@@ -637,8 +642,8 @@ impl Plan {
             pterm,
             InstKind::Br {
                 cond: guard,
-                then_dest: BlockCall::new(fast, Vec::new()),
-                else_dest: BlockCall::new(slow, Vec::new()),
+                then_dest: Box::new(BlockCall::new(fast, Vec::new())),
+                else_dest: Box::new(BlockCall::new(slow, Vec::new())),
             },
         );
     }

@@ -356,7 +356,9 @@ pub fn simulate(
                     let Some(Const::I(c)) = value(f, &known, cond) else {
                         return None;
                     };
-                    next = Some(if c != 0 { then_dest } else { else_dest }.clone());
+                    next = Some(Box::new(
+                        *if c != 0 { then_dest } else { else_dest }.clone(),
+                    ));
                 }
                 // A return leaves the loop.
                 InstKind::Ret { .. } => {
@@ -378,7 +380,7 @@ pub fn simulate(
         if !loops.contains(id, target.block) {
             return Some(Walk {
                 trips,
-                exit: Some(target),
+                exit: Some(*target),
                 known,
             });
         }

@@ -311,7 +311,7 @@ fn apply(f: &mut Function, p: &Plan) {
     f.append_inst(
         s,
         InstKind::Jump {
-            dest: BlockCall::new(p.exit, args),
+            dest: Box::new(BlockCall::new(p.exit, args)),
         },
         Type::Void,
     );

@@ -245,7 +245,12 @@ impl Plan {
         }
         // A goes straight to E with the exit edge's arguments.
         let exit_call = f.kind(self.inner.branch).targets()[self.inner.exit()].clone();
-        f.replace_kind(entry_term, InstKind::Jump { dest: exit_call });
+        f.replace_kind(
+            entry_term,
+            InstKind::Jump {
+                dest: Box::new(exit_call),
+            },
+        );
         // O's preheader runs I (accumulators from 0); I leaves to a new preheader.
         let outer_term = f
             .terminator(self.outer_preheader)
@@ -259,7 +264,7 @@ impl Plan {
         f.replace_kind(
             outer_term,
             InstKind::Jump {
-                dest: BlockCall::new(self.inner.header, starts),
+                dest: Box::new(BlockCall::new(self.inner.header, starts)),
             },
         );
         let new_preheader = f.create_block();
@@ -267,7 +272,9 @@ impl Plan {
             .insert_block_after(new_preheader, self.outer_preheader);
         f.append_inst(
             new_preheader,
-            InstKind::Jump { dest: outer_entry },
+            InstKind::Jump {
+                dest: Box::new(outer_entry),
+            },
             Type::Void,
         );
         f.set_target(

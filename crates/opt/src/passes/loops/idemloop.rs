@@ -100,7 +100,12 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
     };
     for rl in &latches {
         let exit = f.kind(rl.branch).targets()[rl.exit()].clone();
-        f.replace_kind(rl.branch, InstKind::Jump { dest: exit });
+        f.replace_kind(
+            rl.branch,
+            InstKind::Jump {
+                dest: Box::new(exit),
+            },
+        );
     }
     if !latches.is_empty() {
         fa.forget();

@@ -280,7 +280,7 @@ fn apply(f: &mut Function, p: Plan) {
     f.replace_kind(
         term,
         InstKind::Jump {
-            dest: BlockCall::new(p.latch, args),
+            dest: Box::new(BlockCall::new(p.latch, args)),
         },
     );
     remove_unreachable_blocks(f);

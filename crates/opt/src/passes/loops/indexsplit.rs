@@ -338,7 +338,12 @@ fn decide(f: &mut Function, br: Inst, holds: bool) {
         unreachable!("a split test is a branch");
     };
     let dest = if holds { then_dest } else { else_dest };
-    f.replace_kind(br, InstKind::Jump { dest });
+    f.replace_kind(
+        br,
+        InstKind::Jump {
+            dest: Box::new(*dest),
+        },
+    );
 }
 
 fn apply(f: &mut Function, lp: &Loop, s: &Split) {
@@ -369,7 +374,7 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
     f.append_inst(
         q,
         InstKind::Jump {
-            dest: BlockCall::new(h, q_args.clone()),
+            dest: Box::new(BlockCall::new(h, q_args.clone())),
         },
         Type::Void,
     );
@@ -415,14 +420,14 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
                 pre,
                 InstKind::Br {
                     cond: n_below,
-                    then_dest,
-                    else_dest,
+                    then_dest: Box::new(then_dest),
+                    else_dest: Box::new(else_dest),
                 },
             );
             let jump = f.append_inst(
                 j,
                 InstKind::Jump {
-                    dest: BlockCall::new(j, Vec::new()),
+                    dest: Box::new(BlockCall::new(j, Vec::new())),
                 },
                 Type::Void,
             );
@@ -442,8 +447,8 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
         latch1,
         InstKind::Br {
             cond: on,
-            then_dest: back1.clone(),
-            else_dest: BlockCall::new(m, Vec::new()),
+            then_dest: Box::new(back1.clone()),
+            else_dest: Box::new(BlockCall::new(m, Vec::new())),
         },
     );
     // The second loop starts at exactly `p`: the first ran from `i0` in steps
@@ -461,8 +466,8 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
         m,
         InstKind::Br {
             cond: cond1,
-            then_dest,
-            else_dest,
+            then_dest: Box::new(then_dest),
+            else_dest: Box::new(else_dest),
         },
         Type::Void,
     );
@@ -472,7 +477,7 @@ fn apply(f: &mut Function, lp: &Loop, s: &Split) {
     f.replace_kind(
         pre,
         InstKind::Jump {
-            dest: BlockCall::new(h1, init),
+            dest: Box::new(BlockCall::new(h1, init)),
         },
     );
     let mut created = copy.repair_uses_outside(f, lp);

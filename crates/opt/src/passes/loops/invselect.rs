@@ -279,15 +279,17 @@ fn choose_in(f: &mut Function, ph: Block, r: &Region) -> Block {
         std::iter::once((r.branch, ph)).chain(r.inside.iter().copied().zip(copies.iter().copied()));
     for (x, into) in from {
         let new = match f.kind(f.terminator(x).expect("a region block ends in a branch")) {
-            InstKind::Jump { dest } => InstKind::Jump { dest: target(dest) },
+            InstKind::Jump { dest } => InstKind::Jump {
+                dest: Box::new(target(dest)),
+            },
             InstKind::Br {
                 cond,
                 then_dest,
                 else_dest,
             } => InstKind::Br {
                 cond: *cond,
-                then_dest: target(then_dest),
-                else_dest: target(else_dest),
+                then_dest: Box::new(target(then_dest)),
+                else_dest: Box::new(target(else_dest)),
             },
             _ => unreachable!("a region block ends in a jump or branch"),
         };

@@ -156,7 +156,12 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> usize
         let param = f.block_params(fd.rl.header)[fd.index];
         f.replace_all_uses(param, last);
         let exit = f.kind(fd.rl.branch).targets()[fd.rl.exit()].clone();
-        f.replace_kind(fd.rl.branch, InstKind::Jump { dest: exit });
+        f.replace_kind(
+            fd.rl.branch,
+            InstKind::Jump {
+                dest: Box::new(exit),
+            },
+        );
         done += 1;
     }
     if done > 0 {

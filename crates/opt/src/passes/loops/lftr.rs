@@ -124,8 +124,8 @@ fn plan(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
         stride,
         i0: iv.init,
         bound: iv.bound,
-        then_dest,
-        else_dest,
+        then_dest: *then_dest,
+        else_dest: *else_dest,
     })
 }
 
@@ -179,8 +179,8 @@ fn replace_exit_test(f: &mut Function, p: &Plan) {
         p.l.branch,
         InstKind::Br {
             cond,
-            then_dest: p.then_dest.clone(),
-            else_dest: p.else_dest.clone(),
+            then_dest: Box::new(p.then_dest.clone()),
+            else_dest: Box::new(p.else_dest.clone()),
         },
     );
 }

@@ -264,7 +264,7 @@ pub(crate) fn insert_preheader(
     f.append_inst(
         ph,
         InstKind::Jump {
-            dest: ir::BlockCall::new(header, params.clone()),
+            dest: Box::new(ir::BlockCall::new(header, params.clone())),
         },
         Type::Void,
     );

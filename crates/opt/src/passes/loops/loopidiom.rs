@@ -388,7 +388,7 @@ fn apply(f: &mut Function, plan: &Plan, memset: FuncId) {
             at,
             InstKind::Call {
                 callee: memset,
-                args: vec![ptr, byte, len],
+                args: Box::new([ptr, byte, len]),
             },
             Type::Ptr,
         );

@@ -245,7 +245,7 @@ fn separate(
     f.append_inst(
         o,
         InstKind::Jump {
-            dest: BlockCall::new(s, params),
+            dest: Box::new(BlockCall::new(s, params)),
         },
         Type::Void,
     );

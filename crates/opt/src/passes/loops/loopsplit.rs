@@ -118,7 +118,7 @@ fn merge_exits(f: &mut Function, p: &Plan, m: &Merge, header_branch: ir::Inst) {
         f.append_inst(
             step,
             InstKind::Jump {
-                dest: BlockCall::new(join, vec![x1]),
+                dest: Box::new(BlockCall::new(join, vec![x1])),
             },
             Type::Void,
         );
@@ -130,12 +130,18 @@ fn merge_exits(f: &mut Function, p: &Plan, m: &Merge, header_branch: ir::Inst) {
         test,
         InstKind::Br {
             cond: below,
-            then_dest: x_side,
-            else_dest: BlockCall::new(join, vec![m.bound]),
+            then_dest: Box::new(x_side),
+            else_dest: Box::new(BlockCall::new(join, vec![m.bound])),
         },
         Type::Void,
     );
-    f.append_inst(join, InstKind::Jump { dest: entry }, Type::Void);
+    f.append_inst(
+        join,
+        InstKind::Jump {
+            dest: Box::new(entry),
+        },
+        Type::Void,
+    );
     // The preheader leaves when the first value already fails the header's test.
     let (then_dest, else_dest) = if p.stable == 0 {
         (p.exit.clone(), BlockCall::new(test, vec![]))
@@ -146,15 +152,20 @@ fn merge_exits(f: &mut Function, p: &Plan, m: &Merge, header_branch: ir::Inst) {
         pre_jump,
         InstKind::Br {
             cond: c0,
-            then_dest,
-            else_dest,
+            then_dest: Box::new(then_dest),
+            else_dest: Box::new(else_dest),
         },
     );
     // The latch compares with the merged bound.
     f.map_inst_args(m.latch_test, |a| if a == m.bound { limit } else { a });
     // The header no longer tests.
     let stay = f.kind(header_branch).targets()[1 - p.stable].clone();
-    f.replace_kind(header_branch, InstKind::Jump { dest: stay });
+    f.replace_kind(
+        header_branch,
+        InstKind::Jump {
+            dest: Box::new(stay),
+        },
+    );
 }
 
 /// One split: the header's branch target `stable` (0 or 1) becomes `exit`, or,

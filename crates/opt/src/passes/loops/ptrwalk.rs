@@ -589,7 +589,7 @@ impl JoinWalk {
                         let jump = f.append_inst(
                             e,
                             InstKind::Jump {
-                                dest: ir::BlockCall::new(block, Vec::new()),
+                                dest: Box::new(ir::BlockCall::new(block, Vec::new())),
                             },
                             Type::Void,
                         );

@@ -383,7 +383,7 @@ fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
     let jump_placeholder = f.append_inst(
         u,
         InstKind::Jump {
-            dest: BlockCall::new(u, Vec::new()),
+            dest: Box::new(BlockCall::new(u, Vec::new())),
         },
         Type::Void,
     );
@@ -448,7 +448,7 @@ fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
     let m_branch = f.append_inst(
         m,
         InstKind::Jump {
-            dest: BlockCall::new(m, Vec::new()),
+            dest: Box::new(BlockCall::new(m, Vec::new())),
         },
         Type::Void,
     );
@@ -463,16 +463,16 @@ fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
         m_branch,
         InstKind::Br {
             cond: cond_k,
-            then_dest: BlockCall::new(b, next_k.clone()),
-            else_dest: exit_k,
+            then_dest: Box::new(BlockCall::new(b, next_k.clone())),
+            else_dest: Box::new(exit_k),
         },
     );
     f.replace_kind(
         jump_placeholder,
         InstKind::Br {
             cond: more,
-            then_dest: BlockCall::new(u, next_k),
-            else_dest: BlockCall::new(m, Vec::new()),
+            then_dest: Box::new(BlockCall::new(u, next_k)),
+            else_dest: Box::new(BlockCall::new(m, Vec::new())),
         },
     );
     // The preheader enters the unrolled loop when `factor` iterations are certain.
@@ -493,8 +493,8 @@ fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
         pt,
         InstKind::Br {
             cond: enter,
-            then_dest: BlockCall::new(u, init.clone()),
-            else_dest: BlockCall::new(b, init),
+            then_dest: Box::new(BlockCall::new(u, init.clone())),
+            else_dest: Box::new(BlockCall::new(b, init)),
         },
     );
     if !(adjacent && update_edges(f, cfg, p.l.preheader, b, u, m, exit.block)) {

@@ -154,7 +154,7 @@ fn plan_for(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId
             _ => return None,
         }
     };
-    if passed.iter().any(|&p| *p != exit) {
+    if passed.iter().any(|&p| *p != *exit) {
         return None;
     }
     let InstKind::Br { cond, .. } = f.kind(branch) else {
@@ -258,21 +258,26 @@ fn apply(f: &mut Function, plan: Plan) {
     } else {
         then_dest
     };
-    f.replace_kind(plan.branch, InstKind::Jump { dest: stay });
+    f.replace_kind(
+        plan.branch,
+        InstKind::Jump {
+            dest: Box::new(*stay),
+        },
+    );
     let InstKind::Jump { dest: entry } = f.kind(pt).clone() else {
         unreachable!("the preheader ends in a jump")
     };
     let (then_dest, else_dest) = if plan.exit_on_true {
-        (plan.exit, entry)
+        (plan.exit, *entry)
     } else {
-        (entry, plan.exit)
+        (*entry, plan.exit)
     };
     f.replace_kind(
         pt,
         InstKind::Br {
             cond,
-            then_dest,
-            else_dest,
+            then_dest: Box::new(then_dest),
+            else_dest: Box::new(else_dest),
         },
     );
 }

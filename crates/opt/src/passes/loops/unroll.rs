@@ -278,14 +278,19 @@ fn unroll(f: &mut Function, l: &RotatedLoop, n: i32) {
     for u in outside {
         f.map_inst_args(u, |a| last.get(&a).copied().unwrap_or(a));
     }
-    f.replace_kind(branch, InstKind::Jump { dest: exit });
+    f.replace_kind(
+        branch,
+        InstKind::Jump {
+            dest: Box::new(exit),
+        },
+    );
     let preheader_term = f
         .terminator(l.preheader)
         .expect("a preheader ends in a jump");
     f.replace_kind(
         preheader_term,
         InstKind::Jump {
-            dest: ir::BlockCall::new(b, Vec::new()),
+            dest: Box::new(ir::BlockCall::new(b, Vec::new())),
         },
     );
     remove_params(f, b);

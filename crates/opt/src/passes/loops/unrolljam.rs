@@ -548,7 +548,7 @@ fn placeholder(f: &mut Function, b: Block) -> Inst {
     f.append_inst(
         b,
         InstKind::Jump {
-            dest: BlockCall::new(b, Vec::new()),
+            dest: Box::new(BlockCall::new(b, Vec::new())),
         },
         Type::Void,
     )
@@ -650,7 +650,7 @@ fn jam(f: &mut Function, n: &Nest) -> Block {
     f.replace_kind(
         u_end,
         InstKind::Jump {
-            dest: BlockCall::new(ui, entry_args),
+            dest: Box::new(BlockCall::new(ui, entry_args)),
         },
     );
     let ui_end = placeholder(f, ui);
@@ -709,8 +709,8 @@ fn jam(f: &mut Function, n: &Nest) -> Block {
         ui_end,
         InstKind::Br {
             cond: renamed(&m1, icond),
-            then_dest,
-            else_dest,
+            then_dest: Box::new(then_dest),
+            else_dest: Box::new(else_dest),
         },
     );
 
@@ -748,8 +748,8 @@ fn jam(f: &mut Function, n: &Nest) -> Block {
         ua_end,
         InstKind::Br {
             cond: renamed(&m2, cond),
-            then_dest,
-            else_dest,
+            then_dest: Box::new(then_dest),
+            else_dest: Box::new(else_dest),
         },
     );
     let uc_end = placeholder(f, uc);
@@ -806,8 +806,8 @@ fn branch_on_pair(
         at,
         InstKind::Br {
             cond: c,
-            then_dest,
-            else_dest,
+            then_dest: Box::new(then_dest),
+            else_dest: Box::new(else_dest),
         },
     );
 }

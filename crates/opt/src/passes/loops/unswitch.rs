@@ -146,7 +146,12 @@ fn unswitch(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block, b: Blo
     else {
         unreachable!("guards end in br");
     };
-    f.replace_kind(term, InstKind::Jump { dest: then_dest });
+    f.replace_kind(
+        term,
+        InstKind::Jump {
+            dest: Box::new(*then_dest),
+        },
+    );
     let copy_term = f.terminator(copy.blocks[&b]).expect("copied");
     let mut else_copy = else_dest.clone();
     if let Some(&nb) = copy.blocks.get(&else_copy.block) {
@@ -157,7 +162,12 @@ fn unswitch(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block, b: Blo
         .iter()
         .map(|a| copy.values.get(a).copied().unwrap_or(*a))
         .collect::<BlockArgs>();
-    f.replace_kind(copy_term, InstKind::Jump { dest: else_copy });
+    f.replace_kind(
+        copy_term,
+        InstKind::Jump {
+            dest: Box::new(*else_copy),
+        },
+    );
     let pt = f.terminator(pre).expect("a preheader ends in a jump");
     let call = f.kind(pt).targets()[0].clone();
     let copy_header = copy.blocks[&lp.header];
@@ -165,7 +175,13 @@ fn unswitch(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block, b: Blo
     let mut entry_to = |dest: BlockCall| {
         let e = f.create_block();
         f.layout.insert_block_after(e, pre);
-        f.append_inst(e, InstKind::Jump { dest }, ir::Type::Void);
+        f.append_inst(
+            e,
+            InstKind::Jump {
+                dest: Box::new(dest),
+            },
+            ir::Type::Void,
+        );
         BlockCall::new(e, Vec::new())
     };
     let then_entry = entry_to(call.clone());
@@ -174,8 +190,8 @@ fn unswitch(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block, b: Blo
         pt,
         InstKind::Br {
             cond,
-            then_dest: then_entry,
-            else_dest: else_entry,
+            then_dest: Box::new(then_entry),
+            else_dest: Box::new(else_entry),
         },
     );
     let created = copy.repair_uses_outside(f, lp);

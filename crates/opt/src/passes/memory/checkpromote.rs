@@ -234,8 +234,8 @@ fn promote(f: &mut Function, c: &Candidate) {
             term,
             InstKind::Br {
                 cond: same,
-                then_dest: BlockCall::new(update, vec![]),
-                else_dest: dest,
+                then_dest: Box::new(BlockCall::new(update, vec![])),
+                else_dest: Box::new(*dest),
             },
         );
     }

@@ -313,7 +313,7 @@ fn promote(f: &mut Function, c: &Candidate) {
             }
             let e = f.create_block();
             f.layout.insert_block_after(e, b);
-            let jump = f.append_inst(e, InstKind::Jump { dest: t }, Type::Void);
+            let jump = f.append_inst(e, InstKind::Jump { dest: Box::new(t) }, Type::Void);
             copy_out(f, jump, ty, slot, g);
             f.set_target(term, k, BlockCall::new(e, Vec::new()));
         }

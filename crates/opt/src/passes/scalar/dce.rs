@@ -438,7 +438,7 @@ fn run_on(
         f.replace_kind(
             t,
             InstKind::Jump {
-                dest: BlockCall::new(l, vec![]),
+                dest: Box::new(BlockCall::new(l, vec![])),
             },
         );
     }

@@ -108,9 +108,9 @@ fn fold_at(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, p: Block) -
         else {
             return None;
         };
-        let (b_common_on_true, other) = if bthen == common && belse.block != common.block {
+        let (b_common_on_true, other) = if **bthen == *common && belse.block != common.block {
             (true, belse)
-        } else if belse == common && bthen.block != common.block {
+        } else if **belse == *common && bthen.block != common.block {
             (false, bthen)
         } else {
             return None;
@@ -146,7 +146,7 @@ fn fold_at(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, p: Block) -
             p_common_on_true,
             b_common_on_true,
             common: common.clone(),
-            other: other.clone(),
+            other: *other.clone(),
         })
     };
     try_one(p_common_on_true, b, common).or_else(|| {
@@ -202,8 +202,8 @@ fn apply(f: &mut Function, fold: Fold) {
         pt,
         InstKind::Br {
             cond,
-            then_dest: fold.common,
-            else_dest: fold.other,
+            then_dest: Box::new(fold.common),
+            else_dest: Box::new(fold.other),
         },
     );
 }

@@ -137,7 +137,7 @@ fn plan(f: &Function, h: Block, preds: &SecondaryMap<Block, u32>) -> Option<Plan
         }
         match f.kind(*last) {
             InstKind::Jump { dest } if dest.block != b && dest.block != h => {
-                Some((b, dest.clone()))
+                Some((b, *dest.clone()))
             }
             _ => None,
         }
@@ -296,7 +296,7 @@ fn apply(f: &mut Function, h: Block, plan: Plan) {
     f.replace_kind(
         term,
         InstKind::Jump {
-            dest: BlockCall::new(plan.join, args),
+            dest: Box::new(BlockCall::new(plan.join, args)),
         },
     );
     for arm in plan.arms {

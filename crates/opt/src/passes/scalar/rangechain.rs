@@ -186,7 +186,7 @@ fn branch(f: &Function, b: Block) -> Option<(Value, BlockCall, BlockCall)> {
             cond,
             then_dest,
             else_dest,
-        } => Some((*cond, then_dest.clone(), else_dest.clone())),
+        } => Some((*cond, *then_dest.clone(), *else_dest.clone())),
         _ => None,
     }
 }
@@ -426,7 +426,7 @@ fn convert(f: &mut Function, s: Block, chain: &Chain) -> bool {
     f.append_inst(
         body,
         InstKind::Jump {
-            dest: BlockCall::new(join, args),
+            dest: Box::new(BlockCall::new(join, args)),
         },
         Type::Void,
     );
@@ -451,8 +451,8 @@ fn append(f: &mut Function, b: Block, kind: InstKind) -> Value {
 fn branch_to(f: &mut Function, b: Block, cond: Value, then: Block, other: BlockCall) {
     let kind = InstKind::Br {
         cond,
-        then_dest: BlockCall::new(then, Vec::<Value>::new()),
-        else_dest: other,
+        then_dest: Box::new(BlockCall::new(then, Vec::<Value>::new())),
+        else_dest: Box::new(other),
     };
     f.append_inst(b, kind, Type::Void);
 }

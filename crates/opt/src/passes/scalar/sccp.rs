@@ -355,7 +355,12 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses, tables: Option<&ReadOnly>
                 _ => continue,
             };
             let dest = f.kind(t).targets()[taken].clone();
-            f.replace_kind(t, InstKind::Jump { dest });
+            f.replace_kind(
+                t,
+                InstKind::Jump {
+                    dest: Box::new(dest),
+                },
+            );
             edges_changed = true;
         }
     }

@@ -111,7 +111,12 @@ fn fold_branches(f: &mut Function) -> bool {
             None if then_dest == else_dest => then_dest.clone(),
             None => continue,
         };
-        f.replace_kind(t, InstKind::Jump { dest });
+        f.replace_kind(
+            t,
+            InstKind::Jump {
+                dest: Box::new(*dest),
+            },
+        );
         changed = true;
     }
     changed
@@ -157,7 +162,12 @@ fn fold_known_branches(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
             debug_assert_eq!(pelse.block, b);
             else_dest.clone()
         };
-        f.replace_kind(t, InstKind::Jump { dest });
+        f.replace_kind(
+            t,
+            InstKind::Jump {
+                dest: Box::new(*dest),
+            },
+        );
         changed = true;
     }
     changed

@@ -150,7 +150,7 @@ pub fn run(f: &mut Function, id: FuncId) -> usize {
     f.append_inst(
         entry,
         InstKind::Jump {
-            dest: BlockCall::new(header, incoming.clone()),
+            dest: Box::new(BlockCall::new(header, incoming.clone())),
         },
         Type::Void,
     );
@@ -199,7 +199,7 @@ pub fn run(f: &mut Function, id: FuncId) -> usize {
         f.replace_kind(
             ret,
             InstKind::Jump {
-                dest: BlockCall::new(header, args),
+                dest: Box::new(BlockCall::new(header, args)),
             },
         );
         for i in dead.into_iter().rev() {
@@ -308,7 +308,7 @@ fn tail_call(f: &Function, id: FuncId, b: Block) -> Option<TailCall> {
     Some(TailCall {
         block: b,
         call,
-        args: args.clone(),
+        args: args.to_vec(),
         acc,
         common,
     })

@@ -229,7 +229,7 @@ fn preheader(f: &mut Function, h: Block, pred: Block) -> Block {
     f.append_inst(
         p,
         InstKind::Jump {
-            dest: BlockCall::new(h, args),
+            dest: Box::new(BlockCall::new(h, args)),
         },
         Type::Void,
     );
@@ -905,8 +905,8 @@ fn pipeline(f: &mut Function, h: Block, pre: Block, s: &Stages) -> Block {
         let (then_dest, else_dest) = if continue_on_true { (t, e) } else { (e, t) };
         let kind = InstKind::Br {
             cond: c,
-            then_dest,
-            else_dest,
+            then_dest: Box::new(then_dest),
+            else_dest: Box::new(else_dest),
         };
         match f.terminator(at) {
             Some(old) => {
@@ -953,7 +953,7 @@ fn pipeline(f: &mut Function, h: Block, pre: Block, s: &Stages) -> Block {
     f.append_inst(
         last,
         InstKind::Jump {
-            dest: BlockCall::new(exit.block, exit_args),
+            dest: Box::new(BlockCall::new(exit.block, exit_args)),
         },
         Type::Void,
     );

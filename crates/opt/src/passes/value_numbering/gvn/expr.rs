@@ -87,7 +87,7 @@ pub(crate) fn pure_op(f: &Function, inst: Inst, purity: &Purity) -> Option<(Opco
             stride,
         } => (Opcode::Gep(*stride), vec![*base, *index]),
         InstKind::Call { callee, args } if purity.effects(*callee).is_pure() => {
-            (Opcode::Call(*callee), args.clone())
+            (Opcode::Call(*callee), args.to_vec())
         }
         _ => return None,
     })

@@ -450,10 +450,10 @@ fn number_insts(
             InstKind::Call { callee, args } => {
                 let e = purity.effects(callee);
                 if e.is_pure() {
-                    Some(Key::Call(callee, args.into_boxed_slice(), Box::new([])))
+                    Some(Key::Call(callee, args, Box::new([])))
                 } else if !e.has_side_effects() {
                     let state = scope.read_state(calls.reads(f, callee, &args).as_deref());
-                    Some(Key::Call(callee, args.into_boxed_slice(), state))
+                    Some(Key::Call(callee, args, state))
                 } else {
                     if call_writes_memory(e) {
                         scope.clobber(&calls.writes(f, callee, &args));
