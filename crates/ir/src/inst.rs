@@ -302,9 +302,9 @@ impl UnOp {
     }
 }
 
-/// The arguments of a branch target: most edges pass at most two values, which are
-/// kept inline in the target (no second allocation); more spill to the heap.
-pub type BlockArgs = SmallVec<[Value; 2]>;
+/// The arguments of a branch target: most edges pass at most four values, which
+/// are kept inline in the target (no second allocation); more spill to the heap.
+pub type BlockArgs = SmallVec<[Value; 4]>;
 
 /// A branch target with the arguments passed to the target's block parameters.
 #[derive(Clone, PartialEq, Eq, Hash, Debug)]

@@ -11,9 +11,10 @@ use crate::entities::{Inst, Value};
 use rustc_hash::FxHashMap;
 use smallvec::SmallVec;
 
-/// A value's user list: most values have one or two users, kept inline (no heap
+/// A value's user list: most values have at most four users, kept inline (no heap
 /// allocation, and in the value's own cache line); longer lists spill to the heap.
-pub(crate) type UserList = SmallVec<[Inst; 2]>;
+/// (With smallvec's `union` layout four fit in the 24 bytes that two took.)
+pub(crate) type UserList = SmallVec<[Inst; 4]>;
 
 /// Lists shorter than this (and not indexed yet) are scanned.
 pub(crate) const INDEXED_LEN: usize = 32;
