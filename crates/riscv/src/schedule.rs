@@ -652,10 +652,40 @@ fn copy_partners(mf: &MFunction) -> CopyPartners {
     m
 }
 
-/// Per register, a list of instruction indices (newest first), all kept in one
-/// array: no allocation per register.
+/// Dense numbers for the registers a region mentions, in order of first mention:
+/// the per-register state of [`build_graph`] lives in arrays indexed by them, so
+/// each mention of a register costs one hash lookup, not one per table.
+struct LocalRegs {
+    index: FxHashMap<Reg, u32>,
+}
+
+impl LocalRegs {
+    fn with_capacity(n: usize) -> Self {
+        LocalRegs {
+            index: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+        }
+    }
+
+    /// The number of `r`, given it at its first mention.
+    fn number(&mut self, r: Reg) -> usize {
+        let next = self.index.len() as u32;
+        *self.index.entry(r).or_insert(next) as usize
+    }
+
+    /// The number of `r`, if the region mentioned it so far.
+    fn get(&self, r: Reg) -> Option<usize> {
+        self.index.get(&r).map(|&k| k as usize)
+    }
+
+    fn len(&self) -> usize {
+        self.index.len()
+    }
+}
+
+/// Per register (by its [`LocalRegs`] number), a list of instruction indices
+/// (newest first), all kept in one array: no allocation per register.
 struct RegLists {
-    head: FxHashMap<Reg, u32>,
+    head: Vec<u32>,
     /// (index, next node or `u32::MAX`).
     nodes: Vec<(usize, u32)>,
 }
@@ -663,24 +693,28 @@ struct RegLists {
 impl RegLists {
     fn with_capacity(n: usize) -> Self {
         RegLists {
-            head: FxHashMap::with_capacity_and_hasher(n, Default::default()),
+            head: Vec::with_capacity(n),
             nodes: Vec::with_capacity(2 * n),
         }
     }
 
-    /// Adds `i` to the list of `r` (once: a repeat of the newest is dropped).
-    fn push(&mut self, r: Reg, i: usize) {
-        let next = self.head.get(&r).copied().unwrap_or(u32::MAX);
+    /// Adds `i` to the list of register `r` (once: a repeat of the newest is
+    /// dropped).
+    fn push(&mut self, r: usize, i: usize) {
+        if r >= self.head.len() {
+            self.head.resize(r + 1, u32::MAX);
+        }
+        let next = self.head[r];
         if next != u32::MAX && self.nodes[next as usize].0 == i {
             return;
         }
-        self.head.insert(r, self.nodes.len() as u32);
+        self.head[r] = self.nodes.len() as u32;
         self.nodes.push((i, next));
     }
 
-    /// Appends the list of `r` to `out`.
-    fn extend_into(&self, r: Reg, out: &mut Vec<usize>) {
-        let mut at = self.head.get(&r).copied().unwrap_or(u32::MAX);
+    /// Appends the list of register `r` to `out`.
+    fn extend_into(&self, r: usize, out: &mut Vec<usize>) {
+        let mut at = self.head.get(r).copied().unwrap_or(u32::MAX);
         while at != u32::MAX {
             let (i, next) = self.nodes[at as usize];
             out.push(i);
@@ -712,11 +746,11 @@ fn build_graph_asking(
     let mut succs = vec![Vec::new(); n];
     let mut npreds = vec![0; n];
     let writes_sp = |x: &Timing| x.defs.contains(&SP);
-    // Per register: the last instruction so far that writes it, so that each read
-    // finds the write it reads in constant time (a scan of the instructions between
-    // each pair made the graph cubic in the region's length).
-    let mut last_def: FxHashMap<Reg, usize> =
-        FxHashMap::with_capacity_and_hasher(n, Default::default());
+    // Per register (by local number): the last instruction so far that writes it,
+    // so that each read finds the write it reads in constant time (a scan of the
+    // instructions between each pair made the graph cubic in the region's length).
+    let mut regs = LocalRegs::with_capacity(n);
+    let mut last_def: Vec<Option<usize>> = Vec::with_capacity(n);
     let mut read_from: Vec<Option<usize>> = Vec::new();
     let mut partners: Vec<&[Reg]> = Vec::new();
     // The instructions so far that read, and that write, each register; the
@@ -733,7 +767,13 @@ fn build_graph_asking(
     for j in 0..n {
         // For each read of `j`, in order: the last write of its register before `j`.
         read_from.clear();
-        read_from.extend(t[j].uses.iter().map(|(r, _)| last_def.get(r).copied()));
+        read_from.extend(t[j].uses.iter().map(|(r, _)| {
+            let k = regs.number(*r);
+            if k >= last_def.len() {
+                last_def.resize(k + 1, None);
+            }
+            last_def[k]
+        }));
         // The copies of each register `j` writes, looked up once for all `i`.
         partners.clear();
         partners.extend(
@@ -747,14 +787,17 @@ fn build_graph_asking(
         before.extend(read_from.iter().flatten());
         before.extend(broken.and_then(|b| b.before_inc));
         for (r, &partners) in t[j].defs.iter().zip(&partners) {
-            readers.extend_into(*r, &mut before);
-            writers.extend_into(*r, &mut before);
+            let k = regs.number(*r);
+            readers.extend_into(k, &mut before);
+            writers.extend_into(k, &mut before);
             for &p in partners {
-                readers.extend_into(p, &mut before);
+                if let Some(k) = regs.get(p) {
+                    readers.extend_into(k, &mut before);
+                }
             }
         }
-        if let Some(src) = copy_src[j] {
-            readers.extend_into(src, &mut before);
+        if let Some(k) = copy_src[j].and_then(|src| regs.get(src)) {
+            readers.extend_into(k, &mut before);
         }
         match &t[j].mem {
             Some(b) => {
@@ -816,11 +859,16 @@ fn build_graph_asking(
             }
         }
         for &d in &t[j].defs {
-            last_def.insert(d, j);
-            writers.push(d, j);
+            let k = regs.number(d);
+            if k >= last_def.len() {
+                last_def.resize(regs.len(), None);
+            }
+            last_def[k] = Some(j);
+            writers.push(k, j);
         }
         for &(u, _) in &t[j].uses {
-            readers.push(u, j);
+            let k = regs.number(u);
+            readers.push(k, j);
         }
         match &t[j].mem {
             Some(m) => {
