@@ -307,19 +307,12 @@ impl Default for Machine {
 }
 
 impl Machine {
-    /// When `r` is ready for an early use.
-    fn early_ready(&self, r: Reg) -> u64 {
-        match self.early.get(r.0 as usize) {
-            Some(&c) => c,
-            None => self.virt.get(&r.0).map_or(0, |v| v.0),
-        }
-    }
-
-    /// When `r` is ready for a late use.
-    fn late_ready(&self, r: Reg) -> u64 {
-        match self.late.get(r.0 as usize) {
-            Some(&c) => c,
-            None => self.virt.get(&r.0).map_or(0, |v| v.1),
+    /// When `r` is ready for an early and for a late use (one lookup for both).
+    fn ready(&self, r: Reg) -> (u64, u64) {
+        let k = r.0 as usize;
+        match (self.early.get(k), self.late.get(k)) {
+            (Some(&e), Some(&l)) => (e, l),
+            _ => self.virt.get(&r.0).copied().unwrap_or((0, 0)),
         }
     }
 
@@ -327,25 +320,22 @@ impl Machine {
     /// the late ALU.
     pub fn issue_cycle(&self, t: &Timing) -> (u64, bool) {
         let mut at = self.cycle.max(self.next_min);
-        // Every operand's early readiness, and what each operand needs by its kind.
+        // Every operand's early and late readiness, and what each operand needs
+        // by its kind.
         let mut early_all = 0;
+        let mut late_all = 0;
         let mut need = 0;
         for &(r, kind) in &t.uses {
-            let e = self.early_ready(r);
+            let (e, l) = self.ready(r);
             early_all = early_all.max(e);
+            late_all = late_all.max(l);
             need = need.max(match kind {
                 UseKind::Early => e,
-                UseKind::Late => self.late_ready(r),
+                UseKind::Late => l,
             });
         }
         if t.late_alu {
             // The late ALU waits for late readiness only.
-            let late_all = t
-                .uses
-                .iter()
-                .map(|&(r, _)| self.late_ready(r))
-                .max()
-                .unwrap_or(0);
             at = at.max(late_all);
         } else {
             at = at.max(need);
@@ -404,10 +394,7 @@ impl Machine {
     /// copies of a loop's back edge, which the allocator coalesces, so that the
     /// next iteration reads the parameter `dst` when the value `src` is ready.
     pub fn copy_ready(&mut self, copies: &[(Reg, Reg)]) {
-        let ready: Vec<(u64, u64)> = copies
-            .iter()
-            .map(|&(_, src)| (self.early_ready(src), self.late_ready(src)))
-            .collect();
+        let ready: Vec<(u64, u64)> = copies.iter().map(|&(_, src)| self.ready(src)).collect();
         for (&(dst, _), (early, late)) in copies.iter().zip(ready) {
             let k = dst.0 as usize;
             if k < self.early.len() {
