@@ -40,7 +40,8 @@
 use crate::analysis::{FunctionAnalyses, LoopForest, LoopId, Preserved};
 use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, BlockCall, Function, Inst, InstKind, Value};
+use ir::{Block, BlockCall, Function, Inst, InstKind, SecondaryMap, Value};
+use rustc_hash::FxHashSet;
 
 /// The trivial loop unswitching pass.
 pub struct TrivialUnswitch;
@@ -82,9 +83,13 @@ struct Plan {
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     fa.rounds(f, usize::MAX, |f, fa| {
         let (cfg, _, loops) = fa.loops(f);
+        // Whether each block holds nothing observable before its terminator,
+        // found once per round: the walks from the headers of a nest of loops
+        // chained by jumps all cross the inner headers.
+        let mut quiet: SecondaryMap<Block, Option<bool>> = SecondaryMap::new();
         let plan = loops
             .loops()
-            .find_map(|(id, _)| plan_for(f, cfg, loops, id))?;
+            .find_map(|(id, _)| plan_for(f, cfg, loops, id, &mut quiet))?;
         apply(f, plan);
         Some(1)
     })
@@ -99,7 +104,13 @@ fn is_quiet(f: &Function, i: Inst) -> bool {
     )
 }
 
-fn plan_for(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId) -> Option<Plan> {
+fn plan_for(
+    f: &Function,
+    cfg: &ControlFlowGraph,
+    loops: &LoopForest,
+    id: LoopId,
+    quiet: &mut SecondaryMap<Block, Option<bool>>,
+) -> Option<Plan> {
     let header = loops.get(id).header;
     let pre = loops.preheader(id, cfg)?;
     let pt = f.terminator(pre)?;
@@ -110,17 +121,20 @@ fn plan_for(f: &Function, cfg: &ControlFlowGraph, loops: &LoopForest, id: LoopId
         return None;
     }
     let mut chain: Vec<Block> = Vec::new();
+    let mut in_chain: FxHashSet<Block> = FxHashSet::default();
     // Exits of variant tests passed on the way, each the same edge as the
     // unswitched one must be.
     let mut passed: Vec<&BlockCall> = Vec::new();
     let mut b = header;
     let (branch, exit_on_true, exit) = loop {
-        if chain.contains(&b) {
+        if !in_chain.insert(b) {
             return None;
         }
         chain.push(b);
         let t = f.terminator(b)?;
-        if f.layout.block_insts(b).any(|i| i != t && !is_quiet(f, i)) {
+        let block_quiet = *quiet[b]
+            .get_or_insert_with(|| f.layout.block_insts(b).all(|i| i == t || is_quiet(f, i)));
+        if !block_quiet {
             return None;
         }
         match f.kind(t) {
