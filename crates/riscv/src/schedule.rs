@@ -676,14 +676,11 @@ impl LocalRegs {
     fn get(&self, r: Reg) -> Option<usize> {
         self.index.get(&r).map(|&k| k as usize)
     }
-
-    fn len(&self) -> usize {
-        self.index.len()
-    }
 }
 
-/// Per register (by its [`LocalRegs`] number), a list of instruction indices
-/// (newest first), all kept in one array: no allocation per register.
+/// Per register (by its [`LocalRegs`] number, below `regs`), a list of
+/// instruction indices (newest first), all kept in one array: no allocation per
+/// register.
 struct RegLists {
     head: Vec<u32>,
     /// (index, next node or `u32::MAX`).
@@ -691,9 +688,9 @@ struct RegLists {
 }
 
 impl RegLists {
-    fn with_capacity(n: usize) -> Self {
+    fn new(regs: usize, n: usize) -> Self {
         RegLists {
-            head: Vec::with_capacity(n),
+            head: vec![u32::MAX; regs],
             nodes: Vec::with_capacity(2 * n),
         }
     }
@@ -701,9 +698,6 @@ impl RegLists {
     /// Adds `i` to the list of register `r` (once: a repeat of the newest is
     /// dropped).
     fn push(&mut self, r: usize, i: usize) {
-        if r >= self.head.len() {
-            self.head.resize(r + 1, u32::MAX);
-        }
         let next = self.head[r];
         if next != u32::MAX && self.nodes[next as usize].0 == i {
             return;
@@ -714,7 +708,7 @@ impl RegLists {
 
     /// Appends the list of register `r` to `out`.
     fn extend_into(&self, r: usize, out: &mut Vec<usize>) {
-        let mut at = self.head.get(r).copied().unwrap_or(u32::MAX);
+        let mut at = self.head[r];
         while at != u32::MAX {
             let (i, next) = self.nodes[at as usize];
             out.push(i);
@@ -749,8 +743,14 @@ fn build_graph_asking(
     // Per register (by local number): the last instruction so far that writes it,
     // so that each read finds the write it reads in constant time (a scan of the
     // instructions between each pair made the graph cubic in the region's length).
-    let mut regs = LocalRegs::with_capacity(n);
-    let mut last_def: Vec<Option<usize>> = Vec::with_capacity(n);
+    // A region mentions at most this many registers: the per-register tables
+    // are sized once.
+    let mentions: usize = t.iter().map(|x| x.uses.len() + x.defs.len()).sum();
+    let mut regs = LocalRegs::with_capacity(mentions);
+    let mut last_def: Vec<Option<usize>> = vec![None; mentions];
+    // The local numbers of `j`'s reads and writes, in order.
+    let mut use_regs: Vec<usize> = Vec::new();
+    let mut def_regs: Vec<usize> = Vec::new();
     let mut read_from: Vec<Option<usize>> = Vec::new();
     let mut partners: Vec<&[Reg]> = Vec::new();
     // The instructions so far that read, and that write, each register; the
@@ -758,22 +758,20 @@ fn build_graph_asking(
     // no access. Only they can precede an instruction in the graph, so each one
     // asks about those instead of every instruction before it (which made the
     // graph quadratic in the region's length for any code).
-    let mut readers = RegLists::with_capacity(n);
-    let mut writers = RegLists::with_capacity(n);
+    let mut readers = RegLists::new(mentions, n);
+    let mut writers = RegLists::new(mentions, n);
     let mut accesses: Vec<usize> = Vec::new();
     let mut stores: Vec<usize> = Vec::new();
     let mut sp_writes: Vec<usize> = Vec::new();
     let mut before: Vec<usize> = Vec::new();
     for j in 0..n {
         // For each read of `j`, in order: the last write of its register before `j`.
+        use_regs.clear();
+        use_regs.extend(t[j].uses.iter().map(|&(r, _)| regs.number(r)));
+        def_regs.clear();
+        def_regs.extend(t[j].defs.iter().map(|&r| regs.number(r)));
         read_from.clear();
-        read_from.extend(t[j].uses.iter().map(|(r, _)| {
-            let k = regs.number(*r);
-            if k >= last_def.len() {
-                last_def.resize(k + 1, None);
-            }
-            last_def[k]
-        }));
+        read_from.extend(use_regs.iter().map(|&k| last_def[k]));
         // The copies of each register `j` writes, looked up once for all `i`.
         partners.clear();
         partners.extend(
@@ -786,8 +784,7 @@ fn build_graph_asking(
         let broken = inc.breakable[j];
         before.extend(read_from.iter().flatten());
         before.extend(broken.and_then(|b| b.before_inc));
-        for (r, &partners) in t[j].defs.iter().zip(&partners) {
-            let k = regs.number(*r);
+        for (&k, &partners) in def_regs.iter().zip(&partners) {
             readers.extend_into(k, &mut before);
             writers.extend_into(k, &mut before);
             for &p in partners {
@@ -858,16 +855,11 @@ fn build_graph_asking(
                 npreds[j] += 1;
             }
         }
-        for &d in &t[j].defs {
-            let k = regs.number(d);
-            if k >= last_def.len() {
-                last_def.resize(regs.len(), None);
-            }
+        for &k in &def_regs {
             last_def[k] = Some(j);
             writers.push(k, j);
         }
-        for &(u, _) in &t[j].uses {
-            let k = regs.number(u);
+        for &k in &use_regs {
             readers.push(k, j);
         }
         match &t[j].mem {
