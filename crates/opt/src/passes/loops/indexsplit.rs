@@ -338,12 +338,7 @@ fn decide(f: &mut Function, br: Inst, holds: bool) {
         unreachable!("a split test is a branch");
     };
     let dest = if holds { then_dest } else { else_dest };
-    f.replace_kind(
-        br,
-        InstKind::Jump {
-            dest: Box::new(*dest),
-        },
-    );
+    f.replace_kind(br, InstKind::Jump { dest });
 }
 
 fn apply(f: &mut Function, lp: &Loop, s: &Split) {

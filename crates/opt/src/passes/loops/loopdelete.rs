@@ -130,12 +130,7 @@ fn bypass(f: &mut Function, exit: Bypass) {
         {
             if then_dest == else_dest {
                 let dest = then_dest.clone();
-                f.replace_kind(
-                    term,
-                    InstKind::Jump {
-                        dest: Box::new(*dest),
-                    },
-                );
+                f.replace_kind(term, InstKind::Jump { dest });
             }
         }
     }

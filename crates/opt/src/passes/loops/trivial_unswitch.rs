@@ -272,12 +272,7 @@ fn apply(f: &mut Function, plan: Plan) {
     } else {
         then_dest
     };
-    f.replace_kind(
-        plan.branch,
-        InstKind::Jump {
-            dest: Box::new(*stay),
-        },
-    );
+    f.replace_kind(plan.branch, InstKind::Jump { dest: stay });
     let InstKind::Jump { dest: entry } = f.kind(pt).clone() else {
         unreachable!("the preheader ends in a jump")
     };

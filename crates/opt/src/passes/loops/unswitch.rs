@@ -146,12 +146,7 @@ fn unswitch(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block, b: Blo
     else {
         unreachable!("guards end in br");
     };
-    f.replace_kind(
-        term,
-        InstKind::Jump {
-            dest: Box::new(*then_dest),
-        },
-    );
+    f.replace_kind(term, InstKind::Jump { dest: then_dest });
     let copy_term = f.terminator(copy.blocks[&b]).expect("copied");
     let mut else_copy = else_dest.clone();
     if let Some(&nb) = copy.blocks.get(&else_copy.block) {
@@ -162,12 +157,7 @@ fn unswitch(f: &mut Function, loops: &LoopForest, id: LoopId, pre: Block, b: Blo
         .iter()
         .map(|a| copy.values.get(a).copied().unwrap_or(*a))
         .collect::<BlockArgs>();
-    f.replace_kind(
-        copy_term,
-        InstKind::Jump {
-            dest: Box::new(*else_copy),
-        },
-    );
+    f.replace_kind(copy_term, InstKind::Jump { dest: else_copy });
     let pt = f.terminator(pre).expect("a preheader ends in a jump");
     let call = f.kind(pt).targets()[0].clone();
     let copy_header = copy.blocks[&lp.header];

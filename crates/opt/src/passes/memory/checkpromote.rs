@@ -235,7 +235,7 @@ fn promote(f: &mut Function, c: &Candidate) {
             InstKind::Br {
                 cond: same,
                 then_dest: Box::new(BlockCall::new(update, vec![])),
-                else_dest: Box::new(*dest),
+                else_dest: dest,
             },
         );
     }

@@ -231,12 +231,7 @@ fn fold_branch(f: &mut Function, b: Block, truth: bool) {
         unreachable!("planned blocks end in br");
     };
     let dest = if truth { then_dest } else { else_dest }.clone();
-    f.replace_kind(
-        term,
-        InstKind::Jump {
-            dest: Box::new(*dest),
-        },
-    );
+    f.replace_kind(term, InstKind::Jump { dest });
     crate::cfg_edit::remove_unreachable_blocks(f);
 }
 
@@ -517,13 +512,7 @@ fn thread(f: &mut Function, b: Block, edges: &[Edge]) {
                 *a = c;
             }
         }
-        f.append_inst(
-            nb,
-            InstKind::Jump {
-                dest: Box::new(*dest),
-            },
-            Type::Void,
-        );
+        f.append_inst(nb, InstKind::Jump { dest }, Type::Void);
         f.set_target(pt, e.which, BlockCall::new(nb, passed));
         copies.push((nb, map));
     }

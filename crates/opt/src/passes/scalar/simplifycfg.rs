@@ -111,12 +111,7 @@ fn fold_branches(f: &mut Function) -> bool {
             None if then_dest == else_dest => then_dest.clone(),
             None => continue,
         };
-        f.replace_kind(
-            t,
-            InstKind::Jump {
-                dest: Box::new(*dest),
-            },
-        );
+        f.replace_kind(t, InstKind::Jump { dest });
         changed = true;
     }
     changed
@@ -162,12 +157,7 @@ fn fold_known_branches(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
             debug_assert_eq!(pelse.block, b);
             else_dest.clone()
         };
-        f.replace_kind(
-            t,
-            InstKind::Jump {
-                dest: Box::new(*dest),
-            },
-        );
+        f.replace_kind(t, InstKind::Jump { dest });
         changed = true;
     }
     changed
