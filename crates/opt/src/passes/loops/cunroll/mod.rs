@@ -37,7 +37,9 @@
 //! A loop that only computes (no memory access, no call) and whose results at its
 //! exit are all known from the walk is not copied at all: it is replaced by those
 //! constants ([`evaluate`], with a longer walk of up to [`MAX_EVAL_STEPS`]
-//! instructions, since nothing of it is left).
+//! instructions, since nothing of it is left). A loop with a result that no walk
+//! can know (computed from a value read before the loop) is not walked:
+//! [`knowable`] finds those without walking.
 //!
 //! The copies are made with [`LoopCopy`] (the values the loop defines are repaired
 //! outside it by the SSA updater), chained in order: the loop's entries go to the
@@ -57,6 +59,8 @@ use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, BlockCall, Function, InstKind, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
+
+mod knowable;
 
 /// The complete unrolling pass.
 pub struct CompleteUnroll;
@@ -114,6 +118,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                 .filter(|&i| !computes_only(f.kind(i)))
                 .count()
         });
+        // Loops no walk can evaluate, found for all loops at once when the first
+        // pure one is met.
+        let mut doomed: Option<Vec<bool>> = None;
         let candidate = loops.loops().find_map(|(id, lp)| {
             let size = sizes[id.0 as usize];
             if !tried.insert(lp.header) {
@@ -123,8 +130,10 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
             // addresses strength reduction then gives a pointer each (unless
             // nothing of them is left: `evaluate`).
             let entry = Entry::of(f, cfg, loops, id)?;
-            let pure = impure[id.0 as usize] == 0;
-            if let Some(fold) = pure.then(|| evaluate(f, loops, id, &entry)).flatten() {
+            let evaluable = impure[id.0 as usize] == 0
+                && !doomed.get_or_insert_with(|| knowable::doomed_loops(f, cfg, loops))
+                    [id.0 as usize];
+            if let Some(fold) = evaluable.then(|| evaluate(f, loops, id, &entry)).flatten() {
                 return Some(Plan::Evaluate(fold));
             }
             if !lp.children.is_empty() || lp.blocks.len() < 2 || size > MAX_LOOP_INSTS {
@@ -232,6 +241,9 @@ fn computes_only(k: &InstKind) -> bool {
 /// `getConstantEvolutionLoopExitValue`). `for (i = 0; i < 100; i++) { if (i == 50)
 /// break; s += i; }` is `s = 1225`.
 fn evaluate(f: &Function, loops: &LoopForest, id: LoopId, entry: &Entry) -> Option<Evaluated> {
+    if !knowable::results_knowable(f, loops, id, &entry.values) {
+        return None;
+    }
     let limits = Limits {
         trips: usize::MAX,
         steps: MAX_EVAL_STEPS,
