@@ -379,13 +379,19 @@ fn replace_exit_values(
     }
     // Values computed from the counters on every iteration (the exiting block is
     // the only exit, so their last iteration's value is what leaves): recomputed
-    // before the loop from the parameters' last values.
-    let body: Vec<ir::Inst> = loops
-        .get(id)
-        .blocks
+    // before the loop from the parameters' last values. They lie in the loop's
+    // blocks that dominate the exiting block: its dominators up to the header,
+    // found up the dominator tree in reverse RPO order (linear in their number,
+    // where filtering the loop's block list costs the loop's size, and a nest the
+    // square of its depth).
+    let mut chain = vec![plan.exiting];
+    while let Some(&b) = chain.last().filter(|&&b| b != plan.header) {
+        chain.push(dt.idom(b).expect("the header dominates the exiting block"));
+    }
+    let body: Vec<ir::Inst> = chain
         .iter()
-        .filter(|&&b| dt.dominates(b, plan.exiting))
-        .flat_map(|&b| f.layout.block_insts(b).collect::<Vec<_>>())
+        .rev()
+        .flat_map(|&b| f.layout.block_insts(b))
         .collect();
     for i in body {
         let Some(v) = f.inst_result(i) else {
@@ -394,8 +400,11 @@ fn replace_exit_values(
         if params.contains(&v) || nexts.contains(&v) {
             continue;
         }
-        let outside = users_outside(f, loops, id, v);
         let on_exit = exit.args.contains(&v);
+        if !on_exit && !loops.used_outside(f, id, v) {
+            continue;
+        }
+        let outside = users_outside(f, loops, id, v);
         if outside.is_empty() && !on_exit {
             continue;
         }

@@ -119,8 +119,23 @@ fn repeated(f: &Function, purity: &Purity, fa: &mut FunctionAnalyses) -> Vec<Rot
     let loops = se.loops;
     let mut roots = None;
     let mut found = Vec::new();
+    // Per loop, its calls with effects and frame allocations: counted for all
+    // loops at once (asking each loop's blocks is quadratic in a nest).
+    let effects = loops.sum_over_blocks(f, |b| {
+        f.layout
+            .block_insts(b)
+            .filter(|&i| match f.kind(i) {
+                InstKind::Call { callee, .. } => !purity.effects(*callee).is_pure(),
+                InstKind::Alloc { .. } => true,
+                _ => false,
+            })
+            .count()
+    });
     for (l, _) in loops.loops() {
-        let Some(rl) = counted_without_effects(&mut se, l, purity) else {
+        if effects[l.0 as usize] > 0 {
+            continue;
+        }
+        let Some(rl) = counted_without_effects(&mut se, l) else {
             continue;
         };
         let roots = roots.get_or_insert_with(|| PointerRoots::compute(f));
@@ -131,23 +146,20 @@ fn repeated(f: &Function, purity: &Purity, fa: &mut FunctionAnalyses) -> Vec<Rot
     found
 }
 
-/// Loop `l` as a rotated counted loop that carries nothing but its counter, uses
-/// the counter only to count, leaves only at its latch, and has no effect but
-/// loads and stores.
-fn counted_without_effects(
-    se: &mut ScalarEvolution,
-    l: LoopId,
-    purity: &Purity,
-) -> Option<RotatedLoop> {
+/// Loop `l`, which has no effect but loads and stores (the caller checks), as a
+/// rotated counted loop that carries nothing but its counter, uses the counter
+/// only to count, and leaves only at its latch.
+fn counted_without_effects(se: &mut ScalarEvolution, l: LoopId) -> Option<RotatedLoop> {
     let (f, cfg, loops) = (se.f, se.cfg, se.loops);
     let rl = RotatedLoop::of(f, cfg, loops, l)?;
     let c = Counter::of_scev(se, l, &rl)?;
-    let lp = loops.get(l);
     let inside = |v: Value| f.value_block(v).is_some_and(|b| loops.contains(l, b));
-    if lp
-        .blocks
+    // The analysis's exiting blocks include a block with no successor (a `ret`,
+    // which no loop block ends in), which leaves nothing here.
+    if se
+        .exiting_blocks(l)
         .iter()
-        .any(|&b| b != rl.latch && f.successors(b).iter().any(|&s| !loops.contains(l, s)))
+        .any(|&b| b != rl.latch && !f.successors(b).is_empty())
     {
         return None;
     }
@@ -187,16 +199,6 @@ fn counted_without_effects(
             .any(|(k, &a)| (a == c.next || a == c.param) && k != c.index)
     {
         return None;
-    }
-    // Only memory effects, and no frame allocation.
-    for &b in lp.blocks.iter() {
-        for i in f.layout.block_insts(b) {
-            match f.kind(i) {
-                InstKind::Call { callee, .. } if !purity.effects(*callee).is_pure() => return None,
-                InstKind::Alloc { .. } => return None,
-                _ => {}
-            }
-        }
     }
     Some(rl)
 }
