@@ -6,7 +6,7 @@
 //! revisited with a worklist (no recursion).
 
 use ir::analysis::ControlFlowGraph;
-use ir::{Block, Function, Value, ValueDef};
+use ir::{Function, Value, ValueDef};
 
 /// Removes every trivial parameter among `candidates` (non-entry block parameters),
 /// and those that become trivial as a consequence. Returns how many were removed.
@@ -31,33 +31,44 @@ pub fn remove_trivial_params_with(
     if f.is_declaration() {
         return 0;
     }
+    let entry = f.entry_block();
     let mut work: Vec<Value> = candidates.iter().rev().copied().collect();
     let mut removed = 0;
     while let Some(p) = work.pop() {
-        let Some(Trivial {
-            block,
-            idx,
-            preds,
-            value: v,
-        }) = trivial(f, cfg, p)
-        else {
+        let ValueDef::Param(b, idx) = f.value_def(p) else {
             continue;
         };
-        // A chain of trivial parameters, each receiving the next, is removed from
-        // its far end: removed from this end, each step would move to the next
-        // parameter the users gathered by all before it (quadratic in the chain's
-        // length, as in the exit blocks of a deep nest).
-        if trivial(f, cfg, v).is_some_and(|next| next.value != p) {
-            work.push(p);
-            work.push(v);
-            continue;
+        let idx = idx as usize;
+        if b == entry || f.block_params(b).get(idx) != Some(&p) || !f.layout.is_block_inserted(b) {
+            continue; // already removed, or a function parameter
         }
+        let preds = cfg.unique_preds(b);
+        let mut same: Option<Value> = None;
+        let mut trivial = true;
+        'edges: for &pred in &preds {
+            let Some(term) = f.terminator(pred) else {
+                continue;
+            };
+            for t in f.kind(term).targets() {
+                if t.block != b {
+                    continue;
+                }
+                let a = t.args[idx];
+                if a == p || Some(a) == same {
+                    continue;
+                }
+                if same.is_some() {
+                    trivial = false;
+                    break 'edges;
+                }
+                same = Some(a);
+            }
+        }
+        let (true, Some(v)) = (trivial, same) else {
+            continue;
+        };
         // Parameters that receive `p` may become trivial once it is replaced.
-        // A user appears once per use: an instruction passing `p` in several
-        // arguments is visited once (it pushes each receiving parameter).
-        let mut users: Vec<_> = f.users(p).to_vec();
-        users.sort_unstable();
-        users.dedup();
+        let users: Vec<_> = f.users(p).to_vec();
         for u in users {
             for t in f.kind(u).targets() {
                 for (j, &a) in t.args.iter().enumerate() {
@@ -68,59 +79,10 @@ pub fn remove_trivial_params_with(
             }
         }
         f.replace_all_uses(p, v);
-        f.remove_block_param(block, idx, &preds);
+        f.remove_block_param(b, idx, &preds);
         removed += 1;
     }
     removed
-}
-
-/// A trivial block parameter: where it is, and the one value it receives.
-struct Trivial {
-    block: Block,
-    idx: usize,
-    preds: smallvec::SmallVec<[Block; 4]>,
-    value: Value,
-}
-
-/// `p` as a trivial parameter: a parameter of a block other than the entry, still
-/// in the function, to which every edge passes one value `v` or `p` itself.
-fn trivial(f: &Function, cfg: &ControlFlowGraph, p: Value) -> Option<Trivial> {
-    let ValueDef::Param(b, idx) = f.value_def(p) else {
-        return None;
-    };
-    let idx = idx as usize;
-    if b == f.entry_block()
-        || f.block_params(b).get(idx) != Some(&p)
-        || !f.layout.is_block_inserted(b)
-    {
-        return None; // already removed, or a function parameter
-    }
-    let preds = cfg.unique_preds(b);
-    let mut same: Option<Value> = None;
-    for &pred in &preds {
-        let Some(term) = f.terminator(pred) else {
-            continue;
-        };
-        for t in f.kind(term).targets() {
-            if t.block != b {
-                continue;
-            }
-            let a = t.args[idx];
-            if a == p || Some(a) == same {
-                continue;
-            }
-            if same.is_some() {
-                return None;
-            }
-            same = Some(a);
-        }
-    }
-    Some(Trivial {
-        block: b,
-        idx,
-        preds,
-        value: same?,
-    })
 }
 
 #[cfg(test)]
@@ -205,8 +167,8 @@ bb1(%3: i32):
     #[test]
     fn a_chain_of_trivial_parameters_ends_at_its_root() {
         let (n, out) = remove_all(&chain(64));
-        // Removed from its far end first (each parameter's users move once), to
-        // the same result: every use is of `%0`.
+        // Each parameter's users move to the next one's as it goes: every use
+        // ends at `%0`.
         assert_eq!(n, 64, "{out}");
         assert_eq!(out.matches(": i32)").count(), 1, "{out}");
         assert_eq!(out.matches("add %0, ").count(), 64, "{out}");
