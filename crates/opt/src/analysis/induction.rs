@@ -26,7 +26,7 @@
 //! final value replacement and loop deletion rely on exactly these two facts; passes
 //! that handle only a unit step check [`Counter::unit_step`].
 
-use super::scev::{ExitTest, ScalarEvolution};
+use super::scev::{ExitTest, Predicate, ScalarEvolution};
 use super::{LoopForest, LoopId};
 use ir::analysis::ControlFlowGraph;
 use ir::{Block, CmpOp, Function, Inst, InstKind, Value};
@@ -142,6 +142,33 @@ impl Counter {
     /// analysis manager's scalar evolution (or builds one for the whole function),
     /// never one per loop.
     pub fn of_scev(se: &mut ScalarEvolution, id: LoopId, l: &RotatedLoop) -> Option<Self> {
+        Self::find(se, id, l, false).map(|(c, _)| c)
+    }
+
+    /// The counter of `l` for a pass that enters the loop only under a run-time
+    /// guard (loop versioning): that the first tested value is not past the
+    /// bound (`init < bound` for `i + d < bound`, `init <= bound` for the others;
+    /// mirrored counting down), and that the predicates returned hold (on the
+    /// bound, as [`Predicate`]s of the exit count: `bound + inclusive <= MAX - d
+    /// + 1` counting up, so that the last value passing the test steps without a
+    /// wrap, LLVM's `PredicatedScalarEvolution`). Under both, the counter's first
+    /// step is exact too (`init + d < bound + inclusive + d <= MAX + 1`), and
+    /// every value the counter takes is an exact `i32`.
+    pub fn of_scev_versioned(
+        se: &mut ScalarEvolution,
+        id: LoopId,
+        l: &RotatedLoop,
+    ) -> Option<(Self, Vec<Predicate>)> {
+        Self::find(se, id, l, true)
+    }
+
+    /// [`Self::of_scev`], or [`Self::of_scev_versioned`] when `versioned`.
+    fn find(
+        se: &mut ScalarEvolution,
+        id: LoopId,
+        l: &RotatedLoop,
+        versioned: bool,
+    ) -> Option<(Self, Vec<Predicate>)> {
         let (f, loops) = (se.f, se.loops);
         let t = se.exit_test(id, l.latch)?;
         let bound = t.bound_value?;
@@ -160,6 +187,7 @@ impl Counter {
         })?;
         let param = params[index];
         if tests_next
+            && !versioned
             && !first_step_exact(se, id, init[index], step)
             && !header_indexes_memory(se, id, l, params[index])
         {
@@ -177,7 +205,7 @@ impl Counter {
             _ => return None,
         };
         let count = se.count_of_test(&t)?;
-        if !count.predicates.is_empty() {
+        if !count.predicates.is_empty() && !versioned {
             // Only an inclusive test by a unit step leaves a predicate (on the
             // bound), which the memory the loop accesses can discharge.
             let single_exit = || {
@@ -199,7 +227,7 @@ impl Counter {
                 .and_then(|k| i32::try_from(k + 1).ok()),
             _ => None,
         };
-        Some(Counter {
+        let counter = Counter {
             index,
             param,
             init: init[index],
@@ -209,7 +237,8 @@ impl Counter {
             tests_next,
             inclusive,
             trips,
-        })
+        };
+        Some((counter, count.predicates))
     }
 
     /// How many times the body runs, when the scalar evolution finds a constant

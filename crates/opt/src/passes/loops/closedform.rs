@@ -34,7 +34,9 @@
 //!   the closed form runs; when it fails, the original loop runs unchanged.
 //! - **Sums in closed form** (final value replacement, as GCC's
 //!   `tree-scalar-evolution.c` and LLVM's `IndVarSimplify`): over the `n` iterations
-//!   `i = lo..=hi`, `sum g(i) = n * c + a * (lo + hi) * n / 2`, computed in 64-bit
+//!   `i = lo, lo + d, ..., hi` (`n = (hi - lo) / d + 1`, the last value computed
+//!   before the guard for a step `d > 1`), `sum g(i) = n * c + a * (lo + hi) * n /
+//!   2`, computed in 64-bit
 //!   arithmetic (`add64`, `mul64`, ...; constants when the bounds are). A wrapping
 //!   sum is that sum truncated to 32 bits (modulo 2^32 its term needs no
 //!   predicate). A sum modulo a constant `m > 0`, `s = (s + g(i)) % m`, with
@@ -49,8 +51,9 @@
 //!   done once, with the value at the last `i`.
 //!
 //! Scope: single-block rotated loops with a counter ([`Counter`], as the scalar
-//! evolution describes it: steps by one, up or down, tested with `<`/`>` or a `!=`
-//! it meets, or with `<=`/`>=` on its stepped value, and never wraps), whose every
+//! evolution describes it: any constant step, up or down, tested before or after
+//! its step with `<`/`>` or a `!=` it meets, or with `<=`/`>=` (by one, only on
+//! its stepped value), and never wraps), whose every
 //! instruction is pure arithmetic, a comparison, or such a store, whose header
 //! parameters are the counter and such sums, and whose values leave only as
 //! arguments of the exit edge. A loop whose exit values are then unused is deleted
@@ -61,11 +64,12 @@
 //! sums written in several steps or subtracting (`s - 3 * i - 2`,
 //! `(s + 3 * i) + 7`), invariants the loop computes (`(s + 3 * k) % m`), a
 //! parameter passed back unchanged, and wrapping sums whose term wraps (no guard
-//! on it).
+//! on it); and counters of any constant step (`i += 2`, `i -= 3`), tested before
+//! or after it, where the former pass took only steps of one.
 
 use crate::analysis::scev::expand::Expander;
 use crate::analysis::scev::predicated::{range_of, NoWrap, Predicated};
-use crate::analysis::scev::{Expr, ExprId, Exprs, ScalarEvolution};
+use crate::analysis::scev::{Expr, ExprId, Exprs, Predicate, ScalarEvolution};
 use crate::analysis::{Counter, LoopForest, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::pipeline::FunctionTransform;
@@ -357,6 +361,9 @@ enum ExitValue {
 struct Plan {
     l: RotatedLoop,
     counter: Counter,
+    /// Bounds on the latch's bound under which the counter never wraps (the
+    /// predicates of its exit count).
+    bound_within: (i64, i64),
     /// Per header parameter: its sum, or `None` for the counter.
     sums: Vec<Option<Sum>>,
     /// The stores of the loop, in order: (value's form, address).
@@ -373,10 +380,14 @@ impl Plan {
         if l.header != l.latch || loops.get(id).blocks.len() != 1 {
             return None;
         }
-        // An inclusive test only on the stepped value (`next <= bound`: the
-        // counter's last value is the bound itself, no `bound + 1` to compute).
-        let counter = Counter::of_scev(se, id, &l)
-            .filter(|c| c.unit_step() && (!c.inclusive || c.tests_next))?;
+        // Counting by one, an inclusive test only on the stepped value (`next <=
+        // bound`: the counter's last value is the bound itself, no `bound + 1` to
+        // compute); by another step, any test (the last value is computed).
+        let (counter, predicates) = Counter::of_scev_versioned(se, id, &l)?;
+        if counter.unit_step() && counter.inclusive && !counter.tests_next {
+            return None;
+        }
+        let bound_within = bound_within(se, &counter, &predicates)?;
         let mut pse = Predicated::new(se, id);
         let x = pse.get(counter.param)?;
         let plain_counter = pse.se.get(counter.param);
@@ -457,11 +468,23 @@ impl Plan {
                 return None;
             }
         }
+        // The sum of the counter's values, `(lo + hi) * n / 2`, fits in 63 bits
+        // within the limit; without a sum that needs it, the counter may take
+        // any `i32` value.
+        let sums_counter = sums.iter().flatten().any(|s| {
+            let (Sum::Wrapping(t) | Sum::Modular(t, _)) = s;
+            matches!(t, Term::Linear { a, .. } if *a != 0)
+        });
+        let limit = match sums_counter {
+            true => (-COUNTER_LIMIT, COUNTER_LIMIT - 1),
+            false => (i64::from(i32::MIN), i64::from(i32::MAX)),
+        };
         let bounds = terms.pse.bounds_in(x)?;
-        let range = range_of(&bounds, (-COUNTER_LIMIT, COUNTER_LIMIT - 1))?;
+        let range = range_of(&bounds, limit)?;
         Some(Plan {
             l,
             counter,
+            bound_within,
             sums,
             stores,
             exit_values,
@@ -487,28 +510,40 @@ impl Plan {
         let c = self.counter;
         let one = e.f.iconst(1);
         let minus_one = e.f.iconst(-1);
-        let (runs, lo, hi) = match (c.step, c.tests_next, c.inclusive) {
+        let (min, max) = self.range;
+        // Whether the guard bounds the counter's ends (else a stepped counter's
+        // last value is computed on the fast path only).
+        let ends_in_guard = (min, max) != (i64::from(i32::MIN), i64::from(i32::MAX));
+        let (runs, mut ends) = match (c.step, c.tests_next, c.inclusive) {
+            _ if !c.unit_step() => (e.runs_stepped(c), None),
             (1, true, false) => (
                 e.cmp(CmpOp::Slt, c.init, c.bound),
-                c.init,
-                e.bin(BinOp::Add, c.bound, minus_one),
+                Some((c.init, e.bin(BinOp::Add, c.bound, minus_one))),
             ),
             (1, true, true) | (1, false, false) => {
-                (e.cmp(CmpOp::Sle, c.init, c.bound), c.init, c.bound)
+                (e.cmp(CmpOp::Sle, c.init, c.bound), Some((c.init, c.bound)))
             }
             (_, true, false) => (
                 e.cmp(CmpOp::Sgt, c.init, c.bound),
-                e.bin(BinOp::Add, c.bound, one),
-                c.init,
+                Some((e.bin(BinOp::Add, c.bound, one), c.init)),
             ),
             (_, true, true) | (_, false, false) => {
-                (e.cmp(CmpOp::Sge, c.init, c.bound), c.bound, c.init)
+                (e.cmp(CmpOp::Sge, c.init, c.bound), Some((c.bound, c.init)))
             }
             (_, false, true) => unreachable!("refused by Plan::of"),
         };
+        if ends.is_none() && ends_in_guard {
+            ends = Some(e.stepped_ends(c));
+        }
         let mut guard = runs;
-        let (min, max) = self.range;
-        let mut checks: Vec<(Value, i64, i64)> = vec![(lo, min, i64::MAX), (hi, i64::MIN, max)];
+        let (from, to) = self.bound_within;
+        let mut checks: Vec<(Value, i64, i64)> = Vec::new();
+        if let Some((lo, hi)) = ends {
+            checks.extend([(lo, min, i64::MAX), (hi, i64::MIN, max)]);
+        }
+        if (from, to) != (i64::MIN, i64::MAX) {
+            checks.push((c.bound, from, to));
+        }
         for (k, sum) in self.sums.iter().enumerate() {
             let Some(Sum::Modular(g, m)) = *sum else {
                 continue;
@@ -536,8 +571,9 @@ impl Plan {
             Type::Void,
         );
         e.at = jump;
-        let last = if c.step == 1 { hi } else { lo };
-        let (n64, sum_i) = e.count_and_sum(lo, hi);
+        let (lo, hi) = ends.unwrap_or_else(|| e.stepped_ends(c));
+        let last = if c.step > 0 { hi } else { lo };
+        let (n64, sum_i) = e.count_and_sum(lo, hi, c.step.unsigned_abs());
         let mut results = vec![None; self.sums.len()];
         for (k, sum) in self.sums.iter().enumerate() {
             let Some(sum) = *sum else {
@@ -649,6 +685,35 @@ impl Plan {
     }
 }
 
+/// The range of the latch's bound `n` within which the counter's exit count
+/// holds: each predicate of the count is `sext(n) + c op k` (`sle` counting up,
+/// `sge` down), so `n op k - c` in `i32`. `None` when a predicate is of another
+/// form or no `i32` bound satisfies it.
+fn bound_within(
+    se: &mut ScalarEvolution,
+    c: &Counter,
+    predicates: &[Predicate],
+) -> Option<(i64, i64)> {
+    let (loops, f) = (se.loops, se.f);
+    let n = se.get(c.bound);
+    let n = se.exprs.sext(loops, f, n);
+    let (mut from, mut to) = (i64::MIN, i64::MAX);
+    for p in predicates {
+        let (x, offset) = se.exprs.split_constant(loops, f, p.lhs);
+        let k = se.exprs.as_const(p.rhs)?;
+        if x != n {
+            return None;
+        }
+        match p.op {
+            CmpOp::Sle => to = to.min(k - offset),
+            CmpOp::Sge => from = from.max(k - offset),
+            _ => return None,
+        }
+    }
+    let (min, max) = (i64::from(i32::MIN), i64::from(i32::MAX));
+    (from <= max && to >= min && from <= to).then_some((from, to))
+}
+
 /// How `next` advances header parameter `p`, from the scalar evolution: a
 /// wrapping sum when `next - p` is a term (the parameter's evolution is
 /// `{s0,+,d}` with `d` the term, or it is `p + g` with `g` one), or a sum modulo
@@ -728,12 +793,14 @@ impl Emitter<'_> {
         guard
     }
 
-    /// The number of iterations `n = hi - lo + 1` and the sum of the counter
-    /// over them, `(lo + hi) * n / 2`, in 64 bits (exact within the limits):
-    /// constants when `lo` and `hi` are (the later passes fold no `sdiv64`).
-    fn count_and_sum(&mut self, lo: Value, hi: Value) -> (Value, Value) {
+    /// The number of iterations `n = (hi - lo) / step + 1` of a counter running
+    /// from `lo` to `hi` (or down) by `step`, and the sum of the counter over
+    /// them, `(lo + hi) * n / 2` (an arithmetic series), in 64 bits (exact
+    /// within the limits): constants when `lo` and `hi` are (the later passes
+    /// fold no `sdiv64`).
+    fn count_and_sum(&mut self, lo: Value, hi: Value, step: u32) -> (Value, Value) {
         if let (Some(l), Some(h)) = (self.f.as_iconst(lo), self.f.as_iconst(hi)) {
-            let n = i64::from(h) - i64::from(l) + 1;
+            let n = (i64::from(h) - i64::from(l)) / i64::from(step) + 1;
             let sum = (i64::from(l) + i64::from(h)) * n / 2;
             if let (Ok(n), Ok(sum)) = (i32::try_from(n), i32::try_from(sum)) {
                 return (self.const64(n), self.const64(sum));
@@ -742,13 +809,84 @@ impl Emitter<'_> {
         let lo64 = self.un(UnOp::SExt, lo);
         let hi64 = self.un(UnOp::SExt, hi);
         let one64 = self.const64(1);
-        let span = self.bin(BinOp::Sub64, hi64, lo64);
+        let mut span = self.bin(BinOp::Sub64, hi64, lo64);
+        if step != 1 {
+            let step64 = self.const64(step as i32);
+            span = self.bin(BinOp::SDiv64, span, step64);
+        }
         let n64 = self.bin(BinOp::Add64, span, one64);
         let two64 = self.const64(2);
         let ends = self.bin(BinOp::Add64, lo64, hi64);
         let twice = self.bin(BinOp::Mul64, ends, n64);
         let sum_i = self.bin(BinOp::SDiv64, twice, two64);
         (n64, sum_i)
+    }
+
+    /// For a counter stepping by `d`, `|d| > 1`, on the path where the loop runs
+    /// more than once: its counter's lowest and its highest value. Counting up (down is the
+    /// mirror image), the body runs for `i0 + k * d` while the tested value `t_k`
+    /// (`i_k`, or `i_k + d` when the latch tests the stepped value) is below the
+    /// exclusive bound `b` (`n`, or `n + 1` for `<=`): `k = 0 .. q` with `q =
+    /// ceil((b - t_0) / d)`, which is `(b - t_0 + d - 1) / d` in 64 bits when
+    /// `b - t_0 > -d` (the guard: `i0 < b` testing the stepped value, `i0 <= n`
+    /// testing the counter). The last value `i0 + q * d` is exact in `i32` on
+    /// the fast path: the counter never wraps ([`Counter`]).
+    fn stepped_ends(&mut self, c: Counter) -> (Value, Value) {
+        let up = c.step > 0;
+        let d = i64::from(c.step.unsigned_abs());
+        // q = ((b - t_0) + d - 1) / d = (±(n - i0) + k) / d.
+        let k = i64::from(c.inclusive) - d * i64::from(c.tests_next) + d - 1;
+        let (far, near) = match up {
+            true => (c.bound, c.init),
+            false => (c.init, c.bound),
+        };
+        let last = if let (Some(x), Some(y)) = (self.f.as_iconst(far), self.f.as_iconst(near)) {
+            let q = (i64::from(x) - i64::from(y) + k) / d;
+            let last = i64::from(self.f.as_iconst(c.init).unwrap()) + q * i64::from(c.step);
+            self.f.iconst(last as i32)
+        } else if (d as u64).is_power_of_two() {
+            // In `i32`, as an unsigned number: `0 <= b - t_0 + d - 1 < 2^32` on the
+            // fast path (`b <= MAX - d + 1` counting up, as the count's predicate
+            // holds), so the wrapping difference and a logical shift are exact.
+            let span = self.bin(BinOp::Sub, far, near);
+            let k = self.f.iconst(k as i32);
+            let num = self.bin(BinOp::Add, span, k);
+            let shift = self.f.iconst(d.trailing_zeros() as i32);
+            let q = self.bin(BinOp::LShr, num, shift);
+            let walked = self.bin(BinOp::Shl, q, shift);
+            match up {
+                true => self.bin(BinOp::Add, c.init, walked),
+                false => self.bin(BinOp::Sub, c.init, walked),
+            }
+        } else {
+            let far = self.un(UnOp::SExt, far);
+            let near = self.un(UnOp::SExt, near);
+            let span = self.bin(BinOp::Sub64, far, near);
+            let k = self.const64(k as i32);
+            let num = self.bin(BinOp::Add64, span, k);
+            let d = self.const64(d as i32);
+            let q = self.bin(BinOp::SDiv64, num, d);
+            let q = self.un(UnOp::Trunc, q);
+            let step = self.f.iconst(c.step);
+            let walked = self.bin(BinOp::Mul, q, step);
+            self.bin(BinOp::Add, c.init, walked)
+        };
+        match up {
+            true => (c.init, last),
+            false => (last, c.init),
+        }
+    }
+
+    /// The guard's first condition for a counter stepping by `d`, `|d| > 1`:
+    /// `b - t_0 > -d` ([`Self::stepped_ends`]).
+    fn runs_stepped(&mut self, c: Counter) -> Value {
+        let op = match (c.step > 0, c.tests_next && !c.inclusive) {
+            (true, true) => CmpOp::Slt,
+            (true, false) => CmpOp::Sle,
+            (false, true) => CmpOp::Sgt,
+            (false, false) => CmpOp::Sge,
+        };
+        self.cmp(op, c.init, c.bound)
     }
 
     fn const64(&mut self, c: i32) -> Value {
@@ -899,6 +1037,102 @@ bb2(%3: i32, %4: i32):
             runs_fast(src, "30000000"),
             ((n * (n - 1) / 2) % 134_209_537).to_string()
         );
+    }
+
+    /// A loop over `i = start, start + step, ...` (down when `step < 0`) whose
+    /// latch tests `i` (or `i + step` when `next`) with `op` against `n` (read),
+    /// summing `s = (s + 5 * i + 3) % 1000003` and `w = w + 7 * i`, storing `i`
+    /// to `@g` and leaving with `i + step`: all printed.
+    fn stepped(start: i32, step: i32, op: &str, next: bool) -> String {
+        let tested = if next { "%9" } else { "%3" };
+        let enter = if step > 0 { "sle" } else { "sge" };
+        format!(
+            r#"
+global @g: i32 = 0
+declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = {enter} {start}, %0
+  br %1, bb2({start}, 0, 0), bb1(0, 0, 0)
+bb1(%2: i32, %12: i32, %13: i32):
+  call @putint(%2)
+  call @putch(32)
+  call @putint(%12)
+  call @putch(32)
+  call @putint(%13)
+  call @putch(32)
+  %14 = load i32, @g
+  call @putint(%14)
+  ret 0
+bb2(%3: i32, %4: i32, %11: i32):
+  store %3, @g
+  %5 = mul %3, 5
+  %6 = add %5, 3
+  %7 = add %4, %6
+  %8 = srem %7, 1000003
+  %15 = mul %3, 7
+  %16 = add %11, %15
+  %9 = add %3, {step}
+  %10 = {op} {tested}, %0
+  br %10, bb2(%9, %8, %16), bb1(%8, %9, %16)
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn counters_of_any_step_are_summed() {
+        // Every test the latch may make, before and after the step, up and down
+        // by 2 and 3; the inputs land on, next to and far from the start, and
+        // on each residue of the step.
+        let shapes = [
+            (0, 2, "slt"),
+            (1, 3, "sle"),
+            (-7, 2, "sle"),
+            (100, -2, "sgt"),
+            (5, -3, "sge"),
+            // Near the ends of `i32`, where the last step would wrap for some
+            // bounds: the guard's bound on `n` sends those to the loop.
+            (i32::MAX - 5, 2, "slt"),
+            (i32::MAX - 7, 3, "sle"),
+            (i32::MIN + 5, -2, "sgt"),
+            (i32::MIN + 7, -3, "sge"),
+        ];
+        for (start, step, op) in shapes {
+            for next in [true, false] {
+                let src = stepped(start, step, op, next);
+                let out = crate::passes::testutil::run(&src, &["closedform"]);
+                assert!(out.contains("sdiv64"), "{op} {step} {next}:\n{out}");
+                let (start, step) = (i64::from(start), i64::from(step));
+                let mut inputs: Vec<i64> = (-8..=8).map(|k| start + k).collect();
+                inputs.extend([start + 100 * step, start + 301 * step + 1]);
+                let before = ir::parse_module(&src).unwrap();
+                let after = ir::parse_module(&out).unwrap();
+                for n in inputs.into_iter().filter_map(|n| i32::try_from(n).ok()) {
+                    super::random_tests::same_or_both_long(&before, &after, &n.to_string());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_stepped_sum_runs_in_constant_time() {
+        // i = 1, 4, 7, ... while i + 3 <= n: the body runs for every such i up
+        // to n (10^8 = 1 + 3 * 33 333 333), 33 333 334 times.
+        let src = stepped(1, 3, "sle", true);
+        let (first, step, n): (i128, i128, i128) = (1, 3, 100_000_000);
+        let last = first + (n - first) / step * step;
+        let count = (last - first) / step + 1;
+        let sum_i = (first + last) * count / 2;
+        let s = (5 * sum_i + 3 * count) % 1_000_003;
+        let w = (7 * sum_i) as u32 as i32;
+        let expected = format!("{s} {} {w} {last}", last + step);
+        assert_eq!(last, 100_000_000);
+        assert_eq!(runs_fast(&src, "100000000"), expected);
     }
 
     #[test]
@@ -1194,7 +1428,7 @@ bb2(%5: i32, %6: i32, %7: i32):
 /// before and after the pass.
 #[cfg(test)]
 mod random_tests {
-    use crate::passes::testutil::{exec, run, same_behaviour, XorShift};
+    use crate::passes::testutil::{exec, exec_within, run, same_behaviour, XorShift};
 
     struct Rng(XorShift);
     impl Rng {
@@ -1214,7 +1448,8 @@ mod random_tests {
         }
     }
 
-    fn program(r: &mut Rng) -> String {
+    /// With `stepped`, the counter steps by 2 to 7 and the latch may test with `<=`/`>=`.
+    fn program(r: &mut Rng, stepped: bool) -> String {
         let a = r.pick(&[0, 1, -1, 2, 3, -4, 60, 1000, 70_000, -123_457]);
         let c = r.pick(&[0, 1, -50, 7, 999, 2_000_000_000, -2_000_000_000]);
         // Exact divisions when d divides a and c, inexact otherwise.
@@ -1230,11 +1465,18 @@ mod random_tests {
         } else {
             "%11"
         };
-        let (step, guard, test) = if r.next().is_multiple_of(2) {
+        let (mut step, guard, test) = if r.next().is_multiple_of(2) {
             (1, "slt", "slt")
         } else {
             (-1, "sgt", "sgt")
         };
+        let mut test = test.to_string();
+        if stepped {
+            step *= r.pick(&[2, 3, 4, 7]);
+            if r.next().is_multiple_of(2) {
+                test = test.replace('t', "e");
+            }
+        }
         let tested = if r.next().is_multiple_of(2) {
             "%16"
         } else {
@@ -1312,7 +1554,7 @@ bb2(%7: i32, %8: i32, %9: i32):
         let mut r = Rng(XorShift(0x9e37_79b9_7f4a_7c15));
         let mut transformed = 0;
         for _ in 0..400 {
-            let src = program(&mut r);
+            let src = program(&mut r, false);
             let before = ir::parse_module(&src).unwrap();
             let out = run(&src, &["closedform"]);
             transformed += usize::from(out.contains("sext"));
@@ -1337,7 +1579,7 @@ bb2(%7: i32, %8: i32, %9: i32):
         let mut r = Rng(XorShift(0x2545_f491_4f6c_dd1d));
         let mut transformed = 0;
         for _ in 0..300 {
-            let src = program(&mut r)
+            let src = program(&mut r, false)
                 .replace("%15 = add %9,", "%15 = sub %9,")
                 .replace("%13 = add %8,", "%31 = add %8, 3\n  %13 = add %31,");
             assert!(src.contains("%15 = sub") && src.contains("%31 = add"));
@@ -1352,6 +1594,46 @@ bb2(%7: i32, %8: i32, %9: i32):
                     exec(&before, &stdin),
                     "input {stdin}\n{src}\n--- after ---\n{out}"
                 );
+            }
+        }
+        assert!(transformed > 80, "only {transformed} of 300 transformed");
+    }
+
+    /// Asserts that `after` prints what `before` prints on `stdin`, or, when
+    /// `before` runs long (its counter wraps round `i32`: the loops that do not
+    /// run a few hundred iterations at most), that `after` does too: its guard
+    /// sent the input to the original loop, not to the closed form, which would
+    /// end within a few dozen steps.
+    pub(super) fn same_or_both_long(before: &ir::Module, after: &ir::Module, stdin: &str) {
+        match exec_within(before, stdin, 1_000_000) {
+            Some(out) => assert_eq!(
+                exec_within(after, stdin, 1_000_000),
+                Some(out),
+                "input {stdin}\n{}\n--- after ---\n{}",
+                ir::print_module(before),
+                ir::print_module(after)
+            ),
+            None => assert_eq!(
+                exec_within(after, stdin, 20_000),
+                None,
+                "input {stdin}: the closed form ran for a wrapping counter\n{}",
+                ir::print_module(after)
+            ),
+        }
+    }
+
+    #[test]
+    fn random_loops_by_any_step_keep_their_output() {
+        let mut r = Rng(XorShift(0x6a09_e667_f3bc_c909));
+        let mut transformed = 0;
+        for _ in 0..300 {
+            let src = program(&mut r, true);
+            let before = ir::parse_module(&src).unwrap();
+            let out = run(&src, &["closedform"]);
+            transformed += usize::from(out.contains("sdiv64"));
+            let after = ir::parse_module(&out).unwrap();
+            for _ in 0..6 {
+                same_or_both_long(&before, &after, &input(&mut r));
             }
         }
         assert!(transformed > 80, "only {transformed} of 300 transformed");
