@@ -1428,7 +1428,7 @@ bb2(%5: i32, %6: i32, %7: i32):
 /// before and after the pass.
 #[cfg(test)]
 mod random_tests {
-    use crate::passes::testutil::{exec, exec_within, run, same_behaviour, XorShift};
+    use crate::passes::testutil::{exec_within, run, same_behaviour, XorShift};
 
     struct Rng(XorShift);
     impl Rng {
@@ -1549,54 +1549,29 @@ bb2(%7: i32, %8: i32, %9: i32):
         format!("{bound} {start} {s0} {}", r.int())
     }
 
-    #[test]
-    fn random_loops_keep_their_output() {
-        let mut r = Rng(XorShift(0x9e37_79b9_7f4a_7c15));
+    /// Runs the pass on `count` random loops (`stepped` as [`program`] takes it,
+    /// each edited by `edit`), six inputs each, checking [`same_or_both_long`];
+    /// returns how many loops the pass rewrote (their output contains `marker`).
+    fn campaign(
+        seed: u64,
+        count: usize,
+        stepped: bool,
+        edit: impl Fn(String) -> String,
+        marker: &str,
+    ) -> usize {
+        let mut r = Rng(XorShift(seed));
         let mut transformed = 0;
-        for _ in 0..400 {
-            let src = program(&mut r, false);
+        for _ in 0..count {
+            let src = edit(program(&mut r, stepped));
             let before = ir::parse_module(&src).unwrap();
             let out = run(&src, &["closedform"]);
-            transformed += usize::from(out.contains("sext"));
+            transformed += usize::from(out.contains(marker));
             let after = ir::parse_module(&out).unwrap();
             for _ in 0..6 {
-                let stdin = input(&mut r);
-                assert_eq!(
-                    exec(&after, &stdin),
-                    exec(&before, &stdin),
-                    "input {stdin}\n{src}\n--- after ---\n{out}"
-                );
+                same_or_both_long(&before, &after, &input(&mut r));
             }
         }
-        // Most shapes qualify (inexact divisions and some invariants do not).
-        assert!(transformed > 150, "only {transformed} of 400 transformed");
-    }
-
-    #[test]
-    fn random_loops_with_sums_in_several_steps_keep_their_output() {
-        // The same loops with the wrapping sum subtracting its term and the
-        // modular one adding 3 before it: sums only the scalar evolution finds.
-        let mut r = Rng(XorShift(0x2545_f491_4f6c_dd1d));
-        let mut transformed = 0;
-        for _ in 0..300 {
-            let src = program(&mut r, false)
-                .replace("%15 = add %9,", "%15 = sub %9,")
-                .replace("%13 = add %8,", "%31 = add %8, 3\n  %13 = add %31,");
-            assert!(src.contains("%15 = sub") && src.contains("%31 = add"));
-            let before = ir::parse_module(&src).unwrap();
-            let out = run(&src, &["closedform"]);
-            transformed += usize::from(out.contains("sext"));
-            let after = ir::parse_module(&out).unwrap();
-            for _ in 0..6 {
-                let stdin = input(&mut r);
-                assert_eq!(
-                    exec(&after, &stdin),
-                    exec(&before, &stdin),
-                    "input {stdin}\n{src}\n--- after ---\n{out}"
-                );
-            }
-        }
-        assert!(transformed > 80, "only {transformed} of 300 transformed");
+        transformed
     }
 
     /// Asserts that `after` prints what `before` prints on `stdin`, or, when
@@ -1623,19 +1598,30 @@ bb2(%7: i32, %8: i32, %9: i32):
     }
 
     #[test]
+    fn random_loops_keep_their_output() {
+        let transformed = campaign(0x9e37_79b9_7f4a_7c15, 400, false, |s| s, "sext");
+        // Most shapes qualify (inexact divisions and some invariants do not).
+        assert!(transformed > 150, "only {transformed} of 400 transformed");
+    }
+
+    #[test]
+    fn random_loops_with_sums_in_several_steps_keep_their_output() {
+        // The same loops with the wrapping sum subtracting its term and the
+        // modular one adding 3 before it: sums only the scalar evolution finds.
+        let edit = |src: String| {
+            let src = src
+                .replace("%15 = add %9,", "%15 = sub %9,")
+                .replace("%13 = add %8,", "%31 = add %8, 3\n  %13 = add %31,");
+            assert!(src.contains("%15 = sub") && src.contains("%31 = add"));
+            src
+        };
+        let transformed = campaign(0x2545_f491_4f6c_dd1d, 300, false, edit, "sext");
+        assert!(transformed > 80, "only {transformed} of 300 transformed");
+    }
+
+    #[test]
     fn random_loops_by_any_step_keep_their_output() {
-        let mut r = Rng(XorShift(0x6a09_e667_f3bc_c909));
-        let mut transformed = 0;
-        for _ in 0..300 {
-            let src = program(&mut r, true);
-            let before = ir::parse_module(&src).unwrap();
-            let out = run(&src, &["closedform"]);
-            transformed += usize::from(out.contains("sdiv64"));
-            let after = ir::parse_module(&out).unwrap();
-            for _ in 0..6 {
-                same_or_both_long(&before, &after, &input(&mut r));
-            }
-        }
+        let transformed = campaign(0x6a09_e667_f3bc_c909, 300, true, |s| s, "sdiv64");
         assert!(transformed > 80, "only {transformed} of 300 transformed");
     }
 
