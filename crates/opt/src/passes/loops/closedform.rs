@@ -56,7 +56,9 @@
 //! its stepped value), and never wraps), whose every
 //! instruction is pure arithmetic, a comparison, or such a store, whose header
 //! parameters are the counter and such sums, and whose values leave only as
-//! arguments of the exit edge. A loop whose exit values are then unused is deleted
+//! arguments of the exit edge (a loop stepping by more than one must also sum or
+//! store something: its counter alone runs few iterations as a rule, cheaper
+//! than the division of its last value). A loop whose exit values are then unused is deleted
 //! by DCE on the fast path; the original stays for the inputs the guard rejects.
 //!
 //! Accepted since the sums are the scalar evolution's, where the former
@@ -467,6 +469,13 @@ impl Plan {
             {
                 return None;
             }
+        }
+        // A loop that only advances a counter by more than one runs few
+        // iterations as a rule (`while (x < 0) x = x + m`): its last value's
+        // division costs more than they do (finalvalue's rule, LLVM's high-cost
+        // expansion). With a sum or a store, each iteration does more.
+        if !counter.unit_step() && sums.iter().all(Option::is_none) && stores.is_empty() {
+            return None;
         }
         // The sum of the counter's values, `(lo + hi) * n / 2`, fits in 63 bits
         // within the limit; without a sum that needs it, the counter may take
@@ -1117,6 +1126,46 @@ bb2(%3: i32, %4: i32, %11: i32):
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_loop_only_stepping_its_counter_by_more_than_one_stays() {
+        // while (x < 0) x = x + 2^30: at most two iterations, cheaper than the
+        // division of a closed form. By one, the same loop is rewritten.
+        let src = |step: i32| {
+            format!(
+                r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %1 = slt %0, 0
+  br %1, bb1(%0), bb2(%0)
+bb1(%2: i32):
+  %3 = add %2, {step}
+  %4 = slt %3, 0
+  br %4, bb1(%3), bb2(%3)
+bb2(%5: i32):
+  call @putint(%5)
+  ret 0
+}}
+"#
+            )
+        };
+        // Only a preheader is added: no shift, division or guard.
+        let out = crate::passes::testutil::run(&src(1 << 30), &["closedform"]);
+        assert!(
+            ["lshr", "sdiv64", "sle", "sext"]
+                .iter()
+                .all(|op| !out.contains(op)),
+            "{out}"
+        );
+        for n in ["-1", "-50", "5"] {
+            same_behaviour(&src(1), &["closedform"], n);
+        }
+        assert_eq!(runs_fast(&src(1), "-100000000"), "0");
     }
 
     #[test]
