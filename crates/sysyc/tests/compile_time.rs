@@ -5,6 +5,9 @@
 //! the fixed cost of a process); a pass quadratic in loops, blocks or nesting
 //! depth shows hundreds. (`bench scaling` gives the full table, with memory.)
 //!
+//! Peak memory stays near-linear too: from four to sixteen times the base size it
+//! grows at most [`MAX_MEMORY_LAST_GROWTH`] times, and stays under [`MAX_MEMORY_MB`].
+//!
 //! The same holds pass by pass (`--time-passes`): a pass that takes a fair share
 //! of the large compile ([`PASS_SHARE`]) may grow at most [`MAX_PASS_GROWTH`]
 //! times, or at most [`MAX_PASS_LAST_GROWTH`] times from four times the base to
@@ -35,6 +38,15 @@ const MAX_PASS_GROWTH: f64 = 100.0;
 /// or block grows fast at the smallest sizes, then linearly (a quadratic one
 /// grows 16 times here too, one with a large linear term a little less).
 const MAX_PASS_LAST_GROWTH: f64 = 8.0;
+
+/// Budget of the peak memory from 4x to 16x the input: the issue's 5x per 4x. A
+/// linear compiler shows at most 4 (less, with the memory of an empty compile); a
+/// quadratic one 16 once its term dominates. (Complete GVN once kept a copy of
+/// the module's effect summaries per function: 5.7x here on `functions`.)
+const MAX_MEMORY_LAST_GROWTH: f64 = 5.0;
+
+/// Budget of the peak memory at 16x the input, in MB (the issue's 400 MB).
+const MAX_MEMORY_MB: f64 = 400.0;
 
 /// The share of the large compile from which a pass's growth is checked (below
 /// it, its time at the base size is too short to measure).
@@ -76,39 +88,75 @@ fn children_cpu() -> f64 {
     secs(ru.ru_utime) + secs(ru.ru_stime)
 }
 
-/// The least CPU time of compiling `source` at -O2 (of `runs` compiles), and
-/// each stage's least time in those compiles (milliseconds).
-fn compile_cpu(
-    dir: &std::path::Path,
-    name: &str,
-    source: &str,
-    runs: usize,
-) -> (f64, Vec<(String, f64)>) {
+/// Compiles `path` at -O2 with `--time-passes`, reaping the process with `wait4` to
+/// learn its own peak resident memory (`getrusage` of the children gives only the
+/// largest of all): its stderr and peak memory in MB. Fails the test if it fails.
+fn run_measured(path: &std::path::Path) -> (String, f64) {
+    use std::io::Read;
+    let mut child = Command::new(SYSYC)
+        .args(["-O2", "--time-passes", "-S", "-o", "/dev/null"])
+        .arg(path)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run sysyc");
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: wait4 writes only the status and the struct it is given; the child
+    // is ours and not yet reaped (`child` is never waited for after this).
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as libc::pid_t, &mut status, 0, &mut ru) };
+    assert_eq!(pid, child.id() as libc::pid_t, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{}: status {status}: {stderr}",
+        path.display()
+    );
+    // ru_maxrss is in kilobytes on Linux.
+    (stderr, ru.ru_maxrss as f64 / 1024.0)
+}
+
+/// What compiling one program measured: the least of several compiles.
+struct Compile {
+    /// CPU time in seconds.
+    cpu: f64,
+    /// Peak resident memory in MB.
+    peak_mb: f64,
+    /// Each stage's time in milliseconds.
+    passes: Vec<(String, f64)>,
+}
+
+/// The least CPU time and peak memory of compiling `source` at -O2 (of `runs`
+/// compiles), and each stage's least time in those compiles (milliseconds).
+fn compile_cpu(dir: &std::path::Path, name: &str, source: &str, runs: usize) -> Compile {
     let path = dir.join(format!("{name}.sy"));
     std::fs::write(&path, source).unwrap();
     let mut best = f64::INFINITY;
     let mut passes: Vec<(String, f64)> = Vec::new();
+    let mut peak_mb = f64::INFINITY;
     for _ in 0..runs {
         let before = children_cpu();
-        let out = Command::new(SYSYC)
-            .args(["-O2", "--time-passes", "-S", "-o", "/dev/null"])
-            .arg(&path)
-            .output()
-            .expect("run sysyc");
-        assert!(
-            out.status.success(),
-            "{name}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let (stderr, peak) = run_measured(&path);
         best = best.min(children_cpu() - before);
-        for (pass, ms) in pass_times(&String::from_utf8_lossy(&out.stderr)) {
+        peak_mb = peak_mb.min(peak);
+        for (pass, ms) in pass_times(&stderr) {
             match passes.iter_mut().find(|(n, _)| *n == pass) {
                 Some((_, t)) => *t = t.min(ms),
                 None => passes.push((pass, ms)),
             }
         }
     }
-    (best, passes)
+    Compile {
+        cpu: best,
+        peak_mb,
+        passes,
+    }
 }
 
 /// One stage's growth, for a stage taking at least [`PASS_SHARE`] of the large
@@ -177,11 +225,22 @@ fn compile_time_grows_near_linearly_in_every_generated_dimension() {
     let mut table = String::new();
     let mut worst: Option<(f64, &str)> = None;
     let mut slow_passes: Vec<String> = Vec::new();
+    let mut big_memory: Vec<String> = Vec::new();
     for dim in DIMENSIONS {
         let small_n = dim.base;
-        let (small, small_passes) = compile_cpu(&dir, dim.name, &(dim.generate)(small_n), 3);
-        let (_, medium_passes) = compile_cpu(&dir, dim.name, &(dim.generate)(4 * small_n), 3);
-        let (large, large_passes) = compile_cpu(&dir, dim.name, &(dim.generate)(16 * small_n), 3);
+        let small = compile_cpu(&dir, dim.name, &(dim.generate)(small_n), 3);
+        let medium = compile_cpu(&dir, dim.name, &(dim.generate)(4 * small_n), 3);
+        let large = compile_cpu(&dir, dim.name, &(dim.generate)(16 * small_n), 3);
+        let (small_passes, medium_passes, large_passes) =
+            (&small.passes, &medium.passes, &large.passes);
+        let memory_growth = large.peak_mb / medium.peak_mb;
+        if memory_growth > MAX_MEMORY_LAST_GROWTH || large.peak_mb > MAX_MEMORY_MB {
+            big_memory.push(format!(
+                "{}: {:.1} MB -> {:.1} MB from 4x to 16x ({memory_growth:.1}x)",
+                dim.name, medium.peak_mb, large.peak_mb
+            ));
+        }
+        let (small, large) = (small.cpu, large.cpu);
         // The fixed cost of a process (a few milliseconds) is part of both.
         let growth = large / small.max(1e-3);
         table += &format!(
@@ -192,17 +251,17 @@ fn compile_time_grows_near_linearly_in_every_generated_dimension() {
             small,
             large
         );
-        let mut rows = pass_rows(&small_passes, &medium_passes, &large_passes);
+        let mut rows = pass_rows(small_passes, medium_passes, large_passes);
         if rows.iter().any(|r| r.slow) {
             // A pass timed alone at a few milliseconds is noisy (another process
             // on the machine, the cache): a growth over budget is measured again,
             // each stage's time the least of more compiles, before it counts. A
             // quadratic pass grows 16 times from 4x whatever the noise.
-            let (_, medium_again) = compile_cpu(&dir, dim.name, &(dim.generate)(4 * small_n), 5);
-            let (_, large_again) = compile_cpu(&dir, dim.name, &(dim.generate)(16 * small_n), 5);
+            let medium_again = compile_cpu(&dir, dim.name, &(dim.generate)(4 * small_n), 5);
+            let large_again = compile_cpu(&dir, dim.name, &(dim.generate)(16 * small_n), 5);
             let (medium, large) = (
-                least_of(&medium_passes, &medium_again),
-                least_of(&large_passes, &large_again),
+                least_of(medium_passes, &medium_again.passes),
+                least_of(large_passes, &large_again.passes),
             );
             rows = pass_rows(&small_passes, &medium, &large);
         }
@@ -239,6 +298,12 @@ fn compile_time_grows_near_linearly_in_every_generated_dimension() {
         slow_passes.is_empty(),
         "passes growing more than {MAX_PASS_GROWTH}x for 16x the input: {}\n{table}",
         slow_passes.join(", ")
+    );
+    assert!(
+        big_memory.is_empty(),
+        "peak memory over budget ({MAX_MEMORY_LAST_GROWTH}x from 4x to 16x the input, \
+         {MAX_MEMORY_MB} MB): {}",
+        big_memory.join(", ")
     );
     eprintln!("{table}");
 }

@@ -158,7 +158,10 @@ pub struct FunctionAnalyses {
 struct KeptNumbering {
     /// The function's version when they were computed.
     version: u64,
-    purity: Purity,
+    /// The effects of the function's callees they were computed under (the
+    /// numbers of a call depend on what its callee may do): only these, so keeping
+    /// the numbers of every function costs time and memory linear in the module.
+    callee_effects: Vec<(FuncId, super::Effects)>,
     /// With verification on: the function's text when they were kept.
     text: Option<String>,
     numbering: Numbering,
@@ -267,7 +270,10 @@ impl FunctionAnalyses {
     pub(crate) fn keep_numbering(&mut self, f: &Function, purity: &Purity, numbering: Numbering) {
         self.numbering = Some(KeptNumbering {
             version: self.version,
-            purity: purity.clone(),
+            callee_effects: super::callgraph::callees_of(f)
+                .into_iter()
+                .map(|g| (g, purity.effects(g)))
+                .collect(),
             text: self.verify.then(|| fingerprint(f)),
             numbering,
         });
@@ -278,7 +284,11 @@ impl FunctionAnalyses {
     /// (the numbers of a call depend on what its callee may do).
     pub(crate) fn take_numbering(&mut self, purity: &Purity) -> Option<Numbering> {
         let kept = self.numbering.take()?;
-        (kept.version == self.version && kept.purity == *purity).then_some(kept.numbering)
+        let same_effects = kept
+            .callee_effects
+            .iter()
+            .all(|&(g, e)| purity.effects(g) == e);
+        (kept.version == self.version && same_effects).then_some(kept.numbering)
     }
 
     /// Whether the manager checks its caches ([`AnalysisManager::verifying`]):

@@ -495,3 +495,45 @@ bb3:
     );
     assert_eq!(run(src, &["cgvn", "pre"]), alone);
 }
+
+/// The kept numbers depend on the effects of the function's own callees only: a
+/// change in another function's summary leaves them valid (so keeping them costs
+/// memory linear in the module, not a copy of every summary per function), a
+/// change in a callee's does not.
+#[test]
+fn kept_numbers_depend_on_the_effects_of_their_callees_only() {
+    use crate::analysis::{Effects, FunctionAnalyses};
+    let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @f(i32, i32) -> void {
+bb0(%0: i32, %1: i32):
+  %2 = mul %0, %1
+  call @putint(%2)
+  ret
+}
+"#;
+    let m = ir::parse_module(src).expect("test IR parses");
+    let id = |name: &str| m.funcs.keys().find(|&k| m.funcs[k].name == name).unwrap();
+    let (putint, getint, f) = (id("putint"), id("getint"), id("f"));
+    let purity = Purity::compute(&m);
+    let with = |changed: ir::FuncId| {
+        Purity::from_effects(m.funcs.keys().map(|k| {
+            let e = purity.effects(k);
+            (k, if k == changed { Effects::default() } else { e })
+        }))
+    };
+    let mut body = m.funcs[f].clone();
+    let mut fa = FunctionAnalyses::default();
+    assert!(!super::run_in(&mut body, &purity, &mut fa).changed());
+    assert!(
+        fa.take_numbering(&with(getint)).is_some(),
+        "@getint is not called"
+    );
+    assert!(!super::run_in(&mut body, &purity, &mut fa).changed());
+    assert!(
+        fa.take_numbering(&with(putint)).is_none(),
+        "@putint is called"
+    );
+}
