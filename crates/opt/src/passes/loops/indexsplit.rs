@@ -30,27 +30,27 @@
 //! Accepted, all checked: the loop is rotated with a [`Counter`] (from the
 //! analysis manager's scalar evolution): any constant step, up or down, its latch
 //! testing `i` or `i + s` with `<`, `<=` (`>`, `>=` counting down) or a `!=` that
-//! meets its bound; the start `i0` a constant. The body's test is `x < c`,
+//! meets its bound; the start `i0` a constant (as the scalar evolution finds it,
+//! through parameters and arithmetic). The body's test is `x < c`,
 //! `x >= c`, `x <= c` or `x > c` (either operand order; the last two split at
 //! `c + 1`) on a value `x` whose evolution is the counter's plus a constant `k`
 //! (`i` itself, `i + 1`, `i - 3`, however it is computed), which never wraps:
 //! the counter's least value plus `k` for `k < 0`, its greatest plus `k` for
-//! `k > 0` (the end the loop walks toward is known from a constant trip count or
-//! a constant bound; without either such a `k` refuses); the test is then
+//! `k > 0` (the scalar evolution's exact range of the counter over the loop's
+//! largest trip count; the start is the one end known without it); the test is then
 //! `i < c - k`. The
 //! split point is in `i32`, after the start, and reached before the latch's bound
 //! when that is a constant; the test ends a block of the loop outside its inner
 //! loops, other than the latch. Loops of up to [`MAX_LOOP`] instructions are
 //! split, and a function grows by at most [`MAX_GROWTH`] instructions.
 
-use crate::analysis::scev::ScalarEvolution;
+use crate::analysis::scev::{ExprId, ScalarEvolution};
 use crate::analysis::{Counter, Loop, LoopId, RotatedLoop};
 use crate::analysis::{FunctionAnalyses, Preserved};
 use crate::loop_copy::LoopCopy;
 use crate::pipeline::FunctionTransform;
 use crate::ssa::remove_trivial_params;
-use ir::analysis::ControlFlowGraph;
-use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value, ValueDef};
+use ir::{BlockCall, CmpOp, Function, Inst, InstKind, Type, Value};
 
 /// The index-set splitting pass.
 pub struct IndexSplit;
@@ -134,10 +134,11 @@ impl Split {
         // the constant split point, so a chain of tests splits again (a start
         // known only at run time would cost a test per entry, for loops that
         // often run only a few iterations on each side).
-        let i0 = constant(f, cfg, counter.init, 4)?;
+        let i0 = se.get(counter.init);
+        let i0 = i32::try_from(se.exprs.as_const(i0)?).ok()?;
         let i = counter.param;
         let ie = se.get(i);
-        let span = values_span(&counter, i0, n);
+        let span = values_span(se, ie, counter.step, i0);
         // `k` when `x` evolves as the counter plus the constant `k`, and `i + k`
         // never wraps in the loop (module documentation).
         let mut offset = |x: Value| -> Option<i32> {
@@ -183,7 +184,9 @@ impl Split {
             };
             let p = split_point(counter.step, i0, c)?;
             let limit = first_limit(&counter, p)?;
-            if n.is_some_and(|n| !reaches(&counter, p, n)) {
+            // With a constant bound, the first loop's limit is `p`'s: the loop
+            // must reach it.
+            if n.is_some() && !reaches(span, counter.step, p) {
                 return None;
             }
             Some(Split {
@@ -198,29 +201,20 @@ impl Split {
     }
 }
 
-/// The least and the greatest value the counter takes in the loop, from its
-/// start `i0` and its constant trip count, or else a constant bound `n`: every
-/// value after the first passed the latch's test as the tested value (then it is
-/// at most `n`, counting up) or one step before (at most `n + step`).
-fn values_span(counter: &Counter, i0: i32, n: Option<i32>) -> (Option<i64>, Option<i64>) {
-    let (i0, step) = (i64::from(i0), i64::from(counter.step));
-    let first = Some(i0);
-    let last = match (counter.trip_count(), n) {
-        (Some(t), _) => Some(i0 + i64::from(t - 1) * step),
-        (None, Some(n)) => {
-            let beyond = i64::from(n) + if counter.tests_next { 0 } else { step };
-            Some(if step > 0 {
-                i0.max(beyond)
-            } else {
-                i0.min(beyond)
-            })
-        }
-        (None, None) => None,
-    };
-    if step > 0 {
-        (first, last)
-    } else {
-        (last, first)
+/// The least and the greatest value the counter `ie` (`{i0,+,step}`, which never
+/// wraps) takes in the loop: the scalar evolution's exact range over the loop's
+/// largest iteration count when there is one, else its start on the side it
+/// starts from.
+fn values_span(
+    se: &mut ScalarEvolution,
+    ie: ExprId,
+    step: i32,
+    i0: i32,
+) -> (Option<i64>, Option<i64>) {
+    match se.exact_range(ie) {
+        Some((lo, hi)) => (Some(lo), Some(hi)),
+        None if step > 0 => (Some(i64::from(i0)), None),
+        None => (None, Some(i64::from(i0))),
     }
 }
 
@@ -263,22 +257,15 @@ fn first_limit(counter: &Counter, p: i32) -> Option<i32> {
     }
 }
 
-/// Whether the loop, whose latch compares with the constant `n`, goes on to the
-/// iteration where the counter is `p`: the latch passes when the counter is at
-/// the value before it.
-fn reaches(counter: &Counter, p: i32, n: i32) -> bool {
-    let tested = i64::from(p)
-        - if counter.tests_next {
-            0
-        } else {
-            i64::from(counter.step)
-        };
-    let n = i64::from(n);
-    match (counter.step > 0, counter.inclusive) {
-        (true, false) => tested < n,
-        (true, true) => tested <= n,
-        (false, false) => tested > n,
-        (false, true) => tested >= n,
+/// Whether the loop goes on to the iteration where the counter, stepping by
+/// `step` and taking the values `span`, is `p` (a value of its walk past the
+/// start): `p` is within the span.
+fn reaches(span: (Option<i64>, Option<i64>), step: i32, p: i32) -> bool {
+    let p = i64::from(p);
+    if step > 0 {
+        span.1.is_some_and(|hi| p <= hi)
+    } else {
+        span.0.is_some_and(|lo| p >= lo)
     }
 }
 
@@ -291,39 +278,6 @@ fn continue_op(counter: &Counter) -> CmpOp {
         (false, false) => CmpOp::Sgt,
         (false, true) => CmpOp::Sge,
     }
-}
-
-/// The constant `v` always is: a constant, or a block parameter every edge into
-/// its block passes the same such value (looking `depth` blocks up).
-fn constant(f: &Function, cfg: &ControlFlowGraph, v: Value, depth: u32) -> Option<i32> {
-    if let Some(c) = f.as_iconst(v) {
-        return Some(c);
-    }
-    let ValueDef::Param(b, k) = f.value_def(v) else {
-        return None;
-    };
-    if depth == 0 || b == f.entry_block() {
-        return None;
-    }
-    let mut found = None;
-    for &p in cfg.unique_preds(b).iter() {
-        let t = f.terminator(p)?;
-        for target in f.kind(t).targets() {
-            if target.block != b {
-                continue;
-            }
-            let arg = *target.args.get(k as usize)?;
-            if arg == v {
-                return None;
-            }
-            let c = constant(f, cfg, arg, depth - 1)?;
-            if found.is_some_and(|x| x != c) {
-                return None;
-            }
-            found = Some(c);
-        }
-    }
-    found
 }
 
 /// Replaces the conditional branch `br` by a jump to the target it takes when its
@@ -557,8 +511,9 @@ bb6(%11: i32, %12: i32):
         }
     }
 
-    /// A start constant on every edge but unknown to the scalar evolution has no
-    /// constant trip count: a constant bound still bounds `i + k`.
+    /// A start constant on every edge (the scalar evolution forwards a parameter
+    /// every edge passes one value) and a constant bound bound `i + k`; the same
+    /// offset that would wrap is refused.
     #[test]
     fn a_constant_bound_bounds_the_offset_of_a_start_known_by_its_edges() {
         let src = |k: &str, c: &str| {
@@ -578,6 +533,21 @@ bb6(%11: i32, %12: i32):
         let wraps = src("2147483640", "2147483644");
         let out = crate::passes::testutil::run(&wraps, &["indexsplit"]);
         assert_eq!(out, crate::passes::testutil::run(&wraps, &[]));
+    }
+
+    /// The start is whatever constant the scalar evolution finds: here a
+    /// parameter every edge passes `-2`, plus 3 (the old recogniser followed
+    /// parameters only).
+    #[test]
+    fn a_start_computed_from_a_constant_parameter_counts_as_constant() {
+        let src = starting_at("%22").replace(
+            "bb1:\n  jump bb2(%22, 1)",
+            "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(-2), bb7(-2)\nbb7(%21: i32):\n  %22 = add %21, 3\n  jump bb2(%22, 1)",
+        );
+        for n in ["2", "7"] {
+            let out = same_behaviour(&src, &["indexsplit"], n);
+            assert!(split(&out, 5), "{out}");
+        }
     }
 
     #[test]
