@@ -124,8 +124,8 @@ struct Plan {
 /// How a loop counts.
 #[derive(Copy, Clone, Debug)]
 enum Count {
-    /// A pointer advanced by `step` elements of `stride` bytes.
-    Pointer { step: i32, stride: u32 },
+    /// A pointer advanced by `step` bytes.
+    Pointer { step: i32 },
     /// An `i32` advanced by `step`.
     Int { step: i32 },
 }
@@ -134,7 +134,7 @@ impl Count {
     /// How far the counter moves in `n` iterations, in its own units.
     fn span(self, n: i32) -> i32 {
         match self {
-            Count::Pointer { step, .. } | Count::Int { step } => n * step,
+            Count::Pointer { step } | Count::Int { step } => n * step,
         }
     }
 }
@@ -218,27 +218,13 @@ impl Plan {
         if pl != id || pops.len() != 2 || se.exprs.as_const(pops[1]) != Some(t.step) {
             return None;
         }
-        // A pointer's step is in bytes: in elements of the latch's own `gep`
-        // when it advances so.
+        // A pointer's step is the scalar evolution's, in bytes.
         let count = match f.value_type(end) {
-            Type::Ptr => match f.def_inst(next[iv]).map(|g| f.kind(g)) {
-                Some(&InstKind::Gep {
-                    base,
-                    index,
-                    stride,
-                }) if base == params[iv]
-                    && f.as_iconst(index)
-                        .is_some_and(|c| i64::from(c) * i64::from(stride) == t.step) =>
-                {
-                    let step = f.as_iconst(index)?;
-                    Count::Pointer { step, stride }
-                }
-                _ => Count::Pointer { step, stride: 1 },
-            },
+            Type::Ptr => Count::Pointer { step },
             Type::I32 => Count::Int { step },
             _ => return None,
         };
-        let (Count::Pointer { step, .. } | Count::Int { step }) = count;
+        let (Count::Pointer { step } | Count::Int { step }) = count;
         if step.unsigned_abs() > 1 << 16 {
             return None;
         }
@@ -336,15 +322,15 @@ fn cmp_before(f: &mut Function, before: Inst, op: CmpOp, a: Value, b: Value) -> 
     f.inst_result(c).expect("cmp has a result")
 }
 
-/// `gep p, k, stride`, inserted before `before`.
-fn gep_before(f: &mut Function, before: Inst, p: Value, k: i32, stride: u32) -> Value {
+/// `gep p, k, 1` (`p` moved by `k` bytes), inserted before `before`.
+fn gep_before(f: &mut Function, before: Inst, p: Value, k: i32) -> Value {
     let index = f.iconst(k);
     let g = f.insert_inst_before(
         before,
         InstKind::Gep {
             base: p,
             index,
-            stride,
+            stride: 1,
         },
         Type::Ptr,
     );
@@ -420,7 +406,7 @@ fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
         .expect("preheader ends in a jump");
     let (end_ahead, no_wrap) = match p.count {
         _ if ahead == 0 => (p.end, None),
-        Count::Pointer { stride, .. } => (gep_before(f, pt, p.end, -ahead, stride), None),
+        Count::Pointer { .. } => (gep_before(f, pt, p.end, -ahead), None),
         Count::Int { .. } => {
             let minus = f.iconst(-ahead);
             let e = f.insert_inst_before(
