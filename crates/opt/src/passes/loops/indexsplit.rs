@@ -499,12 +499,21 @@ bb6(%11: i32, %12: i32):
         }
     }
 
+    /// [`CHAIN`] starting at `start`, defined by `body` in a block `bb7(%21)` that
+    /// both sides of a branch enter passing `passed`.
+    fn through_a_parameter(passed: i32, body: &str, start: &str) -> String {
+        starting_at(start).replace(
+            &format!("bb1:\n  jump bb2({start}, 1)"),
+            &format!(
+                "bb1:\n  %20 = slt %0, 5\n  br %20, bb7({passed}), bb7({passed})\n\
+                 bb7(%21: i32):\n{body}  jump bb2({start}, 1)"
+            ),
+        )
+    }
+
     #[test]
     fn a_start_every_edge_passes_as_the_same_constant_counts_as_constant() {
-        let src = starting_at("%21").replace(
-            "bb1:\n  jump bb2(%21, 1)",
-            "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(0), bb7(0)\nbb7(%21: i32):\n  jump bb2(%21, 1)",
-        );
+        let src = through_a_parameter(0, "", "%21");
         for n in ["2", "7"] {
             let out = same_behaviour(&src, &["indexsplit"], n);
             assert!(split(&out, 5), "{out}");
@@ -517,15 +526,10 @@ bb6(%11: i32, %12: i32):
     #[test]
     fn a_constant_bound_bounds_the_offset_of_a_start_known_by_its_edges() {
         let src = |k: &str, c: &str| {
-            starting_at("%21")
-                .replace(
-                    "bb1:\n  jump bb2(%21, 1)",
-                    "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(0), bb7(0)\nbb7(%21: i32):\n  jump bb2(%21, 1)",
-                )
-                .replace(
-                    "  %4 = slt %2, 4\n",
-                    &format!("  %22 = add %2, {k}\n  %4 = slt %22, {c}\n"),
-                )
+            through_a_parameter(0, "", "%21").replace(
+                "  %4 = slt %2, 4\n",
+                &format!("  %22 = add %2, {k}\n  %4 = slt %22, {c}\n"),
+            )
         };
         let out = same_behaviour(&src("1", "5"), &["indexsplit"], "0");
         assert!(split(&out, 5), "{out}");
@@ -540,10 +544,7 @@ bb6(%11: i32, %12: i32):
     /// parameters only).
     #[test]
     fn a_start_computed_from_a_constant_parameter_counts_as_constant() {
-        let src = starting_at("%22").replace(
-            "bb1:\n  jump bb2(%22, 1)",
-            "bb1:\n  %20 = slt %0, 5\n  br %20, bb7(-2), bb7(-2)\nbb7(%21: i32):\n  %22 = add %21, 3\n  jump bb2(%22, 1)",
-        );
+        let src = through_a_parameter(-2, "  %22 = add %21, 3\n", "%22");
         for n in ["2", "7"] {
             let out = same_behaviour(&src, &["indexsplit"], n);
             assert!(split(&out, 5), "{out}");
