@@ -414,14 +414,8 @@ bb6:
     );
 }
 
-/// A cgvn that changes nothing leaves its numbers in the function's analyses for
-/// the next pass (pre), which gets them only while the function is unchanged and
-/// for the purity they were computed under. A cgvn that changes the function
-/// leaves none.
-#[test]
-fn numbers_are_kept_for_the_next_pass_only_while_they_hold() {
-    use crate::analysis::FunctionAnalyses;
-    let src = r#"
+/// `@f(a, b)` prints `a * b`: nothing for cgvn to change.
+const PRINTS_A_PRODUCT: &str = r#"
 declare @putint(i32) -> void
 
 func @f(i32, i32) -> void {
@@ -431,6 +425,15 @@ bb0(%0: i32, %1: i32):
   ret
 }
 "#;
+
+/// A cgvn that changes nothing leaves its numbers in the function's analyses for
+/// the next pass (pre), which gets them only while the function is unchanged and
+/// for the purity they were computed under. A cgvn that changes the function
+/// leaves none.
+#[test]
+fn numbers_are_kept_for_the_next_pass_only_while_they_hold() {
+    use crate::analysis::FunctionAnalyses;
+    let src = PRINTS_A_PRODUCT;
     let first = |src: &str| {
         let m = ir::parse_module(src).expect("test IR parses");
         let purity = Purity::compute(&m);
@@ -503,18 +506,8 @@ bb3:
 #[test]
 fn kept_numbers_depend_on_the_effects_of_their_callees_only() {
     use crate::analysis::{Effects, FunctionAnalyses};
-    let src = r#"
-declare @putint(i32) -> void
-declare @getint() -> i32
-
-func @f(i32, i32) -> void {
-bb0(%0: i32, %1: i32):
-  %2 = mul %0, %1
-  call @putint(%2)
-  ret
-}
-"#;
-    let m = ir::parse_module(src).expect("test IR parses");
+    let src = format!("declare @getint() -> i32\n{PRINTS_A_PRODUCT}");
+    let m = ir::parse_module(&src).expect("test IR parses");
     let id = |name: &str| m.funcs.keys().find(|&k| m.funcs[k].name == name).unwrap();
     let (putint, getint, f) = (id("putint"), id("getint"), id("f"));
     let purity = Purity::compute(&m);
