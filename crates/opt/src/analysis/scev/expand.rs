@@ -5,12 +5,13 @@
 //!
 //! What `i32` and `i64` arithmetic can state is expanded: constants (`i64` ones
 //! within `i32`), unknowns (the values themselves, when they are available at the
-//! insertion point), sums, products, sign extension and truncation, and the
-//! trip-count operators as the counts use them: the signed maximum of two
+//! insertion point), sums, products, sign and zero extension and truncation, and
+//! the trip-count operators as the counts use them: the signed maximum of two
 //! sign-extended `i32` values (`b + (a - b) * (a > b)` in `i32`, as the IR has no
-//! select) and the unsigned division of a count's span by a positive constant
-//! (a signed division: the span is below 2^63). Recurrences and zero extension are
-//! not: the caller gets `None` and leaves the code as it was. Sums and products are
+//! select), or of two such values moved by constants (`sext(n) + 1`, in `i64`,
+//! the comparison decided by `i32` ones), and the unsigned division of a count's
+//! span by a positive constant (a signed division: the span is below 2^63).
+//! Recurrences are not: the caller gets `None` and leaves the code as it was. Sums and products are
 //! emitted term by term in the expression's canonical order; identical
 //! subexpressions are emitted once per [`Expander`] (the arena is hash-consed).
 
@@ -67,6 +68,18 @@ impl<'e> Expander<'e> {
                 let a = self.expand(f, a, available)?;
                 self.unary(f, UnOp::SExt, a, Type::I64)?
             }
+            // `zext(a) = 2 * sext(a >>> 1) + (a & 1)`: the halved value is
+            // non-negative, so its sign extension is its zero extension.
+            &Expr::ZExt(a) => {
+                let a = self.expand(f, a, available)?;
+                let one = f.iconst(1);
+                let half = self.binary(f, BinOp::LShr, a, one, Type::I32)?;
+                let half = self.unary(f, UnOp::SExt, half, Type::I64)?;
+                let twice = self.binary(f, BinOp::Add64, half, half, Type::I64)?;
+                let low = self.binary(f, BinOp::And, a, one, Type::I32)?;
+                let low = self.unary(f, UnOp::SExt, low, Type::I64)?;
+                self.binary(f, BinOp::Add64, twice, low, Type::I64)?
+            }
             &Expr::Trunc(a) => match *self.exprs.get(a) {
                 Expr::SMax(x, y) => self.smax32(f, x, y, available)?,
                 _ => {
@@ -74,10 +87,13 @@ impl<'e> Expander<'e> {
                     self.unary(f, UnOp::Trunc, a, Type::I32)?
                 }
             },
-            &Expr::SMax(x, y) => {
-                let m = self.smax32(f, x, y, available)?;
-                self.unary(f, UnOp::SExt, m, Type::I64)?
-            }
+            &Expr::SMax(x, y) => match (self.narrow(x), self.narrow(y)) {
+                (Some(_), Some(_)) => {
+                    let m = self.smax32(f, x, y, available)?;
+                    self.unary(f, UnOp::SExt, m, Type::I64)?
+                }
+                _ => self.smax_wide(f, x, y, available)?,
+            },
             &Expr::UDiv(a, d) => {
                 if self.exprs.as_const(d).is_none_or(|d| d <= 0) {
                     return None;
@@ -122,6 +138,122 @@ impl<'e> Expander<'e> {
         Some(v)
     }
 
+    /// The `i32` expression `e` extends: an extension's operand, or an `i64`
+    /// constant in `i32` (itself).
+    fn narrow(&self, e: ExprId) -> Option<ExprId> {
+        match *self.exprs.get(e) {
+            Expr::SExt(a) => Some(a),
+            Expr::Const { c, .. } => i32::try_from(c).ok().map(|_| e),
+            _ => None,
+        }
+    }
+
+    /// `e` as `sext(a) + c` (`a` absent for a constant): an `i32` value moved by a
+    /// constant, as a count's bound `n + inclusive` is.
+    fn offset_form(&self, e: ExprId) -> Option<(Option<ExprId>, i64)> {
+        match self.exprs.get(e) {
+            Expr::SExt(a) => Some((Some(*a), 0)),
+            &Expr::Const { c, .. } => Some((None, c)),
+            Expr::Add {
+                ty: Type::I64, ops, ..
+            } => match ops[..] {
+                [c, a] => {
+                    let c = self.exprs.as_const(c)?;
+                    match *self.exprs.get(a) {
+                        Expr::SExt(a) => Some((Some(a), c)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// `smax(x, y)` of two `i64` expressions of the form `sext(a) + c`, where
+    /// `a + c` may leave `i32` (so [`Self::smax32`] cannot compute it there): `y +
+    /// (x - y) * (x > y)` in `i64`, the comparison decided exactly by `i32`
+    /// comparisons, as the IR compares no `i64` values. With `k = cy - cx`,
+    /// `sext(a) + cx > sext(b) + cy` is `a > b + k` when `b + k` is in `i32`; for
+    /// `k > 0` it is false when `b > MAX - k`, for `k < 0` true when `b < MIN - k`.
+    fn smax_wide(
+        &mut self,
+        f: &mut Function,
+        x: ExprId,
+        y: ExprId,
+        available: &dyn Fn(&Function, Value) -> bool,
+    ) -> Option<Value> {
+        const MIN: i64 = i32::MIN as i64;
+        const MAX: i64 = i32::MAX as i64;
+        let ((a, cx), (b, cy)) = (self.offset_form(x)?, self.offset_form(y)?);
+        let k = cy.checked_sub(cx)?;
+        if !(-MAX..=MAX).contains(&k) {
+            return None;
+        }
+        let gt = match (a, b) {
+            (Some(a), Some(b)) => {
+                let a = self.expand(f, a, available)?;
+                let b = self.expand(f, b, available)?;
+                if k == 0 {
+                    self.cmp(f, CmpOp::Sgt, a, b)?
+                } else {
+                    let kc = f.iconst(k as i32);
+                    let moved = self.binary(f, BinOp::Add, b, kc, Type::I32)?;
+                    let above = self.cmp(f, CmpOp::Sgt, a, moved)?;
+                    // Whether `b + k` stays in `i32`, and what holds when not.
+                    let (op, limit, join) = if k > 0 {
+                        (CmpOp::Sle, MAX - k, BinOp::And)
+                    } else {
+                        (CmpOp::Slt, MIN - k, BinOp::Or)
+                    };
+                    let limit = f.iconst(limit as i32);
+                    let edge = self.cmp(f, op, b, limit)?;
+                    self.binary(f, join, edge, above, Type::I32)?
+                }
+            }
+            // `cx > sext(b) + cy`: `b < cx - cy`.
+            (None, Some(b)) => {
+                let m = -k;
+                if m > MAX {
+                    f.iconst(1)
+                } else if m <= MIN {
+                    f.iconst(0)
+                } else {
+                    let b = self.expand(f, b, available)?;
+                    let mc = f.iconst(m as i32);
+                    self.cmp(f, CmpOp::Slt, b, mc)?
+                }
+            }
+            // `sext(a) + cx > cy`: `a > cy - cx`.
+            (Some(a), None) => {
+                if k >= MAX {
+                    f.iconst(0)
+                } else if k < MIN {
+                    f.iconst(1)
+                } else {
+                    let a = self.expand(f, a, available)?;
+                    let kc = f.iconst(k as i32);
+                    self.cmp(f, CmpOp::Sgt, a, kc)?
+                }
+            }
+            (None, None) => f.iconst(i32::from(cx > cy)),
+        };
+        let x = self.expand(f, x, available)?;
+        let y = self.expand(f, y, available)?;
+        let diff = self.binary(f, BinOp::Sub64, x, y, Type::I64)?;
+        let gt = self.unary(f, UnOp::SExt, gt, Type::I64)?;
+        let over = self.binary(f, BinOp::Mul64, diff, gt, Type::I64)?;
+        self.binary(f, BinOp::Add64, y, over, Type::I64)
+    }
+
+    /// `op a, b` (an `i32` comparison), within the budget.
+    fn cmp(&mut self, f: &mut Function, op: CmpOp, a: Value, b: Value) -> Option<Value> {
+        self.budget = self.budget.checked_sub(1)?;
+        let i = f.insert_inst_before(self.before, InstKind::Cmp { op, args: [a, b] }, Type::I32);
+        f.copy_src_loc(self.origin, i);
+        f.inst_result(i)
+    }
+
     /// `smax(x, y)` of two `i64` expressions that are sign-extended `i32` values
     /// (extensions or constants in `i32`), computed in `i32` and without a branch.
     fn smax32(
@@ -131,12 +263,7 @@ impl<'e> Expander<'e> {
         y: ExprId,
         available: &dyn Fn(&Function, Value) -> bool,
     ) -> Option<Value> {
-        let narrow = |e: ExprId| match *self.exprs.get(e) {
-            Expr::SExt(a) => Some(a),
-            Expr::Const { c, .. } => i32::try_from(c).ok().map(|_| e),
-            _ => None,
-        };
-        let (a, b) = (narrow(x)?, narrow(y)?);
+        let (a, b) = (self.narrow(x)?, self.narrow(y)?);
         let a = self.expand_i32(f, a, available)?;
         let b = self.expand_i32(f, b, available)?;
         self.budget = self.budget.checked_sub(1)?;

@@ -1084,3 +1084,163 @@ bb2:
         .as_addrec(i_expr)
         .is_some_and(|(_, ops)| ops.len() == 2));
 }
+
+/// The expander's signed maximum of two `i32` values moved by constants
+/// (`smax(sext(a) + cx, sext(b) + cy)`, where `a + cx` may leave `i32`) and its
+/// zero extension, run in the interpreter on values at the ends of `i32`: each
+/// result printed as its low word and its quotient by 2^32, against the same
+/// computed here in `i64`.
+#[test]
+fn wide_maximum_and_zero_extension_expand_exactly() {
+    use super::expand::Expander;
+    use ir::{BinOp, InstKind, UnOp};
+    const SRC: &str = "declare @getint() -> i32
+declare @putint(i32) -> void
+declare @putch(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  ret 0
+}
+";
+    // An expression of the two numbers read, and its value for them.
+    type Build = dyn Fn(&mut ScalarEvolution, ir::Value, ir::Value) -> super::ExprId;
+    let check = |build: &Build, value: &dyn Fn(i64, i64) -> i64| {
+        let mut m = ir::parse_module(SRC).unwrap();
+        let main = m.funcs.keys().find(|&k| m.funcs[k].name == "main").unwrap();
+        let callee = |name: &str| m.funcs.keys().find(|&k| m.funcs[k].name == name).unwrap();
+        let (putint, putch) = (callee("putint"), callee("putch"));
+        let (exprs, e, ret) = {
+            let f = &m.funcs[main];
+            let cfg = ControlFlowGraph::compute(f);
+            let dt = DominatorTree::compute(f, &cfg);
+            let loops = LoopForest::compute(f, &cfg, &dt);
+            let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+            let vals: Vec<ir::Value> = f
+                .layout
+                .block_insts(f.entry_block())
+                .filter_map(|i| f.inst_result(i))
+                .collect();
+            let e = build(&mut se, vals[0], vals[1]);
+            let ret = f.terminator(f.entry_block()).unwrap();
+            (std::mem::take(&mut se.exprs), e, ret)
+        };
+        let f = &mut m.funcs[main];
+        let mut ex = Expander::new(&exprs, ret, ret, 64);
+        let r = ex.expand(f, e, &|_, _| true).expect("expands");
+        let mut emit = |f: &mut ir::Function, kind: InstKind, ty: Type| {
+            let i = f.insert_inst_before(ret, kind, ty);
+            f.inst_result(i)
+        };
+        let k = f.iconst(65536);
+        let k = emit(
+            f,
+            InstKind::Unary {
+                op: UnOp::SExt,
+                arg: k,
+            },
+            Type::I64,
+        )
+        .unwrap();
+        let two32 = emit(
+            f,
+            InstKind::Binary {
+                op: BinOp::Mul64,
+                args: [k, k],
+            },
+            Type::I64,
+        );
+        let q = emit(
+            f,
+            InstKind::Binary {
+                op: BinOp::SDiv64,
+                args: [r, two32.unwrap()],
+            },
+            Type::I64,
+        );
+        let lo = emit(
+            f,
+            InstKind::Unary {
+                op: UnOp::Trunc,
+                arg: r,
+            },
+            Type::I32,
+        )
+        .unwrap();
+        let hi = emit(
+            f,
+            InstKind::Unary {
+                op: UnOp::Trunc,
+                arg: q.unwrap(),
+            },
+            Type::I32,
+        )
+        .unwrap();
+        let space = f.iconst(32);
+        for arg in [lo, space, hi] {
+            let callee = if arg == space { putch } else { putint };
+            emit(
+                f,
+                InstKind::Call {
+                    callee,
+                    args: Box::new([arg]),
+                },
+                Type::Void,
+            );
+        }
+        ir::verify_module(&m).unwrap();
+        let ends = [
+            i32::MIN,
+            i32::MIN + 1,
+            -7,
+            -1,
+            0,
+            1,
+            5,
+            i32::MAX - 1,
+            i32::MAX,
+        ];
+        for a in ends {
+            for b in ends {
+                let (out, _) = crate::passes::testutil::exec(&m, &format!("{a} {b}"));
+                let v = value(a.into(), b.into());
+                let want = format!("{} {}", v as i32, (v / (1i64 << 32)) as i32);
+                assert_eq!(out, want, "a = {a}, b = {b}\n{}", ir::print_module(&m));
+            }
+        }
+    };
+    for (cx, cy) in [(0, 1), (1, 0), (0, -1), (-1, 0), (3, -5), (-5, 3), (7, 7)] {
+        let moved = move |se: &mut ScalarEvolution, v: ir::Value, c: i64| {
+            let (loops, f) = (se.loops, se.f);
+            let x = se.get(v);
+            let x = se.exprs.sext(loops, f, x);
+            let c = se.exprs.constant(Type::I64, c);
+            se.exprs.add(loops, f, &[x, c], true)
+        };
+        check(
+            &move |se, a, b| {
+                let (x, y) = (moved(se, a, cx), moved(se, b, cy));
+                se.exprs.smax(x, y)
+            },
+            &move |a, b| (a + cx).max(b + cy),
+        );
+        // Against a constant, either side.
+        check(
+            &move |se, a, _| {
+                let x = moved(se, a, cx);
+                let y = se.exprs.constant(Type::I64, cy * 1000);
+                se.exprs.smax(x, y)
+            },
+            &move |a, _| (a + cx).max(cy * 1000),
+        );
+    }
+    check(
+        &|se, a, _| {
+            let x = se.get(a);
+            se.exprs.zext(x)
+        },
+        &|a, _| i64::from(a as i32 as u32),
+    );
+}

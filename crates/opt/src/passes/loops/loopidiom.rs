@@ -26,10 +26,10 @@
 //!   inner loop became, so a nest that clears a whole matrix row by row becomes one
 //!   call (the inner loop goes first; once it is deleted, the outer is innermost).
 //!
-//! The iteration count `n` is the counter's (`bound - init`, or `init - bound`
-//! counting down, adjusted for the test, at least 1: the loop is rotated, so its
-//! body runs once before the first test), computed in 64 bits before the loop,
-//! and the fill becomes `memset(&base[low + c], b, n * S)` there, `low` the
+//! The iteration count `n` is the scalar evolution's back-edge-taken count of the
+//! latch plus one (the loop is rotated, so its body runs once before the first
+//! test), expanded in 64 bits before the loop ([`Expander`]; a count that cannot
+//! be expanded leaves the loop as it is), and the fill becomes `memset(&base[low + c], b, n * S)` there, `low` the
 //! counter's lowest value: `init` counting up, `init - (n - 1)` down. The fill's stores are the only
 //! accesses the loop makes to their array: every other load, store or call in it
 //! must touch a different global or local array (both known, [`address_root`]), or
@@ -46,13 +46,13 @@
 
 use super::loopdelete;
 use crate::analysis::induction::{Counter, RotatedLoop};
-use crate::analysis::scev::ScalarEvolution;
+use crate::analysis::scev::expand::{remove_emitted, Expander};
+use crate::analysis::scev::{ExprId, Exprs, ScalarEvolution};
 use crate::analysis::{AnalysisManager, FunctionAnalyses, LoopId, Purity};
 use crate::pipeline::Pass;
-use ir::analysis::address_root;
+use ir::analysis::{address_root, DominatorTree};
 use ir::{
-    BinOp, Block, CmpOp, FuncId, Function, Inst, InstKind, Module, Signature, Type, UnOp, Value,
-    ValueDef,
+    BinOp, Block, FuncId, Function, Inst, InstKind, Module, Signature, Type, UnOp, Value, ValueDef,
 };
 
 /// The loop idiom recognition pass.
@@ -128,18 +128,31 @@ pub fn run(f: &mut Function, purity: &Purity, memset: FuncId, fa: &mut FunctionA
         return 0;
     }
     let mut done = 0;
+    // Loops whose count could not be expanded before them (left as they are).
+    let mut refused: Vec<Block> = Vec::new();
     // Each round moves the fills of one loop out of it (one level up the nest), so
     // the rounds end.
     loop {
-        let mut se = fa.scev(f);
-        let loops = se.loops;
-        let found = loops
-            .loops()
-            .find_map(|(id, _)| plan(&mut se, id, purity, memset));
+        let (found, exprs) = {
+            let mut se = fa.scev(f);
+            let loops = se.loops;
+            let found = loops
+                .loops()
+                .filter(|(_, lp)| !refused.contains(&lp.header))
+                .find_map(|(id, _)| plan(&mut se, id, purity, memset));
+            // The count's expressions leave with the plan: the analysis is
+            // started anew next time.
+            (found, std::mem::take(&mut se.exprs))
+        };
+        fa.forget_scev();
         let Some(plan) = found else {
             return done;
         };
-        apply(f, &plan, memset);
+        let dt = fa.loops(f).1;
+        if !apply(f, &plan, &exprs, dt, memset) {
+            refused.push(plan.header);
+            continue;
+        }
         done += 1;
         // The counter bounded the loop (`Counter`), whatever the fills' accesses were.
         loopdelete::delete_terminating(f, purity, plan.header);
@@ -191,6 +204,9 @@ struct Plan {
     counter: Counter,
     /// The iteration count, when it is a constant.
     trips: Option<i32>,
+    /// Otherwise the scalar evolution's count of iterations (its back-edge-taken
+    /// count plus one: the rotated body runs once first), an `i64` expression.
+    count: Option<ExprId>,
     fills: Vec<Fill>,
 }
 
@@ -308,17 +324,28 @@ fn plan(se: &mut ScalarEvolution, id: LoopId, purity: &Purity, memset: FuncId) -
         }
     }
     let trips = counter.trip_count();
-    if let Some(n) = trips {
-        let smallest = fills.iter().map(|fill| fill.bytes).min()?;
-        if i64::from(n) * i64::from(smallest) < MIN_CONSTANT_BYTES {
-            return None;
+    let count = match trips {
+        Some(n) => {
+            let smallest = fills.iter().map(|fill| fill.bytes).min()?;
+            if i64::from(n) * i64::from(smallest) < MIN_CONSTANT_BYTES {
+                return None;
+            }
+            None
         }
-    }
+        None => {
+            // Its predicates (an inclusive bound short of `MAX`) hold: the
+            // counter found them discharged (`Counter::of_scev`).
+            let taken = se.exit_count(id, l.latch)?;
+            let one = se.exprs.constant(Type::I64, 1);
+            Some(se.exprs.add(loops, f, &[taken.count, one], true))
+        }
+    };
     Some(Plan {
         header: l.header,
         preheader: l.preheader,
         counter,
         trips,
+        count,
         fills,
     })
 }
@@ -333,18 +360,34 @@ fn known_object(f: &Function, p: Value) -> Option<Value> {
     }
 }
 
-/// Puts the calls of `plan` at the end of its preheader and removes its fills.
-fn apply(f: &mut Function, plan: &Plan, memset: FuncId) {
+/// Puts the calls of `plan` at the end of its preheader and removes its fills
+/// (`exprs` holds its count, `dt` the dominators of `f` as it is); false, with
+/// `f` unchanged, when the count cannot be computed there.
+fn apply(f: &mut Function, plan: &Plan, exprs: &Exprs, dt: &DominatorTree, memset: FuncId) -> bool {
     let at = f
         .terminator(plan.preheader)
         .expect("a preheader ends in a jump");
+    // The iteration count, in 64 bits, when it is not a constant.
+    let count = match plan.count {
+        Some(e) => {
+            let preheader = plan.preheader;
+            let available = |f: &Function, v: Value| {
+                f.value_block(v).is_none_or(|b| dt.dominates(b, preheader))
+            };
+            let emitted_after = f.layout.prev_inst(at);
+            let mut ex = Expander::new(exprs, at, at, EXPANSION_BUDGET);
+            match ex.expand(f, e, &available) {
+                Some(n) => Some(n),
+                None => {
+                    remove_emitted(f, emitted_after, at);
+                    return false;
+                }
+            }
+        }
+        None => None,
+    };
     let mut ins = Inserter { f, at };
     let c = plan.counter;
-    // The iteration count, in 64 bits, when it is not a constant.
-    let count = match plan.trips {
-        Some(_) => None,
-        None => Some(ins.iteration_count(&c)),
-    };
     let (low, low_offset) = ins.lowest(&c, plan.trips, count);
     for fill in &plan.fills {
         let offset = fill.offset.wrapping_add(low_offset);
@@ -377,11 +420,7 @@ fn apply(f: &mut Function, plan: &Plan, memset: FuncId) {
                 let s = ins.sext_const(fill.bytes);
                 ins.binary(BinOp::Mul64, n, s, Type::I64)
             }
-            (None, None) => {
-                let n = ins.iteration_count(&c);
-                let s = ins.sext_const(fill.bytes);
-                ins.binary(BinOp::Mul64, n, s, Type::I64)
-            }
+            (None, None) => unreachable!("a count is either constant or computed"),
         };
         let byte = ins.f.iconst(i32::from(fill.byte));
         let call = ins.f.insert_inst_before(
@@ -395,7 +434,11 @@ fn apply(f: &mut Function, plan: &Plan, memset: FuncId) {
         ins.f.copy_src_loc(fill.inst, call);
         ins.f.remove_inst(fill.inst);
     }
+    true
 }
+
+/// How many instructions the iteration count may take to expand.
+const EXPANSION_BUDGET: usize = 32;
 
 /// Emits instructions before `at`.
 struct Inserter<'f> {
@@ -451,48 +494,6 @@ impl Inserter<'_> {
             }
             (None, None) => unreachable!("a count is either constant or computed"),
         }
-    }
-
-    /// How many times the body of the loop counted by `c` (a unit step) runs (an
-    /// `i64`), as [`Counter::trip_count`] reckons it: `hi - lo + extra`, where
-    /// `(lo, hi)` is `(init, bound)` counting up and `(bound, init)` down, and
-    /// `extra` counts one when the latch tests the counter before its step and one
-    /// when the test includes the bound, and at least 1. With `ok` the `i32` test
-    /// of whether that sum is at least 1, the count is `(sum - 1) * ok + 1`.
-    fn iteration_count(&mut self, c: &Counter) -> Value {
-        let extra = i32::from(!c.tests_next) + i32::from(c.inclusive);
-        let (lo, hi) = if c.step > 0 {
-            (c.init, c.bound)
-        } else {
-            (c.bound, c.init)
-        };
-        // `hi - lo + extra >= 1` in exact integers, from `i32` comparisons.
-        let ok = match extra {
-            0 => self.cmp(CmpOp::Slt, lo, hi),
-            1 => self.cmp(CmpOp::Sle, lo, hi),
-            _ => {
-                // `lo <= hi + 1`: `lo <= hi`, or `lo - 1 == hi` (which wraps
-                // only for `lo = MIN`, `hi = MAX`, where the answer is also yes).
-                let le = self.cmp(CmpOp::Sle, lo, hi);
-                let one = self.f.iconst(1);
-                let before = self.binary(BinOp::Sub, lo, one, Type::I32);
-                let next = self.cmp(CmpOp::Eq, before, hi);
-                self.binary(BinOp::Or, le, next, Type::I32)
-            }
-        };
-        let hi = self.sext(hi);
-        let lo = self.sext(lo);
-        let span = self.binary(BinOp::Sub64, hi, lo, Type::I64);
-        let less = self.sext_const(extra - 1);
-        let sum_less_one = self.binary(BinOp::Add64, span, less, Type::I64);
-        let ok = self.sext(ok);
-        let scaled = self.binary(BinOp::Mul64, sum_less_one, ok, Type::I64);
-        let one = self.sext_const(1);
-        self.binary(BinOp::Add64, scaled, one, Type::I64)
-    }
-
-    fn cmp(&mut self, op: CmpOp, a: Value, b: Value) -> Value {
-        self.emit(InstKind::Cmp { op, args: [a, b] }, Type::I32)
     }
 }
 
