@@ -1130,7 +1130,7 @@ bb0:
         let f = &mut m.funcs[main];
         let mut ex = Expander::new(&exprs, ret, ret, 64);
         let r = ex.expand(f, e, &|_, _| true).expect("expands");
-        let mut emit = |f: &mut ir::Function, kind: InstKind, ty: Type| {
+        let emit = |f: &mut ir::Function, kind: InstKind, ty: Type| {
             let i = f.insert_inst_before(ret, kind, ty);
             f.inst_result(i)
         };
