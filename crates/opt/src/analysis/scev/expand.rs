@@ -266,17 +266,7 @@ impl<'e> Expander<'e> {
         let (a, b) = (self.narrow(x)?, self.narrow(y)?);
         let a = self.expand_i32(f, a, available)?;
         let b = self.expand_i32(f, b, available)?;
-        self.budget = self.budget.checked_sub(1)?;
-        let gt = f.insert_inst_before(
-            self.before,
-            InstKind::Cmp {
-                op: CmpOp::Sgt,
-                args: [a, b],
-            },
-            Type::I32,
-        );
-        f.copy_src_loc(self.origin, gt);
-        let gt = f.inst_result(gt)?;
+        let gt = self.cmp(f, CmpOp::Sgt, a, b)?;
         let diff = self.binary(f, BinOp::Sub, a, b, Type::I32)?;
         let over = self.binary(f, BinOp::Mul, diff, gt, Type::I32)?;
         self.binary(f, BinOp::Add, b, over, Type::I32)
