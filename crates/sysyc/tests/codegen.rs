@@ -155,8 +155,11 @@ fn block_labels_go_up_in_layout_order() {
 /// each later loop that reads them, not in it: the single loops (its two copies,
 /// unrolled and remainder, and the initialisation's two) touch no stack slot (but
 /// for the unrolled initialisation's reload of its bound), and the hot
-/// loop itself reloads at most 8 (15 before splitting: each spilled coefficient
-/// read in the inner loop gets a copy defined in the inner loop's preheader).
+/// loop itself reloads at most 10 (15 before splitting: each spilled coefficient
+/// read in the inner loop gets a copy defined in the inner loop's preheader; 7
+/// when its loads and multiplies went through one temporary, before the
+/// scheduler's pressure guard let a loop's order keep more values live where the
+/// cycles it saves pay for the spills: `schedule::SPILL_CYCLES`).
 #[test]
 fn spilled_values_are_reloaded_before_loops_not_in_them() {
     let path =
@@ -174,7 +177,7 @@ fn spilled_values_are_reloaded_before_loops_not_in_them() {
     let muls = |insts: &[String]| insts.iter().filter(|i| i.starts_with("mulw")).count();
     let (hot, single): (Vec<_>, Vec<_>) = loops.iter().partition(|(_, insts)| muls(insts) >= 28);
     assert_eq!(hot.len(), 1, "{asm}");
-    assert!(stack(&hot[0].1) <= 8, "{}: {:#?}", hot[0].0, hot[0].1);
+    assert!(stack(&hot[0].1) <= 10, "{}: {:#?}", hot[0].0, hot[0].1);
     assert!(single.len() >= 2, "{asm}");
     // The initialisation loop is unrolled four times (rtunroll), and under the
     // pressure of its four interleaved copies the unrolled copy reloads its own
