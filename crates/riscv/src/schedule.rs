@@ -1533,6 +1533,12 @@ mod tests {
             });
             sum = next;
         }
+        return_in_a0(&mut mf, b, insts, sum);
+        mf
+    }
+
+    /// Ends `insts` by returning `sum` in `a0` and makes them the body of block `b`.
+    fn return_in_a0(mf: &mut MFunction, b: MBlock, mut insts: Vec<MInst>, sum: Reg) {
         insts.push(MInst::Mv {
             rd: Reg::x(10),
             rs: sum,
@@ -1541,7 +1547,6 @@ mod tests {
             value: Some(Reg::x(10)),
         });
         mf.blocks[b].insts = insts;
-        mf
     }
 
     /// Cycles and register pressure of the single block of `mf`.
@@ -1752,14 +1757,7 @@ end
             });
             sum = next;
         }
-        insts.push(MInst::Mv {
-            rd: Reg::x(10),
-            rs: sum,
-        });
-        insts.push(MInst::Ret {
-            value: Some(Reg::x(10)),
-        });
-        mf.blocks[b].insts = insts;
+        return_in_a0(&mut mf, b, insts, sum);
         mf
     }
 
