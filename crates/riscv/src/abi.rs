@@ -68,8 +68,12 @@ pub fn classify_args(kinds: &[ArgKind]) -> (Vec<ArgLoc>, u32) {
 }
 
 /// Registers the allocator may use, in preference order: caller-saved first (free to
-/// use in any function), then callee-saved (saved once in the prologue). The scratch
-/// registers `t5`, `t6`, `ft10`, `ft11` are reserved for spill code.
+/// use in any function), then callee-saved (saved once in the prologue), then `ra`
+/// (clobbered by calls like a caller-saved register, and saved by the frame like a
+/// callee-saved one: free in a function that calls, whose frame saves it anyway,
+/// one save in a leaf; GCC allocates it too). The allocator takes the saved ones
+/// the frame saves already first (`regalloc::linear_scan`). The scratch registers
+/// `t5`, `t6`, `ft10`, `ft11` are reserved for spill code.
 pub fn allocatable(class: RegClass) -> &'static [Reg] {
     match class {
         RegClass::Int => &INT,
@@ -78,7 +82,7 @@ pub fn allocatable(class: RegClass) -> &'static [Reg] {
 }
 
 /// The allocatable integer registers in preference order ([`allocatable`]).
-const INT: [Reg; 25] = [
+const INT: [Reg; 26] = [
     // t0-t4
     Reg::x(5),
     Reg::x(6),
@@ -107,6 +111,8 @@ const INT: [Reg; 25] = [
     Reg::x(25),
     Reg::x(26),
     Reg::x(27),
+    // ra: last, as in a leaf it costs a save like a callee-saved register.
+    Reg::x(1),
 ];
 
 /// The allocatable float registers in preference order ([`allocatable`]).
@@ -167,6 +173,14 @@ pub fn is_callee_saved(r: Reg) -> bool {
     matches!(r.0, 8 | 9 | 18..=27) || matches!(r.0.wrapping_sub(32), 8 | 9 | 18..=27)
 }
 
+/// Whether the caller reads `r` when the function returns: the callee-saved
+/// registers (restored by the epilogue) and `ra` (read by `ret` itself, and by
+/// the callee of a tail call when it returns). The allocator may use `ra`, as it
+/// uses a callee-saved register: the frame saves it, the epilogue restores it.
+pub fn is_read_by_return(r: Reg) -> bool {
+    r == crate::mir::RA || is_callee_saved(r)
+}
+
 /// Whether the register allocator tracks `r` (allocatable physical registers).
 pub fn is_allocatable(r: Reg) -> bool {
     r.is_virtual() || ALLOCATABLE & (1 << r.0) != 0
@@ -198,7 +212,6 @@ mod tests {
         // The reserved scratch registers and the fixed ones are not allocatable.
         for r in [
             Reg::x(0),
-            Reg::x(1),
             Reg::x(2),
             Reg::x(30),
             Reg::x(31),

@@ -54,7 +54,9 @@ pub fn lay_out(mf: &MFunction) -> Frame {
         }
     }
     let mut saves_regs: Vec<Reg> = Vec::new();
-    if mf.has_calls() {
+    // `ra` holds the return address until a call overwrites it, or until the
+    // allocator gives it a value.
+    if mf.has_calls() || used[RA.0 as usize] {
         saves_regs.push(RA);
     }
     saves_regs.extend(
@@ -438,6 +440,29 @@ fn lower_inst(fr: &Frame, inst: MInst, out: &mut Vec<MInst>) -> Result<(), Backe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_function_without_calls_saves_ra_when_it_gives_ra_a_value() {
+        let mut mf = MFunction::new("t".into(), false);
+        let b = mf.new_block();
+        mf.layout.push(b);
+        let leaf = |insts: Vec<MInst>| {
+            let mut mf = mf.clone();
+            mf.blocks[b].insts = insts;
+            lay_out(&mf)
+        };
+        let ret = MInst::Ret { value: Some(A0) };
+        let add = |rd: Reg| MInst::Alu {
+            op: AluOp::Addw,
+            rd,
+            rs1: A0,
+            rs2: A0,
+        };
+        assert_eq!(leaf(vec![add(A0), ret.clone()]).saves, vec![]);
+        let fr = leaf(vec![add(RA), add(A0), ret]);
+        assert_eq!(fr.saves, vec![(RA, 0)]);
+        assert_eq!(fr.size, 16);
+    }
 
     #[test]
     fn small_objects_near_sp_and_alignment() {

@@ -597,19 +597,19 @@ pub fn reg_bit(r: Reg) -> RegMask {
     }
 }
 
-/// The callee-saved registers: the caller reads them after a return or tail call
-/// (the epilogue has restored them).
-fn callee_saved() -> RegMask {
+/// The registers a return or tail call reads besides its operands: `ra` and the
+/// callee-saved registers (the epilogue has restored them): [`abi::is_read_by_return`].
+fn read_by_returns() -> RegMask {
     (0..NUM_PREGS)
         .map(Reg)
-        .filter(|&r| abi::is_callee_saved(r))
+        .filter(|&r| abi::is_read_by_return(r))
         .fold(0, |m, r| m | reg_bit(r))
 }
 
 /// The physical registers live into and out of each block (by block number) of
 /// allocated code after frame layout: a block not ending in a jump, return or
 /// tail call falls through to the next one in the layout (after placement no jump
-/// says so), and a return or tail call reads every callee-saved register (the
+/// says so), and a return or tail call reads `ra` and every callee-saved register (the
 /// caller does, the epilogue having restored them). [`compute_liveness`] serves
 /// allocation instead, where neither holds yet.
 pub fn allocated_liveness(mf: &MFunction) -> (Vec<RegMask>, Vec<RegMask>) {
@@ -634,7 +634,7 @@ fn phys_liveness(mf: &MFunction, returns_read_callee_saved: bool) -> (Vec<RegMas
             if returns_read_callee_saved
                 && matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. })
             {
-                *g |= callee_saved() & !*d;
+                *g |= read_by_returns() & !*d;
             }
             inst.for_each_def(|r| *d |= reg_bit(r));
         }
@@ -684,11 +684,11 @@ mod tests {
     use crate::mir::{AluImmOp, MBlock, MInst, RegClass, A0};
 
     #[test]
-    fn allocated_code_falls_through_and_returns_callee_saved_registers() {
+    fn allocated_code_falls_through_and_returns_read_ra_and_callee_saved_registers() {
         use crate::testinsts::{addi, lw, ret_a0};
         // bb0 (no jump) falls into bb1, which reads a1 and returns: a1 is live out
         // of bb0; s1 is read by the return (the caller's), so it is live into bb1
-        // and, never written, into bb0.
+        // and, never written, into bb0; so is `ra`.
         let mut mf = MFunction::new("t".into(), false);
         let (b0, b1) = (mf.new_block(), mf.new_block());
         mf.layout.extend([b0, b1]);
@@ -702,6 +702,9 @@ mod tests {
         assert_ne!(live_in[1] & s1, 0);
         assert_ne!(live_in[0] & s1, 0);
         assert_eq!(live_in[1] & reg_bit(Reg::x(5)), 0, "t0 is caller-saved");
+        // `ret` reads the return address in `ra`.
+        assert_ne!(live_in[1] & reg_bit(crate::mir::RA), 0);
+        assert_ne!(live_in[0] & reg_bit(crate::mir::RA), 0);
     }
 
     #[test]

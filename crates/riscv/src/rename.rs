@@ -83,7 +83,7 @@ impl Renamer {
             };
             let free = |f: &&Reg| {
                 touched & bit(**f) == 0
-                    && (!abi::is_callee_saved(**f) || self.used_in_function & bit(**f) != 0)
+                    && (!abi::is_read_by_return(**f) || self.used_in_function & bit(**f) != 0)
             };
             let Some(&f) = abi::allocatable(r.phys_class()).iter().find(free) else {
                 continue;
@@ -121,7 +121,7 @@ fn range_end(insts: &[MInst], i: usize, r: Reg, live_out: bool) -> Option<usize>
         // does (a callee-saved register, restored by the epilogue); a call ends
         // it when it clobbers it (a callee-saved register's value may live on).
         if matches!(inst, MInst::Ret { .. } | MInst::TailCall { .. }) {
-            return (!reads && !abi::is_callee_saved(r)).then_some(last);
+            return (!reads && !abi::is_read_by_return(r)).then_some(last);
         }
         if inst.is_call() && !abi::is_callee_saved(r) {
             return (!reads).then_some(last);
@@ -208,6 +208,18 @@ mod tests {
             },
         ]);
         assert_eq!(rename(&mut mf), 0);
+        // The same with `ra`, which the allocator gave a value: `ret` reads the
+        // return address the epilogue restores.
+        let mut mf = function(vec![
+            addi(1, 11, 1),
+            sw(1, 11, 4),
+            MInst::Load {
+                op: crate::mir::MemOp::D,
+                rd: crate::mir::RA,
+                addr: crate::mir::Addr::new(crate::mir::Base::Reg(crate::mir::SP), 8),
+            },
+        ]);
+        assert_eq!(rename(&mut mf), 0);
         // A call between the definition and its read: the value stays where it is.
         let mut mf = function(vec![
             lw(9, 11, 0),
@@ -220,11 +232,11 @@ mod tests {
             addw(10, 9, 9),
         ]);
         assert_eq!(rename(&mut mf), 0);
-        // Every caller-saved register taken: only callee-saved ones the function
-        // does not save are left, and none is used.
+        // Every caller-saved register taken: only callee-saved ones and `ra`, which
+        // the function does not save, are left, and none is used.
         let mut insts: Vec<MInst> = abi::allocatable(crate::mir::RegClass::Int)
             .iter()
-            .filter(|r| !abi::is_callee_saved(**r) && r.0 != 10)
+            .filter(|r| !abi::is_read_by_return(**r) && r.0 != 10)
             .map(|r| lw(r.0, 10, 0))
             .collect();
         let n = insts.len();

@@ -186,6 +186,38 @@ fn main() {
         }
         compile_and_run("many_stack_arguments", &module, None, &expected)
     }));
+    trials.push(Trial::test("ir::leafpressure_gives_ra_a_value", || {
+        // The leaf `churn` carries more integer values through its loop than the
+        // caller- and callee-saved registers hold: `ra` takes one too, saved by
+        // the prologue and restored before `ret` (the run in `ir::leafpressure`
+        // shows the return address survives).
+        let path = programs_dir().join("leafpressure.ir");
+        let src = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
+        let module = ir::parse_module(&src).map_err(|e| e.to_string())?;
+        let asm = riscv::emit_module(
+            &module,
+            &riscv::Options {
+                opt_level: 1,
+                verify: true,
+                ..Default::default()
+            },
+        )
+        .map_err(|e| e.to_string())?;
+        let start = asm.find("churn:").ok_or("no churn")?;
+        let end = asm[start..].find("main:").map_or(asm.len(), |e| start + e);
+        let churn: Vec<&str> = asm[start..end].lines().map(str::trim).collect();
+        let written = |l: &&str| {
+            l.split_once(' ').is_some_and(|(op, rest)| {
+                !op.starts_with('s') && op != "ld" && rest.starts_with("ra,")
+            })
+        };
+        if !churn.iter().any(|l| l.starts_with("sd ra,")) || !churn.iter().any(written) {
+            return Err(
+                format!("`ra` is not saved and given a value:\n{}", churn.join("\n")).into(),
+            );
+        }
+        Ok(())
+    }));
     trials.push(Trial::test("generated::pointer_loop_addressing", || {
         // A loop over a pointer to `a[k]`, reading `a[k + 600]` and `a[k + 601]`
         // (2400 and 2404 bytes on: beyond a 12-bit offset), tested against

@@ -33,7 +33,7 @@
 
 use crate::abi;
 use crate::liveness::{Interval, Intervals};
-use crate::mir::{MFunction, MInst, Reg, RegClass, NUM_PREGS};
+use crate::mir::{MFunction, MInst, Reg, RegClass, NUM_PREGS, RA};
 use std::collections::BTreeMap;
 
 /// Owner of a range in a register's occupancy: a virtual register index, or
@@ -65,7 +65,9 @@ struct State<'a> {
     assignment: Vec<Option<Reg>>,
     spilled: Vec<bool>,
     cost: Vec<f64>,
-    callee_used: Vec<bool>,
+    /// Per physical register: whether the frame saves it already (a callee-saved
+    /// register or `ra` given a value, `ra` in a function that calls).
+    saved: Vec<bool>,
     /// Per physical register: the unallocated copy partners of the intervals it
     /// was given, which would like it too.
     wishes: Vec<Vec<u32>>,
@@ -116,8 +118,8 @@ impl State<'_> {
             occ.insert(a, (b, v as u32));
         }
         self.assignment[v] = Some(r);
-        if abi::is_callee_saved(r) {
-            self.callee_used[r.0 as usize] = true;
+        if abi::is_read_by_return(r) {
+            self.saved[r.0 as usize] = true;
         }
     }
 
@@ -130,25 +132,23 @@ impl State<'_> {
         }
     }
 
-    /// Candidate registers in preference order: caller-saved, then callee-saved
-    /// already in use (no extra save), then fresh callee-saved.
+    /// Candidate registers in preference order: caller-saved, then those the
+    /// frame saves already (no extra save: `ra` in a function that calls, then
+    /// callee-saved ones in use), then those it would have to save (`ra` first:
+    /// a leaf's `ra` and a fresh callee-saved register cost one save each).
     fn candidates(&self, class: RegClass) -> Vec<Reg> {
         let all = abi::allocatable(class);
         let mut v: Vec<Reg> = all
             .iter()
             .copied()
-            .filter(|&r| !abi::is_callee_saved(r))
+            .filter(|&r| !abi::is_read_by_return(r))
             .collect();
-        v.extend(
-            all.iter()
-                .copied()
-                .filter(|&r| abi::is_callee_saved(r) && self.callee_used[r.0 as usize]),
-        );
-        v.extend(
-            all.iter()
-                .copied()
-                .filter(|&r| abi::is_callee_saved(r) && !self.callee_used[r.0 as usize]),
-        );
+        let ra = (class == RegClass::Int).then_some(RA);
+        let saved = ra
+            .into_iter()
+            .chain(all.iter().copied().filter(|&r| abi::is_callee_saved(r)));
+        v.extend(saved.clone().filter(|&r| self.saved[r.0 as usize]));
+        v.extend(saved.filter(|&r| !self.saved[r.0 as usize]));
         v
     }
 
@@ -415,7 +415,11 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
         assignment: vec![None; nv],
         spilled: vec![false; nv],
         cost,
-        callee_used: vec![false; NUM_PREGS as usize],
+        saved: {
+            let mut saved = vec![false; NUM_PREGS as usize];
+            saved[RA.0 as usize] = mf.has_calls();
+            saved
+        },
         wishes: vec![Vec::new(); NUM_PREGS as usize],
         pruned_len: vec![0; NUM_PREGS as usize],
     };
