@@ -29,15 +29,8 @@ fn compile_and_run(
     expected: &[u8],
 ) -> Result<(), Failed> {
     ir::verify_module(module).map_err(|e| format!("invalid IR: {e}"))?;
-    let asm = riscv::emit_module(
-        module,
-        &riscv::Options {
-            opt_level: 1,
-            verify: true,
-            ..Default::default()
-        },
-    )
-    .map_err(|e| format!("back end: {e}"))?;
+    let asm =
+        emit_o1(module).map_err(|e| format!("back end: {}", e.message().unwrap_or_default()))?;
     let h = match harness::Harness::global() {
         Ok(h) => h,
         Err(e) => {
@@ -60,6 +53,19 @@ fn compile_and_run(
     let _ = std::fs::remove_file(&exe);
     let _ = std::fs::remove_file(&s);
     Ok(())
+}
+
+/// The assembly of `module` at -O1, with the verifier after every stage.
+fn emit_o1(module: &ir::Module) -> Result<String, Failed> {
+    riscv::emit_module(
+        module,
+        &riscv::Options {
+            opt_level: 1,
+            verify: true,
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.to_string().into())
 }
 
 fn ir_program_trial(path: PathBuf) -> Trial {
@@ -165,15 +171,7 @@ fn main() {
     trials.push(Trial::test("generated::many_stack_arguments", || {
         let (src, expected) = many_arguments_module(700);
         let module = ir::parse_module(&src).map_err(|e| e.to_string())?;
-        let asm = riscv::emit_module(
-            &module,
-            &riscv::Options {
-                opt_level: 1,
-                verify: true,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| e.to_string())?;
+        let asm = emit_o1(&module)?;
         // Outgoing arguments beyond 2 KiB are addressed from a few shared bases
         // (sp + 2048, sp + 4096) computed before the loop, not one address each
         // computed in the loop (or hoisted, and spilled).
@@ -194,15 +192,7 @@ fn main() {
         let path = programs_dir().join("leafpressure.ir");
         let src = std::fs::read_to_string(&path).map_err(|e| e.to_string())?;
         let module = ir::parse_module(&src).map_err(|e| e.to_string())?;
-        let asm = riscv::emit_module(
-            &module,
-            &riscv::Options {
-                opt_level: 1,
-                verify: true,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| e.to_string())?;
+        let asm = emit_o1(&module)?;
         let start = asm.find("churn:").ok_or("no churn")?;
         let end = asm[start..].find("main:").map_or(asm.len(), |e| start + e);
         let churn: Vec<&str> = asm[start..end].lines().map(str::trim).collect();
@@ -233,15 +223,7 @@ fn main() {
             %x1 = mul %z, 3\n  %n = gep %p, 1, 4\n  %c = slt %n, %e\n\
             br %c, bb1(%n, %x1), bb2\nbb2:\n  call @putint(%x1)\n  ret 0\n}\n";
         let module = ir::parse_module(src).map_err(|e| e.to_string())?;
-        let asm = riscv::emit_module(
-            &module,
-            &riscv::Options {
-                opt_level: 1,
-                verify: true,
-                ..Default::default()
-            },
-        )
-        .map_err(|e| e.to_string())?;
+        let asm = emit_o1(&module)?;
         let main = &asm[asm.find("main:").ok_or("no main")?..];
         let head = main.find("xor").ok_or("no xor")?;
         let start = main[..head].rfind(".LBB").ok_or("no loop label")?;
