@@ -613,11 +613,16 @@ fn best_prefix(
             })
             .collect()
     };
-    let cost = |moved: &[Candidate]| {
+    // The head with `moved` added before its branch, and the join without them,
+    // each scheduled: their cycles after each context.
+    let head_cost = |moved: &[Candidate]| {
         let mut nh: Vec<MInst> = head[..split].to_vec();
         nh.extend(moved.iter().map(|c| join[c.at].clone()));
         nh.extend_from_slice(&head[split..]);
         schedule_unguarded(&mut nh, is_float);
+        after(&head_before, &nh)
+    };
+    let join_cost = |moved: &[Candidate]| {
         let mut ns: Vec<MInst> = join
             .iter()
             .enumerate()
@@ -625,16 +630,23 @@ fn best_prefix(
             .map(|(_, i)| i.clone())
             .collect();
         schedule_unguarded(&mut ns, is_float);
-        (after(&head_before, &nh), after(&join_before, &ns))
+        after(&join_before, &ns)
     };
-    let (h0, s0) = cost(&[]);
+    let (h0, s0) = (head_cost(&[]), join_cost(&[]));
     let total = |h: &[u64], s: &[u64]| h.iter().chain(s).sum::<u64>();
     let no_worse = |a: &[u64], b: &[u64]| a.iter().zip(b).all(|(x, y)| x <= y);
     let mut best = (total(&h0, &s0), 0);
     for take in 1..=candidates.len() {
-        let (h, s) = cost(&candidates[..take]);
+        let moved = &candidates[..take];
+        let h = head_cost(moved);
+        // A head made longer after some context rules the prefix out, whatever
+        // the join gains: its schedule is not needed.
+        if !no_worse(&h, &h0) {
+            continue;
+        }
+        let s = join_cost(moved);
         let t = total(&h, &s);
-        if t < best.0 && no_worse(&h, &h0) && no_worse(&s, &s0) {
+        if t < best.0 && no_worse(&s, &s0) {
             best = (t, take);
         }
     }

@@ -68,14 +68,82 @@ struct State<'a> {
     /// Per physical register: whether the frame saves it already (a callee-saved
     /// register or `ra` given a value, `ra` in a function that calls).
     saved: Vec<bool>,
+    /// Per class (integer, float): the candidate registers in preference order
+    /// ([`State::candidates`]), rebuilt whenever `saved` changes, which orders
+    /// them (building the list at every allocation was a tenth of the
+    /// allocator's time on a function of thousands of values).
+    candidate_lists: [Vec<Reg>; 2],
     /// Per physical register: the unallocated copy partners of the intervals it
     /// was given, which would like it too.
     wishes: Vec<Vec<u32>>,
     /// Per physical register: the length of its wishes after they were last pruned.
     pruned_len: Vec<usize>,
+    /// The registers whose wishes grew since [`State::prune_wishes`] last looked
+    /// at them (only they can have doubled): the pruning before each allocation
+    /// looks at these, not at every register.
+    grown: Vec<usize>,
 }
 
-impl State<'_> {
+/// Candidate registers of `class` in preference order, given which registers
+/// the frame saves already (`saved`): caller-saved, then those the frame saves
+/// already (no extra save: `ra` in a function that calls, then callee-saved ones
+/// in use), then those it would have to save (`ra` first: a leaf's `ra` and a
+/// fresh callee-saved register cost one save each).
+fn candidates_of(class: RegClass, saved: &[bool]) -> Vec<Reg> {
+    let all = abi::allocatable(class);
+    let mut v: Vec<Reg> = all
+        .iter()
+        .copied()
+        .filter(|&r| !abi::is_read_by_return(r))
+        .collect();
+    let ra = (class == RegClass::Int).then_some(RA);
+    let saved_first = ra
+        .into_iter()
+        .chain(all.iter().copied().filter(|&r| abi::is_callee_saved(r)));
+    v.extend(saved_first.clone().filter(|&r| saved[r.0 as usize]));
+    v.extend(saved_first.filter(|&r| !saved[r.0 as usize]));
+    v
+}
+
+/// [`candidates_of`] for both classes, indexed by `RegClass as usize`.
+fn candidate_lists(saved: &[bool]) -> [Vec<Reg>; 2] {
+    [
+        candidates_of(RegClass::Int, saved),
+        candidates_of(RegClass::Float, saved),
+    ]
+}
+
+impl<'a> State<'a> {
+    /// Nothing allocated yet: the physical registers hold their fixed
+    /// intervals, the virtual ones (`cost.len()` of them) wait. `ra` counts as
+    /// saved by the frame when the function calls.
+    fn new(iv: &'a Intervals, cost: Vec<f64>, has_calls: bool) -> Self {
+        let nv = cost.len();
+        let mut saved = vec![false; NUM_PREGS as usize];
+        saved[RA.0 as usize] = has_calls;
+        let mut st = State {
+            iv,
+            occ: vec![BTreeMap::new(); NUM_PREGS as usize],
+            assignment: vec![None; nv],
+            spilled: vec![false; nv],
+            cost,
+            candidate_lists: candidate_lists(&saved),
+            saved,
+            wishes: vec![Vec::new(); NUM_PREGS as usize],
+            pruned_len: vec![0; NUM_PREGS as usize],
+            grown: Vec::new(),
+        };
+        for p in 0..NUM_PREGS {
+            if !abi::is_allocatable(Reg(p)) {
+                continue;
+            }
+            for &(a, b) in &iv.regs[p as usize].ranges {
+                st.occ[p as usize].insert(a, (b, FIXED));
+            }
+        }
+        st
+    }
+
     fn interval(&self, v: usize) -> &Interval {
         &self.iv.regs[NUM_PREGS as usize + v]
     }
@@ -118,8 +186,9 @@ impl State<'_> {
             occ.insert(a, (b, v as u32));
         }
         self.assignment[v] = Some(r);
-        if abi::is_read_by_return(r) {
+        if abi::is_read_by_return(r) && !self.saved[r.0 as usize] {
             self.saved[r.0 as usize] = true;
+            self.candidate_lists = candidate_lists(&self.saved);
         }
     }
 
@@ -132,24 +201,9 @@ impl State<'_> {
         }
     }
 
-    /// Candidate registers in preference order: caller-saved, then those the
-    /// frame saves already (no extra save: `ra` in a function that calls, then
-    /// callee-saved ones in use), then those it would have to save (`ra` first:
-    /// a leaf's `ra` and a fresh callee-saved register cost one save each).
-    fn candidates(&self, class: RegClass) -> Vec<Reg> {
-        let all = abi::allocatable(class);
-        let mut v: Vec<Reg> = all
-            .iter()
-            .copied()
-            .filter(|&r| !abi::is_read_by_return(r))
-            .collect();
-        let ra = (class == RegClass::Int).then_some(RA);
-        let saved = ra
-            .into_iter()
-            .chain(all.iter().copied().filter(|&r| abi::is_callee_saved(r)));
-        v.extend(saved.clone().filter(|&r| self.saved[r.0 as usize]));
-        v.extend(saved.filter(|&r| !self.saved[r.0 as usize]));
-        v
+    /// Candidate registers of `class` in preference order ([`candidates_of`]).
+    fn candidates(&self, class: RegClass) -> &[Reg] {
+        &self.candidate_lists[class as usize]
     }
 
     /// Gives `v` a free register: its hinted register if free (or, given every
@@ -232,7 +286,7 @@ impl State<'_> {
         // (the registers after it are not asked whether they are free).
         let mut first_free = None;
         let mut unwanted = None;
-        for r in candidates {
+        for &r in candidates {
             if !self.is_free(r, &iv) {
                 continue;
             }
@@ -311,7 +365,8 @@ impl State<'_> {
     /// the function (each scan of a list is part of every allocation). Amortised:
     /// a list is pruned when it has doubled since its last pruning.
     fn prune_wishes(&mut self, pos: u32) {
-        for r in 0..self.wishes.len() {
+        let grown = std::mem::take(&mut self.grown);
+        for &r in &grown {
             if self.wishes[r].len() <= 2 * self.pruned_len[r] + 16 {
                 continue;
             }
@@ -323,6 +378,8 @@ impl State<'_> {
             self.pruned_len[r] = list.len();
             self.wishes[r] = list;
         }
+        self.grown = grown;
+        self.grown.clear();
     }
 
     /// Assigns `r` to `v` and records that `v`'s unallocated copy partners would
@@ -330,10 +387,15 @@ impl State<'_> {
     /// partner: later intervals that overlap it choose another free register).
     fn take(&mut self, v: usize, r: Reg, hints: &[(Reg, f64)]) {
         self.assign(v, r);
+        let list = &mut self.wishes[r.0 as usize];
+        let before = list.len();
         for &(h, _) in hints {
             if h.is_virtual() && self.assignment[h.vindex()].is_none() {
-                self.wishes[r.0 as usize].push(h.vindex() as u32);
+                list.push(h.vindex() as u32);
             }
+        }
+        if list.len() > before && !self.grown.contains(&(r.0 as usize)) {
+            self.grown.push(r.0 as usize);
         }
     }
 }
@@ -409,29 +471,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
             *c *= SHORT_FACTOR;
         }
     }
-    let mut st = State {
-        iv,
-        occ: vec![BTreeMap::new(); NUM_PREGS as usize],
-        assignment: vec![None; nv],
-        spilled: vec![false; nv],
-        cost,
-        saved: {
-            let mut saved = vec![false; NUM_PREGS as usize];
-            saved[RA.0 as usize] = mf.has_calls();
-            saved
-        },
-        wishes: vec![Vec::new(); NUM_PREGS as usize],
-        pruned_len: vec![0; NUM_PREGS as usize],
-    };
-    for p in 0..NUM_PREGS {
-        let r = Reg(p);
-        if !abi::is_allocatable(r) {
-            continue;
-        }
-        for &(a, b) in &iv.regs[p as usize].ranges {
-            st.occ[p as usize].insert(a, (b, FIXED));
-        }
-    }
+    let mut st = State::new(iv, cost, mf.has_calls());
     let mut order: Vec<usize> = (0..nv).filter(|&v| !st.interval(v).is_empty()).collect();
     order.sort_by_key(|&v| (st.interval(v).start(), v));
     for v in order {
@@ -443,7 +483,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
         // Evict the cheapest conflicting set of one register, if cheaper than `v`.
         let cur = st.interval(v).clone();
         let mut best: Option<(f64, Reg, Vec<u32>)> = None;
-        for r in st.candidates(class) {
+        for &r in st.candidates(class) {
             let Some(owners) = st.conflicts(r, &cur) else {
                 continue;
             };
@@ -471,5 +511,89 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
     Allocation {
         assignment: st.assignment,
         spilled: st.spilled,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mir::A0;
+
+    /// Intervals of no physical register and of `ranges.len()` virtual ones.
+    fn intervals(ranges: &[&[(u32, u32)]]) -> Intervals {
+        let mut regs = vec![Interval { ranges: Vec::new() }; NUM_PREGS as usize];
+        regs.extend(ranges.iter().map(|r| Interval { ranges: r.to_vec() }));
+        Intervals {
+            regs,
+            block_start: vec![0],
+            block_end: vec![100],
+        }
+    }
+
+    #[test]
+    fn the_candidates_follow_what_the_frame_saves() {
+        let s3 = Reg::x(19);
+        let iv = intervals(&[&[(0, 10)]]);
+        let caller_saved = abi::allocatable(RegClass::Int)
+            .iter()
+            .filter(|&&r| !abi::is_read_by_return(r))
+            .count();
+        // A leaf: `ra` is saved only if it is given a value, so it comes first of
+        // the registers the frame would have to save.
+        let mut st = State::new(&iv, vec![1.0], false);
+        let before = st.candidates(RegClass::Int).to_vec();
+        assert!(before[..caller_saved]
+            .iter()
+            .all(|&r| !abi::is_read_by_return(r)));
+        assert_eq!(before[caller_saved], RA);
+        assert!(before.contains(&A0) && before.contains(&s3));
+        // Once a callee-saved register holds a value, the frame saves it: it moves
+        // ahead of `ra` and the other callee-saved registers.
+        st.assign(0, s3);
+        let after = st.candidates(RegClass::Int);
+        assert_eq!(after[caller_saved], s3);
+        assert_eq!(after[caller_saved + 1], RA);
+        assert_eq!(after, candidates_of(RegClass::Int, &st.saved).as_slice());
+        let (mut a, mut b) = (before.clone(), after.to_vec());
+        a.sort();
+        b.sort();
+        assert_eq!(a, b, "the same registers, in another order");
+        // In a function that calls, `ra` is saved from the start.
+        let st = State::new(&iv, vec![1.0], true);
+        assert_eq!(st.candidates(RegClass::Int)[caller_saved], RA);
+        assert_eq!(
+            st.candidates(RegClass::Float),
+            candidates_of(RegClass::Float, &st.saved)
+        );
+    }
+
+    #[test]
+    fn pruning_looks_at_every_register_whose_wishes_grew() {
+        // Value 0 takes `a0`; its 40 copy partners (values 1..=40, not allocated
+        // yet) wish for `a0` too. Once they are spilled, the next pruning drops
+        // them, and a register nobody wished for stays untouched.
+        let ranges: Vec<&[(u32, u32)]> = vec![&[(0, 10)]; 41];
+        let iv = intervals(&ranges);
+        let mut st = State::new(&iv, vec![1.0; 41], false);
+        let hints: Vec<(Reg, f64)> = (1..=40).map(|v| (Reg::virt(v), 1.0)).collect();
+        st.take(0, A0, &hints);
+        assert_eq!(st.wishes[A0.0 as usize].len(), 40);
+        st.prune_wishes(0);
+        assert_eq!(
+            st.wishes[A0.0 as usize].len(),
+            40,
+            "the partners may still want a0"
+        );
+        for v in 1..=40 {
+            st.spilled[v] = true;
+        }
+        // Grown past twice its pruned length: looked at, and pruned to nothing.
+        st.take(0, A0, &hints);
+        st.take(0, A0, &hints);
+        assert_eq!(st.wishes[A0.0 as usize].len(), 120);
+        st.prune_wishes(20);
+        assert!(st.wishes[A0.0 as usize].is_empty());
+        assert!(st.grown.is_empty());
+        assert!(st.wishes[Reg::x(8).0 as usize].is_empty());
     }
 }
