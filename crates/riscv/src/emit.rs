@@ -12,76 +12,87 @@ use crate::mir::*;
 use crate::srcloc::{InstLocs, SourceLines};
 use std::fmt::Write;
 
-/// Text of one instruction (without branch relaxation); `label` names blocks and
-/// `global` names globals.
-pub fn inst_text(
+/// Appends the text of one instruction (without branch relaxation) to `out`;
+/// `label` names blocks and `global` names globals. The emitter writes every
+/// instruction into the function's text directly, not through a string of its
+/// own.
+fn write_inst(
+    out: &mut String,
     i: &MInst,
     mf: &MFunction,
     label: &dyn Fn(MBlock) -> String,
     global: &dyn Fn(u32) -> String,
-) -> String {
+) {
     let class = |r: Reg| mf.class_of(r);
-    match i {
-        MInst::Alu { op, rd, rs1, rs2 } => format!("{} {rd}, {rs1}, {rs2}", op.mnemonic()),
-        MInst::AluImm { op, rd, rs1, imm } => format!("{} {rd}, {rs1}, {imm}", op.mnemonic()),
-        MInst::Li { rd, imm } => format!("li {rd}, {imm}"),
+    let _ = match i {
+        MInst::Alu { op, rd, rs1, rs2 } => write!(out, "{} {rd}, {rs1}, {rs2}", op.mnemonic()),
+        MInst::AluImm { op, rd, rs1, imm } => write!(out, "{} {rd}, {rs1}, {imm}", op.mnemonic()),
+        MInst::Li { rd, imm } => write!(out, "li {rd}, {imm}"),
         MInst::La { rd, global: g, off } => {
             if *off == 0 {
-                format!("lla {rd}, {}", global(*g))
+                write!(out, "lla {rd}, {}", global(*g))
             } else {
-                format!("lla {rd}, {}{off:+}", global(*g))
+                write!(out, "lla {rd}, {}{off:+}", global(*g))
             }
         }
-        MInst::FrameAddr { rd, slot, off } => format!("frameaddr {rd}, slot{}{off:+}", slot.0),
+        MInst::FrameAddr { rd, slot, off } => write!(out, "frameaddr {rd}, slot{}{off:+}", slot.0),
         MInst::Mv { rd, rs } => {
             if class(*rd) == RegClass::Float {
                 // The whole 64-bit register: exact for a NaN-boxed single and for a
                 // double alike (`fmv.s` would turn a double into the canonical NaN),
                 // and the register's width is no longer known after allocation.
-                format!("fmv.d {rd}, {rs}")
+                write!(out, "fmv.d {rd}, {rs}")
             } else {
-                format!("mv {rd}, {rs}")
+                write!(out, "mv {rd}, {rs}")
             }
         }
         MInst::FAlu { op, rd, rs1, rs2 } => {
             if *op == FAluOp::Sgnjn && rs1 == rs2 {
-                format!("fneg.s {rd}, {rs1}")
+                write!(out, "fneg.s {rd}, {rs1}")
             } else if *op == FAluOp::Sgnjx && rs1 == rs2 {
-                format!("fabs.s {rd}, {rs1}")
+                write!(out, "fabs.s {rd}, {rs1}")
             } else {
-                format!("{} {rd}, {rs1}, {rs2}", op.mnemonic())
+                write!(out, "{} {rd}, {rs1}, {rs2}", op.mnemonic())
             }
         }
-        MInst::FCmp { op, rd, rs1, rs2 } => format!("{} {rd}, {rs1}, {rs2}", op.mnemonic()),
+        MInst::FCmp { op, rd, rs1, rs2 } => write!(out, "{} {rd}, {rs1}, {rs2}", op.mnemonic()),
         MInst::Cvt { op, rd, rs } => match op {
-            CvtOp::FcvtSW => format!("fcvt.s.w {rd}, {rs}"),
-            CvtOp::FcvtWS => format!("fcvt.w.s {rd}, {rs}, rtz"),
-            CvtOp::FmvWX => format!("fmv.w.x {rd}, {rs}"),
-            CvtOp::FmvXW => format!("fmv.x.w {rd}, {rs}"),
-            CvtOp::FcvtDS => format!("fcvt.d.s {rd}, {rs}"),
-            CvtOp::FmvXD => format!("fmv.x.d {rd}, {rs}"),
+            CvtOp::FcvtSW => write!(out, "fcvt.s.w {rd}, {rs}"),
+            CvtOp::FcvtWS => write!(out, "fcvt.w.s {rd}, {rs}, rtz"),
+            CvtOp::FmvWX => write!(out, "fmv.w.x {rd}, {rs}"),
+            CvtOp::FmvXW => write!(out, "fmv.x.w {rd}, {rs}"),
+            CvtOp::FcvtDS => write!(out, "fcvt.d.s {rd}, {rs}"),
+            CvtOp::FmvXD => write!(out, "fmv.x.d {rd}, {rs}"),
         },
-        MInst::Load { op, rd, addr } => format!("{} {rd}, {}", op.load_mnemonic(), addr_text(addr)),
-        MInst::Store { op, src, addr } => {
-            format!("{} {src}, {}", op.store_mnemonic(), addr_text(addr))
+        MInst::Load { op, rd, addr } => {
+            write!(out, "{} {rd}, {}", op.load_mnemonic(), AddrText(addr))
         }
-        MInst::Call { callee, .. } => format!("call {callee}"),
-        MInst::TailCall { callee, .. } => format!("tail {callee}"),
-        MInst::Ret { .. } => "ret".to_string(),
+        MInst::Store { op, src, addr } => {
+            write!(out, "{} {src}, {}", op.store_mnemonic(), AddrText(addr))
+        }
+        MInst::Call { callee, .. } => write!(out, "call {callee}"),
+        MInst::TailCall { callee, .. } => write!(out, "tail {callee}"),
+        MInst::Ret { .. } => out.write_str("ret"),
         MInst::Branch {
             cond,
             rs1,
             rs2,
             target,
-        } => format!("{} {rs1}, {rs2}, {}", cond.mnemonic(), label(*target)),
-        MInst::Jump { target } => format!("j {}", label(*target)),
-    }
+        } => write!(out, "{} {rs1}, {rs2}, {}", cond.mnemonic(), label(*target)),
+        MInst::Jump { target } => write!(out, "j {}", label(*target)),
+    };
 }
 
-fn addr_text(a: &Addr) -> String {
-    match a.base {
-        Base::Reg(r) => format!("{}({r})", a.off),
-        Base::Slot(s) => format!("{}(slot{})", a.off, s.0),
+/// An address as the assembler reads it: `off(base)`.
+struct AddrText<'a>(&'a Addr);
+
+impl std::fmt::Display for AddrText<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let a = self.0;
+        match a.base {
+            Base::Reg(r) => write!(f, "{}({r})", a.off),
+            Base::Slot(s) => write!(f, "{}(slot{})", a.off, s.0),
+        }
     }
 }
 
@@ -217,7 +228,9 @@ pub fn emit_function_annotated(
                     let _ = writeln!(s, "\tjump {}, t6", label(*target));
                 }
                 _ => {
-                    let _ = writeln!(s, "\t{}", inst_text(i, mf, &label, global));
+                    s.push('\t');
+                    write_inst(&mut s, i, mf, &label, global);
+                    s.push('\n');
                 }
             }
             k += 1;
