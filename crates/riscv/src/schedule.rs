@@ -1256,6 +1256,21 @@ mod tests {
         code
     }
 
+    /// A region's timings (integer registers only), dependence graph and heights
+    /// before `tail`, as [`schedule_region`] finds them with no copies to keep.
+    fn analysed(code: &[MInst], tail: &[Timing]) -> (Vec<Timing>, Graph, Vec<u32>) {
+        let t: Vec<Timing> = code
+            .iter()
+            .map(|i| u74::timing_with(i, &|_| false))
+            .collect();
+        let copy_src = vec![None; code.len()];
+        let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
+        let inc = Increments::new(code, &mem);
+        let g = build_graph(&t, &copy_src, &CopyPartners::default(), &inc);
+        let h = heights(&t, &g, tail);
+        (t, g, h)
+    }
+
     #[test]
     fn a_tie_break_reported_to_choose_alike_gives_the_same_order() {
         // Random straight-line code (loads, stores, increments, ALU ops either
@@ -1265,7 +1280,6 @@ mod tests {
         // test sees both cases.
         use rand::{Rng, SeedableRng};
         let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(57);
-        let is_float = |_: Reg| false;
         let all = [
             TieBreak::Original,
             TieBreak::OnePipeFirst,
@@ -1275,15 +1289,7 @@ mod tests {
         for _ in 0..300 {
             let n = rng.random_range(2..30);
             let code = random_region(&mut rng, n);
-            let t: Vec<Timing> = code
-                .iter()
-                .map(|i| u74::timing_with(i, &is_float))
-                .collect();
-            let copy_src = vec![None; code.len()];
-            let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-            let inc = Increments::new(&code, &mem);
-            let g = build_graph(&t, &copy_src, &CopyPartners::default(), &inc);
-            let h = heights(&t, &g, &[]);
+            let (t, g, h) = analysed(&code, &[]);
             let run = |tie, others: &[TieBreak]| {
                 list_schedule(&code, &t, &g, &h, Machine::default(), None, tie, others)
             };
@@ -1320,19 +1326,11 @@ mod tests {
             let code = random_region(&mut rng, n);
             let tail_len = rng.random_range(0..8);
             let tail_code = random_region(&mut rng, tail_len);
-            let t: Vec<Timing> = code
-                .iter()
-                .map(|i| u74::timing_with(i, &is_float))
-                .collect();
             let tail: Vec<Timing> = tail_code
                 .iter()
                 .map(|i| u74::timing_with(i, &is_float))
                 .collect();
-            let copy_src = vec![None; code.len()];
-            let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-            let inc = Increments::new(&code, &mem);
-            let g = build_graph(&t, &copy_src, &CopyPartners::default(), &inc);
-            let h = heights(&t, &g, &tail);
+            let (t, g, h) = analysed(&code, &tail);
             for tie in [TieBreak::Original, TieBreak::OnePipeFirst] {
                 let run = list_schedule(&code, &t, &g, &h, Machine::default(), None, tie, &[]);
                 reordered += usize::from(run.order.iter().enumerate().any(|(k, &i)| k != i));
@@ -1361,18 +1359,12 @@ mod tests {
         for _ in 0..300 {
             let n = rng.random_range(1..24);
             let code = random_region(&mut rng, n);
-            let timing = |i: &MInst| u74::timing_with(i, &is_float);
-            let t: Vec<Timing> = code.iter().map(timing).collect();
             let tail: Vec<Timing> = if rng.random_bool(0.5) {
-                vec![timing(&bnez(rng.random_range(10..18)))]
+                vec![u74::timing_with(&bnez(rng.random_range(10..18)), &is_float)]
             } else {
                 Vec::new()
             };
-            let copy_src = vec![None; code.len()];
-            let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-            let inc = Increments::new(&code, &mem);
-            let g = build_graph(&t, &copy_src, &CopyPartners::default(), &inc);
-            let h = heights(&t, &g, &tail);
+            let (t, g, h) = analysed(&code, &tail);
             let least = least_cycles(&h, t.iter().chain(&tail));
             let cost = |order: &[usize]| u74::cycles_of(order.iter().map(|&k| &t[k]).chain(&tail));
             let mut candidates = vec![(0..n).collect::<Vec<usize>>()];
