@@ -28,9 +28,8 @@
 //! region's start), so two accesses through one pointer bumped between them are
 //! compared as they really lie.
 
-use rustc_hash::FxHashMap;
-
 use crate::mir::{fits_imm12, AluImmOp, Base, MInst, Reg, SP};
+use crate::region_regs::RegionRegs;
 use crate::u74::MemAccess;
 
 /// An access that may move above the increment of its base register.
@@ -88,22 +87,22 @@ fn increment(i: &MInst) -> Option<(Reg, i64)> {
 }
 
 impl Increments {
-    /// Analyses `code`, whose memory accesses are `mem` (from their timings).
-    pub fn new(code: &[MInst], mem: &[Option<MemAccess>]) -> Self {
+    /// Analyses `code`, whose memory accesses are `mem` (from their timings) and
+    /// whose registers are `regs`.
+    pub fn new(code: &[MInst], mem: &[Option<MemAccess>], regs: &RegionRegs) -> Self {
         let n = code.len();
         let mut breakable = vec![None; n];
         let mut norm = vec![None; n];
-        // Per register: its last definition in the region, the definition before
-        // that last one when it is an increment, its root and the sum of the
-        // increments since the root.
-        let mut last_def: FxHashMap<Reg, usize> =
-            FxHashMap::with_capacity_and_hasher(n, Default::default());
-        let mut before: FxHashMap<usize, Option<usize>> = FxHashMap::default();
-        let mut root: FxHashMap<Reg, (Option<usize>, i64)> =
-            FxHashMap::with_capacity_and_hasher(n, Default::default());
+        // Per register (by its number in `regs`): its last definition in the
+        // region, its root and the sum of the increments since the root; per
+        // increment (by index): the definition of its register before it.
+        let mut last_def: Vec<Option<usize>> = vec![None; regs.len()];
+        let mut root: Vec<(Option<usize>, i64)> = vec![(None, 0); regs.len()];
+        let mut before: Vec<Option<usize>> = vec![None; n];
         for (k, inst) in code.iter().enumerate() {
             if let (Some(m), Some((base, off, other))) = (mem[k], access_parts(inst)) {
-                let (r0, acc) = root.get(&base).copied().unwrap_or((None, 0));
+                let b = regs.index(base);
+                let (r0, acc) = root[b];
                 norm[k] = Some((
                     MemAccess {
                         off: m.off + acc,
@@ -111,15 +110,14 @@ impl Increments {
                     },
                     r0,
                 ));
-                let inc = last_def.get(&base).copied();
-                if let Some(i) = inc {
+                if let Some(i) = last_def[b] {
                     if let Some((_, delta)) = increment(&code[i]) {
                         if other != base && fits_imm12(off + delta) {
                             breakable[k] = Some(Breakable {
                                 inc: i,
                                 base,
                                 delta,
-                                before_inc: before[&i],
+                                before_inc: before[i],
                             });
                         }
                     }
@@ -129,16 +127,14 @@ impl Increments {
             }
             let step = increment(inst);
             inst.for_each_def(|d| {
-                let prev = last_def.insert(d, k);
+                let r = regs.index(d);
+                let prev = last_def[r].replace(k);
                 match step {
-                    Some((r, c)) if r == d => {
-                        before.insert(k, prev);
-                        let e = root.entry(d).or_insert((None, 0));
-                        e.1 += c;
+                    Some((inc, c)) if inc == d => {
+                        before[k] = prev;
+                        root[r].1 += c;
                     }
-                    _ => {
-                        root.insert(d, (Some(k), 0));
-                    }
+                    _ => root[r] = (Some(k), 0),
                 }
             });
         }
@@ -231,8 +227,9 @@ mod tests {
     use crate::u74::timing;
 
     fn analyse(code: &[MInst]) -> Increments {
-        let mem: Vec<_> = code.iter().map(|i| timing(i).mem).collect();
-        Increments::new(code, &mem)
+        let t: Vec<_> = code.iter().map(timing).collect();
+        let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
+        Increments::new(code, &mem, &RegionRegs::of(&t))
     }
 
     #[test]
@@ -315,6 +312,19 @@ mod tests {
         ] {
             assert_eq!(analyse(&code).sinkable[0], None, "{code:?}");
         }
+    }
+
+    #[test]
+    fn the_zero_register_is_a_register_like_any_other() {
+        // Timings leave `x0` out; an access through it, or a write of it, is
+        // still analysed (and no increment of it is mistaken for another's).
+        let code = [addi(0, 0, 4), lw(16, 0, 8), sw(5, 17, 4), lw(15, 0, 12)];
+        let inc = analyse(&code);
+        assert_eq!(
+            inc.breakable[1].map(|b| (b.inc, b.base)),
+            Some((0, Reg::x(0)))
+        );
+        assert!(inc.disjoint(1, 3));
     }
 
     #[test]

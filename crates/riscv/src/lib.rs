@@ -71,6 +71,7 @@ pub mod postra_sink;
 pub mod reassociate;
 pub mod redundant_loads;
 pub mod regalloc;
+pub mod region_regs;
 pub mod rename;
 pub mod schedule;
 pub mod shrink_wrap;

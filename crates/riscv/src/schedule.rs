@@ -60,6 +60,7 @@ use rustc_hash::FxHashSet;
 use crate::increments::Increments;
 use crate::liveness::{tracked, LiveRegs, Liveness};
 use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, SP};
+use crate::region_regs::RegionRegs;
 use crate::rename::Renamer;
 use crate::u74::{self, Machine, Timing, UseKind};
 
@@ -642,6 +643,7 @@ pub fn schedule_unguarded(insts: &mut [MInst], is_float: &dyn Fn(Reg) -> bool) {
 
 /// The dependence graph of a region: for each instruction, its successors with
 /// latencies, and its number of predecessors.
+#[derive(Debug, PartialEq)]
 struct Graph {
     succs: Vec<Vec<(usize, u32)>>,
     npreds: Vec<usize>,
@@ -676,33 +678,7 @@ fn copy_partners(mf: &MFunction) -> CopyPartners {
     m
 }
 
-/// Dense numbers for the registers a region mentions, in order of first mention:
-/// the per-register state of [`build_graph`] lives in arrays indexed by them, so
-/// each mention of a register costs one hash lookup, not one per table.
-struct LocalRegs {
-    index: FxHashMap<Reg, u32>,
-}
-
-impl LocalRegs {
-    fn with_capacity(n: usize) -> Self {
-        LocalRegs {
-            index: FxHashMap::with_capacity_and_hasher(n, Default::default()),
-        }
-    }
-
-    /// The number of `r`, given it at its first mention.
-    fn number(&mut self, r: Reg) -> usize {
-        let next = self.index.len() as u32;
-        *self.index.entry(r).or_insert(next) as usize
-    }
-
-    /// The number of `r`, if the region mentioned it so far.
-    fn get(&self, r: Reg) -> Option<usize> {
-        self.index.get(&r).map(|&k| k as usize)
-    }
-}
-
-/// Per register (by its [`LocalRegs`] number, below `regs`), a list of
+/// Per register (by its [`RegionRegs`] number, below `regs`), a list of
 /// instruction indices (newest first), all kept in one array: no allocation per
 /// register.
 struct RegLists {
@@ -743,11 +719,12 @@ impl RegLists {
 
 fn build_graph(
     t: &[Timing],
+    regs: &RegionRegs,
     copy_src: &[Option<Reg>],
     copies: &CopyPartners,
     inc: &Increments,
 ) -> Graph {
-    build_graph_asking(t, copy_src, copies, inc, false)
+    build_graph_asking(t, regs, copy_src, copies, inc, false)
 }
 
 /// [`build_graph`]; with `every`, each instruction asks about every one before
@@ -755,6 +732,7 @@ fn build_graph(
 /// all).
 fn build_graph_asking(
     t: &[Timing],
+    regs: &RegionRegs,
     copy_src: &[Option<Reg>],
     copies: &CopyPartners,
     inc: &Increments,
@@ -767,10 +745,7 @@ fn build_graph_asking(
     // Per register (by local number): the last instruction so far that writes it,
     // so that each read finds the write it reads in constant time (a scan of the
     // instructions between each pair made the graph cubic in the region's length).
-    // A region mentions at most this many registers: the per-register tables
-    // are sized once.
-    let mentions: usize = t.iter().map(|x| x.uses.len() + x.defs.len()).sum();
-    let mut regs = LocalRegs::with_capacity(mentions);
+    let mentions = regs.len();
     let mut last_def: Vec<Option<usize>> = vec![None; mentions];
     // The local numbers of `j`'s reads and writes, in order.
     let mut use_regs: Vec<usize> = Vec::new();
@@ -791,9 +766,9 @@ fn build_graph_asking(
     for j in 0..n {
         // For each read of `j`, in order: the last write of its register before `j`.
         use_regs.clear();
-        use_regs.extend(t[j].uses.iter().map(|&(r, _)| regs.number(r)));
+        use_regs.extend(t[j].uses.iter().map(|&(r, _)| regs.index(r)));
         def_regs.clear();
-        def_regs.extend(t[j].defs.iter().map(|&r| regs.number(r)));
+        def_regs.extend(t[j].defs.iter().map(|&r| regs.index(r)));
         read_from.clear();
         read_from.extend(use_regs.iter().map(|&k| last_def[k]));
         // The copies of each register `j` writes, looked up once for all `i`.
@@ -1001,8 +976,9 @@ fn schedule_region(
         })
         .collect();
     let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-    let inc = Increments::new(&insts[start..end], &mem);
-    let g = build_graph(&t, &copy_src, copies, &inc);
+    let regs = RegionRegs::of(&t);
+    let inc = Increments::new(&insts[start..end], &mem, &regs);
+    let g = build_graph(&t, &regs, &copy_src, copies, &inc);
     let h = heights(&t, &g, &tail);
     let n = t.len();
     // The cost of the region in `order`, then the tail: once from a fresh start,
@@ -1265,8 +1241,9 @@ mod tests {
             .collect();
         let copy_src = vec![None; code.len()];
         let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-        let inc = Increments::new(code, &mem);
-        let g = build_graph(&t, &copy_src, &CopyPartners::default(), &inc);
+        let regs = RegionRegs::of(&t);
+        let inc = Increments::new(code, &mem, &regs);
+        let g = build_graph(&t, &regs, &copy_src, &CopyPartners::default(), &inc);
         let h = heights(&t, &g, tail);
         (t, g, h)
     }
@@ -1449,12 +1426,12 @@ mod tests {
                 }
             }
             let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-            let inc = Increments::new(&code, &mem);
+            let regs = RegionRegs::of(&t);
+            let inc = Increments::new(&code, &mem, &regs);
             for copies in [CopyPartners::default(), copies] {
-                let fast = build_graph_asking(&t, &copy_src, &copies, &inc, false);
-                let slow = build_graph_asking(&t, &copy_src, &copies, &inc, true);
-                assert_eq!(fast.succs, slow.succs, "{code:?}");
-                assert_eq!(fast.npreds, slow.npreds);
+                let fast = build_graph_asking(&t, &regs, &copy_src, &copies, &inc, false);
+                let slow = build_graph_asking(&t, &regs, &copy_src, &copies, &inc, true);
+                assert_eq!(fast, slow, "{code:?}");
             }
         }
     }
