@@ -170,6 +170,8 @@ impl Increments {
 
     /// Whether accesses `a` and `b` of the region touch disjoint bytes, comparing
     /// addresses through one base register by their offsets from its root value.
+    /// (Asked of every pair of accesses the dependence graph considers: inlined.)
+    #[inline]
     pub fn disjoint(&self, a: usize, b: usize) -> bool {
         match (self.norm[a], self.norm[b]) {
             (Some((x, rx)), Some((y, ry))) => {
@@ -229,7 +231,7 @@ mod tests {
     fn analyse(code: &[MInst]) -> Increments {
         let t: Vec<_> = code.iter().map(timing).collect();
         let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-        Increments::new(code, &mem, &RegionRegs::of(&t))
+        Increments::new(code, &mem, &RegionRegs::of(t.iter()))
     }
 
     #[test]

@@ -966,8 +966,8 @@ fn schedule_region(
         None => (None, &[][..]),
     };
     let timing = |i: &MInst| u74::timing_with(i, is_float);
-    let t: Vec<Timing> = insts[start..end].iter().map(timing).collect();
-    let tail: Vec<Timing> = insts[end..tail_end].iter().map(timing).collect();
+    let mut t: Vec<Timing> = insts[start..end].iter().map(timing).collect();
+    let mut tail: Vec<Timing> = insts[end..tail_end].iter().map(timing).collect();
     let copy_src: Vec<Option<Reg>> = insts[start..end]
         .iter()
         .map(|i| match i {
@@ -976,11 +976,36 @@ fn schedule_region(
         })
         .collect();
     let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-    let regs = RegionRegs::of(&t);
+    // Over virtual registers, the timings go to the model renumbered (see
+    // [`RegionRegs`]), the tail's with them; physical ones it keeps in arrays.
+    let is_virtual = |x: &Timing| {
+        x.defs
+            .iter()
+            .chain(x.uses.iter().map(|(r, _)| r))
+            .any(|r| r.is_virtual())
+    };
+    let renumber = t.iter().chain(&tail).any(is_virtual);
+    let regs = if renumber {
+        RegionRegs::of(t.iter().chain(&tail))
+    } else {
+        RegionRegs::of(t.iter())
+    };
     let inc = Increments::new(&insts[start..end], &mem, &regs);
     let g = build_graph(&t, &regs, &copy_src, copies, &inc);
     let h = heights(&t, &g, &tail);
     let n = t.len();
+    // From here on the timings only go to the model.
+    let renumbered_copies;
+    let steady_state = match steady_state {
+        given if renumber && regs.fit_the_model() => {
+            for x in t.iter_mut().chain(tail.iter_mut()) {
+                regs.renumber(x);
+            }
+            renumbered_copies = given.map(|c| regs.renumber_copies(c));
+            renumbered_copies.as_deref()
+        }
+        given => given,
+    };
     // The cost of the region in `order`, then the tail: once from a fresh start,
     // or per iteration of a loop. (Reordering may change the offsets of accesses,
     // which the timing model does not look at: the timings taken here serve.)
@@ -1008,8 +1033,8 @@ fn schedule_region(
     let mut start_state = Machine::default();
     if let Some(copies) = steady_state {
         // Start from the end of an iteration in the current order.
-        for i in &insts[start..tail_end] {
-            start_state.issue(&timing(i));
+        for x in t.iter().chain(&tail) {
+            start_state.issue(x);
         }
         start_state.copy_ready(copies);
         start_state.next_iteration();
@@ -1241,7 +1266,7 @@ mod tests {
             .collect();
         let copy_src = vec![None; code.len()];
         let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-        let regs = RegionRegs::of(&t);
+        let regs = RegionRegs::of(t.iter());
         let inc = Increments::new(code, &mem, &regs);
         let g = build_graph(&t, &regs, &copy_src, &CopyPartners::default(), &inc);
         let h = heights(&t, &g, tail);
@@ -1426,7 +1451,7 @@ mod tests {
                 }
             }
             let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
-            let regs = RegionRegs::of(&t);
+            let regs = RegionRegs::of(t.iter());
             let inc = Increments::new(&code, &mem, &regs);
             for copies in [CopyPartners::default(), copies] {
                 let fast = build_graph_asking(&t, &regs, &copy_src, &copies, &inc, false);
