@@ -17,6 +17,12 @@ use ir::{BinOp, Function, InstKind, Type, UnOp, Value, ValueDef};
 /// How deep operands are followed before a value is left unknown.
 const MAX_DEPTH: usize = 24;
 
+/// The largest expression (as a tree, [`super::expr::Exprs::size`]) a value is
+/// described by; a larger one is left unknown. Passes walk expressions without
+/// memoising shared operands, so a larger one would cost them its size at every
+/// walk (LLVM's threshold is 2^20; the largest of the corpus is far below this).
+const MAX_EXPR_SIZE: u32 = 4096;
+
 /// The type an analysed value has, if it is one the analysis describes.
 fn scev_type(f: &Function, v: Value) -> Option<Type> {
     match f.value_type(v) {
@@ -43,7 +49,16 @@ impl ScalarEvolution<'_> {
             let ty = self.f.value_type(v);
             self.exprs.unknown(ty, v)
         } else {
-            self.create(v)
+            let e = self.create(v);
+            // An expression too large to walk (its operands shared, as a tree it
+            // grows exponentially along a chain of products) is not seen
+            // through: LLVM's `scalar-evolution-huge-expr-threshold`.
+            if self.exprs.size(e) > MAX_EXPR_SIZE {
+                let ty = self.f.value_type(v);
+                self.exprs.unknown(ty, v)
+            } else {
+                e
+            }
         };
         self.depth -= 1;
         let pending = self.pending;

@@ -69,10 +69,19 @@ pub enum Expr {
     UDiv(ExprId, ExprId),
 }
 
+/// The most factors a product takes in from the products among its own factors
+/// (LLVM's `scalar-evolution-mul-ops-inline-threshold`): a chain of cubings
+/// `x = x * x * x` would otherwise triple its product's factors at every step, and
+/// an unrolled loop of them asked for gigabytes.
+const MAX_MUL_OPS: usize = 32;
+
 /// The arena of expressions, with the folding constructors.
 #[derive(Default)]
 pub struct Exprs {
     nodes: Vec<Expr>,
+    /// Per node: its size as a tree (itself and its operands' sizes, shared ones
+    /// counted each time), saturating: LLVM's `SCEV::getExpressionSize`.
+    sizes: Vec<u32>,
     /// The ids of `nodes`, hashed by their expressions: each expression is held
     /// once, and interning hashes it once.
     ids: HashTable<ExprId>,
@@ -119,9 +128,30 @@ impl Exprs {
             Entry::Vacant(slot) => {
                 let id = ExprId(self.nodes.len() as u32);
                 slot.insert(id);
+                let size = self.tree_size(&e);
                 self.nodes.push(e);
+                self.sizes.push(size);
                 id
             }
+        }
+    }
+
+    /// The size of `e` as a tree: each operand counted as often as it occurs,
+    /// however deep (saturating at `u32::MAX`).
+    pub fn size(&self, e: ExprId) -> u32 {
+        self.sizes[e.0 as usize]
+    }
+
+    /// The size of `e`, whose operands are interned.
+    fn tree_size(&self, e: &Expr) -> u32 {
+        let of = |o: &ExprId| self.size(*o);
+        match e {
+            Expr::Const { .. } | Expr::Unknown { .. } => 1,
+            Expr::Add { ops, .. } | Expr::Mul { ops, .. } | Expr::AddRec { ops, .. } => {
+                ops.iter().fold(1u32, |n, o| n.saturating_add(of(o)))
+            }
+            Expr::SExt(a) | Expr::ZExt(a) | Expr::Trunc(a) => of(a).saturating_add(1),
+            Expr::SMax(a, b) | Expr::UDiv(a, b) => of(a).saturating_add(of(b)).saturating_add(1),
         }
     }
 
@@ -427,7 +457,9 @@ impl Exprs {
         let mut flat: Terms = SmallVec::new();
         for &o in ops {
             match self.get(o) {
-                Expr::Mul { ops: inner, .. } => flat.extend(inner.iter().copied()),
+                Expr::Mul { ops: inner, .. } if flat.len() + inner.len() <= MAX_MUL_OPS => {
+                    flat.extend(inner.iter().copied())
+                }
                 _ => flat.push(o),
             }
         }

@@ -1244,3 +1244,31 @@ bb0:
         &|a, _| i64::from(a as i32 as u32),
     );
 }
+
+#[test]
+fn a_chain_of_squarings_stays_small() {
+    // %k = %(k-1) * %(k-1), forty times: as one flat product the last would have
+    // 2^40 factors. A product takes in at most 32 factors of the products among
+    // its operands, and a value whose expression would exceed 4096 nodes as a
+    // tree is left unknown.
+    let mut body = String::new();
+    for k in 1..=40 {
+        body += &format!("  %{k} = mul %{p}, %{p}\n", p = k - 1);
+    }
+    let out = scev_of(&format!(
+        "func @f(i32) -> i32 {{\nbb0(%0: i32):\n{body}  ret %40\n}}\n"
+    ));
+    has(
+        &out,
+        &[
+            "%2 = (%0 * %0 * %0 * %0)",
+            // 32 factors flattened, then products of products.
+            "%5 = (%0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0 * %0)",
+            // 2^12 factors and the products holding them: beyond the limit.
+            "%12 = %12",
+            "%13 = (%12 * %12)",
+            "%40 = (%36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36 * %36)",
+        ],
+    );
+    assert!(out.len() < 100_000, "{} bytes printed", out.len());
+}
