@@ -189,6 +189,30 @@ pub fn write_suite(
     Ok((written, skipped))
 }
 
+/// Claims `out` for one process: an advisory lock on `OUT/lock`, held while the
+/// returned file is open and released when the process ends, however it ends.
+/// Two processes given one `out` would share its scratch directories (`OUT/work/w0`,
+/// ...) and overwrite each other's executables mid-run, which shows as findings that
+/// do not reproduce.
+pub fn claim_out(out: &Path) -> Result<std::fs::File, String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("{}: {e}", out.display()))?;
+    let path = out.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(format!(
+            "another difftest is working in {} (give this one its own --out)",
+            out.display()
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
 /// Runs the campaign.
 pub fn run(opts: &Options, harness: Option<&Harness>) -> Summary {
     let start = Instant::now();
@@ -409,6 +433,22 @@ fn save(dir: &Path, files: &[(&str, String)]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_process_at_a_time_works_in_an_output_directory() {
+        let out = std::env::temp_dir().join(format!("difftest-claim-{}", std::process::id()));
+        let first = claim_out(&out).expect("a free directory");
+        let second = claim_out(&out);
+        assert!(
+            second
+                .as_ref()
+                .is_err_and(|e| e.contains("another difftest")),
+            "{second:?}"
+        );
+        drop(first);
+        assert!(claim_out(&out).is_ok(), "released with its file");
+        let _ = std::fs::remove_dir_all(&out);
+    }
 
     fn ran(out: &str) -> Outcome {
         Outcome::Ran {

@@ -170,6 +170,13 @@ fn main() -> ExitCode {
         },
         progress_every: 50,
     };
+    let _claim = match campaign::claim_out(&opts.out) {
+        Ok(file) => file,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
     install_quiet_panic_hook();
     let s = campaign::run(&opts, harness.as_ref());
     let reference = if cli.qemu {
@@ -243,6 +250,13 @@ fn hunt(cli: &Cli, gen: GenConfig) -> ExitCode {
             cli.max_reduce_tests.min(300)
         },
         jobs: cli.jobs,
+    };
+    let _claim = match campaign::claim_out(&opts.out) {
+        Ok(file) => file,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
     };
     install_quiet_panic_hook();
     let s = match difftest::hunt::hunt(&opts, &harness) {
