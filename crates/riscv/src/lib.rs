@@ -564,7 +564,7 @@ fn apply_stage(
             }
         }
         "edge-copies" => {
-            edge_copies::run(mf);
+            edge_copies::run(mf, jobs);
         }
         "frame" => {
             let fr = frame::lay_out(mf);
