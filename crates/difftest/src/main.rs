@@ -79,6 +79,14 @@ enum Size {
     Large,
 }
 
+/// The lock on the output directory `out` ([`campaign::claim_out`]), held while
+/// the returned file lives; `None` after saying why it could not be taken.
+fn claim_out(out: &std::path::Path) -> Option<std::fs::File> {
+    campaign::claim_out(out)
+        .map_err(|e| eprintln!("error: {e}"))
+        .ok()
+}
+
 fn parse_seeds(s: &str) -> Result<Range<u64>, String> {
     let num = |t: &str| t.trim().parse::<u64>().map_err(|e| format!("{t:?}: {e}"));
     match s.split_once("..") {
@@ -170,12 +178,8 @@ fn main() -> ExitCode {
         },
         progress_every: 50,
     };
-    let _claim = match campaign::claim_out(&opts.out) {
-        Ok(file) => file,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+    let Some(_claim) = claim_out(&opts.out) else {
+        return ExitCode::from(2);
     };
     install_quiet_panic_hook();
     let s = campaign::run(&opts, harness.as_ref());
@@ -251,12 +255,8 @@ fn hunt(cli: &Cli, gen: GenConfig) -> ExitCode {
         },
         jobs: cli.jobs,
     };
-    let _claim = match campaign::claim_out(&opts.out) {
-        Ok(file) => file,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return ExitCode::from(2);
-        }
+    let Some(_claim) = claim_out(&opts.out) else {
+        return ExitCode::from(2);
     };
     install_quiet_panic_hook();
     let s = match difftest::hunt::hunt(&opts, &harness) {
