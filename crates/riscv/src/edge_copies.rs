@@ -35,10 +35,10 @@ use crate::mir::{MBlock, MFunction, MInst};
 /// Whether a block's copies move is decided for every block at once, on up to
 /// `jobs` threads ([`ir::parallel`]), on the function as it is; the moves are
 /// then made in layout order, and a decision that read a block an earlier move
-/// changed (a loop header that is itself a block whose copies moved in: an inner
-/// loop of one block at the top of an outer loop's body) is taken again on the
-/// function as it is then. So the result is what deciding and moving block by
-/// block gives, whatever the number of threads.
+/// changed (the block its copies reach, when that block took copies of its own
+/// and comes first in the layout; or an edge block the move emptied) is taken
+/// again on the function as it is then. So the result is what deciding and
+/// moving block by block gives, whatever the number of threads.
 pub fn run(mf: &mut MFunction, jobs: usize) -> usize {
     move_copies(mf, jobs).moved
 }
@@ -113,9 +113,9 @@ fn move_copies(mf: &mut MFunction, jobs: usize) -> Outcome {
     outcome
 }
 
-/// What the decisions read besides the blocks' code, computed once before any
-/// move (as the moves do not change it for the decisions that follow: the copies'
-/// destinations are dead on the exit path, and the loops and edges stay).
+/// What the decisions read besides the blocks' code: computed once before any
+/// move, as deciding block by block always did (the moves change no loop and
+/// no predecessor list; the live-in sets are those of the function before them).
 struct Context {
     info: LoopInfo,
     live_in: Vec<RegMask>,
