@@ -581,10 +581,32 @@ impl Function {
         }
     }
 
-    /// A side table over blocks.
+    /// A side table over blocks, with an entry for every block: writing an entry
+    /// never grows it (a write past the end of a [`SecondaryMap`] takes its cold
+    /// path, which resizes it, so filling one from empty takes that path for
+    /// almost every entry). Iterating it visits every block.
     pub fn block_map<T: Clone + Default>(&self) -> SecondaryMap<Block, T> {
-        SecondaryMap::with_capacity(self.blocks.len())
+        sized_map(self.blocks.len())
     }
+
+    /// A side table over instructions, with an entry for every instruction
+    /// created so far (see [`Function::block_map`]).
+    pub fn inst_map<T: Clone + Default>(&self) -> SecondaryMap<Inst, T> {
+        sized_map(self.insts.len())
+    }
+
+    /// A side table over values, with an entry for every value created so far
+    /// (see [`Function::block_map`]).
+    pub fn value_map<T: Clone + Default>(&self) -> SecondaryMap<Value, T> {
+        sized_map(self.values.len())
+    }
+}
+
+/// A side table with `n` default entries.
+fn sized_map<K: cranelift_entity::EntityRef, T: Clone + Default>(n: usize) -> SecondaryMap<K, T> {
+    let mut m = SecondaryMap::with_capacity(n);
+    m.resize(n);
+    m
 }
 
 #[cfg(test)]
@@ -619,6 +641,24 @@ mod tests {
 
     /// A block's successors are the blocks its terminator's calls name, in order
     /// and with duplicates; a block ending in a return has none.
+    #[test]
+    fn side_tables_have_an_entry_for_every_entity_created() {
+        let m = crate::parse_module(
+            "func @main(i32) -> i32 {\nbb0(%0: i32):\n  %1 = add %0, 1\n  br %1, bb1, bb2\n\
+             bb1:\n  ret %1\nbb2:\n  ret 0\n}\n",
+        )
+        .unwrap();
+        let f = m.funcs.values().next().unwrap();
+        let blocks = f.block_map::<u32>();
+        let insts = f.inst_map::<bool>();
+        let values = f.value_map::<Option<u8>>();
+        // Sized up front: filling them never takes the map's growing path.
+        assert_eq!(blocks.keys().count(), f.num_blocks());
+        assert_eq!(insts.keys().count(), f.num_insts());
+        assert_eq!(values.keys().count(), f.num_values());
+        assert!(blocks.values().all(|&x| x == 0) && insts.values().all(|&x| !x));
+    }
+
     #[test]
     fn successors_are_the_blocks_of_the_terminators_calls() {
         let m = crate::parse_module(

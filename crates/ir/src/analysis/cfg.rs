@@ -160,7 +160,9 @@ impl ControlFlowGraph {
     /// are few: most blocks have one or two).
     pub fn unique_preds(&self, b: Block) -> SmallVec<[Block; 4]> {
         let preds = &self.preds[b];
-        if preds.len() <= 16 {
+        if preds.len() <= 1 {
+            SmallVec::from_slice(preds)
+        } else if preds.len() <= 16 {
             let mut v = SmallVec::new();
             for &p in preds.iter() {
                 if !v.contains(&p) {

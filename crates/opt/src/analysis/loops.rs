@@ -205,9 +205,11 @@ impl LoopForest {
     /// needs no more. The lists hold each block once per loop around it, which
     /// is quadratic in the depth of a nest.
     pub fn compute_nest(func: &Function, cfg: &ControlFlowGraph, dt: &DominatorTree) -> Self {
-        let _ = func;
-        let mut lf = LoopForest::default();
-        let mut rpo_num: SecondaryMap<Block, usize> = SecondaryMap::new();
+        let mut lf = LoopForest {
+            innermost: func.block_map(),
+            ..LoopForest::default()
+        };
+        let mut rpo_num: SecondaryMap<Block, usize> = func.block_map();
         for (i, &b) in cfg.rpo().iter().enumerate() {
             rpo_num[b] = i;
         }
@@ -346,14 +348,18 @@ impl LoopForest {
     /// header is not a preheader). `None` when there is no such block.
     pub fn preheader(&self, l: LoopId, cfg: &ControlFlowGraph) -> Option<Block> {
         let header = self.get(l).header;
-        let mut outside = cfg
-            .unique_preds(header)
-            .into_iter()
-            .filter(|&p| !self.contains(l, p));
-        let p = outside.next()?;
-        if outside.next().is_some() {
-            return None;
+        // The one distinct predecessor outside the loop (edges from it may repeat).
+        let mut outside = None;
+        for &q in cfg.preds(header) {
+            if self.contains(l, q) || outside == Some(q) {
+                continue;
+            }
+            if outside.is_some() {
+                return None;
+            }
+            outside = Some(q);
         }
+        let p = outside?;
         (cfg.succs(p) == [header]).then_some(p)
     }
 

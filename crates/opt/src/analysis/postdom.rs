@@ -31,11 +31,12 @@ pub struct PostDominatorTree {
 impl PostDominatorTree {
     /// Computes the post-dominator tree of the blocks of `func` reachable from its entry.
     pub fn compute(func: &Function, cfg: &ControlFlowGraph) -> Self {
-        let _ = func;
         let blocks = cfg.rpo();
         let n = blocks.len();
         let exit = n; // node index of the virtual exit
         let mut index: SecondaryMap<Block, usize> = SecondaryMap::with_default(usize::MAX);
+        // Sized once: filled from empty, every write would resize it.
+        index.resize(func.num_blocks());
         for (i, &b) in blocks.iter().enumerate() {
             index[b] = i;
         }

@@ -42,10 +42,11 @@ pub fn remove_trivial_params_with(
         if b == entry || f.block_params(b).get(idx) != Some(&p) || !f.layout.is_block_inserted(b) {
             continue; // already removed, or a function parameter
         }
-        let preds = cfg.unique_preds(b);
         let mut same: Option<Value> = None;
         let mut trivial = true;
-        'edges: for &pred in &preds {
+        // Every edge, a predecessor's as often as it has edges to `b`: looking
+        // at its terminator again finds the arguments already seen.
+        'edges: for &pred in cfg.preds(b) {
             let Some(term) = f.terminator(pred) else {
                 continue;
             };
@@ -79,7 +80,7 @@ pub fn remove_trivial_params_with(
             }
         }
         f.replace_all_uses(p, v);
-        f.remove_block_param(b, idx, &preds);
+        f.remove_block_param(b, idx, &cfg.unique_preds(b));
         removed += 1;
     }
     removed

@@ -263,7 +263,7 @@ fn is_root(f: &Function, purity: &Purity, local: &LocalMemory, i: Inst) -> bool 
 /// The edges to a block on the depth-first search stack (back edges, also of
 /// irreducible cycles): every cycle has one.
 fn back_edges(f: &Function, cfg: &ControlFlowGraph) -> Vec<(Block, Block)> {
-    let mut state: SecondaryMap<Block, u8> = SecondaryMap::new(); // 1 on stack, 2 done
+    let mut state: SecondaryMap<Block, u8> = f.block_map(); // 1 on stack, 2 done
     let mut out = Vec::new();
     let entry = f.entry_block();
     let mut stack: Vec<(Block, usize)> = vec![(entry, 0)];
@@ -356,9 +356,9 @@ fn run_on(
             cfg,
             deciders,
             decided: Vec::new(),
-            inst: SecondaryMap::new(),
-            param: SecondaryMap::new(),
-            block: SecondaryMap::new(),
+            inst: f.inst_map(),
+            param: f.value_map(),
+            block: f.block_map(),
             work: Vec::new(),
             local: LocalMemory::of(f, memset),
         };
@@ -393,7 +393,7 @@ fn run_on(
             // walked so far (blocks become live only in `propagate`, after this
             // round): a chain of dead branches, each post-dominated by the next,
             // is walked once, not once from each of them.
-            let mut first_live: SecondaryMap<Block, Option<Option<Block>>> = SecondaryMap::new();
+            let mut first_live: SecondaryMap<Block, Option<Option<Block>>> = f.block_map();
             let mut path: Vec<Block> = Vec::new();
             for &b in cfg.rpo() {
                 let Some(t) = f.terminator(b) else { continue };

@@ -169,7 +169,7 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> bool {
         forgotten: Vec::new(),
     };
     let mut work: Vec<Inst> = Vec::new();
-    let mut queued: SecondaryMap<Inst, bool> = SecondaryMap::new();
+    let mut queued: SecondaryMap<Inst, bool> = f.inst_map();
     for b in f.layout.blocks() {
         for i in f.layout.block_insts(b) {
             work.push(i);

@@ -47,8 +47,8 @@ pub fn run(f: &mut Function) -> usize {
 /// [`run`] with the function's CFG given (the pass changes no edges).
 pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph) -> usize {
     // Positions in reverse post-order: block starts and instructions.
-    let mut block_pos: SecondaryMap<ir::Block, u32> = SecondaryMap::new();
-    let mut inst_pos: SecondaryMap<Inst, u32> = SecondaryMap::new();
+    let mut block_pos: SecondaryMap<ir::Block, u32> = f.block_map();
+    let mut inst_pos: SecondaryMap<Inst, u32> = f.inst_map();
     let mut n = 1;
     for &b in cfg.rpo() {
         block_pos[b] = n;

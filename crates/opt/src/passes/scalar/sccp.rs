@@ -300,9 +300,9 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses, tables: Option<&ReadOnly>
         let mut s = Solver {
             f,
             tables,
-            lat: SecondaryMap::new(),
-            block_exec: SecondaryMap::new(),
-            edge_exec: SecondaryMap::new(),
+            lat: f.value_map(),
+            block_exec: f.block_map(),
+            edge_exec: f.block_map(),
             block_work: Vec::new(),
             value_work: Vec::new(),
         };

@@ -240,13 +240,13 @@ fn bypass_blocks(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
     let entry = f.entry_block();
     let mut changed = false;
     let blocks: Vec<Block> = f.layout.blocks().collect();
-    let mut rpo: SecondaryMap<Block, u32> = SecondaryMap::new();
+    let mut rpo: SecondaryMap<Block, u32> = f.block_map();
     for (k, &b) in cfg.rpo().iter().enumerate() {
         rpo[b] = k as u32 + 1;
     }
     // How many retreating edges enter each block; then whether `b` has one from
     // a block other than `but`.
-    let mut retreating: SecondaryMap<Block, u32> = SecondaryMap::new();
+    let mut retreating: SecondaryMap<Block, u32> = f.block_map();
     for &b in cfg.rpo() {
         for &p in cfg.preds(b) {
             if rpo[p] >= rpo[b] {
@@ -260,7 +260,7 @@ fn bypass_blocks(f: &mut Function, cfg: &ControlFlowGraph) -> bool {
     };
     // Bypassing one block may let an edge bypass the next one too; a bound per edge
     // keeps cycles of forwarding blocks from spinning.
-    let mut hops: SecondaryMap<Inst, u32> = SecondaryMap::new();
+    let mut hops: SecondaryMap<Inst, u32> = f.inst_map();
     for p in blocks {
         let Some(t) = f.terminator(p) else { continue };
         let n = f.kind(t).targets().len();
