@@ -904,6 +904,23 @@ fn heights(t: &[Timing], g: &Graph, tail: &[Timing]) -> Vec<u32> {
     h
 }
 
+/// The model's cycles of the region `t` in `order`, then its `tail`: once from
+/// a fresh start, or per iteration of a loop whose back edge makes the
+/// `steady_state` copies. (Reordering may change the offsets of accesses, which
+/// the timing model does not look at: the timings taken before serve.)
+fn model_cycles(
+    t: &[Timing],
+    tail: &[Timing],
+    order: &[usize],
+    steady_state: Option<&[(Reg, Reg)]>,
+) -> u64 {
+    let code: Vec<&Timing> = order.iter().map(|&k| &t[k]).chain(tail).collect();
+    match steady_state {
+        Some(copies) => u74::steady_state_cycles_of(&code, copies),
+        None => u74::cycles_of(code),
+    }
+}
+
 /// A lower bound on the cycles of `code`, a region and its tail, in any order
 /// its dependence graph allows, issued from a fresh start ([`u74::cycles_of`]).
 /// The code ends a cycle after its last issue cycle, two when its last
@@ -914,6 +931,29 @@ fn heights(t: &[Timing], g: &Graph, tail: &[Timing]) -> Vec<u32> {
 /// those goes to each of the pipes [`u74::Pipe::A`] and [`u74::Pipe::B`]: `k` such
 /// instructions take at least `k` cycles.
 fn least_cycles<'a>(heights: &[u32], code: impl Iterator<Item = &'a Timing>) -> u64 {
+    let path = heights.iter().copied().max().map_or(0, u64::from);
+    let (issue, ends_in_control) = issue_bound(code);
+    path.max(issue.saturating_sub(1)) + if ends_in_control { 2 } else { 1 }
+}
+
+/// A lower bound on the steady-state cycles of one iteration of a one-block
+/// loop, `code` being its region and tail, in any order
+/// ([`u74::steady_state_cycles_of`]): the iteration issues from the cycle its
+/// predecessor ended, at most two instructions a cycle and one per pipe
+/// ([`least_cycles`]), and ends a cycle after its last issue, two after a
+/// `control` transfer. (Results in flight from the previous iteration make no
+/// latency path a bound.)
+fn least_steady_cycles<'a>(code: impl Iterator<Item = &'a Timing>) -> u64 {
+    match issue_bound(code) {
+        (0, _) => 0,
+        (issue, ends_in_control) => issue + u64::from(ends_in_control),
+    }
+}
+
+/// The cycles `code` needs to issue, at most two instructions a cycle and one
+/// of each of the pipes [`u74::Pipe::A`] and [`u74::Pipe::B`]; whether its last
+/// instruction is a `control` transfer.
+fn issue_bound<'a>(code: impl Iterator<Item = &'a Timing>) -> (u64, bool) {
     let (mut count, mut pipe_a, mut pipe_b) = (0u64, 0u64, 0u64);
     let mut ends_in_control = false;
     for x in code {
@@ -922,9 +962,7 @@ fn least_cycles<'a>(heights: &[u32], code: impl Iterator<Item = &'a Timing>) -> 
         pipe_b += u64::from(x.pipe == u74::Pipe::B);
         ends_in_control = x.control;
     }
-    let path = heights.iter().copied().max().map_or(0, u64::from);
-    let cycles = count.div_ceil(2).max(pipe_a).max(pipe_b);
-    path.max(cycles.saturating_sub(1)) + if ends_in_control { 2 } else { 1 }
+    (count.div_ceil(2).max(pipe_a).max(pipe_b), ends_in_control)
 }
 
 /// How [`list_schedule`] breaks ties between instructions that would issue in
@@ -968,14 +1006,6 @@ fn schedule_region(
     let timing = |i: &MInst| u74::timing_with(i, is_float);
     let mut t: Vec<Timing> = insts[start..end].iter().map(timing).collect();
     let mut tail: Vec<Timing> = insts[end..tail_end].iter().map(timing).collect();
-    let copy_src: Vec<Option<Reg>> = insts[start..end]
-        .iter()
-        .map(|i| match i {
-            MInst::Mv { rs, .. } => Some(*rs),
-            _ => None,
-        })
-        .collect();
-    let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
     // Over virtual registers, the timings go to the model renumbered (see
     // [`RegionRegs`]), the tail's with them; physical ones it keeps in arrays.
     let is_virtual = |x: &Timing| {
@@ -990,14 +1020,41 @@ fn schedule_region(
     } else {
         RegionRegs::of(t.iter())
     };
+    let fit = renumber && regs.fit_the_model();
+    let n = t.len();
+    let identity: Vec<usize> = (0..n).collect();
+    // From a fresh start, no order takes fewer cycles than the longest latency
+    // path or the issue width allow (the model waits at least each dependence's
+    // latency, and issues at most two instructions a cycle); per iteration of a
+    // loop, than the issue width allows. When the current order takes no more,
+    // the list scheduling cannot beat it, and once an order found takes that
+    // many, the other tie-breaks cannot either.
+    let issue_least = |t: &[Timing], tail: &[Timing]| match steady_state {
+        None => least_cycles(&[], t.iter().chain(tail)),
+        Some(_) => least_steady_cycles(t.iter().chain(tail)),
+    };
+    // Timings the model takes as they are (not renumbered: after allocation)
+    // give the current order's cycles before any dependence graph is built, and
+    // a region already at the issue width's bound needs none.
+    let early = (!fit).then(|| model_cycles(&t, &tail, &identity, steady_state));
+    if early.is_some_and(|current| current <= issue_least(&t, &tail)) {
+        return false;
+    }
+    let copy_src: Vec<Option<Reg>> = insts[start..end]
+        .iter()
+        .map(|i| match i {
+            MInst::Mv { rs, .. } => Some(*rs),
+            _ => None,
+        })
+        .collect();
+    let mem: Vec<_> = t.iter().map(|x| x.mem).collect();
     let inc = Increments::new(&insts[start..end], &mem, &regs);
     let g = build_graph(&t, &regs, &copy_src, copies, &inc);
     let h = heights(&t, &g, &tail);
-    let n = t.len();
     // From here on the timings only go to the model.
     let renumbered_copies;
     let steady_state = match steady_state {
-        given if renumber && regs.fit_the_model() => {
+        given if fit => {
             for x in t.iter_mut().chain(tail.iter_mut()) {
                 regs.renumber(x);
             }
@@ -1006,26 +1063,12 @@ fn schedule_region(
         }
         given => given,
     };
-    // The cost of the region in `order`, then the tail: once from a fresh start,
-    // or per iteration of a loop. (Reordering may change the offsets of accesses,
-    // which the timing model does not look at: the timings taken here serve.)
-    let cost = |order: &[usize]| {
-        let code: Vec<&Timing> = order.iter().map(|&k| &t[k]).chain(&tail).collect();
-        match steady_state {
-            Some(copies) => u74::steady_state_cycles_of(&code, copies),
-            None => u74::cycles_of(code),
-        }
-    };
-    let identity: Vec<usize> = (0..n).collect();
-    let current = cost(&identity);
-    // From a fresh start, no order takes fewer cycles than the longest latency
-    // path or the issue width allow (the model waits at least each dependence's
-    // latency, and issues at most two instructions a cycle): when the current
-    // order takes no more, the list scheduling cannot beat it, and once an order
-    // found takes that many, the other tie-breaks cannot either.
+    // The cost of the region in `order`, then the tail.
+    let cost = |order: &[usize]| model_cycles(&t, &tail, order, steady_state);
+    let current = early.unwrap_or_else(|| cost(&identity));
     let least = match steady_state {
         None => least_cycles(&h, t.iter().chain(&tail)),
-        Some(_) => 0,
+        Some(_) => issue_least(&t, &tail),
     };
     if current <= least {
         return false;
@@ -1400,6 +1443,48 @@ mod tests {
         }
         assert!(
             tight > orders / 10,
+            "{tight} of {orders} orders meet the bound"
+        );
+    }
+
+    #[test]
+    fn no_order_of_a_loop_takes_fewer_cycles_an_iteration_than_the_issue_bound() {
+        // Random one-block loops (a region, then the branch back): per iteration
+        // in the steady state, every order the dependence graph allows takes at
+        // least `least_steady_cycles`, and some take exactly that many (memory
+        // and multiplies, which one pipe each takes, fill it).
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(62);
+        let is_float = |_: Reg| false;
+        let (mut orders, mut tight) = (0, 0);
+        for _ in 0..300 {
+            let n = rng.random_range(1..24);
+            let code = random_region(&mut rng, n);
+            let tail = vec![u74::timing_with(&bnez(rng.random_range(10..18)), &is_float)];
+            let (t, g, _) = analysed(&code, &tail);
+            let least = least_steady_cycles(t.iter().chain(&tail));
+            for _ in 0..6 {
+                let mut npreds = g.npreds.clone();
+                let mut ready: Vec<usize> = (0..n).filter(|&c| npreds[c] == 0).collect();
+                let mut order = Vec::new();
+                while !ready.is_empty() {
+                    let c = ready.swap_remove(rng.random_range(0..ready.len()));
+                    order.push(c);
+                    for &(s, _) in &g.succs[c] {
+                        npreds[s] -= 1;
+                        if npreds[s] == 0 {
+                            ready.push(s);
+                        }
+                    }
+                }
+                let c = model_cycles(&t, &tail, &order, Some(&[]));
+                assert!(c >= least, "{c} < {least} for {order:?} of {code:?}");
+                orders += 1;
+                tight += usize::from(c == least);
+            }
+        }
+        assert!(
+            tight > orders / 20,
             "{tight} of {orders} orders meet the bound"
         );
     }
