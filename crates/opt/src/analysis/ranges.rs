@@ -177,21 +177,8 @@ impl Ranges {
     /// parameter's range holds what its edges pass, and every instruction's range
     /// what its operands give. The first value that fails, if any.
     pub fn check(&self, f: &Function, cfg: &ControlFlowGraph) -> Result<(), String> {
-        let s = Solver {
-            f,
-            cfg,
-            range: self.range.clone(),
-            int: int_values(f),
-            growths: SecondaryMap::new(),
-            thresholds: Vec::new(),
-            work: Vec::new(),
-            stale: SecondaryMap::new(),
-            skip_unchanged: true,
-            computed: 0,
-            requeued_edges: FxHashMap::default(),
-            edges_seen: FxHashMap::default(),
-            many_preds: MANY_PREDS,
-        };
+        let mut s = Solver::new(f, cfg);
+        s.range = self.range.clone();
         let holds = |v: Value, r: Range| match self.range[v] {
             Some(x) if x.lo <= r.lo && r.hi <= x.hi => Ok(()),
             x => Err(format!("{v} in {}: {x:?} does not hold {r:?}", f.name)),
@@ -257,6 +244,20 @@ struct Solver<'f> {
     edges_seen: FxHashMap<(Block, usize), usize>,
     /// "Many": [`MANY_PREDS`] (tests compare with no incremental joins at all).
     many_preds: usize,
+    /// Every edge into each block with `i32` parameters, as
+    /// [`Solver::edge_input`] reads them off the terminators: the arguments it
+    /// passes and the test it is refined by. Taken once, since the CFG and the
+    /// instructions stay as they are while the solve reads them over and over.
+    edges: Vec<EdgeIn<'f>>,
+    /// Per block: its range of `edges`.
+    edges_of: SecondaryMap<Block, (u32, u32)>,
+}
+
+/// An edge into a block with parameters: the arguments it passes, and the
+/// comparison (and which way it went) that every value passed along it passed.
+struct EdgeIn<'f> {
+    args: &'f [Value],
+    test: Option<(Value, bool)>,
 }
 
 /// Blocks with more predecessors than this recompute a parameter from the edges
@@ -299,11 +300,27 @@ impl<'f> Solver<'f> {
                 range[p] = Some(Range::FULL);
             }
         }
+        let int = int_values(f);
+        let mut edges = Vec::new();
+        let mut edges_of = SecondaryMap::new();
+        edges_of.resize(f.num_blocks());
+        // Every block of the layout, unreachable ones too: a terminator there
+        // may still queue its targets' parameters.
+        for b in f.layout.blocks() {
+            if !f.block_params(b).iter().any(|&p| int[p]) {
+                continue;
+            }
+            let first = edges.len() as u32;
+            for &p in cfg.preds(b) {
+                edges_into(f, cfg, p, b, &mut edges);
+            }
+            edges_of[b] = (first, edges.len() as u32);
+        }
         Solver {
             f,
             cfg,
             range,
-            int: int_values(f),
+            int,
             growths,
             thresholds,
             work: Vec::with_capacity(f.num_insts()),
@@ -313,6 +330,8 @@ impl<'f> Solver<'f> {
             requeued_edges: FxHashMap::default(),
             edges_seen: FxHashMap::default(),
             many_preds: MANY_PREDS,
+            edges,
+            edges_of,
         }
     }
 
@@ -601,8 +620,9 @@ impl<'f> Solver<'f> {
     /// refined by the branch condition of its edge.
     fn incoming(&self, b: Block, idx: usize) -> Option<Range> {
         let mut acc: Option<Range> = None;
-        for &p in self.cfg.preds(b) {
-            self.edge_input(p, b, idx, &mut acc);
+        let (first, end) = self.edges_of[b];
+        for e in &self.edges[first as usize..end as usize] {
+            self.join_edge(e.args[idx], e.test, &mut acc);
         }
         acc
     }
@@ -610,69 +630,26 @@ impl<'f> Solver<'f> {
     /// Joins into `acc` what the edges from `p` pass to parameter `idx` of `b`,
     /// each refined by its branch condition.
     fn edge_input(&self, p: Block, b: Block, idx: usize, acc: &mut Option<Range>) {
-        let Some(term) = self.f.terminator(p) else {
-            return;
-        };
-        type Edge = (Value, Option<(Value, bool)>);
-        let edges: [Option<Edge>; 2] = match self.f.kind(term) {
-            InstKind::Jump { dest } if dest.block == b => {
-                [Some((dest.args[idx], self.entry_test(p))), None]
-            }
-            InstKind::Br {
-                cond,
-                then_dest,
-                else_dest,
-            } => [
-                (then_dest.block == b).then(|| (then_dest.args[idx], Some((*cond, true)))),
-                (else_dest.block == b).then(|| (else_dest.args[idx], Some((*cond, false)))),
-            ],
-            _ => [None, None],
-        };
-        for (arg, cond) in edges.into_iter().flatten() {
-            let Some(mut r) = self.range[arg] else {
-                continue;
-            };
-            if let Some((cond, taken)) = cond {
-                match self.refine(arg, r, cond, taken) {
-                    Some(refined) => r = refined,
-                    None => continue, // the edge cannot pass this value
-                }
-            }
-            *acc = Some(acc.map_or(r, |a| a.join(r)));
+        let mut from_p: smallvec::SmallVec<[EdgeIn; 2]> = smallvec::SmallVec::new();
+        edges_into(self.f, self.cfg, p, b, &mut from_p);
+        for e in &from_p {
+            self.join_edge(e.args[idx], e.test, acc);
         }
     }
 
-    /// The test every way into `p` has passed, for a block `p` entered only by
-    /// one edge of a branch on a comparison with a constant (a preheader below a
-    /// loop's guard): `p`'s own jump passes its arguments refined by it, as
-    /// LazyValueInfo looks through single-predecessor blocks. Only a constant
-    /// may be compared: the refinement then never changes as the solve goes on
-    /// (the branch's other operand would not requeue the parameters below `p`).
-    fn entry_test(&self, p: Block) -> Option<(Value, bool)> {
-        let &[q] = self.cfg.preds(p) else {
-            return None;
+    /// Joins into `acc` the range of `arg` passed along an edge, refined by the
+    /// edge's `test` (nothing when the test rules the edge out).
+    fn join_edge(&self, arg: Value, test: Option<(Value, bool)>, acc: &mut Option<Range>) {
+        let Some(mut r) = self.range[arg] else {
+            return;
         };
-        let InstKind::Br {
-            cond,
-            then_dest,
-            else_dest,
-        } = self.f.kind(self.f.terminator(q)?)
-        else {
-            return None;
-        };
-        if then_dest.block == else_dest.block || q == p {
-            return None;
+        if let Some((cond, taken)) = test {
+            match self.refine(arg, r, cond, taken) {
+                Some(refined) => r = refined,
+                None => return, // the edge cannot pass this value
+            }
         }
-        let ValueDef::Inst(def) = self.f.value_def(*cond) else {
-            return None;
-        };
-        let InstKind::Cmp { args, .. } = self.f.kind(def) else {
-            return None;
-        };
-        if self.f.as_iconst(args[0]).is_none() && self.f.as_iconst(args[1]).is_none() {
-            return None;
-        }
-        Some((*cond, then_dest.block == p))
+        *acc = Some(acc.map_or(r, |a| a.join(r)));
     }
 
     /// `r`, the range of `v`, narrowed by knowing that `cond` is `taken`.
@@ -788,6 +765,79 @@ impl Solver<'_> {
         }
         acc
     }
+}
+
+/// Pushes onto `out` the edges from `p` into `b` (both ways of a branch may go
+/// there), as the solve joins them: the arguments each passes and the test it
+/// is refined by.
+fn edges_into<'f>(
+    f: &'f Function,
+    cfg: &ControlFlowGraph,
+    p: Block,
+    b: Block,
+    out: &mut impl Extend<EdgeIn<'f>>,
+) {
+    let Some(term) = f.terminator(p) else {
+        return;
+    };
+    match f.kind(term) {
+        InstKind::Jump { dest } if dest.block == b => out.extend([EdgeIn {
+            args: &dest.args[..],
+            test: entry_test(f, cfg, p),
+        }]),
+        InstKind::Br {
+            cond,
+            then_dest,
+            else_dest,
+        } => {
+            if then_dest.block == b {
+                out.extend([EdgeIn {
+                    args: &then_dest.args[..],
+                    test: Some((*cond, true)),
+                }]);
+            }
+            if else_dest.block == b {
+                out.extend([EdgeIn {
+                    args: &else_dest.args[..],
+                    test: Some((*cond, false)),
+                }]);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The test every way into `p` has passed, for a block `p` entered only by
+/// one edge of a branch on a comparison with a constant (a preheader below a
+/// loop's guard): `p`'s own jump passes its arguments refined by it, as
+/// LazyValueInfo looks through single-predecessor blocks. Only a constant
+/// may be compared: the refinement then never changes as the solve goes on
+/// (the branch's other operand would not requeue the parameters below `p`).
+fn entry_test(f: &Function, cfg: &ControlFlowGraph, p: Block) -> Option<(Value, bool)> {
+    let &[q] = cfg.preds(p) else {
+        return None;
+    };
+    let InstKind::Br {
+        cond,
+        then_dest,
+        else_dest,
+    } = f.kind(f.terminator(q)?)
+    else {
+        return None;
+    };
+    if then_dest.block == else_dest.block || q == p {
+        return None;
+    }
+    let ValueDef::Inst(def) = f.value_def(*cond) else {
+        return None;
+    };
+    let InstKind::Cmp { args, .. } = f.kind(def) else {
+        return None;
+    };
+    if f.as_iconst(args[0]).is_none() && f.as_iconst(args[1]).is_none() {
+        return None;
+    }
+    Some((*cond, then_dest.block == p))
 }
 
 /// `y` as an arithmetic select (the branchless select of a target without
@@ -1178,12 +1228,25 @@ mod tests {
              bb0(%0: i32):\n  %1 = slt 0, %0\n  br %1, bb1(0, 5), bb2\n\
              bb1(%2: i32, %3: i32):\n  %4 = srem %2, 7\n  %5 = add %2, 2\n  %6 = sub %3, 1\n  %7 = slt %5, 600\n  br %7, bb1(%5, %6), bb2\n\
              bb2:\n  ret 0\n}\n";
+        // A nest whose inner counter is widened and narrowed back to its exit
+        // test; the inner loop's preheader passes a constant refined by its
+        // guard (an entry test).
+        let nest = "func @f(i32) -> i32 {\n\
+             bb0(%0: i32):\n  jump bb1(0, 0)\n\
+             bb1(%1: i32, %2: i32):\n  %3 = slt %1, 50\n  br %3, bb2, bb6(%2)\n\
+             bb2:\n  %4 = slt %1, 9\n  br %4, bb3, bb5(%1)\n\
+             bb3:\n  jump bb4(9, %2)\n\
+             bb4(%5: i32, %6: i32):\n  %7 = add %5, 3\n  %8 = add %6, %5\n  %9 = slt %7, 300\n  br %9, bb4(%7, %8), bb5(%7)\n\
+             bb5(%10: i32):\n  %11 = add %10, 1\n  %12 = srem %11, 64\n  jump bb1(%12, %11)\n\
+             bb6(%13: i32):\n  ret %13\n}\n";
         let m = ir::parse_module(counter_loop).expect("parses");
+        let n = ir::parse_module(nest).expect("parses");
         let functions = [
             loops_in_sequence(1),
             loops_in_sequence(12),
             chain_into_a_join(40),
             m.funcs.values().next().unwrap().clone(),
+            n.funcs.values().next().unwrap().clone(),
         ];
         let mut skipped = 0;
         for f in &functions {
