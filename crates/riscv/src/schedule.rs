@@ -1390,6 +1390,25 @@ mod tests {
         assert!(reordered > 0);
     }
 
+    /// A random order of a region that its dependence graph `g` allows.
+    fn random_order(rng: &mut rand_chacha::ChaCha8Rng, g: &Graph) -> Vec<usize> {
+        use rand::Rng;
+        let mut npreds = g.npreds.clone();
+        let mut ready: Vec<usize> = (0..npreds.len()).filter(|&c| npreds[c] == 0).collect();
+        let mut order = Vec::new();
+        while !ready.is_empty() {
+            let c = ready.swap_remove(rng.random_range(0..ready.len()));
+            order.push(c);
+            for &(s, _) in &g.succs[c] {
+                npreds[s] -= 1;
+                if npreds[s] == 0 {
+                    ready.push(s);
+                }
+            }
+        }
+        order
+    }
+
     #[test]
     fn no_order_takes_fewer_cycles_than_the_least_cycles() {
         // Random straight-line code (loads, stores, increments, ALU ops,
@@ -1418,21 +1437,7 @@ mod tests {
                 candidates.push(list_schedule(&code, &t, &g, &h, m, None, tie, &[]).order);
             }
             for _ in 0..5 {
-                // A random topological order.
-                let mut npreds = g.npreds.clone();
-                let mut ready: Vec<usize> = (0..n).filter(|&c| npreds[c] == 0).collect();
-                let mut order = Vec::new();
-                while !ready.is_empty() {
-                    let c = ready.swap_remove(rng.random_range(0..ready.len()));
-                    order.push(c);
-                    for &(s, _) in &g.succs[c] {
-                        npreds[s] -= 1;
-                        if npreds[s] == 0 {
-                            ready.push(s);
-                        }
-                    }
-                }
-                candidates.push(order);
+                candidates.push(random_order(&mut rng, &g));
             }
             for order in &candidates {
                 let c = cost(order);
@@ -1464,19 +1469,7 @@ mod tests {
             let (t, g, _) = analysed(&code, &tail);
             let least = least_steady_cycles(t.iter().chain(&tail));
             for _ in 0..6 {
-                let mut npreds = g.npreds.clone();
-                let mut ready: Vec<usize> = (0..n).filter(|&c| npreds[c] == 0).collect();
-                let mut order = Vec::new();
-                while !ready.is_empty() {
-                    let c = ready.swap_remove(rng.random_range(0..ready.len()));
-                    order.push(c);
-                    for &(s, _) in &g.succs[c] {
-                        npreds[s] -= 1;
-                        if npreds[s] == 0 {
-                            ready.push(s);
-                        }
-                    }
-                }
+                let order = random_order(&mut rng, &g);
                 let c = model_cycles(&t, &tail, &order, Some(&[]));
                 assert!(c >= least, "{c} < {least} for {order:?} of {code:?}");
                 orders += 1;
