@@ -1,4 +1,4 @@
-//! Compaction: renumbering a function's values, instructions and blocks densely.
+//! Compaction: renumbering a function's values and instructions densely.
 //!
 //! The tables of a [`Function`] only grow: a removed instruction, block or value
 //! keeps its slot, so that a reference held elsewhere never dangles. After dozens of
@@ -10,9 +10,12 @@
 //!
 //! [`Function::compact`] drops the dead slots and renumbers what is left in the same
 //! relative order (`a < b` before gives `new(a) < new(b)` after), so that any pass
-//! whose choices depend on comparing entities chooses alike. It invalidates every
-//! entity reference held outside the function, so it runs only between passes, once
-//! the cached analyses of the function are dropped (see the optimiser's pass
+//! whose choices depend on comparing entities chooses alike. Blocks keep their
+//! numbers (a dead block's slot stays, emptied): there are few of them beside the
+//! instructions, and the analyses of the edges (the CFG, dominators, loops), which
+//! name only blocks, stay valid. Compaction invalidates every instruction and value
+//! reference held outside the function, so it runs only between passes, once the
+//! cached analyses of instructions and values are dropped (see the optimiser's pass
 //! manager). GCC renumbers statement uids for the same reason
 //! (`renumber_gimple_stmt_uids`); an arena compiler compacts its arenas.
 
@@ -57,17 +60,18 @@ impl Renumbering {
 
 impl Function {
     /// Whether [`Function::compact`] would pay: the function is large and at least
-    /// half of its instruction slots are dead. `live` is the number of instructions
-    /// in its layout.
+    /// a quarter of its instruction slots are dead. `live` is the number of
+    /// instructions in its layout.
     pub fn is_sparse(&self, live: usize) -> bool {
-        self.num_insts() >= MIN_SLOTS && self.num_insts() >= 2 * live
+        self.num_insts() >= MIN_SLOTS && 3 * self.num_insts() >= 4 * live
     }
 
-    /// Renumbers the function's live values, instructions and blocks densely, in
-    /// their present order (see the module doc). The live ones are the blocks in the
-    /// layout, their instructions, those instructions' results and those blocks'
-    /// parameters, and the interned constants and global addresses. Every other
-    /// reference to the function's entities becomes stale. Nothing changes when a
+    /// Renumbers the function's live values and instructions densely, in their
+    /// present order (see the module doc). The live ones are the instructions of
+    /// the blocks in the layout, their results, those blocks' parameters, and the
+    /// interned constants and global addresses. Blocks keep their numbers; those
+    /// not in the layout lose their parameters. Every other reference to the
+    /// function's instructions and values becomes stale. Nothing changes when a
     /// live entity refers to a dead one (the function is not valid IR); returns
     /// whether it compacted.
     pub fn compact(&mut self) -> bool {
@@ -92,10 +96,9 @@ impl Function {
                 ValueDef::Global(g) => self.globals.get(&g) == Some(&v),
             })
             .collect();
-        let blocks = Renumbering::of(&live_blocks);
         let insts = Renumbering::of(&live_insts);
         let values = Renumbering::of(&live_values);
-        match self.renumbered(&blocks, &insts, &values) {
+        match self.renumbered(&live_blocks, &insts, &values) {
             Some(compacted) => {
                 *self = compacted;
                 true
@@ -104,14 +107,15 @@ impl Function {
         }
     }
 
-    /// The function with every live entity renumbered; `None` if a live entity
-    /// refers to a dead one.
+    /// The function with every live instruction and value renumbered, the blocks
+    /// not `live_blocks` emptied; `None` if a live entity refers to a dead one.
     fn renumbered(
         &self,
-        blocks: &Renumbering,
+        live_blocks: &[bool],
         insts: &Renumbering,
         values: &Renumbering,
     ) -> Option<Function> {
+        let live_block = |b: crate::entities::Block| live_blocks[b.index()];
         let mut new_values = PrimaryMap::with_capacity(values.0.len());
         for (v, data) in self.values.iter() {
             if values.get(v).is_none() {
@@ -119,7 +123,12 @@ impl Function {
             }
             let def = match data.def {
                 ValueDef::Inst(i) => ValueDef::Inst(insts.get(i)?),
-                ValueDef::Param(b, n) => ValueDef::Param(blocks.get(b)?, n),
+                ValueDef::Param(b, n) => {
+                    if !live_block(b) {
+                        return None;
+                    }
+                    ValueDef::Param(b, n)
+                }
                 constant => constant,
             };
             let users = data
@@ -146,10 +155,7 @@ impl Function {
                 None => ok = false,
             });
             for t in kind.targets_mut() {
-                match blocks.get(t.block) {
-                    Some(b) => t.block = b,
-                    None => ok = false,
-                }
+                ok &= live_block(t.block);
             }
             let result = match data.result {
                 Some(r) => Some(values.get(r)?),
@@ -163,24 +169,23 @@ impl Function {
                 src_locs[new] = self.src_locs[i];
             }
         }
-        let mut new_blocks = PrimaryMap::with_capacity(blocks.0.len());
+        let mut new_blocks = PrimaryMap::with_capacity(self.blocks.len());
         for (b, data) in self.blocks.iter() {
-            if blocks.get(b).is_none() {
-                continue;
-            }
-            let params = data
-                .params
-                .iter()
-                .map(|&p| values.get(p))
-                .collect::<Option<_>>()?;
+            let params = if live_block(b) {
+                data.params
+                    .iter()
+                    .map(|&p| values.get(p))
+                    .collect::<Option<_>>()?
+            } else {
+                Vec::new()
+            };
             new_blocks.push(BlockData { params });
         }
         let mut layout = Layout::default();
         for b in self.layout.blocks() {
-            let nb = blocks.get(b)?;
-            layout.append_block(nb);
+            layout.append_block(b);
             for i in self.layout.block_insts(b) {
-                layout.append_inst(insts.get(i)?, nb);
+                layout.append_inst(insts.get(i)?, b);
             }
         }
         Some(Function {
@@ -273,6 +278,25 @@ mod tests {
         let mut m = crate::Module::new();
         m.add_function(f);
         crate::verify_module(&m).unwrap();
+    }
+
+    /// Blocks keep their numbers: the layout's the same ones, and a block out of
+    /// the layout keeps its slot without parameters (which were dead values).
+    #[test]
+    fn compaction_keeps_block_numbers_and_empties_dead_blocks() {
+        let (m, mut f) = sparse_function(3000);
+        let dead = f.create_block();
+        f.append_block_param(dead, Type::I32);
+        let blocks: Vec<Block> = f.layout.blocks().collect();
+        let (n_blocks, before) = (f.num_blocks(), print_function(&m, &f));
+        assert!(f.compact());
+        assert_eq!(f.layout.blocks().collect::<Vec<_>>(), blocks);
+        assert_eq!(f.num_blocks(), n_blocks);
+        assert!(f.block_params(dead).is_empty());
+        assert_eq!(print_function(&m, &f), before);
+        let exit = blocks[1];
+        let p = f.block_params(exit)[0];
+        assert_eq!(f.value_def(p), ValueDef::Param(exit, 0));
     }
 
     /// Entities keep their relative order, users their lists (in the same order),
