@@ -45,6 +45,9 @@ pub struct LoopNest<N: EntityRef> {
 pub fn natural_loops<G: Graph>(g: &G, dt: &DomTree<G::Node>) -> LoopNest<G::Node> {
     let mut loops: Vec<NaturalLoop<G::Node>> = Vec::new();
     let mut innermost: SecondaryMap<G::Node, Option<usize>> = SecondaryMap::new();
+    // Sized once for every reachable node: filled from empty, each write past the
+    // end would grow the table.
+    innermost.resize(dt.rpo().iter().map(|n| n.index() + 1).max().unwrap_or(0));
     // Per loop, a loop enclosing it (itself when none is known yet), towards its
     // outermost enclosing loop found so far.
     let mut top_of: Vec<usize> = Vec::new();

@@ -247,7 +247,7 @@ impl Ctx<'_> {
     /// between parameters that the edges suggest (except `refuted` ones).
     fn decompose(&self, refuted: &FxHashSet<Value>) -> (PointerOffsets, Relations) {
         let f = self.f;
-        let mut offsets = PointerOffsets::default();
+        let mut offsets = PointerOffsets { of: f.value_map() };
         let mut relations = Relations::default();
         for &b in self.cfg.rpo() {
             self.relate_params(b, refuted, &offsets, &mut relations);

@@ -52,6 +52,11 @@ impl Renumbering {
         )
     }
 
+    /// How many entities are live (numbered).
+    fn live(&self) -> usize {
+        self.0.iter().filter(|&&n| n != u32::MAX).count()
+    }
+
     fn get<E: EntityRef>(&self, e: E) -> Option<E> {
         let n = *self.0.get(e.index())?;
         (n != u32::MAX).then(|| E::new(n as usize))
@@ -116,7 +121,7 @@ impl Function {
         values: &Renumbering,
     ) -> Option<Function> {
         let live_block = |b: crate::entities::Block| live_blocks[b.index()];
-        let mut new_values = PrimaryMap::with_capacity(values.0.len());
+        let mut new_values = PrimaryMap::with_capacity(values.live());
         for (v, data) in self.values.iter() {
             if values.get(v).is_none() {
                 continue;
@@ -142,8 +147,10 @@ impl Function {
                 users,
             });
         }
-        let mut new_insts = PrimaryMap::with_capacity(insts.0.len());
-        let mut src_locs = SecondaryMap::new();
+        let live_insts = insts.live();
+        let mut new_insts = PrimaryMap::with_capacity(live_insts);
+        let mut src_locs = SecondaryMap::with_capacity(live_insts);
+        src_locs.resize(live_insts);
         for (i, data) in self.insts.iter() {
             let Some(new) = insts.get(i) else {
                 continue;

@@ -154,7 +154,10 @@ impl LoopForest {
         // and its inner loops' (children have smaller ids than their parents).
         let mut len = vec![0usize; n];
         let mut end = vec![0u32; n];
-        let mut index = BlockIndex::default();
+        let mut index = BlockIndex {
+            rpo_pos: func.block_map(),
+            ..BlockIndex::default()
+        };
         for (i, &b) in cfg.rpo().iter().enumerate() {
             if let Some(l) = lf.innermost[b] {
                 let l = l.0 as usize;

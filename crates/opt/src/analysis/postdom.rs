@@ -162,7 +162,14 @@ impl PostDominatorTree {
             }
         }
 
+        // Every table sized once: filled from empty, writes would grow them entry
+        // by entry.
         let mut t = PostDominatorTree {
+            ipdom: func.block_map(),
+            in_tree: func.block_map(),
+            children: func.block_map(),
+            pre: func.block_map(),
+            post: func.block_map(),
             fake_exits,
             ..Default::default()
         };

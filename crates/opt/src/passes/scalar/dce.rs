@@ -195,7 +195,12 @@ struct LocalMemory {
 impl LocalMemory {
     /// Classifies the `alloc`s of `f`; `memset` is the module's C `memset`.
     fn of(f: &Function, memset: Option<FuncId>) -> LocalMemory {
-        let mut out = LocalMemory::default();
+        // The loads' table sized once: marking takes each live load's entry, and
+        // a table filled from empty would grow at every one.
+        let mut out = LocalMemory {
+            read_by: f.inst_map(),
+            ..LocalMemory::default()
+        };
         let mut reads: Vec<Inst> = Vec::new();
         let mut writes: Vec<Inst> = Vec::new();
         for b in f.layout.blocks() {
