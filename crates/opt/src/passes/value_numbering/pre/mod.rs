@@ -33,6 +33,13 @@
 //!    available on the back edge is then the header's own computation, and the new
 //!    parameter just carries the hoisted value round the loop).
 //!
+//! An address at a constant offset from a pointer (`gep %p, 3, 4`) gets no new
+//! parameter, as LLVM's scalar PRE gives none to a `getelementptr`: the parameter
+//! is one more register live across the join (round the loop, for a value the
+//! back edge carries), where recomputing the address costs at most an add, and
+//! nothing when the offset folds into the loads and stores through it. A
+//! recomputation at a variable index costs a shift and an add, and is carried.
+//!
 //! What it must not do: evaluate something where the program did not. A division or
 //! remainder (which may trap) or a call (which may not return) is never inserted, so
 //! `if (b != 0) x = a / b;` followed by `a / b` keeps the second division where it is;
@@ -46,7 +53,7 @@ use super::gvn::expr::{constant_second, pure_op};
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::DominatorTree;
-use ir::{Block, BlockCall, Function, Inst, Module, SecondaryMap, Type, Value};
+use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The PRE pass.
@@ -220,6 +227,8 @@ impl Join {
         i: Inst,
     ) -> Option<Redundancy> {
         pure_op(f, i, purity)?;
+        let is_offset =
+            matches!(*f.kind(i), InstKind::Gep { index, .. } if f.as_iconst(index).is_some());
         let r = f.inst_result(i)?;
         let n = vn[r];
         if !matches!(dag.node(n), Node::Op(..)) {
@@ -248,6 +257,9 @@ impl Join {
         let missing: Vec<usize> = (0..found.len()).filter(|&k| found[k].is_none()).collect();
         let kind = match missing.as_slice() {
             [] => Redundancy::Full,
+            // An offset address goes into no new parameter (below), so none is
+            // inserted.
+            _ if is_offset => return None,
             &[k] => {
                 let ty = f.value_type(r);
                 let v = self.insert(f, dt, dag, avail, k, translated[k], ty)?;
@@ -270,7 +282,14 @@ impl Join {
             avail.removed[r] = true;
             return Some(kind);
         }
-        // A new parameter receiving the available values.
+        // A new parameter receiving the available values; never for a constant
+        // offset from a pointer (LLVM's scalar PRE refuses every `getelementptr`
+        // for this reason): the parameter would be one more register live round
+        // the join, where the `gep` costs at most an add, and nothing when the
+        // offset folds into the accesses through it.
+        if is_offset {
+            return None;
+        }
         let ty = f.value_type(r);
         let q = f.append_block_param(self.b, ty);
         for (k, e) in self.edges.iter().enumerate() {

@@ -347,3 +347,67 @@ bb6:
         "",
     );
 }
+
+/// A loop over the rows `i` of a matrix of 12 `i32` per row at `%0`, reading
+/// `row(i)[A]` and `row(i + 1)[B]`: with `A` as `B` one iteration reads what the
+/// previous one read second, from the same address.
+fn row_walk(offsets: [&str; 2]) -> String {
+    r#"
+global @g: [i32; 48] = zeroinit
+
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = gep @g, 13, 4
+  store 7, %0
+  %1 = gep @g, 26, 4
+  store 5, %1
+  call @f(@g, 3)
+  ret 0
+}
+
+func @f(ptr, i32) -> void {
+bb0(%0: ptr, %1: i32):
+  jump bb1(0)
+bb1(%2: i32):
+  %3 = add %2, 1
+  %4 = gep %0, %2, 48
+  %5 = gep %4, A, 4
+  %6 = load i32, %5
+  call @putint(%6)
+  %7 = gep %0, %3, 48
+  %8 = gep %7, B, 4
+  %9 = load i32, %8
+  call @putint(%9)
+  %10 = slt %3, %1
+  br %10, bb1(%3), bb2
+bb2:
+  ret
+}
+"#
+    .replace("A", offsets[0])
+    .replace("B", offsets[1])
+}
+
+/// The pointers the loop of [`row_walk`] carries round after PRE.
+fn carried_pointers(src: &str) -> usize {
+    let out = run(src, &["pre"]);
+    same_behaviour(src, &["pre"], "");
+    let header = out
+        .lines()
+        .find(|l| l.starts_with("bb1("))
+        .expect("the loop");
+    header.matches(": ptr").count()
+}
+
+#[test]
+fn a_constant_offset_from_a_pointer_is_not_carried_round_a_loop() {
+    // Row `i + 1` is carried to the next iteration as its row `i` (its address
+    // costs a multiplication), but not `row + 4`: carrying it would keep one
+    // more register live round the loop, where `lw 4(row)` costs nothing.
+    assert_eq!(carried_pointers(&row_walk(["1", "1"])), 1);
+    // An element of a variable index (`row + 4 * i`) costs a shift and an add
+    // where the loop recomputes it, and is carried.
+    assert_eq!(carried_pointers(&row_walk(["%2", "%3"])), 2);
+}
