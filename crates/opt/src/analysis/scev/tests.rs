@@ -396,6 +396,43 @@ fn a_guard_before_the_loop_decides_the_maximum_in_its_count() {
     );
 }
 
+/// `if (n > G) { i = 0; do { i = i + 1 } while (i < n) }`: the count is
+/// `max(n, 1) - 1`, and `n - 1` when the guard shows the first value tested, 1,
+/// is never past the bound: a guard `n > 0` does (`1 <= n`: a start at the
+/// bound walks no step, so the maximum is `n` even when `n` is 1), a guard
+/// `n > -1` does not.
+fn guarded_countup(guard: i32) -> String {
+    scev_of(&format!(
+        r#"
+func @f(i32) -> i32 {{
+bb0(%0: i32):
+  %1 = sgt %0, {guard}
+  br %1, bb1, bb3
+bb1:
+  jump bb2(0)
+bb2(%2: i32):
+  %3 = add %2, 1
+  %4 = slt %3, %0
+  br %4, bb2(%3), bb3
+bb3:
+  ret 0
+}}
+"#
+    ))
+}
+
+#[test]
+fn a_guard_putting_the_start_at_the_bound_drops_the_maximum() {
+    has(
+        &guarded_countup(0),
+        &["loop bb2 exit bb2: (-1 + (sext %0))"],
+    );
+    has(
+        &guarded_countup(-1),
+        &["loop bb2 exit bb2: (-1 + (1 smax (sext %0)))"],
+    );
+}
+
 /// The constant differences [`ScalarEvolution::constant_difference`] finds
 /// between the values numbered (as printed) in `f` of `src`.
 fn differences(src: &str, pairs: &[(u32, u32)]) -> Vec<Option<i64>> {

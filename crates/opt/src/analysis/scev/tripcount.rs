@@ -330,13 +330,22 @@ impl ScalarEvolution<'_> {
                 rhs: self.exprs.constant(Type::I64, limit),
             })
         };
-        // The higher and the lower end of the walk, and the order in which the
-        // start is always on the near side of the bound.
-        let (high, low, near) = match dir {
-            Toward::Up => (b, s64, std::cmp::Ordering::Less),
-            Toward::Down => (s64, b, std::cmp::Ordering::Greater),
+        // The higher and the lower end of the walk; the maximum is the higher
+        // end when the start is never past the bound on entry (`s <= b` up,
+        // `s >= b` down: a start at the bound walks no step either way).
+        let (high, low, start_within) = match dir {
+            Toward::Up => (
+                b,
+                s64,
+                self.compare_at_entry(lp, s, n, offset + 1) == Some(std::cmp::Ordering::Less),
+            ),
+            Toward::Down => (
+                s64,
+                b,
+                self.compare_at_entry(lp, s, n, offset) == Some(std::cmp::Ordering::Greater),
+            ),
         };
-        let top = if self.compare_at_entry(lp, s, n, offset) == Some(near) {
+        let top = if start_within {
             high
         } else {
             self.exprs.smax(high, low)

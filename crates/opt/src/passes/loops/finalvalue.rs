@@ -27,6 +27,10 @@
 //! - Values computed from the parameters in blocks that run on every iteration up
 //!   to the exit, by arithmetic that cannot trap, are recomputed in the preheader
 //!   from the parameters' final values.
+//! - A loop that stays after the replacement (a parameter is no recurrence, or
+//!   it stores or calls) gets it only when its count costs at most
+//!   [`CHEAP_COUNT`] instructions before it, as LLVM's `OnlyCheapRepl` expands a
+//!   high-cost exit value only for a loop it can then delete.
 
 use crate::analysis::scev::expand::{remove_emitted, Expander, Operand};
 use crate::analysis::scev::{Expr, ExprId, Exprs, ScalarEvolution};
@@ -136,6 +140,8 @@ struct Plan {
     steps: Vec<Option<Vec<Operand>>>,
     /// Whether the exiting block is the only latch.
     latch_exits: bool,
+    /// Whether the loop stays after the replacement (see [`CHEAP_COUNT`]).
+    stays: bool,
 }
 
 /// The plan for loop `id`, if it has a count that holds without predicates and
@@ -182,6 +188,9 @@ fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
     if steps.iter().all(Option::is_none) {
         return None;
     }
+    // Whether the loop stays after its values are replaced: some parameter is
+    // no recurrence, or it stores or calls.
+    let stays = steps.iter().any(Option::is_none) || has_effects(f, loops, id);
     Some(Plan {
         id,
         header: lp.header,
@@ -192,6 +201,16 @@ fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
         taken,
         steps,
         latch_exits,
+        stays,
+    })
+}
+
+/// Whether loop `id` stores or calls (so it stays when its values are replaced).
+fn has_effects(f: &Function, loops: &LoopForest, id: LoopId) -> bool {
+    loops.get(id).blocks.iter().any(|&b| {
+        f.layout
+            .block_insts(b)
+            .any(|i| matches!(f.kind(i), InstKind::Store { .. } | InstKind::Call { .. }))
     })
 }
 
@@ -287,6 +306,25 @@ fn step_inputs(f: &Function, loops: &LoopForest, id: LoopId, x: Value) -> Option
 /// How many instructions the invariant steps and the count may take to expand.
 const EXPANSION_BUDGET: usize = 24;
 
+/// The most instructions the trip count may take before a loop that stays: a
+/// final value then only saves the loop one live value and its step, which a
+/// count of more than an add or two costs more than (a maximum, for a body that
+/// may run fewer times than its bounds differ by, is a comparison, a product and
+/// two adds). As LLVM's `OnlyCheapRepl`: a high-cost expansion only when the
+/// loop can then be deleted.
+const CHEAP_COUNT: usize = 2;
+
+/// How many instructions lie between `after` (or the block's start) and `end`.
+fn emitted_since(f: &Function, after: Option<Inst>, end: Inst) -> usize {
+    let mut n = 0;
+    let mut at = f.layout.prev_inst(end);
+    while let Some(i) = at.filter(|&i| Some(i) != after) {
+        n += 1;
+        at = f.layout.prev_inst(i);
+    }
+    n
+}
+
 fn replace_exit_values(
     f: &mut Function,
     dt: &DominatorTree,
@@ -326,6 +364,10 @@ fn replace_exit_values(
         remove_emitted(f, emitted_after, pterm);
         return 0;
     };
+    if plan.stays && emitted_since(f, emitted_after, pterm) > CHEAP_COUNT {
+        remove_emitted(f, emitted_after, pterm);
+        return 0;
+    }
 
     let steps: Vec<Option<Vec<Value>>> = plan
         .steps
@@ -653,7 +695,7 @@ fn binary(f: &mut Function, at: Inst, op: BinOp, a: Value, b: Value) -> Value {
 
 #[cfg(test)]
 mod tests {
-    use crate::passes::testutil::{same_behaviour, sum_below};
+    use crate::passes::testutil::{run, same_behaviour, sum_below};
 
     #[test]
     fn accumulation_in_a_counted_loop_is_computed_before_it() {
@@ -717,6 +759,54 @@ bb2:
         for n in ["9", "1", "0", "-5", "1000"] {
             let out = same_behaviour(unknown, &passes, n);
             assert!(!out.contains("slt"), "the loop is gone:\n{out}");
+        }
+    }
+
+    /// `for (i = 0; i + 1 < n; i++) { print(i); s += 5; } print(s)`, `n` read
+    /// from the input, entered only when `n > GUARD`.
+    fn fives_printed(guard: i32) -> String {
+        format!(
+            r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {{
+bb0:
+  %0 = call @getint()
+  %6 = sgt %0, {guard}
+  br %6, bb3, bb4
+bb3:
+  jump bb1(0, 0)
+bb1(%1: i32, %2: i32):
+  call @putint(%1)
+  %3 = add %2, 5
+  %4 = add %1, 1
+  %5 = slt %4, %0
+  br %5, bb1(%4, %3), bb2
+bb2:
+  call @putint(%3)
+  jump bb4
+bb4:
+  ret 0
+}}
+"#
+        )
+    }
+
+    #[test]
+    fn a_loop_that_stays_gets_final_values_only_for_a_cheap_count() {
+        // The loop prints, so it stays whatever is replaced. Entered when
+        // `n > 0`, it runs `n` times: `s = 5 * n` costs a product. Entered when
+        // `n > -1`, it runs `max(n, 1)` times: the maximum costs more than
+        // carrying `s` out of the loop, which it computes anyway.
+        let changes = |src: &str| run(src, &["finalvalue"]) != run(src, &[]);
+        let cheap = fives_printed(0);
+        assert!(changes(&cheap));
+        let dear = fives_printed(-1);
+        assert!(!changes(&dear));
+        for n in ["3", "1", "0", "-2"] {
+            same_behaviour(&cheap, &["finalvalue", "dce"], n);
+            same_behaviour(&dear, &["finalvalue", "dce"], n);
         }
     }
 
