@@ -359,12 +359,9 @@ bb3:
     );
 }
 
-/// `if (a > G) { do { a = a - 1 } while (a > 3) }`: the rotated loop's count
-/// `max(a - 1, 3) - 3`, where a guard `a > 3` (as the rotation leaves) shows the
-/// maximum is `a - 1`, and a guard `a > 0` does not. Below either guard `a - 1`
-/// cannot wrap (the preheader's jump passes `a` refined by the guard), so the
-/// subtraction is done after the extension.
-fn guarded_countdown(guard: i32) -> String {
+/// `if (%0 > G) { x = START; do { x = x + STEP } while (TEST x) }`, the loop
+/// rotated as [`crate::passes::loops::looprotate`] leaves it.
+fn guarded_loop(guard: i32, start: &str, step: i32, test: &str) -> String {
     scev_of(&format!(
         r#"
 func @f(i32) -> i32 {{
@@ -372,16 +369,25 @@ bb0(%0: i32):
   %1 = sgt %0, {guard}
   br %1, bb1, bb3
 bb1:
-  jump bb2(%0)
+  jump bb2({start})
 bb2(%2: i32):
-  %3 = add %2, -1
-  %4 = sgt %3, 3
+  %3 = add %2, {step}
+  %4 = {test}
   br %4, bb2(%3), bb3
 bb3:
   ret 0
 }}
 "#
     ))
+}
+
+/// `if (a > G) { do { a = a - 1 } while (a > 3) }`: the rotated loop's count
+/// `max(a - 1, 3) - 3`, where a guard `a > 3` (as the rotation leaves) shows the
+/// maximum is `a - 1`, and a guard `a > 0` does not. Below either guard `a - 1`
+/// cannot wrap (the preheader's jump passes `a` refined by the guard), so the
+/// subtraction is done after the extension.
+fn guarded_countdown(guard: i32) -> String {
+    guarded_loop(guard, "%0", -1, "sgt %3, 3")
 }
 
 #[test]
@@ -402,23 +408,7 @@ fn a_guard_before_the_loop_decides_the_maximum_in_its_count() {
 /// bound walks no step, so the maximum is `n` even when `n` is 1), a guard
 /// `n > -1` does not.
 fn guarded_countup(guard: i32) -> String {
-    scev_of(&format!(
-        r#"
-func @f(i32) -> i32 {{
-bb0(%0: i32):
-  %1 = sgt %0, {guard}
-  br %1, bb1, bb3
-bb1:
-  jump bb2(0)
-bb2(%2: i32):
-  %3 = add %2, 1
-  %4 = slt %3, %0
-  br %4, bb2(%3), bb3
-bb3:
-  ret 0
-}}
-"#
-    ))
+    guarded_loop(guard, "0", 1, "slt %3, %0")
 }
 
 #[test]

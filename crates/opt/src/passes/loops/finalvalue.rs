@@ -763,34 +763,16 @@ bb2:
     }
 
     /// `for (i = 0; i + 1 < n; i++) { print(i); s += 5; } print(s)`, `n` read
-    /// from the input, entered only when `n > GUARD`.
+    /// from the input, entered only when `n > GUARD`: [`fives_to_input`] with
+    /// the print and the guard.
     fn fives_printed(guard: i32) -> String {
-        format!(
-            r#"
-declare @putint(i32) -> void
-declare @getint() -> i32
-
-func @main() -> i32 {{
-bb0:
-  %0 = call @getint()
-  %6 = sgt %0, {guard}
-  br %6, bb3, bb4
-bb3:
-  jump bb1(0, 0)
-bb1(%1: i32, %2: i32):
-  call @putint(%1)
-  %3 = add %2, 5
-  %4 = add %1, 1
-  %5 = slt %4, %0
-  br %5, bb1(%4, %3), bb2
-bb2:
-  call @putint(%3)
-  jump bb4
-bb4:
-  ret 0
-}}
-"#
-        )
+        fives_to_input("slt")
+            .replace(
+                "  jump bb1(0, 0)\n",
+                &format!("  %6 = sgt %0, {guard}\n  br %6, bb3, bb4\nbb3:\n  jump bb1(0, 0)\n"),
+            )
+            .replace("i32):\n  %3", "i32):\n  call @putint(%1)\n  %3")
+            .replace("  ret 0\n", "  jump bb4\nbb4:\n  ret 0\n")
     }
 
     #[test]
