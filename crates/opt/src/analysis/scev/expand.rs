@@ -345,6 +345,18 @@ pub fn remove_emitted(f: &mut Function, after: Option<Inst>, end: Inst) {
     }
 }
 
+/// How many instructions [`remove_emitted`] would remove: those between `after`
+/// (or the block's start) and `end`.
+pub fn emitted_since(f: &Function, after: Option<Inst>, end: Inst) -> usize {
+    let mut n = 0;
+    let mut at = f.layout.prev_inst(end);
+    while let Some(i) = at.filter(|&i| Some(i) != after) {
+        n += 1;
+        at = f.layout.prev_inst(i);
+    }
+    n
+}
+
 impl super::ScalarEvolution<'_> {
     /// `e`, an expression invariant in loop `lp`, with each recurrence of a loop
     /// around `lp` written with an existing header parameter of that loop

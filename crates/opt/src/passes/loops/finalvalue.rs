@@ -32,7 +32,7 @@
 //!   [`CHEAP_COUNT`] instructions before it, as LLVM's `OnlyCheapRepl` expands a
 //!   high-cost exit value only for a loop it can then delete.
 
-use crate::analysis::scev::expand::{remove_emitted, Expander, Operand};
+use crate::analysis::scev::expand::{emitted_since, remove_emitted, Expander, Operand};
 use crate::analysis::scev::{Expr, ExprId, Exprs, ScalarEvolution};
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::{LoopForest, LoopId, Preserved};
@@ -140,8 +140,6 @@ struct Plan {
     steps: Vec<Option<Vec<Operand>>>,
     /// Whether the exiting block is the only latch.
     latch_exits: bool,
-    /// Whether the loop stays after the replacement (see [`CHEAP_COUNT`]).
-    stays: bool,
 }
 
 /// The plan for loop `id`, if it has a count that holds without predicates and
@@ -188,9 +186,6 @@ fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
     if steps.iter().all(Option::is_none) {
         return None;
     }
-    // Whether the loop stays after its values are replaced: some parameter is
-    // no recurrence, or it stores or calls.
-    let stays = steps.iter().any(Option::is_none) || has_effects(f, loops, id);
     Some(Plan {
         id,
         header: lp.header,
@@ -201,7 +196,6 @@ fn analyse(se: &mut ScalarEvolution, id: LoopId) -> Option<Plan> {
         taken,
         steps,
         latch_exits,
-        stays,
     })
 }
 
@@ -314,17 +308,6 @@ const EXPANSION_BUDGET: usize = 24;
 /// loop can then be deleted.
 const CHEAP_COUNT: usize = 2;
 
-/// How many instructions lie between `after` (or the block's start) and `end`.
-fn emitted_since(f: &Function, after: Option<Inst>, end: Inst) -> usize {
-    let mut n = 0;
-    let mut at = f.layout.prev_inst(end);
-    while let Some(i) = at.filter(|&i| Some(i) != after) {
-        n += 1;
-        at = f.layout.prev_inst(i);
-    }
-    n
-}
-
 fn replace_exit_values(
     f: &mut Function,
     dt: &DominatorTree,
@@ -364,7 +347,13 @@ fn replace_exit_values(
         remove_emitted(f, emitted_after, pterm);
         return 0;
     };
-    if plan.stays && emitted_since(f, emitted_after, pterm) > CHEAP_COUNT {
+    // Whether the loop stays after its values are replaced (some parameter is
+    // no recurrence, or it stores or calls), asked only of a costly count: the
+    // walk of its blocks, for every loop of a deep nest, would cost the nest's
+    // size times its depth.
+    if emitted_since(f, emitted_after, pterm) > CHEAP_COUNT
+        && (plan.steps.iter().any(Option::is_none) || has_effects(f, loops, id))
+    {
         remove_emitted(f, emitted_after, pterm);
         return 0;
     }
