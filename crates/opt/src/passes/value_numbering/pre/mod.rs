@@ -24,14 +24,27 @@
 //!    a parameter (`cgvn::validate`), so the replacement is sound; nothing new
 //!    is evaluated, so this applies to divisions and calls too.
 //! 5. If all but one are available, the missing one is on an edge that is not a loop
-//!    back edge, from a predecessor whose only successor is `B`, and `n_P` is an
-//!    operator that cannot trap (no division or remainder by a possibly-zero divisor,
-//!    no call) over available operands, that operator is inserted at the end of `P`
-//!    and step 4 applies. Every path through `B` still computes the value once, but
-//!    paths through the other predecessors no longer compute it twice. On a loop
-//!    header this hoists a computation the loop repeats into the preheader (the value
-//!    available on the back edge is then the header's own computation, and the new
-//!    parameter just carries the hoisted value round the loop).
+//!    back edge, and `n_P` is an operator that cannot trap (no division or remainder
+//!    by a possibly-zero divisor, no call) over available operands, that operator is
+//!    inserted on that edge and step 4 applies: at the end of `P` when `B` is its only
+//!    successor, else in a new block splitting the edge (LLVM's scalar PRE splits
+//!    such a critical edge the same way). Every path through `B` still computes the
+//!    value once, but paths through the other predecessors no longer compute it
+//!    twice. On a loop header this hoists a computation the loop repeats into the
+//!    preheader (the value available on the back edge is then the header's own
+//!    computation, and the new parameter just carries the hoisted value round the
+//!    loop).
+//!
+//! A critical edge is split only when it passes arguments: the back end gives such
+//! an edge a block of its own for their copies anyway (`riscv`'s instruction
+//! selection), so the insertion rides in a block that exists either way, where on
+//! an edge passing nothing the new block would cost a jump on its path. Such edges
+//! enter a loop whose guard branches straight to its header (`i * b` of the header
+//! is then computed on the way in, and the latch's `(i + 1) * b` carried round),
+//! and the join of a clamp `x > hi ? hi : x` (its `x < lo` is decided on the edge
+//! bringing `hi`, and computed on the other). An add of a constant is not inserted
+//! on a split edge: the join's add saved on the other paths costs a parameter
+//! carried across the join, as the add would have cost.
 //!
 //! An address at a constant offset from a pointer (`gep %p, 3, 4`) gets no new
 //! parameter, as LLVM's scalar PRE gives none to a `getelementptr`: the parameter
@@ -49,11 +62,11 @@
 use super::cgvn::dag::{Dag, Node, NodeId};
 use super::cgvn::validate::{leaders_available, substitute, value_node};
 use super::cgvn::{numbering, Numbering};
-use super::gvn::expr::{constant_second, pure_op};
+use super::gvn::expr::{constant_second, pure_op, Opcode};
 use crate::analysis::{AnalysisManager, FunctionAnalyses, Preserved, Purity};
 use crate::pipeline::Pass;
 use ir::analysis::DominatorTree;
-use ir::{Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
+use ir::{BinOp, Block, BlockCall, Function, Inst, InstKind, Module, SecondaryMap, Type, Value};
 use rustc_hash::FxHashMap;
 
 /// The PRE pass.
@@ -113,7 +126,9 @@ impl Avail {
         self.by_vn.entry(n).or_default().push(v);
     }
 
-    /// A value numbered `n` available at the end of `pred`.
+    /// A value numbered `n` available at the end of `pred`, or of `edge_block`, the
+    /// block splitting an edge from `pred` (available there: what `pred` has, and
+    /// what was inserted in it).
     fn find(
         &self,
         f: &mut Function,
@@ -121,15 +136,17 @@ impl Avail {
         dag: &Dag,
         n: NodeId,
         pred: Block,
+        edge_block: Option<Block>,
     ) -> Option<Value> {
         if let Node::Const(c) = dag.node(n) {
             return Some(c.value(f));
         }
         let vs = self.by_vn.get(&n)?;
-        vs.iter()
-            .take(SCAN_LIMIT)
-            .copied()
-            .find(|&v| !self.removed[v] && f.value_block(v).is_some_and(|b| dt.dominates(b, pred)))
+        vs.iter().take(SCAN_LIMIT).copied().find(|&v| {
+            !self.removed[v]
+                && f.value_block(v)
+                    .is_some_and(|b| Some(b) == edge_block || dt.dominates(b, pred))
+        })
     }
 }
 
@@ -138,8 +155,10 @@ pub fn run(f: &mut Function, purity: &Purity) -> PreStats {
     run_in(f, purity, &mut FunctionAnalyses::default())
 }
 
-/// [`run`] with the CFG and dominator tree taken from `fa` (PRE adds parameters
-/// and instructions, never an edge).
+/// [`run`] with the CFG and dominator tree taken from `fa`. PRE adds parameters,
+/// instructions and the blocks that split critical edges (step 5), which the
+/// dominator tree does not know: dominance at the end of such a block is asked of
+/// the predecessor it was split from ([`Join::split`]).
 fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> PreStats {
     let mut stats = PreStats::default();
     if f.is_declaration() {
@@ -172,6 +191,7 @@ fn run_in(f: &mut Function, purity: &Purity, fa: &mut FunctionAnalyses) -> PreSt
         let mut join = Join {
             b,
             edges: edges.clone(),
+            split: vec![None; edges.len()],
             arg_nodes: Vec::new(),
             memos: vec![FxHashMap::default(); edges.len()],
             budget: TRANSLATE_BUDGET * edges.len(),
@@ -206,6 +226,10 @@ enum Redundancy {
 struct Join {
     b: Block,
     edges: Vec<super::cgvn::graph::Edge>,
+    /// Per edge, the block made to split it (its `term` and `arm` then that block's
+    /// jump; its `pred` stays the block branching to it, which the dominator tree
+    /// knows).
+    split: Vec<Option<Block>>,
     /// Value numbers of the arguments of the block's original parameters, per edge.
     arg_nodes: Vec<Vec<NodeId>>,
     /// Translation memo per edge.
@@ -252,7 +276,7 @@ impl Join {
                 &mut self.budget,
             )?;
             translated.push(n_p);
-            found.push(avail.find(f, dt, dag, n_p, e.pred));
+            found.push(avail.find(f, dt, dag, n_p, e.pred, self.split[k]));
         }
         let missing: Vec<usize> = (0..found.len()).filter(|&k| found[k].is_none()).collect();
         let kind = match missing.as_slice() {
@@ -305,11 +329,12 @@ impl Join {
         Some(kind)
     }
 
-    /// Computes `n_p`, missing on edge `k`, at the end of that edge's predecessor when
-    /// that is allowed (see the module documentation); the new value, of type `ty`.
+    /// Computes `n_p`, missing on edge `k`, on that edge when that is allowed (see
+    /// the module documentation): at the end of its predecessor, or in a block
+    /// splitting it; the new value, of type `ty`.
     #[allow(clippy::too_many_arguments)]
     fn insert(
-        &self,
+        &mut self,
         f: &mut Function,
         dt: &DominatorTree,
         dag: &Dag,
@@ -318,8 +343,13 @@ impl Join {
         n_p: NodeId,
         ty: Type,
     ) -> Option<Value> {
-        let pred = self.edges[k].pred;
-        if dt.dominates(self.b, pred) || f.successors(pred).len() != 1 {
+        let e = &self.edges[k];
+        let pred = e.pred;
+        if dt.dominates(self.b, pred) {
+            return None;
+        }
+        let critical = self.split[k].is_none() && f.successors(pred).len() != 1;
+        if critical && f.kind(e.term).targets()[e.arm as usize].args.is_empty() {
             return None;
         }
         let Node::Op(op, kids) = dag.node(n_p) else {
@@ -331,18 +361,49 @@ impl Join {
         if op.unsafe_to_speculate(divisor) {
             return None;
         }
+        // `x + c` on a split edge saves one add on the other paths, and costs a
+        // parameter carried across the join: no gain (module documentation).
+        let add_constant = matches!(op, Opcode::Bin(BinOp::Add | BinOp::Sub))
+            && kids.iter().any(|&kid| dag.as_const(kid).is_some());
+        if critical && add_constant {
+            return None;
+        }
         let mut args = Vec::with_capacity(kids.len());
-        for k in kids {
-            args.push(avail.find(f, dt, dag, k, pred)?);
+        for kid in kids {
+            args.push(avail.find(f, dt, dag, kid, pred, self.split[k])?);
         }
         let op = constant_second(f, op, &mut args);
         let (kind, built_ty) = op.build(&args)?;
         if built_ty != ty {
             return None;
         }
-        let term = f.terminator(pred)?;
+        if critical {
+            self.split(f, k);
+        }
+        let at = self.split[k].unwrap_or(pred);
+        let term = f.terminator(at)?;
         let inst = f.insert_inst_before(term, kind, ty);
         f.inst_result(inst)
+    }
+
+    /// Splits edge `k` with a new block that jumps on to the join with the edge's
+    /// arguments, laid out after the edge's predecessor.
+    fn split(&mut self, f: &mut Function, k: usize) {
+        let e = self.edges[k];
+        let call: BlockCall = f.kind(e.term).targets()[e.arm as usize].clone();
+        let n = f.create_block();
+        f.layout.insert_block_after(n, e.pred);
+        let jump = f.append_inst(
+            n,
+            InstKind::Jump {
+                dest: Box::new(call),
+            },
+            Type::Void,
+        );
+        f.set_target(e.term, e.arm as usize, BlockCall::new(n, Vec::new()));
+        self.edges[k].term = jump;
+        self.edges[k].arm = 0;
+        self.split[k] = Some(n);
     }
 }
 

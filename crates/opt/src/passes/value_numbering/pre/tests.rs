@@ -184,9 +184,10 @@ bb3:
 }
 
 #[test]
-fn nothing_is_inserted_on_a_critical_edge() {
+fn nothing_is_inserted_on_a_critical_edge_passing_no_arguments() {
     // The join's other predecessor is bb0, which also branches elsewhere: inserting
-    // there would compute a * b on the path to bb1 as well.
+    // there would compute a * b on the path to bb1 as well, and a block splitting
+    // the edge would cost a jump the edge does not need today.
     let src = r#"
 declare @putint(i32) -> void
 
@@ -204,6 +205,62 @@ bb2:
 }
 "#;
     assert_eq!(run(src, &["pre"]), run(src, &[]));
+}
+
+/// A loop entered from `bb0`, which may branch past it (a critical edge into the
+/// header, passing the start `%0`): the header computes `i * b`, which the latch
+/// has computed for the next `i` already.
+const LOOP_ENTERED_ON_A_CRITICAL_EDGE: &str = r#"
+declare @putint(i32) -> void
+
+func @f(i32, i32, i32) -> void {
+bb0(%0: i32, %1: i32, %2: i32):
+  br %2, bb1(%0), bb3
+bb1(%3: i32):
+  %4 = mul %3, %1
+  call @putint(%4)
+  %5 = add %3, 1
+  %6 = mul %5, %1
+  %7 = slt %6, 40
+  br %7, bb2, bb3
+bb2:
+  jump bb1(%5)
+bb3:
+  ret
+}
+
+func @main() -> i32 {
+bb0:
+  call @f(2, 7, 1)
+  call @f(9, 3, 0)
+  ret 0
+}
+"#;
+
+#[test]
+fn a_critical_edge_passing_arguments_is_split_for_an_insertion() {
+    // The entry edge gets a block of its own computing `%0 * %1`, and the header
+    // takes the product as a parameter: the loop multiplies once per trip.
+    let out = same_behaviour(LOOP_ENTERED_ON_A_CRITICAL_EDGE, &["pre"], "");
+    let f = &out[..out.find("func @main").unwrap()];
+    assert_eq!(f.matches("mul").count(), 2, "{out}");
+    assert!(
+        f.contains("  br %2, bb1, bb4\nbb1:\n  %3 = mul %0, %1\n  jump bb2(%0, %3)"),
+        "{out}"
+    );
+    assert!(
+        f.contains("bb2(%4: i32, %5: i32):\n  call @putint(%5)"),
+        "{out}"
+    );
+}
+
+#[test]
+fn an_add_of_a_constant_is_not_inserted_on_a_split_edge() {
+    // `i + 7` in the header: carried, it would cost the parameter the add costs.
+    let src = LOOP_ENTERED_ON_A_CRITICAL_EDGE
+        .replace("mul %3, %1", "add %3, 7")
+        .replace("mul %5, %1", "add %5, 7");
+    assert_eq!(run(&src, &["pre"]), run(&src, &[]));
 }
 
 #[test]
