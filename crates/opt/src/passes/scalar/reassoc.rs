@@ -15,6 +15,15 @@
 //! A tree is a root instruction together with the operands of the same operator that
 //! have no other use and sit in the same block (so nothing moves between blocks);
 //! trees of two operands are left as they are.
+//!
+//! Each step of the rebuilt chain is placed as soon as its operands are ready:
+//! right after the later of the previous step and its new operand's definition,
+//! and not above the tree's first instruction. A sum accumulated over a long block
+//! (a fully unrolled loop adding what each iteration printed) then still
+//! accumulates as it goes, as it did before the rebuild (LLVM's `Reassociate`
+//! keeps it so by rewriting the tree's own instructions in place), where a chain
+//! emitted at the root would keep every term live to the end, across the calls
+//! between (each in a callee-saved register or a stack slot).
 
 use crate::analysis::FunctionAnalyses;
 use crate::analysis::Preserved;
@@ -65,6 +74,8 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph) -> usize {
             _ => 0,
         }
     };
+    // The instructions chains were built of (not in `inst_pos`).
+    let mut emitted: SecondaryMap<Inst, bool> = f.inst_map();
     let mut rebuilt = 0;
     for &b in cfg.rpo() {
         let insts: Vec<Inst> = f.layout.block_insts(b).collect();
@@ -95,7 +106,21 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph) -> usize {
             if sorted == leaves && !repeats {
                 continue;
             }
-            let value = build_chain(f, root, op, &sorted);
+            // The tree's first instruction in the block: no step goes above it.
+            let first = inner
+                .iter()
+                .copied()
+                .filter(|&i| !emitted[i])
+                .min_by_key(|&i| inst_pos[i])
+                .filter(|&i| inst_pos[i] < inst_pos[root])
+                .unwrap_or(root);
+            let mut at = Placement {
+                before: first,
+                root,
+                inst_pos: &inst_pos,
+                emitted: &mut emitted,
+            };
+            let value = build_chain(f, &mut at, op, &sorted);
             let r = f.inst_result(root).expect("binary has a result");
             f.replace_all_uses(r, value);
             f.remove_inst(root);
@@ -178,10 +203,67 @@ fn combine(f: &mut Function, op: BinOp, sorted: Vec<Value>) -> Vec<Value> {
     rest
 }
 
-/// Emits `((l0 op l1) op l2) ...` before `at`, folding runs of one value in a sum
-/// into a multiply; returns the result.
-fn build_chain(f: &mut Function, at: Inst, op: BinOp, leaves: &[Value]) -> Value {
-    let mut terms: Vec<Value> = Vec::new();
+/// Steps of earlier chains skipped looking for the instruction after a
+/// definition, before a chain gives up placing its steps apart.
+const MAX_WALK: usize = 16;
+
+/// Where the steps of a chain go: each before an instruction of the block as it
+/// was (`inst_pos` orders them), the latest so far in `before`.
+struct Placement<'a> {
+    before: Inst,
+    /// The tree's root: the place of every step when placing them apart would
+    /// cost too long a walk.
+    root: Inst,
+    inst_pos: &'a SecondaryMap<Inst, u32>,
+    /// The chain steps emitted so far, in every tree.
+    emitted: &'a mut SecondaryMap<Inst, bool>,
+}
+
+impl Placement<'_> {
+    /// Moves the insertion point below the definition of `v` when that is in the
+    /// block further down: before the first original instruction after it.
+    fn after_def(&mut self, f: &Function, v: Value) {
+        let Some(d) = f.def_inst(v) else {
+            return;
+        };
+        if f.layout.inst_block(d) != f.layout.inst_block(self.before) {
+            return;
+        }
+        let mut next = f.layout.next_inst(d);
+        let mut walked = 0;
+        while let Some(n) = next.filter(|&n| self.emitted[n]) {
+            walked += 1;
+            if walked > MAX_WALK {
+                // Many steps of earlier chains after `d`: this chain goes at the
+                // root, as before any placement, so the walks stay short.
+                self.before = self.root;
+                return;
+            }
+            next = f.layout.next_inst(n);
+        }
+        if let Some(n) = next.filter(|&n| self.inst_pos[n] > self.inst_pos[self.before]) {
+            self.before = n;
+        }
+    }
+
+    /// Emits `a op b` once both are defined.
+    fn emit(&mut self, f: &mut Function, op: BinOp, a: Value, b: Value) -> Value {
+        self.after_def(f, a);
+        self.after_def(f, b);
+        let i = f.insert_inst_before(
+            self.before,
+            InstKind::Binary { op, args: [a, b] },
+            Type::I32,
+        );
+        self.emitted[i] = true;
+        f.inst_result(i).expect("binary has a result")
+    }
+}
+
+/// Emits `((l0 op l1) op l2) ...` as [`Placement`] places each step, folding runs
+/// of one value in a sum into a multiply; returns the result.
+fn build_chain(f: &mut Function, at: &mut Placement, op: BinOp, leaves: &[Value]) -> Value {
+    let mut acc: Option<Value> = None;
     let mut k = 0;
     while k < leaves.len() {
         let v = leaves[k];
@@ -195,23 +277,17 @@ fn build_chain(f: &mut Function, at: Inst, op: BinOp, leaves: &[Value]) -> Value
         }
         let term = if n > 1 {
             let c = f.iconst(n as i32);
-            emit(f, at, BinOp::Mul, v, c)
+            at.emit(f, BinOp::Mul, v, c)
         } else {
             v
         };
-        terms.push(term);
+        acc = Some(match acc {
+            None => term,
+            Some(a) => at.emit(f, op, a, term),
+        });
         k += n;
     }
-    let mut acc = terms[0];
-    for &t in &terms[1..] {
-        acc = emit(f, at, op, acc, t);
-    }
-    acc
-}
-
-fn emit(f: &mut Function, at: Inst, op: BinOp, a: Value, b: Value) -> Value {
-    let i = f.insert_inst_before(at, InstKind::Binary { op, args: [a, b] }, Type::I32);
-    f.inst_result(i).expect("binary has a result")
+    acc.expect("a tree has leaves")
 }
 
 #[cfg(test)]
@@ -318,6 +394,59 @@ bb0(%0: f32, %1: i32, %2: i32):
             "{out}"
         );
         assert!(out.contains("add %1, %2"), "{out}");
+    }
+
+    #[test]
+    fn a_sum_between_calls_accumulates_as_its_terms_arrive() {
+        // Each term is read by a call and printed; rebuilt at the root, the chain
+        // would keep all four live across the calls to the end.
+        let src = r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = add %1, %0
+  call @putint(%1)
+  %3 = call @getint()
+  %4 = add %2, %3
+  call @putint(%3)
+  %5 = call @getint()
+  %6 = add %4, %5
+  call @putint(%5)
+  %7 = add %6, 7
+  call @putint(%7)
+  ret 0
+}
+"#;
+        check(
+            &["reassoc"],
+            src,
+            r#"
+declare @putint(i32) -> void
+declare @getint() -> i32
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = call @getint()
+  %2 = add %0, %1
+  call @putint(%1)
+  %3 = call @getint()
+  %4 = add %2, %3
+  call @putint(%3)
+  %5 = call @getint()
+  %6 = add %4, %5
+  %7 = add %6, 7
+  call @putint(%5)
+  call @putint(%7)
+  ret 0
+}
+"#,
+        );
+        same_behaviour(src, &["reassoc"], "5 -9 12 40");
     }
 
     /// Regression: an operand computed by another operator (here `shl`, from
