@@ -421,31 +421,14 @@ bb0:
   ret 0
 }
 "#;
-        check(
-            &["reassoc"],
-            src,
-            r#"
-declare @putint(i32) -> void
-declare @getint() -> i32
-
-func @main() -> i32 {
-bb0:
-  %0 = call @getint()
-  %1 = call @getint()
-  %2 = add %0, %1
-  call @putint(%1)
-  %3 = call @getint()
-  %4 = add %2, %3
-  call @putint(%3)
-  %5 = call @getint()
-  %6 = add %4, %5
-  %7 = add %6, 7
-  call @putint(%5)
-  call @putint(%7)
-  ret 0
-}
-"#,
+        // Rebuilt in rank order, the sum keeps its steps where the terms arrive:
+        // only the first step's operands swap, and the constant's step comes up
+        // to the step before it.
+        let expected = src.replace("%2 = add %1, %0", "%2 = add %0, %1").replace(
+            "  call @putint(%5)\n  %7 = add %6, 7\n",
+            "  %7 = add %6, 7\n  call @putint(%5)\n",
         );
+        check(&["reassoc"], src, &expected);
         same_behaviour(src, &["reassoc"], "5 -9 12 40");
     }
 
