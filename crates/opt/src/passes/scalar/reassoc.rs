@@ -106,13 +106,13 @@ pub fn run_on(f: &mut Function, cfg: &ControlFlowGraph) -> usize {
             if sorted == leaves && !repeats {
                 continue;
             }
-            // The tree's first instruction in the block: no step goes above it.
+            // The tree's first instruction in the block: no step goes above it
+            // (inner nodes come before the root, and are never steps of an earlier
+            // chain, whose last step has the old root's users).
             let first = inner
                 .iter()
                 .copied()
-                .filter(|&i| !emitted[i])
                 .min_by_key(|&i| inst_pos[i])
-                .filter(|&i| inst_pos[i] < inst_pos[root])
                 .unwrap_or(root);
             let mut at = Placement {
                 before: first,
