@@ -166,3 +166,53 @@ fn timeout_kills_the_program() {
     assert!(r.timed_out);
     assert!(r.judge(b"0\n").unwrap_err().contains("timed out"));
 }
+
+/// The address of each of `symbols` in `exe`, read with the cross `nm`.
+fn symbol_addresses(h: &Harness, exe: &Path, symbols: &[&str]) -> Vec<u64> {
+    let cc = h.toolchain.cc.to_string_lossy().into_owned();
+    let nm = cc
+        .strip_suffix("gcc")
+        .map_or("nm".to_string(), |p| format!("{p}nm"));
+    let out = std::process::Command::new(nm).arg(exe).output().unwrap();
+    let table = String::from_utf8_lossy(&out.stdout);
+    symbols
+        .iter()
+        .map(|s| {
+            let line = table
+                .lines()
+                .find(|l| l.split_whitespace().nth(2) == Some(s))
+                .unwrap_or_else(|| panic!("{s} not in {}", exe.display()));
+            u64::from_str_radix(line.split_whitespace().next().unwrap(), 16).unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn library_code_sits_at_the_same_page_offsets_whatever_the_program_size() {
+    let Some(h) = harness_or_skip() else { return };
+    let dir = scratch_dir();
+    let mut layouts = Vec::new();
+    for (name, statements) in [("small", 1), ("large", 300)] {
+        let body = "x = x * 3 + 1;\n".repeat(statements);
+        let src = format!(
+            "#include \"sylib.h\"\nint main() {{ volatile int x = getint();\n{body}putint(x); return 0; }}\n"
+        );
+        let c = dir.join(format!("{name}.c"));
+        fs::write(&c, src).unwrap();
+        let exe = dir.join(name);
+        let inc = format!("-I{}", h.runtime.include_dir.display());
+        h.link_files(&[&c], &["-O1", &inc], &exe).unwrap();
+        let at = symbol_addresses(h, &exe, &["main", "getint", "memset"]);
+        layouts.push(at);
+    }
+    fs::remove_dir_all(&dir).unwrap();
+    let (small, large) = (&layouts[0], &layouts[1]);
+    assert!(
+        large[1] - large[0] > small[1] - small[0] + 1000,
+        "{layouts:x?}"
+    );
+    // The runtime's code starts at the same offset in a page, and the C library's
+    // `memset` lies the same distance after it.
+    assert_eq!(small[1] % 4096, large[1] % 4096, "{layouts:x?}");
+    assert_eq!(small[2] - small[1], large[2] - large[1], "{layouts:x?}");
+}
