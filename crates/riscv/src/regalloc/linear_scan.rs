@@ -33,7 +33,7 @@
 
 use crate::abi;
 use crate::liveness::{Interval, Intervals};
-use crate::mir::{MFunction, MInst, Reg, RegClass, NUM_PREGS, RA};
+use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, NUM_PREGS, RA};
 use std::collections::BTreeMap;
 
 /// Owner of a range in a register's occupancy: a virtual register index, or
@@ -82,6 +82,11 @@ struct State<'a> {
     /// at them (only they can have doubled): the pruning before each allocation
     /// looks at these, not at every register.
     grown: Vec<usize>,
+    /// Sibling copy destinations ([`sibling_copy_hints`]): pairs of a virtual
+    /// register's index and a sibling, by index and then most executed first.
+    /// A value takes a sibling's register when none of its hinted registers is
+    /// free.
+    siblings: Vec<(u32, Reg)>,
 }
 
 /// Candidate registers of `class` in preference order, given which registers
@@ -132,6 +137,7 @@ impl<'a> State<'a> {
             wishes: vec![Vec::new(); NUM_PREGS as usize],
             pruned_len: vec![0; NUM_PREGS as usize],
             grown: Vec::new(),
+            siblings: Vec::new(),
         };
         for p in 0..NUM_PREGS {
             if !abi::is_allocatable(Reg(p)) {
@@ -273,6 +279,21 @@ impl<'a> State<'a> {
         if let Some(r) = shared {
             self.take(v, r, hints);
             return true;
+        }
+        // A sibling's register: the two edges of its branch then copy alike.
+        let from = self.siblings.partition_point(|&(w, _)| (w as usize) < v);
+        for k in from..self.siblings.len() {
+            let (w, sibling) = self.siblings[k];
+            if w as usize != v {
+                break;
+            }
+            let r = self.assignment[sibling.vindex()];
+            if let Some(r) = r.filter(|&r| abi::is_allocatable_in(class, r)) {
+                if self.is_free(r, &iv) {
+                    self.take(v, r, hints);
+                    return true;
+                }
+            }
         }
         // A free register no waiting partner of an earlier interval wants over
         // this one's range, else any free register.
@@ -436,6 +457,66 @@ pub(crate) fn too_short_to_spill(iv: &Interval) -> bool {
     iv.ranges.len() == 1 && iv.end() - iv.start() <= 2 * SHORT_SPAN
 }
 
+/// The copies of `b` when it is an edge block: copies (`mv`) and then a jump.
+fn edge_copies_of(mf: &MFunction, b: MBlock) -> Option<&[MInst]> {
+    let (last, copies) = mf.blocks[b].insts.split_last()?;
+    let only_copies = copies.iter().all(|i| matches!(i, MInst::Mv { .. }));
+    (matches!(last, MInst::Jump { .. }) && only_copies).then_some(copies)
+}
+
+/// Sibling copy destinations: the destinations of copies from one source on the
+/// two edges of a branch, for each virtual register most executed first. A loop
+/// whose exit and back edge both pass a value on then gets its exit's parameter
+/// into the register of the header's when its own hints fail, so that the two
+/// edge blocks hold the same copies and [`crate::peephole`]'s hoisting of common
+/// successor code moves them above the branch, instead of the exit running
+/// copies of its own. It is a preference weaker than a copy's (a register shared
+/// with a sibling saves no copy by itself): taken only when no hinted register is
+/// free and no register can be kept for the copy partners not allocated yet. This is an
+/// affinity of copy-related values (Hack and Goos's SSA coalescing) taken across
+/// a branch. Each pair weighs what the less executed of its two copies does.
+fn sibling_copy_hints(mf: &MFunction, depths: &[u32]) -> Vec<(u32, Reg)> {
+    let mut siblings: Vec<(u32, f64, Reg)> = Vec::new();
+    for &b in &mf.layout {
+        // A two-way branch (its edges' copy blocks have it as their only way in
+        // when isel split the edges; a copy block entered from elsewhere too only
+        // makes the preference moot).
+        let (x, y) = match mf.blocks[b].insts.as_slice() {
+            [.., MInst::Branch { target, .. }, MInst::Jump { target: e }] => (*target, *e),
+            _ => continue,
+        };
+        if x == y {
+            continue;
+        }
+        let (Some(cx), Some(cy)) = (edge_copies_of(mf, x), edge_copies_of(mf, y)) else {
+            continue;
+        };
+        let w = 10f64.powi(depths[x.index()].min(depths[y.index()]).min(8) as i32);
+        let mut by_source: Vec<(Reg, Reg)> = cy
+            .iter()
+            .filter_map(|i| match *i {
+                MInst::Mv { rd, rs } if rd.is_virtual() => Some((rs, rd)),
+                _ => None,
+            })
+            .collect();
+        by_source.sort_unstable();
+        for ix in cx {
+            let MInst::Mv { rd: dx, rs } = *ix else {
+                continue;
+            };
+            let from = by_source.partition_point(|&(s, _)| s < rs);
+            for &(_, dy) in by_source[from..].iter().take_while(|&&(s, _)| s == rs) {
+                if dx != dy && dx.is_virtual() {
+                    siblings.push((dx.vindex() as u32, w, dy));
+                    siblings.push((dy.vindex() as u32, w, dx));
+                }
+            }
+        }
+    }
+    siblings.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.total_cmp(&a.1)));
+    siblings.into_iter().map(|(v, _, r)| (v, r)).collect()
+}
+
 /// Allocates registers for every virtual register of `mf`.
 pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation {
     let nv = mf.num_vregs();
@@ -472,6 +553,7 @@ pub fn linear_scan(mf: &MFunction, iv: &Intervals, depths: &[u32]) -> Allocation
         }
     }
     let mut st = State::new(iv, cost, mf.has_calls());
+    st.siblings = sibling_copy_hints(mf, depths);
     let mut order: Vec<usize> = (0..nv).filter(|&v| !st.interval(v).is_empty()).collect();
     order.sort_by_key(|&v| (st.interval(v).start(), v));
     for v in order {
@@ -595,5 +677,40 @@ mod tests {
         assert!(st.wishes[A0.0 as usize].is_empty());
         assert!(st.grown.is_empty());
         assert!(st.wishes[Reg::x(8).0 as usize].is_empty());
+    }
+
+    #[test]
+    fn destinations_of_one_source_on_both_edges_of_a_branch_are_siblings() {
+        // bb2 (back edge) and bb3 (exit) both copy %v3; bb3 also copies %v5,
+        // which bb2 does not. Only %v2 and %v7 become siblings.
+        let mf = crate::text::parse::parse_function(
+            "function f local
+  int %v0..%v9
+bb0:
+  mv %v0, a0
+  mv %v2, %v0
+  mv %v3, %v0
+  j bb1
+bb1:
+  addi %v5, %v3, 4
+  blt %v5, %v0, bb2
+  j bb3
+bb2:
+  mv %v2, %v3
+  mv %v3, %v5
+  j bb1
+bb3:
+  mv %v7, %v3
+  mv %v8, %v2
+  j bb4
+bb4:
+  sw %v8, 0(%v7)
+  ret
+end
+",
+        )
+        .expect("parses");
+        let siblings = sibling_copy_hints(&mf, &[0, 1, 1, 0, 0]);
+        assert_eq!(siblings, vec![(2, Reg::virt(7)), (7, Reg::virt(2))]);
     }
 }
