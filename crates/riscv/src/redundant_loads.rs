@@ -21,6 +21,13 @@
 //! float slots forward: a 32-bit load sign-extends, which need not give back the
 //! register a `sw` stored.
 
+//!
+//! The same goes for constants: the allocator recomputes a spilled constant or
+//! global address (`li`, `lla`) into a scratch register before each use, so a
+//! global read and written back (`lla t5, g`, `lw`, `lla t5, g`, `sw`) computes its
+//! address twice. A `li` or `lla` into a register that still holds that very
+//! constant, defined earlier in the block, goes away.
+
 use crate::mir::{Addr, Base, MFunction, MInst, MemOp, Reg, T5, T6};
 
 /// Removes or turns into moves the redundant loads of every block of `mf`; returns
@@ -28,6 +35,7 @@ use crate::mir::{Addr, Base, MFunction, MInst, MemOp, Reg, T5, T6};
 pub fn run(mf: &mut MFunction) -> usize {
     let mut changed = 0;
     for block in mf.blocks.values_mut() {
+        changed += remove_repeated_constants(&mut block.insts);
         // (address, width) -> register holding what a load from it gave.
         let mut held: Vec<((Addr, MemOp), Reg)> = Vec::new();
         for inst in &mut block.insts {
@@ -45,14 +53,7 @@ pub fn run(mf: &mut MFunction) -> usize {
             // `t5` or `t6` when the access is a store or a float load (an
             // integer load builds it in its destination): their values do not
             // survive such an access.
-            let may_take_scratch = match *inst {
-                MInst::Store { addr, .. } => matches!(addr.base, Base::Slot(_)),
-                MInst::Load { op, addr, .. } => {
-                    matches!(addr.base, Base::Slot(_)) && matches!(op, MemOp::FS | MemOp::FD)
-                }
-                _ => false,
-            };
-            if may_take_scratch {
+            if takes_scratch(inst) {
                 held.retain(|(_, r)| *r != T5 && *r != T6);
             }
             match *inst {
@@ -89,6 +90,56 @@ pub fn run(mf: &mut MFunction) -> usize {
             .retain(|i| !matches!(i, MInst::Mv { rd, rs } if rd == rs));
     }
     changed
+}
+
+/// Turns each `li` or `lla` whose register holds that constant already (defined by
+/// the same instruction earlier in `insts`, and not written since) into a move of
+/// the register to itself, which [`run`] removes; returns how many.
+fn remove_repeated_constants(insts: &mut [MInst]) -> usize {
+    let mut removed = 0;
+    // Registers and the constant instruction that defined each (one entry per
+    // register).
+    let mut known: Vec<(Reg, MInst)> = Vec::new();
+    for inst in insts {
+        let constant = match *inst {
+            MInst::Li { rd, .. } | MInst::La { rd, .. } => Some(rd),
+            _ => None,
+        };
+        if let Some(rd) = constant {
+            if known.iter().any(|(r, i)| *r == rd && i == inst) {
+                *inst = MInst::Mv { rd, rs: rd };
+                removed += 1;
+                continue;
+            }
+        }
+        if !known.is_empty() {
+            if inst.is_call() {
+                // A call may clobber any caller-saved register.
+                known.clear();
+            } else if takes_scratch(inst) {
+                // Frame layout may build a large slot offset in `t5` or `t6`.
+                known.retain(|(r, _)| *r != T5 && *r != T6);
+            }
+            inst.for_each_def(|d| known.retain(|(r, _)| *r != d));
+        }
+        if let Some(rd) = constant {
+            known.push((rd, inst.clone()));
+        }
+    }
+    removed
+}
+
+/// Whether frame layout may build the slot offset of `inst` in `t5` or `t6`: a
+/// store or float load from a frame slot (an integer load builds it in its
+/// destination).
+fn takes_scratch(inst: &MInst) -> bool {
+    match *inst {
+        MInst::Store { addr, .. } => matches!(addr.base, Base::Slot(_)),
+        MInst::Load { op, addr, .. } => {
+            matches!(addr.base, Base::Slot(_)) && matches!(op, MemOp::FS | MemOp::FD)
+        }
+        _ => false,
+    }
 }
 
 /// The address as the place it names (register or slot, offset, region), without
