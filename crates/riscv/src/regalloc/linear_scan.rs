@@ -92,8 +92,9 @@ struct State<'a> {
 /// Candidate registers of `class` in preference order, given which registers
 /// the frame saves already (`saved`): caller-saved, then those the frame saves
 /// already (no extra save: `ra` in a function that calls, then callee-saved ones
-/// in use), then those it would have to save (`ra` first: a leaf's `ra` and a
-/// fresh callee-saved register cost one save each).
+/// in use), then those it would have to save (a leaf's `ra` last: it costs one
+/// save like a fresh callee-saved register, but its restore is the epilogue's
+/// last load, which the return waits for).
 fn candidates_of(class: RegClass, saved: &[bool]) -> Vec<Reg> {
     let all = abi::allocatable(class);
     let mut v: Vec<Reg> = all
@@ -102,11 +103,11 @@ fn candidates_of(class: RegClass, saved: &[bool]) -> Vec<Reg> {
         .filter(|&r| !abi::is_read_by_return(r))
         .collect();
     let ra = (class == RegClass::Int).then_some(RA);
-    let saved_first = ra
-        .into_iter()
-        .chain(all.iter().copied().filter(|&r| abi::is_callee_saved(r)));
-    v.extend(saved_first.clone().filter(|&r| saved[r.0 as usize]));
-    v.extend(saved_first.filter(|&r| !saved[r.0 as usize]));
+    let callee_saved = all.iter().copied().filter(|&r| abi::is_callee_saved(r));
+    let saved_first = ra.into_iter().chain(callee_saved.clone());
+    v.extend(saved_first.filter(|&r| saved[r.0 as usize]));
+    let ra_last = callee_saved.chain(ra);
+    v.extend(ra_last.filter(|&r| !saved[r.0 as usize]));
     v
 }
 
@@ -620,21 +621,24 @@ mod tests {
             .iter()
             .filter(|&&r| !abi::is_read_by_return(r))
             .count();
-        // A leaf: `ra` is saved only if it is given a value, so it comes first of
-        // the registers the frame would have to save.
+        // A leaf: `ra` is saved only if it is given a value, so it comes with
+        // the registers the frame would have to save, last of them (the return
+        // would wait for its restore).
         let mut st = State::new(&iv, vec![1.0], false);
         let before = st.candidates(RegClass::Int).to_vec();
         assert!(before[..caller_saved]
             .iter()
             .all(|&r| !abi::is_read_by_return(r)));
-        assert_eq!(before[caller_saved], RA);
+        assert_eq!(before[caller_saved], Reg::x(8), "s0");
+        assert_eq!(before.last(), Some(&RA));
         assert!(before.contains(&A0) && before.contains(&s3));
         // Once a callee-saved register holds a value, the frame saves it: it moves
-        // ahead of `ra` and the other callee-saved registers.
+        // ahead of the other callee-saved registers.
         st.assign(0, s3);
         let after = st.candidates(RegClass::Int);
         assert_eq!(after[caller_saved], s3);
-        assert_eq!(after[caller_saved + 1], RA);
+        assert_eq!(after[caller_saved + 1], Reg::x(8), "s0");
+        assert_eq!(after.last(), Some(&RA));
         assert_eq!(after, candidates_of(RegClass::Int, &st.saved).as_slice());
         let (mut a, mut b) = (before.clone(), after.to_vec());
         a.sort();
