@@ -28,7 +28,9 @@
 //! not wrap, so that is exact; for an `i32` it is exact when `end - ahead` does not
 //! wrap, which the preheader checks before entering the unrolled loop (inside it
 //! the counter then stays between its first value and `end`, so no copy's step
-//! wraps either). A loop counted by an `i32` is left alone when a recurrence is
+//! wraps either). From a constant first value `x0` the two tests are one, `x0 +
+//! ahead op end`, which holds exactly when `end - ahead` does not wrap and `x0 op
+//! end - ahead` holds. A loop counted by an `i32` is left alone when a recurrence is
 //! all its work and bounds its trip (`x = x / 16`: the counter's instructions issue
 //! in the shadow of the chain, and unrolling would add only the entry test and the
 //! remainder loop). Linear-function test replacement ([`super::lftr`]) gives most
@@ -463,8 +465,20 @@ fn unroll(f: &mut Function, p: &Plan, cfg: &mut ControlFlowGraph) {
     );
     // The preheader enters the unrolled loop when `factor` iterations are certain.
     let init = p.l.init_args(f).to_vec();
-    let mut enter = cmp_before(f, pt, p.op, init[p.iv], end_ahead);
-    if let Some(ok) = no_wrap {
+    // From a constant `x0`, `x0 op end - ahead` with `end - ahead` not wrapping is
+    // `x0 + ahead op end` (exact when `x0 + ahead` fits in an `i32`: `end` beyond
+    // it is at least `ahead` from the wrapping end, and the other way round).
+    let from_constant = no_wrap
+        .and(f.as_iconst(init[p.iv]))
+        .and_then(|x0| x0.checked_add(ahead));
+    let mut enter = match from_constant {
+        Some(k) => {
+            let k = f.iconst(k);
+            cmp_before(f, pt, p.op, k, p.end)
+        }
+        None => cmp_before(f, pt, p.op, init[p.iv], end_ahead),
+    };
+    if let Some(ok) = no_wrap.filter(|_| from_constant.is_none()) {
         let both = f.insert_inst_before(
             pt,
             InstKind::Binary {
@@ -726,6 +740,46 @@ bb3(%8: i32):
         ] {
             let out = same_behaviour(src, &["rtunroll"], n);
             assert_eq!(out.matches(", 7\n").count(), 5, "{out}");
+        }
+    }
+
+    /// `for (i = 0; i < n; i++) s += i & 7;` with `n` read: from a constant start
+    /// the entry test is one comparison, `n > 3` (three more steps than the first
+    /// are certain), with no separate test that `n - 3` does not wrap.
+    #[test]
+    fn an_integer_loop_from_a_constant_is_entered_by_one_comparison() {
+        let src = r#"
+declare @getint() -> i32
+declare @putint(i32) -> void
+
+func @main() -> i32 {
+bb0:
+  %0 = call @getint()
+  %1 = slt 0, %0
+  br %1, bb1, bb3(0)
+bb1:
+  jump bb2(0, 0)
+bb2(%2: i32, %3: i32):
+  %4 = and %2, 7
+  %5 = add %3, %4
+  %6 = add %2, 1
+  %7 = slt %6, %0
+  br %7, bb2(%6, %5), bb3(%5)
+bb3(%8: i32):
+  call @putint(%8)
+  ret 0
+}
+"#;
+        for n in ["1", "3", "4", "5", "8", "13", "-2147483648", "2147483647"] {
+            let input = if n == "2147483647" { "40" } else { n };
+            let out = same_behaviour(src, &["rtunroll", "dce"], input);
+            assert!(out.contains("= sgt %0, 3\n"), "{out}");
+            let ands = out.lines().filter(|l| l.contains("= and ")).count();
+            let masks = out
+                .lines()
+                .filter(|l| l.contains("= and ") && l.ends_with(", 7"))
+                .count();
+            assert_eq!(ands, masks, "only the body's masks: {out}");
         }
     }
 
