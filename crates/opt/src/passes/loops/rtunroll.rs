@@ -704,22 +704,20 @@ bb3(%8: i32):
         }
     }
 
-    /// `for (i = -2^31; i < n; i++) s += i & 7;` with `n` read: near the bottom of
-    /// the range `n - 3` wraps round to a large positive bound, which must not
-    /// let the unrolled loop run four iterations where one or two are left.
-    #[test]
-    fn an_integer_end_near_the_bottom_of_the_range_keeps_the_trip_count() {
-        let src = r#"
+    /// `for (i = x0; i < n; i++) s += i & 7;` with `n` read, `s` printed.
+    fn up_from(x0: &str) -> String {
+        format!(
+            r#"
 declare @getint() -> i32
 declare @putint(i32) -> void
 
-func @main() -> i32 {
+func @main() -> i32 {{
 bb0:
   %0 = call @getint()
-  %1 = slt -2147483648, %0
+  %1 = slt {x0}, %0
   br %1, bb1, bb3(0)
 bb1:
-  jump bb2(-2147483648, 0)
+  jump bb2({x0}, 0)
 bb2(%2: i32, %3: i32):
   %4 = and %2, 7
   %5 = add %3, %4
@@ -729,8 +727,17 @@ bb2(%2: i32, %3: i32):
 bb3(%8: i32):
   call @putint(%8)
   ret 0
-}
-"#;
+}}
+"#
+        )
+    }
+
+    /// `for (i = -2^31; i < n; i++) s += i & 7;` with `n` read: near the bottom of
+    /// the range `n - 3` wraps round to a large positive bound, which must not
+    /// let the unrolled loop run four iterations where one or two are left.
+    #[test]
+    fn an_integer_end_near_the_bottom_of_the_range_keeps_the_trip_count() {
+        let src = up_from("-2147483648");
         for n in [
             "-2147483647",
             "-2147483646",
@@ -738,7 +745,7 @@ bb3(%8: i32):
             "-2147483644",
             "-2147483630",
         ] {
-            let out = same_behaviour(src, &["rtunroll"], n);
+            let out = same_behaviour(&src, &["rtunroll"], n);
             assert_eq!(out.matches(", 7\n").count(), 5, "{out}");
         }
     }
@@ -748,31 +755,10 @@ bb3(%8: i32):
     /// are certain), with no separate test that `n - 3` does not wrap.
     #[test]
     fn an_integer_loop_from_a_constant_is_entered_by_one_comparison() {
-        let src = r#"
-declare @getint() -> i32
-declare @putint(i32) -> void
-
-func @main() -> i32 {
-bb0:
-  %0 = call @getint()
-  %1 = slt 0, %0
-  br %1, bb1, bb3(0)
-bb1:
-  jump bb2(0, 0)
-bb2(%2: i32, %3: i32):
-  %4 = and %2, 7
-  %5 = add %3, %4
-  %6 = add %2, 1
-  %7 = slt %6, %0
-  br %7, bb2(%6, %5), bb3(%5)
-bb3(%8: i32):
-  call @putint(%8)
-  ret 0
-}
-"#;
+        let src = up_from("0");
         for n in ["1", "3", "4", "5", "8", "13", "-2147483648", "2147483647"] {
             let input = if n == "2147483647" { "40" } else { n };
-            let out = same_behaviour(src, &["rtunroll", "dce"], input);
+            let out = same_behaviour(&src, &["rtunroll", "dce"], input);
             assert!(out.contains("= sgt %0, 3\n"), "{out}");
             let ands = out.lines().filter(|l| l.contains("= and ")).count();
             let masks = out
