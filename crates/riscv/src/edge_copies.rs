@@ -218,13 +218,11 @@ fn saves_cycles(b: &[MInst], copies: &[MInst], header: &[MInst], header_is_b: bo
     moved_cycles + header_after <= before
 }
 
-/// The jump target of a block of register copies ending in a jump.
+/// The jump target of a block of register copies (at least one) ending in a jump.
 fn copies_then_jump(insts: &[MInst]) -> Option<MBlock> {
-    let (MInst::Jump { target }, copies) = insts.split_last()? else {
-        return None;
-    };
-    let all_copies = !copies.is_empty() && copies.iter().all(|i| matches!(i, MInst::Mv { .. }));
-    all_copies.then_some(*target)
+    crate::mir::copies_then_jump(insts)
+        .filter(|(copies, _)| !copies.is_empty())
+        .map(|(_, target)| target)
 }
 
 #[cfg(test)]

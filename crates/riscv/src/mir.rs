@@ -852,6 +852,16 @@ pub struct MFunction {
     pub global_sizes: std::collections::BTreeMap<u32, u64>,
 }
 
+/// A block of register copies ending in a jump (where out of SSA puts the block
+/// arguments of a split edge): its copies, possibly none, and the jump's target.
+pub fn copies_then_jump(insts: &[MInst]) -> Option<(&[MInst], MBlock)> {
+    let (MInst::Jump { target }, copies) = insts.split_last()? else {
+        return None;
+    };
+    let all_copies = copies.iter().all(|i| matches!(i, MInst::Mv { .. }));
+    all_copies.then_some((copies, *target))
+}
+
 impl MFunction {
     pub fn new(name: String, global: bool) -> Self {
         MFunction {

@@ -271,22 +271,15 @@ fn back_edge_copies(mf: &MFunction, b: MBlock) -> Option<Vec<(Reg, Reg)>> {
         if t == b {
             return Some(Vec::new());
         }
-        let insts = &mf.blocks[t].insts;
-        let Some((MInst::Jump { target }, moves)) = insts.split_last() else {
+        let Some((moves, target)) = crate::mir::copies_then_jump(&mf.blocks[t].insts) else {
             continue;
         };
-        if *target != b {
-            continue;
-        }
-        let copies: Option<Vec<(Reg, Reg)>> = moves
-            .iter()
-            .map(|i| match *i {
+        if target == b {
+            let copies = moves.iter().filter_map(|i| match *i {
                 MInst::Mv { rd, rs } => Some((rd, rs)),
                 _ => None,
-            })
-            .collect();
-        if copies.is_some() {
-            return copies;
+            });
+            return Some(copies.collect());
         }
     }
     None

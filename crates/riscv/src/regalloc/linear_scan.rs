@@ -33,7 +33,7 @@
 
 use crate::abi;
 use crate::liveness::{Interval, Intervals};
-use crate::mir::{MBlock, MFunction, MInst, Reg, RegClass, NUM_PREGS, RA};
+use crate::mir::{copies_then_jump, MBlock, MFunction, MInst, Reg, RegClass, NUM_PREGS, RA};
 use std::collections::BTreeMap;
 
 /// Owner of a range in a register's occupancy: a virtual register index, or
@@ -458,13 +458,6 @@ pub(crate) fn too_short_to_spill(iv: &Interval) -> bool {
     iv.ranges.len() == 1 && iv.end() - iv.start() <= 2 * SHORT_SPAN
 }
 
-/// The copies of `b` when it is an edge block: copies (`mv`) and then a jump.
-fn edge_copies_of(mf: &MFunction, b: MBlock) -> Option<&[MInst]> {
-    let (last, copies) = mf.blocks[b].insts.split_last()?;
-    let only_copies = copies.iter().all(|i| matches!(i, MInst::Mv { .. }));
-    (matches!(last, MInst::Jump { .. }) && only_copies).then_some(copies)
-}
-
 /// Sibling copy destinations: the destinations of copies from one source on the
 /// two edges of a branch, for each virtual register most executed first. A loop
 /// whose exit and back edge both pass a value on then gets its exit's parameter
@@ -473,9 +466,10 @@ fn edge_copies_of(mf: &MFunction, b: MBlock) -> Option<&[MInst]> {
 /// successor code moves them above the branch, instead of the exit running
 /// copies of its own. It is a preference weaker than a copy's (a register shared
 /// with a sibling saves no copy by itself): taken only when no hinted register is
-/// free and no register can be kept for the copy partners not allocated yet. This is an
-/// affinity of copy-related values (Hack and Goos's SSA coalescing) taken across
-/// a branch. Each pair weighs what the less executed of its two copies does.
+/// free and no register can be kept for the copy partners not allocated yet.
+/// This is an affinity of copy-related values (Hack and Goos's SSA coalescing)
+/// taken across a branch. Each pair weighs what the less executed of its two
+/// copies does.
 fn sibling_copy_hints(mf: &MFunction, depths: &[u32]) -> Vec<(u32, Reg)> {
     let mut siblings: Vec<(u32, f64, Reg)> = Vec::new();
     for &b in &mf.layout {
@@ -489,7 +483,8 @@ fn sibling_copy_hints(mf: &MFunction, depths: &[u32]) -> Vec<(u32, Reg)> {
         if x == y {
             continue;
         }
-        let (Some(cx), Some(cy)) = (edge_copies_of(mf, x), edge_copies_of(mf, y)) else {
+        let copies = |b: MBlock| copies_then_jump(&mf.blocks[b].insts).map(|(c, _)| c);
+        let (Some(cx), Some(cy)) = (copies(x), copies(y)) else {
             continue;
         };
         let w = 10f64.powi(depths[x.index()].min(depths[y.index()]).min(8) as i32);
