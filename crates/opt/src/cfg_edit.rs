@@ -80,6 +80,25 @@ pub fn append_edge_arg(f: &mut Function, pred: Block, b: Block, arg: Value) {
     }
 }
 
+/// Puts edge `which` of `from`'s terminator on a block of its own, laid out
+/// after `from`, that jumps on with the edge's arguments; returns that jump
+/// (code for the edge alone goes before it).
+pub fn split_edge(f: &mut Function, from: Block, which: usize) -> Inst {
+    let term = f.terminator(from).expect("a block ends in a branch");
+    let target = f.kind(term).targets()[which].clone();
+    let e = f.create_block();
+    f.layout.insert_block_after(e, from);
+    let jump = f.append_inst(
+        e,
+        InstKind::Jump {
+            dest: Box::new(target),
+        },
+        ir::Type::Void,
+    );
+    f.set_target(term, which, ir::BlockCall::new(e, Vec::new()));
+    jump
+}
+
 /// Merges block `s` into `b`, whose terminator is a `jump` to `s` and `s`'s only
 /// predecessor: `s`'s parameters are replaced by the jump's arguments and its
 /// instructions follow `b`'s, in place of the jump.

@@ -40,9 +40,27 @@
 //! join gets a pointer parameter of its own, and the other values passed (a jump
 //! target loaded from memory) get their addresses computed where they are passed,
 //! as the header computed them.
+//!
+//! A scan nested in a loop that resumes it where it stopped (a bracket matcher:
+//! the outer loop counts brackets, the inner one steps `i = i - 1` over the
+//! rest) walks a pointer in the inner loop, whose first address the outer loop
+//! then computes from `i` on every trip. The pass runs in rounds, inner loops
+//! first: the next round finds that address in the outer header, passed on to
+//! the inner header that accesses it, and the outer back edge passing `u + c`
+//! with `u` the inner header's index. The inner pointer `p` tracks `u` (every
+//! edge into the inner header passes `gep base, u + t` or `p` advanced as `u`
+//! is: [`tracking`]), so the outer back edge passes `p` advanced by `c` and
+//! the outer header computes nothing ([`Index::Tracked`]); the same for any join
+//! with such a pointer. (The header's address is available on the back edge,
+//! as the inner pointer: a redundancy across the back edge, removed as partial
+//! redundancy elimination removes one, by a parameter.) The first
+//! address of a walk entered from a branch inside another loop that also goes
+//! elsewhere is computed on an edge block of its own, so the enclosing loop's
+//! trips that do not enter do not compute it.
 
 use crate::analysis::scev::{Expr, ScalarEvolution};
 use crate::analysis::{FunctionAnalyses, LoopId, Preserved};
+use crate::cfg_edit::split_edge;
 use crate::pipeline::FunctionTransform;
 use ir::analysis::ControlFlowGraph;
 use ir::{BinOp, Block, Function, Inst, InstKind, Type, Value};
@@ -84,14 +102,36 @@ struct LoopPlan {
     walks: Vec<(Inst, Found)>,
 }
 
-/// [`run`] with the analyses of the loops found taken from `fa`: every loop's
-/// walks are found from one scalar evolution before any is rewritten (a rewrite
-/// adds header and join parameters and instructions, which changes no index a
-/// later walk reads; a join walk's edge blocks make it forget the analyses).
+/// [`run`] with the analyses of the loops found taken from `fa`, in rounds: a
+/// walk of a nested loop computes its first address in the loop around it,
+/// which the next round may find a walk of its own (the pointer an inner
+/// scan leaves, carried round the outer loop: [`Index::Tracked`]).
 fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if f.is_declaration() {
         return 0;
     }
+    let mut changed = 0;
+    // Each round moves the first addresses one loop out.
+    for _ in 0..MAX_ROUNDS {
+        let (n, nested) = round(f, fa);
+        changed += n;
+        if !nested {
+            break;
+        }
+        fa.forget();
+    }
+    changed
+}
+
+/// How many loops out [`run_in`] carries a walk's first address at most.
+const MAX_ROUNDS: usize = 4;
+
+/// One round: every loop's walks are found from one scalar evolution before any
+/// is rewritten (a rewrite adds header and join parameters and instructions,
+/// which changes no index a later walk reads; a join walk's edge blocks make it
+/// forget the analyses). Returns how many accesses changed and whether a walk
+/// of a nested loop was among them.
+fn round(f: &mut Function, fa: &mut FunctionAnalyses) -> (usize, bool) {
     let plans = {
         let mut se = fa.scev(f);
         let (g, cfg, loops) = (se.f, se.cfg, se.loops);
@@ -138,17 +178,16 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     let (_, _, loops) = fa.loops(f);
     let mut split = false;
     let mut changed = 0;
+    let nested = plans.iter().any(|p| loops.depth(p.header) > 1);
     for plan in plans {
         let LoopPlan {
             id,
             header,
-            outside,
+            mut outside,
             latches,
             walks,
         } = plan;
-        // An edge block a join walk made is in no loop: it runs once per exit
-        // from the inner loop.
-        let in_inner = |b: Block| loops.innermost(b).is_some_and(|l| l != id);
+        let nest = Nest { loops, id };
         // The pointer of each walk made, by base, stride, index and step, with its
         // offset: the loop's other accesses of that walk are constant offsets from
         // it (sixteen columns of a row, one pointer).
@@ -160,14 +199,16 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
                     if let Some(&(q, offset)) = pointers.get(&key) {
                         walk.offset_from(f, g, q, offset);
                     } else {
-                        let q = walk.rewrite(f, g, header, &outside, &latches);
+                        let (q, edge_blocks) =
+                            walk.rewrite(f, g, header, &mut outside, &latches, &nest);
                         pointers.insert(key, (q, walk.offset));
+                        split |= edge_blocks;
                     }
                 }
                 Found::Join(walk) => {
                     // An earlier join walk may have split edges: the predecessors now.
                     let now = ControlFlowGraph::compute(f);
-                    walk.rewrite(f, g, header, &outside, &now, &in_inner);
+                    walk.rewrite(f, g, header, &mut outside, &now, &nest);
                     split = true;
                 }
             }
@@ -177,19 +218,40 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
     if split {
         fa.forget();
     }
-    changed
+    (changed, nested)
+}
+
+/// Where a block lies relative to the loop `id` being rewritten.
+struct Nest<'a> {
+    loops: &'a crate::analysis::LoopForest,
+    id: LoopId,
+}
+
+impl Nest<'_> {
+    /// In a loop nested in this one (an edge block a join walk made is in no
+    /// loop: it runs once per exit from the inner loop).
+    fn in_inner(&self, b: Block) -> bool {
+        self.loops.innermost(b).is_some_and(|l| l != self.id)
+    }
+
+    /// In any loop (a block made by this pass is in none).
+    fn in_loop(&self, b: Block) -> bool {
+        self.loops.innermost(b).is_some()
+    }
 }
 
 /// The header's access `gep base, i + d, stride`, with `i` the header's parameter
 /// number `param`, its base defined outside the loop and the address loaded or
-/// stored in the header: `(base, stride, i, param, d)`. The index is any value
-/// the scalar evolution finds a constant `d` from a parameter of the header.
+/// stored in the header, or passed on to the block the header jumps to, which
+/// accesses it: `(base, stride, i, param, d, in the header)`. The index is any
+/// value the scalar evolution finds a constant `d` from a parameter of the
+/// header.
 fn header_access(
     se: &mut ScalarEvolution,
     g: Inst,
     header: Block,
     inside: &dyn Fn(Block) -> bool,
-) -> Option<(Value, u32, Value, usize, i32)> {
+) -> Option<(Value, u32, Value, usize, i32, bool)> {
     let f = se.f;
     let InstKind::Gep {
         base,
@@ -202,17 +264,20 @@ fn header_access(
     if f.value_block(base).is_some_and(inside) || f.value_type(index) != Type::I32 {
         return None;
     }
-    // Dereferenced in the header: every iteration accesses it.
+    // Dereferenced in every iteration: in the header, or through a parameter of
+    // the block the header jumps to (the first address of a walk in an inner
+    // loop, which a first round made).
     let r = f.inst_result(g)?;
-    let accessed = f.users(r).iter().any(|&u| {
-        f.layout.inst_block(u) == Some(header)
-            && match f.kind(u) {
-                InstKind::Load { ptr, .. } => *ptr == r,
-                InstKind::Store { ptr, value } => *ptr == r && *value != r,
-                _ => false,
-            }
-    });
-    if !accessed {
+    let passed_on = match f.terminator(header).map(|t| f.kind(t)) {
+        Some(InstKind::Jump { dest }) if dest.block != header => dest
+            .args
+            .iter()
+            .zip(f.block_params(dest.block))
+            .any(|(&a, &p)| a == r && accesses(f, p, dest.block)),
+        _ => false,
+    };
+    let in_header = accesses(f, r, header);
+    if !in_header && !passed_on {
         return None;
     }
     // The index: a parameter plus a constant (an `i32` difference, modulo 2^32).
@@ -231,7 +296,19 @@ fn header_access(
         let d = se.constant_difference(index, params[k])?;
         Some((k, i32::try_from(d).ok()?))
     })?;
-    Some((base, stride, params[param], param, offset))
+    Some((base, stride, params[param], param, offset, in_header))
+}
+
+/// Whether `block` loads or stores through `ptr`.
+fn accesses(f: &Function, ptr: Value, block: Block) -> bool {
+    f.users(ptr).iter().any(|&u| {
+        f.layout.inst_block(u) == Some(block)
+            && match f.kind(u) {
+                InstKind::Load { ptr: p, .. } => *p == ptr,
+                InstKind::Store { ptr: p, value } => *p == ptr && *value != ptr,
+                _ => false,
+            }
+    })
 }
 
 /// `v - i` when the scalar evolution finds it a constant within [`MAX_STEP`].
@@ -259,7 +336,12 @@ impl Walk {
         inside: &dyn Fn(Block) -> bool,
         latches: &[Block],
     ) -> Option<Walk> {
-        let (base, stride, i, param, offset) = header_access(se, g, header, inside)?;
+        let (base, stride, i, param, offset, in_header) = header_access(se, g, header, inside)?;
+        // An address only passed on: a counted loop whose index other
+        // addresses need anyway, which strength reduction walks if it pays.
+        if !in_header {
+            return None;
+        }
         let f = se.f;
         // Every back edge passes the same `i + step`.
         let mut step = None;
@@ -286,17 +368,19 @@ impl Walk {
     }
 
     /// Makes the access `g` the walk's new header parameter (returned), which
-    /// starts at the access's first address and advances by the step.
+    /// starts at the access's first address and advances by the step; and
+    /// whether an edge got a block of its own ([`Access::initial_addresses`]).
     fn rewrite(
         &self,
         f: &mut Function,
         g: Inst,
         header: Block,
-        outside: &[Block],
+        outside: &mut [Block],
         latches: &[Block],
-    ) -> Value {
+        nest: &Nest,
+    ) -> (Value, bool) {
         let q = f.append_block_param(header, Type::Ptr);
-        self.access().initial_addresses(f, header, outside);
+        let split = self.access().initial_addresses(f, header, outside, nest);
         // The next address, computed where the header ends.
         let header_end = f.terminator(header).expect("the header ends in a branch");
         let step = f.iconst(self.step);
@@ -323,7 +407,7 @@ impl Walk {
         let old = f.inst_result(g).expect("a gep has a result");
         f.replace_all_uses(old, q);
         f.remove_inst(g);
-        q
+        (q, split)
     }
 
     /// Makes the access `g` a constant offset from `q`, the pointer of a walk
@@ -393,19 +477,42 @@ impl Access {
 
     /// Passes the header's new pointer parameter its initial address on every
     /// edge from outside the loop, each from its edge's own initial value.
-    fn initial_addresses(&self, f: &mut Function, header: Block, outside: &[Block]) {
-        for &p in outside {
-            let term = f.terminator(p).expect("a predecessor ends in a branch");
+    /// An edge from a block in another loop that branches elsewhere too (the
+    /// test after an unrolled loop that enters its remainder) gets a block of
+    /// its own for the address, which then runs only when the edge is taken;
+    /// returns whether it made one (which then replaces the predecessor in
+    /// `outside`: a branch elsewhere has one edge to the header).
+    fn initial_addresses(
+        &self,
+        f: &mut Function,
+        header: Block,
+        outside: &mut [Block],
+        nest: &Nest,
+    ) -> bool {
+        let mut split = false;
+        for p in outside.iter_mut() {
+            let term = f.terminator(*p).expect("a predecessor ends in a branch");
             let targets: Vec<ir::BlockCall> = f.kind(term).targets().into_iter().cloned().collect();
-            for (which, mut target) in targets.into_iter().enumerate() {
+            let elsewhere = targets.iter().any(|t| t.block != header);
+            for (which, target) in targets.iter().enumerate() {
                 if target.block != header {
                     continue;
                 }
-                let start = self.address_of(f, term, target.args[self.param]);
+                let (at, which) = if elsewhere && nest.in_loop(*p) {
+                    split = true;
+                    let jump = split_edge(f, *p, which);
+                    *p = f.layout.inst_block(jump).expect("the edge's block");
+                    (jump, 0)
+                } else {
+                    (term, which)
+                };
+                let start = self.address_of(f, at, target.args[self.param]);
+                let mut target = target.clone();
                 target.args.push(start);
-                f.set_target(term, which, target);
+                f.set_target(at, which, target);
             }
         }
+        split
     }
 }
 
@@ -420,21 +527,39 @@ enum Index {
         param: usize,
         step: i32,
     },
+    /// `u + c`, with `u` an `i32` parameter of a block that dominates the latch
+    /// and has a pointer parameter `ptr` walking along with it ([`tracking`]):
+    /// the address is `ptr` advanced by `step` elements.
+    Tracked { ptr: Value, step: i32 },
     /// Anything else: the address computed from the value.
     Exact(Value),
 }
 
-/// `v` as an [`Index`] relative to the header parameter `i`, from the scalar
-/// evolution of the two: a constant difference, or `v` a constant away from the
-/// parameter of a join; `direct` tells the blocks of the loop outside its inner
-/// loops, where a join may be.
+/// A loop as [`classify`] sees it: its header, which blocks are in it, and
+/// which of those are outside its inner loops (where a join may be).
+#[derive(Clone, Copy)]
+struct Scope<'a> {
+    header: Block,
+    inside: &'a dyn Fn(Block) -> bool,
+    direct: &'a dyn Fn(Block) -> bool,
+}
+
+/// `v`, passed by `latch`, as an [`Index`] relative to the header parameter `i`,
+/// from the scalar evolution of the two: a constant difference, `v` a constant
+/// away from the parameter of a join, or from a parameter a pointer tracks.
 fn classify(
     se: &mut ScalarEvolution,
     v: Value,
     i: Value,
-    header: Block,
-    direct: &dyn Fn(Block) -> bool,
+    latch: Block,
+    access: &Access,
+    scope: &Scope,
 ) -> Index {
+    let Scope {
+        header,
+        inside,
+        direct,
+    } = *scope;
     if let Some(c) = step_from(se, v, i) {
         return Index::Header(c);
     }
@@ -444,17 +569,130 @@ fn classify(
         (rest, c) if c.abs() <= MAX_STEP => (rest, c as i32),
         _ => (e, 0),
     };
-    match *se.exprs.get(rest) {
-        Expr::Unknown { v: u, .. } => match f.value_def(u) {
-            ir::ValueDef::Param(block, k) if block != header && direct(block) => Index::Join {
-                block,
-                param: k as usize,
-                step: c,
-            },
-            _ => Index::Exact(v),
-        },
-        _ => Index::Exact(v),
+    if let Expr::Unknown { v: u, .. } = *se.exprs.get(rest) {
+        if let ir::ValueDef::Param(block, k) = f.value_def(u) {
+            if block != header && direct(block) {
+                return Index::Join {
+                    block,
+                    param: k as usize,
+                    step: c,
+                };
+            }
+        }
     }
+    // A block whose parameter `u` the index is a constant from: that of a
+    // parameter the analysis does not see through, or the header of the inner
+    // loop the index is a recurrence of.
+    let block = match *se.exprs.get(rest) {
+        Expr::Unknown { v: u, .. } => match f.value_def(u) {
+            ir::ValueDef::Param(block, _) => Some(block),
+            _ => None,
+        },
+        Expr::AddRec { lp, .. } => Some(se.loops.get(lp).header),
+        _ => None,
+    };
+    block
+        .filter(|&b| b != header && inside(b) && se.dt.dominates(b, latch))
+        .and_then(|b| tracked(se, v, b, access))
+        .map_or(Index::Exact(v), |(ptr, step)| Index::Tracked { ptr, step })
+}
+
+/// `v` as a pointer parameter of `block` advanced by `step` elements, when `v`
+/// is a constant `c` from an `i32` parameter `u` of `block` that a pointer
+/// parameter `p` tracks with the access's base and stride at offset `t` (`p` is
+/// `gep base, u + t, stride`): the access's address `gep base, v + d, stride` is
+/// then `gep p, c + d - t, stride`, exactly, since `u + t` is an index into an
+/// object (`p` is accessed) and the step is small.
+fn tracked(
+    se: &mut ScalarEvolution,
+    v: Value,
+    block: Block,
+    access: &Access,
+) -> Option<(Value, i32)> {
+    let f = se.f;
+    let params = f.block_params(block);
+    for (ku, &u) in params.iter().enumerate() {
+        if f.value_type(u) != Type::I32 {
+            continue;
+        }
+        let Some(c) = step_from(se, v, u) else {
+            continue;
+        };
+        for (kp, &p) in params.iter().enumerate() {
+            if f.value_type(p) != Type::Ptr {
+                continue;
+            }
+            let Some(t) = tracking(se, block, ku, kp, access) else {
+                continue;
+            };
+            let step = i64::from(c) + i64::from(access.offset) - i64::from(t);
+            if step.abs() <= MAX_STEP {
+                return Some((p, step as i32));
+            }
+        }
+    }
+    None
+}
+
+/// The offset `t` at which pointer parameter `kp` of `block` tracks its `i32`
+/// parameter `ku` (`u`): `p = gep base, u + t, stride` on every entry, with the
+/// access's base and stride. By induction over the edges into `block`: each
+/// passes either `gep base, x, stride` with `x` a constant `t` from the `i32` it
+/// passes, or `gep p, c, stride` with the `i32` it passes `u + c` (exact: `p` is
+/// accessed in `block`, so `u + t` is an index into an object and `u + t + c`,
+/// with `|c| <= 2^16`, does not wrap), as a walk of an inner loop enters and
+/// advances.
+fn tracking(
+    se: &mut ScalarEvolution,
+    block: Block,
+    ku: usize,
+    kp: usize,
+    access: &Access,
+) -> Option<i32> {
+    let (f, cfg) = (se.f, se.cfg);
+    let (u, p) = (f.block_params(block)[ku], f.block_params(block)[kp]);
+    if !accesses(f, p, block) {
+        return None;
+    }
+    let mut offset = None;
+    for pred in cfg.unique_preds(block) {
+        let term = f.terminator(pred)?;
+        for target in f.kind(term).targets() {
+            if target.block != block {
+                continue;
+            }
+            let (a, w) = (target.args[kp], target.args[ku]);
+            let ir::ValueDef::Inst(def) = f.value_def(a) else {
+                return None;
+            };
+            let InstKind::Gep {
+                base,
+                index,
+                stride,
+            } = *f.kind(def)
+            else {
+                return None;
+            };
+            if stride != access.stride {
+                return None;
+            }
+            if base == p {
+                let c = f.as_iconst(index)?;
+                if i64::from(c).abs() > MAX_STEP || step_from(se, w, u) != Some(c) {
+                    return None;
+                }
+            } else if base == access.base {
+                let t = step_from(se, index, w)?;
+                if offset.is_some_and(|o| o != t) {
+                    return None;
+                }
+                offset = Some(t);
+            } else {
+                return None;
+            }
+        }
+    }
+    offset
 }
 
 /// A walk whose back edges pass other values than one `i + step`: an index read
@@ -491,26 +729,41 @@ impl JoinWalk {
         in_inner: &dyn Fn(Block) -> bool,
         latches: &[Block],
     ) -> Option<JoinWalk> {
-        let (base, stride, i, param, offset) = header_access(se, g, header, inside)?;
+        let (base, stride, i, param, offset, in_header) = header_access(se, g, header, inside)?;
         // What a latch computes runs once per iteration only outside inner loops.
         if latches.iter().any(|&l| in_inner(l)) {
             return None;
         }
         let (f, cfg) = (se.f, se.cfg);
         let direct = |b: Block| inside(b) && !in_inner(b);
+        let scope = Scope {
+            header,
+            inside,
+            direct: &direct,
+        };
+        let access = Access {
+            base,
+            stride,
+            param,
+            offset,
+        };
         let mut edges = Vec::new();
         for &latch in latches {
             let term = f.terminator(latch)?;
             for (which, target) in f.kind(term).targets().into_iter().enumerate() {
                 if target.block == header {
-                    let index = classify(se, target.args[param], i, header, &direct);
+                    let index = classify(se, target.args[param], i, latch, &access, &scope);
                     edges.push((latch, which, index));
                 }
             }
         }
         // Only when some address is reduced to an addition; a loop whose back
-        // edges all compute their address anew gains nothing.
-        if edges.iter().all(|e| matches!(e.2, Index::Exact(_))) {
+        // edges all compute their address anew gains nothing. An address only
+        // passed on to an inner loop is walked when a back edge carries the
+        // inner loop's pointer: the header then computes nothing.
+        if edges.iter().all(|e| matches!(e.2, Index::Exact(_)))
+            || !in_header && !edges.iter().any(|e| matches!(e.2, Index::Tracked { .. }))
+        {
             return None;
         }
         // What the joins' predecessors pass, relative to `i`.
@@ -533,12 +786,7 @@ impl JoinWalk {
             }
         }
         Some(JoinWalk {
-            access: Access {
-                base,
-                stride,
-                param,
-                offset,
-            },
+            access,
             edges,
             from_header,
         })
@@ -549,12 +797,12 @@ impl JoinWalk {
         f: &mut Function,
         g: Inst,
         header: Block,
-        outside: &[Block],
+        outside: &mut [Block],
         cfg: &ControlFlowGraph,
-        in_inner: &dyn Fn(Block) -> bool,
+        nest: &Nest,
     ) {
         let q = f.append_block_param(header, Type::Ptr);
-        self.access.initial_addresses(f, header, outside);
+        self.access.initial_addresses(f, header, outside, nest);
         // The joins' pointer parameters.
         let mut joins: Vec<((Block, usize), Value)> = Vec::new();
         for &(_, _, index) in &self.edges {
@@ -583,19 +831,10 @@ impl JoinWalk {
                     }
                     // Computed on the edge: in `p` itself, or on an edge block when
                     // `p` belongs to an inner loop.
-                    let (at, edge_block) = if in_inner(p) {
-                        let e = f.create_block();
-                        f.layout.insert_block_after(e, p);
-                        let jump = f.append_inst(
-                            e,
-                            InstKind::Jump {
-                                dest: Box::new(ir::BlockCall::new(block, Vec::new())),
-                            },
-                            Type::Void,
-                        );
-                        (jump, Some(e))
+                    let (at, which) = if nest.in_inner(p) {
+                        (split_edge(f, p, which), 0)
                     } else {
-                        (term, None)
+                        (term, which)
                     };
                     let addr = match from_header {
                         Some(c) => {
@@ -614,13 +853,7 @@ impl JoinWalk {
                         None => self.access.address_of(f, at, w),
                     };
                     target.args.push(addr);
-                    match edge_block {
-                        Some(e) => {
-                            f.set_target(at, 0, target);
-                            f.set_target(term, which, ir::BlockCall::new(e, Vec::new()));
-                        }
-                        None => f.set_target(term, which, target),
-                    }
+                    f.set_target(at, which, target);
                 }
             }
         }
@@ -636,6 +869,7 @@ impl JoinWalk {
                         .map(|&(_, s)| s);
                     (s, step)
                 }
+                Index::Tracked { ptr, step } => (Some(ptr), step),
                 Index::Exact(_) => (None, 0),
             };
             let addr = match (from, index) {
@@ -838,7 +1072,7 @@ mod tests {
         );
         assert!(!main.contains("gep @dest, %2, 4"), "{main}");
         // One edge block out of the scan computes both addresses.
-        let edge = "bb5:\n  %20 = gep @prog, %16, 4\n  %21 = gep @dest, %16, 4\n  jump bb6(%16, %3, %20, %21)";
+        let edge = "bb6:\n  %20 = gep @prog, %16, 4\n  %21 = gep @dest, %16, 4\n  jump bb7(%16, %3, %20, %21)";
         assert!(main.contains(edge), "{main}");
     }
 
@@ -848,25 +1082,130 @@ mod tests {
         // The header loads through its pointer parameter; the join gets one too,
         // passed the header's pointer by the falling-through arm, the address of
         // the loaded target by the jump, and (on an edge block, out of the inner
-        // scan) the address of the scan's stop.
+        // scan) the address of the scan's stop. The scan walks a pointer of its
+        // own, whose first address is computed on an edge block too: the
+        // dispatch branches elsewhere, and most iterations do not scan.
         let main = &out[out.find("func @main").unwrap()..];
         assert!(
             main.contains("bb1(%1: i32, %2: i32, %3: ptr):\n  %4 = load i32, %3\n"),
             "{main}"
         );
-        assert!(main.contains("bb6(%1, %2, %3)"), "{main}");
+        assert!(main.contains("br %6, bb3, bb7(%1, %2, %3)"), "{main}");
         assert!(
-            main.contains("%11 = gep @prog, %10, 4\n  jump bb6(%10, %2, %11)"),
+            main.contains("bb3:\n  %7 = add %1, 1\n  %8 = gep @prog, %7, 4\n  jump bb5(%1, %8)"),
             "{main}"
         );
         assert!(
-            main.contains("bb5:\n  %18 = gep @prog, %14, 4\n  jump bb6(%14, %2, %18)"),
+            main.contains("%11 = gep @prog, %10, 4\n  jump bb7(%10, %2, %11)"),
             "{main}"
         );
-        assert!(main.contains("bb6(%19: i32, %20: i32, %21: ptr)"), "{main}");
         assert!(
-            main.contains("%25 = gep %21, 1, 4\n  br %24, bb1(%23, %22, %25), bb7"),
+            main.contains("bb6:\n  %18 = gep @prog, %14, 4\n  jump bb7(%14, %2, %18)"),
             "{main}"
         );
+        assert!(main.contains("bb7(%19: i32, %20: i32, %21: ptr)"), "{main}");
+        assert!(
+            main.contains("%25 = gep %21, 1, 4\n  br %24, bb1(%23, %22, %25), bb8"),
+            "{main}"
+        );
+    }
+
+    /// A backward scan nested in a loop that repeats it from where it stopped
+    /// (a bracket matcher: find the third `9` before index `n`): `i` is the
+    /// inner loop's `i - 1`, reloaded as `a[i - 1]`. `main` calls it from two
+    /// starts and with a second, forward variant (`i + 1`, read as `a[i + 2]`).
+    const NESTED_SCANS: &str = "global @a: [i32; 24] = \
+        [9, 1, 9, 2, 2, 9, 3, 9, 4, 4, 4, 9, 5, 9, 6, 9, 7, 7, 9, 8, 9, 1, 1, 0]\n\n\
+        declare @putint(i32) -> void\n\n\
+        func @back(i32) -> i32 {\n\
+        bb0(%0: i32):\n  jump bb1(3, %0)\n\
+        bb1(%1: i32, %2: i32):\n  jump bb3(%2)\n\
+        bb2(%3: i32):\n  %4 = sgt %3, 0\n  br %4, bb1(%3, %6), bb5(%6)\n\
+        bb3(%5: i32):\n  %6 = add %5, -1\n  %7 = gep @a, %6, 4\n  %8 = load i32, %7\n  \
+        %9 = eq %8, 9\n  br %9, bb4, bb3(%6)\n\
+        bb4:\n  %10 = add %1, -1\n  jump bb2(%10)\n\
+        bb5(%11: i32):\n  ret %11\n}\n\n\
+        func @fwd(i32) -> i32 {\n\
+        bb0(%0: i32):\n  jump bb1(4, %0)\n\
+        bb1(%1: i32, %2: i32):\n  jump bb3(%2)\n\
+        bb2(%3: i32):\n  %4 = sgt %3, 0\n  br %4, bb1(%3, %6), bb5(%6)\n\
+        bb3(%5: i32):\n  %6 = add %5, 1\n  %12 = add %5, 2\n  %7 = gep @a, %12, 4\n  %8 = load i32, %7\n  \
+        %9 = eq %8, 9\n  br %9, bb4, bb3(%6)\n\
+        bb4:\n  %10 = add %1, -1\n  jump bb2(%10)\n\
+        bb5(%11: i32):\n  ret %11\n}\n\n\
+        func @main() -> i32 {\n\
+        bb0:\n  %0 = call @back(23)\n  call @putint(%0)\n  %1 = call @back(16)\n  call @putint(%1)\n  \
+        %2 = call @fwd(-1)\n  call @putint(%2)\n  %3 = call @fwd(3)\n  call @putint(%3)\n  ret 0\n}\n";
+
+    /// The function `name` of the printed module `out`.
+    fn function<'a>(out: &'a str, name: &str) -> &'a str {
+        let start = out.find(&format!("func @{name}(")).unwrap();
+        let end = out[start..].find("\n}\n").map_or(out.len(), |e| start + e);
+        &out[start..end]
+    }
+
+    #[test]
+    fn the_pointer_an_inner_scan_leaves_is_carried_round_the_outer_loop() {
+        let out = same_behaviour(NESTED_SCANS, &["ptrwalk"], "");
+        for (name, next) in [("back", "gep %11, -1, 4"), ("fwd", "gep %11, 1, 4")] {
+            let f = function(&out, name);
+            // The first address is computed once, before the outer loop; the
+            // outer header passes its pointer on to the scan, and its back edge
+            // passes the scan's pointer on, one element further.
+            assert_eq!(f.matches("gep @a").count(), 1, "{f}");
+            assert!(f.contains("bb1(%3: i32, %4: i32, %5: ptr):\n"), "{f}");
+            assert!(f.contains("jump bb3(%4, %5)"), "{f}");
+            assert!(
+                f.contains(&format!("%9 = {next}\n  br %8, bb1(%7, %12, %9)")),
+                "{f}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_pointer_that_does_not_track_the_index_is_not_carried() {
+        // The scan's pointer starts at `a[i - 2]` on entry but is advanced as
+        // `a[i - 1]` (no offset fits both edges), or is not accessed in the scan:
+        // the outer header keeps computing its address.
+        let src = "global @a: [i32; 24] = zeroinit\n\n\
+            func @f(i32, ptr) -> i32 {\n\
+            bb0(%0: i32, %20: ptr):\n  jump bb1(3, %0)\n\
+            bb1(%1: i32, %2: i32):\n  %12 = add %2, -2\n  %13 = gep @a, %12, 4\n  \
+            %14 = load i32, %13\n  jump bb3(%2, %13)\n\
+            bb2(%3: i32):\n  %4 = sgt %3, 0\n  br %4, bb1(%3, %6), bb5(%6)\n\
+            bb3(%5: i32, %15: ptr):\n  %6 = add %5, -1\n  %8 = load i32, %15\n  \
+            %16 = gep %15, -1, 4\n  %9 = eq %8, 9\n  br %9, bb4, bb3(%6, %16)\n\
+            bb4:\n  %10 = add %1, -1\n  jump bb2(%10)\n\
+            bb5(%11: i32):\n  ret %11\n}\n";
+        let tracked = crate::passes::testutil::run(src, &["ptrwalk"]);
+        // The header's `a[i - 2]` is the scan's pointer advanced by one element.
+        assert!(
+            tracked.contains(
+                "bb1(%4: i32, %5: i32, %6: ptr):\n  %7 = add %5, -2\n  %8 = load i32, %6\n"
+            ),
+            "tracked at offset -2:\n{tracked}"
+        );
+        assert!(
+            tracked.contains("%11 = gep %13, -1, 4\n  br %10, bb1(%9, %14, %11)"),
+            "{tracked}"
+        );
+        for (what, from, to) in [
+            (
+                "a first address of another offset",
+                "%16 = gep %15, -1, 4",
+                "%16 = gep %15, -2, 4",
+            ),
+            (
+                "a pointer the scan does not access",
+                "%8 = load i32, %15",
+                "%8 = load i32, %20",
+            ),
+        ] {
+            let out = crate::passes::testutil::run(&src.replace(from, to), &["ptrwalk"]);
+            assert!(
+                !out.contains("bb1(%4: i32, %5: i32, %6: ptr)"),
+                "{what}:\n{out}"
+            );
+        }
     }
 }
