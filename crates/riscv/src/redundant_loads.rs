@@ -26,9 +26,13 @@
 //! global address (`li`, `lla`) into a scratch register before each use, so a
 //! global read and written back (`lla t5, g`, `lw`, `lla t5, g`, `sw`) computes its
 //! address twice. A `li` or `lla` into a register that still holds that very
-//! constant, defined earlier in the block, goes away.
+//! constant, defined earlier in the block, goes away; one into another register
+//! becomes a move from the register holding it, when the constant takes two
+//! instructions to build (`lla` is `auipc` and `addi`; `li` of a value beyond 12
+//! bits is `lui` and `addiw`): a pointer and its loop's end both start at a
+//! global (`lla t0, g`, `lla s1, g`, `add s2, t0, t1`).
 
-use crate::mir::{Addr, Base, MFunction, MInst, MemOp, Reg, T5, T6};
+use crate::mir::{fits_imm12, Addr, Base, MFunction, MInst, MemOp, Reg, T5, T6};
 
 /// Removes or turns into moves the redundant loads of every block of `mf`; returns
 /// how many.
@@ -94,7 +98,9 @@ pub fn run(mf: &mut MFunction) -> usize {
 
 /// Turns each `li` or `lla` whose register holds that constant already (defined by
 /// the same instruction earlier in `insts`, and not written since) into a move of
-/// the register to itself, which [`run`] removes; returns how many.
+/// the register to itself, which [`run`] removes, and one whose constant another
+/// register holds into a move from it when that saves an instruction; returns
+/// how many.
 fn remove_repeated_constants(insts: &mut [MInst]) -> usize {
     let mut removed = 0;
     // Registers and the constant instruction that defined each (one entry per
@@ -102,14 +108,21 @@ fn remove_repeated_constants(insts: &mut [MInst]) -> usize {
     let mut known: Vec<(Reg, MInst)> = Vec::new();
     for inst in insts {
         let constant = match *inst {
-            MInst::Li { rd, .. } | MInst::La { rd, .. } => Some(rd),
+            MInst::Li { rd, .. } | MInst::La { rd, .. } => Some((rd, inst.clone())),
             _ => None,
         };
-        if let Some(rd) = constant {
-            if known.iter().any(|(r, i)| *r == rd && i == inst) {
-                *inst = MInst::Mv { rd, rs: rd };
+        if let Some((rd, built)) = &constant {
+            if known.iter().any(|(r, i)| r == rd && i == built) {
+                *inst = MInst::Mv { rd: *rd, rs: *rd };
                 removed += 1;
                 continue;
+            }
+            if let Some(&(rs, _)) = known
+                .iter()
+                .find(|(_, i)| same_constant(i, built) && takes_two(built))
+            {
+                *inst = MInst::Mv { rd: *rd, rs };
+                removed += 1;
             }
         }
         if !known.is_empty() {
@@ -122,11 +135,39 @@ fn remove_repeated_constants(insts: &mut [MInst]) -> usize {
             }
             inst.for_each_def(|d| known.retain(|(r, _)| *r != d));
         }
-        if let Some(rd) = constant {
-            known.push((rd, inst.clone()));
+        if let Some((rd, built)) = constant {
+            known.push((rd, built));
         }
     }
     removed
+}
+
+/// Whether `a` and `b` build the same constant (into any registers).
+fn same_constant(a: &MInst, b: &MInst) -> bool {
+    match (a, b) {
+        (MInst::Li { imm: x, .. }, MInst::Li { imm: y, .. }) => x == y,
+        (
+            MInst::La {
+                global: g, off: o, ..
+            },
+            MInst::La {
+                global: h, off: p, ..
+            },
+        ) => g == h && o == p,
+        _ => false,
+    }
+}
+
+/// Whether building the constant of `inst` takes more than one instruction.
+fn takes_two(inst: &MInst) -> bool {
+    match *inst {
+        MInst::La { .. } => true,
+        MInst::Li { imm, .. } => {
+            // `lui` alone builds a 32-bit value whose low 12 bits are zero.
+            !fits_imm12(imm) && !(i32::try_from(imm).is_ok() && imm & 0xfff == 0)
+        }
+        _ => false,
+    }
 }
 
 /// Whether frame layout may build the slot offset of `inst` in `t5` or `t6`: a
