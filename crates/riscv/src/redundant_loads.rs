@@ -163,8 +163,10 @@ fn takes_two(inst: &MInst) -> bool {
     match *inst {
         MInst::La { .. } => true,
         MInst::Li { imm, .. } => {
-            // `lui` alone builds a 32-bit value whose low 12 bits are zero.
-            !fits_imm12(imm) && !(i32::try_from(imm).is_ok() && imm & 0xfff == 0)
+            // `addi` builds a 12-bit value, `lui` alone a 32-bit one whose low 12
+            // bits are zero.
+            let lui_alone = i32::try_from(imm).is_ok() && imm & 0xfff == 0;
+            !(fits_imm12(imm) || lui_alone)
         }
         _ => false,
     }
