@@ -117,12 +117,11 @@ fn remove_repeated_constants(insts: &mut [MInst]) -> usize {
                 removed += 1;
                 continue;
             }
-            if let Some(&(rs, _)) = known
-                .iter()
-                .find(|(_, i)| same_constant(i, built) && takes_two(built))
-            {
-                *inst = MInst::Mv { rd: *rd, rs };
-                removed += 1;
+            if takes_two(built) {
+                if let Some(&(rs, _)) = known.iter().find(|(_, i)| same_constant(i, built)) {
+                    *inst = MInst::Mv { rd: *rd, rs };
+                    removed += 1;
+                }
             }
         }
         if !known.is_empty() {

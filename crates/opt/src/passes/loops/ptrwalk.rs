@@ -130,7 +130,8 @@ const MAX_ROUNDS: usize = 4;
 /// is rewritten (a rewrite adds header and join parameters and instructions,
 /// which changes no index a later walk reads; a join walk's edge blocks make it
 /// forget the analyses). Returns how many accesses changed and whether a walk
-/// of a nested loop was among them.
+/// was entered from the header of a loop around it, whose next round may find
+/// the address computed there.
 fn round(f: &mut Function, fa: &mut FunctionAnalyses) -> (usize, bool) {
     let plans = {
         let mut se = fa.scev(f);
@@ -178,7 +179,15 @@ fn round(f: &mut Function, fa: &mut FunctionAnalyses) -> (usize, bool) {
     let (_, _, loops) = fa.loops(f);
     let mut split = false;
     let mut changed = 0;
-    let nested = plans.iter().any(|p| loops.depth(p.header) > 1);
+    // Another round can find only an address passed on from a loop header that
+    // jumps to the header of a loop walked here.
+    let nested = plans.iter().any(|p| {
+        p.outside.iter().any(|&o| {
+            loops.is_header(o)
+                && matches!(f.terminator(o).map(|t| f.kind(t)),
+                    Some(InstKind::Jump { dest }) if dest.block == p.header)
+        })
+    });
     for plan in plans {
         let LoopPlan {
             id,
