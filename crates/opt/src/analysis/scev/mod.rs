@@ -25,6 +25,7 @@
 //! asks again forgets it first). A pass that has no manager builds its own with
 //! [`ScalarEvolution::new`].
 
+pub mod access_bound;
 pub mod builder;
 pub mod expand;
 pub mod expr;

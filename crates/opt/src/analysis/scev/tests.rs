@@ -1299,3 +1299,192 @@ fn a_chain_of_squarings_stays_small() {
     );
     assert!(out.len() < 100_000, "{} bytes printed", out.len());
 }
+
+/// Each loop's bound from its accesses ([`ScalarEvolution::max_count_from_accesses`]),
+/// in the order of the loops' headers.
+fn access_bounds(src: &str) -> Vec<Option<i64>> {
+    let m = ir::parse_module(src).unwrap();
+    ir::verify_module(&m).unwrap();
+    let f = m.funcs.values().find(|f| !f.is_declaration()).unwrap();
+    let cfg = ControlFlowGraph::compute(f);
+    let dt = DominatorTree::compute(f, &cfg);
+    let loops = LoopForest::compute(f, &cfg, &dt);
+    let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
+    let size = |g: ir::GlobalId| m.globals.get(g).map(|g| g.size());
+    let mut ids: Vec<_> = loops.loops().map(|(id, l)| (l.header, id)).collect();
+    ids.sort();
+    ids.into_iter()
+        .map(|(_, id)| se.max_count_from_accesses(id, &size))
+        .collect()
+}
+
+/// Rows of `int a[7][6]` (168 bytes) zeroed by a pointer stepping two rows (48
+/// bytes), the exit test against an unknown `n`.
+const ROWS: &str = r#"
+global @a: [i32; 42] = zeroinit
+
+declare @getint() -> i32
+
+func @f() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0, @a)
+bb1(%1: i32, %2: ptr):
+  store 0, %2
+  %3 = gep %2, 5, 4
+  store 0, %3
+  %4 = add %1, 2
+  %5 = slt %4, %0
+  %6 = gep %2, 2, 24
+  br %5, bb1(%4, %6), bb2
+bb2:
+  ret 0
+}
+"#;
+
+#[test]
+fn an_access_in_the_header_bounds_the_loop_by_its_last_iteration_in_bounds() {
+    // a[i][5] is at 48k + 20: in bounds while 48k + 24 <= 168, k <= 3. Iteration
+    // 4 would reach the store, so it never starts: at most 3 back edges.
+    assert_eq!(access_bounds(ROWS), vec![Some(3)]);
+    // Without the store at offset 20, a[i][0] (48k + 4 <= 168) bounds it too.
+    assert_eq!(
+        access_bounds(&ROWS.replace("  store 0, %3\n", "")),
+        vec![Some(3)]
+    );
+    // A larger object, a larger bound: 48k + 24 <= 4 * 420, k <= 34.
+    assert_eq!(
+        access_bounds(&ROWS.replace("[i32; 42]", "[i32; 420]")),
+        vec![Some(34)]
+    );
+    // A call before the access might not return: iteration 4 may start.
+    let call_first = ROWS.replace("  store 0, %2\n", "  %9 = call @getint()\n  store 0, %2\n");
+    assert_eq!(access_bounds(&call_first), vec![Some(4)]);
+}
+
+#[test]
+fn an_access_after_the_header_bounds_the_loop_one_iteration_later() {
+    // The stores move to a block of their own that every iteration passes.
+    let src = ROWS.replace(
+        "bb1(%1: i32, %2: ptr):\n  store 0, %2\n",
+        "bb1(%1: i32, %2: ptr):\n  jump bb3\nbb3:\n  store 0, %2\n",
+    );
+    assert_eq!(access_bounds(&src), vec![Some(4)]);
+}
+
+#[test]
+fn accesses_that_not_every_iteration_makes_bound_nothing() {
+    // The stores only when `i < 3`: the other iterations go round without them.
+    let src = ROWS
+        .replace(
+            "bb1(%1: i32, %2: ptr):\n  store 0, %2\n",
+            "bb1(%1: i32, %2: ptr):\n  %7 = slt %1, 3\n  br %7, bb3, bb4\nbb3:\n  store 0, %2\n",
+        )
+        .replace("  store 0, %3\n", "  store 0, %3\n  jump bb4\nbb4:\n");
+    assert_eq!(access_bounds(&src), vec![None]);
+    // An array parameter: its size is unknown.
+    let param = ROWS
+        .replace(
+            "func @f() -> i32 {\nbb0:",
+            "func @f(ptr) -> i32 {\nbb0(%8: ptr):",
+        )
+        .replace("jump bb1(0, @a)", "jump bb1(0, %8)");
+    assert_eq!(access_bounds(&param), vec![None]);
+}
+
+#[test]
+fn a_local_array_walked_down_bounds_the_loop_by_its_first_element() {
+    // p = &x[9]; do { *p = 0; p--; } while (p != q): x[9 - k] in bounds while
+    // 36 - 4k >= 0, k <= 9.
+    let out = access_bounds(
+        r#"
+declare @getint() -> i32
+
+func @f() -> i32 {
+bb0:
+  %0 = alloc [i32; 10]
+  %1 = gep %0, 9, 4
+  %2 = call @getint()
+  %3 = gep %0, %2, 4
+  jump bb1(%1)
+bb1(%4: ptr):
+  store 0, %4
+  %5 = gep %4, -1, 4
+  %6 = ne %5, %3
+  br %6, bb1(%5), bb2
+bb2:
+  ret 0
+}
+"#,
+    );
+    assert_eq!(out, vec![Some(9)]);
+}
+
+#[test]
+fn an_inner_loops_accesses_bound_the_loop_they_step_in() {
+    // Each outer iteration enters the inner loop, whose header stores to
+    // b[2i] (8 bytes a step, of the outer loop: in bounds while 8i + 4 <= 168,
+    // i <= 20; the store is after the outer header, so at most 21 back edges)
+    // and to a[k] (4 bytes a step of the inner loop). The load of a[k + 1] bounds
+    // the inner loop: in bounds while 4k + 8 <= 168, k <= 40.
+    let out = access_bounds(
+        r#"
+global @a: [i32; 42] = zeroinit
+global @b: [i32; 42] = zeroinit
+
+declare @getint() -> i32
+
+func @f() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0, @b)
+bb1(%1: i32, %8: ptr):
+  jump bb2(@a)
+bb2(%2: ptr):
+  store %1, %2
+  store %1, %8
+  %3 = gep %2, 1, 4
+  %4 = load i32, %3
+  %5 = ne %4, 0
+  br %5, bb2(%3), bb3
+bb3:
+  %6 = add %1, 1
+  %7 = slt %6, %0
+  %9 = gep %8, 2, 4
+  br %7, bb1(%6, %9), bb4
+bb4:
+  ret 0
+}
+"#,
+    );
+    assert_eq!(out, vec![Some(21), Some(40)]);
+    // Stepping through the inner loop, a[k] does not bound the outer one.
+    let inner_only = access_bounds(
+        r#"
+global @a: [i32; 42] = zeroinit
+
+declare @getint() -> i32
+
+func @f() -> i32 {
+bb0:
+  %0 = call @getint()
+  jump bb1(0)
+bb1(%1: i32):
+  jump bb2(@a)
+bb2(%2: ptr):
+  store %1, %2
+  %3 = gep %2, 1, 4
+  %4 = load i32, %3
+  %5 = ne %4, 0
+  br %5, bb2(%3), bb3
+bb3:
+  %6 = add %1, 1
+  %7 = slt %6, %0
+  br %7, bb1(%6), bb4
+bb4:
+  ret 0
+}
+"#,
+    );
+    assert_eq!(inner_only, vec![None, Some(40)]);
+}

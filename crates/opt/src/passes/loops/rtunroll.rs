@@ -52,7 +52,9 @@ use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::repair_uses;
 use ir::analysis::ControlFlowGraph;
-use ir::{BinOp, Block, BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
+use ir::{
+    BinOp, Block, BlockCall, CmpOp, FuncId, Function, GlobalId, Inst, InstKind, Module, Type, Value,
+};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The runtime unrolling pass.
@@ -71,12 +73,14 @@ impl Pass for RuntimeUnroll {
     /// a copy's store to the next copy's load of it. Only those functions: value
     /// numbering every function once more cost 3% of a large compile.
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
+        let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();
+        let global_size = |g: GlobalId| sizes.get(ir::EntityRef::index(g)).copied();
         let unrolled: Vec<FuncId> = m
             .funcs
             .iter_mut()
             .filter(|(_, f)| !f.is_declaration())
             .filter_map(|(id, f)| {
-                am.on_function(id, f, |f, fa| run_in(f, fa) > 0)
+                am.on_function(id, f, |f, fa| run_in(f, fa, &global_size) > 0)
                     .then_some(id)
             })
             .collect();
@@ -143,11 +147,16 @@ impl Count {
 
 /// Unrolls the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    run_in(f, &mut FunctionAnalyses::default())
+    run_in(f, &mut FunctionAnalyses::default(), &|_| None)
 }
 
-/// [`run`] with the analyses taken from `fa` (forgotten when a loop was unrolled).
-fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
+/// [`run`] with the analyses taken from `fa` (forgotten when a loop was unrolled)
+/// and the size in bytes of each global.
+fn run_in(
+    f: &mut Function,
+    fa: &mut FunctionAnalyses,
+    global_size: &dyn Fn(GlobalId) -> Option<u64>,
+) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -165,6 +174,21 @@ fn run_in(f: &mut Function, fa: &mut FunctionAnalyses) -> usize {
         let Some(plan) = Plan::of(&mut se, id, l) else {
             continue;
         };
+        // A loop that runs fewer than two trips of the unrolled copy gains
+        // little from it (as LLVM leaves loops of a small constant maximum trip
+        // count to full unrolling, `unroll-max-upperbound`).
+        let max = [
+            se.max_count(id),
+            se.max_count_from_accesses(id, global_size),
+        ];
+        if max
+            .into_iter()
+            .flatten()
+            .min()
+            .is_some_and(|m| m + 1 < 2 * plan.factor as i64)
+        {
+            continue;
+        }
         let body = f.layout.block_insts(plan.l.header).count() - 1;
         let growth = body * plan.factor + 6;
         if growth <= budget {
@@ -615,6 +639,25 @@ bb4(%19: i32):
                 2 * 5,
                 "4 copies + remainder:\n{out}"
             );
+        }
+    }
+
+    /// A loop whose accesses stay inside an object of a few elements runs at most
+    /// that many iterations: fewer than two trips of the unrolled copy are left
+    /// alone, more are unrolled.
+    #[test]
+    fn loops_over_small_arrays_are_not_unrolled() {
+        // Stores to a[0..n) of `int a[7]`: at most 7 iterations, under 2 * 4.
+        let small = MARCH.replace("global @a: [i32; 64]", "global @a: [i32; 7]");
+        for n in 0..=7 {
+            let out = same_behaviour(&small, &["rtunroll"], &n.to_string());
+            assert_eq!(out.matches("store %").count(), 2, "{out}");
+        }
+        // `int a[8]` lets the unrolled copy run two trips.
+        let eight = MARCH.replace("global @a: [i32; 64]", "global @a: [i32; 8]");
+        for n in 0..=8 {
+            let out = same_behaviour(&eight, &["rtunroll"], &n.to_string());
+            assert_eq!(out.matches("store %").count(), 2 * 5, "{out}");
         }
     }
 
