@@ -25,6 +25,12 @@
 //! result. The new tree replaces the old, at the root's place, only when its
 //! root is ready earlier and it uses no more operations.
 //!
+//! An `addi`/`addiw` is a node of its add group too, its immediate a leaf
+//! ready at once: the immediates of a tree are summed (when the sum fits 12
+//! bits) and added to the added leaf ready first (`acc = (acc + x) + 3` with
+//! `x` late becomes `(acc + 3) + x`, shortening the recurrence through `acc`),
+//! right before the operation that reads that sum.
+//!
 //! LLVM's `MachineCombiner` reassociates after instruction selection with the
 //! same test (a shorter critical path under the scheduling model); GCC's
 //! `reassoc` pass builds such parallel trees when the target's reassociation
@@ -36,7 +42,7 @@ use rustc_hash::FxHashMap;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::mir::{AluOp, MFunction, MInst, Reg, RegClass, ZERO};
+use crate::mir::{AluImmOp, AluOp, MFunction, MInst, Reg, RegClass, ZERO};
 use crate::u74::{timing_with, Pipe, UseKind};
 
 /// Trees with more leaves than this are left alone (compile time; longer sums
@@ -82,12 +88,29 @@ fn op_of(g: Group, subtract: bool) -> AluOp {
     }
 }
 
+/// The second operand of a grouped operation: a register, or the immediate of
+/// an `addi` or `addiw`.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Operand {
+    Reg(Reg),
+    Imm(i32),
+}
+
 /// A grouped operation at a block position: `(group, rd, rs1, rs2, subtract)`.
-fn grouped(i: &MInst) -> Option<(Group, Reg, Reg, Reg, bool)> {
+fn grouped(i: &MInst) -> Option<(Group, Reg, Reg, Operand, bool)> {
     match *i {
         MInst::Alu { op, rd, rs1, rs2 } => {
             let g = group(op)?;
-            Some((g, rd, rs1, rs2, matches!(op, AluOp::Sub | AluOp::Subw)))
+            let subtract = matches!(op, AluOp::Sub | AluOp::Subw);
+            Some((g, rd, rs1, Operand::Reg(rs2), subtract))
+        }
+        MInst::AluImm { op, rd, rs1, imm } => {
+            let g = match op {
+                AluImmOp::Addiw => Group::Add32,
+                AluImmOp::Addi => Group::Add64,
+                _ => return None,
+            };
+            Some((g, rd, rs1, Operand::Imm(imm), false))
         }
         _ => None,
     }
@@ -161,10 +184,13 @@ fn rebalance_block(
             calls.push(k);
         }
         if let Some((g, _, rs1, rs2, _)) = grouped(i) {
-            for (x, r) in [rs1, rs2].into_iter().enumerate() {
+            for (x, r) in [Operand::Reg(rs1), rs2].into_iter().enumerate() {
+                let Operand::Reg(r) = r else {
+                    continue;
+                };
                 if let Some(&j) = def_at.get(&r) {
                     let same = grouped(&insts[j]).is_some_and(|(h, ..)| h == g);
-                    if same && once(r) && rs1 != rs2 {
+                    if same && once(r) && Operand::Reg(rs1) != rs2 {
                         inner_of[j] = Some(k);
                         feeds[k][x] = Some(j);
                     }
@@ -294,9 +320,23 @@ fn rebalance_tree(
     let mut inner: Vec<usize> = Vec::new();
     let mut stack = vec![(root, false)];
     let mut ops = 0usize;
+    // The sum of the immediates of `addi`s in the tree, each with its sign.
+    let mut constant: Option<i64> = None;
     while let Some((k, negative)) = stack.pop() {
         let (_, _, rs1, rs2, subtract) = grouped(&insts[k])?;
         ops += 1;
+        let rs2 = match rs2 {
+            Operand::Reg(r) => r,
+            Operand::Imm(c) => {
+                let c = if negative {
+                    -i64::from(c)
+                } else {
+                    i64::from(c)
+                };
+                constant = Some(constant.unwrap_or(0).wrapping_add(c));
+                ZERO
+            }
+        };
         let operands = [(rs1, negative), (rs2, negative ^ subtract)];
         for (x, (r, neg)) in operands.into_iter().enumerate() {
             match feeds[k][x] {
@@ -352,7 +392,10 @@ fn rebalance_tree(
         None => ready.get(&r).map_or(0, |v| v.1),
     };
     let (_, _, rs1, rs2, _) = grouped(&insts[root])?;
-    let old = operand(0, rs1).max(operand(1, rs2)) + 1;
+    let old = match rs2 {
+        Operand::Reg(rs2) => operand(0, rs1).max(operand(1, rs2)),
+        Operand::Imm(_) => operand(0, rs1),
+    } + 1;
     // Huffman over ready times.
     let late = |r: Reg| ready.get(&r).map_or(0, |v| v.1);
     // Ties go to the term the tree read first, so that a tree whose leaves are
@@ -362,8 +405,27 @@ fn rebalance_tree(
     let mut partials: BinaryHeap<Key> = BinaryHeap::new();
     // Terms: (register, negative).
     let mut terms: Vec<(Reg, bool)> = Vec::new();
-    for l in &leaves {
-        pending.push(Reverse((late(l.reg), l.order, terms.len())));
+    // The immediates' sum is added first, to the added leaf ready first (tree
+    // height reduction counts it as a leaf ready at once): `(x + y) + 5` with
+    // `x` late becomes `x + (y + 5)`.
+    let mut with_constant: Option<(usize, i32)> = None;
+    if let Some(c) = constant {
+        let c = if g == Group::Add32 {
+            c as i32 as i64
+        } else {
+            c
+        };
+        if !(-2048..2048).contains(&c) {
+            return None;
+        }
+        let first = (0..leaves.len())
+            .filter(|&k| !leaves[k].negative && leaves[k].reg != ZERO)
+            .min_by_key(|&k| (late(leaves[k].reg), leaves[k].order))?;
+        with_constant = Some((first, c as i32));
+    }
+    for (k, l) in leaves.iter().enumerate() {
+        let time = late(l.reg) + u64::from(with_constant.is_some_and(|(f, _)| f == k));
+        pending.push(Reverse((time, l.order, terms.len())));
         terms.push((l.reg, l.negative));
     }
     let signed = matches!(g, Group::Add32 | Group::Add64);
@@ -409,7 +471,8 @@ fn rebalance_tree(
         exists_at.push(exists_at[a].max(exists_at[b]));
         terms.push((rd, negative));
     }
-    if combined.len() > ops || root_time >= old {
+    let added = usize::from(with_constant.is_some());
+    if combined.len() + added > ops || root_time >= old {
         return None;
     }
     // Registers for the partial results; the last operation writes the root's.
@@ -419,20 +482,32 @@ fn rebalance_tree(
             terms[term].0 = mf.new_vreg(RegClass::Int);
         }
     }
-    let new = combined
-        .iter()
-        .enumerate()
-        .map(|(k, &(term, a, b, subtract))| {
-            let at = if k == last { root } else { exists_at[term] };
-            let inst = MInst::Alu {
-                op: op_of(g, subtract),
-                rd: terms[term].0,
-                rs1: terms[a].0,
-                rs2: terms[b].0,
-            };
-            (at, inst)
-        })
-        .collect();
+    let op_imm = match g {
+        Group::Add32 => AluImmOp::Addiw,
+        _ => AluImmOp::Addi,
+    };
+    // The immediate's sum goes right before the operation that reads it (it is
+    // ready in time there, and holds no register longer).
+    let mut pre = with_constant.map(|(k, imm)| {
+        let leaf = terms[k].0;
+        terms[k].0 = mf.new_vreg(RegClass::Int);
+        let (op, rd, rs1) = (op_imm, terms[k].0, leaf);
+        (k, MInst::AluImm { op, rd, rs1, imm })
+    });
+    let mut new = Vec::with_capacity(combined.len() + added);
+    for (k, &(term, a, b, subtract)) in combined.iter().enumerate() {
+        let at = if k == last { root } else { exists_at[term] };
+        if let Some((_, inst)) = pre.take_if(|(l, _)| *l == a || *l == b) {
+            new.push((at, inst));
+        }
+        let inst = MInst::Alu {
+            op: op_of(g, subtract),
+            rd: terms[term].0,
+            rs1: terms[a].0,
+            rs2: terms[b].0,
+        };
+        new.push((at, inst));
+    }
     Some((new, inner))
 }
 
@@ -469,6 +544,16 @@ mod tests {
                         AluOp::And => a & b,
                         AluOp::Or => a | b,
                         AluOp::Xor => a ^ b,
+                        AluOp::Mulw => sext(a.wrapping_mul(b)),
+                        other => panic!("not evaluated: {other:?}"),
+                    };
+                    regs.insert(rd, v);
+                }
+                MInst::AluImm { op, rd, rs1, imm } => {
+                    let a = get(&regs, rs1).wrapping_add(imm as i64 as u64);
+                    let v = match op {
+                        AluImmOp::Addiw => sext(a),
+                        AluImmOp::Addi => a,
                         other => panic!("not evaluated: {other:?}"),
                     };
                     regs.insert(rd, v);
@@ -496,7 +581,14 @@ mod tests {
                 k => format!("%v{k}"),
             };
             let rd = format!("%v{}", 10 + s);
-            text += &if rng.random_bool(0.5) {
+            text += &if op.ends_with('i') || op.ends_with("iw") {
+                let imm = match rng.random_range(0..4) {
+                    0 => -2048,
+                    1 => 2047,
+                    _ => rng.random_range(-2048..2048),
+                };
+                format!("  {op} {rd}, {prev}, {imm}\n")
+            } else if rng.random_bool(0.5) {
                 format!("  {op} {rd}, {prev}, {leaf}\n")
             } else {
                 format!("  {op} {rd}, {leaf}, {prev}\n")
@@ -508,9 +600,11 @@ mod tests {
 
     #[test]
     fn rebuilt_trees_compute_the_same_values() {
-        let groups: [&[&str]; 5] = [
+        let groups: [&[&str]; 7] = [
             &["addw", "subw"],
             &["add", "sub"],
+            &["addw", "subw", "addiw"],
+            &["add", "sub", "addi"],
             &["and"],
             &["or"],
             &["xor"],
@@ -640,6 +734,88 @@ end
         run(&mut mf);
         for args in [[5, 7, 11], [u64::MAX, 0, 1 << 31]] {
             assert_eq!(eval(&mf, &args), eval(&before, &args));
+        }
+    }
+
+    #[test]
+    fn an_immediate_joins_the_leaf_ready_first() {
+        // `(x * y + z) + 5`: the sum waits for the multiply, the immediate need
+        // not. It becomes `x * y + (z + 5)`: two operations still, the root one
+        // step after the multiply instead of two.
+        let text = "function f local
+  int %v0..%v20
+bb0:
+  mv %v0, a0
+  mv %v1, a1
+  mv %v2, a2
+  mulw %v10, %v0, %v1
+  addw %v11, %v10, %v2
+  addiw %v12, %v11, 5
+  mulw %v14, %v12, %v0
+  mv a0, %v14
+  ret a0
+end
+";
+        let rebuilt = |text: &str| {
+            let before = parse_function(text).expect("parses");
+            let mut mf = parse_function(text).expect("parses");
+            let n = run(&mut mf);
+            for args in [[5, 7, 11], [u64::MAX, 3, 1 << 31], [1, i32::MAX as u64, 3]] {
+                assert_eq!(eval(&mf, &args), eval(&before, &args));
+            }
+            (n, mf)
+        };
+        let (n, mf) = rebuilt(text);
+        assert_eq!(n, 1);
+        let insts = &mf.blocks[mf.layout[0]].insts;
+        assert!(
+            matches!(insts[..], [.., MInst::AluImm { op: AluImmOp::Addiw, rs1, imm: 5, .. }, MInst::Alu { op: AluOp::Addw, rd, .. }, _, _, _]
+                if rs1 == Reg::virt(2) && rd == Reg::virt(12)),
+            "{}",
+            print_function(&mf)
+        );
+        // Two immediates fold into one: three operations become two.
+        let (n, mf) = rebuilt(&text.replace(
+            "addiw %v12, %v11, 5",
+            "addiw %v13, %v11, 2\n  addiw %v12, %v13, 3",
+        ));
+        assert_eq!(n, 1);
+        let imm =
+            |i: &MInst| matches!(i, MInst::AluImm { rs1, imm: 5, .. } if *rs1 == Reg::virt(2));
+        assert!(
+            mf.blocks[mf.layout[0]].insts.iter().any(imm),
+            "{}",
+            print_function(&mf)
+        );
+        // Two leaves ready together: the immediate joins the one read first.
+        let (n, mf) = rebuilt(&text.replace("mulw %v10, %v0, %v1", "addw %v10, %v0, %v1"));
+        assert_eq!(n, 1);
+        let joins_first =
+            |i: &MInst| matches!(i, MInst::AluImm { rs1, imm: 5, .. } if *rs1 == Reg::virt(0));
+        let insts = &mf.blocks[mf.layout[0]].insts;
+        assert!(insts.iter().any(joins_first), "{}", print_function(&mf));
+        // Subtracted, `z` cannot take the immediate; immediates summing past
+        // 12 bits stay where they are.
+        for (from, to) in [
+            (
+                "addw %v11, %v10, %v2",
+                "subw %v11, zero, %v2\n  subw %v13, %v11, %v10",
+            ),
+            (
+                "addiw %v12, %v11, 5",
+                "addiw %v13, %v11, 2047\n  addiw %v12, %v13, 1",
+            ),
+        ] {
+            let text = text
+                .replace(from, to)
+                .replace("addiw %v12, %v11, 5", "addiw %v12, %v13, 5");
+            let (_, mf) = rebuilt(&text);
+            let joined = mf.blocks[mf.layout[0]]
+                .insts
+                .iter()
+                .filter(|i| matches!(i, MInst::AluImm { rs1, .. } if *rs1 == Reg::virt(2)))
+                .count();
+            assert_eq!(joined, 0, "{}", print_function(&mf));
         }
     }
 }
