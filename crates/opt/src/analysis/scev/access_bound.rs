@@ -13,6 +13,12 @@
 //! must lie in a block that dominates every latch, so that every iteration that
 //! goes round reaches it (in an inner loop, at least once: its address is a
 //! recurrence of this loop, so it is the same on each of those times).
+//!
+//! The bound is as sound as the accesses are the program's own: a load that a
+//! pass made speculative (run on an iteration that would not have made it) could
+//! lie outside its object without undefined behaviour. Its one user so far,
+//! [`crate::passes::loops::rtunroll`], takes it as a profitability estimate only,
+//! never to drop a test.
 
 use super::expr::Expr;
 use super::ScalarEvolution;
