@@ -41,7 +41,9 @@
 //!
 //! Only small bodies without calls are unrolled (by 4 up to [`SMALL_BODY`]
 //! instructions, by 2 up to [`MAX_BODY`]), and a function grows by at most
-//! [`MAX_GROWTH`] instructions.
+//! [`MAX_GROWTH`] instructions. A loop known to run fewer than twice the unroll
+//! factor iterations is left alone: its exit tests or its accesses to an array of
+//! known size ([`ScalarEvolution::max_count_from_accesses`]) bound its trip count.
 
 use crate::analysis::scev::ScalarEvolution;
 use crate::analysis::{
