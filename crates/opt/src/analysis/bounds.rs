@@ -14,7 +14,7 @@
 
 use super::scev::ScalarEvolution;
 use super::{Counter, RotatedLoop};
-use ir::{BinOp, EntityRef, Function, InstKind, Value, ValueDef};
+use ir::{BinOp, Function, InstKind, Value, ValueDef};
 use rustc_hash::FxHashMap;
 
 /// Known ranges of loop counters, to tell which array accesses stay inside their
@@ -86,18 +86,11 @@ impl<'s> Bounds<'s> {
     pub fn dereferenceable(&self, f: &Function, mut ptr: Value, size: u32) -> bool {
         let (mut lo, mut hi) = (0i64, 0i64);
         loop {
+            if let Some(bytes) = super::deref::object_bytes(f, ptr, self.global_sizes) {
+                return lo >= 0 && hi + i64::from(size) <= bytes;
+            }
             match f.value_def(ptr) {
-                ValueDef::Global(g) => {
-                    let Some(&bytes) = self.global_sizes.get(g.index()) else {
-                        return false;
-                    };
-                    return lo >= 0 && hi + i64::from(size) <= bytes as i64;
-                }
                 ValueDef::Inst(i) => match *f.kind(i) {
-                    InstKind::Alloc { elem, len } => {
-                        let bytes = i64::from(elem.size()) * i64::from(len);
-                        return lo >= 0 && hi + i64::from(size) <= bytes;
-                    }
                     InstKind::Gep {
                         base,
                         index,

@@ -20,7 +20,28 @@
 
 use super::ranges::{Range, Ranges};
 use ir::analysis::{address_root, walk_geps, DominatorTree};
-use ir::{Block, EntityRef, Function, InstKind, Value, ValueDef};
+use ir::{Block, EntityRef, Function, InstKind, Module, Value, ValueDef};
+
+/// The byte sizes of `m`'s globals, by global index (the `global_sizes` the
+/// analyses below take).
+pub fn global_sizes(m: &Module) -> Vec<u64> {
+    m.globals.values().map(|g| g.size()).collect()
+}
+
+/// The size in bytes of the object `root` names, when it is a global
+/// (`global_sizes` by index) or a local `alloc`.
+pub fn object_bytes(f: &Function, root: Value, global_sizes: &[u64]) -> Option<i64> {
+    match f.value_def(root) {
+        ValueDef::Global(g) => global_sizes
+            .get(g.index())
+            .and_then(|&s| i64::try_from(s).ok()),
+        ValueDef::Inst(i) => match *f.kind(i) {
+            InstKind::Alloc { elem, len } => Some(i64::from(elem.size()) * i64::from(len)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
 
 /// The accesses through pointer parameters at constant offsets: what each proves
 /// dereferenceable, and where.
@@ -107,16 +128,13 @@ pub fn dereferenceable(f: &Function, ptr: Value, size: u32, at: Block, ctx: &Der
         return false;
     };
     let bytes = match f.value_def(e.root) {
-        ValueDef::Global(g) => ctx.global_size(g),
-        ValueDef::Inst(i) => match *f.kind(i) {
-            InstKind::Alloc { elem, len } => i64::from(elem.size()) * i64::from(len),
-            _ => return false,
-        },
-        ValueDef::Param(..) => match param_position(f, e.root) {
-            Some(k) => ctx.accesses.extent(k, at, ctx.dt),
-            None => return false,
-        },
-        _ => return false,
+        ValueDef::Param(..) => {
+            param_position(f, e.root).map(|k| ctx.accesses.extent(k, at, ctx.dt))
+        }
+        _ => object_bytes(f, e.root, ctx.global_sizes),
+    };
+    let Some(bytes) = bytes else {
+        return false;
     };
     e.lo >= 0 && e.hi + i64::from(size) <= bytes
 }
@@ -128,12 +146,4 @@ pub struct DerefContext<'a> {
     pub accesses: &'a ParamAccesses,
     pub dt: &'a DominatorTree,
     pub ranges: Option<&'a Ranges>,
-}
-
-impl DerefContext<'_> {
-    fn global_size(&self, g: ir::GlobalId) -> i64 {
-        self.global_sizes
-            .get(g.index())
-            .map_or(0, |&s| i64::try_from(s).unwrap_or(0))
-    }
 }

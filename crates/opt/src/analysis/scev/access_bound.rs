@@ -22,18 +22,15 @@
 
 use super::expr::Expr;
 use super::ScalarEvolution;
+use crate::analysis::deref::object_bytes;
 use crate::analysis::LoopId;
-use ir::{GlobalId, InstKind, Type, Value, ValueDef};
+use ir::{InstKind, Type, Value};
 
 impl ScalarEvolution<'_> {
     /// A constant bound on the back-edge-taken count of `lp` from the accesses of
     /// its iterations (see the module documentation), given the size in bytes of
-    /// each global. `None` when no access bounds it.
-    pub fn max_count_from_accesses(
-        &mut self,
-        lp: LoopId,
-        global_size: &dyn Fn(GlobalId) -> Option<u64>,
-    ) -> Option<i64> {
+    /// each global by index. `None` when no access bounds it.
+    pub fn max_count_from_accesses(&mut self, lp: LoopId, global_sizes: &[u64]) -> Option<i64> {
         let (f, dt) = (self.f, self.dt);
         let l = self.loops.get(lp);
         let mut best: Option<i64> = None;
@@ -52,7 +49,7 @@ impl ScalarEvolution<'_> {
                     InstKind::Store { value, ptr } => (ptr, f.value_type(value)),
                     _ => continue,
                 };
-                let Some(k) = self.last_iteration_in_bounds(lp, ptr, ty, global_size) else {
+                let Some(k) = self.last_iteration_in_bounds(lp, ptr, ty, global_sizes) else {
                     continue;
                 };
                 // Iteration `k + 1` does not reach the access, so it does not go
@@ -77,7 +74,7 @@ impl ScalarEvolution<'_> {
         lp: LoopId,
         ptr: Value,
         ty: Type,
-        global_size: &dyn Fn(GlobalId) -> Option<u64>,
+        global_sizes: &[u64],
     ) -> Option<i64> {
         let e = self.get(ptr);
         let (l, ops) = self.exprs.as_addrec(e)?;
@@ -106,15 +103,7 @@ impl ScalarEvolution<'_> {
                 _ => return None,
             }
         }
-        let size = match self.f.value_def(base?) {
-            ValueDef::Global(g) => global_size(g)?,
-            ValueDef::Inst(i) => match *self.f.kind(i) {
-                InstKind::Alloc { elem, len } => u64::from(elem.size()) * u64::from(len),
-                _ => return None,
-            },
-            _ => return None,
-        };
-        let size = i64::try_from(size).ok()?;
+        let size = object_bytes(self.f, base?, global_sizes)?;
         let width = i64::from(ty.size());
         // In bounds at iteration `k`: `0 <= o + k d` and `o + k d + width <= size`.
         let k = if d > 0 {

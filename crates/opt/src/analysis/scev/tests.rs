@@ -1310,11 +1310,11 @@ fn access_bounds(src: &str) -> Vec<Option<i64>> {
     let dt = DominatorTree::compute(f, &cfg);
     let loops = LoopForest::compute(f, &cfg, &dt);
     let mut se = ScalarEvolution::new(f, &cfg, &dt, &loops);
-    let size = |g: ir::GlobalId| m.globals.get(g).map(|g| g.size());
+    let sizes = crate::analysis::deref::global_sizes(&m);
     let mut ids: Vec<_> = loops.loops().map(|(id, l)| (l.header, id)).collect();
     ids.sort();
     ids.into_iter()
-        .map(|(_, id)| se.max_count_from_accesses(id, &size))
+        .map(|(_, id)| se.max_count_from_accesses(id, &sizes))
         .collect()
 }
 

@@ -55,7 +55,7 @@ impl Pass for IfConvert {
     }
     /// Through the manager, so that it knows which functions changed.
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();
+        let sizes = crate::analysis::deref::global_sizes(m);
         am.each_function(m, |f, fa| run(f, fa, &sizes) > 0)
     }
     fn preserves(&self) -> Preserved {

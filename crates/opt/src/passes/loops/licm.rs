@@ -90,7 +90,7 @@ pub struct GlobalSizes(Vec<u64>);
 impl GlobalSizes {
     /// The sizes of `m`'s globals.
     pub fn of(m: &Module) -> Self {
-        GlobalSizes(m.globals.values().map(|g| g.size()).collect())
+        GlobalSizes(crate::analysis::deref::global_sizes(m))
     }
 }
 

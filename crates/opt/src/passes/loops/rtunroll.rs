@@ -54,9 +54,7 @@ use crate::pipeline::Pass;
 use crate::ssa::remove_trivial_params_with;
 use crate::ssa::update::repair_uses;
 use ir::analysis::ControlFlowGraph;
-use ir::{
-    BinOp, Block, BlockCall, CmpOp, FuncId, Function, GlobalId, Inst, InstKind, Module, Type, Value,
-};
+use ir::{BinOp, Block, BlockCall, CmpOp, FuncId, Function, Inst, InstKind, Module, Type, Value};
 use rustc_hash::{FxHashMap, FxHashSet};
 
 /// The runtime unrolling pass.
@@ -75,14 +73,13 @@ impl Pass for RuntimeUnroll {
     /// a copy's store to the next copy's load of it. Only those functions: value
     /// numbering every function once more cost 3% of a large compile.
     fn run_with(&self, m: &mut Module, am: &mut AnalysisManager) -> bool {
-        let sizes: Vec<u64> = m.globals.values().map(|g| g.size()).collect();
-        let global_size = |g: GlobalId| sizes.get(ir::EntityRef::index(g)).copied();
+        let sizes = crate::analysis::deref::global_sizes(m);
         let unrolled: Vec<FuncId> = m
             .funcs
             .iter_mut()
             .filter(|(_, f)| !f.is_declaration())
             .filter_map(|(id, f)| {
-                am.on_function(id, f, |f, fa| run_in(f, fa, &global_size) > 0)
+                am.on_function(id, f, |f, fa| run_in(f, fa, &sizes) > 0)
                     .then_some(id)
             })
             .collect();
@@ -149,16 +146,12 @@ impl Count {
 
 /// Unrolls the loops of `f` that qualify; returns how many.
 pub fn run(f: &mut Function) -> usize {
-    run_in(f, &mut FunctionAnalyses::default(), &|_| None)
+    run_in(f, &mut FunctionAnalyses::default(), &[])
 }
 
 /// [`run`] with the analyses taken from `fa` (forgotten when a loop was unrolled)
-/// and the size in bytes of each global.
-fn run_in(
-    f: &mut Function,
-    fa: &mut FunctionAnalyses,
-    global_size: &dyn Fn(GlobalId) -> Option<u64>,
-) -> usize {
+/// and the size in bytes of each global, by index.
+fn run_in(f: &mut Function, fa: &mut FunctionAnalyses, global_sizes: &[u64]) -> usize {
     if f.is_declaration() {
         return 0;
     }
@@ -181,7 +174,7 @@ fn run_in(
         // count to full unrolling, `unroll-max-upperbound`).
         let max = [
             se.max_count(id),
-            se.max_count_from_accesses(id, global_size),
+            se.max_count_from_accesses(id, global_sizes),
         ];
         if max
             .into_iter()
