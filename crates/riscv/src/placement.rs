@@ -135,6 +135,63 @@ fn place_blocks(mf: &mut MFunction) {
             .or_else(|| rest.by_ref().find(|&t| free(t, &placed)));
     }
     mf.layout = layout;
+    rotate_loops_to_exits(mf);
+}
+
+/// Rotates each loop whose one latch ends the run of its blocks that the header
+/// starts in the layout, without leaving the loop, so that the run ends
+/// instead with an exiting block that dominates the latch and leaves for the
+/// block after the run (LLVM's `MachineBlockPlacement::rotateLoop`, which moves
+/// the best exiting block to the bottom of the loop's chain). The latch then
+/// falls into the header, and the exiting block branches back up to its
+/// successor in the loop and falls out of it: per iteration a branch taken
+/// where it was not, and a jump fewer (or a branch fewer taken) at the latch;
+/// the entry jumps to the header, once per loop.
+fn rotate_loops_to_exits(mf: &mut MFunction) {
+    let info = crate::loops::loop_info(mf);
+    let Some(dt) = crate::loops::dominator_tree(mf) else {
+        return;
+    };
+    let mut pos = vec![usize::MAX; mf.blocks.len()];
+    // Inner loops first: an outer loop's rotation carries them along.
+    for (li, l) in info.loops.iter().enumerate().rev() {
+        for (k, &b) in mf.layout.iter().enumerate() {
+            pos[b.index()] = k;
+        }
+        let h = l.header;
+        let s = pos[h.index()];
+        let inside = |b: MBlock| info.contains(li, b);
+        // The run of the loop's blocks from the header (others may be placed
+        // apart, out of line).
+        let run = mf.layout[s..].iter().take_while(|&&b| inside(b)).count();
+        let e = s + run - 1;
+        // The entry stays first.
+        if s == 0 || e + 1 >= mf.layout.len() {
+            continue;
+        }
+        let latch = mf.layout[e];
+        let latches: Vec<MBlock> = info.preds[h.index()]
+            .iter()
+            .copied()
+            .filter(|&p| inside(p))
+            .collect();
+        let succs = mf.succs(latch);
+        if latch == h || latches != [latch] || !succs.iter().all(|&t| inside(t)) {
+            continue;
+        }
+        let after = mf.layout[e + 1];
+        let exiting = (s..e).rev().find(|&k| {
+            let b = mf.layout[k];
+            let mut succs = mf.succs(b);
+            succs.sort();
+            let mut want = [mf.layout[k + 1], after];
+            want.sort();
+            succs[..] == want && dt.dominates(b, latch)
+        });
+        if let Some(k) = exiting {
+            mf.layout[s..=e].rotate_left(k + 1 - s);
+        }
+    }
 }
 
 /// Removes jumps to the next block, inverting `bcc T; j F` to fall through to `T`

@@ -29,7 +29,10 @@
 //! ready at once: the immediates of a tree are summed (when the sum fits 12
 //! bits) and added to the added leaf ready first (`acc = (acc + x) + 3` with
 //! `x` late becomes `(acc + 3) + x`, shortening the recurrence through `acc`),
-//! right before the operation that reads that sum.
+//! right before the operation that reads that sum. When the block already
+//! computes that leaf plus that sum, before the tree reads the leaf (the next
+//! index `i + 4` of an unrolled loop, for `(i + 3) + x + 1`), the tree reads
+//! it instead and adds no immediate (local value numbering of the sum).
 //!
 //! LLVM's `MachineCombiner` reassociates after instruction selection with the
 //! same test (a shorter critical path under the scheduling model); GCC's
@@ -120,6 +123,11 @@ fn grouped(i: &MInst) -> Option<(Group, Reg, Reg, Operand, bool)> {
 /// the positions of the old inner nodes it replaces.
 type Rebuilt = (Vec<(usize, MInst)>, Vec<usize>);
 
+/// Per `(operation, register, immediate)`: the positions of the `addi`s or
+/// `addiw`s adding that immediate to that register, each with its result
+/// (defined nowhere else).
+type ImmAdds = FxHashMap<(AluImmOp, Reg, i32), Vec<(usize, Reg)>>;
+
 /// A leaf of a tree: its register, whether it is subtracted, and the position
 /// of the operation that reads it.
 #[derive(Copy, Clone, Debug)]
@@ -170,7 +178,8 @@ fn rebalance_block(
     uses: &[u32],
 ) -> (Vec<MInst>, usize) {
     let n = insts.len();
-    let once = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1 && uses[r.vindex()] == 1;
+    let once_defined = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1;
+    let once = |r: Reg| once_defined(r) && uses[r.vindex()] == 1;
     // The position of each grouped operation's single reader of the same group
     // in this block, when the operation is a tree's inner node.
     let mut def_at: FxHashMap<Reg, usize> = FxHashMap::default();
@@ -206,6 +215,18 @@ fn rebalance_block(
             }
         });
     }
+    // The `addi`/`addiw` results that stay where they are (no tree's inner
+    // node), by what they add: a tree whose immediate sum is already added to
+    // one of its leaves reads that result instead of adding it again.
+    let mut imm_adds: ImmAdds = FxHashMap::default();
+    for (p, i) in insts.iter().enumerate() {
+        if let MInst::AluImm { op, rd, rs1, imm } = *i {
+            let kept = inner_of[p].is_none() && rd != rs1 && rs1.is_virtual();
+            if kept && matches!(op, AluImmOp::Addi | AluImmOp::Addiw) && once_defined(rd) {
+                imm_adds.entry((op, rs1, imm)).or_default().push((p, rd));
+            }
+        }
+    }
     // Ready times as soon as possible, by dependences alone: per register, the
     // cycle its value is early- and late-ready.
     let is_float = |r: Reg| {
@@ -235,6 +256,7 @@ fn rebalance_block(
                     &feeds,
                     &calls,
                     &def_positions,
+                    &imm_adds,
                     &ready,
                     &late_at,
                 ) {
@@ -311,6 +333,7 @@ fn rebalance_tree(
     feeds: &[[Option<usize>; 2]],
     calls: &[usize],
     def_positions: &FxHashMap<Reg, Vec<usize>>,
+    imm_adds: &ImmAdds,
     ready: &FxHashMap<Reg, (u64, u64)>,
     late_at: &[u64],
 ) -> Option<Rebuilt> {
@@ -372,18 +395,19 @@ fn rebalance_tree(
     if calls.iter().any(|&c| c > first && c < root) {
         return None;
     }
+    // Whether `r` is defined at a position in `from..to`.
+    let defined_within = |r: Reg, from: usize, to: usize| {
+        def_positions
+            .get(&r)
+            .is_some_and(|ps| ps.iter().any(|&p| p >= from && p < to))
+    };
     // Every leaf must hold, at the root, the value it held where it was read.
     for l in &leaves {
         if l.reg == ZERO {
             continue;
         }
-        if !l.reg.is_virtual() {
+        if !l.reg.is_virtual() || defined_within(l.reg, l.read_at, root) {
             return None;
-        }
-        if let Some(ps) = def_positions.get(&l.reg) {
-            if ps.iter().any(|&p| p >= l.read_at && p < root) {
-                return None;
-            }
         }
     }
     // The root's ready time as the tree stands: one cycle after its operands.
@@ -418,10 +442,33 @@ fn rebalance_tree(
         if !(-2048..2048).contains(&c) {
             return None;
         }
-        let first = (0..leaves.len())
+        let op = match g {
+            Group::Add32 => AluImmOp::Addiw,
+            _ => AluImmOp::Addi,
+        };
+        // An added leaf whose sum with the immediates the block computes
+        // already, before the tree reads the leaf: that sum (ready first among
+        // such) becomes the leaf, and the immediates cost no operation.
+        let computed = (0..leaves.len())
             .filter(|&k| !leaves[k].negative && leaves[k].reg != ZERO)
-            .min_by_key(|&k| (late(leaves[k].reg), leaves[k].order))?;
-        with_constant = Some((first, c as i32));
+            .filter_map(|k| {
+                let l = leaves[k];
+                let ps = imm_adds.get(&(op, l.reg, c as i32))?;
+                let &(_, sum) = ps
+                    .iter()
+                    .rev()
+                    .find(|&&(p, _)| p < l.read_at && !defined_within(l.reg, p + 1, l.read_at))?;
+                Some((k, sum))
+            })
+            .min_by_key(|&(k, sum)| (late(sum), leaves[k].order));
+        if let Some((k, sum)) = computed {
+            leaves[k].reg = sum;
+        } else if c != 0 {
+            let first = (0..leaves.len())
+                .filter(|&k| !leaves[k].negative && leaves[k].reg != ZERO)
+                .min_by_key(|&k| (late(leaves[k].reg), leaves[k].order))?;
+            with_constant = Some((first, c as i32));
+        }
     }
     for (k, l) in leaves.iter().enumerate() {
         let time = late(l.reg) + u64::from(with_constant.is_some_and(|(f, _)| f == k));
@@ -817,5 +864,65 @@ end
                 .count();
             assert_eq!(joined, 0, "{}", print_function(&mf));
         }
+    }
+
+    #[test]
+    fn a_tree_reads_a_sum_the_block_computes_already() {
+        // `((x + 3) + y) + 1` where the block has `x + 4` already (the next
+        // index of an unrolled loop): the tree becomes `(x + 4) + y`, one
+        // operation, and no second `x + 4`.
+        let text = "function f local
+  int %v0..%v20
+bb0:
+  mv %v0, a0
+  mv %v1, a1
+  addiw %v10, %v0, 4
+  addiw %v11, %v0, 3
+  addw %v12, %v11, %v1
+  addiw %v13, %v12, 1
+  mulw %v14, %v13, %v10
+  mv a0, %v14
+  ret a0
+end
+";
+        let run_on = |text: &str| {
+            let before = parse_function(text).expect("parses");
+            let mut mf = parse_function(text).expect("parses");
+            assert_eq!(run(&mut mf), 1);
+            for args in [[5, 7], [u64::MAX, 3], [i32::MAX as u64, 1 << 31]] {
+                assert_eq!(eval(&mf, &args), eval(&before, &args));
+            }
+            mf
+        };
+        let mf = run_on(text);
+        let insts = &mf.blocks[mf.layout[0]].insts;
+        let adds_four = |i: &&MInst| matches!(i, MInst::AluImm { imm: 4, .. });
+        assert_eq!(
+            insts.iter().filter(adds_four).count(),
+            1,
+            "{}",
+            print_function(&mf)
+        );
+        assert!(
+            insts.iter().any(
+                |i| matches!(*i, MInst::Alu { op: AluOp::Addw, rd, rs1, rs2 }
+                if rd == Reg::virt(13) && [rs1, rs2].contains(&Reg::virt(10)))
+            ),
+            "{}",
+            print_function(&mf)
+        );
+        // Computed only after the tree reads `x`, the sum is not there to be
+        // read: the tree adds its own.
+        let late = text
+            .replace("  addiw %v10, %v0, 4\n", "")
+            .replace("  addw %v12", "  addiw %v10, %v0, 4\n  addw %v12");
+        let mf = run_on(&late);
+        let insts = &mf.blocks[mf.layout[0]].insts;
+        assert_eq!(
+            insts.iter().filter(adds_four).count(),
+            2,
+            "{}",
+            print_function(&mf)
+        );
     }
 }
