@@ -14,8 +14,12 @@
 //! (defined once, used once, in this block, with no call in between). Its
 //! leaves are the other operands, each with a sign for the add groups. Each
 //! leaf is ready at a cycle the U74 model ([`crate::u74`]) gives by following
-//! the block's dependences only (as soon as possible, ignoring issue width,
-//! which the scheduler after this step fills). The tree is rebuilt by
+//! the block's dependences only, as soon as possible in any order the
+//! scheduler after this step may choose: an instruction takes the first cycle
+//! its pipe is free once its operands are ready (pipe A takes a memory
+//! operation per cycle, pipe B a multiply, FP operation or branch; the ALU
+//! operations' width is the scheduler's to fill), and a load waits only for
+//! the stores it may not pass ([`Asap`]). The tree is rebuilt by
 //! repeatedly combining the two leaves (or partial results) ready first, as a
 //! Huffman tree over ready times: optimal for operations of one cycle (Baer
 //! and Bovet, "Compilation of Arithmetic Expressions for Parallel
@@ -46,7 +50,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::mir::{AluImmOp, AluOp, MFunction, MInst, Reg, RegClass, ZERO};
-use crate::u74::{timing_with, Pipe, UseKind};
+use crate::u74::{timing_with, MemAccess, Pipe, Timing, UseKind};
 
 /// Trees with more leaves than this are left alone (compile time; longer sums
 /// are rare, and a tree of this size is already shallow when rebuilt).
@@ -237,9 +241,8 @@ fn rebalance_block(
         };
         class == RegClass::Float
     };
-    let mut ready: FxHashMap<Reg, (u64, u64)> = FxHashMap::default();
+    let mut asap = Asap::default();
     let mut late_at: Vec<u64> = vec![0; n];
-    let mut pipe_free = [0u64; 2];
     // The rebuilt operations, by the position they take.
     let mut rebuilt: FxHashMap<usize, Vec<MInst>> = FxHashMap::default();
     let mut removed = vec![false; n];
@@ -257,7 +260,7 @@ fn rebalance_block(
                     &calls,
                     &def_positions,
                     &imm_adds,
-                    &ready,
+                    &asap.ready,
                     &late_at,
                 ) {
                     for (at, inst) in new.0 {
@@ -271,35 +274,7 @@ fn rebalance_block(
                 }
             }
         }
-        let t = timing_with(i, &is_float);
-        // One memory operation per cycle on pipe A, one multiply, FP operation
-        // or branch on pipe B.
-        let mut at = match t.pipe {
-            Pipe::A => pipe_free[0],
-            Pipe::B => pipe_free[1],
-            Pipe::Any => 0,
-        };
-        let mut early_all = 0;
-        for &(r, kind) in &t.uses {
-            let (e, l) = ready.get(&r).copied().unwrap_or((0, 0));
-            early_all = early_all.max(e);
-            at = at.max(match kind {
-                UseKind::Early if !t.late_alu => e,
-                _ => l,
-            });
-        }
-        let ran_late = t.late_alu && early_all > at;
-        match t.pipe {
-            Pipe::A => pipe_free[0] = at + 1,
-            Pipe::B => pipe_free[1] = at + 1,
-            Pipe::Any => {}
-        }
-        let early = at + if ran_late { 3 } else { t.early as u64 };
-        let late = at + t.late as u64;
-        late_at[k] = late;
-        for &d in &t.defs {
-            ready.insert(d, (early, late));
-        }
+        late_at[k] = asap.issue(i, &timing_with(i, &is_float));
     }
     if count == 0 {
         return (insts, 0);
@@ -314,6 +289,101 @@ fn rebalance_block(
         }
     }
     (out, count)
+}
+
+/// How many of the latest stores a load is compared with; it waits for the
+/// older ones all together (the walk stays linear in a long block).
+const STORES_COMPARED: usize = 64;
+
+/// Ready times of a block's values as soon as their operands and the pipes
+/// allow, in no fixed order: each instruction takes the first cycle, at or
+/// after its operands are ready, in which its pipe is free (one memory
+/// operation per cycle on pipe A, one multiply, FP operation or branch on pipe
+/// B), as the scheduler after this step may order them; a load waits only for
+/// the earlier stores and calls it may not pass (the scheduler's memory
+/// dependences: accesses through one base value to disjoint bytes, or of two
+/// alias regions, are independent).
+#[derive(Default)]
+struct Asap {
+    /// Per register: the cycles its value is early- and late-ready.
+    ready: FxHashMap<Reg, (u64, u64)>,
+    /// Per pipe (A, B): the first cycle it is free, in the block's order
+    /// (stores apart).
+    pipe_free: [u64; 2],
+    /// The latest stores: the access, the version of its base register (how
+    /// many times it was written before), and the cycle it issues.
+    stores: std::collections::VecDeque<(MemAccess, u32, u64)>,
+    /// The cycle after which a load may pass every store and call older than
+    /// those kept.
+    fence: u64,
+    /// Per register: how many times the block wrote it so far.
+    version: FxHashMap<Reg, u32>,
+}
+
+impl Asap {
+    /// Issues `i` (of timing `t`) at its earliest cycle; returns the cycle its
+    /// result is late-ready.
+    fn issue(&mut self, i: &MInst, t: &Timing) -> u64 {
+        let mut at = 0;
+        let mut early_all = 0;
+        for &(r, kind) in &t.uses {
+            let (e, l) = self.ready.get(&r).copied().unwrap_or((0, 0));
+            early_all = early_all.max(e);
+            at = at.max(match kind {
+                UseKind::Early if !t.late_alu => e,
+                _ => l,
+            });
+        }
+        let base_version = |a: &MemAccess, version: &FxHashMap<Reg, u32>| {
+            a.base.map_or(0, |b| version.get(&b).copied().unwrap_or(0))
+        };
+        if let Some(m) = t.mem.as_ref().filter(|m| !m.store) {
+            let v = base_version(m, &self.version);
+            at = at.max(self.fence);
+            for (s, sv, cycle) in &self.stores {
+                let any = crate::mir::Addr::ANY_REGION;
+                let regions = s.region != any && m.region != any && s.region != m.region;
+                let apart = s.disjoint(m) && (*sv == v || regions || s.sym_disjoint(m));
+                if !apart {
+                    at = at.max(cycle + 1);
+                }
+            }
+        }
+        // Stores take pipe A at their own cycle, out of the order: the loads
+        // after them go first when they may pass them.
+        let store = t.mem.as_ref().is_some_and(|m| m.store);
+        match t.pipe {
+            Pipe::A if !store => {
+                at = at.max(self.pipe_free[0]);
+                self.pipe_free[0] = at + 1;
+            }
+            Pipe::B => {
+                at = at.max(self.pipe_free[1]);
+                self.pipe_free[1] = at + 1;
+            }
+            _ => {}
+        }
+        let ran_late = t.late_alu && early_all > at;
+        if i.is_call() {
+            self.fence = self.fence.max(at + 1);
+        }
+        if let Some(m) = t.mem.as_ref().filter(|m| m.store) {
+            if self.stores.len() == STORES_COMPARED {
+                if let Some((_, _, cycle)) = self.stores.pop_front() {
+                    self.fence = self.fence.max(cycle + 1);
+                }
+            }
+            let v = base_version(m, &self.version);
+            self.stores.push_back((m.clone(), v, at));
+        }
+        let early = at + if ran_late { 3 } else { t.early as u64 };
+        let late = at + t.late as u64;
+        for &d in &t.defs {
+            self.ready.insert(d, (early, late));
+            *self.version.entry(d).or_default() += 1;
+        }
+        late
+    }
 }
 
 /// The rebuilt operations of the tree rooted at position `root` (group `g`,
@@ -924,5 +994,45 @@ end
             "{}",
             print_function(&mf)
         );
+    }
+
+    #[test]
+    fn a_load_past_a_store_to_other_bytes_is_ready_early() {
+        // `(l + x) + y` with `l` late (a chain of multiplies) and stored before
+        // `x` and `y` are loaded: the loads may pass the store when they read
+        // other bytes through the same base, and are then ready long before
+        // `l`: the tree becomes `(x + y) + l`. When the store may overlap a
+        // load (the same bytes, or another base), the load waits for it, is
+        // ready after `l`, and the tree stays (an 8-byte store over both).
+        let text = "function f local
+  int %v0..%v20
+bb0:
+  mv %v0, a0
+  mv %v1, a1
+  mulw %v10, %v1, %v1
+  mulw %v11, %v10, %v10
+  mulw %v12, %v11, %v11
+  sw %v12, 0(%v0)
+  lw %v13, 4(%v0)
+  lw %v14, 8(%v0)
+  addw %v15, %v12, %v13
+  addw %v16, %v15, %v14
+  mv a0, %v16
+  ret a0
+end
+";
+        let rebuilt = |text: &str| run(&mut parse_function(text).expect("parses"));
+        assert_eq!(rebuilt(text), 1);
+        assert_eq!(
+            rebuilt(&text.replace("sw %v12, 0(%v0)", "sd %v12, 4(%v0)")),
+            0
+        );
+        assert_eq!(
+            rebuilt(&text.replace("sw %v12, 0(%v0)", "sw %v12, 0(%v1)")),
+            0
+        );
+        // The base written between the store and the loads: another address.
+        let moved = "sw %v12, 0(%v0)\n  addi %v0, %v0, -8";
+        assert_eq!(rebuilt(&text.replace("sw %v12, 0(%v0)", moved)), 0);
     }
 }
