@@ -374,7 +374,7 @@ impl Asap {
                 }
             }
             let v = base_version(m, &self.version);
-            self.stores.push_back((m.clone(), v, at));
+            self.stores.push_back((*m, v, at));
         }
         let early = at + if ran_late { 3 } else { t.early as u64 };
         let late = at + t.late as u64;
