@@ -63,6 +63,7 @@ mod licm_pile;
 pub mod liveness;
 pub mod loop_forest;
 pub mod loops;
+pub mod machine_cse;
 pub mod mir;
 pub mod out_of_ssa;
 pub mod peephole;
@@ -397,6 +398,12 @@ pub static STAGES: &[StageInfo] = {
             "loop-invariant divisors become multiplications by the inverse",
         ),
         stage(
+            "machine-cse",
+            Virtual,
+            true,
+            "integer operations repeated within a block computed once (local value numbering)",
+        ),
+        stage(
             "machine-licm",
             Virtual,
             true,
@@ -522,6 +529,9 @@ fn apply_stage(
         }
         "divinv" => {
             divinv::run(mf);
+        }
+        "machine-cse" => {
+            machine_cse::run(mf);
         }
         "machine-licm" => {
             licm::hoist_invariants(mf);

@@ -1603,6 +1603,7 @@ fn back_end_stages_have_one_name_everywhere() {
             "isel",
             "store-merge",
             "divinv",
+            "machine-cse",
             "machine-licm",
             "speculate",
             "interblock",
