@@ -682,6 +682,19 @@ mod tests {
         regs[&Reg::x(10)]
     }
 
+    /// Runs the pass on `text`, checking that the result computes what the
+    /// input does from each of `args`; returns the trees changed and the
+    /// function.
+    fn run_checked(text: &str, args: &[&[u64]]) -> (usize, MFunction) {
+        let before = parse_function(text).expect("parses");
+        let mut mf = parse_function(text).expect("parses");
+        let n = run(&mut mf);
+        for a in args {
+            assert_eq!(eval(&mf, a), eval(&before, a), "{}", print_function(&mf));
+        }
+        (n, mf)
+    }
+
     /// A chain of `ops` over eight arguments, each step reading the previous
     /// result on one side and an argument (or `zero`) on the other.
     fn chain(rng: &mut ChaCha8Rng, ops: &[&str]) -> String {
@@ -874,13 +887,14 @@ bb0:
 end
 ";
         let rebuilt = |text: &str| {
-            let before = parse_function(text).expect("parses");
-            let mut mf = parse_function(text).expect("parses");
-            let n = run(&mut mf);
-            for args in [[5, 7, 11], [u64::MAX, 3, 1 << 31], [1, i32::MAX as u64, 3]] {
-                assert_eq!(eval(&mf, &args), eval(&before, &args));
-            }
-            (n, mf)
+            run_checked(
+                text,
+                &[
+                    &[5, 7, 11],
+                    &[u64::MAX, 3, 1 << 31],
+                    &[1, i32::MAX as u64, 3],
+                ],
+            )
         };
         let (n, mf) = rebuilt(text);
         assert_eq!(n, 1);
@@ -956,12 +970,11 @@ bb0:
 end
 ";
         let run_on = |text: &str| {
-            let before = parse_function(text).expect("parses");
-            let mut mf = parse_function(text).expect("parses");
-            assert_eq!(run(&mut mf), 1);
-            for args in [[5, 7], [u64::MAX, 3], [i32::MAX as u64, 1 << 31]] {
-                assert_eq!(eval(&mf, &args), eval(&before, &args));
-            }
+            let (n, mf) = run_checked(
+                text,
+                &[&[5, 7], &[u64::MAX, 3], &[i32::MAX as u64, 1 << 31]],
+            );
+            assert_eq!(n, 1);
             mf
         };
         let mf = run_on(text);
