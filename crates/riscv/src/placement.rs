@@ -149,15 +149,14 @@ fn place_blocks(mf: &mut MFunction) {
 /// the entry jumps to the header, once per loop.
 fn rotate_loops_to_exits(mf: &mut MFunction) {
     let info = crate::loops::loop_info(mf);
-    let Some(dt) = crate::loops::dominator_tree(mf) else {
-        return;
-    };
+    // Asked for only once a loop passes the other tests (most do not).
+    let mut dt = None;
     let mut pos = vec![usize::MAX; mf.blocks.len()];
+    for (k, &b) in mf.layout.iter().enumerate() {
+        pos[b.index()] = k;
+    }
     // Inner loops first: an outer loop's rotation carries them along.
     for (li, l) in info.loops.iter().enumerate().rev() {
-        for (k, &b) in mf.layout.iter().enumerate() {
-            pos[b.index()] = k;
-        }
         let h = l.header;
         let s = pos[h.index()];
         let inside = |b: MBlock| info.contains(li, b);
@@ -180,16 +179,27 @@ fn rotate_loops_to_exits(mf: &mut MFunction) {
             continue;
         }
         let after = mf.layout[e + 1];
-        let exiting = (s..e).rev().find(|&k| {
-            let b = mf.layout[k];
-            let mut succs = mf.succs(b);
+        let exits_to_after = |k: usize| {
+            let mut succs = mf.succs(mf.layout[k]);
             succs.sort();
             let mut want = [mf.layout[k + 1], after];
             want.sort();
-            succs[..] == want && dt.dominates(b, latch)
-        });
+            succs[..] == want
+        };
+        if !(s..e).any(exits_to_after) {
+            continue;
+        }
+        let Some(dt) = dt.get_or_insert_with(|| crate::loops::dominator_tree(mf)) else {
+            return;
+        };
+        let exiting = (s..e)
+            .rev()
+            .find(|&k| exits_to_after(k) && dt.dominates(mf.layout[k], latch));
         if let Some(k) = exiting {
             mf.layout[s..=e].rotate_left(k + 1 - s);
+            for (p, &b) in mf.layout.iter().enumerate().take(e + 1).skip(s) {
+                pos[b.index()] = p;
+            }
         }
     }
 }
