@@ -8,6 +8,10 @@
 //!   in a branch *and* a jump falls through instead, a loop's latch goes after the
 //!   loops nested in it, and a loop's back-edge copy block goes right before its
 //!   header.
+//! - Then a loop whose latch ends its run of blocks, with an exit test earlier
+//!   in the run, is rotated to end with that test (LLVM's `rotateLoop`): the
+//!   latch falls into the header instead of jumping back once per iteration
+//!   (`rotate_loops_to_exits`).
 //! - A jump to the next block in layout order is removed, and `bcc T; j F` with `T`
 //!   next becomes `b!cc F` falling through to `T`.
 //!
