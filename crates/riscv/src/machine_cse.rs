@@ -27,6 +27,7 @@
 use rustc_hash::FxHashMap;
 
 use crate::mir::{AluOp, MFunction, MInst, Reg, ZERO};
+use crate::u74::{timing_with, Pipe};
 
 /// Longest chain of copies followed to find what a register holds.
 const MAX_COPIES: usize = 8;
@@ -80,13 +81,7 @@ pub fn run(mf: &mut MFunction) -> usize {
         }
         let mut kept = Vec::with_capacity(insts.len());
         for (k, mut i) in insts.into_iter().enumerate() {
-            i.map_regs(|r, is_def| {
-                if !is_def {
-                    if let Some(&to) = replace.get(r) {
-                        *r = to;
-                    }
-                }
-            });
+            read_through(&mut i, &replace);
             if i.is_call() {
                 available.clear();
             }
@@ -123,17 +118,20 @@ pub fn run(mf: &mut MFunction) -> usize {
     if deleted > 0 {
         for &b in &mf.layout {
             for i in &mut mf.blocks[b].insts {
-                i.map_regs(|r, is_def| {
-                    if !is_def {
-                        if let Some(&to) = replace.get(r) {
-                            *r = to;
-                        }
-                    }
-                });
+                read_through(i, &replace);
             }
         }
     }
     deleted
+}
+
+/// Makes `i` read each deleted register's twin instead.
+fn read_through(i: &mut MInst, replace: &FxHashMap<Reg, Reg>) {
+    i.map_regs(|r, is_def| {
+        if let Some(&to) = replace.get(r).filter(|_| !is_def) {
+            *r = to;
+        }
+    });
 }
 
 /// When `i` is an integer operation the pass may merge (its result and its
@@ -141,27 +139,8 @@ pub fn run(mf: &mut MFunction) -> usize {
 /// whether it is a multiply, division or remainder.
 fn candidate(i: &MInst, once: &dyn Fn(Reg) -> bool) -> Option<(Reg, bool)> {
     let (rd, expensive) = match *i {
-        MInst::Alu { op, rd, .. } => {
-            let expensive = !matches!(
-                op,
-                AluOp::Add
-                    | AluOp::Sub
-                    | AluOp::Addw
-                    | AluOp::Subw
-                    | AluOp::Sll
-                    | AluOp::Srl
-                    | AluOp::Sra
-                    | AluOp::Sllw
-                    | AluOp::Srlw
-                    | AluOp::Sraw
-                    | AluOp::And
-                    | AluOp::Or
-                    | AluOp::Xor
-                    | AluOp::Slt
-                    | AluOp::Sltu
-            );
-            (rd, expensive)
-        }
+        // The operations the U74 runs on pipe B: multiplies and divisions.
+        MInst::Alu { rd, .. } => (rd, timing_with(i, &|_| false).pipe == Pipe::B),
         MInst::AluImm { rd, .. } => (rd, false),
         _ => return None,
     };
