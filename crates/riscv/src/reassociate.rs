@@ -14,12 +14,13 @@
 //! (defined once, used once, in this block, with no call in between). Its
 //! leaves are the other operands, each with a sign for the add groups. Each
 //! leaf is ready at a cycle the U74 model ([`crate::u74`]) gives by following
-//! the block's dependences only, as soon as possible in any order the
-//! scheduler after this step may choose: an instruction takes the first cycle
-//! its pipe is free once its operands are ready (pipe A takes a memory
-//! operation per cycle, pipe B a multiply, FP operation or branch; the ALU
-//! operations' width is the scheduler's to fill), and a load waits only for
-//! the stores it may not pass ([`Asap`]). The tree is rebuilt by
+//! the block's dependences only, as soon as possible: an instruction issues
+//! once its operands are ready and its pipe is free, the pipes taken in the
+//! block's order (pipe A a memory operation per cycle, pipe B a multiply, FP
+//! operation or branch; the ALU operations' width is the scheduler's to
+//! fill), except that a store takes pipe A at its own cycle and a load waits
+//! only for the stores it may not pass, as the scheduler after this step may
+//! move it ([`Asap`]). The tree is rebuilt by
 //! repeatedly combining the two leaves (or partial results) ready first, as a
 //! Huffman tree over ready times: optimal for operations of one cycle (Baer
 //! and Bovet, "Compilation of Arithmetic Expressions for Parallel
@@ -296,13 +297,14 @@ fn rebalance_block(
 const STORES_COMPARED: usize = 64;
 
 /// Ready times of a block's values as soon as their operands and the pipes
-/// allow, in no fixed order: each instruction takes the first cycle, at or
-/// after its operands are ready, in which its pipe is free (one memory
-/// operation per cycle on pipe A, one multiply, FP operation or branch on pipe
-/// B), as the scheduler after this step may order them; a load waits only for
-/// the earlier stores and calls it may not pass (the scheduler's memory
-/// dependences: accesses through one base value to disjoint bytes, or of two
-/// alias regions, are independent).
+/// allow: each instruction issues at or after its operands are ready and after
+/// the previous user of its pipe in the block's order (one memory operation
+/// per cycle on pipe A, one multiply, FP operation or branch on pipe B). Stores
+/// are out of that order: each takes pipe A at its own cycle, and a load waits
+/// only for the earlier stores and calls it may not pass (the scheduler's
+/// memory dependences: accesses through one base value to disjoint bytes, or
+/// of two alias regions, are independent). Ordering every pipe freely was
+/// measured: multiplies that cannot all go first then look early.
 #[derive(Default)]
 struct Asap {
     /// Per register: the cycles its value is early- and late-ready.
