@@ -84,6 +84,7 @@ pub mod tail_dup;
 mod testinsts;
 pub mod text;
 pub mod u74;
+mod unit_order;
 pub mod verify;
 
 use ir::{EntityRef, Module};

@@ -58,6 +58,15 @@ pub fn mulw(rd: u32, a: u32, b: u32) -> MInst {
     }
 }
 
+pub fn divw(rd: u32, a: u32, b: u32) -> MInst {
+    MInst::Alu {
+        op: AluOp::Divw,
+        rd: Reg::x(rd),
+        rs1: Reg::x(a),
+        rs2: Reg::x(b),
+    }
+}
+
 /// `ret a0`.
 pub fn ret_a0() -> MInst {
     MInst::Ret {
