@@ -45,6 +45,7 @@
 //! the verifier (and always in debug builds).
 
 pub mod abi;
+pub mod anchors;
 pub mod copy_forward;
 pub mod copy_swap;
 pub mod divinv;
@@ -278,6 +279,8 @@ pub struct ModuleFacts {
     /// [`function_symbols`].
     pub names: Vec<String>,
     pub regions: ir::analysis::AliasRegions,
+    /// [`globals::global_places`].
+    pub places: Vec<globals::GlobalPlace>,
 }
 
 impl ModuleFacts {
@@ -285,6 +288,7 @@ impl ModuleFacts {
         ModuleFacts {
             names: function_symbols(m),
             regions: ir::analysis::AliasRegions::compute(m),
+            places: globals::global_places(m),
         }
     }
 }
@@ -417,6 +421,12 @@ pub static STAGES: &[StageInfo] = {
             "cheap instructions hoisted above loop exits",
         ),
         stage(
+            "section-anchors",
+            Virtual,
+            true,
+            "elements of globals of one data section addressed from one another (section anchors)",
+        ),
+        stage(
             "interblock",
             Virtual,
             true,
@@ -541,6 +551,9 @@ fn apply_stage(
         "speculate" => {
             speculate::hoist_above_exits(mf);
             hoist_into_slots::hoist_into_slots(mf);
+        }
+        "section-anchors" => {
+            anchors::run(mf);
         }
         "interblock" => {
             interblock::run(mf);

@@ -850,6 +850,11 @@ pub struct MFunction {
     /// the module: what speculation needs to prove a load stays inside its
     /// object. Printed as `size gN BYTES`.
     pub global_sizes: std::collections::BTreeMap<u32, u64>,
+    /// Where each global the function addresses lies in its data section
+    /// ([`crate::globals::global_places`]), by its index: what
+    /// [`crate::anchors`] computes one address from another with. Printed as
+    /// `place gN SECTION OFFSET`.
+    pub global_places: std::collections::BTreeMap<u32, crate::globals::GlobalPlace>,
 }
 
 /// A block of register copies ending in a jump (where out of SSA puts the block
@@ -875,6 +880,7 @@ impl MFunction {
             slots: PrimaryMap::new(),
             outgoing_size: 0,
             global_sizes: Default::default(),
+            global_places: Default::default(),
         }
     }
 

@@ -1606,6 +1606,7 @@ fn back_end_stages_have_one_name_everywhere() {
             "machine-cse",
             "machine-licm",
             "speculate",
+            "section-anchors",
             "interblock",
             "reassociate",
             "liveness",

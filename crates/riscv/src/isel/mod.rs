@@ -45,6 +45,7 @@ mod edges;
 mod memory;
 mod sibling;
 
+use crate::globals::GlobalPlace;
 use crate::mir::*;
 use crate::srcloc::InstLocs;
 use crate::{BackendError, ModuleFacts};
@@ -135,7 +136,7 @@ pub fn select_function_located(
         incoming_slots: FxHashMap::default(),
     };
     s.run(&cfg)?;
-    record_global_sizes(m, &mut s.mf);
+    record_global_sizes(m, &facts.places, &mut s.mf);
     let mut locs = s.locs;
     locs.blocks.resize(s.mf.blocks.len(), Vec::new());
     for (l, b) in locs.blocks.iter_mut().zip(s.mf.blocks.values()) {
@@ -144,12 +145,15 @@ pub fn select_function_located(
     Ok((s.mf, locs))
 }
 
-/// Fills `mf.global_sizes` for the globals `mf` addresses.
-fn record_global_sizes(m: &Module, mf: &mut MFunction) {
+/// Fills `mf.global_sizes` and `mf.global_places` for the globals `mf` addresses.
+fn record_global_sizes(m: &Module, places: &[GlobalPlace], mf: &mut MFunction) {
     let mut note = |i: &MInst| {
         if let MInst::La { global, .. } = *i {
             let size = m.globals[ir::GlobalId::from_u32(global)].size();
             mf.global_sizes.insert(global, size);
+            if let Some(&place) = places.get(global as usize) {
+                mf.global_places.insert(global, place);
+            }
         }
     };
     for i in mf.vreg_remat.iter().flatten() {

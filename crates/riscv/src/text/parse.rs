@@ -537,6 +537,21 @@ fn function(
                 };
                 mf.global_sizes.insert(g, l.num()?);
             }
+            "place" => {
+                let w = l.word()?;
+                let Some(g) = w.strip_prefix('g').and_then(|n| n.parse::<u32>().ok()) else {
+                    return l.err(format!("expected a global `gN`, found `{w}`"));
+                };
+                let name = l.word()?;
+                let Some(section) = crate::globals::DataSection::from_name(&name) else {
+                    return l.err(format!(
+                        "expected a section `data`, `bss` or `rodata`, found `{name}`"
+                    ));
+                };
+                let offset = l.num()?;
+                mf.global_places
+                    .insert(g, crate::globals::GlobalPlace { section, offset });
+            }
             "blocks" => nblocks = Some(l.num()?),
             "int" | "float" | "double" => {
                 let class = match first.as_str() {

@@ -120,6 +120,9 @@ pub fn print_function_mapped(mf: &MFunction) -> (String, Vec<Option<(usize, usiz
     for (g, size) in &mf.global_sizes {
         let _ = writeln!(s, "  size g{g} {size}");
     }
+    for (g, place) in &mf.global_places {
+        let _ = writeln!(s, "  place g{g} {} {}", place.section.name(), place.offset);
+    }
     for (k, slot) in mf.slots.values().enumerate() {
         let _ = match slot {
             SlotKind::Local { size, align } => {
