@@ -32,28 +32,30 @@ pub fn run(mf: &mut MFunction) -> usize {
     if mf.global_places.len() < 2 {
         return 0;
     }
-    let mut defs: FxHashMap<Reg, usize> = FxHashMap::default();
-    // Per register: (reads as a memory base, all reads).
-    let mut reads: FxHashMap<Reg, (usize, usize)> = FxHashMap::default();
-    for &b in &mf.layout {
-        for i in &mf.blocks[b].insts {
-            i.for_each_def(|d| *defs.entry(d).or_insert(0) += 1);
-            i.for_each_use(|u| reads.entry(u).or_insert((0, 0)).1 += 1);
-            if let Some(r) = base_reg(i) {
-                reads.entry(r).or_insert((0, 0)).0 += 1;
-            }
-        }
-    }
-    let once = |r: Reg| r.is_virtual() && defs.get(&r) == Some(&1);
-    // Registers holding `lla g+c`, defined once: g's section and c's position in it.
+    let (defs, _) = mf.vreg_defs();
+    let once = |r: Reg| r.is_virtual() && defs[r.vindex()] == 1;
+    // Registers holding `lla g+c`, defined once: g's section and c's position in
+    // it. Per virtual register: its reads as a memory base and in all, and the
+    // offsets of the accesses it is the base of.
     let mut anchored: FxHashMap<Reg, (DataSection, i64)> = FxHashMap::default();
+    let mut reads = vec![(0u32, 0u32); mf.num_vregs()];
+    let mut offsets: FxHashMap<Reg, Vec<i64>> = FxHashMap::default();
     for &b in &mf.layout {
         for i in &mf.blocks[b].insts {
             if let MInst::La { rd, global, off } = *i {
-                if let Some(place) = mf.global_places.get(&global) {
-                    if once(rd) {
-                        anchored.insert(rd, (place.section, place.offset as i64 + off));
-                    }
+                if let Some(place) = mf.global_places.get(&global).filter(|_| once(rd)) {
+                    anchored.insert(rd, (place.section, place.offset as i64 + off));
+                }
+            }
+            i.for_each_use(|u| {
+                if u.is_virtual() {
+                    reads[u.vindex()].1 += 1;
+                }
+            });
+            if let (Some(r), Some(off)) = (base_reg(i), access_offset(i)) {
+                if r.is_virtual() {
+                    reads[r.vindex()].0 += 1;
+                    offsets.entry(r).or_default().push(off);
                 }
             }
         }
@@ -61,23 +63,18 @@ pub fn run(mf: &mut MFunction) -> usize {
     if anchored.len() < 2 {
         return 0;
     }
-    // The offsets each register is read with as a memory base.
-    let mut offsets: FxHashMap<Reg, Vec<i64>> = FxHashMap::default();
-    for &b in &mf.layout {
-        for i in &mf.blocks[b].insts {
-            if let (Some(r), Some(off)) = (base_reg(i), access_offset(i)) {
-                offsets.entry(r).or_default().push(off);
-            }
-        }
-    }
-    let only_a_base = |r: Reg| reads.get(&r).is_some_and(|&(base, all)| base == all);
+    let only_a_base = |r: Reg| {
+        let (base, all) = reads[r.vindex()];
+        base == all
+    };
     // `t` -> (`t0`, distance): `t` is `t0 + distance`.
     let mut moved: FxHashMap<Reg, (Reg, i64)> = FxHashMap::default();
     let mut removed = 0;
+    // Per block: (section, index register) -> (address register, position).
+    let mut known: FxHashMap<(DataSection, Reg), (Reg, i64)> = FxHashMap::default();
     for bi in 0..mf.layout.len() {
         let b = mf.layout[bi];
-        // (section, index register) -> (address register, position).
-        let mut known: FxHashMap<(DataSection, Reg), (Reg, i64)> = FxHashMap::default();
+        known.clear();
         let insts = std::mem::take(&mut mf.blocks[b].insts);
         let mut kept = Vec::with_capacity(insts.len());
         for i in insts {
